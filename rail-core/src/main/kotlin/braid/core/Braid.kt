@@ -1,0 +1,96 @@
+package braid.core
+
+import braid.provider.Provider
+import braid.provider.shm.ShmProvider
+
+/**
+ * Entry point of the object model (`fi_getinfo`, `fi_fabric`).
+ *
+ * ```
+ * val info = Braid.getInfo(Hints(caps = Caps.TAGGED, provider = "shm")).first()
+ * val fabric = Braid.fabric(info)
+ * val domain = fabric.domain(info)
+ * ```
+ */
+public object Braid {
+    public const val VERSION: String = "0.1.0"
+
+    private val providers: MutableList<Provider> = mutableListOf(ShmProvider)
+
+    /** Names of the providers this build carries, most desirable first. */
+    @JvmStatic
+    public fun providerNames(): List<String> = synchronized(providers) { providers.map { it.name } }
+
+    /**
+     * Every provider entry that satisfies [hints], most desirable first. Providers that need a
+     * mode bit the caller did not set, or lack a requested capability, are left out; when nothing
+     * is left, throws [FabricException] with [Errno.ENODATA] naming why each one was refused.
+     */
+    @JvmStatic
+    @JvmOverloads
+    public fun getInfo(hints: Hints = Hints()): List<Info> {
+        val accepted = ArrayList<Info>()
+        val refused = ArrayList<String>()
+        val snapshot = synchronized(providers) { providers.toList() }
+        for (provider in snapshot) {
+            if (hints.provider != null && hints.provider != provider.name) continue
+            for (offer in provider.infos()) {
+                val why = refusal(offer, hints)
+                if (why == null) accepted += grant(offer, hints) else refused += "${offer.provider}: $why"
+            }
+        }
+        if (accepted.isEmpty()) {
+            val known = snapshot.joinToString { it.name }
+            val detail = if (refused.isEmpty()) "no provider named '${hints.provider}' (known: $known)"
+            else refused.joinToString("; ")
+            throw FabricException.noData("getInfo: no provider satisfies the hints: $detail")
+        }
+        return accepted
+    }
+
+    /** Opens the fabric [info] names (`fi_fabric`). */
+    @JvmStatic
+    public fun fabric(info: Info): Fabric {
+        val provider = synchronized(providers) { providers.firstOrNull { it.name == info.provider } }
+            ?: throw FabricException.invalid("fabric: no provider '${info.provider}' (known: ${providerNames()})")
+        return Fabric(info, provider)
+    }
+
+    /** Adds a provider at the end of the preference order (tests and plug-ins). */
+    internal fun register(provider: Provider) {
+        synchronized(providers) {
+            providers.removeAll { it.name == provider.name }
+            providers += provider
+        }
+    }
+
+    internal fun unregister(name: String) {
+        synchronized(providers) { providers.removeAll { it.name == name } }
+    }
+
+    private fun refusal(offer: Info, hints: Hints): String? {
+        if (offer.endpointType != hints.endpointType) return "endpoint type ${offer.endpointType} (asked for ${hints.endpointType})"
+        val missing = hints.caps and offer.caps.inv()
+        if (missing != 0L) return "lacks capabilities ${Caps.toString(missing)}"
+        val needsMode = offer.mode and hints.mode.inv()
+        if (needsMode != 0L) return "requires mode bits ${Mode.toString(needsMode)} that the hints do not set"
+        if (hints.domainName != null && hints.domainName != offer.domainName) return "domain '${offer.domainName}' (asked for '${hints.domainName}')"
+        return null
+    }
+
+    private fun grant(offer: Info, hints: Hints): Info {
+        val primary = if (hints.caps and Caps.PRIMARY == 0L) offer.caps and Caps.PRIMARY else hints.caps and Caps.PRIMARY
+        val secondary = offer.caps and Caps.PRIMARY.inv()
+        val attr = offer.domainAttr
+        return offer.copy(
+            caps = primary or secondary,
+            mode = offer.mode and hints.mode,
+            domainAttr = attr.copy(
+                threading = if (hints.threading == Threading.UNSPEC) attr.threading else hints.threading,
+                progress = if (hints.progress == ProgressModel.UNSPEC) attr.progress else hints.progress,
+                avType = if (hints.avType == AvType.UNSPEC) attr.avType else hints.avType,
+            ),
+            txAttr = offer.txAttr.copy(opFlags = offer.txAttr.opFlags or hints.txOpFlags),
+        )
+    }
+}

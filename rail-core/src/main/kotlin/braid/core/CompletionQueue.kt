@@ -1,0 +1,166 @@
+package braid.core
+
+import org.agrona.concurrent.IdleStrategy
+
+/**
+ * A completion queue (`fid_cq`). Providers write completions and error completions into it in
+ * the order operations finish; the application reads them. Under manual progress every read
+ * first drives the providers of the queue's domain, so a loop of [read] is a complete progress
+ * loop.
+ *
+ * The EAVAIL rule: when the next entry is an error, [read] returns `-EAVAIL` and keeps
+ * returning it until [readErr] takes that entry; completions written after it wait behind it.
+ *
+ * Storage is a ring of primitive columns that grows by doubling, so writes never drop a
+ * completion and steady-state reads and writes allocate nothing.
+ */
+public class CompletionQueue internal constructor(
+    public val domain: Domain,
+    public val format: CqFormat,
+    initialCapacity: Int,
+) : AutoCloseable {
+    private var capacity = Integer.highestOneBit(maxOf(16, initialCapacity) * 2 - 1)
+    private var contexts = arrayOfNulls<Any>(capacity)
+    private var flags = LongArray(capacity)
+    private var lens = LongArray(capacity)
+    private var datas = LongArray(capacity)
+    private var tags = LongArray(capacity)
+    private var sources = LongArray(capacity)
+    /** Index into [errors] + 1 for an error entry, 0 for a completion. */
+    private var errorSlots = IntArray(capacity)
+    private var head = 0L
+    private var tail = 0L
+    private val errors = ArrayDeque<CompletionError>()
+    private val spareErrors = ArrayDeque<CompletionError>()
+    @Volatile private var closed = false
+
+    /** Completions and errors waiting to be read. */
+    public val size: Int get() = synchronized(domain.lock) { (tail - head).toInt() }
+
+    /**
+     * Reads one completion into [out]: returns 1, `-EAGAIN` when there is none, or `-EAVAIL`
+     * when the next entry is an error (read it with [readErr]).
+     */
+    public fun read(out: Completion): Int = synchronized(domain.lock) {
+        domain.progressLocked()
+        take(out, withSource = false)
+    }
+
+    /** [read], also reporting the sender's address in [Completion.source] (`fi_cq_readfrom`). */
+    public fun readFrom(out: Completion): Int = synchronized(domain.lock) {
+        domain.progressLocked()
+        take(out, withSource = true)
+    }
+
+    /** Reads up to `out.size` completions; returns how many, or `-EAGAIN` / `-EAVAIL` if none. */
+    public fun read(out: Array<Completion>): Int = synchronized(domain.lock) {
+        domain.progressLocked()
+        var n = 0
+        while (n < out.size) {
+            val rc = take(out[n], withSource = true)
+            if (rc != 1) return if (n > 0) n else rc
+            n++
+        }
+        n
+    }
+
+    /** Takes the error entry at the head into [out]: returns 1, or `-EAGAIN` if the head is not an error. */
+    public fun readErr(out: CompletionError): Int = synchronized(domain.lock) {
+        if (head == tail) return -Errno.EAGAIN
+        val slot = (head and (capacity - 1).toLong()).toInt()
+        if (errorSlots[slot] == 0) return -Errno.EAGAIN
+        val e = errors.removeFirst()
+        out.context = e.context; out.flags = e.flags; out.len = e.len; out.data = e.data; out.tag = e.tag
+        out.olen = e.olen; out.err = e.err; out.provErrno = e.provErrno; out.source = e.source; out.message = e.message
+        e.context = null
+        spareErrors.addLast(e)
+        errorSlots[slot] = 0
+        head++
+        1
+    }
+
+    /**
+     * Blocking read (`fi_cq_sread`): waits up to [timeoutMillis] (negative: for ever) for a
+     * completion, driving progress and idling with [idle] between attempts. Returns 1,
+     * `-EAVAIL`, or `-EAGAIN` on time-out.
+     */
+    @JvmOverloads
+    public fun sread(out: Completion, timeoutMillis: Long, idle: IdleStrategy = domain.idleStrategy()): Int {
+        val deadline = if (timeoutMillis < 0) Long.MAX_VALUE else System.nanoTime() + timeoutMillis * 1_000_000
+        idle.reset()
+        while (true) {
+            val rc = readFrom(out)
+            if (rc != -Errno.EAGAIN) return rc
+            if (closed) return -Errno.ESHUTDOWN
+            if (System.nanoTime() >= deadline) return -Errno.EAGAIN
+            idle.idle(0)
+        }
+    }
+
+    // ## Provider side (the peer CQ operations of fi_peer(3)) ##
+
+    /** Writes a successful completion (`fi_peer_cq::write`). Caller holds the domain lock. */
+    public fun write(context: Any?, flags: Long, len: Long, data: Long, tag: Long, source: Long) {
+        val slot = claimSlot()
+        contexts[slot] = context; this.flags[slot] = flags; lens[slot] = len
+        datas[slot] = data; tags[slot] = tag; sources[slot] = source; errorSlots[slot] = 0
+    }
+
+    /** Writes an error completion (`fi_peer_cq::writeerr`). Caller holds the domain lock. */
+    public fun writeErr(
+        context: Any?, flags: Long, len: Long, data: Long, tag: Long, olen: Long, err: Int, source: Long, message: String,
+    ) {
+        val slot = claimSlot()
+        val e = spareErrors.removeLastOrNull() ?: CompletionError()
+        e.context = context; e.flags = flags; e.len = len; e.data = data; e.tag = tag; e.olen = olen
+        e.err = err; e.provErrno = 0; e.source = source; e.message = message
+        errors.addLast(e)
+        contexts[slot] = null
+        errorSlots[slot] = errors.size
+    }
+
+    override fun close() {
+        closed = true
+    }
+
+    private fun take(out: Completion, withSource: Boolean): Int {
+        if (head == tail) return -Errno.EAGAIN
+        val slot = (head and (capacity - 1).toLong()).toInt()
+        if (errorSlots[slot] != 0) return -Errno.EAVAIL
+        out.context = contexts[slot]
+        contexts[slot] = null
+        when (format) {
+            CqFormat.CONTEXT -> { out.flags = 0; out.len = 0; out.data = 0; out.tag = 0 }
+            CqFormat.MSG -> { out.flags = flags[slot]; out.len = lens[slot]; out.data = 0; out.tag = 0 }
+            CqFormat.DATA -> { out.flags = flags[slot]; out.len = lens[slot]; out.data = datas[slot]; out.tag = 0 }
+            CqFormat.TAGGED -> { out.flags = flags[slot]; out.len = lens[slot]; out.data = datas[slot]; out.tag = tags[slot] }
+        }
+        out.source = if (withSource) sources[slot] else FiAddr.NOTAVAIL
+        head++
+        return 1
+    }
+
+    private fun claimSlot(): Int {
+        if (tail - head == capacity.toLong()) grow()
+        val slot = (tail and (capacity - 1).toLong()).toInt()
+        tail++
+        return slot
+    }
+
+    private fun grow() {
+        val n = capacity * 2
+        val c = arrayOfNulls<Any>(n); val f = LongArray(n); val l = LongArray(n); val d = LongArray(n)
+        val t = LongArray(n); val s = LongArray(n); val e = IntArray(n)
+        var i = 0
+        var p = head
+        while (p < tail) {
+            val o = (p and (capacity - 1).toLong()).toInt()
+            c[i] = contexts[o]; f[i] = flags[o]; l[i] = lens[o]; d[i] = datas[o]; t[i] = tags[o]; s[i] = sources[o]; e[i] = errorSlots[o]
+            i++; p++
+        }
+        contexts = c; flags = f; lens = l; datas = d; tags = t; sources = s; errorSlots = e
+        tail -= head
+        head = 0
+        capacity = n
+    }
+}

@@ -1,0 +1,132 @@
+package braid.core
+
+import braid.provider.DomainProvider
+import braid.provider.Transport
+import org.agrona.collections.Long2ObjectHashMap
+import org.agrona.concurrent.BackoffIdleStrategy
+import org.agrona.concurrent.IdleStrategy
+import org.agrona.concurrent.UnsafeBuffer
+import java.nio.ByteBuffer
+import java.util.concurrent.atomic.AtomicLong
+
+/**
+ * A domain (`fid_domain`): one provider's access to its transport, the factory of endpoints,
+ * completion queues, counters, address vectors and memory regions.
+ *
+ * Threading is FI_THREAD_SAFE: one lock per domain serialises data operations and progress, so
+ * any thread may post and any thread may read completions. Uncontended, it costs one
+ * compare-and-swap per call.
+ */
+public class Domain internal constructor(
+    public val fabric: Fabric,
+    public val info: Info,
+) : AutoCloseable {
+    internal val lock = Any()
+    internal val provider: DomainProvider = fabric.provider.openDomain(this)
+    private var transports: Array<Transport> = emptyArray()
+    private val endpoints = ArrayList<Endpoint>()
+    private val regions = Long2ObjectHashMap<MemoryRegion>()
+    private val nextKey = AtomicLong(1)
+    @Volatile private var closed = false
+
+    public val name: String get() = info.domainName
+
+    /** Opens an endpoint (`fi_endpoint`); bind it to a CQ and an AV, then [Endpoint.enable] it. */
+    @JvmOverloads
+    public fun endpoint(info: Info = this.info): Endpoint {
+        checkOpen()
+        val ep = Endpoint(this, info)
+        synchronized(lock) { endpoints += ep }
+        return ep
+    }
+
+    /** Opens a completion queue (`fi_cq_open`). */
+    @JvmOverloads
+    public fun completionQueue(format: CqFormat = CqFormat.TAGGED, size: Int = 1024): CompletionQueue {
+        checkOpen()
+        if (size <= 0) throw FabricException.invalid("domain '$name': completion queue size $size must be > 0")
+        return CompletionQueue(this, format, size)
+    }
+
+    /** Opens an address vector (`fi_av_open`). */
+    @JvmOverloads
+    public fun addressVector(type: AvType = info.domainAttr.avType): AddressVector {
+        checkOpen()
+        return AddressVector(this, if (type == AvType.UNSPEC) AvType.TABLE else type)
+    }
+
+    /** Opens a counter (`fi_cntr_open`). */
+    public fun counter(): Counter {
+        checkOpen()
+        return Counter(this)
+    }
+
+    /**
+     * Registers [buffer]'s remaining bytes (`fi_mr_reg`). The buffer must be direct. With
+     * [requestedKey] 0 the domain picks a key; a key already in use is refused with ENOKEY.
+     */
+    @JvmOverloads
+    public fun registerMemory(buffer: ByteBuffer, access: Int, requestedKey: Long = 0): MemoryRegion =
+        register(MemoryRegion.viewOf(buffer, "domain '$name': registerMemory"), access, requestedKey)
+
+    /** Registers an off-heap Agrona buffer (its whole capacity). */
+    @JvmOverloads
+    public fun registerMemory(buffer: UnsafeBuffer, access: Int, requestedKey: Long = 0): MemoryRegion {
+        if (buffer.byteArray() != null) {
+            throw FabricException.invalid("domain '$name': registerMemory: the buffer wraps a heap array; use off-heap memory")
+        }
+        return register(UnsafeBuffer(buffer, 0, buffer.capacity()), access, requestedKey)
+    }
+
+    private fun register(view: UnsafeBuffer, access: Int, requestedKey: Long): MemoryRegion = synchronized(lock) {
+        checkOpen()
+        if (requestedKey < 0) throw FabricException.invalid("domain '$name': memory key $requestedKey must be ≥ 0")
+        val key = if (requestedKey != 0L) requestedKey else {
+            var k = nextKey.getAndIncrement()
+            while (regions.containsKey(k)) k = nextKey.getAndIncrement()
+            k
+        }
+        if (regions.containsKey(key)) {
+            throw FabricException(Errno.ENOKEY, "domain '$name': memory key $key is already registered; request another or pass 0")
+        }
+        val mr = MemoryRegion(this, view, access, key)
+        regions.put(key, mr)
+        mr
+    }
+
+    internal fun deregister(mr: MemoryRegion): Unit = synchronized(lock) { regions.remove(mr.key) }
+
+    /** The region registered under [key], or null. Caller holds the lock. */
+    internal fun region(key: Long): MemoryRegion? = regions.get(key)
+
+    /** Drives every enabled endpoint's provider once; returns the work done. */
+    public fun progress(): Int = synchronized(lock) { progressLocked() }
+
+    internal fun progressLocked(): Int {
+        var work = 0
+        for (t in transports) work += t.progress()
+        return work
+    }
+
+    /** The idle strategy blocking calls use between attempts: spin, then yield, then park. */
+    public fun idleStrategy(): IdleStrategy = BackoffIdleStrategy(100, 100, 1_000, 1_000_000)
+
+    internal fun enabled(t: Transport): Unit = synchronized(lock) { transports += t }
+
+    internal fun closed(ep: Endpoint, t: Transport?): Unit = synchronized(lock) {
+        endpoints -= ep
+        if (t != null) transports = transports.filter { it !== t }.toTypedArray()
+    }
+
+    override fun close() {
+        if (closed) return
+        val eps = synchronized(lock) { endpoints.toList() }
+        eps.forEach { it.close() }
+        closed = true
+        provider.close()
+    }
+
+    private fun checkOpen() {
+        if (closed) throw FabricException(Errno.EOPBADSTATE, "domain '$name' is closed")
+    }
+}

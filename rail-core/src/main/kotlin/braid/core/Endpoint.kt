@@ -1,0 +1,342 @@
+package braid.core
+
+import braid.provider.Transport
+import org.agrona.DirectBuffer
+import org.agrona.MutableDirectBuffer
+import org.agrona.concurrent.UnsafeBuffer
+import java.nio.ByteBuffer
+
+/**
+ * A reliable-datagram endpoint (`fid_ep`, FI_EP_RDM): sends to and receives from any peer in its
+ * address vector.
+ *
+ * Every data operation comes in a `try…` form that never throws and allocates nothing: it
+ * returns 0 when the operation was started, or a negated [Errno] — `-EAGAIN` when resources are
+ * momentarily exhausted (drive progress by reading the CQ, then retry), `-EOPBADSTATE` before
+ * [enable], `-EMSGSIZE` past a size limit, `-EINVAL` for an unknown address. The outcome of a
+ * started operation arrives as a completion, or an error completion, on the bound CQ.
+ *
+ * Buffers: an Agrona [DirectBuffer] region, or a [ByteBuffer]'s position..limit; heap or direct.
+ * A send's buffer must stay untouched until its completion, except for inject, which copies
+ * before it returns.
+ */
+public class Endpoint internal constructor(
+    public val domain: Domain,
+    public val info: Info,
+) : AutoCloseable {
+    internal var txCq: CompletionQueue? = null
+    internal var rxCq: CompletionQueue? = null
+    private var txSelective = false
+    private var rxSelective = false
+    internal var av: AddressVector? = null
+    internal var eq: EventQueue? = null
+    private var sendCounter: Counter? = null
+    private var recvCounter: Counter? = null
+
+    /** The shared receive context every provider of this endpoint matches against. */
+    public val srx: SharedReceiveContext = SharedReceiveContext(info.rxAttr.unexpectedLimit)
+
+    internal val transport: Transport = domain.provider.openEndpoint(this)
+    private val view = UnsafeBuffer(0L, 0)
+    private val txOpFlags = info.txAttr.opFlags
+    private val rxOpFlags = info.rxAttr.opFlags
+    private val maxMsgSize = info.endpointAttr.maxMsgSize
+    private val injectSize = info.txAttr.injectSize
+
+    @Volatile
+    public var enabled: Boolean = false
+        private set
+
+    @Volatile
+    private var closed = false
+
+    /** This endpoint's address blob (`fi_getname`): give it to peers to insert in their AV. */
+    public val address: ByteArray get() = transport.address.copyOf()
+
+    /**
+     * Binds a completion queue (`fi_ep_bind`) for [OpFlags.TRANSMIT] and/or [OpFlags.RECV]
+     * completions; add [OpFlags.SELECTIVE_COMPLETION] to report successes only for operations
+     * posted with [OpFlags.COMPLETION].
+     */
+    public fun bind(cq: CompletionQueue, flags: Long) {
+        checkNotEnabled("bind a completion queue")
+        if (cq.domain !== domain) throw FabricException.invalid("endpoint: the completion queue belongs to domain '${cq.domain.name}', not '${domain.name}'")
+        if (flags and (OpFlags.TRANSMIT or OpFlags.RECV) == 0L) {
+            throw FabricException(Errno.EBADFLAGS, "endpoint: bind(cq) needs OpFlags.TRANSMIT and/or OpFlags.RECV")
+        }
+        val selective = flags and OpFlags.SELECTIVE_COMPLETION != 0L
+        if (flags and OpFlags.TRANSMIT != 0L) { txCq = cq; txSelective = selective }
+        if (flags and OpFlags.RECV != 0L) { rxCq = cq; rxSelective = selective }
+    }
+
+    /** Binds the address vector whose fabric addresses data operations use. */
+    public fun bind(av: AddressVector) {
+        checkNotEnabled("bind an address vector")
+        if (av.domain !== domain) throw FabricException.invalid("endpoint: the address vector belongs to domain '${av.domain.name}', not '${domain.name}'")
+        this.av = av
+    }
+
+    /** Binds a counter for [OpFlags.SEND] and/or [OpFlags.RECV] completions. */
+    public fun bind(counter: Counter, flags: Long) {
+        checkNotEnabled("bind a counter")
+        if (flags and (OpFlags.SEND or OpFlags.RECV) == 0L) {
+            throw FabricException(Errno.EBADFLAGS, "endpoint: bind(counter) needs OpFlags.SEND and/or OpFlags.RECV")
+        }
+        if (flags and OpFlags.SEND != 0L) sendCounter = counter
+        if (flags and OpFlags.RECV != 0L) recvCounter = counter
+    }
+
+    /** Binds an event queue for control events such as [EventType.PEER_DOWN]. */
+    public fun bind(eq: EventQueue) {
+        checkNotEnabled("bind an event queue")
+        this.eq = eq
+    }
+
+    /** Enables the endpoint (`fi_enable`); it must be bound to a CQ for each direction and to an AV. */
+    public fun enable() {
+        if (closed) throw FabricException(Errno.EOPBADSTATE, "endpoint: closed")
+        if (enabled) return
+        if (txCq == null && rxCq == null) {
+            throw FabricException(Errno.ENOCQ, "endpoint on '${domain.name}': not bound to a completion queue; call bind(cq, OpFlags.TRANSMIT or OpFlags.RECV) before enable()")
+        }
+        if (txCq == null) throw FabricException(Errno.ENOCQ, "endpoint on '${domain.name}': no completion queue bound for TRANSMIT; bind one with bind(cq, OpFlags.TRANSMIT)")
+        if (rxCq == null) throw FabricException(Errno.ENOCQ, "endpoint on '${domain.name}': no completion queue bound for RECV; bind one with bind(cq, OpFlags.RECV)")
+        if (av == null) throw FabricException(Errno.ENOAV, "endpoint on '${domain.name}': not bound to an address vector; call bind(av) before enable()")
+        transport.enable()
+        enabled = true
+        domain.enabled(transport)
+    }
+
+    // ## Sends ##
+
+    /** Sends `buffer[offset, offset+length)` to [dest] (`fi_send`). */
+    public fun trySend(buffer: DirectBuffer, offset: Int, length: Int, dest: Long, context: Any?): Int =
+        postSend(buffer, offset, length, dest, 0, 0, OpFlags.MSG, context)
+
+    /** Sends [buffer]'s position..limit to [dest]. */
+    public fun trySend(buffer: ByteBuffer, dest: Long, context: Any?): Int =
+        postSend(buffer, dest, 0, 0, OpFlags.MSG, context)
+
+    /** Sends with remote CQ data (`fi_senddata`). */
+    public fun trySenddata(buffer: DirectBuffer, offset: Int, length: Int, data: Long, dest: Long, context: Any?): Int =
+        postSend(buffer, offset, length, dest, 0, data, OpFlags.MSG or OpFlags.REMOTE_CQ_DATA, context)
+
+    /** Sends a small message and returns with the buffer reusable; no completion follows (`fi_inject`). */
+    public fun tryInject(buffer: DirectBuffer, offset: Int, length: Int, dest: Long): Int =
+        postSend(buffer, offset, length, dest, 0, 0, OpFlags.MSG or OpFlags.INJECT, null)
+
+    /** Sends a tagged message (`fi_tsend`). */
+    public fun tryTsend(buffer: DirectBuffer, offset: Int, length: Int, dest: Long, tag: Long, context: Any?): Int =
+        postSend(buffer, offset, length, dest, tag, 0, OpFlags.TAGGED, context)
+
+    /** Sends [buffer]'s position..limit as a tagged message. */
+    public fun tryTsend(buffer: ByteBuffer, dest: Long, tag: Long, context: Any?): Int =
+        postSend(buffer, dest, tag, 0, OpFlags.TAGGED, context)
+
+    /** Sends a tagged message with remote CQ data (`fi_tsenddata`). */
+    public fun tryTsenddata(buffer: DirectBuffer, offset: Int, length: Int, data: Long, dest: Long, tag: Long, context: Any?): Int =
+        postSend(buffer, offset, length, dest, tag, data, OpFlags.TAGGED or OpFlags.REMOTE_CQ_DATA, context)
+
+    /** Injects a tagged message (`fi_tinject`). */
+    public fun tryTinject(buffer: DirectBuffer, offset: Int, length: Int, dest: Long, tag: Long): Int =
+        postSend(buffer, offset, length, dest, tag, 0, OpFlags.TAGGED or OpFlags.INJECT, null)
+
+    /**
+     * The general send (`fi_sendmsg` / `fi_tsendmsg`): [flags] may add TAGGED, REMOTE_CQ_DATA,
+     * INJECT, COMPLETION, INJECT_COMPLETE, TRANSMIT_COMPLETE or DELIVERY_COMPLETE.
+     */
+    public fun trySendmsg(buffer: DirectBuffer, offset: Int, length: Int, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int =
+        postSend(buffer, offset, length, dest, tag, data, if (flags and OpFlags.TAGGED != 0L) flags else flags or OpFlags.MSG, context)
+
+    // ## Receives ##
+
+    /** Posts a receive for an untagged message from [src] or [FiAddr.UNSPEC] (`fi_recv`). */
+    public fun tryRecv(buffer: MutableDirectBuffer, offset: Int, length: Int, src: Long, context: Any?): Int =
+        postRecv(false, buffer, offset, length, src, 0, -1L, 0, context)
+
+    /** Posts a receive into [buffer]'s position..limit. */
+    public fun tryRecv(buffer: ByteBuffer, src: Long, context: Any?): Int =
+        postRecv(false, buffer, src, 0, -1L, 0, context)
+
+    /**
+     * Posts a tagged receive (`fi_trecv`): matches messages whose tag equals [tag] in every bit
+     * not set in [ignore]. [flags] may be [OpFlags.PEEK] (report a match without taking it, or
+     * ENOMSG), PEEK|CLAIM (reserve it for [context]), PEEK|DISCARD (drop it), CLAIM (receive
+     * the message claimed earlier with this [context]) or CLAIM|DISCARD (drop it).
+     */
+    @JvmOverloads
+    public fun tryTrecv(buffer: MutableDirectBuffer, offset: Int, length: Int, src: Long, tag: Long, ignore: Long, context: Any?, flags: Long = 0): Int =
+        postRecv(true, buffer, offset, length, src, tag, ignore, flags, context)
+
+    /** [tryTrecv] into [buffer]'s position..limit. */
+    @JvmOverloads
+    public fun tryTrecv(buffer: ByteBuffer, src: Long, tag: Long, ignore: Long, context: Any?, flags: Long = 0): Int =
+        postRecv(true, buffer, src, tag, ignore, flags, context)
+
+    /**
+     * Cancels the posted receive whose context is [context] (`fi_cancel`): it completes in error
+     * with [Errno.ECANCELED]. Returns 0, or `-ENOENT` if no posted receive has that context
+     * (it may have completed already).
+     */
+    public fun cancel(context: Any): Int = synchronized(domain.lock) {
+        val e = srx.cancel(context) ?: return -Errno.ENOENT
+        rxError(e.context, recvFlags(e.tagged, e.flags), 0, 0, e.tag, 0, Errno.ECANCELED, FiAddr.NOTAVAIL, "receive cancelled")
+        srx.freeEntry(e)
+        0
+    }
+
+    // ## Completion reporting, for providers (caller holds the domain lock) ##
+
+    internal fun txComplete(context: Any?, flags: Long, len: Long, tag: Long) {
+        if (flags and OpFlags.INJECT == 0L && (!txSelective || flags and OpFlags.COMPLETION != 0L)) {
+            txCq!!.write(context, sendFlags(flags), len, 0, tag, FiAddr.NOTAVAIL)
+        }
+        sendCounter?.add(1)
+    }
+
+    internal fun txError(context: Any?, flags: Long, len: Long, tag: Long, err: Int, message: String) {
+        txCq!!.writeErr(context, sendFlags(flags), len, 0, tag, 0, err, FiAddr.NOTAVAIL, message)
+        sendCounter?.addErr(1)
+    }
+
+    /**
+     * Completes a receive whose message of [msgSize] bytes was placed in the entry's buffer: a
+     * completion, or a truncation error (the bytes that fit are delivered), then frees the entry.
+     */
+    internal fun rxComplete(e: RxEntry, msgSize: Long) {
+        val capacity = e.buffer.capacity().toLong()
+        val flags = recvFlags(e.tagged, e.flags) or (e.flags and OpFlags.REMOTE_CQ_DATA)
+        val data = e.data
+        if (msgSize > capacity) {
+            rxError(e.context, flags, capacity, data, e.tag, msgSize - capacity, Errno.ETRUNC, e.addr,
+                "message of $msgSize bytes from ${e.addr} truncated to the posted buffer of $capacity bytes")
+        } else {
+            if (!rxSelective || e.flags and OpFlags.COMPLETION != 0L) rxCq!!.write(e.context, flags, msgSize, data, e.tag, e.addr)
+            recvCounter?.add(1)
+        }
+        srx.freeEntry(e)
+    }
+
+    internal fun rxError(context: Any?, flags: Long, len: Long, data: Long, tag: Long, olen: Long, err: Int, source: Long, message: String) {
+        rxCq!!.writeErr(context, flags or OpFlags.RECV, len, data, tag, olen, err, source, message)
+        recvCounter?.addErr(1)
+    }
+
+    /** Reports a peer found dead on the bound event queue. */
+    internal fun peerDown(addr: Long, message: String) {
+        eq?.write(EventType.PEER_DOWN, this, addr, message)
+    }
+
+    override fun close() {
+        if (closed) return
+        closed = true
+        synchronized(domain.lock) {
+            enabled = false
+            try {
+                transport.close()
+            } finally {
+                domain.closed(this, transport)
+            }
+        }
+    }
+
+    override fun toString(): String = "Endpoint(${info.provider}/${domain.name})"
+
+    // ## Internals ##
+
+    private fun postSend(buffer: DirectBuffer, offset: Int, length: Int, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int {
+        if (offset < 0 || length < 0 || offset.toLong() + length > buffer.capacity()) return -Errno.EINVAL
+        synchronized(domain.lock) {
+            val rc = checkSend(length, flags)
+            if (rc != 0) return rc
+            view.wrap(buffer, offset, length)
+            return transport.send(view, dest, tag, data, flags or txOpFlags, context)
+        }
+    }
+
+    private fun postSend(buffer: ByteBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int {
+        val length = buffer.remaining()
+        synchronized(domain.lock) {
+            val rc = checkSend(length, flags)
+            if (rc != 0) return rc
+            view.wrap(buffer, buffer.position(), length)
+            return transport.send(view, dest, tag, data, flags or txOpFlags, context)
+        }
+    }
+
+    private fun checkSend(length: Int, flags: Long): Int = when {
+        !enabled -> -Errno.EOPBADSTATE
+        length > maxMsgSize -> -Errno.EMSGSIZE
+        flags and OpFlags.INJECT != 0L && length > injectSize -> -Errno.EMSGSIZE
+        else -> 0
+    }
+
+    private fun postRecv(tagged: Boolean, buffer: MutableDirectBuffer, offset: Int, length: Int, src: Long, tag: Long, ignore: Long, flags: Long, context: Any?): Int {
+        if (offset < 0 || length < 0 || offset.toLong() + length > buffer.capacity()) return -Errno.EINVAL
+        synchronized(domain.lock) {
+            if (!enabled) return -Errno.EOPBADSTATE
+            if (flags and (OpFlags.PEEK or OpFlags.CLAIM) != 0L) return probe(tagged, buffer, offset, length, src, tag, ignore, flags, context)
+            srx.post(tagged, src, tag, ignore, flags or rxOpFlags, context, buffer, offset, length)
+            return 0
+        }
+    }
+
+    private fun postRecv(tagged: Boolean, buffer: ByteBuffer, src: Long, tag: Long, ignore: Long, flags: Long, context: Any?): Int {
+        synchronized(domain.lock) {
+            if (!enabled) return -Errno.EOPBADSTATE
+            if (buffer.isReadOnly) return -Errno.EINVAL
+            view.wrap(buffer, buffer.position(), buffer.remaining())
+            if (flags and (OpFlags.PEEK or OpFlags.CLAIM) != 0L) return probe(tagged, view, 0, view.capacity(), src, tag, ignore, flags, context)
+            srx.post(tagged, src, tag, ignore, flags or rxOpFlags, context, view, 0, view.capacity())
+            return 0
+        }
+    }
+
+    /** PEEK, CLAIM and DISCARD (fi_tagged(3)); caller holds the lock. */
+    private fun probe(tagged: Boolean, buffer: DirectBuffer, offset: Int, length: Int, src: Long, tag: Long, ignore: Long, flags: Long, context: Any?): Int {
+        val base = recvFlags(tagged, flags)
+        if (flags and OpFlags.PEEK != 0L) {
+            val e = srx.peek(tagged, src, tag, ignore)
+            if (e == null) {
+                rxError(context, base, 0, 0, tag, 0, Errno.ENOMSG, FiAddr.NOTAVAIL, "no unexpected message matches tag 0x${java.lang.Long.toHexString(tag)} from source $src")
+                return 0
+            }
+            val dataFlag = e.flags and OpFlags.REMOTE_CQ_DATA
+            val size = e.size; val t = e.tag; val a = e.addr; val d = e.data
+            if (flags and OpFlags.CLAIM != 0L) {
+                if (context == null) return -Errno.EINVAL
+                srx.claim(e, context)
+            } else if (flags and OpFlags.DISCARD != 0L) {
+                srx.remove(e)
+                srx.discard(e)
+            }
+            rxCq!!.write(context, base or dataFlag, size, d, t, a)
+            return 0
+        }
+        // CLAIM without PEEK: take the message reserved for this context.
+        if (context == null) return -Errno.EINVAL
+        val e = srx.takeClaimed(context) ?: return -Errno.ENOENT
+        if (flags and OpFlags.DISCARD != 0L) {
+            val dataFlag = e.flags and OpFlags.REMOTE_CQ_DATA
+            val size = e.size; val t = e.tag; val a = e.addr; val d = e.data
+            srx.discard(e)
+            rxCq!!.write(context, base or dataFlag, size, d, t, a)
+            return 0
+        }
+        e.context = context
+        e.flags = e.flags or flags
+        e.buffer.wrap(buffer, offset, length)
+        srx.start(e)
+        return 0
+    }
+
+    private fun checkNotEnabled(what: String) {
+        if (enabled) throw FabricException(Errno.EOPBADSTATE, "endpoint: cannot $what after enable()")
+    }
+
+    private companion object {
+        fun sendFlags(flags: Long): Long = OpFlags.SEND or (flags and (OpFlags.MSG or OpFlags.TAGGED))
+        fun recvFlags(tagged: Boolean, flags: Long): Long =
+            OpFlags.RECV or (if (tagged) OpFlags.TAGGED else OpFlags.MSG) or (flags and (OpFlags.PEEK or OpFlags.CLAIM or OpFlags.DISCARD))
+    }
+}

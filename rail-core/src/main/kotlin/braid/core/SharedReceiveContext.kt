@@ -1,0 +1,335 @@
+package braid.core
+
+import org.agrona.DirectBuffer
+import org.agrona.collections.Long2ObjectHashMap
+import java.nio.ByteBuffer
+import java.util.IdentityHashMap
+
+/**
+ * The one matching engine of an endpoint (`fid_peer_srx`): the posted-receive queue and the
+ * unexpected queue, for untagged and tagged messages separately, shared by every provider that
+ * receives for the endpoint. Providers use the owner operations of fi_peer(3) ([getMsg],
+ * [getTag], [queueMsg], [queueTag], [freeEntry]); the application side posts, peeks, claims and
+ * cancels through [Endpoint].
+ *
+ * Matching rules (MPI's, which libfabric's tagged interface also keeps):
+ * - an arriving message takes the earliest-posted receive that matches it, whether that receive
+ *   names the sender or accepts any source;
+ * - messages from one sender match in the order they were sent (each sender's messages are
+ *   queued in arrival order, and providers deliver them in send order);
+ * - a posted receive takes the earliest-arrived unexpected message that matches it.
+ *
+ * Receives and unexpected messages are indexed by source, so a receive that names its sender
+ * looks only at that sender's messages: O(1) expected time however many messages other senders
+ * left unexpected. Receives that accept any source are kept in one list and compared against the
+ * per-source candidate by posting sequence number, so order holds between the two kinds.
+ *
+ * Not thread-safe: callers hold the domain's lock.
+ */
+public class SharedReceiveContext internal constructor(
+    /** Unexpected messages held before providers must push senders back. */
+    public val unexpectedLimit: Int,
+) {
+    private val msgQueue = MatchQueue(tagged = false)
+    private val tagQueue = MatchQueue(tagged = true)
+    private val pool = ArrayDeque<RxEntry>()
+    private val claimed = IdentityHashMap<Any, RxEntry>()
+    private var nextSeq = 0L
+
+    /** Queue depths, for statistics (BRAID_LINK_DUMP_STATS and [stats]). */
+    private var postedNow = 0
+    private var unexpectedNow = 0
+    private var postedMax = 0
+    private var unexpectedMax = 0
+    private var postedSum = 0L
+    private var unexpectedSum = 0L
+    private var samples = 0L
+
+    /** Whether providers must stop taking unexpected messages and push their senders back. */
+    public val unexpectedFull: Boolean get() = unexpectedNow >= unexpectedLimit
+
+    public val unexpectedCount: Int get() = unexpectedNow
+    public val postedCount: Int get() = postedNow
+
+    // ## Owner operations (called by providers) ##
+
+    /**
+     * Finds the receive for an untagged message of [size] bytes from [addr]
+     * ([FiAddr.NOTAVAIL] when the sender is not in the AV). The entry returned is either a posted
+     * receive, now removed from the queue ([RxEntry.peer] is null), or a fresh entry the provider
+     * must fill ([RxEntry.peerContext]) and hand to [queueMsg], or give back with [freeEntry].
+     */
+    public fun getMsg(addr: Long, size: Long): RxEntry = get(msgQueue, addr, 0, size)
+
+    /** [getMsg] for a tagged message. */
+    public fun getTag(addr: Long, tag: Long, size: Long): RxEntry = get(tagQueue, addr, tag, size)
+
+    /** Whether [entry], returned by [getMsg] or [getTag], is a matched posted receive. */
+    public fun isMatched(entry: RxEntry): Boolean = entry.peer == null && entry.seq >= 0
+
+    /** Queues an unexpected untagged message held by [peer] until a receive matches it. */
+    public fun queueMsg(entry: RxEntry, peer: SrxPeer): Unit = queue(msgQueue, entry, peer)
+
+    /** Queues an unexpected tagged message held by [peer] until a receive matches it. */
+    public fun queueTag(entry: RxEntry, peer: SrxPeer): Unit = queue(tagQueue, entry, peer)
+
+    /** Returns [entry] to the pool once the provider has completed it. */
+    public fun freeEntry(entry: RxEntry) {
+        check(entry.inUse) { "SRX: entry freed twice: $entry" }
+        entry.inUse = false
+        entry.reset()
+        pool.addLast(entry)
+    }
+
+    /**
+     * Re-resolves the sender of every unexpected message that arrived before its sender was in
+     * the AV (`foreach_unspec_addr`): [resolve] returns the sender's address now, or
+     * [FiAddr.NOTAVAIL]. Resolved messages join their sender's queue in arrival order.
+     */
+    public fun foreachUnspecAddr(resolve: (RxEntry) -> Long) {
+        msgQueue.resolveUnspec(resolve)
+        tagQueue.resolveUnspec(resolve)
+    }
+
+    // ## Application side (called by Endpoint) ##
+
+    /**
+     * Posts a receive. If an unexpected message matches, it is returned with the receive's
+     * buffer and context filled in, and its provider has been told to start it; otherwise the
+     * receive is queued and null is returned.
+     */
+    internal fun post(tagged: Boolean, src: Long, tag: Long, ignore: Long, flags: Long, context: Any?, buffer: DirectBuffer, offset: Int, length: Int): RxEntry? {
+        val queue = if (tagged) tagQueue else msgQueue
+        val unexpected = queue.takeUnexpected(src, tag, ignore)
+        if (unexpected != null) {
+            unexpectedChanged(-1)
+            unexpected.context = context
+            unexpected.flags = unexpected.flags or flags
+            unexpected.buffer.wrap(buffer, offset, length)
+            start(unexpected)
+            return unexpected
+        }
+        val e = alloc()
+        e.tagged = tagged; e.addr = src; e.tag = tag; e.ignore = if (tagged) ignore else -1L
+        e.flags = flags; e.context = context; e.size = length.toLong()
+        e.buffer.wrap(buffer, offset, length)
+        e.seq = nextSeq++
+        queue.addPosted(e)
+        postedChanged(+1)
+        return null
+    }
+
+    /** [post] for a [ByteBuffer] region. */
+    internal fun post(tagged: Boolean, src: Long, tag: Long, ignore: Long, flags: Long, context: Any?, buffer: ByteBuffer, offset: Int, length: Int): RxEntry? {
+        scratch.wrap(buffer, offset, length)
+        return post(tagged, src, tag, ignore, flags, context, scratch, 0, length)
+    }
+
+    private val scratch = org.agrona.concurrent.UnsafeBuffer(0L, 0)
+
+    /** The earliest unexpected message matching the receive, left in place (FI_PEEK). */
+    internal fun peek(tagged: Boolean, src: Long, tag: Long, ignore: Long): RxEntry? =
+        (if (tagged) tagQueue else msgQueue).findUnexpected(src, tag, ignore)
+
+    /** Takes [entry] (from [peek]) out of the unexpected queue and reserves it for [context] (FI_CLAIM). */
+    internal fun claim(entry: RxEntry, context: Any) {
+        (if (entry.tagged) tagQueue else msgQueue).removeUnexpected(entry)
+        unexpectedChanged(-1)
+        claimed[context] = entry
+    }
+
+    /** Takes [entry] (from [peek]) out of the unexpected queue to be discarded. */
+    internal fun remove(entry: RxEntry) {
+        (if (entry.tagged) tagQueue else msgQueue).removeUnexpected(entry)
+        unexpectedChanged(-1)
+    }
+
+    /** The message claimed earlier for [context], now handed over. */
+    internal fun takeClaimed(context: Any): RxEntry? = claimed.remove(context)
+
+    /** Removes the posted receive whose context is [context], or returns null. */
+    internal fun cancel(context: Any): RxEntry? {
+        val e = msgQueue.removePosted(context) ?: tagQueue.removePosted(context) ?: return null
+        postedChanged(-1)
+        return e
+    }
+
+    /** Removes every posted receive that names [addr] as its only source, calling [each]. */
+    internal fun drainDirected(addr: Long, each: (RxEntry) -> Unit) {
+        for (q in arrayOf(msgQueue, tagQueue)) {
+            while (true) {
+                val e = q.removeFirstDirected(addr) ?: break
+                postedChanged(-1)
+                each(e)
+            }
+        }
+    }
+
+    /** Depth statistics: current, maximum and average over every change. */
+    public fun stats(): SrxStats = SrxStats(
+        postedNow, postedMax, if (samples == 0L) 0.0 else postedSum.toDouble() / samples,
+        unexpectedNow, unexpectedMax, if (samples == 0L) 0.0 else unexpectedSum.toDouble() / samples,
+    )
+
+    internal fun start(e: RxEntry) {
+        val peer = checkNotNull(e.peer) { "SRX: unexpected entry without a peer: $e" }
+        if (e.tagged) peer.startTag(e) else peer.startMsg(e)
+    }
+
+    internal fun discard(e: RxEntry) {
+        val peer = checkNotNull(e.peer) { "SRX: unexpected entry without a peer: $e" }
+        if (e.tagged) peer.discardTag(e) else peer.discardMsg(e)
+    }
+
+    private fun get(queue: MatchQueue, addr: Long, tag: Long, size: Long): RxEntry {
+        val posted = queue.takePosted(addr, tag)
+        if (posted != null) {
+            postedChanged(-1)
+            posted.addr = addr; posted.tag = tag; posted.size = size
+            return posted
+        }
+        val e = alloc()
+        e.tagged = queue.tagged; e.addr = addr; e.tag = tag; e.size = size
+        e.seq = -1 // not a posted receive
+        return e
+    }
+
+    private fun queue(queue: MatchQueue, entry: RxEntry, peer: SrxPeer) {
+        entry.peer = peer
+        entry.seq = nextSeq++
+        queue.addUnexpected(entry)
+        unexpectedChanged(+1)
+    }
+
+    private fun alloc(): RxEntry {
+        val e = pool.removeLastOrNull() ?: RxEntry()
+        e.inUse = true
+        return e
+    }
+
+    private fun postedChanged(delta: Int) {
+        postedNow += delta
+        if (postedNow > postedMax) postedMax = postedNow
+        sample()
+    }
+
+    private fun unexpectedChanged(delta: Int) {
+        unexpectedNow += delta
+        if (unexpectedNow > unexpectedMax) unexpectedMax = unexpectedNow
+        sample()
+    }
+
+    private fun sample() {
+        samples++
+        postedSum += postedNow
+        unexpectedSum += unexpectedNow
+    }
+}
+
+/** Queue depths of a [SharedReceiveContext]. */
+public data class SrxStats(
+    val posted: Int,
+    val postedMax: Int,
+    val postedAverage: Double,
+    val unexpected: Int,
+    val unexpectedMax: Int,
+    val unexpectedAverage: Double,
+)
+
+/** Posted and unexpected queues of one matching space (untagged or tagged). */
+internal class MatchQueue(val tagged: Boolean) {
+    private val postedBySource = Long2ObjectHashMap<EntryList>()
+    private val postedAny = EntryList(bySource = true)
+    private val unexpectedBySource = Long2ObjectHashMap<EntryList>()
+    private val unexpectedAll = EntryList(bySource = false)
+
+    /** The earliest-posted receive that matches a message from [addr] with [tag], removed. */
+    fun takePosted(addr: Long, tag: Long): RxEntry? {
+        val directed = if (addr == FiAddr.NOTAVAIL) null else postedBySource.get(addr)?.first { it.matches(tag) }
+        val any = postedAny.first { it.matches(tag) }
+        val winner = when {
+            directed == null -> any
+            any == null -> directed
+            directed.seq < any.seq -> directed
+            else -> any
+        } ?: return null
+        winner.srcList!!.remove(winner)
+        return winner
+    }
+
+    fun addPosted(e: RxEntry) {
+        if (e.addr == FiAddr.UNSPEC) postedAny.add(e) else listFor(postedBySource, e.addr).add(e)
+    }
+
+    fun removePosted(context: Any): RxEntry? {
+        var found = postedAny.first { it.context === context }
+        if (found == null) {
+            for (list in postedBySource.values) {
+                found = list.first { it.context === context }
+                if (found != null) break
+            }
+        }
+        found?.srcList?.remove(found)
+        return found
+    }
+
+    fun removeFirstDirected(addr: Long): RxEntry? {
+        val list = postedBySource.get(addr) ?: return null
+        val e = list.head ?: return null
+        list.remove(e)
+        return e
+    }
+
+    fun findUnexpected(src: Long, tag: Long, ignore: Long): RxEntry? {
+        val list = if (src == FiAddr.UNSPEC) unexpectedAll else unexpectedBySource.get(src) ?: return null
+        return if (!tagged) list.head else list.first { (it.tag or ignore) == (tag or ignore) }
+    }
+
+    fun takeUnexpected(src: Long, tag: Long, ignore: Long): RxEntry? {
+        val e = findUnexpected(src, tag, ignore) ?: return null
+        removeUnexpected(e)
+        return e
+    }
+
+    fun addUnexpected(e: RxEntry) {
+        unexpectedAll.add(e)
+        listFor(unexpectedBySource, e.addr).add(e)
+    }
+
+    fun removeUnexpected(e: RxEntry) {
+        e.allList?.remove(e)
+        e.srcList?.remove(e)
+    }
+
+    fun resolveUnspec(resolve: (RxEntry) -> Long) {
+        val unknown = unexpectedBySource.get(FiAddr.NOTAVAIL) ?: return
+        var e = unknown.head
+        while (e != null) {
+            val next = unknown.next(e)
+            val addr = resolve(e)
+            if (addr != FiAddr.NOTAVAIL) {
+                unknown.remove(e)
+                e.addr = addr
+                insertBySeq(listFor(unexpectedBySource, addr), e)
+            }
+            e = next
+        }
+    }
+
+    private fun insertBySeq(list: EntryList, e: RxEntry) {
+        // Messages that waited unresolved arrived before the ones queued under the sender's
+        // address since; keep the per-source list in arrival (sequence) order.
+        val after = list.first { it.seq > e.seq }
+        if (after == null) { list.add(e); return }
+        list.insertBefore(after, e)
+    }
+
+    private fun listFor(map: Long2ObjectHashMap<EntryList>, addr: Long): EntryList {
+        var list = map.get(addr)
+        if (list == null) {
+            list = EntryList(bySource = true)
+            map.put(addr, list)
+        }
+        return list
+    }
+}

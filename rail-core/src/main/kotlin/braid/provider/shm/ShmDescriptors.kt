@@ -1,0 +1,231 @@
+package braid.provider.shm
+
+import braid.core.FabricException
+import braid.provider.PeerAddress
+import org.agrona.concurrent.UnsafeBuffer
+import org.agrona.concurrent.ringbuffer.RingBufferDescriptor
+import java.nio.ByteOrder
+import java.nio.charset.StandardCharsets
+
+/**
+ * The address blob of an shm endpoint. Versioned; every node can parse it, and a malformed one
+ * is refused with the offset and field that are wrong.
+ *
+ * ```
+ *  0                   1                   2                   3
+ *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+ * +-------------------------------+---------------+---------------+
+ * |        magic 0x4252 "BR"      |  version = 1  |  kind = 1 shm |
+ * +-------------------------------+---------------+---------------+
+ * |                        host id (64 bits)                      |
+ * |                                                               |
+ * +-------------------------------+-------------------------------+
+ * |        name length (16)       |  name bytes, UTF-8 ...        |
+ * +-------------------------------+-------------------------------+
+ * ```
+ * All fields little-endian. The name is the endpoint's file name stem (see [ShmDirectory]).
+ */
+internal object ShmAddressDescriptor {
+    const val MAGIC: Int = 0x4252
+    const val VERSION: Int = 1
+    const val KIND_SHM: Int = 1
+    const val MAGIC_OFFSET = 0
+    const val VERSION_OFFSET = 2
+    const val KIND_OFFSET = 3
+    const val HOST_OFFSET = 4
+    const val NAME_LENGTH_OFFSET = 12
+    const val NAME_OFFSET = 14
+    const val MAX_NAME = 128
+
+    fun encode(hostId: Long, name: String): ByteArray {
+        val bytes = name.toByteArray(StandardCharsets.UTF_8)
+        val out = ByteArray(NAME_OFFSET + bytes.size)
+        val b = UnsafeBuffer(out)
+        b.putShort(MAGIC_OFFSET, MAGIC.toShort(), ByteOrder.LITTLE_ENDIAN)
+        b.putByte(VERSION_OFFSET, VERSION.toByte())
+        b.putByte(KIND_OFFSET, KIND_SHM.toByte())
+        b.putLong(HOST_OFFSET, hostId, ByteOrder.LITTLE_ENDIAN)
+        b.putShort(NAME_LENGTH_OFFSET, bytes.size.toShort(), ByteOrder.LITTLE_ENDIAN)
+        b.putBytes(NAME_OFFSET, bytes)
+        return out
+    }
+
+    fun parse(raw: ByteArray): ShmAddress {
+        fun bad(what: String): Nothing = throw FabricException.invalid("shm address (${raw.size} bytes): $what")
+        if (raw.size < NAME_OFFSET) bad("too short: ${raw.size} bytes, the header alone is $NAME_OFFSET")
+        val b = UnsafeBuffer(raw)
+        val magic = b.getShort(MAGIC_OFFSET, ByteOrder.LITTLE_ENDIAN).toInt() and 0xffff
+        if (magic != MAGIC) bad("magic at offset 0 is 0x${Integer.toHexString(magic)}, expected 0x${Integer.toHexString(MAGIC)}; not a Braid address")
+        val version = b.getByte(VERSION_OFFSET).toInt() and 0xff
+        if (version < 1) bad("version $version at offset $VERSION_OFFSET is not valid")
+        val kind = b.getByte(KIND_OFFSET).toInt() and 0xff
+        if (kind != KIND_SHM) bad("kind $kind at offset $KIND_OFFSET is not shm ($KIND_SHM)")
+        val nameLength = b.getShort(NAME_LENGTH_OFFSET, ByteOrder.LITTLE_ENDIAN).toInt() and 0xffff
+        if (nameLength == 0 || nameLength > MAX_NAME) bad("name length $nameLength at offset $NAME_LENGTH_OFFSET must be 1..$MAX_NAME")
+        if (raw.size < NAME_OFFSET + nameLength) bad("name of $nameLength bytes runs past the end (${raw.size - NAME_OFFSET} left)")
+        // A newer version may append fields after the name: read what this version knows.
+        val name = String(raw, NAME_OFFSET, nameLength, StandardCharsets.UTF_8)
+        if (!name.startsWith(ShmDirectory.PREFIX) || name.any { it == '/' || it == '~' || it.isWhitespace() }) {
+            bad("name '$name' is not an shm endpoint name")
+        }
+        return ShmAddress(b.getLong(HOST_OFFSET, ByteOrder.LITTLE_ENDIAN), name, raw.copyOf(NAME_OFFSET + nameLength))
+    }
+}
+
+internal class ShmAddress(val hostId: Long, val name: String, override val raw: ByteArray) : PeerAddress {
+    override val key: String get() = name
+    override fun render(): String = "fi_shm://${java.lang.Long.toHexString(hostId)}/$name"
+    override fun toString(): String = render()
+}
+
+/**
+ * An endpoint's file: who owns it, whether it is open, and its doorbell — a many-to-one ring
+ * where senders announce the channel files they create for it.
+ *
+ * ```
+ *  0                   1                   2                   3
+ *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+ * +---------------------------------------------------------------+
+ * |                      magic "BRDE" (32)                        |
+ * +---------------------------------------------------------------+
+ * |                      version = 1 (32)                         |
+ * +---------------------------------------------------------------+
+ * |                      owner pid (64)                           |
+ * |                                                               |
+ * +---------------------------------------------------------------+
+ * |                      state (32): 1 open, 2 closed             |
+ * +---------------------------------------------------------------+
+ * |                      doorbell capacity (32)                   |
+ * +---------------------------------------------------------------+
+ * |                 ... padding to offset 128 ...                 |
+ * +---------------------------------------------------------------+
+ * |     doorbell: Agrona ManyToOneRingBuffer (capacity + trailer) |
+ * +---------------------------------------------------------------+
+ * ```
+ */
+internal object EndpointFileDescriptor {
+    const val MAGIC: Int = 0x42524445 // "BRDE"
+    const val VERSION: Int = 1
+    const val MAGIC_OFFSET = 0
+    const val VERSION_OFFSET = 4
+    const val PID_OFFSET = 8
+    const val STATE_OFFSET = 16
+    const val DOORBELL_CAPACITY_OFFSET = 20
+    const val DOORBELL_OFFSET = 128
+    const val DOORBELL_CAPACITY = 64 * 1024
+    const val STATE_OPEN = 1
+    const val STATE_CLOSED = 2
+
+    /** Doorbell record type: payload is the channel file's name. */
+    const val MSG_CONNECT = 1
+
+    fun length(): Int = DOORBELL_OFFSET + DOORBELL_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH
+}
+
+/**
+ * A channel file: the data ring from one sender to one receiver and the control ring back.
+ *
+ * ```
+ *  0                   1                   2                   3
+ *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+ * +---------------------------------------------------------------+
+ * |                      magic "BRDC" (32)                        |
+ * +---------------------------------------------------------------+
+ * |                      version = 1 (32)                         |
+ * +---------------------------------------------------------------+
+ * |                      data ring capacity (32)                  |
+ * +---------------------------------------------------------------+
+ * |                      control ring capacity (32)               |
+ * +---------------------------------------------------------------+
+ * |                      sender state (32): 1 open, 2 closed      |
+ * +---------------------------------------------------------------+
+ * |                      receiver state (32): 0, 1 open, 2 closed |
+ * +---------------------------------------------------------------+
+ * |                 ... padding to offset 128 ...                 |
+ * +---------------------------------------------------------------+
+ * |  data ring: OneToOneRingBuffer, sender -> receiver            |
+ * +---------------------------------------------------------------+
+ * |  control ring: OneToOneRingBuffer, receiver -> sender         |
+ * +---------------------------------------------------------------+
+ * ```
+ */
+internal object ChannelFileDescriptor {
+    const val MAGIC: Int = 0x42524443 // "BRDC"
+    const val VERSION: Int = 1
+    const val MAGIC_OFFSET = 0
+    const val VERSION_OFFSET = 4
+    const val DATA_CAPACITY_OFFSET = 8
+    const val CTRL_CAPACITY_OFFSET = 12
+    const val SENDER_STATE_OFFSET = 16
+    const val RECEIVER_STATE_OFFSET = 20
+    const val DATA_RING_OFFSET = 128
+    const val CTRL_CAPACITY = 64 * 1024
+
+    fun ctrlRingOffset(dataCapacity: Int): Int = DATA_RING_OFFSET + dataCapacity + RingBufferDescriptor.TRAILER_LENGTH
+
+    fun length(dataCapacity: Int): Int = ctrlRingOffset(dataCapacity) + CTRL_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH
+}
+
+/**
+ * Records in a channel's rings (the ring's own 8-byte record header precedes each; its type
+ * field holds the MSG_* value). Offsets are from the record's payload start, which Agrona
+ * aligns to 8, so every long below is aligned.
+ *
+ * Data ring, sender -> receiver:
+ * ```
+ * EAGER (1) and RTS (2):
+ * +---------------------------------------------------------------+
+ * |  flags (32): 1 tagged, 2 remote CQ data, 4 ack on delivery    |
+ * +---------------------------------------------------------------+
+ * |  reserved (32)                                                |
+ * +---------------------------------------------------------------+
+ * |  tag (64)                                                     |
+ * +---------------------------------------------------------------+
+ * |  remote CQ data (64)                                          |
+ * +---------------------------------------------------------------+
+ * |  message id (64): per channel, from 1                         |
+ * +---------------------------------------------------------------+
+ * |  message length (64)                                          |
+ * +---------------------------------------------------------------+
+ * |  EAGER: the payload (message length bytes); RTS: nothing      |
+ * +---------------------------------------------------------------+
+ *
+ * FRAG (3), one piece of a rendezvous message the receiver asked for:
+ * +---------------------------------------------------------------+
+ * |  message id (64)                                              |
+ * +---------------------------------------------------------------+
+ * |  offset in the message (64)                                   |
+ * +---------------------------------------------------------------+
+ * |  payload ...                                                  |
+ * +---------------------------------------------------------------+
+ * ```
+ * Control ring, receiver -> sender: CTS (10: message id, bytes accepted), ACK (11: message id,
+ * delivered), DISCARDED (12: message id, dropped by the receiving application). 16 bytes each.
+ */
+internal object FrameDescriptor {
+    const val MSG_EAGER = 1
+    const val MSG_RTS = 2
+    const val MSG_FRAG = 3
+    const val MSG_CTS = 10
+    const val MSG_ACK = 11
+    const val MSG_DISCARDED = 12
+
+    const val FLAG_TAGGED = 1
+    const val FLAG_DATA = 2
+    const val FLAG_ACK = 4
+
+    const val FLAGS_OFFSET = 0
+    const val TAG_OFFSET = 8
+    const val DATA_OFFSET = 16
+    const val MSG_ID_OFFSET = 24
+    const val LENGTH_OFFSET = 32
+    const val HEADER_LENGTH = 40
+
+    const val FRAG_MSG_ID_OFFSET = 0
+    const val FRAG_OFFSET_OFFSET = 8
+    const val FRAG_HEADER_LENGTH = 16
+
+    const val CTRL_MSG_ID_OFFSET = 0
+    const val CTRL_VALUE_OFFSET = 8
+    const val CTRL_LENGTH = 16
+}
