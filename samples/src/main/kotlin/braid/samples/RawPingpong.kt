@@ -1,0 +1,275 @@
+package braid.samples
+
+import braid.core.AddressVector
+import braid.core.Braid
+import braid.core.Caps
+import braid.core.Completion
+import braid.core.CompletionError
+import braid.core.CompletionQueue
+import braid.core.CqFormat
+import braid.core.Endpoint
+import braid.core.Errno
+import braid.core.Event
+import braid.core.EventQueue
+import braid.core.EventType
+import braid.core.Fabric
+import braid.core.Hints
+import braid.core.Info
+import braid.core.OpFlags
+import org.agrona.concurrent.UnsafeBuffer
+import java.nio.ByteBuffer
+import java.util.concurrent.TimeUnit
+
+/**
+ * The data path of `braid pingpong --api raw`: one RDM endpoint of the rail-core object model
+ * used the way fi_pingpong uses a libfabric endpoint.
+ *
+ * - Setup: `getInfo` (caps MSG, or TAGGED with `-m tagged`, provider from `-p`), fabric, domain,
+ *   a transmit CQ and a receive CQ, an AV, an EQ for peer-down events, the endpoint bound to all
+ *   of them and enabled.
+ * - One receive is always posted, for any size up to the largest, directed at the peer: it is
+ *   posted once at [connect] and again as soon as its completion has been read (and checked),
+ *   so every message meets a posted receive and none arrives unexpected.
+ * - Sends below the inject size are injected (no completion), larger ones are sent and their
+ *   completion awaited, as fi_pingpong does.
+ * - Completions are polled with [CompletionQueue.read] in a busy loop: no sleeping, no
+ *   allocation (one reused [Completion], preallocated contexts, direct buffers allocated once).
+ *   `-EAVAIL` is answered with `readErr` and fails the run with the error's message.
+ *
+ * A wait that sees no completion for [STALL_SECONDS], or a peer-down event on the EQ, fails the
+ * run with a [CommandFailure] rather than hanging.
+ */
+internal class RawPingpong(
+    provider: String,
+    private val tagged: Boolean,
+    maxSize: Int,
+    private val check: Boolean,
+    client: Boolean,
+) : AutoCloseable {
+    val info: Info = Braid.getInfo(Hints(caps = if (tagged) Caps.TAGGED else Caps.MSG, provider = provider)).first()
+    private val fabric: Fabric = Braid.fabric(info)
+    private val txCq: CompletionQueue
+    private val rxCq: CompletionQueue
+    private val av: AddressVector
+    private val eq: EventQueue
+    private val ep: Endpoint
+    private val txBuf: UnsafeBuffer
+    private val rxBuf: UnsafeBuffer
+    private val injectSize = info.txAttr.injectSize
+
+    private val ownDirection = if (client) DataPattern.FROM_CLIENT else DataPattern.FROM_SERVER
+    private val peerDirection = if (client) DataPattern.FROM_SERVER else DataPattern.FROM_CLIENT
+
+    private val completion = Completion()
+    private val error = CompletionError()
+    private val event = Event()
+    private val txContext = OpContext("send")
+    private val rxContext = OpContext("receive")
+
+    private var peer = -1L
+    private var sentMessages = 0L
+    private var receivedMessages = 0L
+
+    /** Polls since the current wait began, and when the watchdog first looked at it (0: not yet). */
+    private var spins = 0
+    private var waitStarted = 0L
+
+    init {
+        try {
+            if (maxSize > info.endpointAttr.maxMsgSize) {
+                throw CommandFailure("size $maxSize is larger than provider ${info.provider}'s largest message (${info.endpointAttr.maxMsgSize} bytes)")
+            }
+            val domain = fabric.domain(info)
+            val format = if (tagged) CqFormat.TAGGED else CqFormat.MSG
+            txCq = domain.completionQueue(format, info.txAttr.size.coerceAtMost(1 shl 16))
+            rxCq = domain.completionQueue(format, info.rxAttr.size.coerceAtMost(1 shl 16))
+            av = domain.addressVector()
+            eq = fabric.eventQueue()
+            ep = domain.endpoint(info)
+            ep.bind(txCq, OpFlags.TRANSMIT)
+            ep.bind(rxCq, OpFlags.RECV)
+            ep.bind(av)
+            ep.bind(eq)
+            ep.enable()
+            val capacity = maxOf(maxSize, MIN_BUFFER)
+            try {
+                txBuf = UnsafeBuffer(ByteBuffer.allocateDirect(capacity))
+                rxBuf = UnsafeBuffer(ByteBuffer.allocateDirect(capacity))
+            } catch (e: OutOfMemoryError) {
+                throw CommandFailure("cannot allocate two direct buffers of $capacity bytes (${e.message}); raise -XX:MaxDirectMemorySize, e.g. BRAID_JAVA_OPTS=-XX:MaxDirectMemorySize=4g", e)
+            }
+        } catch (e: Throwable) {
+            runCatching { fabric.close() }
+            throw e
+        }
+    }
+
+    /** This endpoint's address blob, for the peer's AV. */
+    val address: ByteArray get() = ep.address
+
+    /** Inserts the peer's [address] in the AV and posts the first receive. */
+    fun connect(address: ByteArray) {
+        peer = av.insert(address)
+        postRecv()
+    }
+
+    /** Client side of [iterations] round trips of [size] bytes: send, then await the reply. Returns the replies received. */
+    fun runClient(size: Int, iterations: Int, phase: String): Long {
+        val before = receivedMessages
+        for (i in 0 until iterations) {
+            send(size)
+            awaitRecv(size, i, phase)
+        }
+        return receivedMessages - before
+    }
+
+    /** Server side of [iterations] round trips of [size] bytes: await a message, then reply. Returns the messages received. */
+    fun runServer(size: Int, iterations: Int, phase: String): Long {
+        val before = receivedMessages
+        for (i in 0 until iterations) {
+            awaitRecv(size, i, phase)
+            send(size)
+        }
+        return receivedMessages - before
+    }
+
+    // ## Sends ##
+
+    private fun send(size: Int) {
+        if (check) DataPattern.fill(txBuf, size, sentMessages, ownDirection)
+        val inject = size < injectSize
+        beginWait()
+        while (true) {
+            val rc = when {
+                inject && tagged -> ep.tryTinject(txBuf, 0, size, peer, TAG)
+                inject -> ep.tryInject(txBuf, 0, size, peer)
+                tagged -> ep.tryTsend(txBuf, 0, size, peer, TAG, txContext)
+                else -> ep.trySend(txBuf, 0, size, peer, txContext)
+            }
+            if (rc == 0) break
+            if (rc != -Errno.EAGAIN) throw CommandFailure("posting a send of $size bytes failed: ${Errno.name(rc)}")
+            // Out of resources for now: drive progress (a read does) and try again.
+            val r = txCq.read(completion)
+            if (r == 1) throw CommandFailure("unexpected send completion while no send was outstanding: $completion")
+            if (r != -Errno.EAGAIN) failRead(txCq, r, "a send of $size bytes")
+            if (++spins and WATCH_EVERY_MASK == 0) watch("a send of", size)
+        }
+        if (!inject) {
+            await(txCq, txContext, "a send of", size)
+        }
+        sentMessages++
+    }
+
+    // ## Receives ##
+
+    private fun postRecv() {
+        beginWait()
+        while (true) {
+            val rc = if (tagged) {
+                ep.tryTrecv(rxBuf, 0, rxBuf.capacity(), peer, TAG, 0L, rxContext)
+            } else {
+                ep.tryRecv(rxBuf, 0, rxBuf.capacity(), peer, rxContext)
+            }
+            if (rc == 0) return
+            if (rc != -Errno.EAGAIN) throw CommandFailure("posting a receive failed: ${Errno.name(rc)}")
+            val r = rxCq.read(completion)
+            if (r == 1) throw CommandFailure("unexpected receive completion while no receive was posted: $completion")
+            if (r != -Errno.EAGAIN) failRead(rxCq, r, "posting a receive")
+            if (++spins and WATCH_EVERY_MASK == 0) watch("posting a receive of", rxBuf.capacity())
+        }
+    }
+
+    private fun awaitRecv(size: Int, iteration: Int, phase: String) {
+        await(rxCq, rxContext, "a receive of", size)
+        if (completion.len != size.toLong()) {
+            throw CommandFailure("received ${completion.len} bytes in $phase iteration $iteration, expected $size; are both sides running the same sizes?")
+        }
+        if (check) verify(size, iteration, phase)
+        receivedMessages++
+        postRecv()
+    }
+
+    private fun verify(size: Int, iteration: Int, phase: String) {
+        val bad = DataPattern.firstMismatch(rxBuf, size, receivedMessages, peerDirection)
+        if (bad >= 0) {
+            val got = rxBuf.getByte(bad).toInt() and 0xff
+            val want = DataPattern.expected(receivedMessages, size, peerDirection, bad)
+            throw CommandFailure(
+                "data check failed: message ${receivedMessages + 1} received ($size bytes, $phase iteration $iteration): " +
+                    "byte $bad is 0x${hex(got)}, expected 0x${hex(want)}",
+            )
+        }
+    }
+
+    // ## Completions ##
+
+    /** Busy-polls [cq] until the completion of the operation posted with [context] is read into [completion]. */
+    private fun await(cq: CompletionQueue, context: OpContext, what: String, size: Int) {
+        beginWait()
+        while (true) {
+            val rc = cq.read(completion)
+            if (rc == 1) {
+                if (completion.context !== context) {
+                    throw CommandFailure("$what $size bytes: unexpected completion $completion (expected context $context)")
+                }
+                return
+            }
+            if (rc != -Errno.EAGAIN) failRead(cq, rc, "$what $size bytes")
+            if (++spins and WATCH_EVERY_MASK == 0) watch(what, size)
+        }
+    }
+
+    private fun failRead(cq: CompletionQueue, rc: Int, what: String): Nothing {
+        if (rc == -Errno.EAVAIL && cq.readErr(error) == 1) {
+            throw CommandFailure("$what failed: ${Errno.name(error.err)}: ${error.message}")
+        }
+        throw CommandFailure("$what: reading the completion queue failed: ${Errno.name(rc)}")
+    }
+
+    private fun beginWait() {
+        spins = 0
+        waitStarted = 0L
+    }
+
+    /**
+     * Called every 2^14 polls of one wait for "[what] [size] bytes": fails on a peer-down event,
+     * or once [STALL_SECONDS] have passed without the completion.
+     */
+    private fun watch(what: String, size: Int) {
+        when (eq.read(event)) {
+            1 -> if (event.type == EventType.PEER_DOWN) throw CommandFailure("$what $size bytes: the peer went away: ${event.message}")
+            -Errno.EAVAIL -> if (eq.readErr(error) == 1) throw CommandFailure("$what $size bytes: ${Errno.name(error.err)}: ${error.message}")
+        }
+        val now = System.nanoTime()
+        if (waitStarted == 0L) {
+            waitStarted = now
+        } else if (now - waitStarted > STALL_NANOS) {
+            throw CommandFailure("$what $size bytes: no completion for $STALL_SECONDS s; is the peer still running?")
+        }
+    }
+
+    override fun close() {
+        fabric.close()
+    }
+
+    /** A preallocated operation context, named for messages. */
+    private class OpContext(private val name: String) {
+        override fun toString(): String = name
+    }
+
+    private companion object {
+        /** The tag of every tagged message, fi_pingpong's. */
+        const val TAG = 1234L
+
+        /** fi_pingpong's smallest buffer (`PP_MAX_CTRL_MSG`). */
+        const val MIN_BUFFER = 64
+
+        const val STALL_SECONDS = 30L
+        val STALL_NANOS = TimeUnit.SECONDS.toNanos(STALL_SECONDS)
+
+        /** The watchdog looks every 2^14 polls: a few milliseconds apart. */
+        const val WATCH_EVERY_MASK = (1 shl 14) - 1
+
+        fun hex(b: Int) = Integer.toHexString(b).padStart(2, '0')
+    }
+}
