@@ -51,6 +51,9 @@ public class SharedReceiveContext internal constructor(
     public val unexpectedCount: Int get() = unexpectedNow
     public val postedCount: Int get() = postedNow
 
+    /** Queue entries examined by matching so far (a cost measure for tests and benchmarks). */
+    internal val examined: Long get() = msgQueue.examined + tagQueue.examined
+
     // ## Owner operations (called by providers) ##
 
     /**
@@ -238,6 +241,8 @@ public data class SrxStats(
 
 /** Posted and unexpected queues of one matching space (untagged or tagged). */
 internal class MatchQueue(val tagged: Boolean) {
+    /** Entries examined by matching so far: lets tests check the cost of a match without a clock. */
+    var examined: Long = 0
     private val postedBySource = Long2ObjectHashMap<EntryList>()
     private val postedAny = EntryList(bySource = true)
     private val unexpectedBySource = Long2ObjectHashMap<EntryList>()
@@ -245,8 +250,8 @@ internal class MatchQueue(val tagged: Boolean) {
 
     /** The earliest-posted receive that matches a message from [addr] with [tag], removed. */
     fun takePosted(addr: Long, tag: Long): RxEntry? {
-        val directed = if (addr == FiAddr.NOTAVAIL) null else postedBySource.get(addr)?.first { it.matches(tag) }
-        val any = postedAny.first { it.matches(tag) }
+        val directed = if (addr == FiAddr.NOTAVAIL) null else postedBySource.get(addr)?.first { examined++; it.matches(tag) }
+        val any = postedAny.first { examined++; it.matches(tag) }
         val winner = when {
             directed == null -> any
             any == null -> directed
@@ -282,7 +287,7 @@ internal class MatchQueue(val tagged: Boolean) {
 
     fun findUnexpected(src: Long, tag: Long, ignore: Long): RxEntry? {
         val list = if (src == FiAddr.UNSPEC) unexpectedAll else unexpectedBySource.get(src) ?: return null
-        return if (!tagged) list.head else list.first { (it.tag or ignore) == (tag or ignore) }
+        return if (!tagged) list.head else list.first { examined++; (it.tag or ignore) == (tag or ignore) }
     }
 
     fun takeUnexpected(src: Long, tag: Long, ignore: Long): RxEntry? {

@@ -10,7 +10,7 @@ import java.io.PrintStream
  *    endpoint addresses over the control connection ([ControlChannel]), and insert each other in
  *    their AV.
  * 2. For each size: a short untimed warm-up ([warmupIterations] round trips, so the JIT has
- *    compiled the loop before the clock starts), a sync on the control connection, the timed
+ *    compiled the polling path before the clock starts), a sync on the control connection, the timed
  *    loop (the client sends then awaits the reply; the server awaits then replies), then an
  *    exchange of received counts, which also syncs the end.
  * 3. Both print fi_pingpong's table ([PerfFormat]), one row per size, as each size ends.
@@ -101,11 +101,15 @@ internal object PingpongCommand {
     }
 
     /**
-     * Untimed round trips before each timed run: up to 1000, never more than the timed run, and
-     * no more than about 64 MiB each way for large sizes.
+     * Untimed round trips before each timed run, the same number on both sides: up to 10000
+     * (about what HotSpot needs to have C2-compiled the polling path, a few tens of
+     * milliseconds), never more than the timed run, and no more than about 64 MiB each way for
+     * large sizes.
      */
     fun warmupIterations(iterations: Int, size: Int): Int =
-        minOf(iterations, 1000, maxOf(1, WARMUP_BYTES / maxOf(size, 1)))
+        minOf(iterations, WARMUP_MAX, maxOf(1, WARMUP_BYTES / maxOf(size, 1)))
+
+    private const val WARMUP_MAX = 10_000
 
     private const val WARMUP_BYTES = 64 shl 20
     private const val MAX_ADDRESS_LENGTH = 1 shl 16

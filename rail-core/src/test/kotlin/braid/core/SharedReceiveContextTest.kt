@@ -1,0 +1,108 @@
+package braid.core
+
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.longs.shouldBeLessThan
+import io.kotest.matchers.shouldBe
+import org.agrona.concurrent.UnsafeBuffer
+
+/** The matching engine on its own, driven through its owner operations as a provider drives it. */
+class SharedReceiveContextTest : FunSpec({
+    /** A provider that records which unexpected messages the owner started or discarded. */
+    class RecordingPeer : SrxPeer {
+        val started = ArrayList<RxEntry>()
+        val discarded = ArrayList<RxEntry>()
+        override fun startMsg(entry: RxEntry) { started += entry }
+        override fun startTag(entry: RxEntry) { started += entry }
+        override fun discardMsg(entry: RxEntry) { discarded += entry }
+        override fun discardTag(entry: RxEntry) { discarded += entry }
+    }
+
+    fun SharedReceiveContext.arrive(peer: SrxPeer, src: Long, tag: Long, id: Int): RxEntry? {
+        val e = getTag(src, tag, 8)
+        if (isMatched(e)) return e
+        e.peerContext = id
+        queueTag(e, peer)
+        return null
+    }
+
+    val buffer = UnsafeBuffer(ByteArray(8))
+
+    test("a directed receive finds its sender's message in O(1) among a million unexpected messages from others") {
+        val srx = SharedReceiveContext(unexpectedLimit = 2_000_000)
+        val peer = RecordingPeer()
+        for (i in 0 until 1_000_000) srx.arrive(peer, src = (i % 1000).toLong() + 10, tag = 1, id = i)
+        srx.arrive(peer, src = 5, tag = 1, id = -5)
+        val before = srx.examined
+        srx.post(true, 5, 1, 0, 0, "directed", buffer, 0, 8) shouldBe srx.let { peer.started.last() }
+        (srx.examined - before) shouldBeLessThan 3
+        peer.started.single().peerContext shouldBe -5
+        srx.unexpectedCount shouldBe 1_000_000
+    }
+
+    test("an arriving message looks only at its sender's directed receives and the any-source ones") {
+        val srx = SharedReceiveContext(unexpectedLimit = 10)
+        val peer = RecordingPeer()
+        for (src in 100L until 100_100L) srx.post(true, src, 7, 0, 0, "r$src", buffer, 0, 8)
+        srx.post(true, FiAddr.UNSPEC, 7, 0, 0, "any", buffer, 0, 8)
+        val before = srx.examined
+        srx.arrive(peer, 99_999, 7, 0)!!.context shouldBe "r99999"
+        (srx.examined - before) shouldBeLessThan 3
+        srx.arrive(peer, 5, 7, 0)!!.context shouldBe "any"
+    }
+
+    test("order holds between directed and any-source receives posted in between") {
+        val srx = SharedReceiveContext(unexpectedLimit = 10)
+        val peer = RecordingPeer()
+        srx.post(true, 1, 3, 0, 0, "d1", buffer, 0, 8)
+        srx.post(true, FiAddr.UNSPEC, 3, 0, 0, "w1", buffer, 0, 8)
+        srx.post(true, 1, 3, 0, 0, "d2", buffer, 0, 8)
+        srx.post(true, FiAddr.UNSPEC, 3, 0, 0, "w2", buffer, 0, 8)
+        listOf(1L, 2L, 1L, 1L).map { srx.arrive(peer, it, 3, 0)!!.context } shouldBe listOf("d1", "w1", "d2", "w2")
+    }
+
+    test("a wildcard receive takes the earliest unexpected message across senders, and per sender in arrival order") {
+        val srx = SharedReceiveContext(unexpectedLimit = 100)
+        val peer = RecordingPeer()
+        val arrivals = listOf(3L to 1, 4L to 2, 3L to 3, 5L to 4, 4L to 5)
+        for ((src, id) in arrivals) srx.arrive(peer, src, 9, id)
+        srx.post(true, 4, 9, 0, 0, null, buffer, 0, 8)
+        srx.post(true, FiAddr.UNSPEC, 9, 0, 0, null, buffer, 0, 8)
+        srx.post(true, FiAddr.UNSPEC, 9, 0, 0, null, buffer, 0, 8)
+        srx.post(true, 4, 9, 0, 0, null, buffer, 0, 8)
+        srx.post(true, FiAddr.UNSPEC, 9, 0, 0, null, buffer, 0, 8)
+        peer.started.map { it.peerContext } shouldBe listOf(2, 1, 3, 5, 4)
+    }
+
+    test("messages that arrived before their sender was known join its queue in arrival order once resolved") {
+        val srx = SharedReceiveContext(unexpectedLimit = 100)
+        val peer = RecordingPeer()
+        srx.arrive(peer, FiAddr.NOTAVAIL, 1, 1).also { it shouldBe null }
+        srx.arrive(peer, FiAddr.NOTAVAIL, 1, 2)
+        srx.foreachUnspecAddr { e -> if (e.peerContext == 1 || e.peerContext == 2) 7L else FiAddr.NOTAVAIL }
+        srx.arrive(peer, 7, 1, 3)
+        repeat(3) { srx.post(true, 7, 1, 0, 0, null, buffer, 0, 8) }
+        peer.started.map { it.peerContext } shouldBe listOf(1, 2, 3)
+    }
+
+    test("the untagged and tagged queues never match each other") {
+        val srx = SharedReceiveContext(unexpectedLimit = 100)
+        val peer = RecordingPeer()
+        srx.post(false, FiAddr.UNSPEC, 0, 0, 0, "msg", buffer, 0, 8)
+        srx.arrive(peer, 1, 0, 1) shouldBe null
+        srx.getMsg(1, 8).context shouldBe "msg"
+    }
+
+    test("entries are pooled: steady matching allocates no new entries") {
+        val srx = SharedReceiveContext(unexpectedLimit = 100)
+        val peer = RecordingPeer()
+        val seen = java.util.Collections.newSetFromMap(java.util.IdentityHashMap<RxEntry, Boolean>())
+        repeat(1000) {
+            srx.post(true, FiAddr.UNSPEC, 1, 0, 0, null, buffer, 0, 8)
+            val e = srx.getTag(1, 1, 8)
+            seen += e
+            srx.freeEntry(e)
+        }
+        seen.size shouldBe 1
+    }
+})
+
