@@ -1,0 +1,58 @@
+package braid.it
+
+import java.io.File
+import java.nio.file.Files
+import java.nio.file.Path
+import java.nio.file.StandardCopyOption
+import java.util.concurrent.TimeUnit
+
+/** A child JVM running [main] with the test classpath; killed on close if still running. */
+class ChildJvm(main: String, args: List<String>, env: Map<String, String> = emptyMap(), val log: File) : AutoCloseable {
+    val process: Process = ProcessBuilder(
+        listOf(
+            ProcessHandle.current().info().command().orElse("java"),
+            "-Xmx256m", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"), main,
+        ) + args,
+    ).redirectErrorStream(true).redirectOutput(log).also { it.environment().putAll(env) }.start()
+
+    /** Waits for exit (failing with the child's output after [seconds]) and returns the exit code. */
+    fun await(seconds: Long): Int {
+        if (!process.waitFor(seconds, TimeUnit.SECONDS)) {
+            process.destroyForcibly()
+            error("child did not exit within $seconds s; its output:\n${output()}")
+        }
+        return process.exitValue()
+    }
+
+    fun output(): String = if (log.exists()) log.readText() else ""
+
+    override fun close() {
+        if (process.isAlive) {
+            process.destroyForcibly()
+            process.waitFor(10, TimeUnit.SECONDS)
+        }
+    }
+}
+
+/** Address exchange through files in a directory, as a launcher would do it. */
+object Rendezvous {
+    fun publish(dir: Path, name: String, address: ByteArray) {
+        val tmp = dir.resolve("$name.tmp")
+        Files.write(tmp, address)
+        Files.move(tmp, dir.resolve("$name.addr"), StandardCopyOption.ATOMIC_MOVE)
+    }
+
+    fun lookup(dir: Path, name: String, seconds: Long = 60): ByteArray {
+        val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds)
+        val f = dir.resolve("$name.addr")
+        while (!Files.exists(f)) {
+            check(System.nanoTime() < deadline) { "no address from '$name' in $dir after $seconds s" }
+            Thread.sleep(5)
+        }
+        return Files.readAllBytes(f)
+    }
+
+    fun mark(dir: Path, name: String) { Files.write(dir.resolve("$name.done"), ByteArray(0)) }
+
+    fun marked(dir: Path, name: String): Boolean = Files.exists(dir.resolve("$name.done"))
+}

@@ -1,0 +1,145 @@
+package braid.it
+
+import braid.core.Braid
+import braid.core.CompletionError
+import braid.core.Errno
+import braid.core.Event
+import braid.core.EventType
+import braid.core.FiAddr
+import braid.core.Hints
+import braid.core.OpFlags
+import braid.core.TestFabric
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.longs.shouldBeGreaterThan
+import io.kotest.matchers.shouldBe
+import io.kotest.matchers.string.shouldContain
+import io.kotest.matchers.types.shouldBeInstanceOf
+import org.agrona.concurrent.UnsafeBuffer
+import java.nio.ByteBuffer
+import java.nio.file.Files
+import java.nio.file.Path
+import java.nio.file.Paths
+
+/** Separate JVM processes over real shared-memory files. */
+class ShmMultiProcessIT : FunSpec({
+    val main = ShmPeerMain::class.java.name
+
+    fun tempDir(): Path = Files.createTempDirectory("braid-it")
+
+    fun children(dir: Path, vararg specs: List<String>, env: Map<String, String> = emptyMap()): List<ChildJvm> =
+        specs.mapIndexed { i, args -> ChildJvm(main, args, env, dir.resolve("child$i.log").toFile()) }
+
+    fun List<ChildJvm>.awaitAll(seconds: Long) = forEach { child ->
+        val rc = child.await(seconds)
+        if (rc != 0) error("child exited $rc:\n${child.output()}")
+        child.output() shouldContain "OK"
+    }
+
+    test("two processes exchange 100,000 tagged messages of 0 B..64 KiB and some of 1..4 MiB, each once, intact, in order") {
+        val dir = tempDir()
+        val kids = children(dir, listOf("recv", "$dir", "rx", "100000", "tx0"), listOf("send", "$dir", "tx0", "rx", "0", "100000"))
+        try { kids.awaitAll(600) } finally { kids.forEach { it.close() } }
+    }
+
+    test("two senders race for one any-source receiver: every message matched once, in order per sender") {
+        val dir = tempDir()
+        val kids = children(
+            dir,
+            listOf("recv", "$dir", "rx", "20000", "tx0", "tx1"),
+            listOf("send", "$dir", "tx0", "rx", "0", "20000"),
+            listOf("send", "$dir", "tx1", "rx", "1", "20000"),
+        )
+        try { kids.awaitAll(600) } finally { kids.forEach { it.close() } }
+    }
+
+    test("a sender killed mid-transfer fails the receive it was filling and the receives waiting on it, without a hang") {
+        val dir = tempDir()
+        TestFabric(1).use { f ->
+            val me = f.nodes[0]
+            val eq = f.fabric.eventQueue()
+            Rendezvous.publish(dir, "rx", me.ep.address)
+            // A tiny ring and a slow loop make the 32 MiB transfer take many seconds.
+            val kid = ChildJvm(main, listOf("slow-send", "$dir", "tx", "rx", "${32 shl 20}"), mapOf("BRAID_SHM_RING_SIZE" to "4096"), dir.resolve("tx.log").toFile())
+            try {
+                val tx = me.av.insert(Rendezvous.lookup(dir, "tx"))
+                val big = UnsafeBuffer(ByteBuffer.allocateDirect(32 shl 20))
+                me.ep.tryTrecv(big, 0, big.capacity(), tx, 1, 0, "big") shouldBe 0
+                me.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, tx, 2, 0, "never") shouldBe 0
+                val start = System.nanoTime()
+                while (System.nanoTime() - start < 1_500_000_000L) me.domain.progress()
+                kid.process.destroyForcibly()
+                val errors = me.await(2, millis = 10_000).map { it.shouldBeInstanceOf<CompletionError>() }.associateBy { it.context }
+                errors.getValue("big").err shouldBe Errno.EIO
+                errors.getValue("big").message shouldContain "mid-transfer"
+                errors.getValue("big").len shouldBeGreaterThan 0L
+                errors.getValue("never").err shouldBe Errno.EHOSTDOWN
+            } finally {
+                kid.close()
+                eq.close()
+            }
+        }
+    }
+
+    test("a receiver that dies turns the sends waiting on it into error completions and a PEER_DOWN event") {
+        val dir = tempDir()
+        val info = Braid.getInfo(Hints(provider = "shm")).first()
+        Braid.fabric(info).use { fabric ->
+            val domain = fabric.domain(info)
+            val cq = domain.completionQueue()
+            val av = domain.addressVector()
+            val eq = fabric.eventQueue()
+            val ep = domain.endpoint().also { it.bind(cq, OpFlags.TRANSMIT or OpFlags.RECV); it.bind(av); it.bind(eq); it.enable() }
+            val kid = ChildJvm(main, listOf("hold", "$dir", "rx"), log = dir.resolve("rx.log").toFile())
+            try {
+                val rx = av.insert(Rendezvous.lookup(dir, "rx"))
+                val big = UnsafeBuffer(ByteBuffer.allocateDirect(1 shl 20))
+                ep.tryTsend(big, 0, big.capacity(), rx, 1, "rendezvous") shouldBe 0
+                ep.trySendmsg(UnsafeBuffer(ByteArray(16)), 0, 16, rx, 2, 0, OpFlags.TAGGED or OpFlags.DELIVERY_COMPLETE, "delivery") shouldBe 0
+                repeat(100) { domain.progress() }
+                kid.process.destroyForcibly()
+                val got = HashMap<Any?, CompletionError>()
+                val deadline = System.nanoTime() + 10_000_000_000L
+                val err = CompletionError()
+                while (got.size < 2) {
+                    check(System.nanoTime() < deadline) { "no error completions after 10 s: $got" }
+                    if (cq.read(braid.core.Completion()) == -Errno.EAVAIL) { cq.readErr(err); got[err.context] = CompletionError().also { it.err = err.err; it.message = err.message } }
+                }
+                got.getValue("rendezvous").err shouldBe Errno.EHOSTDOWN
+                got.getValue("delivery").message shouldContain "died"
+                val ev = Event()
+                eq.read(ev) shouldBe 1
+                ev.type shouldBe EventType.PEER_DOWN
+                ev.data shouldBe rx
+                ep.tryTsend(big, 0, 8, rx, 1, null) shouldBe -Errno.EHOSTDOWN
+            } finally {
+                kid.close()
+                ep.close()
+            }
+        }
+    }
+
+    test("files left by a process that died are reclaimed by the next one that starts") {
+        val dir = tempDir()
+        val kid = ChildJvm(main, listOf("hold", "$dir", "dead"), log = dir.resolve("dead.log").toFile())
+        try {
+            Rendezvous.lookup(dir, "dead")
+            val pid = kid.process.pid()
+            TestFabric(1).use { f ->
+                // Give the dying process a channel too: send it a message.
+                val dest = f.nodes[0].av.insert(Rendezvous.lookup(dir, "dead"))
+                f.nodes[0].ep.tryTinject(UnsafeBuffer(ByteArray(8)), 0, 8, dest, 0) shouldBe 0
+                kid.process.destroyForcibly().waitFor()
+                fun leftovers() = Files.list(shmDir()).use { s -> s.filter { it.fileName.toString().contains("braid-$pid-") }.count() }
+                leftovers() shouldBe 2L // its endpoint file, and the channel file to it
+                f.nodes[0].ep.close()
+                leftovers() shouldBe 1L // we removed the channel we created to a dead receiver
+                Braid.fabric(f.info).use { it.domain(f.info).close() } // a new domain sweeps the rest
+                leftovers() shouldBe 0L
+            }
+        } finally {
+            kid.close()
+        }
+    }
+})
+
+private fun shmDir(): Path = if (Files.isDirectory(Paths.get("/dev/shm"))) Paths.get("/dev/shm") else Paths.get(System.getProperty("java.io.tmpdir"), "braid-shm")
