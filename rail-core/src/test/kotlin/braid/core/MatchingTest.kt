@@ -283,6 +283,21 @@ class MatchingTest : FunSpec({
         }
     }
 
+    test("a matched rendezvous message completes even while its sender is pushed back behind it") {
+        TestFabric(unexpectedLimit = 1, ringCapacity = 4096, eagerSize = 64).use { f ->
+            val (a, b) = f.nodes
+            val big = UnsafeBuffer(ByteArray(100_000) { it.toByte() })
+            val rx = UnsafeBuffer(ByteArray(100_000))
+            b.ep.tryTrecv(rx, 0, rx.capacity(), FiAddr.UNSPEC, 1, 0, "big") shouldBe 0
+            big.send(f, 0, 1, 1, "big-send")
+            for (t in 2L..6L) buf("small").send(f, 0, 1, t) // unexpected: one is held, the rest wait in the ring
+            val got = b.await(1, others = listOf(a)).single().shouldBeInstanceOf<Completion>()
+            got.context shouldBe "big"
+            (0 until 100_000 step 997).forEach { rx.getByte(it) shouldBe it.toByte() }
+            b.ep.srx.unexpectedCount shouldBe 1
+        }
+    }
+
     test("a message from a sender not yet in the AV matches any-source receives and is re-keyed once the sender is inserted") {
         val info = Braid.getInfo(Hints(provider = "shm")).first()
         val fabric = Braid.fabric(info)

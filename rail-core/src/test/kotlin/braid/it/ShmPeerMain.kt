@@ -147,7 +147,7 @@ object ShmPeerMain {
             val buffer = UnsafeBuffer(ByteBuffer.allocateDirect(size))
             Traffic.fill(buffer, 0, 0, size)
             check(ep.tryTsend(buffer, 0, size, dest, 1, "slow") == 0)
-            println("SENDING")
+            println("SENDING ring=${ep.info.endpointAttr.ringCapacity}")
             while (true) {
                 poll()
                 Thread.sleep(2)

@@ -1,5 +1,8 @@
 package braid.samples
 
+import braid.core.Braid
+import braid.core.Caps
+import braid.core.Hints
 import java.io.File
 import java.io.PrintStream
 import java.lang.management.ManagementFactory
@@ -68,6 +71,9 @@ internal object DemoCommand {
         val provider = parsed.value(PROVIDER) ?: "shm"
         val check = parsed.has(CHECK)
 
+        // Fail here, before starting a server, if the provider is unknown or unusable.
+        Braid.getInfo(Hints(caps = if (tagged) Caps.TAGGED else Caps.MSG, provider = provider))
+
         val port = freePort()
         val serverArgs = buildList {
             add(PingpongOptions.COMMAND)
@@ -84,7 +90,11 @@ internal object DemoCommand {
             .redirectErrorStream(true)
             .redirectOutput(log)
             .start()
-        val killer = Thread { child.destroyForcibly() }
+        val killer = Thread {
+            child.destroyForcibly()
+            child.waitFor(5, TimeUnit.SECONDS)
+            log.delete()
+        }
         Runtime.getRuntime().addShutdownHook(killer)
         var succeeded = false
         try {
@@ -111,10 +121,10 @@ internal object DemoCommand {
                 child.waitFor(10, TimeUnit.SECONDS)
             }
             runCatching { Runtime.getRuntime().removeShutdownHook(killer) }
-            if (succeeded) {
+            if (succeeded || log.length() == 0L) {
                 log.delete()
             } else {
-                err.println("braid demo: server output (${log.path}):")
+                err.println("braid demo: the server's output (${log.path}), last lines:")
                 log.readLines().takeLast(40).forEach { err.println("  | $it") }
             }
         }

@@ -131,9 +131,9 @@ internal object EndpointFileDescriptor {
  * +---------------------------------------------------------------+
  * |                      magic "BRDC" (32)                        |
  * +---------------------------------------------------------------+
- * |                      version = 1 (32)                         |
+ * |                      version = 2 (32)                         |
  * +---------------------------------------------------------------+
- * |                      data ring capacity (32)                  |
+ * |                      data (and bulk) ring capacity (32)                  |
  * +---------------------------------------------------------------+
  * |                      control ring capacity (32)               |
  * +---------------------------------------------------------------+
@@ -144,14 +144,21 @@ internal object EndpointFileDescriptor {
  * |                 ... padding to offset 128 ...                 |
  * +---------------------------------------------------------------+
  * |  data ring: OneToOneRingBuffer, sender -> receiver            |
+ * |  (message heads: EAGER and RTS records)                       |
+ * +---------------------------------------------------------------+
+ * |  bulk ring: OneToOneRingBuffer, sender -> receiver            |
+ * |  (FRAG records of rendezvous messages already matched)        |
  * +---------------------------------------------------------------+
  * |  control ring: OneToOneRingBuffer, receiver -> sender         |
  * +---------------------------------------------------------------+
  * ```
+ * Fragments have a ring of their own because a receiver may leave an unexpected message head
+ * in the data ring to push its sender back; fragments of a message already matched must still
+ * flow past it, or the receive waiting for them would never complete.
  */
 internal object ChannelFileDescriptor {
     const val MAGIC: Int = 0x42524443 // "BRDC"
-    const val VERSION: Int = 1
+    const val VERSION: Int = 2
     const val MAGIC_OFFSET = 0
     const val VERSION_OFFSET = 4
     const val DATA_CAPACITY_OFFSET = 8
@@ -161,7 +168,9 @@ internal object ChannelFileDescriptor {
     const val DATA_RING_OFFSET = 128
     const val CTRL_CAPACITY = 64 * 1024
 
-    fun ctrlRingOffset(dataCapacity: Int): Int = DATA_RING_OFFSET + dataCapacity + RingBufferDescriptor.TRAILER_LENGTH
+    fun bulkRingOffset(dataCapacity: Int): Int = DATA_RING_OFFSET + dataCapacity + RingBufferDescriptor.TRAILER_LENGTH
+
+    fun ctrlRingOffset(dataCapacity: Int): Int = bulkRingOffset(dataCapacity) + dataCapacity + RingBufferDescriptor.TRAILER_LENGTH
 
     fun length(dataCapacity: Int): Int = ctrlRingOffset(dataCapacity) + CTRL_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH
 }
@@ -171,7 +180,7 @@ internal object ChannelFileDescriptor {
  * field holds the MSG_* value). Offsets are from the record's payload start, which Agrona
  * aligns to 8, so every long below is aligned.
  *
- * Data ring, sender -> receiver:
+ * Data ring (EAGER, RTS) and bulk ring (FRAG), sender -> receiver:
  * ```
  * EAGER (1) and RTS (2):
  * +---------------------------------------------------------------+

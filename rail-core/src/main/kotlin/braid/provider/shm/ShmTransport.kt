@@ -227,6 +227,7 @@ internal class ShmTransport(
 
     private inner class OutChannel(val dst: String, val epFile: MappedFile, val file: MappedFile) {
         val data = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.DATA_RING_OFFSET, ringCapacity + RingBufferDescriptor.TRAILER_LENGTH))
+        val bulk = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.bulkRingOffset(ringCapacity), ringCapacity + RingBufferDescriptor.TRAILER_LENGTH))
         val ctrl = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.ctrlRingOffset(ringCapacity), ChannelFileDescriptor.CTRL_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH))
         val backlog = ArrayDeque<TxOp>()
         val waitingCts = Long2ObjectHashMap<TxOp>()
@@ -307,15 +308,15 @@ internal class ShmTransport(
 
         /** Streams as much of [op] as the ring takes; true once all accepted bytes are in the ring. */
         private fun stream(op: TxOp): Boolean {
-            val b = data.buffer()
+            val b = bulk.buffer()
             while (op.sent < op.accepted) {
                 val n = minOf(fragSize.toLong(), op.accepted - op.sent).toInt()
-                val index = data.tryClaim(MSG_FRAG, FRAG_HEADER_LENGTH + n)
+                val index = bulk.tryClaim(MSG_FRAG, FRAG_HEADER_LENGTH + n)
                 if (index < 0) return false
                 b.putLong(index + FRAG_MSG_ID_OFFSET, op.msgId)
                 b.putLong(index + FRAG_OFFSET_OFFSET, op.sent)
                 b.putBytes(index + FRAG_HEADER_LENGTH, op.buffer, op.sent.toInt(), n)
-                data.commit(index)
+                bulk.commit(index)
                 op.sent += n
             }
             return true
@@ -396,7 +397,9 @@ internal class ShmTransport(
 
     private inner class InChannel(val index: Int, val sender: String, val file: MappedFile, capacity: Int) : ControlledMessageHandler {
         val data = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.DATA_RING_OFFSET, capacity + RingBufferDescriptor.TRAILER_LENGTH))
+        val bulk = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.bulkRingOffset(capacity), capacity + RingBufferDescriptor.TRAILER_LENGTH))
         val ctrl = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.ctrlRingOffset(capacity), ChannelFileDescriptor.CTRL_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH))
+        private val fragHandler = MessageHandler { type, b, index, length -> if (type == MSG_FRAG) onFrag(b, index, length) }
         var fiAddr = FiAddr.NOTAVAIL
         private var avGeneration = -1L
         val inflight = Long2ObjectHashMap<Inbound>()
@@ -411,8 +414,13 @@ internal class ShmTransport(
             val av = ep.av!!
             if (av.generation != avGeneration) resolve(av.generation)
             if (dead) return 0
-            return data.controlledRead(this, READ_LIMIT)
+            var work = data.controlledRead(this, READ_LIMIT)
+            if (inflight.size > 0) work += bulk.read(fragHandler, READ_LIMIT)
+            return work
         }
+
+        /** Whether the sender left nothing unread. */
+        fun drained(): Boolean = data.size() == 0 && bulk.size() == 0
 
         private fun resolve(generation: Long) {
             avGeneration = generation
@@ -425,7 +433,6 @@ internal class ShmTransport(
 
         override fun onMessage(type: Int, b: MutableDirectBuffer, index: Int, length: Int): ControlledMessageHandler.Action = when (type) {
             MSG_EAGER, MSG_RTS -> onMessageHead(type == MSG_RTS, b, index)
-            MSG_FRAG -> { onFrag(b, index, length); ControlledMessageHandler.Action.CONTINUE }
             else -> ControlledMessageHandler.Action.CONTINUE // a record type from a newer version: skip it
         }
 
@@ -480,7 +487,7 @@ internal class ShmTransport(
             inflight.put(id, inbound)
         }
 
-        private fun onFrag(b: MutableDirectBuffer, index: Int, length: Int) {
+        private fun onFrag(b: DirectBuffer, index: Int, length: Int) {
             val id = b.getLong(index + FRAG_MSG_ID_OFFSET)
             val inbound = inflight.get(id) ?: return
             val offset = b.getLong(index + FRAG_OFFSET_OFFSET)
@@ -621,7 +628,7 @@ internal class ShmTransport(
             if (ch.dead) { ch.failDirected("shm: peer ${ch.sender} ${ch.senderGone}"); continue }
             if (ch.senderGone == null) ch.senderGone = ch.checkSender()
             // Everything the sender put in the ring before it went is delivered first.
-            if (ch.senderGone != null && ch.data.size() == 0) ch.fail()
+            if (ch.senderGone != null && (ch.drained() || ch.inflight.size == 0 && ch.data.size() == 0)) ch.fail()
         }
     }
 

@@ -1,0 +1,106 @@
+package braid.core
+
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.shouldBe
+import org.agrona.concurrent.UnsafeBuffer
+import java.util.concurrent.ConcurrentLinkedQueue
+import java.util.concurrent.CountDownLatch
+import java.util.concurrent.TimeUnit
+import kotlin.concurrent.thread
+
+/**
+ * The ring path under pressure: a 1 KiB ring (so every few messages fill it, and messages over
+ * 88 bytes go by rendezvous in 112-byte fragments), three sender threads, and a receiver whose
+ * endpoint is posted to and progressed from two threads at once.
+ */
+class ShmRingStressTest : FunSpec({
+    test("with a tiny ring and several threads every message arrives exactly once and in order per sender") {
+        val senders = 3
+        val perSender = 5_000
+        TestFabric(count = senders + 1, ringCapacity = 1024, eagerSize = 1024, unexpectedLimit = 64).use { f ->
+            val rx = f.nodes[senders]
+            val failures = ConcurrentLinkedQueue<Throwable>()
+            val done = CountDownLatch(senders)
+            val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120)
+            val next = IntArray(senders)
+            fun alive() {
+                check(System.nanoTime() < deadline) { "stress test ran past its deadline: received per sender ${next.toList()}, receiver ${rx.ep.srx.stats()}" }
+                Thread.yield() // five busy threads share two cores: let the others run
+            }
+
+            val sendThreads = (0 until senders).map { s ->
+                thread(name = "sender-$s") {
+                    try {
+                        val node = f.nodes[s]
+                        val dest = f.addrs[s][senders]
+                        val out = UnsafeBuffer(ByteArray(300))
+                        val c = Completion()
+                        var inFlight = 0
+                        var seq = 0
+                        while (seq < perSender || inFlight > 0) {
+                            alive()
+                            if (seq < perSender && inFlight < 16) {
+                                val size = 4 + (seq * 31 + s * 7) % 296
+                                out.putInt(0, seq)
+                                for (i in 4 until size) out.putByte(i, (seq + i).toByte())
+                                // tinject copies: the buffer is free again at once, so one buffer serves.
+                                val rc = if (size <= node.ep.info.txAttr.injectSize && size <= 88) node.ep.tryTinject(out, 0, size, dest, s.toLong())
+                                else node.ep.tryTsend(out, 0, size, dest, s.toLong(), seq)
+                                if (rc == 0) {
+                                    if (size > 88) {
+                                        // A rendezvous send reads the buffer until it completes: wait for it.
+                                        inFlight++
+                                        while (node.cq.read(c) != 1) alive()
+                                        inFlight--
+                                    }
+                                    seq++
+                                } else {
+                                    rc shouldBe -Errno.EAGAIN
+                                }
+                            }
+                            if (node.cq.read(c) == 1) inFlight--
+                        }
+                    } catch (t: Throwable) {
+                        failures += t
+                    } finally {
+                        done.countDown()
+                    }
+                }
+            }
+
+            // A second thread hammers the receiver's domain lock by driving progress concurrently.
+            val progressor = thread(name = "progressor") {
+                while (done.count > 0 || rx.ep.srx.postedCount > 0) { rx.domain.progress(); Thread.yield(); if (System.nanoTime() > deadline) break }
+            }
+
+            val buf = UnsafeBuffer(ByteArray(300))
+            val c = Completion()
+            val e = CompletionError()
+            var received = 0
+            while (received < senders * perSender && failures.isEmpty()) {
+                alive()
+                rx.ep.tryTrecv(buf, 0, 300, FiAddr.UNSPEC, 0, -1L, null) shouldBe 0
+                while (true) {
+                    alive()
+                    val rc = rx.cq.readFrom(c)
+                    if (rc == -Errno.EAVAIL) { rx.cq.readErr(e); error("error completion: $e") }
+                    if (rc == 1) break
+                    if (failures.isNotEmpty()) break
+                }
+                if (failures.isNotEmpty()) break
+                val s = c.tag.toInt()
+                val seq = buf.getInt(0)
+                seq shouldBe next[s]
+                val size = 4 + (seq * 31 + s * 7) % 296
+                c.len shouldBe size.toLong()
+                for (i in 4 until size) buf.getByte(i) shouldBe (seq + i).toByte()
+                next[s]++
+                received++
+            }
+            sendThreads.forEach { it.join(TimeUnit.SECONDS.toMillis(30)) }
+            progressor.join(TimeUnit.SECONDS.toMillis(30))
+            failures.firstOrNull()?.let { throw it }
+            next.toList() shouldBe List(senders) { perSender }
+        }
+    }
+})

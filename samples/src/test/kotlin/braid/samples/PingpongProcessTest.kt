@@ -1,0 +1,72 @@
+package braid.samples
+
+import io.kotest.assertions.withClue
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.collections.shouldHaveSize
+import io.kotest.matchers.shouldBe
+import io.kotest.matchers.string.shouldMatch
+import java.io.File
+import java.net.InetAddress
+import java.net.ServerSocket
+import java.nio.file.Files
+import java.util.concurrent.TimeUnit
+
+/** `braid pingpong` as fi_pingpong is run: a server process and a client process, over shm. */
+class PingpongProcessTest : FunSpec({
+    /** `braid` in a child JVM on the test class path; stdout and stderr to files. */
+    class Braid(args: List<String>, dir: File, name: String) : AutoCloseable {
+        val out = File(dir, "$name.out")
+        val err = File(dir, "$name.err")
+        val process: Process = ProcessBuilder(
+            listOf(
+                ProcessHandle.current().info().command().orElse("java"),
+                "-Xmx256m", "-cp", System.getProperty("java.class.path"), BraidCommand::class.java.name,
+            ) + args,
+        ).redirectOutput(out).redirectError(err).start()
+
+        /** The exit status; fails (after killing it) if the process is still running after [seconds]. */
+        fun await(seconds: Long): Int {
+            if (!process.waitFor(seconds, TimeUnit.SECONDS)) {
+                process.destroyForcibly()
+                error("braid did not exit within $seconds s; stdout:\n${out.readText()}\nstderr:\n${err.readText()}")
+            }
+            return process.exitValue()
+        }
+
+        fun describe(): String = "stdout:\n${out.readText()}\nstderr:\n${err.readText()}"
+
+        override fun close() {
+            if (process.isAlive) {
+                process.destroyForcibly()
+                process.waitFor(10, TimeUnit.SECONDS)
+            }
+        }
+    }
+
+    test("server and client processes run 100 checked round trips of 64 bytes and both print the table") {
+        val dir = Files.createTempDirectory("braid-pingpong-test").toFile()
+        val port = ServerSocket(0, 1, InetAddress.getLoopbackAddress()).use { it.localPort }
+        val common = listOf("pingpong", "-p", "shm", "-I", "100", "-S", "64", "-c")
+        val server = Braid(common + listOf("-B", "$port", "--accept-timeout", "60"), dir, "server")
+        var client: Braid? = null
+        try {
+            client = Braid(common + listOf("-P", "$port", "127.0.0.1"), dir, "client")
+            val clientStatus = client.await(120)
+            val serverStatus = server.await(60)
+            withClue("client ${client.describe()}\nserver ${server.describe()}") {
+                clientStatus shouldBe 0
+                serverStatus shouldBe 0
+                for (side in listOf(client, server)) {
+                    val lines = side.out.readLines().filter { it.isNotBlank() }
+                    lines shouldHaveSize 2
+                    lines[0] shouldBe PerfFormat.HEADER
+                    lines[1] shouldMatch Regex("""64      100     =100     12k     [ \d]{4}\d\.\d\ds[ \d]{6}\d\.\d\d[ \d]{7}\d\.\d\d[ \d]{7}\d\.\d\d""")
+                    side.err.readText() shouldBe ""
+                }
+            }
+        } finally {
+            client?.close()
+            server.close()
+        }
+    }
+})
