@@ -54,19 +54,25 @@ internal object ShmDirectory {
     fun channelFile(receiver: String, sender: String): Path = root.resolve("$receiver~$sender.ch")
 
     /** Whether the process that owns [name] (an endpoint name) is still running. */
-    fun ownerAlive(name: String): Boolean {
+    fun ownerAlive(name: String): Boolean = owner(name)?.isAlive ?: false
+
+    /**
+     * The running process that owns [name], or null if it is gone. The handle remembers the
+     * process's start time, so later `isAlive` checks stay exact and cost one read of
+     * /proc/PID/stat, with nothing allocated.
+     */
+    fun owner(name: String): ProcessHandle? {
         val parts = name.removePrefix(PREFIX).split('-')
-        if (parts.size < 3) return false
-        val pid = parts[0].toLongOrNull() ?: return false
-        val start = parts[1].toLongOrNull(36) ?: return false
-        return alive(pid, start)
+        if (parts.size < 3) return null
+        val pid = parts[0].toLongOrNull() ?: return null
+        val start = parts[1].toLongOrNull(36) ?: return null
+        if (pid == self.pid()) return if (start == selfStart) self else null
+        val handle = ProcessHandle.of(pid).orElse(null) ?: return null
+        return if (handle.isAlive && startMillis(handle) == start) handle else null
     }
 
-    fun alive(pid: Long, start: Long): Boolean {
-        if (pid == self.pid()) return start == selfStart
-        val handle = ProcessHandle.of(pid).orElse(null) ?: return false
-        return handle.isAlive && startMillis(handle) == start
-    }
+    /** The pid in an endpoint name, for messages. */
+    fun pidOf(name: String): String = name.removePrefix(PREFIX).substringBefore('-')
 
     private fun startMillis(handle: ProcessHandle): Long =
         handle.info().startInstant().map { it.toEpochMilli() / 10 * 10 }.orElse(0L)

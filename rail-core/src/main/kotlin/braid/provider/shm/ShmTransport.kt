@@ -168,7 +168,8 @@ internal class ShmTransport(
             lastResolveError = -Errno.EHOSTUNREACH
             return null
         }
-        if (epFile.buffer.getIntVolatile(EndpointFileDescriptor.STATE_OFFSET) != EndpointFileDescriptor.STATE_OPEN || !ShmDirectory.ownerAlive(dst)) {
+        val owner = ShmDirectory.owner(dst)
+        if (epFile.buffer.getIntVolatile(EndpointFileDescriptor.STATE_OFFSET) != EndpointFileDescriptor.STATE_OPEN || owner == null) {
             epFile.unmap()
             lastResolveError = -Errno.ECONNREFUSED
             return null
@@ -181,7 +182,7 @@ internal class ShmTransport(
         b.putInt(ChannelFileDescriptor.DATA_CAPACITY_OFFSET, ringCapacity)
         b.putInt(ChannelFileDescriptor.CTRL_CAPACITY_OFFSET, ChannelFileDescriptor.CTRL_CAPACITY)
         b.putIntVolatile(ChannelFileDescriptor.SENDER_STATE_OFFSET, EndpointFileDescriptor.STATE_OPEN)
-        val out = OutChannel(dst, epFile, ch)
+        val out = OutChannel(dst, owner, epFile, ch)
         outs += out
         outByName[dst] = out
         out.announce()
@@ -225,7 +226,7 @@ internal class ShmTransport(
         var sent = 0L
     }
 
-    private inner class OutChannel(val dst: String, val epFile: MappedFile, val file: MappedFile) {
+    private inner class OutChannel(val dst: String, private val owner: ProcessHandle, val epFile: MappedFile, val file: MappedFile) {
         val data = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.DATA_RING_OFFSET, ringCapacity + RingBufferDescriptor.TRAILER_LENGTH))
         val bulk = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.bulkRingOffset(ringCapacity), ringCapacity + RingBufferDescriptor.TRAILER_LENGTH))
         val ctrl = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.ctrlRingOffset(ringCapacity), ChannelFileDescriptor.CTRL_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH))
@@ -360,7 +361,7 @@ internal class ShmTransport(
         fun receiverGone(): String? {
             val state = epFile.buffer.getIntVolatile(EndpointFileDescriptor.STATE_OFFSET)
             if (state != EndpointFileDescriptor.STATE_OPEN) return "closed its endpoint"
-            if (!ShmDirectory.ownerAlive(dst)) return "(process ${dst.removePrefix(ShmDirectory.PREFIX).substringBefore('-')}) died"
+            if (!owner.isAlive) return "(process ${ShmDirectory.pidOf(dst)}) died"
             return null
         }
 
@@ -399,6 +400,7 @@ internal class ShmTransport(
         val data = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.DATA_RING_OFFSET, capacity + RingBufferDescriptor.TRAILER_LENGTH))
         val bulk = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.bulkRingOffset(capacity), capacity + RingBufferDescriptor.TRAILER_LENGTH))
         val ctrl = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.ctrlRingOffset(capacity), ChannelFileDescriptor.CTRL_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH))
+        private val owner: ProcessHandle? = ShmDirectory.owner(sender)
         private val fragHandler = MessageHandler { type, b, index, length -> if (type == MSG_FRAG) onFrag(b, index, length) }
         var fiAddr = FiAddr.NOTAVAIL
         private var avGeneration = -1L
@@ -523,7 +525,7 @@ internal class ShmTransport(
 
         fun checkSender(): String? {
             if (file.buffer.getIntVolatile(ChannelFileDescriptor.SENDER_STATE_OFFSET) != EndpointFileDescriptor.STATE_OPEN) return "closed its endpoint"
-            if (!ShmDirectory.ownerAlive(sender)) return "(process ${sender.removePrefix(ShmDirectory.PREFIX).substringBefore('-')}) died"
+            if (owner?.isAlive != true) return "(process ${ShmDirectory.pidOf(sender)}) died"
             return null
         }
 
