@@ -78,6 +78,7 @@ internal class ShmTransport(
     private var nextLiveness = 0L
     private val txPool = ArrayDeque<TxOp>()
     private val heldPool = ArrayDeque<Held>()
+    private val inboundPool = ArrayDeque<Inbound>()
     private val payloads = PayloadPool()
     private val doorbellHandler = MessageHandler { _, buffer, index, length -> attach(buffer.getStringWithoutLengthUtf8(index, length)) }
 
@@ -484,7 +485,7 @@ internal class ShmTransport(
                 ep.rxComplete(e, e.size)
                 return
             }
-            val inbound = Inbound()
+            val inbound = inboundPool.removeLastOrNull() ?: Inbound()
             inbound.entry = e; inbound.expected = accept; inbound.received = 0; inbound.wantAck = wantAck
             inflight.put(id, inbound)
         }
@@ -502,6 +503,7 @@ internal class ShmTransport(
                 if (inbound.wantAck) sendCtrl(MSG_ACK, id, 0)
                 ep.rxComplete(inbound.entry!!, inbound.entry!!.size)
                 inbound.entry = null
+                inboundPool.addLast(inbound)
             }
         }
 
