@@ -242,6 +242,9 @@ public class Endpoint internal constructor(
 
     override fun toString(): String = "Endpoint(${info.provider}/${domain.name})"
 
+    /** The provider's view of this endpoint's channels and queues, for diagnostics. */
+    public fun describe(): String = synchronized(domain.lock) { "$transport\n  ${srx.stats()}" }
+
     // ## Internals ##
 
     private fun postSend(buffer: DirectBuffer, offset: Int, length: Int, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int {

@@ -222,6 +222,10 @@ class MatchingTest : FunSpec({
             a.cq.read(Completion()) shouldBe -Errno.EAGAIN
             a.ep.tryTinject(UnsafeBuffer(ByteArray(f.info.txAttr.injectSize + 1)), 0, f.info.txAttr.injectSize + 1, f.addrs[0][1], 11) shouldBe -Errno.EMSGSIZE
         }
+        // A ring too small for the advertised inject size: refused, never -EAGAIN for ever.
+        TestFabric(ringCapacity = 1024).use { f ->
+            f.nodes[0].ep.tryTinject(UnsafeBuffer(ByteArray(100)), 0, 100, f.addrs[0][1], 11) shouldBe -Errno.EMSGSIZE
+        }
     }
 
     test("untagged messages carry remote CQ data and match untagged receives only") {

@@ -196,6 +196,9 @@ internal object ChannelFileDescriptor {
  * +---------------------------------------------------------------+
  * |  message length (64)                                          |
  * +---------------------------------------------------------------+
+ * |  RTS: the sender's buffer address for a single-copy pull, or  |
+ * |  0 (64); EAGER: 0                                             |
+ * +---------------------------------------------------------------+
  * |  EAGER: the payload (message length bytes); RTS: nothing      |
  * +---------------------------------------------------------------+
  *
@@ -209,7 +212,8 @@ internal object ChannelFileDescriptor {
  * +---------------------------------------------------------------+
  * ```
  * Control ring, receiver -> sender: CTS (10: message id, bytes accepted), ACK (11: message id,
- * delivered), DISCARDED (12: message id, dropped by the receiving application). 16 bytes each.
+ * delivered), DISCARDED (12: message id, dropped by the receiving application), PULLED (13:
+ * message id, bytes the receiver copied itself with cross-memory attach). 16 bytes each.
  */
 internal object FrameDescriptor {
     const val MSG_EAGER = 1
@@ -218,6 +222,7 @@ internal object FrameDescriptor {
     const val MSG_CTS = 10
     const val MSG_ACK = 11
     const val MSG_DISCARDED = 12
+    const val MSG_PULLED = 13
 
     const val FLAG_TAGGED = 1
     const val FLAG_DATA = 2
@@ -228,7 +233,8 @@ internal object FrameDescriptor {
     const val DATA_OFFSET = 16
     const val MSG_ID_OFFSET = 24
     const val LENGTH_OFFSET = 32
-    const val HEADER_LENGTH = 40
+    const val SRC_ADDRESS_OFFSET = 40
+    const val HEADER_LENGTH = 48
 
     const val FRAG_MSG_ID_OFFSET = 0
     const val FRAG_OFFSET_OFFSET = 8

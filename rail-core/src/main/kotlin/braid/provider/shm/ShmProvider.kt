@@ -60,7 +60,7 @@ internal object ShmProvider : Provider {
                 endpointType = EndpointType.RDM,
                 domainAttr = DomainAttr(),
                 endpointAttr = EndpointAttr(protocol = "BRAID_SHM", maxMsgSize = Int.MAX_VALUE.toLong(), eagerSize = eager, ringCapacity = ring),
-                txAttr = TxAttr(injectSize = minOf(INJECT_SIZE, eager)),
+                txAttr = TxAttr(injectSize = minOf(INJECT_SIZE, eager, ring / 8 - FrameDescriptor.HEADER_LENGTH)),
                 rxAttr = RxAttr(),
             ),
         )

@@ -26,7 +26,9 @@ import braid.provider.shm.FrameDescriptor.MSG_DISCARDED
 import braid.provider.shm.FrameDescriptor.MSG_EAGER
 import braid.provider.shm.FrameDescriptor.MSG_FRAG
 import braid.provider.shm.FrameDescriptor.MSG_ID_OFFSET
+import braid.provider.shm.FrameDescriptor.MSG_PULLED
 import braid.provider.shm.FrameDescriptor.MSG_RTS
+import braid.provider.shm.FrameDescriptor.SRC_ADDRESS_OFFSET
 import braid.provider.shm.FrameDescriptor.TAG_OFFSET
 import org.agrona.DirectBuffer
 import org.agrona.MutableDirectBuffer
@@ -121,6 +123,8 @@ internal class ShmTransport(
         if (out.dead) return -Errno.EHOSTDOWN
         val length = buffer.capacity()
         val inject = flags and OpFlags.INJECT != 0L
+        // Inject copies into the ring at once, so it is bounded by what one ring record holds.
+        if (inject && length > eagerSize) return -Errno.EMSGSIZE
         val wireFlags = wireFlags(flags)
         if (out.backlog.isEmpty()) {
             if (length <= eagerSize) {
@@ -271,6 +275,7 @@ internal class ShmTransport(
             if (index < 0) return false
             val b = this.data.buffer()
             putHeader(b, index, wire, tag, data, id, length.toLong())
+            b.putLong(index + SRC_ADDRESS_OFFSET, 0)
             if (length > 0) b.putBytes(index + HEADER_LENGTH, src, 0, length)
             this.data.commit(index)
             return true
@@ -279,7 +284,11 @@ internal class ShmTransport(
         fun writeRts(op: TxOp): Boolean {
             val index = data.tryClaim(MSG_RTS, HEADER_LENGTH)
             if (index < 0) return false
-            putHeader(data.buffer(), index, wireFlags(op.flags), op.tag, op.data, op.msgId, op.length.toLong())
+            val b = data.buffer()
+            putHeader(b, index, wireFlags(op.flags), op.tag, op.data, op.msgId, op.length.toLong())
+            // Off-heap memory has a stable address the receiver may read directly.
+            val pullable = CrossMemoryAttach.available && op.buffer.byteArray() == null
+            b.putLong(index + SRC_ADDRESS_OFFSET, if (pullable) op.buffer.addressOffset() else 0L)
             data.commit(index)
             waitingCts.put(op.msgId, op)
             return true
@@ -337,6 +346,7 @@ internal class ShmTransport(
                     if (op.accepted == 0L) finishStream(op) else streaming.addLast(op)
                 }
                 MSG_ACK -> waitingAck.remove(id)?.let { completeOp(it) }
+                MSG_PULLED -> waitingCts.remove(id)?.let { completeOp(it) } // delivered: the receiver copied it
                 MSG_DISCARDED -> (waitingCts.remove(id) ?: waitingAck.remove(id))?.let { completeOp(it) }
             }
         }
@@ -358,6 +368,10 @@ internal class ShmTransport(
             ep.txError(op.context, op.flags, op.length.toLong(), op.tag, err, "$msg; send of ${op.length} bytes (tag 0x${java.lang.Long.toHexString(op.tag)}) not delivered")
             releaseOp(op)
         }
+
+        fun describe(): String =
+            "data ring ${data.size()} B, bulk ring ${bulk.size()} B, control ring ${ctrl.size()} B, backlog ${backlog.size}, " +
+                "waiting CTS ${waitingCts.size}, streaming ${streaming.size}, waiting ACK ${waitingAck.size}, next id $nextMsgId, dead $dead"
 
         fun receiverGone(): String? {
             val state = epFile.buffer.getIntVolatile(EndpointFileDescriptor.STATE_OFFSET)
@@ -402,6 +416,9 @@ internal class ShmTransport(
         val bulk = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.bulkRingOffset(capacity), capacity + RingBufferDescriptor.TRAILER_LENGTH))
         val ctrl = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.ctrlRingOffset(capacity), ChannelFileDescriptor.CTRL_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH))
         private val owner: ProcessHandle? = ShmDirectory.owner(sender)
+        private val senderPid = ShmDirectory.pidOf(sender).toIntOrNull() ?: 0
+        /** Whether single-copy pulls from this sender work; cleared on the first that fails. */
+        private var pullable = CrossMemoryAttach.available && owner != null
         private val fragHandler = MessageHandler { type, b, index, length -> if (type == MSG_FRAG) onFrag(b, index, length) }
         var fiAddr = FiAddr.NOTAVAIL
         private var avGeneration = -1L
@@ -421,6 +438,10 @@ internal class ShmTransport(
             if (inflight.size > 0) work += bulk.read(fragHandler, READ_LIMIT)
             return work
         }
+
+        fun describe(): String =
+            "data ring ${data.size()} B, bulk ring ${bulk.size()} B, control ring ${ctrl.size()} B, in flight ${inflight.size}, " +
+                "address $fiAddr, sender gone ${senderGone}, dead $dead"
 
         /** Whether the sender left nothing unread. */
         fun drained(): Boolean = data.size() == 0 && bulk.size() == 0
@@ -449,8 +470,9 @@ internal class ShmTransport(
             val e = if (wire and FLAG_TAGGED != 0) srx.getTag(fiAddr, tag, length) else srx.getMsg(fiAddr, length)
             if (wire and FLAG_DATA != 0) { e.data = cqData; e.flags = e.flags or OpFlags.REMOTE_CQ_DATA }
             val wantAck = wire and FLAG_ACK != 0
+            val srcAddress = b.getLong(index + SRC_ADDRESS_OFFSET)
             if (srx.isMatched(e)) {
-                if (rendezvous) startRendezvous(e, id, wantAck) else deliver(e, b, index + HEADER_LENGTH, wantAck, id)
+                if (rendezvous) startRendezvous(e, id, wantAck, srcAddress) else deliver(e, b, index + HEADER_LENGTH, wantAck, id)
                 return ControlledMessageHandler.Action.CONTINUE
             }
             if (srx.unexpectedFull) {
@@ -459,7 +481,7 @@ internal class ShmTransport(
                 return ControlledMessageHandler.Action.ABORT
             }
             val held = heldPool.removeLastOrNull() ?: Held()
-            held.channel = this; held.msgId = id; held.rendezvous = rendezvous; held.wantAck = wantAck
+            held.channel = this; held.msgId = id; held.rendezvous = rendezvous; held.wantAck = wantAck; held.srcAddress = srcAddress
             if (!rendezvous) {
                 val bytes = payloads.acquire(length.toInt())
                 bytes.putBytes(0, b, index + HEADER_LENGTH, length.toInt())
@@ -478,8 +500,17 @@ internal class ShmTransport(
             ep.rxComplete(e, e.size)
         }
 
-        fun startRendezvous(e: RxEntry, id: Long, wantAck: Boolean) {
+        fun startRendezvous(e: RxEntry, id: Long, wantAck: Boolean, srcAddress: Long) {
             val accept = minOf(e.size, e.buffer.capacity().toLong())
+            if (srcAddress != 0L && pullable && accept > 0 && e.buffer.byteArray() == null) {
+                val n = CrossMemoryAttach.read(senderPid, e.buffer.addressOffset(), srcAddress, accept)
+                if (n == accept) {
+                    sendCtrl(MSG_PULLED, id, accept)
+                    ep.rxComplete(e, e.size)
+                    return
+                }
+                pullable = false // not permitted here (or the sender is gone): stream from now on
+            }
             sendCtrl(MSG_CTS, id, accept)
             if (accept == 0L) {
                 ep.rxComplete(e, e.size)
@@ -576,6 +607,7 @@ internal class ShmTransport(
         var msgId = 0L
         var rendezvous = false
         var wantAck = false
+        var srcAddress = 0L
     }
 
     // ## Peer operations of the shared receive context ##
@@ -598,7 +630,7 @@ internal class ShmTransport(
                 "shm: peer ${channel.sender} ${channel.senderGone ?: "is gone"} before sending the ${e.size} bytes of this message")
             ep.srx.freeEntry(e)
         } else {
-            channel.startRendezvous(e, held.msgId, held.wantAck)
+            channel.startRendezvous(e, held.msgId, held.wantAck, held.srcAddress)
         }
         releaseHeld(held)
     }
@@ -616,6 +648,13 @@ internal class ShmTransport(
     private fun releaseHeld(held: Held) {
         held.channel = null; held.bytes = null
         heldPool.addLast(held)
+    }
+
+    /** The state of every channel, in words, for diagnostics. */
+    override fun toString(): String = buildString {
+        append("shm endpoint $name")
+        for (o in outs) append("\n  to ${o.dst}: ${o.describe()}")
+        for (i in ins) append("\n  from ${i.sender}: ${i.describe()}")
     }
 
     // ## Liveness and close ##
