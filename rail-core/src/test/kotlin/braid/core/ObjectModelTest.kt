@@ -132,6 +132,38 @@ class ObjectModelTest : FunSpec({
         }
     }
 
+    test("a blocking read waits for a completion, and times out with EAGAIN when none comes") {
+        TestFabric().use { f ->
+            val (a, b) = f.nodes
+            val c = Completion()
+            b.cq.sread(c, 20) shouldBe -Errno.EAGAIN
+            val rx = java.nio.ByteBuffer.allocate(16)
+            b.ep.tryTrecv(rx, FiAddr.UNSPEC, 5, 0, "heap-bytebuffer") shouldBe 0
+            val sender = Thread {
+                Thread.sleep(50)
+                val msg = java.nio.ByteBuffer.allocateDirect(16).put("direct".toByteArray()).flip()
+                check(a.ep.tryTsend(msg, f.addrs[0][1], 5, null) == 0)
+                repeat(1000) { a.domain.progress() }
+            }
+            sender.start()
+            b.cq.sread(c, 10_000) shouldBe 1
+            sender.join()
+            c.context shouldBe "heap-bytebuffer"
+            c.len shouldBe 6
+            String(rx.array(), 0, 6) shouldBe "direct"
+        }
+    }
+
+    test("shm files are private to their owner (mode 0600) and removed on close") {
+        TestFabric(1).use { f ->
+            val name = braid.provider.shm.ShmAddressDescriptor.parse(f.nodes[0].ep.address).name
+            val file = braid.provider.shm.ShmDirectory.endpointFile(name)
+            java.nio.file.attribute.PosixFilePermissions.toString(java.nio.file.Files.getPosixFilePermissions(file)) shouldBe "rw-------"
+            f.nodes[0].ep.close()
+            java.nio.file.Files.exists(file) shouldBe false
+        }
+    }
+
     test("getInfo's verbose description reads like fi_info -v") {
         val text = Braid.getInfo(Hints(provider = "shm")).first().describe()
         text shouldContain "prov_name: shm"

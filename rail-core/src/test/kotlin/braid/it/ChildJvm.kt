@@ -7,12 +7,18 @@ import java.nio.file.StandardCopyOption
 import java.util.concurrent.TimeUnit
 
 /** A child JVM running [main] with the test classpath; killed on close if still running. */
-class ChildJvm(main: String, args: List<String>, env: Map<String, String> = emptyMap(), val log: File) : AutoCloseable {
+class ChildJvm(
+    main: String,
+    args: List<String>,
+    env: Map<String, String> = emptyMap(),
+    val log: File,
+    jvmArgs: List<String> = listOf("-Xmx256m"),
+) : AutoCloseable {
     val process: Process = ProcessBuilder(
         listOf(
             ProcessHandle.current().info().command().orElse("java"),
-            "-Xmx256m", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"), main,
-        ) + args,
+            "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"),
+        ) + jvmArgs + main + args,
     ).redirectErrorStream(true).redirectOutput(log).also { it.environment().putAll(env) }.start()
 
     /** Waits for exit (failing with the child's output after [seconds]) and returns the exit code. */

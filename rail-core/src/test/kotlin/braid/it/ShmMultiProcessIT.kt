@@ -55,6 +55,19 @@ class ShmMultiProcessIT : FunSpec({
         }
     }
 
+    for ((how, env) in listOf("single-copy pull" to emptyMap(), "fragments through a 1 MiB ring" to mapOf("BRAID_SHM_CMA" to "0", "BRAID_SHM_RING_SIZE" to "1048576"))) {
+        test("a 1 GiB message crosses by $how, intact") {
+            val dir = tempDir()
+            val size = (1 shl 30).toString()
+            val jvm = listOf("-Xmx64m", "-XX:MaxDirectMemorySize=1100m")
+            val kids = listOf(
+                ChildJvm(main, listOf("big-recv", "$dir", "rx", "tx", size), env, dir.resolve("rx.log").toFile(), jvm),
+                ChildJvm(main, listOf("big-send", "$dir", "tx", "rx", size), env, dir.resolve("tx.log").toFile(), jvm),
+            )
+            try { kids.awaitAll(600) } finally { kids.forEach { it.close() } }
+        }
+    }
+
     test("a sender killed mid-transfer fails the receive it was filling and the receives waiting on it, without a hang") {
         val dir = tempDir()
         TestFabric(1).use { f ->

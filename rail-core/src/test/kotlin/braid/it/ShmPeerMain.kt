@@ -23,6 +23,8 @@ import kotlin.system.exitProcess
  *   receives and checks every byte, exactly once, in order per sender.
  * - `slow-send DIR NAME RECEIVER SIZE`: sends one SIZE-byte message, driving progress slowly.
  * - `hold DIR NAME`: publishes its address and waits to be killed.
+ * - `big-send DIR NAME RECEIVER SIZE` / `big-recv DIR NAME SENDER SIZE`: one message of SIZE
+ *   bytes (up to 2 GiB - 1), checked byte by byte.
  */
 object ShmPeerMain {
     @JvmStatic
@@ -35,6 +37,8 @@ object ShmPeerMain {
                 "recv" -> node.recv(args[3].toInt(), args.drop(4))
                 "slow-send" -> node.slowSend(args[3], args[4].toInt())
                 "hold" -> { Thread.sleep(600_000) }
+                "big-send" -> node.bigSend(args[3], args[4].toInt())
+                "big-recv" -> node.bigRecv(args[3], args[4].toInt())
                 else -> error("unknown mode ${args[0]}")
             }
             node.close()
@@ -152,6 +156,30 @@ object ShmPeerMain {
                 poll()
                 Thread.sleep(2)
             }
+        }
+
+        fun bigSend(receiver: String, size: Int) {
+            val dest = peer(receiver)
+            val buffer = UnsafeBuffer(ByteBuffer.allocateDirect(size))
+            Traffic.fill(buffer, 7, 7, size)
+            check(ep.tryTsend(buffer, 0, size, dest, 7, "big") == 0)
+            val deadline = System.nanoTime() + 300_000_000_000L
+            while (poll() == null) check(System.nanoTime() < deadline) { "the $size-byte send did not complete" }
+            while (!Rendezvous.marked(dir, receiver)) { domain.progress(); check(System.nanoTime() < deadline) { "receiver never finished" }; Thread.sleep(1) }
+            println("OK sent $size bytes")
+        }
+
+        fun bigRecv(sender: String, size: Int) {
+            val src = peer(sender)
+            val buffer = UnsafeBuffer(ByteBuffer.allocateDirect(size))
+            check(ep.tryTrecv(buffer, 0, size, src, 7, 0, "big") == 0)
+            val deadline = System.nanoTime() + 300_000_000_000L
+            while (poll() == null) check(System.nanoTime() < deadline) { "the $size-byte receive did not complete" }
+            check(c.len == size.toLong()) { "received ${c.len} bytes, expected $size" }
+            val bad = Traffic.check(buffer, 7, 7, size)
+            check(bad < 0) { "the $size-byte message is corrupt at byte $bad" }
+            Rendezvous.mark(dir, name)
+            println("OK received $size bytes intact")
         }
 
         override fun close() {

@@ -104,6 +104,18 @@ internal class RawPingpong(
         }
     }
 
+    /**
+     * How messages of a size travel, each regime running its own code: below the inject size
+     * they are injected, up to the eager size sent whole, above it by rendezvous.
+     */
+    enum class Regime { INJECT, EAGER, RENDEZVOUS }
+
+    fun regime(size: Int): Regime = when {
+        size < injectSize -> Regime.INJECT
+        size <= info.endpointAttr.eagerSize -> Regime.EAGER
+        else -> Regime.RENDEZVOUS
+    }
+
     /** This endpoint's address blob, for the peer's AV. */
     val address: ByteArray get() = ep.address
 
