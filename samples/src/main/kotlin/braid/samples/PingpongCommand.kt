@@ -1,7 +1,6 @@
 package braid.samples
 
 import java.io.PrintStream
-import java.util.concurrent.TimeUnit
 
 /**
  * `braid pingpong`: fi_pingpong for Braid. The server (no address given) listens on the control
@@ -10,9 +9,8 @@ import java.util.concurrent.TimeUnit
  * 1. Both open their endpoint ([RawPingpong]), exchange settings ([PingpongAgreement]) and
  *    endpoint addresses over the control connection ([ControlChannel]), and insert each other in
  *    their AV.
- * 2. For each size: an untimed warm-up ([warmUp]: one second before the first size of each
- *    protocol regime, so the JIT has compiled that path before the clock starts, 20 ms before
- *    the others), a
+ * 2. For each size: an untimed [Warmup] (before the first size of each protocol regime, until
+ *    the JIT compilers of both processes are done with that path; 20 ms before the others), a
  *    sync on the control connection, the timed loop (the client sends then awaits the reply;
  *    the server awaits then replies), then an exchange of received counts, which also syncs
  *    the end.
@@ -74,7 +72,7 @@ internal object PingpongCommand {
                 for (size in options.sizes) {
                     val iterations = options.iterations
                     val newCode = regimesSeen.add(session.regime(size))
-                    warmUp(session, control, client, size, iterations, if (newCode) FIRST_WARMUP_MILLIS else WARMUP_MILLIS)
+                    Warmup.run(session, control, client, size, iterations, firstOfRegime = newCode)
                     control.sync(client, "synchronising before the $size-byte run")
 
                     val start = System.nanoTime()
@@ -104,54 +102,5 @@ internal object PingpongCommand {
         }
     }
 
-    /**
-     * The untimed warm-up before a timed run: rounds of [warmupChunk] round trips, until the
-     * client has seen [millis] pass (or [WARMUP_MAX_ROUNDS] rounds). After each round the client
-     * tells the server over the control connection whether another follows, so both run the same
-     * number of round trips however fast or slow the machine is, and only the client decides.
-     *
-     * Why time, not a count: until HotSpot has compiled a path with C2 a round trip is several
-     * times slower, and on a small machine the compiler threads compete with the two
-     * busy-polling processes for cores. On two cores the first size of a regime (inject, eager
-     * send, rendezvous: each runs different code) needs about a second of it; with half a second
-     * the first 64-byte row of 100k round trips was still several times slower than the next,
-     * and with 20 ms the first rendezvous size took a quarter of a second to reach its pace. A
-     * time bound also keeps the warm-up short on a machine so loaded that round trips take
-     * milliseconds; small rounds keep the overrun past the bound small.
-     */
-    private fun warmUp(session: RawPingpong, control: ControlChannel, client: Boolean, size: Int, iterations: Int, millis: Long) {
-        if (iterations == 0) return
-        val chunk = warmupChunk(iterations, size)
-        val deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis)
-        var rounds = 0
-        while (true) {
-            if (client) session.runClient(size, chunk, "warm-up") else session.runServer(size, chunk, "warm-up")
-            rounds++
-            val more = if (client) {
-                val again = System.nanoTime() - deadline < 0 && rounds < WARMUP_MAX_ROUNDS
-                control.send("warming up for size $size") { writeBoolean(again) }
-                again
-            } else {
-                control.receive("warming up for size $size") { readBoolean() }
-            }
-            if (!more) return
-        }
-    }
-
-    /**
-     * Round trips per warm-up round: at most the timed run's count and 100, and about 64 MiB
-     * each way at most for large sizes; at least one.
-     */
-    fun warmupChunk(iterations: Int, size: Int): Int =
-        minOf(iterations, 100, maxOf(1, WARMUP_BYTES / maxOf(size, 1)))
-
-    /** Warm-up before the first size of each [RawPingpong.Regime], which pays for its JIT compilation. */
-    private const val FIRST_WARMUP_MILLIS = 1000L
-
-    /** Warm-up before every other size: caches, and the buffer pages of a larger size. */
-    private const val WARMUP_MILLIS = 20L
-
-    private const val WARMUP_MAX_ROUNDS = 100_000
-    private const val WARMUP_BYTES = 64 shl 20
     private const val MAX_ADDRESS_LENGTH = 1 shl 16
 }

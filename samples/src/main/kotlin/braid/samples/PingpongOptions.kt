@@ -62,8 +62,9 @@ internal data class PingpongOptions(
             append("  braid pingpong [OPTIONS] <srv_addr>\tconnect to server\n")
             append("\nPing pong client and server over one Braid RDM endpoint; fi_pingpong's options and table.\n")
             append("Both sides must be given the same -p, -m, -c, -I and -S. Unlike fi_pingpong, each size is\n")
-            append("preceded by an untimed warm-up: 1 s before the first size sent by inject, eager send or\n")
-            append("rendezvous (each runs its own code, which the JIT compiles), 20 ms before the others.\n")
+            append("preceded by an untimed warm-up: before the first size sent by inject, eager send or\n")
+            append("rendezvous, until the JIT compilers of both sides are done with that path (0.2 to 5 s);\n")
+            append("20 ms before the others.\n")
             append("\nOptions:\n")
             append(optionsHelp(SPECS))
         }
