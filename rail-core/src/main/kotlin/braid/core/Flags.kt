@@ -45,7 +45,7 @@ public object Caps {
         DIRECTED_RECV to "DIRECTED_RECV",
     )
 
-    /** `FI_MSG | FI_TAGGED | …` as `fi_info -v` prints a caps field. */
+    /** `FI_MSG, FI_TAGGED, …` as `fi_info -v` prints a caps field. */
     @JvmStatic
     public fun toString(caps: Long): String = bitNames(caps, names, "FI_")
 }
@@ -158,18 +158,18 @@ public object MrMode {
 }
 
 internal fun bitNames(bits: Long, names: List<Pair<Long, String>>, prefix: String): String {
-    if (bits == 0L) return "0"
+    if (bits == 0L) return " "
     val out = StringBuilder()
     var rest = bits
     for ((bit, name) in names) {
         if (bits and bit != 0L && rest and bit != 0L) {
-            if (out.isNotEmpty()) out.append(" | ")
+            if (out.isNotEmpty()) out.append(", ")
             out.append(prefix).append(name)
             rest = rest and bit.inv()
         }
     }
     if (rest != 0L) {
-        if (out.isNotEmpty()) out.append(" | ")
+        if (out.isNotEmpty()) out.append(", ")
         out.append("0x").append(java.lang.Long.toHexString(rest))
     }
     return out.toString()

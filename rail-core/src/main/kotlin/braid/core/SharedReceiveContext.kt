@@ -168,6 +168,12 @@ public class SharedReceiveContext internal constructor(
         }
     }
 
+    /** Calls [each] with every source that has receives posted for it alone. */
+    internal fun forEachDirectedSource(each: (Long) -> Unit) {
+        msgQueue.forEachDirectedSource(each)
+        tagQueue.forEachDirectedSource(each)
+    }
+
     /** Depth statistics: current, maximum and average over every change. */
     public fun stats(): SrxStats = SrxStats(
         postedNow, postedMax, if (samples == 0L) 0.0 else postedSum.toDouble() / samples,
@@ -276,6 +282,14 @@ internal class MatchQueue(val tagged: Boolean) {
         }
         found?.srcList?.remove(found)
         return found
+    }
+
+    fun forEachDirectedSource(each: (Long) -> Unit) {
+        val it = postedBySource.entries.iterator()
+        while (it.hasNext()) {
+            val e = it.next()
+            if (!e.value.isEmpty()) each(e.key)
+        }
     }
 
     fun removeFirstDirected(addr: Long): RxEntry? {

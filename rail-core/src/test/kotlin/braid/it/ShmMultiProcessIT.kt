@@ -74,16 +74,17 @@ class ShmMultiProcessIT : FunSpec({
             val me = f.nodes[0]
             val eq = f.fabric.eventQueue()
             Rendezvous.publish(dir, "rx", me.ep.address)
-            // A tiny ring and a slow loop make the 32 MiB transfer take many seconds; with
-            // single-copy pulls off, the data has to stream through that ring.
+            // A tiny ring and a sender that stops driving progress leave the 32 MiB transfer
+            // half done; with single-copy pulls off, the data has to stream through that ring.
             val kid = ChildJvm(main, listOf("slow-send", "$dir", "tx", "rx", "${32 shl 20}"), mapOf("BRAID_SHM_RING_SIZE" to "4096", "BRAID_SHM_CMA" to "0"), dir.resolve("tx.log").toFile())
             try {
                 val tx = me.av.insert(Rendezvous.lookup(dir, "tx"))
                 val big = UnsafeBuffer(ByteBuffer.allocateDirect(32 shl 20))
                 me.ep.tryTrecv(big, 0, big.capacity(), tx, 1, 0, "big") shouldBe 0
                 me.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, tx, 2, 0, "never") shouldBe 0
-                val start = System.nanoTime()
-                while (System.nanoTime() - start < 1_500_000_000L) me.domain.progress()
+                val deadline = System.nanoTime() + 60_000_000_000L
+                while ("STALLED" !in kid.output()) { me.domain.progress(); check(System.nanoTime() < deadline) { "the sender never stalled:\n${kid.output()}" } }
+                repeat(1000) { me.domain.progress() }
                 kid.process.destroyForcibly()
                 val errors = me.await(2, millis = 10_000).map { it.shouldBeInstanceOf<CompletionError>() }.associateBy { it.context }
                 errors.getValue("big").err shouldBe Errno.EIO
@@ -92,6 +93,35 @@ class ShmMultiProcessIT : FunSpec({
                 errors.getValue("never").err shouldBe Errno.EHOSTDOWN
             } finally {
                 kid.close()
+                eq.close()
+            }
+        }
+    }
+
+    test("a receive from a peer that never sent fails once that peer dies, even while it is an unreaped zombie") {
+        val dir = tempDir()
+        TestFabric(1).use { f ->
+            val me = f.nodes[0]
+            val eq = f.fabric.eventQueue()
+            // `exec sleep` leaves the JVM's parent a process that never reaps it: killed, it stays a zombie.
+            val javaBin = ProcessHandle.current().info().command().orElse("java")
+            val cmd = "'$javaBin' -Xmx64m -cp '${System.getProperty("java.class.path")}' $main hold '$dir' silent > '$dir/silent.log' 2>&1 & exec sleep 120"
+            val parent = ProcessBuilder("bash", "-c", cmd).start()
+            try {
+                val silent = me.av.insert(Rendezvous.lookup(dir, "silent"))
+                me.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, silent, 1, 0, "from-silent") shouldBe 0
+                me.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, FiAddr.UNSPEC, 1, 0, "from-anyone") shouldBe 0
+                repeat(1000) { me.domain.progress() }
+                val child = parent.toHandle().children().findFirst().orElseThrow()
+                child.destroyForcibly()
+                val err = me.await(1, millis = 10_000).single().shouldBeInstanceOf<CompletionError>()
+                err.context shouldBe "from-silent"
+                err.err shouldBe Errno.EHOSTDOWN
+                err.message shouldContain "not running"
+                java.nio.file.Files.readString(java.nio.file.Paths.get("/proc/${child.pid()}/stat")).substringAfterLast(')').trim().first() shouldBe 'Z'
+                me.ep.srx.postedCount shouldBe 1 // the any-source receive still waits: others may send
+            } finally {
+                parent.destroyForcibly()
                 eq.close()
             }
         }

@@ -21,7 +21,8 @@ import kotlin.system.exitProcess
  * - `send DIR NAME RECEIVER SENDER_INDEX COUNT`: sends the [Traffic] stream to RECEIVER.
  * - `recv DIR NAME COUNT SENDER…`: receives COUNT messages from each SENDER with any-source
  *   receives and checks every byte, exactly once, in order per sender.
- * - `slow-send DIR NAME RECEIVER SIZE`: sends one SIZE-byte message, driving progress slowly.
+ * - `slow-send DIR NAME RECEIVER SIZE`: sends one SIZE-byte message, drives progress slowly for a
+ *   while, prints STALLED and stops driving it.
  * - `hold DIR NAME`: publishes its address and waits to be killed.
  * - `big-send DIR NAME RECEIVER SIZE` / `big-recv DIR NAME SENDER SIZE`: one message of SIZE
  *   bytes (up to 2 GiB - 1), checked byte by byte.
@@ -151,11 +152,15 @@ object ShmPeerMain {
             val buffer = UnsafeBuffer(ByteBuffer.allocateDirect(size))
             Traffic.fill(buffer, 0, 0, size)
             check(ep.tryTsend(buffer, 0, size, dest, 1, "slow") == 0)
-            println("SENDING ring=${ep.info.endpointAttr.ringCapacity}")
-            while (true) {
-                poll()
+            println("SENDING through a ${ep.info.endpointAttr.ringCapacity}-byte ring")
+            // Drive the transfer for a while, then stop driving it: the receiver is left mid-transfer.
+            repeat(200) {
+                if (poll() != null) println("COMPLETED early: the whole message was sent")
                 Thread.sleep(2)
             }
+            println("STALLED")
+            System.out.flush()
+            Thread.sleep(600_000)
         }
 
         fun bigSend(receiver: String, size: Int) {

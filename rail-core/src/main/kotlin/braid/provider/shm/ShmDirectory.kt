@@ -53,13 +53,12 @@ internal object ShmDirectory {
 
     fun channelFile(receiver: String, sender: String): Path = root.resolve("$receiver~$sender.ch")
 
-    /** Whether the process that owns [name] (an endpoint name) is still running. */
-    fun ownerAlive(name: String): Boolean = owner(name)?.isAlive ?: false
+    /** Whether the process that owns [name] (an endpoint name) is still running (not a zombie). */
+    fun ownerAlive(name: String): Boolean = owner(name)?.let { PeerProcess.watch(it)?.use { p -> p.alive() } } ?: false
 
     /**
-     * The running process that owns [name], or null if it is gone. The handle remembers the
-     * process's start time, so later `isAlive` checks stay exact and cost one read of
-     * /proc/PID/stat, with nothing allocated.
+     * The running process that owns [name], or null if it is gone: the pid in the name, checked
+     * against the start time in the name, so a reused pid is not mistaken for the owner.
      */
     fun owner(name: String): ProcessHandle? {
         val parts = name.removePrefix(PREFIX).split('-')

@@ -171,12 +171,16 @@ internal class ShmTransport(
         if (epFile == null || epFile.buffer.getInt(EndpointFileDescriptor.MAGIC_OFFSET) != EndpointFileDescriptor.MAGIC) {
             epFile?.unmap()
             lastResolveError = -Errno.EHOSTUNREACH
+            ep.eq?.writeErr(ep, Errno.EHOSTUNREACH, "shm: peer $dst: " +
+                if (epFile == null) "no endpoint file ${ShmDirectory.endpointFile(dst)} (not on this host, or closed)" else "${ShmDirectory.endpointFile(dst)} is not an endpoint file (bad magic)")
             return null
         }
-        val owner = ShmDirectory.owner(dst)
+        val owner = ShmDirectory.owner(dst)?.let { PeerProcess.watch(it) }
         if (epFile.buffer.getIntVolatile(EndpointFileDescriptor.STATE_OFFSET) != EndpointFileDescriptor.STATE_OPEN || owner == null) {
             epFile.unmap()
+            owner?.close()
             lastResolveError = -Errno.ECONNREFUSED
+            ep.eq?.writeErr(ep, Errno.ECONNREFUSED, "shm: peer $dst ${if (owner == null) "(process ${ShmDirectory.pidOf(dst)}) is not running" else "closed its endpoint"}; sends to it are refused")
             return null
         }
         val path = ShmDirectory.channelFile(dst, name)
@@ -231,7 +235,7 @@ internal class ShmTransport(
         var sent = 0L
     }
 
-    private inner class OutChannel(val dst: String, private val owner: ProcessHandle, val epFile: MappedFile, val file: MappedFile) {
+    private inner class OutChannel(val dst: String, private val owner: PeerProcess, val epFile: MappedFile, val file: MappedFile) {
         val data = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.DATA_RING_OFFSET, ringCapacity + RingBufferDescriptor.TRAILER_LENGTH))
         val bulk = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.bulkRingOffset(ringCapacity), ringCapacity + RingBufferDescriptor.TRAILER_LENGTH))
         val ctrl = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.ctrlRingOffset(ringCapacity), ChannelFileDescriptor.CTRL_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH))
@@ -376,7 +380,7 @@ internal class ShmTransport(
         fun receiverGone(): String? {
             val state = epFile.buffer.getIntVolatile(EndpointFileDescriptor.STATE_OFFSET)
             if (state != EndpointFileDescriptor.STATE_OPEN) return "closed its endpoint"
-            if (!owner.isAlive) return "(process ${ShmDirectory.pidOf(dst)}) died"
+            if (!owner.alive()) return "(process ${ShmDirectory.pidOf(dst)}) died"
             return null
         }
 
@@ -387,6 +391,7 @@ internal class ShmTransport(
             if (attached || dead || receiverGone() != null) file.delete()
             file.unmap()
             epFile.unmap()
+            owner.close()
         }
     }
 
@@ -415,7 +420,7 @@ internal class ShmTransport(
         val data = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.DATA_RING_OFFSET, capacity + RingBufferDescriptor.TRAILER_LENGTH))
         val bulk = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.bulkRingOffset(capacity), capacity + RingBufferDescriptor.TRAILER_LENGTH))
         val ctrl = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.ctrlRingOffset(capacity), ChannelFileDescriptor.CTRL_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH))
-        private val owner: ProcessHandle? = ShmDirectory.owner(sender)
+        private val owner: PeerProcess? = ShmDirectory.owner(sender)?.let { PeerProcess.watch(it) }
         private val senderPid = ShmDirectory.pidOf(sender).toIntOrNull() ?: 0
         /** Whether single-copy pulls from this sender work; cleared on the first that fails. */
         private var pullable = CrossMemoryAttach.available && owner != null
@@ -558,7 +563,7 @@ internal class ShmTransport(
 
         fun checkSender(): String? {
             if (file.buffer.getIntVolatile(ChannelFileDescriptor.SENDER_STATE_OFFSET) != EndpointFileDescriptor.STATE_OPEN) return "closed its endpoint"
-            if (owner?.isAlive != true) return "(process ${ShmDirectory.pidOf(sender)}) died"
+            if (owner?.alive() != true) return "(process ${ShmDirectory.pidOf(sender)}) died"
             return null
         }
 
@@ -589,6 +594,7 @@ internal class ShmTransport(
             file.buffer.putIntVolatile(ChannelFileDescriptor.RECEIVER_STATE_OFFSET, EndpointFileDescriptor.STATE_CLOSED)
             file.delete()
             file.unmap()
+            owner?.close()
         }
     }
 
@@ -673,7 +679,30 @@ internal class ShmTransport(
             // Everything the sender put in the ring before it went is delivered first.
             if (ch.senderGone != null && (ch.drained() || ch.inflight.size == 0 && ch.data.size() == 0)) ch.fail()
         }
+        if (ep.srx.postedCount > 0) ep.srx.forEachDirectedSource { addr -> checkSilentPeer(addr) }
     }
+
+    /**
+     * A receive waits for a peer that has never sent to us, so no channel watches it: watch its
+     * process directly, and fail the receives once it is gone.
+     */
+    private fun checkSilentPeer(addr: Long) {
+        for (i in 0 until ins.size) if (ins[i].fiAddr == addr) return
+        val peer = ep.av!!.peer(addr) as? ShmAddress ?: return
+        if (peer.hostId != hostId) return
+        val watcher = silentPeers.getOrPut(peer.name) { ShmDirectory.owner(peer.name)?.let { PeerProcess.watch(it) } }
+        if (watcher != null && watcher.alive()) return
+        // Its channel may have been announced just now: read the doorbell before deciding.
+        if (doorbell.size() > 0) return
+        val why = "shm: peer ${peer.name} (process ${ShmDirectory.pidOf(peer.name)}) is not running"
+        ep.srx.drainDirected(addr) { e ->
+            ep.rxError(e.context, recvFlags(e), 0, 0, e.tag, 0, Errno.EHOSTDOWN, addr, "$why; no message can arrive for this receive")
+            ep.srx.freeEntry(e)
+        }
+        ep.peerDown(addr, why)
+    }
+
+    private val silentPeers = HashMap<String, PeerProcess?>()
 
     override fun close() {
         val f = file ?: return
@@ -682,6 +711,8 @@ internal class ShmTransport(
         for (out in outs) out.close()
         for (ch in ins) ch.close()
         outs.clear(); ins.clear(); outByName.clear(); outByAddr.clear()
+        silentPeers.values.forEach { it?.close() }
+        silentPeers.clear()
         f.delete()
         f.unmap()
     }
