@@ -302,6 +302,20 @@ class MatchingTest : FunSpec({
         }
     }
 
+    test("an endpoint can send to itself, eager and rendezvous") {
+        TestFabric(1, eagerSize = 256).use { f ->
+            val me = f.nodes[0]
+            val self = f.addrs[0][0]
+            for (size in listOf(10, 10_000)) {
+                val rx = UnsafeBuffer(ByteArray(size))
+                me.ep.tryTrecv(rx, 0, size, self, 3, 0, "rx$size") shouldBe 0
+                me.ep.tryTsend(UnsafeBuffer(ByteArray(size) { 7 }), 0, size, self, 3, "tx$size") shouldBe 0
+                me.await(2).map { it.shouldBeInstanceOf<Completion>().context }.toSet() shouldBe setOf("rx$size", "tx$size")
+                rx.getByte(size - 1) shouldBe 7.toByte()
+            }
+        }
+    }
+
     test("a message from a sender not yet in the AV matches any-source receives and is re-keyed once the sender is inserted") {
         val info = Braid.getInfo(Hints(provider = "shm")).first()
         val fabric = Braid.fabric(info)
