@@ -13,6 +13,11 @@ import org.agrona.concurrent.IdleStrategy
  *
  * Storage is a ring of primitive columns that grows by doubling, so writes never drop a
  * completion and steady-state reads and writes allocate nothing.
+ *
+ * Completions of operations started through the `suspend`, future and blocking forms
+ * ([send], [trecv], [tsendAsync], …) go to their callers and are never queued here. Blocking
+ * reads ([sread]) wait the `fi_trywait` way: see [IdlePolicy] for what waiting costs and how
+ * promptly a write wakes the reader.
  */
 public class CompletionQueue internal constructor(
     public val domain: Domain,
@@ -34,6 +39,9 @@ public class CompletionQueue internal constructor(
     private val spareErrors = ArrayDeque<CompletionError>()
     @Volatile private var closed = false
 
+    /** Threads and coroutines waiting for a write (the queue's wait object). */
+    internal val waiters = QueueWaiters(domain)
+
     /** Completions and errors waiting to be read. */
     public val size: Int get() = synchronized(domain.lock) { (tail - head).toInt() }
 
@@ -41,27 +49,40 @@ public class CompletionQueue internal constructor(
      * Reads one completion into [out]: returns 1, `-EAGAIN` when there is none, or `-EAVAIL`
      * when the next entry is an error (read it with [readErr]).
      */
-    public fun read(out: Completion): Int = synchronized(domain.lock) {
-        domain.progressLocked()
-        take(out, withSource = false)
+    public fun read(out: Completion): Int {
+        val rc = synchronized(domain.lock) {
+            domain.progressLocked()
+            take(out, withSource = false)
+        }
+        domain.hub.dispatchReady()
+        return rc
     }
 
     /** [read], also reporting the sender's address in [Completion.source] (`fi_cq_readfrom`). */
-    public fun readFrom(out: Completion): Int = synchronized(domain.lock) {
-        domain.progressLocked()
-        take(out, withSource = true)
+    public fun readFrom(out: Completion): Int {
+        val rc = synchronized(domain.lock) {
+            domain.progressLocked()
+            take(out, withSource = true)
+        }
+        domain.hub.dispatchReady()
+        return rc
     }
 
     /** Reads up to `out.size` completions; returns how many, or `-EAGAIN` / `-EAVAIL` if none. */
-    public fun read(out: Array<Completion>): Int = synchronized(domain.lock) {
-        domain.progressLocked()
-        var n = 0
-        while (n < out.size) {
-            val rc = take(out[n], withSource = true)
-            if (rc != 1) return if (n > 0) n else rc
-            n++
+    public fun read(out: Array<Completion>): Int {
+        val rc = synchronized(domain.lock) {
+            domain.progressLocked()
+            var n = 0
+            var last = 1
+            while (n < out.size) {
+                last = take(out[n], withSource = true)
+                if (last != 1) break
+                n++
+            }
+            if (n > 0 || last == 1) n else last
         }
-        n
+        domain.hub.dispatchReady()
+        return rc
     }
 
     /** Takes the error entry at the head into [out]: returns 1, or `-EAGAIN` if the head is not an error. */
@@ -83,6 +104,11 @@ public class CompletionQueue internal constructor(
      * Blocking read (`fi_cq_sread`): waits up to [timeoutMillis] (negative: for ever) for a
      * completion, driving progress and idling with [idle] between attempts. Returns 1,
      * `-EAVAIL`, or `-EAGAIN` on time-out.
+     *
+     * Once [idle] parks, the reader sleeps until a thread of this process writes to the queue
+     * (it arms itself before its last look, as `fi_trywait` does, so no write is missed) or, under
+     * manual progress, until its park period ends and it drives progress again; under automatic
+     * progress it leaves polling to the [ProgressEngine] and parks until woken.
      */
     @JvmOverloads
     public fun sread(out: Completion, timeoutMillis: Long, idle: IdleStrategy = domain.idleStrategy()): Int {
@@ -92,8 +118,9 @@ public class CompletionQueue internal constructor(
             val rc = readFrom(out)
             if (rc != -Errno.EAGAIN) return rc
             if (closed) return -Errno.ESHUTDOWN
-            if (System.nanoTime() >= deadline) return -Errno.EAGAIN
-            idle.idle(0)
+            val now = System.nanoTime()
+            if (now >= deadline) return -Errno.EAGAIN
+            idleForWrite(idle, if (deadline == Long.MAX_VALUE) Long.MAX_VALUE else deadline - now)
         }
     }
 
@@ -101,15 +128,18 @@ public class CompletionQueue internal constructor(
 
     /** Writes a successful completion (`fi_peer_cq::write`). Caller holds the domain lock. */
     public fun write(context: Any?, flags: Long, len: Long, data: Long, tag: Long, source: Long) {
+        if (context is PendingOp) { context.complete(flags, len, data, tag, source); return }
         val slot = claimSlot()
         contexts[slot] = context; this.flags[slot] = flags; lens[slot] = len
         datas[slot] = data; tags[slot] = tag; sources[slot] = source; errorSlots[slot] = 0
+        if (waiters.count != 0) waiters.signal()
     }
 
     /** Writes an error completion (`fi_peer_cq::writeerr`). Caller holds the domain lock. */
     public fun writeErr(
         context: Any?, flags: Long, len: Long, data: Long, tag: Long, olen: Long, err: Int, source: Long, message: String,
     ) {
+        if (context is PendingOp) { context.fail(err, flags, len, tag, source, message); return }
         val slot = claimSlot()
         val e = spareErrors.removeLastOrNull() ?: CompletionError()
         e.context = context; e.flags = flags; e.len = len; e.data = data; e.tag = tag; e.olen = olen
@@ -117,11 +147,18 @@ public class CompletionQueue internal constructor(
         errors.addLast(e)
         contexts[slot] = null
         errorSlots[slot] = errors.size
+        if (waiters.count != 0) waiters.signal()
     }
 
     override fun close() {
         closed = true
+        synchronized(domain.lock) { if (waiters.count != 0) waiters.signal() }
     }
+
+    internal val isClosed: Boolean get() = closed
+
+    /** Whether nothing waits to be read. Caller holds the domain lock. */
+    internal fun isEmptyLocked(): Boolean = head == tail
 
     private fun take(out: Completion, withSource: Boolean): Int {
         if (head == tail) return -Errno.EAGAIN

@@ -2,6 +2,7 @@ package braid.core
 
 import org.agrona.concurrent.IdleStrategy
 import java.util.concurrent.atomic.AtomicLong
+import java.util.concurrent.locks.LockSupport
 
 /**
  * A completion counter (`fid_cntr`): counts successful and failed operations of the endpoints
@@ -10,6 +11,7 @@ import java.util.concurrent.atomic.AtomicLong
 public class Counter internal constructor(public val domain: Domain) : AutoCloseable {
     private val success = AtomicLong()
     private val errors = AtomicLong()
+    private val waiters = WaitSet()
 
     /** The success count, after driving progress (`fi_cntr_read`). */
     public fun read(): Long {
@@ -29,15 +31,20 @@ public class Counter internal constructor(public val domain: Domain) : AutoClose
     /** The error count without driving progress. */
     public val errorValue: Long get() = errors.get()
 
-    public fun add(n: Long) { success.addAndGet(n) }
-    public fun set(n: Long) { success.set(n) }
-    public fun addErr(n: Long) { errors.addAndGet(n) }
-    public fun setErr(n: Long) { errors.set(n) }
+    public fun add(n: Long) { success.addAndGet(n); waiters.signal() }
+    public fun set(n: Long) { success.set(n); waiters.signal() }
+    public fun addErr(n: Long) { errors.addAndGet(n); waiters.signal() }
+    public fun setErr(n: Long) { errors.set(n); waiters.signal() }
 
     /**
      * Waits until the success count reaches [threshold] (`fi_cntr_wait`): returns 0, `-EIO`
      * if the error count moved while waiting, or `-ETIMEDOUT` after [timeoutMillis]
      * (negative: for ever).
+     *
+     * Once [idle] parks, the waiter sleeps until a thread of this process updates the counter
+     * (it arms itself before its last look, so no update is missed) or, under manual progress,
+     * until its park period ends and it drives progress again; under automatic progress it
+     * leaves polling to the [ProgressEngine].
      */
     @JvmOverloads
     public fun wait(threshold: Long, timeoutMillis: Long, idle: IdleStrategy = domain.idleStrategy()): Int {
@@ -47,8 +54,22 @@ public class Counter internal constructor(public val domain: Domain) : AutoClose
         while (true) {
             if (read() >= threshold) return 0
             if (errors.get() != errorsBefore) return -Errno.EIO
-            if (System.nanoTime() >= deadline) return -Errno.ETIMEDOUT
-            idle.idle(0)
+            val now = System.nanoTime()
+            if (now >= deadline) return -Errno.ETIMEDOUT
+            // fi_trywait: arm, look once more, then idle; add() and addErr() unpark armed waiters.
+            val me = Thread.currentThread()
+            waiters.add(me)
+            try {
+                if (success.get() < threshold && errors.get() == errorsBefore) {
+                    if (domain.hub.automatic) {
+                        LockSupport.parkNanos(this, minOf(if (deadline == Long.MAX_VALUE) Long.MAX_VALUE else deadline - now, AUTO_PARK_CAP_NANOS))
+                    } else {
+                        idle.idle(0)
+                    }
+                }
+            } finally {
+                waiters.remove(me)
+            }
         }
     }
 

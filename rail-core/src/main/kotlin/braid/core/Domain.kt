@@ -3,7 +3,6 @@ package braid.core
 import braid.provider.DomainProvider
 import braid.provider.Transport
 import org.agrona.collections.Long2ObjectHashMap
-import org.agrona.concurrent.BackoffIdleStrategy
 import org.agrona.concurrent.IdleStrategy
 import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
@@ -16,12 +15,19 @@ import java.util.concurrent.atomic.AtomicLong
  * Threading is FI_THREAD_SAFE: one lock per domain serialises data operations and progress, so
  * any thread may post and any thread may read completions. Uncontended, it costs one
  * compare-and-swap per call.
+ *
+ * Progress is manual by default: reading a completion queue or a counter, a blocking read, a
+ * blocking or suspended operation, or [progress] drives the providers. With
+ * [DomainAttr.progress] = [ProgressModel.AUTO], or once a [ProgressEngine] is started on it, an
+ * engine drives them and operations complete without the application calling in. What waiting
+ * costs is the domain's [idlePolicy].
  */
 public class Domain internal constructor(
     public val fabric: Fabric,
     public val info: Info,
 ) : AutoCloseable {
     internal val lock = Any()
+    internal val hub = ProgressHub(this)
     internal val provider: DomainProvider = fabric.provider.openDomain(this)
     private var transports: Array<Transport> = emptyArray()
     private val endpoints = ArrayList<Endpoint>()
@@ -99,17 +105,34 @@ public class Domain internal constructor(
     /** The region registered under [key], or null. Caller holds the lock. */
     internal fun region(key: Long): MemoryRegion? = regions.get(key)
 
-    /** Drives every enabled endpoint's provider once; returns the work done. */
-    public fun progress(): Int = synchronized(lock) { progressLocked() }
+    /**
+     * Drives every enabled endpoint's provider once, re-posts operations a rail refused with
+     * `-EAGAIN`, and hands out the completions of suspended and future operations; returns the
+     * work done.
+     */
+    public fun progress(): Int {
+        val work = synchronized(lock) { progressLocked() }
+        return work + hub.dispatchReady()
+    }
 
     internal fun progressLocked(): Int {
         var work = 0
         for (t in transports) work += t.progress()
+        if (hub.retryPending) work += hub.retryLocked()
         return work
     }
 
-    /** The idle strategy blocking calls use between attempts: spin, then yield, then park. */
-    public fun idleStrategy(): IdleStrategy = BackoffIdleStrategy(100, 100, 1_000, 1_000_000)
+    /** What waiting costs on this domain ([DomainAttr.idle]). */
+    public val idlePolicy: IdlePolicy get() = info.domainAttr.idle
+
+    /** A fresh idle strategy of this domain's [idlePolicy], for one waiting thread. */
+    public fun idleStrategy(): IdleStrategy = idlePolicy.newStrategy()
+
+    /** [ProgressModel.AUTO] while a [ProgressEngine] drives this domain, else [ProgressModel.MANUAL]. */
+    public val progressModel: ProgressModel get() = if (hub.automatic) ProgressModel.AUTO else ProgressModel.MANUAL
+
+    /** The engine driving this domain, if any. */
+    public val progressEngine: ProgressEngine? get() = hub.engine
 
     internal fun enabled(t: Transport): Unit = synchronized(lock) { transports += t }
 
@@ -123,7 +146,12 @@ public class Domain internal constructor(
         val eps = synchronized(lock) { endpoints.toList() }
         eps.forEach { it.close() }
         closed = true
+        hub.engine?.close()
         provider.close()
+    }
+
+    init {
+        if (info.domainAttr.progress == ProgressModel.AUTO) ProgressEngine.thread(this)
     }
 
     private fun checkOpen() {

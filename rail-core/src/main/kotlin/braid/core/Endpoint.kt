@@ -236,8 +236,10 @@ public class Endpoint internal constructor(
                 transport.close()
             } finally {
                 domain.closed(this, transport)
+                domain.hub.endpointClosed(this)
             }
         }
+        domain.hub.dispatchReady()
     }
 
     override fun toString(): String = "Endpoint(${info.provider}/${domain.name})"
@@ -274,7 +276,7 @@ public class Endpoint internal constructor(
         else -> 0
     }
 
-    private fun postRecv(tagged: Boolean, buffer: MutableDirectBuffer, offset: Int, length: Int, src: Long, tag: Long, ignore: Long, flags: Long, context: Any?): Int {
+    internal fun postRecv(tagged: Boolean, buffer: MutableDirectBuffer, offset: Int, length: Int, src: Long, tag: Long, ignore: Long, flags: Long, context: Any?): Int {
         if (offset < 0 || length < 0 || offset.toLong() + length > buffer.capacity()) return -Errno.EINVAL
         synchronized(domain.lock) {
             if (!enabled) return -Errno.EOPBADSTATE

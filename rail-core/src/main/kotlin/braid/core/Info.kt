@@ -54,7 +54,11 @@ public data class Info(
     }
 }
 
-/** `fi_domain_attr`: how the domain is driven and what memory registration needs. */
+/**
+ * `fi_domain_attr`: how the domain is driven and what memory registration needs. [progress]
+ * [ProgressModel.AUTO] starts a [ProgressEngine] thread with the domain; [idle] is what waiting
+ * costs (see [IdlePolicy]).
+ */
 public data class DomainAttr(
     val threading: Threading = Threading.SAFE,
     val progress: ProgressModel = ProgressModel.MANUAL,
@@ -62,6 +66,7 @@ public data class DomainAttr(
     val mrMode: Int = 0,
     val mrKeySize: Int = 8,
     val cqDataSize: Int = 8,
+    val idle: IdlePolicy = IdlePolicy(),
 )
 
 /**

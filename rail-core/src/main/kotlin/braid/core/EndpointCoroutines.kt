@@ -1,0 +1,67 @@
+@file:JvmName("EndpointCoroutines")
+
+package braid.core
+
+import org.agrona.DirectBuffer
+import org.agrona.MutableDirectBuffer
+
+// The `suspend` forms of an endpoint's data operations: the convenient form beside each `try…`
+// form. Each starts the operation with the operation itself as its context, so its completion
+// comes straight back to the caller instead of into the bound CQ, and suspends until then.
+//
+// Progress. Under automatic progress (a ProgressEngine) the caller just suspends. Under manual
+// progress the waiting caller drives progress itself: first inline, as a raw polling loop would
+// (for the domain idle policy's spins and yields), so a quick reply costs no suspension at all;
+// then suspended, with one coroutine per domain driving progress on the dispatcher of the waiter
+// that started it — however many coroutines wait, no thread is created and only one polls.
+//
+// Cancellation follows one rule (see Waiting): a receive withdrawn before it matched throws
+// CancellationException and leaves the message for a later receive; a receive that matched
+// first returns its message. A send the rail has taken is not withdrawn: a cancelled sender
+// still waits for the send's completion (its buffer is in use until then). Closing the endpoint
+// ends every waiting operation with FabricException(ESHUTDOWN).
+//
+// Failures: an error completion (truncation, a dead peer, a closed endpoint) is thrown as
+// FabricException with its errno code; a refused start (-EINVAL, -EMSGSIZE, …) likewise. A
+// rail's -EAGAIN is never thrown: the operation waits for resources and is started later, in
+// order, by progress.
+
+/**
+ * Sends `buffer[offset, offset+length)` to [dest] and suspends until the send completes; returns
+ * its completion. [buffer] must stay untouched until then.
+ */
+public suspend fun Endpoint.send(buffer: DirectBuffer, offset: Int, length: Int, dest: Long): Completion =
+    Waiting.run(PendingOp(this, PendingOp.SEND, buffer, offset, length, dest, 0, 0))
+
+/** Sends a message tagged [tag] to [dest] and suspends until the send completes (`fi_tsend`). */
+public suspend fun Endpoint.tsend(buffer: DirectBuffer, offset: Int, length: Int, dest: Long, tag: Long): Completion =
+    Waiting.run(PendingOp(this, PendingOp.TSEND, buffer, offset, length, dest, tag, 0))
+
+/**
+ * Receives an untagged message from [src] ([FiAddr.UNSPEC] for any) into
+ * `buffer[offset, offset+length)`; suspends until it arrives and returns its completion
+ * ([Completion.len] bytes, [Completion.source] the sender).
+ */
+public suspend fun Endpoint.recv(buffer: MutableDirectBuffer, offset: Int, length: Int, src: Long): Completion =
+    Waiting.run(PendingOp(this, PendingOp.RECV, buffer, offset, length, src, 0, 0))
+
+/**
+ * Receives a message whose tag equals [tag] in every bit not set in [ignore], from [src]
+ * ([FiAddr.UNSPEC] for any), into `buffer[offset, offset+length)`; suspends until it arrives
+ * (`fi_trecv`). [Completion.tag] is the message's tag.
+ */
+public suspend fun Endpoint.trecv(buffer: MutableDirectBuffer, offset: Int, length: Int, src: Long, tag: Long, ignore: Long = 0): Completion =
+    Waiting.run(PendingOp(this, PendingOp.TRECV, buffer, offset, length, src, tag, ignore))
+
+/**
+ * Injects a small message to [dest] (`fi_inject`): returns once the rail has copied it, so
+ * [buffer] is reusable at once; suspends only while the rail has no room. No completion follows.
+ */
+public suspend fun Endpoint.inject(buffer: DirectBuffer, offset: Int, length: Int, dest: Long) {
+    Waiting.run(PendingOp(this, PendingOp.INJECT, buffer, offset, length, dest, 0, 0))
+}
+
+/** Injects a small tagged message (`fi_tinject`); see [inject]. */
+public suspend fun Endpoint.tinject(buffer: DirectBuffer, offset: Int, length: Int, dest: Long, tag: Long) {
+    Waiting.run(PendingOp(this, PendingOp.TINJECT, buffer, offset, length, dest, tag, 0))
+}

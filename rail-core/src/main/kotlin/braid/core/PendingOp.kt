@@ -1,0 +1,256 @@
+package braid.core
+
+import kotlinx.coroutines.CancellableContinuation
+import org.agrona.DirectBuffer
+import org.agrona.MutableDirectBuffer
+import java.util.concurrent.CompletableFuture
+import java.util.concurrent.locks.LockSupport
+import kotlin.coroutines.resume
+
+/**
+ * Something the progress engine wakes after it has released the domain lock: a suspended
+ * operation, a future, a coroutine waiting on a queue. Linked intrusively into the domain's
+ * ready list ([ProgressHub]), so queueing one allocates nothing.
+ */
+internal abstract class Ready {
+    @JvmField var nextReady: Ready? = null
+
+    /** Runs outside the domain lock: may run the waiter's code (a future's dependents). */
+    abstract fun fire()
+}
+
+/**
+ * One data operation started through the `suspend`, future or blocking forms. The operation is
+ * its own context: when a provider writes a completion or an error completion whose context is
+ * a [PendingOp], the [CompletionQueue] hands it here instead of queueing it, so an application
+ * reading the queue never sees it and the raw path is untouched.
+ *
+ * State, guarded by the domain lock (the volatile [state] may be read without it):
+ * NEW → PENDING (posted, or queued for a retry after `-EAGAIN`) → DONE (result or error
+ * recorded; withdrawn operations are DONE with [Errno.ECANCELED]).
+ *
+ * At most one waiter form is used per operation: a coroutine ([cont]), a [future], or a parked
+ * [thread]. A coroutine is resumed exactly once, through the ready list. The operation is also
+ * the coroutine's cancellation handler, so a suspended operation costs this object, its
+ * continuation and the caller's frames — and the completion object only once it completes.
+ */
+internal class PendingOp(
+    @JvmField val ep: Endpoint,
+    @JvmField val kind: Int,
+    @JvmField val buffer: DirectBuffer,
+    @JvmField val offset: Int,
+    @JvmField val length: Int,
+    @JvmField val addr: Long,
+    @JvmField val tag: Long,
+    @JvmField val ignore: Long,
+) : Ready(), (Throwable?) -> Unit {
+    @JvmField val hub: ProgressHub = ep.domain.hub
+
+    @Volatile @JvmField var state: Int = NEW
+
+    /** The completion (or the error's fields), once DONE. */
+    @JvmField var result: Completion? = null
+    @JvmField var err: Int = 0
+    @JvmField var errMessage: String = ""
+
+    /** The outcome of a cancellation request: UNDECIDED, WITHDRAWN or KEPT. */
+    @JvmField var decision: Int = UNDECIDED
+
+    // ## Waiters ##
+    @JvmField var cont: CancellableContinuation<Unit>? = null
+    @JvmField var toResume: CancellableContinuation<Unit>? = null
+    @JvmField var future: OpFuture? = null
+    @Volatile @JvmField var thread: Thread? = null
+
+    // ## Links (the domain's pending list and retry queue) ##
+    @JvmField var prev: PendingOp? = null
+    @JvmField var next: PendingOp? = null
+    @JvmField var registered: Boolean = false
+    @JvmField var queuedForRetry: Boolean = false
+
+    val isDone: Boolean get() = state == DONE
+    val isReceive: Boolean get() = kind == RECV || kind == TRECV
+    val isInject: Boolean get() = kind == INJECT || kind == TINJECT
+
+    /** Starts the operation on the endpoint; 0, `-EAGAIN` or another negated errno. Caller holds the lock. */
+    fun post(): Int = when (kind) {
+        SEND -> ep.trySendmsg(buffer, offset, length, addr, 0, 0, OpFlags.COMPLETION, this)
+        TSEND -> ep.trySendmsg(buffer, offset, length, addr, tag, 0, OpFlags.TAGGED or OpFlags.COMPLETION, this)
+        RECV -> ep.postRecv(false, buffer as MutableDirectBuffer, offset, length, addr, 0, -1L, OpFlags.COMPLETION, this)
+        TRECV -> ep.postRecv(true, buffer as MutableDirectBuffer, offset, length, addr, tag, ignore, OpFlags.COMPLETION, this)
+        INJECT -> ep.tryInject(buffer, offset, length, addr)
+        TINJECT -> ep.tryTinject(buffer, offset, length, addr, tag)
+        else -> error("unknown operation kind $kind")
+    }
+
+    // ## Outcomes (caller holds the domain lock) ##
+
+    /** A successful completion written by a provider. */
+    fun complete(flags: Long, len: Long, data: Long, tag: Long, source: Long) {
+        if (state == DONE) return
+        val r = Completion()
+        r.flags = flags; r.len = len; r.data = data; r.tag = tag; r.source = source
+        result = r
+        finish()
+    }
+
+    /** An inject accepted by the rail: there is no completion, so report one of our own. */
+    fun completeInject() {
+        complete(OpFlags.SEND or (if (kind == TINJECT) OpFlags.TAGGED else OpFlags.MSG), length.toLong(), 0, tag, FiAddr.NOTAVAIL)
+    }
+
+    /** An error completion, or a failure of our own (close, a retry that failed). */
+    fun fail(err: Int, flags: Long, len: Long, tag: Long, source: Long, message: String) {
+        if (state == DONE) return
+        this.err = err
+        errMessage = message
+        val r = Completion()
+        r.flags = flags; r.len = len; r.tag = tag; r.source = source
+        result = r
+        finish()
+    }
+
+    private fun finish() {
+        state = DONE
+        if (queuedForRetry) hub.dropRetry(this)
+        hub.unregister(this)
+        val c = cont
+        if (c != null) {
+            cont = null
+            hub.waiterDetached()
+            toResume = c
+            hub.pushReady(this)
+        } else if (future != null) {
+            hub.pushReady(this)
+        }
+        // Volatile write of state above, volatile read of thread here: a thread that armed
+        // itself before its last look at state is either seen here or sees DONE (fi_trywait).
+        thread?.let { LockSupport.unpark(it) }
+    }
+
+    /**
+     * The cancellation handler of the suspended coroutine (it runs in the cancelling thread, at
+     * once): detaches the cancelled continuation, then decides the outcome.
+     */
+    override fun invoke(cause: Throwable?) {
+        synchronized(ep.domain.lock) {
+            val c = cont
+            if (c != null && c.isCancelled) {
+                cont = null
+                hub.waiterDetached()
+            }
+            decideCancel()
+        }
+    }
+
+    override fun fire() {
+        toResume?.let { toResume = null; it.resume(Unit) }
+        future?.settle()
+    }
+
+    /**
+     * Decides, once and under the domain lock, what a cancellation request does: true if the
+     * operation was withdrawn before it took effect (a receive still posted, or any operation
+     * still waiting to be retried after `-EAGAIN`), false if it is kept and will deliver its own
+     * outcome (it completed, a receive already matched a message, or a send the rail has taken).
+     */
+    fun decideCancel(): Boolean = synchronized(ep.domain.lock) {
+        when (decision) {
+            WITHDRAWN -> return true
+            KEPT -> return false
+        }
+        if (state == DONE) {
+            decision = KEPT
+        } else if (queuedForRetry) {
+            decision = WITHDRAWN
+            fail(Errno.ECANCELED, 0, 0, tag, FiAddr.NOTAVAIL, "cancelled before the rail accepted it")
+        } else if (isReceive && ep.cancel(this) == 0) {
+            // Endpoint.cancel wrote the ECANCELED completion, which came back here: we are DONE.
+            decision = WITHDRAWN
+        } else {
+            decision = KEPT
+        }
+        decision == WITHDRAWN
+    }
+
+    /** The completion, or the error as a [FabricException]; only once DONE. */
+    fun resultOrThrow(): Completion {
+        if (err != 0) throw exception()
+        return result!!
+    }
+
+    fun exception(): FabricException = FabricException(err, "${describe()}: $errMessage")
+
+    fun describe(): String {
+        val what = NAMES[kind]
+        val peer = if (isReceive) (if (addr == FiAddr.UNSPEC) "from any source" else "from $addr") else "to $addr"
+        val tagged = if (kind == TSEND || kind == TRECV || kind == TINJECT) ", tag 0x${java.lang.Long.toHexString(tag)}" else ""
+        val ign = if (kind == TRECV && ignore != 0L) " ignore 0x${java.lang.Long.toHexString(ignore)}" else ""
+        return "$what of $length bytes $peer$tagged$ign on $ep"
+    }
+
+    override fun toString(): String = "PendingOp(${describe()}, state=$state)"
+
+    companion object {
+        const val SEND = 0
+        const val TSEND = 1
+        const val RECV = 2
+        const val TRECV = 3
+        const val INJECT = 4
+        const val TINJECT = 5
+        private val NAMES = arrayOf("send", "tsend", "recv", "trecv", "inject", "tinject")
+
+        const val NEW = 0
+        const val PENDING = 1
+        const val DONE = 2
+
+        const val UNDECIDED = 0
+        const val WITHDRAWN = 1
+        const val KEPT = 2
+    }
+}
+
+/**
+ * The future of a [PendingOp]. Under manual progress a blocking [get] or [join] drives progress
+ * while it waits, as a blocking read does; [cancel] follows the operation's cancellation rule and
+ * returns false when the operation is kept.
+ */
+internal class OpFuture(private val op: PendingOp) : CompletableFuture<Completion>() {
+    init {
+        op.future = this
+    }
+
+    fun settle() {
+        when {
+            op.decision == PendingOp.WITHDRAWN -> super.cancel(false)
+            op.err != 0 -> completeExceptionally(op.exception())
+            else -> complete(op.result!!)
+        }
+    }
+
+    override fun get(): Completion {
+        if (!isDone) Waiting.block(op, Long.MAX_VALUE, cancelOnTimeout = false)
+        return super.get()
+    }
+
+    override fun get(timeout: Long, unit: java.util.concurrent.TimeUnit): Completion {
+        if (!isDone && !Waiting.block(op, unit.toNanos(timeout), cancelOnTimeout = false)) {
+            throw java.util.concurrent.TimeoutException("${op.describe()}: not complete within $timeout $unit")
+        }
+        return super.get() // DONE: settled by whoever handed the completion out, at once
+    }
+
+    override fun join(): Completion {
+        if (!isDone) Waiting.block(op, Long.MAX_VALUE, cancelOnTimeout = false)
+        return super.join()
+    }
+
+    override fun cancel(mayInterruptIfRunning: Boolean): Boolean {
+        if (isDone) return isCancelled
+        if (!op.decideCancel()) return false
+        op.hub.dispatchReady()
+        return super.cancel(mayInterruptIfRunning) || isCancelled
+    }
+
+    override fun toString(): String = "OpFuture(${op.describe()}, ${if (isDone) "done" else "pending"})"
+}

@@ -1,0 +1,281 @@
+package braid.core
+
+import kotlinx.coroutines.CancellableContinuation
+import kotlinx.coroutines.CoroutineDispatcher
+import kotlinx.coroutines.CoroutineName
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.CoroutineStart
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.launch
+
+/**
+ * The progress side of one [Domain]: what turns provider completions into resumed coroutines,
+ * completed futures and unparked threads, and who drives the providers when the application is
+ * waiting rather than reading.
+ *
+ * - The **ready list**: operations and waiters whose outcome was decided under the domain lock
+ *   ([Ready]), fired by whoever drove progress once it has released the lock ([dispatchReady]),
+ *   so no waiter's code ever runs inside a provider's duty cycle or under the lock.
+ * - The **pending list**: every [PendingOp] not yet DONE, so closing an endpoint fails them all.
+ * - The **retry queue**: operations a rail refused with `-EAGAIN`; every progress call re-posts
+ *   them in order, so waiting for resources needs no polling by the waiter.
+ * - The **driver**, under manual progress: while coroutines are suspended in operations of this
+ *   domain, one coroutine drives progress on the dispatcher of the waiter that started it (the
+ *   waiters lend their dispatcher to progress; no thread is created). It stops when the last
+ *   waiter is resumed. Under automatic progress the [ProgressEngine] does this instead.
+ *
+ * Everything here is guarded by the domain lock except the volatile fields read on fast paths.
+ */
+internal class ProgressHub(private val domain: Domain) {
+    private val lock: Any get() = domain.lock
+
+    // ## Ready list ##
+
+    @Volatile private var readyHead: Ready? = null
+    private var readyTail: Ready? = null
+
+    /** Queues [r] to be fired after the lock is released. Caller holds the lock; [r] is not queued. */
+    fun pushReady(r: Ready) {
+        r.nextReady = null
+        val t = readyTail
+        if (t == null) readyHead = r else t.nextReady = r
+        readyTail = r
+    }
+
+    /**
+     * Fires everything made ready so far; call after releasing the lock. One volatile read when
+     * nothing is ready, so the raw read path pays nothing else.
+     */
+    fun dispatchReady(): Int {
+        if (readyHead == null) return 0
+        var r = synchronized(lock) {
+            val h = readyHead
+            readyHead = null
+            readyTail = null
+            h
+        }
+        var n = 0
+        while (r != null) {
+            val next = r.nextReady
+            r.nextReady = null
+            r.fire()
+            n++
+            r = next
+        }
+        return n
+    }
+
+    // ## Pending operations ##
+
+    private var pendingHead: PendingOp? = null
+
+    /** Operations started through the suspend, future or blocking forms and not yet DONE. */
+    var pendingCount: Int = 0
+        private set
+
+    fun register(op: PendingOp) {
+        op.registered = true
+        op.prev = null
+        op.next = pendingHead
+        pendingHead?.prev = op
+        pendingHead = op
+        pendingCount++
+    }
+
+    fun unregister(op: PendingOp) {
+        if (!op.registered) return
+        op.registered = false
+        val p = op.prev
+        val n = op.next
+        if (p == null) pendingHead = n else p.next = n
+        n?.prev = p
+        op.prev = null
+        op.next = null
+        pendingCount--
+    }
+
+    /**
+     * Starts [op]: registers it, posts it (or queues it behind earlier refused operations), and
+     * returns 0, or the negated errno of a post that failed for good. Caller does [dispatchReady]
+     * afterwards.
+     */
+    fun submit(op: PendingOp): Int = synchronized(lock) {
+        if (!op.ep.enabled) return -Errno.EOPBADSTATE
+        op.state = PendingOp.PENDING
+        register(op)
+        if (retries.isNotEmpty()) {
+            queueRetry(op)
+            return 0
+        }
+        val rc = op.post()
+        when {
+            rc == 0 -> if (op.isInject) op.completeInject()
+            rc == -Errno.EAGAIN -> if (!op.isDone) queueRetry(op)
+            else -> {
+                unregister(op)
+                op.state = PendingOp.NEW
+                return rc
+            }
+        }
+        0
+    }
+
+    // ## Retry queue ##
+
+    private val retries = ArrayDeque<PendingOp>()
+
+    /** Whether operations wait for a retry; read by [Domain.progressLocked] under the lock. */
+    @JvmField var retryPending: Boolean = false
+
+    private fun queueRetry(op: PendingOp) {
+        op.queuedForRetry = true
+        retries.addLast(op)
+        retryPending = true
+    }
+
+    fun dropRetry(op: PendingOp) {
+        op.queuedForRetry = false
+        retries.remove(op)
+        retryPending = retries.isNotEmpty()
+    }
+
+    /** Re-posts refused operations in order until the rail refuses again. Caller holds the lock. */
+    fun retryLocked(): Int {
+        var n = 0
+        while (retries.isNotEmpty()) {
+            // Out of the queue before the post: a send may complete inside it.
+            val op = retries.removeFirst()
+            op.queuedForRetry = false
+            val rc = op.post()
+            if (rc == -Errno.EAGAIN) {
+                op.queuedForRetry = true
+                retries.addFirst(op)
+                break
+            }
+            n++
+            if (rc != 0) op.fail(-rc, 0, 0, op.tag, FiAddr.NOTAVAIL, "the rail refused it: ${Errno.name(rc)}")
+            else if (op.isInject) op.completeInject()
+        }
+        retryPending = retries.isNotEmpty()
+        return n
+    }
+
+    /** Fails every pending operation of [ep] (it is closing). Caller holds the lock, then dispatches. */
+    fun endpointClosed(ep: Endpoint) {
+        var op = pendingHead
+        while (op != null) {
+            val next = op.next
+            if (op.ep === ep) {
+                op.fail(Errno.ESHUTDOWN, 0, 0, op.tag, FiAddr.NOTAVAIL, "the endpoint was closed while the operation was pending")
+            }
+            op = next
+        }
+    }
+
+    // ## Suspended coroutines and the manual-progress driver ##
+
+    /** Coroutines suspended in operations of this domain (attached to a [PendingOp]). */
+    @Volatile var suspendedWaiters: Int = 0
+        private set
+
+    /** Whether a coroutine drives progress for the suspended waiters (inline, or [driverLoop]). */
+    private var driverRunning = false
+
+    /** Called by [PendingOp] when its coroutine is detached. Caller holds the lock. */
+    fun waiterDetached() {
+        suspendedWaiters--
+    }
+
+    /**
+     * Attaches a suspended coroutine to [op]; false if [op] is already DONE (resume at once).
+     * Under manual progress, starts a driver if none runs. Runs inside suspendCancellableCoroutine.
+     */
+    fun attach(op: PendingOp, cont: CancellableContinuation<Unit>, dispatcher: CoroutineDispatcher?): Boolean {
+        val startDriver: Boolean
+        synchronized(lock) {
+            if (op.isDone) return false
+            // A cancelled waiter that is waiting again (its operation was kept) replaces itself.
+            if (op.cont == null) suspendedWaiters++
+            op.cont = cont
+            startDriver = !automatic && !driverRunning
+            if (startDriver) driverRunning = true
+        }
+        if (startDriver) launchDriver(dispatcher)
+        return true
+    }
+
+    /** Takes the driver role for an inline spin if nobody drives; the caller must [releaseDriver]. */
+    fun tryAcquireDriver(): Boolean = synchronized(lock) {
+        if (automatic || driverRunning) return false
+        driverRunning = true
+        true
+    }
+
+    /** Gives the driver role up, handing it to a new driver coroutine if waiters still need one. */
+    fun releaseDriver(dispatcher: CoroutineDispatcher?) {
+        val handOver = synchronized(lock) {
+            if (suspendedWaiters > 0 && !automatic) true else { driverRunning = false; false }
+        }
+        if (handOver) launchDriver(dispatcher)
+    }
+
+    private fun launchDriver(dispatcher: CoroutineDispatcher?) {
+        val d = if (dispatcher == null || dispatcher === Dispatchers.Unconfined) Dispatchers.Default else dispatcher
+        // ATOMIC: the loop starts even if the dispatcher refuses the task (then it is cancelled at
+        // its first yield, and its finally block hands the role to a driver on the default pool).
+        CoroutineScope(d + CoroutineName("braid-progress-${domain.name}")).launch(start = CoroutineStart.ATOMIC) { driverLoop() }
+    }
+
+    private suspend fun driverLoop() {
+        val idle = CoroutineIdle(domain.idlePolicy)
+        var normalExit = false
+        try {
+            while (true) {
+                if (suspendedWaiters == 0 || automatic) {
+                    synchronized(lock) {
+                        if (suspendedWaiters == 0 || automatic) {
+                            driverRunning = false
+                            normalExit = true
+                        }
+                    }
+                    if (normalExit) return
+                }
+                idle.idle(domain.progress())
+            }
+        } finally {
+            if (!normalExit) {
+                // Cancelled (the dispatcher was shut down) or a provider threw: let another driver take over.
+                synchronized(lock) { driverRunning = false }
+                if (suspendedWaiters > 0 && tryAcquireDriver()) launchDriver(Dispatchers.Default)
+            }
+        }
+    }
+
+    // ## Automatic progress ##
+
+    @Volatile var engine: ProgressEngine? = null
+        private set
+
+    /** Whether a [ProgressEngine] drives this domain. */
+    val automatic: Boolean get() = engine != null
+
+    fun attachEngine(e: ProgressEngine) {
+        synchronized(lock) {
+            val current = engine
+            if (current != null) {
+                throw FabricException(Errno.EBUSY, "domain '${domain.name}': already driven by $current; close it before starting another engine")
+            }
+            engine = e
+        }
+    }
+
+    fun detachEngine(e: ProgressEngine) {
+        val needDriver = synchronized(lock) {
+            if (engine !== e) return
+            engine = null
+            suspendedWaiters > 0 && !driverRunning && run { driverRunning = true; true }
+        }
+        // Coroutines that relied on the engine still wait: drive for them under manual progress.
+        if (needDriver) launchDriver(Dispatchers.Default)
+    }
+}
