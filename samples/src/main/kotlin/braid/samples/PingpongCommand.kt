@@ -41,7 +41,7 @@ internal object PingpongCommand {
     ) {
         val client = options.isClient
         val maxSize = options.sizes.maxOrNull() ?: 0
-        RawPingpong(options.provider, options.tagged, maxSize, options.check, client).use { session ->
+        RawPingpong(options.provider, options.tagged, maxSize, options.check, client, options.api).use { session ->
             val control = if (client) {
                 ControlChannel.connect(options.serverAddress!!, options.connectPort, options.sourcePort, connectAbort)
             } else {

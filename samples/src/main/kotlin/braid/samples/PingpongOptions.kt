@@ -35,6 +35,9 @@ internal data class PingpongOptions(
     companion object {
         const val COMMAND: String = "pingpong"
         const val API_RAW: String = "raw"
+        const val API_SUSPEND: String = "suspend"
+        const val API_FUTURE: String = "future"
+        val APIS: List<String> = listOf(API_RAW, API_SUSPEND, API_FUTURE)
 
         val SOURCE_PORT = OptionSpec('B', null, "src_port", "source control port number (server: 47592, client: auto)")
         val DESTINATION_PORT = OptionSpec('P', null, "dst_port", "destination control port number (client: 47592)")
@@ -48,7 +51,7 @@ internal data class PingpongOptions(
         )
         val CHECK = OptionSpec('c', null, null, "enables data integrity checks")
         val MODE = OptionSpec('m', null, "transmit mode", "transmit mode type: msg|tagged (msg)")
-        val API = OptionSpec(null, "api", "api", "API of the data path: raw, the rail-core endpoint (raw)")
+        val API = OptionSpec(null, "api", "api", "API of the data path: raw (polling try-calls), suspend (coroutines) or future (CompletableFuture) (raw)")
         val ACCEPT_TIMEOUT = OptionSpec(null, "accept-timeout", "seconds", "server: give up if no client connects in time (wait for ever)")
         val HELP = OptionSpec('h', "help", null, "display this help output")
 
@@ -87,8 +90,8 @@ internal data class PingpongOptions(
                 else -> throw UsageException(COMMAND, "option '-m': unknown transmit mode '$m'; use msg or tagged")
             }
             val api = parsed.value(API) ?: API_RAW
-            if (api != API_RAW) {
-                throw UsageException(COMMAND, "option '--api': '$api' is not available; the only API so far is '$API_RAW'")
+            if (api !in APIS) {
+                throw UsageException(COMMAND, "option '--api': unknown API '$api'; use one of ${APIS.joinToString()}")
             }
             return PingpongOptions(
                 provider = parsed.value(PROVIDER) ?: "shm",

@@ -16,6 +16,19 @@ import braid.core.Fabric
 import braid.core.Hints
 import braid.core.Info
 import braid.core.OpFlags
+import braid.core.inject
+import braid.core.injectAsync
+import braid.core.recv
+import braid.core.recvAsync
+import braid.core.send
+import braid.core.sendAsync
+import braid.core.tinject
+import braid.core.tinjectAsync
+import braid.core.trecv
+import braid.core.trecvAsync
+import braid.core.tsend
+import braid.core.tsendAsync
+import kotlinx.coroutines.runBlocking
 import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
 import java.util.concurrent.TimeUnit
@@ -45,6 +58,8 @@ internal class RawPingpong(
     maxSize: Int,
     private val check: Boolean,
     client: Boolean,
+    /** `raw` (polling `try…` calls), `suspend` (Kotlin suspend forms) or `future` (CompletableFuture forms). */
+    private val api: String = PingpongOptions.API_RAW,
 ) : AutoCloseable {
     val info: Info = Braid.getInfo(Hints(caps = if (tagged) Caps.TAGGED else Caps.MSG, provider = provider)).first()
     private val fabric: Fabric = Braid.fabric(info)
@@ -122,11 +137,25 @@ internal class RawPingpong(
     /** Inserts the peer's [address] in the AV and posts the first receive. */
     fun connect(address: ByteArray) {
         peer = av.insert(address)
-        postRecv()
+        if (api == PingpongOptions.API_RAW) postRecv()
     }
 
     /** Client side of [iterations] round trips of [size] bytes: send, then await the reply. Returns the replies received. */
     fun runClient(size: Int, iterations: Int, phase: String): Long {
+        when (api) {
+            PingpongOptions.API_SUSPEND -> return runBlocking {
+                for (i in 0 until iterations) { sendSuspending(size); received(recvSuspending(), size, i, phase) }
+                iterations.toLong()
+            }
+            PingpongOptions.API_FUTURE -> {
+                for (i in 0 until iterations) {
+                    val reply = recvFuture()
+                    sendFuture(size)
+                    received(reply.join(), size, i, phase)
+                }
+                return iterations.toLong()
+            }
+        }
         val before = receivedMessages
         for (i in 0 until iterations) {
             send(size)
@@ -137,6 +166,16 @@ internal class RawPingpong(
 
     /** Server side of [iterations] round trips of [size] bytes: await a message, then reply. Returns the messages received. */
     fun runServer(size: Int, iterations: Int, phase: String): Long {
+        when (api) {
+            PingpongOptions.API_SUSPEND -> return runBlocking {
+                for (i in 0 until iterations) { received(recvSuspending(), size, i, phase); sendSuspending(size) }
+                iterations.toLong()
+            }
+            PingpongOptions.API_FUTURE -> {
+                for (i in 0 until iterations) { received(recvFuture().join(), size, i, phase); sendFuture(size) }
+                return iterations.toLong()
+            }
+        }
         val before = receivedMessages
         for (i in 0 until iterations) {
             awaitRecv(size, i, phase)
@@ -170,6 +209,45 @@ internal class RawPingpong(
             await(txCq, txContext, "a send of", size)
         }
         sentMessages++
+    }
+
+    // ## The suspend and future forms (--api suspend|future) ##
+
+    private suspend fun sendSuspending(size: Int) {
+        if (check) DataPattern.fill(txBuf, size, sentMessages, ownDirection)
+        when {
+            size < injectSize && tagged -> ep.tinject(txBuf, 0, size, peer, TAG)
+            size < injectSize -> ep.inject(txBuf, 0, size, peer)
+            tagged -> ep.tsend(txBuf, 0, size, peer, TAG)
+            else -> ep.send(txBuf, 0, size, peer)
+        }
+        sentMessages++
+    }
+
+    private suspend fun recvSuspending(): Completion =
+        if (tagged) ep.trecv(rxBuf, 0, rxBuf.capacity(), peer, TAG) else ep.recv(rxBuf, 0, rxBuf.capacity(), peer)
+
+    private fun sendFuture(size: Int) {
+        if (check) DataPattern.fill(txBuf, size, sentMessages, ownDirection)
+        when {
+            size < injectSize && tagged -> ep.tinjectAsync(txBuf, 0, size, peer, TAG)
+            size < injectSize -> ep.injectAsync(txBuf, 0, size, peer)
+            tagged -> ep.tsendAsync(txBuf, 0, size, peer, TAG)
+            else -> ep.sendAsync(txBuf, 0, size, peer)
+        }.join()
+        sentMessages++
+    }
+
+    private fun recvFuture(): java.util.concurrent.CompletableFuture<Completion> =
+        if (tagged) ep.trecvAsync(rxBuf, 0, rxBuf.capacity(), peer, TAG) else ep.recvAsync(rxBuf, 0, rxBuf.capacity(), peer)
+
+    /** Checks a reply received through the suspend or future forms. */
+    private fun received(c: Completion, size: Int, iteration: Int, phase: String) {
+        if (c.len != size.toLong()) {
+            throw CommandFailure("received ${c.len} bytes in $phase iteration $iteration, expected $size; are both sides running the same sizes?")
+        }
+        if (check) verify(size, iteration, phase)
+        receivedMessages++
     }
 
     // ## Receives ##
