@@ -2,6 +2,7 @@ package braid.core
 
 import braid.provider.Provider
 import braid.provider.shm.ShmProvider
+import braid.provider.tcp.TcpProvider
 
 /**
  * Entry point of the object model (`fi_getinfo`, `fi_fabric`).
@@ -15,7 +16,7 @@ import braid.provider.shm.ShmProvider
 public object Braid {
     public const val VERSION: String = "0.1.0"
 
-    private val providers: MutableList<Provider> = mutableListOf(ShmProvider)
+    private val providers: MutableList<Provider> = mutableListOf(ShmProvider, TcpProvider)
 
     /** Names of the providers this build carries, most desirable first. */
     @JvmStatic

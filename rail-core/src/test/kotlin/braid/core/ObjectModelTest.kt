@@ -32,8 +32,8 @@ class ObjectModelTest : FunSpec({
         }
         Braid.register(needy)
         try {
-            Braid.getInfo().map { it.provider } shouldBe listOf("shm")
-            Braid.getInfo(Hints(mode = Mode.CONTEXT)).map { it.provider } shouldBe listOf("shm", "needs-context")
+            Braid.getInfo().map { it.provider }.distinct() shouldBe Braid.providerNames() - "needs-context"
+            Braid.getInfo(Hints(mode = Mode.CONTEXT)).map { it.provider }.distinct() shouldBe Braid.providerNames()
             Braid.getInfo(Hints(mode = Mode.CONTEXT)).first().mode shouldBe 0L // shm needs none of them
             shouldThrow<FabricException> { Braid.getInfo(Hints(provider = "needs-context")) }.message shouldContain "requires mode bits FI_CONTEXT"
         } finally {

@@ -460,7 +460,7 @@ internal class ShmTransport(
             val before = fiAddr
             fiAddr = ep.av!!.reverse(sender)
             if (before == FiAddr.NOTAVAIL && fiAddr != FiAddr.NOTAVAIL) {
-                ep.srx.foreachUnspecAddr { e -> if (e.peerSource == index.toLong()) fiAddr else FiAddr.NOTAVAIL }
+                ep.srx.foreachUnspecAddr { e -> if (e.peer === this@ShmTransport && e.peerSource == index.toLong()) fiAddr else FiAddr.NOTAVAIL }
             }
         }
 

@@ -1,0 +1,128 @@
+package braid.provider.tcp
+
+import braid.core.FabricException
+import braid.provider.PeerAddress
+import braid.provider.shm.ShmAddressDescriptor
+import org.agrona.concurrent.UnsafeBuffer
+import java.net.Inet4Address
+import java.net.Inet6Address
+import java.net.InetAddress
+import java.net.InetSocketAddress
+import java.nio.ByteOrder
+
+/**
+ * The address blob of a tcp endpoint. Versioned, shares the magic of every Braid address (the
+ * kind byte tells the rails apart), and a malformed one is refused naming the offset and field.
+ *
+ * ```
+ *  0                   1                   2                   3
+ *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+ * +-------------------------------+---------------+---------------+
+ * |        magic 0x4252 "BR"      |  version = 1  |  kind = 2 tcp |  0
+ * +-------------------------------+---------------+---------------+
+ * |        port (16)              | family 4 or 6 |  reserved (8) |  4
+ * +-------------------------------+---------------+---------------+
+ * |                        host id (64)                           |  8
+ * |                                                               |
+ * +---------------------------------------------------------------+
+ * |                        endpoint id (64)                       | 16
+ * |                                                               |
+ * +---------------------------------------------------------------+
+ * |  IPv4: address (32)                                           | 24
+ * |  IPv6: address (128), then scope id (32), 0 for none          |
+ * +---------------------------------------------------------------+
+ * ```
+ * All fields little-endian except the address, which is in network order as
+ * [InetAddress.getAddress] gives it. The host id is the one the shm rail uses, so a link can
+ * tell which peers share this host. The endpoint id is random, non-zero and unique to one
+ * endpoint's life: a process that restarts has new ids.
+ */
+internal object TcpAddressDescriptor {
+    const val MAGIC: Int = ShmAddressDescriptor.MAGIC
+    const val VERSION: Int = 1
+    const val KIND_TCP: Int = 2
+    const val MAGIC_OFFSET = 0
+    const val VERSION_OFFSET = 2
+    const val KIND_OFFSET = 3
+    const val PORT_OFFSET = 4
+    const val FAMILY_OFFSET = 6
+    const val HOST_OFFSET = 8
+    const val ID_OFFSET = 16
+    const val ADDRESS_OFFSET = 24
+    const val V4_LENGTH = ADDRESS_OFFSET + 4
+    const val V6_LENGTH = ADDRESS_OFFSET + 16 + 4
+
+    fun encode(hostId: Long, endpointId: Long, socket: InetSocketAddress): ByteArray {
+        val ip = socket.address
+        val v6 = ip is Inet6Address
+        val out = ByteArray(if (v6) V6_LENGTH else V4_LENGTH)
+        val b = UnsafeBuffer(out)
+        b.putShort(MAGIC_OFFSET, MAGIC.toShort(), ByteOrder.LITTLE_ENDIAN)
+        b.putByte(VERSION_OFFSET, VERSION.toByte())
+        b.putByte(KIND_OFFSET, KIND_TCP.toByte())
+        b.putShort(PORT_OFFSET, socket.port.toShort(), ByteOrder.LITTLE_ENDIAN)
+        b.putByte(FAMILY_OFFSET, (if (v6) 6 else 4).toByte())
+        b.putLong(HOST_OFFSET, hostId, ByteOrder.LITTLE_ENDIAN)
+        b.putLong(ID_OFFSET, endpointId, ByteOrder.LITTLE_ENDIAN)
+        b.putBytes(ADDRESS_OFFSET, ip.address)
+        if (v6) b.putInt(ADDRESS_OFFSET + 16, (ip as Inet6Address).scopeId, ByteOrder.LITTLE_ENDIAN)
+        return out
+    }
+
+    fun parse(raw: ByteArray): TcpAddress {
+        fun bad(what: String): Nothing = throw FabricException.invalid("tcp address (${raw.size} bytes): $what")
+        if (raw.size < PORT_OFFSET) bad("too short: ${raw.size} bytes, an IPv4 address alone takes $V4_LENGTH")
+        val b = UnsafeBuffer(raw)
+        val magic = b.getShort(MAGIC_OFFSET, ByteOrder.LITTLE_ENDIAN).toInt() and 0xffff
+        if (magic != MAGIC) bad("magic at offset 0 is 0x${Integer.toHexString(magic)}, expected 0x${Integer.toHexString(MAGIC)}; not a Braid address")
+        val version = b.getByte(VERSION_OFFSET).toInt() and 0xff
+        if (version < 1) bad("version $version at offset $VERSION_OFFSET is not valid")
+        val kind = b.getByte(KIND_OFFSET).toInt() and 0xff
+        if (kind == ShmAddressDescriptor.KIND_SHM) bad("kind $kind at offset $KIND_OFFSET is an shm address; insert it into an shm domain's AV")
+        if (kind != KIND_TCP) bad("kind $kind at offset $KIND_OFFSET is not tcp ($KIND_TCP)")
+        if (raw.size < V4_LENGTH) bad("too short: ${raw.size} bytes, an IPv4 address alone takes $V4_LENGTH")
+        val port = b.getShort(PORT_OFFSET, ByteOrder.LITTLE_ENDIAN).toInt() and 0xffff
+        if (port == 0) bad("port 0 at offset $PORT_OFFSET: the endpoint was not listening")
+        val family = b.getByte(FAMILY_OFFSET).toInt() and 0xff
+        val id = b.getLong(ID_OFFSET, ByteOrder.LITTLE_ENDIAN)
+        if (id == 0L) bad("endpoint id 0 at offset $ID_OFFSET is not valid")
+        // A newer version may append fields: read what this version knows.
+        val ip: InetAddress = when (family) {
+            4 -> InetAddress.getByAddress(raw.copyOfRange(ADDRESS_OFFSET, ADDRESS_OFFSET + 4))
+            6 -> {
+                if (raw.size < V6_LENGTH) bad("an IPv6 address needs $V6_LENGTH bytes, the blob has ${raw.size}")
+                val scope = b.getInt(ADDRESS_OFFSET + 16, ByteOrder.LITTLE_ENDIAN)
+                if (scope == 0) InetAddress.getByAddress(raw.copyOfRange(ADDRESS_OFFSET, ADDRESS_OFFSET + 16))
+                else Inet6Address.getByAddress(null, raw.copyOfRange(ADDRESS_OFFSET, ADDRESS_OFFSET + 16), scope)
+            }
+            else -> bad("address family $family at offset $FAMILY_OFFSET is neither 4 (IPv4) nor 6 (IPv6)")
+        }
+        if (ip.isAnyLocalAddress) bad("address ${ip.hostAddress} is the wildcard address; an endpoint must advertise a reachable one")
+        val length = if (family == 6) V6_LENGTH else V4_LENGTH
+        return TcpAddress(b.getLong(HOST_OFFSET, ByteOrder.LITTLE_ENDIAN), id, InetSocketAddress(ip, port), raw.copyOf(length))
+    }
+}
+
+/** A parsed tcp address: where the endpoint listens, and who it is. */
+internal class TcpAddress(
+    val hostId: Long,
+    val endpointId: Long,
+    val socket: InetSocketAddress,
+    override val raw: ByteArray,
+) : PeerAddress {
+    override val key: String get() = keyOf(endpointId)
+
+    override fun render(): String {
+        val ip = socket.address
+        val host = if (ip is Inet4Address) ip.hostAddress else "[${ip.hostAddress}]"
+        return "fi_tcp://$host:${socket.port}/${idString(endpointId)}"
+    }
+
+    override fun toString(): String = render()
+
+    companion object {
+        fun keyOf(endpointId: Long): String = "tcp-" + idString(endpointId)
+
+        fun idString(endpointId: Long): String = java.lang.Long.toHexString(endpointId)
+    }
+}

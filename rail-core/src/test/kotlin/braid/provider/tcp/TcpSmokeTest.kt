@@ -1,0 +1,74 @@
+package braid.provider.tcp
+
+import braid.core.Completion
+import braid.core.Errno
+import braid.core.FabricException
+import braid.core.FiAddr
+import braid.core.ProgressEngine
+import braid.core.buf
+import braid.core.text
+import braid.core.trecv
+import braid.core.tsend
+import io.kotest.assertions.throwables.shouldThrow
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.shouldBe
+import io.kotest.matchers.string.shouldContain
+import io.kotest.matchers.types.shouldBeInstanceOf
+import kotlinx.coroutines.async
+import kotlinx.coroutines.coroutineScope
+import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withTimeout
+import org.agrona.concurrent.UnsafeBuffer
+import java.nio.ByteBuffer
+
+/** The tcp rail end to end in its simplest uses: raw operations, and the suspend forms under both progress models. */
+class TcpSmokeTest : FunSpec({
+    test("an eager and a rendezvous message cross between two tcp endpoints, with the sender as source") {
+        TcpTestFabric().use { f ->
+            val (a, b) = f.nodes
+            val rx = UnsafeBuffer(ByteArray(16))
+            b.ep.tryTrecv(rx, 0, 16, FiAddr.UNSPEC, 7, 0, "rx") shouldBe 0
+            a.ep.tryTsend(buf("hello"), 0, 5, f.addrs[0][1], 7, "tx") shouldBe 0
+            val got = b.await(1, others = listOf(a)).single().shouldBeInstanceOf<Completion>()
+            got.len shouldBe 5
+            got.source shouldBe f.addrs[1][0]
+            rx.text(5) shouldBe "hello"
+            a.await(1, others = listOf(b)).single().shouldBeInstanceOf<Completion>().context shouldBe "tx"
+            val size = 3 shl 20
+            val big = UnsafeBuffer(ByteBuffer.allocateDirect(size)).also { for (i in 0 until size step 4) it.putInt(i, i) }
+            val bigRx = UnsafeBuffer(ByteBuffer.allocateDirect(size))
+            b.ep.tryTrecv(bigRx, 0, size, FiAddr.UNSPEC, 8, 0, "big") shouldBe 0
+            a.ep.tryTsend(big, 0, size, f.addrs[0][1], 8, "big-tx") shouldBe 0
+            b.await(1, others = listOf(a)).single().shouldBeInstanceOf<Completion>().len shouldBe size.toLong()
+            for (i in 0 until size step 4) if (bigRx.getInt(i) != i) error("byte $i differs")
+            a.await(1, others = listOf(b)).single().shouldBeInstanceOf<Completion>().context shouldBe "big-tx"
+        }
+    }
+
+    test("the suspend forms work over tcp under manual progress and with progress engines, and a dead peer is thrown as FabricException") {
+        TcpTestFabric(eagerSize = 256).use { f ->
+            val (a, b) = f.nodes
+            suspend fun exchange(tag: Long) = coroutineScope {
+                val rx = UnsafeBuffer(ByteArray(10_000))
+                val got = async { b.ep.trecv(rx, 0, 10_000, FiAddr.UNSPEC, tag) }
+                a.ep.tsend(UnsafeBuffer(ByteArray(5000) { 3 }), 0, 5000, f.addrs[0][1], tag).len shouldBe 5000
+                val c = got.await()
+                c.len shouldBe 5000
+                c.source shouldBe f.addrs[1][0]
+                rx.getByte(4999) shouldBe 3
+            }
+            runBlocking {
+                withTimeout(30_000) {
+                    exchange(1)
+                    ProgressEngine.thread(a.domain).use { ProgressEngine.thread(b.domain).use { exchange(2) } }
+                    b.ep.close()
+                    // In flight when the close is seen (ECONNRESET, the cause) or refused if it was seen first (EHOSTDOWN)...
+                    val e = shouldThrow<FabricException> { a.ep.tsend(UnsafeBuffer(ByteArray(5000)), 0, 5000, f.addrs[0][1], 3) }
+                    if (e.code == Errno.ECONNRESET) e.message!! shouldContain "closed its endpoint" else e.code shouldBe Errno.EHOSTDOWN
+                    // ...and from then on refused: the peer is down.
+                    shouldThrow<FabricException> { a.ep.tsend(UnsafeBuffer(ByteArray(8)), 0, 8, f.addrs[0][1], 4) }.code shouldBe Errno.EHOSTDOWN
+                }
+            }
+        }
+    }
+})

@@ -1,0 +1,68 @@
+package braid.provider.tcp
+
+import braid.core.Braid
+import braid.core.CqFormat
+import braid.core.Endpoint
+import braid.core.EventQueue
+import braid.core.Fabric
+import braid.core.Hints
+import braid.core.Info
+import braid.core.TestFabric
+
+/**
+ * Two or more tcp endpoints in this process on 127.0.0.1 (port 0), each with its own domain,
+ * CQ and AV, all in each other's AV — the tcp twin of [TestFabric]. [settings] are what the
+ * endpoints get instead of the environment's (job key, time-out, window).
+ */
+internal class TcpTestFabric(
+    count: Int = 2,
+    bufferSize: Int = 1 shl 16,
+    eagerSize: Int = 1024,
+    unexpectedLimit: Int = 1 shl 20,
+    format: CqFormat = CqFormat.TAGGED,
+    settings: TcpSettings = TcpSettings(),
+    keys: List<String>? = null,
+) : AutoCloseable {
+    val info: Info = loopbackInfo().let {
+        it.copy(
+            endpointAttr = it.endpointAttr.copy(ringCapacity = bufferSize, eagerSize = eagerSize),
+            rxAttr = it.rxAttr.copy(unexpectedLimit = unexpectedLimit),
+        )
+    }
+    val fabric: Fabric = Braid.fabric(info)
+    val nodes: List<TestFabric.Node> = List(count) { i ->
+        withSettings(if (keys == null) settings else settings.copy(jobKey = keys[i])) { TestFabric.Node(fabric.domain(info), format) }
+    }
+    /** Each node's event queue (PEER_DOWN and connection errors). */
+    val eqs: List<EventQueue> = nodes.map { n -> fabric.eventQueue().also { n.ep.bind(it) } }
+    /** addrs[i][j]: node j's fabric address in node i's AV. */
+    val addrs: List<LongArray>
+
+    init {
+        nodes.forEach { it.ep.enable() }
+        addrs = nodes.map { n -> LongArray(count) { j -> n.av.insert(nodes[j].ep.address) } }
+    }
+
+    override fun close() {
+        nodes.forEach { it.ep.close() }
+        fabric.close()
+    }
+
+    companion object {
+        fun loopbackInfo(): Info = Braid.getInfo(Hints(provider = "tcp", domainName = "lo")).first()
+
+        /** Runs [block] (which opens endpoints) with [settings] instead of the environment's. */
+        fun <T> withSettings(settings: TcpSettings, block: () -> T): T {
+            val before = TcpProvider.settingsOverride
+            TcpProvider.settingsOverride = settings
+            try {
+                return block()
+            } finally {
+                TcpProvider.settingsOverride = before
+            }
+        }
+    }
+}
+
+/** The tcp transport behind an endpoint, for tests that look inside. */
+internal val Endpoint.tcp: TcpTransport get() = transport as TcpTransport
