@@ -94,7 +94,9 @@ internal class RawPingpong(
             if (maxSize > info.endpointAttr.maxMsgSize) {
                 throw CommandFailure("size $maxSize is larger than provider ${info.provider}'s largest message (${info.endpointAttr.maxMsgSize} bytes)")
             }
-            val domain = fabric.domain(info)
+            // Raw polling spins for ever; the waiting forms get the same idle policy, so the
+            // comparison measures the API, not parking.
+            val domain = fabric.domain(info.copy(domainAttr = info.domainAttr.copy(idle = braid.core.IdlePolicy.SPIN)))
             val format = if (tagged) CqFormat.TAGGED else CqFormat.MSG
             txCq = domain.completionQueue(format, info.txAttr.size.coerceAtMost(1 shl 16))
             rxCq = domain.completionQueue(format, info.rxAttr.size.coerceAtMost(1 shl 16))
