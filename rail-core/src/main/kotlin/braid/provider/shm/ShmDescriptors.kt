@@ -1,6 +1,7 @@
 package braid.provider.shm
 
 import braid.core.FabricException
+import braid.provider.AddressHeader
 import braid.provider.PeerAddress
 import org.agrona.concurrent.UnsafeBuffer
 import org.agrona.concurrent.ringbuffer.RingBufferDescriptor
@@ -26,13 +27,10 @@ import java.nio.charset.StandardCharsets
  * All fields little-endian. The name is the endpoint's file name stem (see [ShmDirectory]).
  */
 internal object ShmAddressDescriptor {
-    const val MAGIC: Int = 0x4252
+    const val MAGIC: Int = AddressHeader.MAGIC
     const val VERSION: Int = 1
-    const val KIND_SHM: Int = 1
-    const val MAGIC_OFFSET = 0
-    const val VERSION_OFFSET = 2
-    const val KIND_OFFSET = 3
-    const val HOST_OFFSET = 4
+    const val KIND_SHM: Int = AddressHeader.KIND_SHM
+    const val HOST_OFFSET = AddressHeader.LENGTH
     const val NAME_LENGTH_OFFSET = 12
     const val NAME_OFFSET = 14
     const val MAX_NAME = 128
@@ -41,9 +39,7 @@ internal object ShmAddressDescriptor {
         val bytes = name.toByteArray(StandardCharsets.UTF_8)
         val out = ByteArray(NAME_OFFSET + bytes.size)
         val b = UnsafeBuffer(out)
-        b.putShort(MAGIC_OFFSET, MAGIC.toShort(), ByteOrder.LITTLE_ENDIAN)
-        b.putByte(VERSION_OFFSET, VERSION.toByte())
-        b.putByte(KIND_OFFSET, KIND_SHM.toByte())
+        AddressHeader.write(b, VERSION, KIND_SHM)
         b.putLong(HOST_OFFSET, hostId, ByteOrder.LITTLE_ENDIAN)
         b.putShort(NAME_LENGTH_OFFSET, bytes.size.toShort(), ByteOrder.LITTLE_ENDIAN)
         b.putBytes(NAME_OFFSET, bytes)
@@ -52,14 +48,7 @@ internal object ShmAddressDescriptor {
 
     fun parse(raw: ByteArray): ShmAddress {
         fun bad(what: String): Nothing = throw FabricException.invalid("shm address (${raw.size} bytes): $what")
-        if (raw.size < NAME_OFFSET) bad("too short: ${raw.size} bytes, the header alone is $NAME_OFFSET")
-        val b = UnsafeBuffer(raw)
-        val magic = b.getShort(MAGIC_OFFSET, ByteOrder.LITTLE_ENDIAN).toInt() and 0xffff
-        if (magic != MAGIC) bad("magic at offset 0 is 0x${Integer.toHexString(magic)}, expected 0x${Integer.toHexString(MAGIC)}; not a Braid address")
-        val version = b.getByte(VERSION_OFFSET).toInt() and 0xff
-        if (version < 1) bad("version $version at offset $VERSION_OFFSET is not valid")
-        val kind = b.getByte(KIND_OFFSET).toInt() and 0xff
-        if (kind != KIND_SHM) bad("kind $kind at offset $KIND_OFFSET is not shm ($KIND_SHM)")
+        val b = AddressHeader.check(raw, KIND_SHM, NAME_OFFSET, "the header alone is $NAME_OFFSET")
         val nameLength = b.getShort(NAME_LENGTH_OFFSET, ByteOrder.LITTLE_ENDIAN).toInt() and 0xffff
         if (nameLength == 0 || nameLength > MAX_NAME) bad("name length $nameLength at offset $NAME_LENGTH_OFFSET must be 1..$MAX_NAME")
         if (raw.size < NAME_OFFSET + nameLength) bad("name of $nameLength bytes runs past the end (${raw.size - NAME_OFFSET} left)")

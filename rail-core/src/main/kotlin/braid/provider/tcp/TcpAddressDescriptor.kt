@@ -1,8 +1,9 @@
 package braid.provider.tcp
 
+import braid.provider.AddressHeader
+
 import braid.core.FabricException
 import braid.provider.PeerAddress
-import braid.provider.shm.ShmAddressDescriptor
 import org.agrona.concurrent.UnsafeBuffer
 import java.net.Inet4Address
 import java.net.Inet6Address
@@ -38,12 +39,9 @@ import java.nio.ByteOrder
  * endpoint's life: a process that restarts has new ids.
  */
 internal object TcpAddressDescriptor {
-    const val MAGIC: Int = ShmAddressDescriptor.MAGIC
+    const val MAGIC: Int = AddressHeader.MAGIC
     const val VERSION: Int = 1
-    const val KIND_TCP: Int = 2
-    const val MAGIC_OFFSET = 0
-    const val VERSION_OFFSET = 2
-    const val KIND_OFFSET = 3
+    const val KIND_TCP: Int = AddressHeader.KIND_TCP
     const val PORT_OFFSET = 4
     const val FAMILY_OFFSET = 6
     const val HOST_OFFSET = 8
@@ -57,9 +55,7 @@ internal object TcpAddressDescriptor {
         val v6 = ip is Inet6Address
         val out = ByteArray(if (v6) V6_LENGTH else V4_LENGTH)
         val b = UnsafeBuffer(out)
-        b.putShort(MAGIC_OFFSET, MAGIC.toShort(), ByteOrder.LITTLE_ENDIAN)
-        b.putByte(VERSION_OFFSET, VERSION.toByte())
-        b.putByte(KIND_OFFSET, KIND_TCP.toByte())
+        AddressHeader.write(b, VERSION, KIND_TCP)
         b.putShort(PORT_OFFSET, socket.port.toShort(), ByteOrder.LITTLE_ENDIAN)
         b.putByte(FAMILY_OFFSET, (if (v6) 6 else 4).toByte())
         b.putLong(HOST_OFFSET, hostId, ByteOrder.LITTLE_ENDIAN)
@@ -71,16 +67,7 @@ internal object TcpAddressDescriptor {
 
     fun parse(raw: ByteArray): TcpAddress {
         fun bad(what: String): Nothing = throw FabricException.invalid("tcp address (${raw.size} bytes): $what")
-        if (raw.size < PORT_OFFSET) bad("too short: ${raw.size} bytes, an IPv4 address alone takes $V4_LENGTH")
-        val b = UnsafeBuffer(raw)
-        val magic = b.getShort(MAGIC_OFFSET, ByteOrder.LITTLE_ENDIAN).toInt() and 0xffff
-        if (magic != MAGIC) bad("magic at offset 0 is 0x${Integer.toHexString(magic)}, expected 0x${Integer.toHexString(MAGIC)}; not a Braid address")
-        val version = b.getByte(VERSION_OFFSET).toInt() and 0xff
-        if (version < 1) bad("version $version at offset $VERSION_OFFSET is not valid")
-        val kind = b.getByte(KIND_OFFSET).toInt() and 0xff
-        if (kind == ShmAddressDescriptor.KIND_SHM) bad("kind $kind at offset $KIND_OFFSET is an shm address; insert it into an shm domain's AV")
-        if (kind != KIND_TCP) bad("kind $kind at offset $KIND_OFFSET is not tcp ($KIND_TCP)")
-        if (raw.size < V4_LENGTH) bad("too short: ${raw.size} bytes, an IPv4 address alone takes $V4_LENGTH")
+        val b = AddressHeader.check(raw, KIND_TCP, V4_LENGTH, "an IPv4 address alone takes $V4_LENGTH")
         val port = b.getShort(PORT_OFFSET, ByteOrder.LITTLE_ENDIAN).toInt() and 0xffff
         if (port == 0) bad("port 0 at offset $PORT_OFFSET: the endpoint was not listening")
         val family = b.getByte(FAMILY_OFFSET).toInt() and 0xff
