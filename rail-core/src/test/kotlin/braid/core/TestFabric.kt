@@ -9,17 +9,17 @@ class TestFabric(
     eagerSize: Int = 1024,
     unexpectedLimit: Int = 1 shl 20,
     format: CqFormat = CqFormat.TAGGED,
-) : AutoCloseable {
-    val info: Info = Braid.getInfo(Hints(caps = Caps.MSG or Caps.TAGGED, provider = "shm")).first().let {
+) : RailFabric {
+    override val info: Info = Braid.getInfo(Hints(caps = Caps.MSG or Caps.TAGGED, provider = "shm")).first().let {
         it.copy(
             endpointAttr = it.endpointAttr.copy(ringCapacity = ringCapacity, eagerSize = eagerSize),
             rxAttr = it.rxAttr.copy(unexpectedLimit = unexpectedLimit),
         )
     }
-    val fabric: Fabric = Braid.fabric(info)
-    val nodes: List<Node> = List(count) { Node(fabric.domain(info), format) }
+    override val fabric: Fabric = Braid.fabric(info)
+    override val nodes: List<Node> = List(count) { Node(fabric.domain(info), format) }
     /** addrs[i][j]: node j's fabric address in node i's AV. */
-    val addrs: List<LongArray>
+    override val addrs: List<LongArray>
 
     init {
         nodes.forEach { it.ep.enable() }

@@ -7,6 +7,7 @@ import braid.core.EventQueue
 import braid.core.Fabric
 import braid.core.Hints
 import braid.core.Info
+import braid.core.RailFabric
 import braid.core.TestFabric
 
 /**
@@ -22,21 +23,21 @@ internal class TcpTestFabric(
     format: CqFormat = CqFormat.TAGGED,
     settings: TcpSettings = TcpSettings(),
     keys: List<String>? = null,
-) : AutoCloseable {
-    val info: Info = loopbackInfo().let {
+) : RailFabric {
+    override val info: Info = loopbackInfo().let {
         it.copy(
             endpointAttr = it.endpointAttr.copy(ringCapacity = bufferSize, eagerSize = eagerSize),
             rxAttr = it.rxAttr.copy(unexpectedLimit = unexpectedLimit),
         )
     }
-    val fabric: Fabric = Braid.fabric(info)
-    val nodes: List<TestFabric.Node> = List(count) { i ->
+    override val fabric: Fabric = Braid.fabric(info)
+    override val nodes: List<TestFabric.Node> = List(count) { i ->
         withSettings(if (keys == null) settings else settings.copy(jobKey = keys[i])) { TestFabric.Node(fabric.domain(info), format) }
     }
     /** Each node's event queue (PEER_DOWN and connection errors). */
     val eqs: List<EventQueue> = nodes.map { n -> fabric.eventQueue().also { n.ep.bind(it) } }
     /** addrs[i][j]: node j's fabric address in node i's AV. */
-    val addrs: List<LongArray>
+    override val addrs: List<LongArray>
 
     init {
         nodes.forEach { it.ep.enable() }
