@@ -171,7 +171,10 @@ internal object Waiting {
             Errno.EHOSTDOWN -> "the peer at ${op.addr} is down"
             Errno.EHOSTUNREACH -> "the peer at ${op.addr} is not reachable by this rail"
             Errno.ECONNREFUSED -> "the peer at ${op.addr} refused the connection (endpoint not open)"
-            else -> "refused"
+            Errno.EACCES -> "the peer at ${op.addr} refused this job key (check BRAID_JOB_KEY on both sides)"
+            Errno.ECONNRESET -> "the connection to the peer at ${op.addr} was reset or closed"
+            Errno.EIO -> "the connection to the peer at ${op.addr} failed (corrupt or truncated traffic)"
+            else -> "refused by the rail (${Errno.name(rc)})"
         }
         return FabricException(-rc, "${op.describe()}: $why")
     }

@@ -728,28 +728,32 @@ internal class ShmTransport(
     }
 }
 
-/** Buffers for unexpected eager payloads, pooled by power-of-two size class. */
-internal class PayloadPool {
+/**
+ * Buffers for unexpected eager payloads, pooled by power-of-two size class. After a burst of
+ * unexpected messages the pool keeps at most [budget] bytes for reuse and lets the rest go to the
+ * collector, so a burst does not pin its peak in the heap for ever.
+ */
+internal class PayloadPool(private val budget: Long = 8L shl 20) {
     private val classes = Array(32) { ArrayDeque<UnsafeBuffer>() }
+    private var retained = 0L
 
     fun acquire(length: Int): UnsafeBuffer {
         val c = sizeClass(length)
-        val b = classes[c].removeLastOrNull() ?: UnsafeBuffer(ByteArray(1 shl c))
+        val pooled = classes[c].removeLastOrNull()
+        if (pooled != null) retained -= pooled.byteArray().size
+        val b = pooled ?: UnsafeBuffer(ByteArray(1 shl c))
         b.wrap(b.byteArray(), 0, length)
         return b
     }
 
     fun release(b: UnsafeBuffer) {
-        val array = b.byteArray()
-        val c = sizeClass(array.size)
-        if (classes[c].size < RETAIN) classes[c].addLast(b)
+        val size = b.byteArray().size
+        if (retained + size > budget) return
+        classes[sizeClass(size)].addLast(b)
+        retained += size
     }
 
     private fun sizeClass(length: Int): Int = maxOf(6, 32 - Integer.numberOfLeadingZeros(maxOf(length, 1) - 1))
-
-    private companion object {
-        const val RETAIN = 4096
-    }
 }
 
 /** A FIFO of (long, long, long) triples in one growable array: control records waiting for ring space. */
