@@ -94,9 +94,3 @@ public class FabricException(
             FabricException(Errno.EIO, message, cause)
     }
 }
-
-/** Throws [FabricException] with [code] unless [rc] is 0 or positive; returns [rc] otherwise. */
-public fun checkRc(rc: Int, what: () -> String): Int {
-    if (rc < 0) throw FabricException(-rc, what())
-    return rc
-}

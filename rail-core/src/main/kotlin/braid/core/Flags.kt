@@ -124,9 +124,8 @@ public object FiAddr {
     /** The sender of a message is not in the receiver's address vector (`FI_ADDR_NOTAVAIL`). */
     public const val NOTAVAIL: Long = -1L
 
-    /** [UNSPEC] and [NOTAVAIL] share a value in libfabric; a completion's source uses [NOTAVAIL]. */
-    @JvmStatic
-    public fun isSpecified(addr: Long): Boolean = addr != UNSPEC
+    // UNSPEC and NOTAVAIL share a value, as in libfabric: a receive's filter says UNSPEC, a
+    // completion's source says NOTAVAIL.
 }
 
 public enum class EndpointType { RDM, MSG, DGRAM }

@@ -118,6 +118,14 @@ internal class EntryList(private val bySource: Boolean) {
         size--
     }
 
+    /** Inserts [e] just before [at], which is in this list. */
+    fun insertBefore(at: RxEntry, e: RxEntry) {
+        val prev = if (bySource) at.srcPrev else at.allPrev
+        if (bySource) { e.srcPrev = prev; e.srcNext = at; e.srcList = this; at.srcPrev = e } else { e.allPrev = prev; e.allNext = at; e.allList = this; at.allPrev = e }
+        if (prev == null) head = e else if (bySource) prev.srcNext = e else prev.allNext = e
+        size++
+    }
+
     /** The first entry, in list order, that [accept] takes. */
     inline fun first(accept: (RxEntry) -> Boolean): RxEntry? {
         var e = head
@@ -127,15 +135,4 @@ internal class EntryList(private val bySource: Boolean) {
         }
         return null
     }
-}
-
-/** Inserts [e] before [at] in a per-source list. */
-internal fun EntryList.insertBefore(at: RxEntry, e: RxEntry) {
-    // Rebuild through remove/add to keep the list's own bookkeeping in one place: take every
-    // entry from [at] on, append [e], then append them back.
-    val tail = ArrayList<RxEntry>()
-    var x: RxEntry? = at
-    while (x != null) { val n = next(x); tail += x; remove(x); x = n }
-    add(e)
-    for (t in tail) add(t)
 }

@@ -2,7 +2,6 @@ package braid.core
 
 import org.agrona.DirectBuffer
 import org.agrona.collections.Long2ObjectHashMap
-import java.nio.ByteBuffer
 import java.util.IdentityHashMap
 
 /**
@@ -121,14 +120,6 @@ public class SharedReceiveContext internal constructor(
         postedChanged(+1)
         return null
     }
-
-    /** [post] for a [ByteBuffer] region. */
-    internal fun post(tagged: Boolean, src: Long, tag: Long, ignore: Long, flags: Long, context: Any?, buffer: ByteBuffer, offset: Int, length: Int): RxEntry? {
-        scratch.wrap(buffer, offset, length)
-        return post(tagged, src, tag, ignore, flags, context, scratch, 0, length)
-    }
-
-    private val scratch = org.agrona.concurrent.UnsafeBuffer(0L, 0)
 
     /** The earliest unexpected message matching the receive, left in place (FI_PEEK). */
     internal fun peek(tagged: Boolean, src: Long, tag: Long, ignore: Long): RxEntry? =
