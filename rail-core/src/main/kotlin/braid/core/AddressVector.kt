@@ -39,6 +39,7 @@ public class AddressVector internal constructor(
         generations[slot] = gen
         val fiAddr = if (type == AvType.MAP) (gen.toLong() shl 32) or slot.toLong() else slot.toLong()
         byKey.putIfAbsent(peer.key, fiAddr)
+        for (k in peer.partKeys) byKey.putIfAbsent(k, fiAddr)
         generation++
         fiAddr
     }
@@ -53,6 +54,7 @@ public class AddressVector internal constructor(
         val peer = peers[slot]!!
         peers[slot] = null
         if (byKey[peer.key] == fiAddr) byKey.remove(peer.key)
+        for (k in peer.partKeys) if (byKey[k] == fiAddr) byKey.remove(k)
         if (type == AvType.MAP) freeSlots.addLast(slot)
         generation++
     }
@@ -76,7 +78,10 @@ public class AddressVector internal constructor(
         return if (slot < 0) null else peers[slot]
     }
 
-    /** The fabric address of the peer whose key is [key], or [FiAddr.NOTAVAIL]. Caller holds the lock. */
+    /**
+     * The fabric address of the peer whose key, or the key of one of whose rail parts, is [key],
+     * or [FiAddr.NOTAVAIL]. Caller holds the lock.
+     */
     internal fun reverse(key: String): Long = byKey[key] ?: FiAddr.NOTAVAIL
 
     private fun slotOf(fiAddr: Long): Int {

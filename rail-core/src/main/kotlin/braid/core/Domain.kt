@@ -28,7 +28,7 @@ public class Domain internal constructor(
 ) : AutoCloseable {
     internal val lock = Any()
     internal val hub = ProgressHub(this)
-    internal val provider: DomainProvider = fabric.provider.openDomain(this)
+    internal val provider: DomainProvider = fabric.provider.openDomain(this, info)
     private var transports: Array<Transport> = emptyArray()
     private val endpoints = ArrayList<Endpoint>()
     private val regions = Long2ObjectHashMap<MemoryRegion>()

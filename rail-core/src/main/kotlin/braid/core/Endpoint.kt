@@ -1,5 +1,6 @@
 package braid.core
 
+import braid.provider.PeerAv
 import braid.provider.Transport
 import org.agrona.DirectBuffer
 import org.agrona.MutableDirectBuffer
@@ -36,7 +37,7 @@ public class Endpoint internal constructor(
     /** The shared receive context every provider of this endpoint matches against. */
     public val srx: SharedReceiveContext = SharedReceiveContext(info.rxAttr.unexpectedLimit)
 
-    internal val transport: Transport = domain.provider.openEndpoint(this)
+    internal val transport: Transport = domain.provider.openEndpoint(this, info, PeerAv(this, info.provider))
     private val view = UnsafeBuffer(0L, 0)
     private val txOpFlags = info.txAttr.opFlags
     private val rxOpFlags = info.rxAttr.opFlags

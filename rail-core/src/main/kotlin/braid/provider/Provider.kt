@@ -2,6 +2,7 @@ package braid.provider
 
 import braid.core.Domain
 import braid.core.Endpoint
+import braid.core.FiAddr
 import braid.core.Info
 import braid.core.SrxPeer
 import org.agrona.DirectBuffer
@@ -16,7 +17,11 @@ internal interface Provider {
     /** What this provider offers on this machine, most desirable first. */
     fun infos(): List<Info>
 
-    fun openDomain(domain: Domain): DomainProvider
+    /**
+     * Opens this provider's part of [domain] for [info] (one of this provider's [infos]): the
+     * domain's own Info when the provider stands alone, the rail's Info inside a link.
+     */
+    fun openDomain(domain: Domain, info: Info): DomainProvider
 }
 
 /** A provider's part of one open [Domain]. */
@@ -24,7 +29,11 @@ internal interface DomainProvider : AutoCloseable {
     /** Parses and validates a peer's address blob; throws [braid.core.FabricException] naming what is wrong. */
     fun parseAddress(raw: ByteArray): PeerAddress
 
-    fun openEndpoint(endpoint: Endpoint): Transport
+    /**
+     * Opens this provider's part of [endpoint]. [info] is the rail's own Info (the endpoint's
+     * when the provider stands alone); [av] is how the rail sees the endpoint's address vector.
+     */
+    fun openEndpoint(endpoint: Endpoint, info: Info, av: PeerAv): Transport
 }
 
 /** A parsed peer address. [key] identifies the peer endpoint uniquely on the fabric. */
@@ -32,6 +41,27 @@ internal interface PeerAddress {
     val key: String
     val raw: ByteArray
     fun render(): String
+
+    /** The part of this address rail [provider] reaches it by: itself, unless it bundles several rails' addresses. */
+    fun part(provider: String): PeerAddress? = this
+
+    /** Keys of the rail addresses bundled in this one; each resolves to this address's fi_addr. */
+    val partKeys: List<String> get() = emptyList()
+}
+
+/**
+ * The peer AV of fi_peer(3) (`fid_peer_av`): how one rail sees its endpoint's address vector.
+ * [query] gives the rail's own part of an inserted address; [epAddr] maps a rail address key
+ * back to the fi_addr the application knows (or [FiAddr.NOTAVAIL]). [generation] changes on
+ * every insert and remove, so a rail can refresh what it cached.
+ */
+internal class PeerAv(private val endpoint: Endpoint, private val rail: String) {
+    val bound: Boolean get() = endpoint.av != null
+    val generation: Long get() = endpoint.av?.generation ?: -1L
+
+    fun query(fiAddr: Long): PeerAddress? = endpoint.av?.peer(fiAddr)?.part(rail)
+
+    fun epAddr(key: String): Long = endpoint.av?.reverse(key) ?: FiAddr.NOTAVAIL
 }
 
 /**

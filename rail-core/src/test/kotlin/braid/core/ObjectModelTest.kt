@@ -28,7 +28,7 @@ class ObjectModelTest : FunSpec({
         val needy = object : Provider {
             override val name = "needs-context"
             override fun infos() = listOf(Braid.getInfo(Hints(provider = "shm")).first().copy(provider = name, mode = Mode.CONTEXT))
-            override fun openDomain(domain: Domain): DomainProvider = error("not opened in this test")
+            override fun openDomain(domain: Domain, info: Info): DomainProvider = error("not opened in this test")
         }
         Braid.register(needy)
         try {

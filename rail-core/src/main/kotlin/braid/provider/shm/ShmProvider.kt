@@ -12,6 +12,7 @@ import braid.core.RxAttr
 import braid.core.TxAttr
 import braid.provider.DomainProvider
 import braid.provider.PeerAddress
+import braid.provider.PeerAv
 import braid.provider.Provider
 import braid.provider.Transport
 import java.net.InetAddress
@@ -66,7 +67,7 @@ internal object ShmProvider : Provider {
         )
     }
 
-    override fun openDomain(domain: Domain): DomainProvider = ShmDomain(domain)
+    override fun openDomain(domain: Domain, info: Info): DomainProvider = ShmDomain(domain)
 
     private fun envInt(name: String, default: Int): Int {
         val v = System.getenv(name) ?: return default
@@ -87,7 +88,7 @@ internal class ShmDomain(private val domain: Domain) : DomainProvider {
 
     override fun parseAddress(raw: ByteArray): PeerAddress = ShmAddressDescriptor.parse(raw)
 
-    override fun openEndpoint(endpoint: Endpoint): Transport = ShmTransport(endpoint, ShmProvider.hostId)
+    override fun openEndpoint(endpoint: Endpoint, info: Info, av: PeerAv): Transport = ShmTransport(endpoint, info, av, ShmProvider.hostId)
 
     override fun close() {}
 }

@@ -4,8 +4,10 @@ import braid.core.Endpoint
 import braid.core.Errno
 import braid.core.FabricException
 import braid.core.FiAddr
+import braid.core.Info
 import braid.core.OpFlags
 import braid.core.RxEntry
+import braid.provider.PeerAv
 import braid.provider.Transport
 import braid.provider.shm.FrameDescriptor.CTRL_LENGTH
 import braid.provider.shm.FrameDescriptor.CTRL_MSG_ID_OFFSET
@@ -59,14 +61,16 @@ import java.nio.charset.StandardCharsets
  */
 internal class ShmTransport(
     private val ep: Endpoint,
+    private val info: Info,
+    private val av: PeerAv,
     private val hostId: Long,
 ) : Transport {
     private val name = ShmDirectory.newEndpointName()
     override val address: ByteArray = ShmAddressDescriptor.encode(hostId, name)
 
-    private val ringCapacity = ep.info.endpointAttr.ringCapacity
+    private val ringCapacity = info.endpointAttr.ringCapacity
     private val maxRecord = ringCapacity / 8
-    private val eagerSize = minOf(ep.info.endpointAttr.eagerSize, maxRecord - HEADER_LENGTH)
+    private val eagerSize = minOf(info.endpointAttr.eagerSize, maxRecord - HEADER_LENGTH)
     private val fragSize = (maxRecord - FRAG_HEADER_LENGTH) and 7.inv()
     private val livenessNanos = (System.getenv("BRAID_SHM_LIVENESS_MS")?.toLongOrNull() ?: 50L) * 1_000_000
 
@@ -89,7 +93,7 @@ internal class ShmTransport(
         if (ringCapacity < 1024 || Integer.bitCount(ringCapacity) != 1) {
             throw FabricException.invalid("shm endpoint: ring capacity $ringCapacity must be a power of two ≥ 1024; set EndpointAttr.ringCapacity or BRAID_SHM_RING_SIZE")
         }
-        if (eagerSize < 0) throw FabricException.invalid("shm endpoint: eager size ${ep.info.endpointAttr.eagerSize} must be ≥ 0")
+        if (eagerSize < 0) throw FabricException.invalid("shm endpoint: eager size ${info.endpointAttr.eagerSize} must be ≥ 0")
         val f = ShmDirectory.createAndMap(ShmDirectory.endpointFile(name), EndpointFileDescriptor.length())
         val b = f.buffer
         b.putInt(EndpointFileDescriptor.MAGIC_OFFSET, EndpointFileDescriptor.MAGIC)
@@ -147,7 +151,7 @@ internal class ShmTransport(
             }
         }
         if (inject) return -Errno.EAGAIN
-        if (out.backlog.size >= ep.info.txAttr.size) return -Errno.EAGAIN
+        if (out.backlog.size >= info.txAttr.size) return -Errno.EAGAIN
         out.backlog.addLast(txOp(buffer, length, tag, data, flags, context, 0))
         return 0
     }
@@ -155,14 +159,13 @@ internal class ShmTransport(
     private var lastResolveError = 0
 
     private fun outFor(dest: Long): OutChannel? {
-        val av = ep.av!!
         if (av.generation != outAvGeneration) {
             outByAddr.clear()
             outAvGeneration = av.generation
         }
         val cached = outByAddr.get(dest)
         if (cached != null) return cached
-        val peer = av.peer(dest) as? ShmAddress
+        val peer = av.query(dest) as? ShmAddress
         if (peer == null) { lastResolveError = -Errno.EINVAL; return null }
         if (peer.hostId != hostId) { lastResolveError = -Errno.EHOSTUNREACH; return null }
         val out = outByName[peer.name] ?: connect(peer.name) ?: return null
@@ -369,7 +372,7 @@ internal class ShmTransport(
             waitingCts.values.forEach { failOp(it, err, msg) }
             waitingAck.values.forEach { failOp(it, err, msg) }
             backlog.clear(); streaming.clear(); waitingCts.clear(); waitingAck.clear()
-            ep.peerDown(ep.av!!.reverse(dst), msg)
+            ep.peerDown(av.epAddr(dst), msg)
         }
 
         private fun failOp(op: TxOp, err: Int, msg: String) {
@@ -440,7 +443,6 @@ internal class ShmTransport(
 
         fun poll(): Int {
             if (!pendingCtrl.isEmpty()) flushCtrl()
-            val av = ep.av!!
             if (av.generation != avGeneration) resolve(av.generation)
             if (dead) return 0
             var work = data.controlledRead(this, READ_LIMIT)
@@ -458,7 +460,7 @@ internal class ShmTransport(
         private fun resolve(generation: Long) {
             avGeneration = generation
             val before = fiAddr
-            fiAddr = ep.av!!.reverse(sender)
+            fiAddr = av.epAddr(sender)
             if (before == FiAddr.NOTAVAIL && fiAddr != FiAddr.NOTAVAIL) {
                 ep.srx.foreachUnspecAddr { e -> if (e.peer === this@ShmTransport && e.peerSource == index.toLong()) fiAddr else FiAddr.NOTAVAIL }
             }
@@ -692,7 +694,7 @@ internal class ShmTransport(
      */
     private fun checkSilentPeer(addr: Long) {
         for (i in 0 until ins.size) if (ins[i].fiAddr == addr) return
-        val peer = ep.av!!.peer(addr) as? ShmAddress ?: return
+        val peer = av.query(addr) as? ShmAddress ?: return
         if (peer.hostId != hostId) return
         val watcher = silentPeers.getOrPut(peer.name) { ShmDirectory.owner(peer.name)?.let { PeerProcess.watch(it) } }
         if (watcher != null && watcher.alive()) return

@@ -12,6 +12,7 @@ import braid.core.RxAttr
 import braid.core.TxAttr
 import braid.provider.DomainProvider
 import braid.provider.PeerAddress
+import braid.provider.PeerAv
 import braid.provider.Provider
 import braid.provider.Transport
 import braid.provider.shm.ShmProvider
@@ -71,7 +72,7 @@ internal object TcpProvider : Provider {
         }
     }
 
-    override fun openDomain(domain: Domain): DomainProvider = TcpDomain(domain, bindAddress(domain.info.domainName))
+    override fun openDomain(domain: Domain, info: Info): DomainProvider = TcpDomain(domain, bindAddress(info.domainName))
 
     /** One usable interface: its name, the address endpoints listen on, its network in CIDR form. */
     class Nic(val name: String, val bind: InetSocketAddress, val network: String)
@@ -155,7 +156,7 @@ internal object TcpProvider : Provider {
 internal class TcpDomain(private val domain: Domain, private val bind: InetSocketAddress) : DomainProvider {
     override fun parseAddress(raw: ByteArray): PeerAddress = TcpAddressDescriptor.parse(raw)
 
-    override fun openEndpoint(endpoint: Endpoint): Transport = TcpTransport(endpoint, bind, ShmProvider.hostId, TcpProvider.settings())
+    override fun openEndpoint(endpoint: Endpoint, info: Info, av: PeerAv): Transport = TcpTransport(endpoint, info, av, bind, ShmProvider.hostId, TcpProvider.settings())
 
     override fun close() {}
 

@@ -4,8 +4,10 @@ import braid.core.Endpoint
 import braid.core.Errno
 import braid.core.FabricException
 import braid.core.FiAddr
+import braid.core.Info
 import braid.core.OpFlags
 import braid.core.RxEntry
+import braid.provider.PeerAv
 import braid.provider.Transport
 import braid.provider.shm.PayloadPool
 import braid.provider.tcp.TcpFrameAdapter.Companion.CONTINUE
@@ -68,18 +70,20 @@ import java.util.function.Consumer
  */
 internal class TcpTransport(
     private val ep: Endpoint,
+    private val info: Info,
+    private val av: PeerAv,
     bind: InetSocketAddress,
     private val hostId: Long,
     private val settings: TcpSettings,
 ) : Transport {
     /** This endpoint's id: random, non-zero, never reused. */
     val id: Long = newId()
-    private val bufferSize = maxOf(4096, ep.info.endpointAttr.ringCapacity)
-    private val eagerSize = ep.info.endpointAttr.eagerSize.coerceIn(0, bufferSize - HEADER_LENGTH)
-    private val txSize = ep.info.txAttr.size
+    private val bufferSize = maxOf(4096, info.endpointAttr.ringCapacity)
+    private val eagerSize = info.endpointAttr.eagerSize.coerceIn(0, bufferSize - HEADER_LENGTH)
+    private val txSize = info.txAttr.size
 
     /** Credit this endpoint lends each sender: the configured window, less if few unexpected messages are allowed. */
-    val window: Long = maxOf(MIN_WINDOW.toLong(), minOf(settings.window.toLong(), ep.info.rxAttr.unexpectedLimit.toLong() * HEAD_COST))
+    val window: Long = maxOf(MIN_WINDOW.toLong(), minOf(settings.window.toLong(), info.rxAttr.unexpectedLimit.toLong() * HEAD_COST))
     private val timeoutNanos = settings.timeoutMillis * 1_000_000
     private val heartbeatNanos = timeoutNanos / 4
 
@@ -163,8 +167,7 @@ internal class TcpTransport(
             log.log(Level.WARNING, "tcp endpoint $self: select failed: ${e.message}")
         }
         var work = readyCount
-        val av = ep.av
-        if (av != null && av.generation != resolvedGeneration) {
+        if (av.bound && av.generation != resolvedGeneration) {
             // The AV changed: messages held from senders it did not know may be theirs now.
             resolvedGeneration = av.generation
             for (j in 0 until peers.size) resolve(peers[j])
@@ -924,13 +927,13 @@ internal class TcpTransport(
 
     /** Caches [p]'s fabric address; when it first becomes known, re-keys what it sent before. */
     private fun resolve(p: TcpPeer) {
-        val av = ep.av ?: return
+        if (!av.bound) return
         val generation = av.generation
         if (p.avGeneration == generation) return
         p.avGeneration = generation
         val before = p.fiAddr
-        p.fiAddr = av.reverse(p.key)
-        if (p.address == null && p.fiAddr != FiAddr.NOTAVAIL) p.address = av.peer(p.fiAddr) as? TcpAddress
+        p.fiAddr = av.epAddr(p.key)
+        if (p.address == null && p.fiAddr != FiAddr.NOTAVAIL) p.address = av.query(p.fiAddr) as? TcpAddress
         if (before == FiAddr.NOTAVAIL && p.fiAddr != FiAddr.NOTAVAIL) {
             val addr = p.fiAddr
             ep.srx.foreachUnspecAddr { e -> if ((e.peerContext as? TcpHeld)?.peer === p) addr else FiAddr.NOTAVAIL }
@@ -1001,14 +1004,14 @@ internal class TcpTransport(
 
     /** The peer [dest] names in the AV, or null if it is not a tcp address there. */
     private fun peerFor(dest: Long): TcpPeer? {
-        val av = ep.av ?: return null
+        if (!av.bound) return null
         if (av.generation != destGeneration) {
             byDest.clear()
             destGeneration = av.generation
         }
         val cached = byDest.get(dest)
         if (cached != null) return cached
-        val a = av.peer(dest) as? TcpAddress ?: return null
+        val a = av.query(dest) as? TcpAddress ?: return null
         val p = peersById.get(a.endpointId) ?: newPeer(a.endpointId)
         if (p.address == null) p.address = a
         byDest.put(dest, p)
