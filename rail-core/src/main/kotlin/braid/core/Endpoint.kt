@@ -43,6 +43,7 @@ public class Endpoint internal constructor(
     private val rxOpFlags = info.rxAttr.opFlags
     private val maxMsgSize = info.endpointAttr.maxMsgSize
     private val injectSize = info.txAttr.injectSize
+    private val anySource = transport.acceptsAnySource
 
     @Volatile
     public var enabled: Boolean = false
@@ -245,6 +246,9 @@ public class Endpoint internal constructor(
 
     override fun toString(): String = "Endpoint(${info.provider}/${domain.name})"
 
+    /** What each rail of this endpoint carried and how deep the receive queues got. */
+    public fun stats(): EndpointStats = synchronized(domain.lock) { EndpointStats(transport.railStats(), srx.stats()) }
+
     /** The provider's view of this endpoint's channels and queues, for diagnostics. */
     public fun describe(): String = synchronized(domain.lock) { "$transport\n  ${srx.stats()}" }
 
@@ -281,6 +285,7 @@ public class Endpoint internal constructor(
         if (offset < 0 || length < 0 || offset.toLong() + length > buffer.capacity()) return -Errno.EINVAL
         synchronized(domain.lock) {
             if (!enabled) return -Errno.EOPBADSTATE
+            if (src == FiAddr.UNSPEC && !anySource) return -Errno.EINVAL
             if (flags and (OpFlags.PEEK or OpFlags.CLAIM) != 0L) return probe(tagged, buffer, offset, length, src, tag, ignore, flags, context)
             srx.post(tagged, src, tag, ignore, flags or rxOpFlags, context, buffer, offset, length)
             return 0
@@ -290,7 +295,7 @@ public class Endpoint internal constructor(
     private fun postRecv(tagged: Boolean, buffer: ByteBuffer, src: Long, tag: Long, ignore: Long, flags: Long, context: Any?): Int {
         synchronized(domain.lock) {
             if (!enabled) return -Errno.EOPBADSTATE
-            if (buffer.isReadOnly) return -Errno.EINVAL
+            if (buffer.isReadOnly || (src == FiAddr.UNSPEC && !anySource)) return -Errno.EINVAL
             view.wrap(buffer, buffer.position(), buffer.remaining())
             if (flags and (OpFlags.PEEK or OpFlags.CLAIM) != 0L) return probe(tagged, view, 0, view.capacity(), src, tag, ignore, flags, context)
             srx.post(tagged, src, tag, ignore, flags or rxOpFlags, context, view, 0, view.capacity())

@@ -48,6 +48,8 @@ internal object ShmProvider : Provider {
         fnv64(identity)
     }
 
+    override val canBePeer: Boolean get() = true
+
     override fun infos(): List<Info> {
         val ring = envInt("BRAID_SHM_RING_SIZE", DEFAULT_RING)
         val eager = envInt("BRAID_SHM_EAGER_SIZE", DEFAULT_EAGER)

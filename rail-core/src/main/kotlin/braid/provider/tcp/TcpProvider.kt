@@ -51,6 +51,8 @@ internal object TcpProvider : Provider {
 
     fun settings(): TcpSettings = settingsOverride ?: TcpSettings.fromEnvironment()
 
+    override val canBePeer: Boolean get() = true
+
     override fun infos(): List<Info> {
         val eager = envInt("BRAID_TCP_EAGER_SIZE", DEFAULT_EAGER)
         val buffer = envInt("BRAID_TCP_BUFFER_SIZE", DEFAULT_BUFFER)
