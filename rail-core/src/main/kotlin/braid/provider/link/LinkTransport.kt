@@ -47,14 +47,32 @@ internal class LinkTransport(
         for ((_, t) in rails) t.enable()
     }
 
+    /**
+     * Polls shm every time, and the network rail every time while it is busy (it had work, or
+     * was given a send, within [NETWORK_ACTIVE_NANOS]) and otherwise once per
+     * [NETWORK_IDLE_POLL_NANOS]: a network poll is a system call (`selectNow`), tens of idle shm
+     * polls, and would otherwise tax every same-host message. A caller that parks between polls
+     * (longer than the idle period) polls both rails every time.
+     */
     override fun progress(): Int {
-        var work = 0
-        for (i in rails.indices) work += rails[i].second.progress()
-        return work
+        val net = network?.second
+        if (shm == null) return net?.progress() ?: 0
+        var work = shm.progress()
+        if (net == null) return work
+        val now = System.nanoTime()
+        if (now - lastNetworkWork > NETWORK_ACTIVE_NANOS && now - lastNetworkPoll < NETWORK_IDLE_POLL_NANOS) return work
+        lastNetworkPoll = now
+        val w = net.progress()
+        if (w > 0) lastNetworkWork = now
+        return work + w
     }
+
+    private var lastNetworkPoll = System.nanoTime()
+    private var lastNetworkWork = lastNetworkPoll
 
     override fun send(buffer: DirectBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int {
         val rail = route(dest) ?: return lastRouteError
+        if (rail !== shm) lastNetworkWork = System.nanoTime()
         return rail.send(buffer, dest, tag, data, flags, context)
     }
 
@@ -91,6 +109,13 @@ internal class LinkTransport(
         var first: Exception? = null
         for ((_, t) in rails) try { t.close() } catch (e: Exception) { if (first == null) first = e }
         first?.let { throw it }
+    }
+
+    private companion object {
+        /** How long after its last work the network rail counts as busy and is polled every time. */
+        const val NETWORK_ACTIVE_NANOS = 1_000_000L
+        /** How often an idle network rail is polled by a spinning caller: the most it delays a message. */
+        const val NETWORK_IDLE_POLL_NANOS = 20_000L
     }
 
     override fun toString(): String = "link '${info.domainName}'\n" + rails.joinToString("\n") { (name, t) -> "  $name: $t" }
