@@ -46,7 +46,7 @@ internal interface DomainProvider : AutoCloseable {
      * Opens this provider's part of [endpoint]. [info] is the rail's own Info (the endpoint's
      * when the provider stands alone); [av] is how the rail sees the endpoint's address vector.
      */
-    fun openEndpoint(endpoint: Endpoint, info: Info, av: PeerAv): Transport
+    fun openEndpoint(endpoint: Endpoint, info: Info, av: RailAv): Transport
 }
 
 /** A parsed peer address. [key] identifies the peer endpoint uniquely on the fabric. */
@@ -63,12 +63,12 @@ internal interface PeerAddress {
 }
 
 /**
- * The peer AV of fi_peer(3) (`fid_peer_av`): how one rail sees its endpoint's address vector.
+ * How one rail sees its endpoint's address vector (the link's use of the peer AV idea).
  * [query] gives the rail's own part of an inserted address; [epAddr] maps a rail address key
  * back to the fi_addr the application knows (or [FiAddr.NOTAVAIL]). [generation] changes on
  * every insert and remove, so a rail can refresh what it cached.
  */
-internal class PeerAv(private val endpoint: Endpoint, private val rail: String) {
+internal class RailAv(private val endpoint: Endpoint, private val rail: String) {
     val bound: Boolean get() = endpoint.av != null
     val generation: Long get() = endpoint.av?.generation ?: -1L
 

@@ -15,7 +15,7 @@ import braid.core.TxAttr
 import braid.provider.AddressHeader
 import braid.provider.DomainProvider
 import braid.provider.PeerAddress
-import braid.provider.PeerAv
+import braid.provider.RailAv
 import braid.provider.Provider
 import braid.provider.Transport
 import braid.provider.shm.ShmProvider
@@ -140,11 +140,11 @@ internal class LinkDomain(private val domain: Domain, private val info: Info) : 
         rails.firstOrNull { it.first.provider == rail }?.second?.parseAddress(blob)
     }
 
-    override fun openEndpoint(endpoint: Endpoint, info: Info, av: PeerAv): Transport {
+    override fun openEndpoint(endpoint: Endpoint, info: Info, av: RailAv): Transport {
         val opened = ArrayList<Pair<String, Transport>>()
         try {
             for ((railInfo, provider) in rails) {
-                opened += railInfo.provider to provider.openEndpoint(endpoint, railInfo, PeerAv(endpoint, railInfo.provider))
+                opened += railInfo.provider to provider.openEndpoint(endpoint, railInfo, RailAv(endpoint, railInfo.provider))
             }
         } catch (e: Exception) {
             opened.forEach { runCatching { it.second.close() } }

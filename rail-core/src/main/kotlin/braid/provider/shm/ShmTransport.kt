@@ -8,7 +8,7 @@ import braid.core.Info
 import braid.core.RailCounters
 import braid.core.OpFlags
 import braid.core.RxEntry
-import braid.provider.PeerAv
+import braid.provider.RailAv
 import braid.provider.Transport
 import braid.provider.shm.FrameDescriptor.CTRL_LENGTH
 import braid.provider.shm.FrameDescriptor.CTRL_MSG_ID_OFFSET
@@ -63,7 +63,7 @@ import java.nio.charset.StandardCharsets
 internal class ShmTransport(
     private val ep: Endpoint,
     private val info: Info,
-    private val av: PeerAv,
+    private val av: RailAv,
     private val hostId: Long,
 ) : Transport {
     private val name = ShmDirectory.newEndpointName()

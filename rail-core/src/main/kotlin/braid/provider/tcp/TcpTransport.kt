@@ -8,7 +8,7 @@ import braid.core.Info
 import braid.core.RailCounters
 import braid.core.OpFlags
 import braid.core.RxEntry
-import braid.provider.PeerAv
+import braid.provider.RailAv
 import braid.provider.Transport
 import braid.provider.shm.PayloadPool
 import braid.provider.tcp.TcpFrameAdapter.Companion.CONTINUE
@@ -72,7 +72,7 @@ import java.util.function.Consumer
 internal class TcpTransport(
     private val ep: Endpoint,
     private val info: Info,
-    private val av: PeerAv,
+    private val av: RailAv,
     bind: InetSocketAddress,
     private val hostId: Long,
     private val settings: TcpSettings,
