@@ -776,7 +776,6 @@ internal class TcpTransport(
 
     private fun entryFor(p: TcpPeer, a: TcpFrameAdapter, size: Long): RxEntry {
         resolve(p)
-        counters.received(size)
         val e = if (a.flags and FLAG_TAGGED != 0) ep.srx.getTag(p.fiAddr, a.tag, size) else ep.srx.getMsg(p.fiAddr, size)
         if (a.flags and FLAG_DATA != 0) {
             e.data = a.data
@@ -789,6 +788,7 @@ internal class TcpTransport(
         val len = a.payloadLength
         if (a.value != len.toLong()) return a.fail("EAGER frame of $len payload bytes for a message of ${a.value}")
         admit(p, a, frameCost(len))?.let { return a.fail(it) }
+        counters.received(len.toLong())
         val e = entryFor(p, a, len.toLong())
         if (ep.srx.isMatched(e)) {
             p.rxEntry = e
@@ -836,6 +836,7 @@ internal class TcpTransport(
         val cost = frameCost(0)
         admit(p, a, cost)?.let { return a.fail(it) }
         val wantAck = a.flags and FLAG_ACK != 0
+        counters.received(a.value)
         val e = entryFor(p, a, a.value)
         if (ep.srx.isMatched(e)) {
             returnCredit(p, cost)
