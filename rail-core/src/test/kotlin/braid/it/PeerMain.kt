@@ -17,8 +17,8 @@ import kotlin.system.exitProcess
 /**
  * The other processes of the multi-process tests, on any provider. Usage:
  * `PeerMain PROVIDER MODE DIR NAME ARGS…`; addresses are exchanged through files in DIR. PROVIDER
- * is `shm` or `tcp` (on the interface `BRAID_TCP_IFACE` names, `lo` if unset). Exits 0 on
- * success, 1 with a message otherwise.
+ * is `shm`, `tcp` or `link` (`shm+tcp`); tcp runs on the interface `BRAID_TCP_IFACE` names,
+ * `lo` if unset. Exits 0 on success, 1 with a message otherwise.
  *
  * - `send DIR NAME RECEIVER SENDER_INDEX COUNT`: sends the [Traffic] stream to RECEIVER.
  * - `recv DIR NAME COUNT SENDER…`: receives COUNT messages from each SENDER with any-source
@@ -32,6 +32,9 @@ import kotlin.system.exitProcess
  * - `big-send DIR NAME RECEIVER SIZE` / `big-recv DIR NAME SENDER SIZE`: one message of SIZE
  *   bytes (up to 2 GiB - 1, tag [BIG_TAG]), checked byte by byte; the sender prints SENDING
  *   once it is posted.
+ * - `mesh DIR NAME COUNT PROCESS@HOST…`: every process named sends every other one COUNT tagged
+ *   and COUNT untagged messages ([Mesh]) and receives theirs with any-source receives; then
+ *   checks its per-rail counters against where its peers are (same HOST: shm, else the network).
  */
 object PeerMain {
     const val BIG_TAG = 7L
@@ -48,6 +51,7 @@ object PeerMain {
                 "hold" -> node.hold()
                 "big-send" -> node.bigSend(args[4], args[5].toInt())
                 "big-recv" -> node.bigRecv(args[4], args[5].toInt())
+                "mesh" -> Mesh(node, args[4].toInt(), args.drop(5)).run()
                 else -> error("unknown mode ${args[1]}")
             }
             node.close()
@@ -68,17 +72,18 @@ object PeerMain {
     fun hints(provider: String): Hints = when (provider) {
         "shm" -> Hints(provider = "shm")
         "tcp" -> Hints(provider = "tcp", domainName = System.getenv("BRAID_TCP_IFACE") ?: "lo")
-        else -> error("unknown provider '$provider' (shm, tcp)")
+        "link" -> Hints(provider = "link", links = "shm+tcp:${System.getenv("BRAID_TCP_IFACE") ?: "lo"}")
+        else -> error("unknown provider '$provider' (shm, tcp, link)")
     }
 
-    class Node(provider: String, private val dir: Path, private val name: String) : AutoCloseable {
+    class Node(provider: String, val dir: Path, val name: String) : AutoCloseable {
         private val info = Braid.getInfo(hints(provider)).first()
         private val fabric = Braid.fabric(info)
-        private val domain = fabric.domain(info)
+        val domain = fabric.domain(info)
         val cq = domain.completionQueue()
         val av = domain.addressVector()
         val ep: Endpoint = domain.endpoint().also { it.bind(cq, OpFlags.TRANSMIT or OpFlags.RECV); it.bind(av); it.enable() }
-        private val c = Completion()
+        val c = Completion()
         private val e = CompletionError()
 
         init {
@@ -95,7 +100,9 @@ object PeerMain {
             else -> error("cq read returned $rc")
         }
 
-        private fun awaitMark(other: String, deadline: Long) {
+        fun mark() = Rendezvous.mark(dir, name)
+
+        fun awaitMark(other: String, deadline: Long) {
             while (!Rendezvous.marked(dir, other)) {
                 domain.progress()
                 check(System.nanoTime() < deadline) { "'$other' never finished" }
@@ -171,7 +178,7 @@ object PeerMain {
                     check(matchedAt[s][seq] > matchedAt[s][seq - 1]) { "sender $s: message $seq matched before message ${seq - 1}" }
                 }
             }
-            Rendezvous.mark(dir, name)
+            mark()
             println("OK received $total")
         }
 
@@ -247,7 +254,7 @@ object PeerMain {
             check(c.len == size.toLong()) { "received ${c.len} bytes, expected $size" }
             val bad = Traffic.check(buffer, 7, 7, size)
             check(bad < 0) { "the $size-byte message is corrupt at byte $bad" }
-            Rendezvous.mark(dir, name)
+            mark()
             println("OK received $size bytes intact")
         }
 
