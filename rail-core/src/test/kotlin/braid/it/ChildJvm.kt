@@ -5,6 +5,7 @@ import java.nio.file.Files
 import java.nio.file.Path
 import java.nio.file.StandardCopyOption
 import java.util.concurrent.TimeUnit
+import kotlin.system.exitProcess
 
 /**
  * A child JVM running [main] with the test classpath; killed on close if still running.
@@ -51,6 +52,23 @@ class ChildJvm(
             process.destroyForcibly()
             process.waitFor(10, TimeUnit.SECONDS)
         }
+    }
+}
+
+/**
+ * The body of a child's `main`: runs [body] and exits 0, or prints FAILED with the stack trace
+ * (which [ChildJvm.awaitOk] shows) and exits 1.
+ */
+fun childMain(body: () -> Unit): Nothing {
+    try {
+        body()
+        System.out.flush()
+        exitProcess(0)
+    } catch (t: Throwable) {
+        println("FAILED: $t")
+        t.printStackTrace(System.out)
+        System.out.flush()
+        exitProcess(1)
     }
 }
 

@@ -12,7 +12,6 @@ import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
 import java.nio.file.Path
 import java.nio.file.Paths
-import kotlin.system.exitProcess
 
 /**
  * The other processes of the multi-process tests, on any provider. Usage:
@@ -40,28 +39,20 @@ object PeerMain {
     const val BIG_TAG = 7L
 
     @JvmStatic
-    fun main(args: Array<String>) {
-        try {
-            val node = Node(args[0], Paths.get(args[2]), args[3])
-            when (args[1]) {
-                "send" -> node.send(args[4], args[5].toInt(), args[6].toInt())
-                "recv" -> node.recv(args[4].toInt(), args.drop(5))
-                "send-refused" -> node.sendRefused(args[4])
-                "slow-send" -> node.slowSend(args[4], args[5].toInt())
-                "hold" -> node.hold()
-                "big-send" -> node.bigSend(args[4], args[5].toInt())
-                "big-recv" -> node.bigRecv(args[4], args[5].toInt())
-                "mesh" -> Mesh(node, args[4].toInt(), args.drop(5)).run()
-                else -> error("unknown mode ${args[1]}")
-            }
-            node.close()
-            exitProcess(0)
-        } catch (t: Throwable) {
-            System.out.println("FAILED: $t")
-            t.printStackTrace(System.out)
-            System.out.flush()
-            exitProcess(1)
+    fun main(args: Array<String>): Unit = childMain {
+        val node = Node(args[0], Paths.get(args[2]), args[3])
+        when (args[1]) {
+            "send" -> node.send(args[4], args[5].toInt(), args[6].toInt())
+            "recv" -> node.recv(args[4].toInt(), args.drop(5))
+            "send-refused" -> node.sendRefused(args[4])
+            "slow-send" -> node.slowSend(args[4], args[5].toInt())
+            "hold" -> node.hold()
+            "big-send" -> node.bigSend(args[4], args[5].toInt())
+            "big-recv" -> node.bigRecv(args[4], args[5].toInt())
+            "mesh" -> Mesh(node, args[4].toInt(), args.drop(5)).run()
+            else -> error("unknown mode ${args[1]}")
         }
+        node.close()
     }
 
     /** The arguments that run [mode] of [provider] (everything after the main class). */

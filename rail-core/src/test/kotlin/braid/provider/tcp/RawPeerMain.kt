@@ -1,8 +1,8 @@
 package braid.provider.tcp
 
 import braid.it.Rendezvous
+import braid.it.childMain
 import java.nio.file.Paths
-import kotlin.system.exitProcess
 
 /**
  * A [RawTcpPeer] in a process of its own, so it can sit on another host ([braid.it.NetnsHosts]),
@@ -22,44 +22,36 @@ internal object RawPeerMain {
     const val GO = "go"
 
     @JvmStatic
-    fun main(args: Array<String>) {
-        try {
-            val (mode, dirName, name, target) = args
-            val dir = Paths.get(dirName)
-            RawTcpPeer(System.getenv("BRAID_JOB_KEY") ?: "", TcpProvider.interfaces().first().bind.address).use { raw ->
-                val welcome = raw.connect(Rendezvous.lookup(dir, target))
-                check(welcome == TcpFrameDescriptor.WELCOME) { "handshake answered with frame type $welcome, not WELCOME" }
-                raw.send(raw.eager(VALID_TAG, "valid".toByteArray()))
-                Rendezvous.publish(dir, name, raw.address)
-                val deadline = System.nanoTime() + 120_000_000_000L
-                var beat = 0L
-                while (!Rendezvous.marked(dir, GO)) {
-                    check(System.nanoTime() < deadline) { "no '$GO' mark in $dir" }
-                    if (System.nanoTime() - beat > 500_000_000L) { // a live peer, however long TARGET takes
-                        raw.send(raw.frame(TcpFrameDescriptor.HEARTBEAT, 0))
-                        beat = System.nanoTime()
-                    }
-                    Thread.sleep(2)
+    fun main(args: Array<String>): Unit = childMain {
+        val (mode, dirName, name, target) = args
+        val dir = Paths.get(dirName)
+        RawTcpPeer(System.getenv("BRAID_JOB_KEY") ?: "", TcpProvider.interfaces().first().bind.address).use { raw ->
+            val welcome = raw.connect(Rendezvous.lookup(dir, target))
+            check(welcome == TcpFrameDescriptor.WELCOME) { "handshake answered with frame type $welcome, not WELCOME" }
+            raw.send(raw.eager(VALID_TAG, "valid".toByteArray()))
+            Rendezvous.publish(dir, name, raw.address)
+            val deadline = System.nanoTime() + 120_000_000_000L
+            var beat = 0L
+            while (!Rendezvous.marked(dir, GO)) {
+                check(System.nanoTime() < deadline) { "no '$GO' mark in $dir" }
+                if (System.nanoTime() - beat > 500_000_000L) { // a live peer, however long TARGET takes
+                    raw.send(raw.frame(TcpFrameDescriptor.HEARTBEAT, 0))
+                    beat = System.nanoTime()
                 }
-                when (mode) {
-                    "garbage" -> {
-                        raw.send(ByteArray(64) { 0x42 })
-                        check(raw.closedByPeer()) { "the connection stayed open after garbage" }
-                    }
-                    "truncated" -> {
-                        raw.send(raw.eager(CUT_TAG, ByteArray(1000) { it.toByte() }).copyOf(TcpFrameDescriptor.HEADER_LENGTH + 10))
-                        raw.shutdown()
-                    }
-                    else -> error("unknown mode $mode")
-                }
+                Thread.sleep(2)
             }
-            println("OK $mode")
-            exitProcess(0)
-        } catch (t: Throwable) {
-            System.out.println("FAILED: $t")
-            t.printStackTrace(System.out)
-            System.out.flush()
-            exitProcess(1)
+            when (mode) {
+                "garbage" -> {
+                    raw.send(ByteArray(64) { 0x42 })
+                    check(raw.closedByPeer()) { "the connection stayed open after garbage" }
+                }
+                "truncated" -> {
+                    raw.send(raw.eager(CUT_TAG, ByteArray(1000) { it.toByte() }).copyOf(TcpFrameDescriptor.HEADER_LENGTH + 10))
+                    raw.shutdown()
+                }
+                else -> error("unknown mode $mode")
+            }
         }
+        println("OK $mode")
     }
 }
