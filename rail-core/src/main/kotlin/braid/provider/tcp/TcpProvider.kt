@@ -36,7 +36,8 @@ import java.net.NetworkInterface
  *
  * Tuning (environment, read when [infos] is called): `BRAID_TCP_EAGER_SIZE` (default 16 KiB),
  * `BRAID_TCP_BUFFER_SIZE` (bytes of each connection's send and receive buffers, default
- * 256 KiB); the job key, peer time-out and credit window are in [TcpSettings].
+ * 256 KiB); the job key (unless [braid.core.DomainAttr.jobKey] sets it), peer time-out and credit
+ * window are in [TcpSettings].
  */
 internal object TcpProvider : Provider {
     override val name: String = "tcp"
@@ -156,7 +157,11 @@ internal object TcpProvider : Provider {
 internal class TcpDomain(private val domain: Domain, private val bind: InetSocketAddress) : DomainProvider {
     override fun parseAddress(raw: ByteArray): PeerAddress = TcpAddressDescriptor.parse(raw)
 
-    override fun openEndpoint(endpoint: Endpoint, info: Info, av: PeerAv): Transport = TcpTransport(endpoint, info, av, bind, ShmProvider.hostId, TcpProvider.settings())
+    override fun openEndpoint(endpoint: Endpoint, info: Info, av: PeerAv): Transport {
+        val settings = TcpProvider.settings()
+        val key = info.domainAttr.jobKey ?: domain.info.domainAttr.jobKey
+        return TcpTransport(endpoint, info, av, bind, ShmProvider.hostId, if (key == null) settings else settings.copy(jobKey = key))
+    }
 
     override fun close() {}
 
