@@ -78,6 +78,11 @@ public class TopologyScope internal constructor() : BraidScope {
         edits += { d -> d.jobKey = k.toSpec() }
     }
 
+    /** Adds an edit of the draft (tests reach rules the DSL cannot break). */
+    internal fun edit(change: (Draft) -> Unit) {
+        edits += change
+    }
+
     /** The file, then the environment, then this block's edits; validated ([SpecException]). */
     public fun build(): TopologySpec {
         val draft = Draft()
