@@ -71,7 +71,7 @@ internal class ConfigTree(private val linkDescriptor: SerialDescriptor) {
             val i = d.getElementIndex(key)
             val childPath = if (path.isEmpty()) key else "$path.$key"
             if (i < 0) {
-                problem(childPath, child, "unknown key '$key'", suggestion(key, names))
+                problem(childPath, child, "unknown key '$key'", suggestion(key, names, "keys here"))
                 continue
             }
             val byteCount = d.getElementAnnotations(i).any { it is ByteCount }
@@ -110,7 +110,7 @@ internal class ConfigTree(private val linkDescriptor: SerialDescriptor) {
         if (v.valueType() != ConfigValueType.STRING) return wrongType(v, path, "one of ${names.joinToString()}")
         val s = v.unwrapped() as String
         return names.firstOrNull { it.equals(s, ignoreCase = true) }
-            ?: problem(path, v, "${at(path)}: '$s' is not one of ${names.joinToString()}", suggestion(s, names) ?: "use one of ${names.joinToString()}")
+            ?: problem(path, v, "${at(path)}: '$s' is not one of ${names.joinToString()}", suggestion(s, names, "values"))
     }
 
     private fun primitive(v: ConfigValue, kind: PrimitiveKind, path: String, byteCount: Boolean): Any? {
@@ -177,12 +177,12 @@ internal class ConfigTree(private val linkDescriptor: SerialDescriptor) {
         )
 
         /** "did you mean 'x'?" for the closest of [names], or the list of keys allowed here. */
-        fun suggestion(key: String, names: List<String>): String {
+        fun suggestion(key: String, names: List<String>, what: String): String {
             val synonym = SYNONYMS[key]?.takeIf { it in names }
                 ?: SYNONYMS.entries.firstOrNull { it.key.equals(key, ignoreCase = true) && it.value in names }?.value
             val best = synonym ?: names.minByOrNull { distance(key.lowercase(), it.lowercase()) }
                 ?.takeIf { distance(key.lowercase(), it.lowercase()) <= maxOf(2, it.length / 3) }
-            val allowed = "keys here: ${names.joinToString()}"
+            val allowed = "$what: ${names.joinToString()}"
             return if (best != null) "did you mean '$best'? ($allowed)" else allowed
         }
 
