@@ -3,8 +3,10 @@ package braid.dsl
 /**
  * The link-string syntax of `BRAID_LINKS` (libfabric's `FI_LNX_PROV_LINKS`): links separated by
  * `|`, the rails of a link by `+`, a rail's domain (interface) after `:`, e.g.
- * `shm+tcp:eth0|shm+tcp:lo`. A link parsed from a string is named by the string; its rails by
- * their provider, with an index when a provider repeats (`tcp0`, `tcp1`).
+ * `shm+tcp:eth0|shm+tcp:lo`. Several domains (`shm+tcp:eth0,lo`) are as many links, one per
+ * domain, as the link provider offers one entry per permutation. A link parsed from a string is
+ * named by the string; its rails by their provider, with an index when a provider repeats
+ * (`tcp0`, `tcp1`).
  */
 public object LinkStrings {
     /**
@@ -18,7 +20,7 @@ public object LinkStrings {
         if (links.any { it.isEmpty() }) {
             throw problem(where, "link list '$text' has an empty link", "separate links with single '|', e.g. \"shm+tcp|tcp\"")
         }
-        return links.map { parseLink(it, where) }
+        return links.flatMap { expand(it, where) }.map { parseLink(it, where) }
     }
 
     /** Parses one link (no `|`). */
@@ -37,6 +39,19 @@ public object LinkStrings {
     /** [links] in link-string syntax, separated by `|`. */
     @JvmStatic
     public fun formatAll(links: List<LinkSpec>): String = links.joinToString("|") { it.linkString }
+
+    /** `shm+tcp:eth0,lo` → `shm+tcp:eth0`, `shm+tcp:lo`. */
+    private fun expand(link: String, where: String): List<String> {
+        if (',' !in link) return listOf(link)
+        val choices = link.split('+').map { rail ->
+            val r = rail.trim()
+            if (':' !in r) listOf(r) else r.substringAfter(':').split(',').map { d ->
+                if (d.isBlank()) throw problem(where, "rail '$r' of link '$link' has an empty domain", "separate domains with single ',', e.g. \"tcp:eth0,lo\"")
+                "${r.substringBefore(':')}:${d.trim()}"
+            }
+        }
+        return choices.fold(listOf("")) { acc, options -> acc.flatMap { prefix -> options.map { if (prefix.isEmpty()) it else "$prefix+$it" } } }
+    }
 
     private fun parseLink(text: String, where: String): LinkSpec {
         val parts = text.split('+').map { it.trim() }

@@ -4,6 +4,7 @@ import braid.core.Braid
 import braid.core.Caps
 import braid.core.Errno
 import braid.core.FabricException
+import braid.core.Hints
 import braid.core.Info
 import java.io.IOException
 import java.nio.file.Files
@@ -21,8 +22,9 @@ import java.nio.file.Paths
  * ```
  *
  * [survey] asks this host which rails of each link it has; [resolve] picks a link (the one named,
- * else the first this host can open) and computes its [Info] — per-rail limits, the link's
- * unexpected bound, progress model, idle policy and job key applied; [open] opens fabric, domain,
+ * else the first this host can open) and computes its `link` provider [Info] — a link of the rails
+ * present, per-rail limits, the link's unexpected bound, progress model, idle policy and job key
+ * applied; [open] opens fabric, domain,
  * completion queues, address vector, event queue and endpoint from it. A required rail the host
  * lacks is a [FabricException] ([Errno.ENODEV]) naming the rail and what is present; an optional
  * one is left out and [ResolvedLink.leftOut] says so.
@@ -90,20 +92,28 @@ public object Topology {
         return key
     }
 
-    /** The Info of [survey]'s link: one present rail opens its provider directly; several need the link provider. */
+    /**
+     * The Info of [survey]'s link, through the link provider (a single rail is a link too): its
+     * rails the ones present, each with its limits; the link's own limits the tightest of its
+     * rails', its unexpected bound the spec's; progress, idle policy and job key from the spec.
+     */
     private fun infoFor(spec: TopologySpec, survey: LinkSurvey, caps: Long): Info {
         val present = survey.present
-        val info = if (present.size == 1) {
-            present[0].info!!.let { it.copy(rxAttr = it.rxAttr.copy(unexpectedLimit = survey.link.limits.unexpectedLimit ?: it.rxAttr.unexpectedLimit)) }
-        } else {
-            throw FabricException(
-                Errno.ENOSYS,
-                "link '${survey.link.name}': ${present.size} rails (${present.joinToString { it.rail.linkPart }}) need the link provider, which this build lacks (providers: ${Braid.providerNames().joinToString()})",
-            )
+        val linkString = present.joinToString("+") { if (it.rail.isShm) SHM else "${it.rail.provider}:${it.info!!.domainName}" }
+        val offer = Braid.getInfo(Hints(caps = caps, provider = LINK, links = linkString)).first()
+        val rails = offer.rails.map { railInfo ->
+            val rail = present.first { it.rail.provider == railInfo.provider }.rail
+            Limited.apply(railInfo, rail.limits.orElse(survey.link.limits.copy(unexpectedLimit = null)))
         }
         val key = jobKey(spec)
         val progress = spec.progress
-        return info.copy(domainAttr = info.domainAttr.copy(progress = progress.model, idle = progress.idle.toPolicy(), jobKey = key ?: info.domainAttr.jobKey))
+        return offer.copy(
+            rails = rails,
+            endpointAttr = offer.endpointAttr.copy(eagerSize = rails.minOf { it.endpointAttr.eagerSize }, ringCapacity = rails.minOf { it.endpointAttr.ringCapacity }),
+            txAttr = offer.txAttr.copy(injectSize = rails.minOf { it.txAttr.injectSize }),
+            rxAttr = offer.rxAttr.copy(unexpectedLimit = survey.link.limits.unexpectedLimit ?: offer.rxAttr.unexpectedLimit),
+            domainAttr = offer.domainAttr.copy(progress = progress.model, idle = progress.idle.toPolicy(), jobKey = key ?: offer.domainAttr.jobKey),
+        )
     }
 }
 
