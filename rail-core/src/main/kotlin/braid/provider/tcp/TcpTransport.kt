@@ -776,7 +776,6 @@ internal class TcpTransport(
 
     private fun entryFor(p: TcpPeer, a: TcpFrameAdapter, size: Long): RxEntry {
         resolve(p)
-        counters.received(size)
         val e = if (a.flags and FLAG_TAGGED != 0) ep.srx.getTag(p.fiAddr, a.tag, size) else ep.srx.getMsg(p.fiAddr, size)
         if (a.flags and FLAG_DATA != 0) {
             e.data = a.data
@@ -789,6 +788,7 @@ internal class TcpTransport(
         val len = a.payloadLength
         if (a.value != len.toLong()) return a.fail("EAGER frame of $len payload bytes for a message of ${a.value}")
         admit(p, a, frameCost(len))?.let { return a.fail(it) }
+        counters.received(len.toLong())
         val e = entryFor(p, a, len.toLong())
         if (ep.srx.isMatched(e)) {
             p.rxEntry = e
@@ -835,6 +835,7 @@ internal class TcpTransport(
         if (a.value < 0 || a.value > Int.MAX_VALUE) return a.fail("RTS for a message of ${a.value} bytes")
         val cost = frameCost(0)
         admit(p, a, cost)?.let { return a.fail(it) }
+        counters.received(a.value)
         val wantAck = a.flags and FLAG_ACK != 0
         val e = entryFor(p, a, a.value)
         if (ep.srx.isMatched(e)) {
