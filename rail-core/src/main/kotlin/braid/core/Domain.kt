@@ -28,6 +28,9 @@ public class Domain internal constructor(
 ) : AutoCloseable {
     internal val lock = Any()
     internal val hub = ProgressHub(this)
+
+    /** The deferred work queue (fi_trigger(3)): requests that wait for counters of this domain. */
+    public val deferredWork: DeferredWorkQueue = DeferredWorkQueue(this)
     internal val provider: DomainProvider = fabric.provider.openDomain(this, info)
     private var transports: Array<Transport> = emptyArray()
     private val endpoints = ArrayList<Endpoint>()
@@ -117,7 +120,12 @@ public class Domain internal constructor(
 
     internal fun progressLocked(): Int {
         var work = 0
-        for (t in transports) work += t.progress()
+        // Deferred work made due by completions fires after the rails' duty cycles, not inside them.
+        work += deferredWork.holding {
+            var w = 0
+            for (t in transports) w += t.progress()
+            w
+        }
         if (hub.retryPending) work += hub.retryLocked()
         return work
     }

@@ -300,9 +300,20 @@ public class Endpoint internal constructor(
         }
     }
 
+    /**
+     * A trigger-able alias of this endpoint (`fi_ep_alias` with `FI_TRIGGER`): every data operation
+     * posted on it is deferred until [counter] reaches [threshold] (see [TriggeredEndpoint]).
+     */
+    @JvmOverloads
+    public fun triggerAlias(counter: Counter, threshold: Long = 0): TriggeredEndpoint {
+        if (counter.domain !== domain) throw FabricException.invalid("endpoint: the counter belongs to domain '${counter.domain.name}', not '${domain.name}'")
+        return TriggeredEndpoint(this, counter, threshold)
+    }
+
     // ## Completion reporting, for providers (caller holds the domain lock) ##
 
     internal fun txComplete(context: Any?, flags: Long, len: Long, tag: Long) {
+        if (context is DeferredWork) { domain.deferredWork.succeeded(context, DeferredOp.Kind.TX, flags, len, 0, tag, FiAddr.NOTAVAIL); return }
         if (flags and OpFlags.INJECT == 0L && (!txSelective || flags and OpFlags.COMPLETION != 0L)) {
             txCq!!.write(context, sendFlags(flags), len, 0, tag, FiAddr.NOTAVAIL)
         }
@@ -310,6 +321,7 @@ public class Endpoint internal constructor(
     }
 
     internal fun txError(context: Any?, flags: Long, len: Long, tag: Long, err: Int, message: String) {
+        if (context is DeferredWork) { domain.deferredWork.failed(context, DeferredOp.Kind.TX, sendFlags(flags), len, tag, 0, err, FiAddr.NOTAVAIL, message); return }
         txCq!!.writeErr(context, sendFlags(flags), len, 0, tag, 0, err, FiAddr.NOTAVAIL, message)
         sendCounter?.addErr(1)
     }
@@ -326,24 +338,32 @@ public class Endpoint internal constructor(
             rxError(e.context, flags, capacity, data, e.tag, msgSize - capacity, Errno.ETRUNC, e.addr,
                 "message of $msgSize bytes from ${e.addr} truncated to the posted buffer of $capacity bytes")
         } else {
-            if (!rxSelective || e.flags and OpFlags.COMPLETION != 0L) rxCq!!.write(e.context, flags, msgSize, data, e.tag, e.addr)
-            recvCounter?.add(1)
+            rxSuccess(e.context, flags, msgSize, data, e.tag, e.addr, e.flags)
         }
         srx.freeEntry(e)
     }
 
+    internal fun rxSuccess(context: Any?, flags: Long, len: Long, data: Long, tag: Long, source: Long, opFlags: Long) {
+        if (context is DeferredWork) { domain.deferredWork.succeeded(context, DeferredOp.Kind.RX, flags, len, data, tag, source); return }
+        if (!rxSelective || opFlags and OpFlags.COMPLETION != 0L) rxCq!!.write(context, flags, len, data, tag, source)
+        recvCounter?.add(1)
+    }
+
     internal fun rxError(context: Any?, flags: Long, len: Long, data: Long, tag: Long, olen: Long, err: Int, source: Long, message: String) {
+        if (context is DeferredWork) { domain.deferredWork.failed(context, DeferredOp.Kind.RX, flags or OpFlags.RECV, len, tag, olen, err, source, message); return }
         rxCq!!.writeErr(context, flags or OpFlags.RECV, len, data, tag, olen, err, source, message)
         recvCounter?.addErr(1)
     }
 
     /** An RMA or atomic operation this endpoint started completed; [flags] say which (RMA|WRITE, ATOMIC|READ, …). */
     internal fun rmaComplete(context: Any?, flags: Long, len: Long) {
+        if (context is DeferredWork) { domain.deferredWork.succeeded(context, DeferredOp.Kind.RMA, flags and RMA_FLAGS, len, 0, 0, FiAddr.NOTAVAIL); return }
         if (!txSelective || flags and OpFlags.COMPLETION != 0L) txCq!!.write(context, flags and RMA_FLAGS, len, 0, 0, FiAddr.NOTAVAIL)
         (if (flags and OpFlags.READ != 0L) readCounter else writeCounter)?.add(1)
     }
 
     internal fun rmaError(context: Any?, flags: Long, len: Long, err: Int, message: String) {
+        if (context is DeferredWork) { domain.deferredWork.failed(context, DeferredOp.Kind.RMA, flags and RMA_FLAGS, len, 0, 0, err, FiAddr.NOTAVAIL, message); return }
         txCq!!.writeErr(context, flags and RMA_FLAGS, len, 0, 0, 0, err, FiAddr.NOTAVAIL, message)
         (if (flags and OpFlags.READ != 0L) readCounter else writeCounter)?.addErr(1)
     }
@@ -368,6 +388,7 @@ public class Endpoint internal constructor(
             } finally {
                 domain.closed(this, transport)
                 domain.hub.endpointClosed(this)
+                domain.deferredWork.endpointClosed(this)
             }
         }
         domain.hub.dispatchReady()

@@ -225,7 +225,8 @@ internal class TcpTransport(
      * Returns the nanoseconds until it wants to run again.
      */
     fun tick(): Long {
-        synchronized(ep.domain.lock) {
+        // Completions here may make deferred work due: it fires once this cycle is over.
+        synchronized(ep.domain.lock) { ep.domain.deferredWork.holding {
             if (closed || !registered) return heartbeatNanos
             progress()
             val now = System.nanoTime()
@@ -243,7 +244,7 @@ internal class TcpTransport(
             }
             if (ep.srx.postedCount > 0) ep.srx.forEachDirectedSource(directedWatcher)
             progress()
-        }
+        } }
         // Like any thread that drives progress: fire what completed, now that the lock is released.
         ep.domain.hub.dispatchReady()
         return maxOf(1_000_000L, heartbeatNanos / 2)
