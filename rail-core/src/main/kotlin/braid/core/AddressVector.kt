@@ -11,7 +11,7 @@ import braid.provider.PeerAddress
 public class AddressVector internal constructor(
     public val domain: Domain,
     public val type: AvType,
-) : AutoCloseable {
+) : PeerAddressVector, AutoCloseable {
     private val peers = ArrayList<PeerAddress?>()
     private val generations = ArrayList<Int>()
     private val byKey = HashMap<String, Long>()
@@ -71,6 +71,23 @@ public class AddressVector internal constructor(
 
     /** A printable form of an inserted address. */
     public fun straddr(fiAddr: Long): String = straddr(lookup(fiAddr))
+
+    override fun query(): AvAttr = AvAttr(type, count)
+
+    override fun epAddr(endpoint: Endpoint): Long = synchronized(domain.lock) {
+        val key = try {
+            domain.provider.parseAddress(endpoint.address).key
+        } catch (e: FabricException) {
+            return FiAddr.NOTAVAIL // an endpoint of another provider cannot be in this AV
+        }
+        reverse(key)
+    }
+
+    /** A new AV set (`fi_av_set`) of [addrs], each of which must be inserted here. */
+    public fun avSet(vararg addrs: Long): AvSet = AvSet(this).also { set -> addrs.forEach { set.insert(it) } }
+
+    /** Whether [fiAddr] is inserted. */
+    public fun contains(fiAddr: Long): Boolean = synchronized(domain.lock) { slotOf(fiAddr) >= 0 }
 
     /** The parsed peer behind [fiAddr], or null if it is not inserted. Caller holds the lock. */
     internal fun peer(fiAddr: Long): PeerAddress? {

@@ -1,6 +1,7 @@
 package braid.core
 
 import braid.provider.Provider
+import braid.provider.link.LinkProvider
 import braid.provider.shm.ShmProvider
 import braid.provider.tcp.TcpProvider
 
@@ -16,7 +17,7 @@ import braid.provider.tcp.TcpProvider
 public object Braid {
     public const val VERSION: String = "0.1.0"
 
-    private val providers: MutableList<Provider> = mutableListOf(ShmProvider, TcpProvider)
+    private val providers: MutableList<Provider> = mutableListOf(ShmProvider, TcpProvider, LinkProvider)
 
     /** Names of the providers this build carries, most desirable first. */
     @JvmStatic
@@ -35,7 +36,14 @@ public object Braid {
         val snapshot = synchronized(providers) { providers.toList() }
         for (provider in snapshot) {
             if (hints.provider != null && hints.provider != provider.name) continue
-            for (offer in provider.infos()) {
+            val offers = try {
+                provider.infos(hints)
+            } catch (e: FabricException) {
+                if (hints.provider == provider.name) throw e
+                refused += "${provider.name}: ${e.message}"
+                continue
+            }
+            for (offer in offers) {
                 val why = refusal(offer, hints)
                 if (why == null) accepted += grant(offer, hints) else refused += "${offer.provider}: $why"
             }
@@ -52,10 +60,12 @@ public object Braid {
     /** Opens the fabric [info] names (`fi_fabric`). */
     @JvmStatic
     public fun fabric(info: Info): Fabric {
-        val provider = synchronized(providers) { providers.firstOrNull { it.name == info.provider } }
-            ?: throw FabricException.invalid("fabric: no provider '${info.provider}' (known: ${providerNames()})")
-        return Fabric(info, provider)
+        return Fabric(info, provider(info.provider))
     }
+
+    /** The provider named [name], or a FabricException naming the known ones. */
+    internal fun provider(name: String): Provider = synchronized(providers) { providers.firstOrNull { it.name == name } }
+        ?: throw FabricException.invalid("no provider '$name' (known: ${providerNames()})")
 
     /** Adds a provider at the end of the preference order (tests and plug-ins). */
     internal fun register(provider: Provider) {

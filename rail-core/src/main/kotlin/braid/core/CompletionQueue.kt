@@ -14,6 +14,9 @@ import org.agrona.concurrent.IdleStrategy
  * Storage is a ring of primitive columns that grows by doubling, so writes never drop a
  * completion and steady-state reads and writes allocate nothing.
  *
+ * Imported from an owner ([Domain.importCompletionQueue], the peer CQ of fi_peer(3)), it writes
+ * through to the owner and every read returns `-ENOSYS`.
+ *
  * Completions of operations started through the `suspend`, future and blocking forms
  * ([send], [trecv], [tsendAsync], …) go to their callers and are never queued here. Blocking
  * reads ([sread]) wait the `fi_trywait` way: see [IdlePolicy] for what waiting costs and how
@@ -23,7 +26,9 @@ public class CompletionQueue internal constructor(
     public val domain: Domain,
     public val format: CqFormat,
     initialCapacity: Int,
-) : AutoCloseable {
+    /** The owner's queue this one was imported from ([Domain.importCompletionQueue]), or null. */
+    public val owner: PeerCq? = null,
+) : PeerCq, AutoCloseable {
     private var capacity = Integer.highestOneBit(maxOf(16, initialCapacity) * 2 - 1)
     private var contexts = arrayOfNulls<Any>(capacity)
     private var flags = LongArray(capacity)
@@ -50,6 +55,7 @@ public class CompletionQueue internal constructor(
      * when the next entry is an error (read it with [readErr]).
      */
     public fun read(out: Completion): Int {
+        if (owner != null) return -Errno.ENOSYS
         val rc = synchronized(domain.lock) {
             domain.progressLocked()
             take(out, withSource = false)
@@ -60,6 +66,7 @@ public class CompletionQueue internal constructor(
 
     /** [read], also reporting the sender's address in [Completion.source] (`fi_cq_readfrom`). */
     public fun readFrom(out: Completion): Int {
+        if (owner != null) return -Errno.ENOSYS
         val rc = synchronized(domain.lock) {
             domain.progressLocked()
             take(out, withSource = true)
@@ -70,6 +77,7 @@ public class CompletionQueue internal constructor(
 
     /** Reads up to `out.size` completions; returns how many, or `-EAGAIN` / `-EAVAIL` if none. */
     public fun read(out: Array<Completion>): Int {
+        if (owner != null) return -Errno.ENOSYS
         val rc = synchronized(domain.lock) {
             domain.progressLocked()
             var n = 0
@@ -87,6 +95,7 @@ public class CompletionQueue internal constructor(
 
     /** Takes the error entry at the head into [out]: returns 1, or `-EAGAIN` if the head is not an error. */
     public fun readErr(out: CompletionError): Int = synchronized(domain.lock) {
+        if (owner != null) return -Errno.ENOSYS
         if (head == tail) return -Errno.EAGAIN
         val slot = (head and (capacity - 1).toLong()).toInt()
         if (errorSlots[slot] == 0) return -Errno.EAGAIN
@@ -112,6 +121,7 @@ public class CompletionQueue internal constructor(
      */
     @JvmOverloads
     public fun sread(out: Completion, timeoutMillis: Long, idle: IdleStrategy = domain.idleStrategy()): Int {
+        if (owner != null) return -Errno.ENOSYS
         val deadline = if (timeoutMillis < 0) Long.MAX_VALUE else System.nanoTime() + timeoutMillis * 1_000_000
         idle.reset()
         while (true) {
@@ -127,8 +137,10 @@ public class CompletionQueue internal constructor(
     // ## Provider side (the peer CQ operations of fi_peer(3)) ##
 
     /** Writes a successful completion (`fi_peer_cq::write`). Caller holds the domain lock. */
-    public fun write(context: Any?, flags: Long, len: Long, data: Long, tag: Long, source: Long) {
+    override fun write(context: Any?, flags: Long, len: Long, data: Long, tag: Long, source: Long) {
         if (context is PendingOp) { context.complete(flags, len, data, tag, source); return }
+        if (context is PeerTransferOp) { context.complete(flags, len, data, tag, source); return }
+        if (owner != null) { owner.write(context, flags, len, data, tag, source); return }
         val slot = claimSlot()
         contexts[slot] = context; this.flags[slot] = flags; lens[slot] = len
         datas[slot] = data; tags[slot] = tag; sources[slot] = source; errorSlots[slot] = 0
@@ -136,10 +148,12 @@ public class CompletionQueue internal constructor(
     }
 
     /** Writes an error completion (`fi_peer_cq::writeerr`). Caller holds the domain lock. */
-    public fun writeErr(
+    override fun writeErr(
         context: Any?, flags: Long, len: Long, data: Long, tag: Long, olen: Long, err: Int, source: Long, message: String,
     ) {
         if (context is PendingOp) { context.fail(err, flags, len, tag, source, message); return }
+        if (context is PeerTransferOp) { context.fail(flags, len, data, tag, olen, err, source, message); return }
+        if (owner != null) { owner.writeErr(context, flags, len, data, tag, olen, err, source, message); return }
         val slot = claimSlot()
         val e = spareErrors.removeLastOrNull() ?: CompletionError()
         e.context = context; e.flags = flags; e.len = len; e.data = data; e.tag = tag; e.olen = olen

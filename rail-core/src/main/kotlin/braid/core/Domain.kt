@@ -25,8 +25,11 @@ import java.util.concurrent.atomic.AtomicLong
 public class Domain internal constructor(
     public val fabric: Fabric,
     public val info: Info,
+    /** The domain this one was opened as a peer of ([Fabric.domain] with an owner), or null. */
+    public val owner: Domain? = null,
 ) : AutoCloseable {
-    internal val lock = Any()
+    internal val lock: Any = owner?.lock ?: Any()
+    private var peers: Array<Domain> = emptyArray()
     internal val hub = ProgressHub(this)
 
     /** The deferred work queue (fi_trigger(3)): requests that wait for counters of this domain. */
@@ -55,6 +58,19 @@ public class Domain internal constructor(
         checkOpen()
         if (size <= 0) throw FabricException.invalid("domain '$name': completion queue size $size must be > 0")
         return CompletionQueue(this, format, size)
+    }
+
+    /**
+     * Imports [owner] as this domain's completion queue (`fi_cq_open` with `FI_PEER`): what this
+     * domain's endpoints complete is written into [owner]; reading the returned queue returns
+     * `-ENOSYS`. This domain must be a peer of the owner's ([Fabric.domain] with an owner).
+     */
+    public fun importCompletionQueue(owner: PeerCq): CompletionQueue {
+        checkOpen()
+        if (owner is CompletionQueue && owner.domain.lock !== lock) {
+            throw FabricException.invalid("domain '$name': cannot import a completion queue of domain '${owner.domain.name}': open this domain with fabric.domain(info, owner = that domain) first")
+        }
+        return CompletionQueue(this, (owner as? CompletionQueue)?.format ?: CqFormat.TAGGED, 16, owner)
     }
 
     /** Opens an address vector (`fi_av_open`). */
@@ -126,6 +142,7 @@ public class Domain internal constructor(
             for (t in transports) w += t.progress()
             w
         }
+        for (p in peers) work += p.progressLocked()
         if (hub.retryPending) work += hub.retryLocked()
         return work
     }
@@ -154,11 +171,13 @@ public class Domain internal constructor(
         val eps = synchronized(lock) { endpoints.toList() }
         eps.forEach { it.close() }
         closed = true
+        if (owner != null) synchronized(lock) { owner.peers = owner.peers.filter { it !== this }.toTypedArray() }
         hub.engine?.close()
         provider.close()
     }
 
     init {
+        if (owner != null) synchronized(lock) { owner.peers += this }
         if (info.domainAttr.progress == ProgressModel.AUTO) ProgressEngine.thread(this)
     }
 

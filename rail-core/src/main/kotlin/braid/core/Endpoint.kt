@@ -1,6 +1,6 @@
 package braid.core
 
-import braid.provider.PeerAv
+import braid.provider.RailAv
 import braid.provider.Transport
 import org.agrona.DirectBuffer
 import org.agrona.MutableDirectBuffer
@@ -38,10 +38,16 @@ public class Endpoint internal constructor(
     private var remoteReadCounter: Counter? = null
     private var remoteWriteCounter: Counter? = null
 
-    /** The shared receive context every provider of this endpoint matches against. */
-    public val srx: SharedReceiveContext = SharedReceiveContext(info.rxAttr.unexpectedLimit)
+    /**
+     * The shared receive context every provider of this endpoint matches against: its own, or
+     * the owner's once imported with [bind].
+     */
+    public var srx: SharedReceiveContext = SharedReceiveContext(info.rxAttr.unexpectedLimit, domain.lock)
+        private set
+    private var srxImported = false
+    private var peerTransferOpen = false
 
-    internal val transport: Transport = domain.provider.openEndpoint(this, info, PeerAv(this, info.provider))
+    internal val transport: Transport = domain.provider.openEndpoint(this, info, RailAv(this, info.provider))
     private val view = UnsafeBuffer(0L, 0)
     private val compareView = UnsafeBuffer(0L, 0)
     private val resultView = UnsafeBuffer(0L, 0)
@@ -49,6 +55,7 @@ public class Endpoint internal constructor(
     private val rxOpFlags = info.rxAttr.opFlags
     private val maxMsgSize = info.endpointAttr.maxMsgSize
     private val injectSize = info.txAttr.injectSize
+    private val anySource = transport.acceptsAnySource
 
     @Volatile
     public var enabled: Boolean = false
@@ -102,6 +109,31 @@ public class Endpoint internal constructor(
         if (flags and OpFlags.WRITE != 0L) writeCounter = counter
         if (flags and OpFlags.REMOTE_READ != 0L) remoteReadCounter = counter
         if (flags and OpFlags.REMOTE_WRITE != 0L) remoteWriteCounter = counter
+    }
+
+    /**
+     * Imports the owner's shared receive context (the peer SRX of fi_peer(3)): this endpoint's
+     * rails match what they receive against [owner]'s posted receives and queue what is
+     * unexpected there, and this endpoint's own receive posting returns `-ENOSYS` — receives are
+     * posted on the owner. The owner's domain must be this one's owner ([Fabric.domain]).
+     */
+    public fun bind(owner: SharedReceiveContext) {
+        checkNotEnabled("bind a shared receive context")
+        if (owner.lock !== domain.lock) {
+            throw FabricException.invalid("endpoint on '${domain.name}': the shared receive context belongs to another domain; open this domain with fabric.domain(info, owner = that domain) to import it")
+        }
+        srx = owner
+        srxImported = true
+    }
+
+    /**
+     * Opens a peer transfer over this endpoint (`FI_PEER_TRANSFER`): a peer provider's control
+     * traffic travels over this endpoint's rails, in a tag space of its own, and its outcomes go
+     * to [ops] instead of this endpoint's CQ. See [PeerTransfer].
+     */
+    public fun peerTransfer(ops: PeerTransferOps): PeerTransfer = synchronized(domain.lock) {
+        peerTransferOpen = true
+        PeerTransfer(this, ops)
     }
 
     /** Binds an event queue for control events such as [EventType.PEER_DOWN]. */
@@ -197,6 +229,7 @@ public class Endpoint internal constructor(
      * (it may have completed already).
      */
     public fun cancel(context: Any): Int = synchronized(domain.lock) {
+        if (srxImported) return -Errno.ENOSYS
         val e = srx.cancel(context) ?: return -Errno.ENOENT
         rxError(e.context, recvFlags(e.tagged, e.flags), 0, 0, e.tag, 0, Errno.ECANCELED, FiAddr.NOTAVAIL, "receive cancelled")
         srx.freeEntry(e)
@@ -396,6 +429,9 @@ public class Endpoint internal constructor(
 
     override fun toString(): String = "Endpoint(${info.provider}/${domain.name})"
 
+    /** What each rail of this endpoint carried and how deep the receive queues got. */
+    public fun stats(): EndpointStats = synchronized(domain.lock) { EndpointStats(transport.railStats(), srx.stats()) }
+
     /** The provider's view of this endpoint's channels and queues, for diagnostics. */
     public fun describe(): String = synchronized(domain.lock) { "$transport\n  ${srx.stats()}" }
 
@@ -406,6 +442,7 @@ public class Endpoint internal constructor(
         synchronized(domain.lock) {
             val rc = checkSend(length, flags)
             if (rc != 0) return rc
+            if (peerTransferOpen && tag and PeerTransfer.TAG_BIT != 0L && flags and OpFlags.TAGGED != 0L) return -Errno.EINVAL
             view.wrap(buffer, offset, length)
             return transport.send(view, dest, tag, data, flags or txOpFlags, context)
         }
@@ -416,8 +453,19 @@ public class Endpoint internal constructor(
         synchronized(domain.lock) {
             val rc = checkSend(length, flags)
             if (rc != 0) return rc
+            if (peerTransferOpen && tag and PeerTransfer.TAG_BIT != 0L && flags and OpFlags.TAGGED != 0L) return -Errno.EINVAL
             view.wrap(buffer, buffer.position(), length)
             return transport.send(view, dest, tag, data, flags or txOpFlags, context)
+        }
+    }
+
+    internal fun postPeerSend(buffer: DirectBuffer, offset: Int, length: Int, dest: Long, tag: Long, context: PeerTransferOp): Int {
+        if (offset < 0 || length < 0 || offset.toLong() + length > buffer.capacity()) return -Errno.EINVAL
+        synchronized(domain.lock) {
+            val rc = checkSend(length, 0)
+            if (rc != 0) return rc
+            view.wrap(buffer, offset, length)
+            return transport.send(view, dest, tag, 0, OpFlags.TAGGED or OpFlags.COMPLETION or txOpFlags, context)
         }
     }
 
@@ -428,23 +476,39 @@ public class Endpoint internal constructor(
         else -> 0
     }
 
-    internal fun postRecv(tagged: Boolean, buffer: MutableDirectBuffer, offset: Int, length: Int, src: Long, tag: Long, ignore: Long, flags: Long, context: Any?): Int {
+    internal fun postRecv(
+        tagged: Boolean, buffer: MutableDirectBuffer, offset: Int, length: Int, src: Long, tag: Long, ignore: Long, flags: Long, context: Any?,
+        peer: Boolean = false,
+    ): Int {
         if (offset < 0 || length < 0 || offset.toLong() + length > buffer.capacity()) return -Errno.EINVAL
         synchronized(domain.lock) {
-            if (!enabled) return -Errno.EOPBADSTATE
-            if (flags and (OpFlags.PEEK or OpFlags.CLAIM) != 0L) return probe(tagged, buffer, offset, length, src, tag, ignore, flags, context)
-            srx.post(tagged, src, tag, ignore, flags or rxOpFlags, context, buffer, offset, length)
+            val rc = checkRecv(tagged, src, tag, peer)
+            if (rc != 0) return rc
+            val mask = if (peerTransferOpen && !peer) ignore and PeerTransfer.TAG_BIT.inv() else ignore
+            if (flags and (OpFlags.PEEK or OpFlags.CLAIM) != 0L) return probe(tagged, buffer, offset, length, src, tag, mask, flags, context)
+            srx.post(tagged, src, tag, mask, flags or rxOpFlags or (if (peer) OpFlags.COMPLETION else 0), context, buffer, offset, length)
             return 0
         }
     }
 
+    /** Refusals common to every receive; caller holds the lock. */
+    private fun checkRecv(tagged: Boolean, src: Long, tag: Long, peer: Boolean): Int = when {
+        !enabled -> -Errno.EOPBADSTATE
+        srxImported -> -Errno.ENOSYS
+        src == FiAddr.UNSPEC && !anySource -> -Errno.EINVAL
+        peerTransferOpen && !peer && tagged && tag and PeerTransfer.TAG_BIT != 0L -> -Errno.EINVAL
+        else -> 0
+    }
+
     private fun postRecv(tagged: Boolean, buffer: ByteBuffer, src: Long, tag: Long, ignore: Long, flags: Long, context: Any?): Int {
         synchronized(domain.lock) {
-            if (!enabled) return -Errno.EOPBADSTATE
             if (buffer.isReadOnly) return -Errno.EINVAL
+            val rc = checkRecv(tagged, src, tag, false)
+            if (rc != 0) return rc
+            val mask = if (peerTransferOpen) ignore and PeerTransfer.TAG_BIT.inv() else ignore
             view.wrap(buffer, buffer.position(), buffer.remaining())
-            if (flags and (OpFlags.PEEK or OpFlags.CLAIM) != 0L) return probe(tagged, view, 0, view.capacity(), src, tag, ignore, flags, context)
-            srx.post(tagged, src, tag, ignore, flags or rxOpFlags, context, view, 0, view.capacity())
+            if (flags and (OpFlags.PEEK or OpFlags.CLAIM) != 0L) return probe(tagged, view, 0, view.capacity(), src, tag, mask, flags, context)
+            srx.post(tagged, src, tag, mask, flags or rxOpFlags, context, view, 0, view.capacity())
             return 0
         }
     }

@@ -23,26 +23,30 @@ public class Event {
  * to no single operation, and [EventType.PEER_DOWN] when a peer process is found dead. Unlike a
  * completion queue it is off the hot path and thread-safe on its own.
  */
-public class EventQueue internal constructor() : AutoCloseable {
+public class EventQueue internal constructor(
+    /** The owner's queue this one was imported from ([Fabric.importEventQueue]): writes go there, reads return `-ENOSYS`. */
+    public val owner: EventQueue? = null,
+) : AutoCloseable {
     private val lock = ReentrantLock()
     private val nonEmpty = lock.newCondition()
     private val events = ArrayDeque<Event>()
     private val errors = ArrayDeque<CompletionError>()
 
     /** Appends an event (`fi_eq_write`); applications may write their own. */
-    public fun write(type: EventType, context: Any?, data: Long, message: String = ""): Unit = lock.withLock {
+    public fun write(type: EventType, context: Any?, data: Long, message: String = ""): Unit = if (owner != null) owner.write(type, context, data, message) else lock.withLock {
         events.addLast(Event().also { it.type = type; it.context = context; it.data = data; it.message = message })
         nonEmpty.signalAll()
     }
 
     /** Appends an error event. */
-    public fun writeErr(context: Any?, err: Int, message: String): Unit = lock.withLock {
+    public fun writeErr(context: Any?, err: Int, message: String): Unit = if (owner != null) owner.writeErr(context, err, message) else lock.withLock {
         errors.addLast(CompletionError().also { it.context = context; it.err = err; it.message = message })
         nonEmpty.signalAll()
     }
 
     /** Reads one event: 1, `-EAGAIN` if none, `-EAVAIL` if an error is waiting. */
     public fun read(out: Event): Int = lock.withLock {
+        if (owner != null) return -Errno.ENOSYS
         if (errors.isNotEmpty()) return -Errno.EAVAIL
         val e = events.removeFirstOrNull() ?: return -Errno.EAGAIN
         out.type = e.type; out.context = e.context; out.data = e.data; out.message = e.message
@@ -51,6 +55,7 @@ public class EventQueue internal constructor() : AutoCloseable {
 
     /** Reads one error event: 1 or `-EAGAIN`. */
     public fun readErr(out: CompletionError): Int = lock.withLock {
+        if (owner != null) return -Errno.ENOSYS
         val e = errors.removeFirstOrNull() ?: return -Errno.EAGAIN
         out.context = e.context; out.err = e.err; out.message = e.message
         1
@@ -58,6 +63,7 @@ public class EventQueue internal constructor() : AutoCloseable {
 
     /** Blocking [read] (`fi_eq_sread`), parked until an event arrives or [timeoutMillis] passes. */
     public fun sread(out: Event, timeoutMillis: Long): Int = lock.withLock {
+        if (owner != null) return -Errno.ENOSYS
         var nanos = TimeUnit.MILLISECONDS.toNanos(timeoutMillis)
         while (events.isEmpty() && errors.isEmpty()) {
             if (nanos <= 0) return -Errno.EAGAIN

@@ -17,7 +17,19 @@ public data class Info(
     val endpointAttr: EndpointAttr,
     val txAttr: TxAttr,
     val rxAttr: RxAttr,
+    /**
+     * For a `link` entry, the Info of each linked rail (shm first, then the network rail with
+     * its interface as domain); copy them with other attributes to tune a rail. Empty otherwise.
+     */
+    val rails: List<Info> = emptyList(),
 ) {
+    // For Java callers, who have no named arguments to `copy`: one attribute changed each.
+    public fun withDomainAttr(attr: DomainAttr): Info = copy(domainAttr = attr)
+    public fun withEndpointAttr(attr: EndpointAttr): Info = copy(endpointAttr = attr)
+    public fun withTxAttr(attr: TxAttr): Info = copy(txAttr = attr)
+    public fun withRxAttr(attr: RxAttr): Info = copy(rxAttr = attr)
+    public fun withRails(rails: List<Info>): Info = copy(rails = rails)
+
     /** Multi-line description in the style of `fi_info -v`. */
     public fun describe(): String = buildString {
         appendLine("fi_info:")
@@ -51,6 +63,10 @@ public data class Info(
         appendLine("        op_flags: [ ${OpFlags.toString(rxAttr.opFlags)} ]")
         appendLine("        size: ${rxAttr.size}")
         append("        unexpected_limit: ${rxAttr.unexpectedLimit}")
+        for (rail in rails) {
+            appendLine()
+            append("    link_rail:\n" + rail.describe().lines().drop(1).joinToString("\n") { "    $it" })
+        }
     }
 }
 
@@ -113,4 +129,10 @@ public data class Hints @JvmOverloads constructor(
     val progress: ProgressModel = ProgressModel.UNSPEC,
     val avType: AvType = AvType.UNSPEC,
     val txOpFlags: Long = 0,
+    /**
+     * Which links the `link` provider offers, in `FI_LNX_PROV_LINKS` syntax (`shm+tcp`,
+     * `shm+tcp:eth0`, several separated by `|`). Null: the `BRAID_LINKS` environment variable,
+     * else `shm+tcp`.
+     */
+    val links: String? = null,
 )

@@ -28,6 +28,8 @@ import java.util.IdentityHashMap
 public class SharedReceiveContext internal constructor(
     /** Unexpected messages held before providers must push senders back. */
     public val unexpectedLimit: Int,
+    /** The lock of the domain whose endpoint owns this context; importers must share it. */
+    internal val lock: Any = Any(),
 ) {
     private val msgQueue = MatchQueue(tagged = false)
     private val tagQueue = MatchQueue(tagged = true)

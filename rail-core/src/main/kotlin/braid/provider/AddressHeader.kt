@@ -15,7 +15,7 @@ import java.nio.ByteOrder
  * |        magic 0x4252 "BR"      |    version    |     kind      |
  * +-------------------------------+---------------+---------------+
  * ```
- * Little-endian. Kinds: 1 shm, 2 tcp; each rail's `*AddressDescriptor` draws what follows.
+ * Little-endian. Kinds: 1 shm, 2 tcp, 3 link; each `*AddressDescriptor` draws what follows.
  */
 internal object AddressHeader {
     const val MAGIC: Int = 0x4252
@@ -26,8 +26,15 @@ internal object AddressHeader {
 
     const val KIND_SHM: Int = 1
     const val KIND_TCP: Int = 2
+    const val KIND_LINK: Int = 3
 
-    private val kindNames = mapOf(KIND_SHM to "shm", KIND_TCP to "tcp")
+    private val kindNames = mapOf(KIND_SHM to "shm", KIND_TCP to "tcp", KIND_LINK to "link")
+
+    /** The address kind of rail [provider], or -1. */
+    fun kindOf(provider: String): Int = kindNames.entries.firstOrNull { it.value == provider }?.key ?: -1
+
+    /** The rail whose addresses have [kind], or null. */
+    fun nameOf(kind: Int): String? = kindNames[kind]
 
     fun write(b: UnsafeBuffer, version: Int, kind: Int) {
         b.putShort(MAGIC_OFFSET, MAGIC.toShort(), ByteOrder.LITTLE_ENDIAN)

@@ -7,7 +7,10 @@ import braid.core.Domain
 import braid.core.Endpoint
 import braid.core.Errno
 import braid.core.FiAddr
+import braid.core.Hints
 import braid.core.Info
+import braid.core.RailCounters
+import braid.core.RailStats
 import braid.core.SrxPeer
 import org.agrona.DirectBuffer
 import org.agrona.MutableDirectBuffer
@@ -21,6 +24,16 @@ internal interface Provider {
 
     /** What this provider offers on this machine, most desirable first. */
     fun infos(): List<Info>
+
+    /** [infos] for [hints]; a provider whose offer depends on the hints (the link) overrides it. */
+    fun infos(hints: Hints): List<Info> = infos()
+
+    /**
+     * Whether this provider can serve as a peer under an owner (a link's rail): write into the
+     * owner's CQ, match through its shared receive context, resolve through its AV. Opening a
+     * provider that cannot as a peer fails with EINVAL, as fi_peer(3) requires.
+     */
+    val canBePeer: Boolean get() = false
 
     /**
      * Opens this provider's part of [domain] for [info] (one of this provider's [infos]): the
@@ -38,7 +51,7 @@ internal interface DomainProvider : AutoCloseable {
      * Opens this provider's part of [endpoint]. [info] is the rail's own Info (the endpoint's
      * when the provider stands alone); [av] is how the rail sees the endpoint's address vector.
      */
-    fun openEndpoint(endpoint: Endpoint, info: Info, av: PeerAv): Transport
+    fun openEndpoint(endpoint: Endpoint, info: Info, av: RailAv): Transport
 }
 
 /** A parsed peer address. [key] identifies the peer endpoint uniquely on the fabric. */
@@ -55,12 +68,12 @@ internal interface PeerAddress {
 }
 
 /**
- * The peer AV of fi_peer(3) (`fid_peer_av`): how one rail sees its endpoint's address vector.
+ * How one rail sees its endpoint's address vector (the link's use of the peer AV idea).
  * [query] gives the rail's own part of an inserted address; [epAddr] maps a rail address key
  * back to the fi_addr the application knows (or [FiAddr.NOTAVAIL]). [generation] changes on
  * every insert and remove, so a rail can refresh what it cached.
  */
-internal class PeerAv(private val endpoint: Endpoint, private val rail: String) {
+internal class RailAv(private val endpoint: Endpoint, private val rail: String) {
     val bound: Boolean get() = endpoint.av != null
     val generation: Long get() = endpoint.av?.generation ?: -1L
 
@@ -89,6 +102,15 @@ internal interface Transport : SrxPeer, AutoCloseable {
      * address or size. With INJECT the buffer is copied before return and no completion follows.
      */
     fun send(buffer: DirectBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int
+
+    /** False when this transport was told no receive will accept any source (BRAID_LINK_USE_SRQ=0). */
+    val acceptsAnySource: Boolean get() = true
+
+    /** Messages and bytes this rail sent and received ([braid.core.Endpoint.stats]). */
+    val counters: RailCounters
+
+    /** One entry per rail under this transport: its own, or each linked rail's. */
+    fun railStats(): List<RailStats> = listOf(counters.snapshot())
 
     // ## RMA and atomics: a rail that lacks them refuses with -ENOSYS ##
 

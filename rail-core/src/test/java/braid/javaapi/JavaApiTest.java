@@ -63,11 +63,9 @@ class JavaApiTest {
         Info info = Braid.getInfo(new Hints(Caps.TAGGED | Caps.MSG)).get(0);
         DomainAttr attr = info.getDomainAttr();
         // A domain attribute set from Java: back off to parks of at most 0.5 ms.
-        Info tuned = info.copy(info.getProvider(), info.getFabricName(), info.getDomainName(), info.getCaps(), info.getMode(),
-            info.getEndpointType(),
+        Info tuned = info.withDomainAttr(
             new DomainAttr(attr.getThreading(), attr.getProgress(), attr.getAvType(), attr.getMrMode(), attr.getMrKeySize(), attr.getCqDataSize(),
-                new IdlePolicy(IdleKind.BACKOFF, 500_000L)),
-            info.getEndpointAttr(), info.getTxAttr(), info.getRxAttr());
+                new IdlePolicy(IdleKind.BACKOFF, 500_000L)));
         fabric = Braid.fabric(tuned);
         AddressVector[] avA = new AddressVector[1];
         AddressVector[] avB = new AddressVector[1];

@@ -1,7 +1,7 @@
 package braid.core
 
 import braid.provider.DomainProvider
-import braid.provider.PeerAv
+import braid.provider.RailAv
 import braid.provider.Provider
 import braid.provider.Transport
 import braid.provider.shm.ShmProvider
@@ -193,7 +193,7 @@ class DeferredWorkTest : FunSpec({
             override fun openDomain(domain: Domain, info: Info): DomainProvider {
                 val shm = ShmProvider.openDomain(domain, info)
                 return object : DomainProvider by shm {
-                    override fun openEndpoint(endpoint: Endpoint, info: Info, av: PeerAv): Transport = MessagesOnly(shm.openEndpoint(endpoint, info, av))
+                    override fun openEndpoint(endpoint: Endpoint, info: Info, av: RailAv): Transport = MessagesOnly(shm.openEndpoint(endpoint, info, av))
                 }
             }
         }

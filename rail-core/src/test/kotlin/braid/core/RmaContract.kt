@@ -36,13 +36,13 @@ fun MutableDirectBuffer.element(i: Int, type: AtomicDatatype): Number = when (ty
  * (pieces larger than one record), every atomic operation on every type it applies to, the
  * target's refusals (key, bounds, access) as error completions that name what was wrong, local
  * refusals as return codes, and the READ/WRITE/REMOTE_* counters. Each rail's spec runs these
- * with [open] (`count` endpoints).
+ * with [open] (`count` endpoints); [label] prefixes the test names when a spec runs it twice.
  */
-fun FunSpec.rmaContract(open: (count: Int) -> RailFabric) {
+fun FunSpec.rmaContract(label: String = "", open: (count: Int) -> RailFabric) {
     fun TestFabric.Node.register(size: Int, access: Int = MrAccess.REMOTE, key: Long = 0): MemoryRegion =
         domain.registerMemory(direct(size), access, key)
 
-    test("a write lands in the target's region at the offset, and a read brings it back, in pieces larger than one record") {
+    test(label + "a write lands in the target's region at the offset, and a read brings it back, in pieces larger than one record") {
         open(2).use { f ->
             val (a, b) = f.nodes
             val mr = b.register(3 shl 20)
@@ -87,7 +87,7 @@ fun FunSpec.rmaContract(open: (count: Int) -> RailFabric) {
         }
     }
 
-    test("every atomic operation on every type it applies to: the target holds old OP operand, the fetch returns old") {
+    test(label + "every atomic operation on every type it applies to: the target holds old OP operand, the fetch returns old") {
         open(2).use { f ->
             val (a, b) = f.nodes
             val mr = b.register(cases.size * 3 * 8)
@@ -123,7 +123,7 @@ fun FunSpec.rmaContract(open: (count: Int) -> RailFabric) {
         }
     }
 
-    test("an atomic of several elements applies to each, and atomicValid says how many fit") {
+    test(label + "an atomic of several elements applies to each, and atomicValid says how many fit") {
         open(2).use { f ->
             val (a, b) = f.nodes
             val mr = b.register(4096)
@@ -143,7 +143,7 @@ fun FunSpec.rmaContract(open: (count: Int) -> RailFabric) {
         }
     }
 
-    test("the target refuses an unknown key, bytes out of bounds and access not granted: error completions naming key, offset and length") {
+    test(label + "the target refuses an unknown key, bytes out of bounds and access not granted: error completions naming key, offset and length") {
         open(2).use { f ->
             val (a, b) = f.nodes
             val readOnly = b.register(64, MrAccess.REMOTE_READ)
@@ -176,7 +176,7 @@ fun FunSpec.rmaContract(open: (count: Int) -> RailFabric) {
         }
     }
 
-    test("local mistakes are return codes: an op that does not apply to the type or form, a bad range, a disabled endpoint") {
+    test(label + "local mistakes are return codes: an op that does not apply to the type or form, a bad range, a disabled endpoint") {
         open(2).use { f ->
             val a = f.nodes[0]
             val b = direct(64)
@@ -194,7 +194,7 @@ fun FunSpec.rmaContract(open: (count: Int) -> RailFabric) {
         }
     }
 
-    test("READ and WRITE counters count this endpoint's operations; REMOTE_READ and REMOTE_WRITE count what peers did to its memory") {
+    test(label + "READ and WRITE counters count this endpoint's operations; REMOTE_READ and REMOTE_WRITE count what peers did to its memory") {
         open(2).use { f ->
             val b = f.nodes[1]
             val mr = b.register(64)
@@ -227,7 +227,7 @@ fun FunSpec.rmaContract(open: (count: Int) -> RailFabric) {
         }
     }
 
-    test("fetch-adds from two initiators to one target are atomic: every old value is seen once and the sum is exact") {
+    test(label + "fetch-adds from two initiators to one target are atomic: every old value is seen once and the sum is exact") {
         open(3).use { f ->
             val (a, b, t) = f.nodes
             val mr = t.register(8)

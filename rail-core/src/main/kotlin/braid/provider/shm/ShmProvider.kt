@@ -12,7 +12,7 @@ import braid.core.RxAttr
 import braid.core.TxAttr
 import braid.provider.DomainProvider
 import braid.provider.PeerAddress
-import braid.provider.PeerAv
+import braid.provider.RailAv
 import braid.provider.Provider
 import braid.provider.Transport
 import java.net.InetAddress
@@ -47,6 +47,8 @@ internal object ShmProvider : Provider {
         }
         fnv64(identity)
     }
+
+    override val canBePeer: Boolean get() = true
 
     override fun infos(): List<Info> {
         val ring = envInt("BRAID_SHM_RING_SIZE", DEFAULT_RING)
@@ -88,7 +90,7 @@ internal class ShmDomain(private val domain: Domain) : DomainProvider {
 
     override fun parseAddress(raw: ByteArray): PeerAddress = ShmAddressDescriptor.parse(raw)
 
-    override fun openEndpoint(endpoint: Endpoint, info: Info, av: PeerAv): Transport = ShmTransport(endpoint, info, av, ShmProvider.hostId)
+    override fun openEndpoint(endpoint: Endpoint, info: Info, av: RailAv): Transport = ShmTransport(endpoint, info, av, ShmProvider.hostId)
 
     override fun close() {}
 }

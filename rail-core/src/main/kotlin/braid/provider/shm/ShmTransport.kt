@@ -9,9 +9,10 @@ import braid.core.Errno
 import braid.core.FabricException
 import braid.core.FiAddr
 import braid.core.Info
+import braid.core.RailCounters
 import braid.core.OpFlags
 import braid.core.RxEntry
-import braid.provider.PeerAv
+import braid.provider.RailAv
 import braid.provider.RmaEngine
 import braid.provider.RmaPath
 import braid.provider.Transport
@@ -70,7 +71,7 @@ import java.nio.charset.StandardCharsets
 internal class ShmTransport(
     private val ep: Endpoint,
     private val info: Info,
-    private val av: PeerAv,
+    private val av: RailAv,
     private val hostId: Long,
 ) : Transport {
     private val name = ShmDirectory.newEndpointName()
@@ -134,7 +135,15 @@ internal class ShmTransport(
 
     // ## Send side ##
 
+    override val counters: RailCounters = RailCounters("shm")
+
     override fun send(buffer: DirectBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int {
+        val rc = startSend(buffer, dest, tag, data, flags, context)
+        if (rc == 0) counters.sent(buffer.capacity())
+        return rc
+    }
+
+    private fun startSend(buffer: DirectBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int {
         val out = outFor(dest)
         if (out == null) return lastResolveError
         if (out.dead) return -Errno.EHOSTDOWN
@@ -527,6 +536,7 @@ internal class ShmTransport(
             val id = b.getLong(index + MSG_ID_OFFSET)
             val length = b.getLong(index + LENGTH_OFFSET)
             val srx = ep.srx
+            counters.received(length)
             val e = if (wire and FLAG_TAGGED != 0) srx.getTag(fiAddr, tag, length) else srx.getMsg(fiAddr, length)
             if (wire and FLAG_DATA != 0) { e.data = cqData; e.flags = e.flags or OpFlags.REMOTE_CQ_DATA }
             val wantAck = wire and FLAG_ACK != 0

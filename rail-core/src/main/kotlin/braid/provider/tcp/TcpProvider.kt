@@ -12,7 +12,7 @@ import braid.core.RxAttr
 import braid.core.TxAttr
 import braid.provider.DomainProvider
 import braid.provider.PeerAddress
-import braid.provider.PeerAv
+import braid.provider.RailAv
 import braid.provider.Provider
 import braid.provider.Transport
 import braid.provider.shm.ShmProvider
@@ -50,6 +50,8 @@ internal object TcpProvider : Provider {
     var settingsOverride: TcpSettings? = null
 
     fun settings(): TcpSettings = settingsOverride ?: TcpSettings.fromEnvironment()
+
+    override val canBePeer: Boolean get() = true
 
     override fun infos(): List<Info> {
         val eager = envInt("BRAID_TCP_EAGER_SIZE", DEFAULT_EAGER)
@@ -156,7 +158,7 @@ internal object TcpProvider : Provider {
 internal class TcpDomain(private val domain: Domain, private val bind: InetSocketAddress) : DomainProvider {
     override fun parseAddress(raw: ByteArray): PeerAddress = TcpAddressDescriptor.parse(raw)
 
-    override fun openEndpoint(endpoint: Endpoint, info: Info, av: PeerAv): Transport = TcpTransport(endpoint, info, av, bind, ShmProvider.hostId, TcpProvider.settings())
+    override fun openEndpoint(endpoint: Endpoint, info: Info, av: RailAv): Transport = TcpTransport(endpoint, info, av, bind, ShmProvider.hostId, TcpProvider.settings())
 
     override fun close() {}
 

@@ -9,9 +9,10 @@ import braid.core.Errno
 import braid.core.FabricException
 import braid.core.FiAddr
 import braid.core.Info
+import braid.core.RailCounters
 import braid.core.OpFlags
 import braid.core.RxEntry
-import braid.provider.PeerAv
+import braid.provider.RailAv
 import braid.provider.RmaPath
 import braid.provider.Transport
 import braid.provider.shm.PayloadPool
@@ -79,7 +80,7 @@ import java.util.function.Consumer
 internal class TcpTransport(
     private val ep: Endpoint,
     private val info: Info,
-    private val av: PeerAv,
+    private val av: RailAv,
     bind: InetSocketAddress,
     private val hostId: Long,
     private val settings: TcpSettings,
@@ -530,7 +531,15 @@ internal class TcpTransport(
 
     // ## Send side ##
 
+    override val counters: RailCounters = RailCounters("tcp")
+
     override fun send(buffer: DirectBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int {
+        val rc = startSend(buffer, dest, tag, data, flags, context)
+        if (rc == 0) counters.sent(buffer.capacity())
+        return rc
+    }
+
+    private fun startSend(buffer: DirectBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int {
         val p = peerFor(dest) ?: return -Errno.EINVAL
         if (p.dead) return refusal(p)
         if (p.conn == null) {
@@ -808,6 +817,7 @@ internal class TcpTransport(
 
     private fun entryFor(p: TcpPeer, a: TcpFrameAdapter, size: Long): RxEntry {
         resolve(p)
+        counters.received(size)
         val e = if (a.flags and FLAG_TAGGED != 0) ep.srx.getTag(p.fiAddr, a.tag, size) else ep.srx.getMsg(p.fiAddr, size)
         if (a.flags and FLAG_DATA != 0) {
             e.data = a.data

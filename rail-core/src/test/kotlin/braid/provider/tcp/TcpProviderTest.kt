@@ -18,7 +18,7 @@ import java.net.NetworkInterface
 /** What the tcp provider offers, and its address blob and settings. */
 class TcpProviderTest : FunSpec({
     test("getInfo offers one tcp entry per interface that is up, loopback last, after shm in the provider order") {
-        Braid.providerNames() shouldBe listOf("shm", "tcp")
+        Braid.providerNames() shouldBe listOf("shm", "tcp", "link")
         val infos = Braid.getInfo(Hints(provider = "tcp", caps = Caps.TAGGED))
         val up = NetworkInterface.networkInterfaces().use { s -> s.toList() }.filter { it.isUp && it.interfaceAddresses.isNotEmpty() }.map { it.name }
         infos.map { it.domainName }.toSet() shouldBe up.toSet()

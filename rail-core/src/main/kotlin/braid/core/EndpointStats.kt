@@ -1,0 +1,48 @@
+package braid.core
+
+/**
+ * Traffic one rail of an endpoint carried: messages and bytes it sent (counted when the send is
+ * started) and received (counted when the message arrives, expected or not). Read under the
+ * domain lock through [Endpoint.stats]; a snapshot, not a live view.
+ */
+public data class RailStats(
+    val rail: String,
+    val messagesSent: Long,
+    val bytesSent: Long,
+    val messagesReceived: Long,
+    val bytesReceived: Long,
+)
+
+/**
+ * What an endpoint carried and how deep its queues got: one [RailStats] per rail (one for a
+ * plain provider, one per linked rail for a `link` endpoint), and the depths of the shared
+ * receive context (posted receives and unexpected messages: now, maximum, average).
+ */
+public data class EndpointStats(
+    val rails: List<RailStats>,
+    val queues: SrxStats,
+) {
+    /** The rail named [rail], or null. */
+    public fun rail(rail: String): RailStats? = rails.firstOrNull { it.rail == rail }
+
+    /** The table `BRAID_LINK_DUMP_STATS` prints. */
+    public fun render(): String = buildString {
+        appendLine(String.format("%-8s %12s %14s %12s %14s", "rail", "msgs sent", "bytes sent", "msgs recv", "bytes recv"))
+        for (r in rails) appendLine(String.format("%-8s %12d %14d %12d %14d", r.rail, r.messagesSent, r.bytesSent, r.messagesReceived, r.bytesReceived))
+        appendLine(String.format("posted receives:     max %d, average %.2f", queues.postedMax, queues.postedAverage))
+        append(String.format("unexpected messages: max %d, average %.2f", queues.unexpectedMax, queues.unexpectedAverage))
+    }
+}
+
+/** The counters behind one [RailStats]; a transport bumps them, under the domain lock. */
+internal class RailCounters(private val rail: String) {
+    var messagesSent = 0L
+    var bytesSent = 0L
+    var messagesReceived = 0L
+    var bytesReceived = 0L
+
+    fun sent(bytes: Int) { messagesSent++; bytesSent += bytes }
+    fun received(bytes: Long) { messagesReceived++; bytesReceived += bytes }
+
+    fun snapshot(): RailStats = RailStats(rail, messagesSent, bytesSent, messagesReceived, bytesReceived)
+}

@@ -1,0 +1,98 @@
+package braid.core
+
+/**
+ * The owner side of a peer CQ (`fid_peer_cq`, fi_peer(3)): a peer provider writes its
+ * completions into the owner's queue through these two calls. [CompletionQueue] is one; a CQ
+ * opened with [Domain.importCompletionQueue] forwards every write to its owner and refuses reads
+ * (ENOSYS): the application reads the owner's queue, which drives the peer's progress too.
+ * Callers hold the owner domain's lock (a peer domain shares it).
+ */
+public interface PeerCq {
+    public fun write(context: Any?, flags: Long, len: Long, data: Long, tag: Long, source: Long)
+
+    public fun writeErr(context: Any?, flags: Long, len: Long, data: Long, tag: Long, olen: Long, err: Int, source: Long, message: String)
+}
+
+/** What [PeerAddressVector.query] reports (`fi_av_attr`): the AV's type and how many addresses it holds. */
+public data class AvAttr(val type: AvType, val count: Int)
+
+/**
+ * The owner operations of a peer AV (`fi_ops_av_owner`): an offload provider that shares the
+ * main provider's addressing asks it for the AV's attributes and for the fi_addr of a local
+ * endpoint. [AddressVector] implements them.
+ */
+public interface PeerAddressVector {
+    /** The AV's current attributes (`query`). */
+    public fun query(): AvAttr
+
+    /** The fi_addr under which [endpoint]'s address is inserted, or [FiAddr.NOTAVAIL] (`ep_addr`). */
+    public fun epAddr(endpoint: Endpoint): Long
+}
+
+/** The owner operation of a peer AV set (`fi_ops_av_set_owner`). [AvSet] implements it. */
+public interface PeerAvSet {
+    /**
+     * Copies the set's fi_addrs into [out] and returns how many there are; when [out] is too small,
+     * copies nothing and returns `-ETOOSMALL` (read [AvSet.count] for the size needed).
+     */
+    public fun members(out: LongArray): Int
+}
+
+/**
+ * The callbacks of a peer transfer (`fi_ops_transfer_peer`): how an endpoint reports the
+ * outcome of a transfer that a peer started over it ([Endpoint.peerTransfer]) — to the peer,
+ * never to the endpoint's CQ. Called with the domain lock held; a callback may start further
+ * transfers.
+ */
+public interface PeerTransferOps {
+    /** A transfer completed; [entry] is its completion, [source] the sender for a receive. */
+    public fun complete(entry: Completion, source: Long)
+
+    /** A transfer failed. */
+    public fun compErr(error: CompletionError)
+}
+
+/**
+ * A peer's virtual link over an owner endpoint (`FI_PEER_TRANSFER`): the peer sends and receives
+ * its control traffic through the owner's rails and gets the outcomes through [ops]. Its messages
+ * are tagged with [TAG_BIT] set, a tag space the owner's application can neither send into nor
+ * match (its tagged operations with that bit are refused with EINVAL, and its receives never
+ * match it, whatever their ignore mask).
+ */
+public class PeerTransfer internal constructor(
+    public val endpoint: Endpoint,
+    internal val ops: PeerTransferOps,
+) {
+    /** Sends `buffer[offset, offset+length)` with [tag] (below [TAG_BIT]) to [dest], as the peer. */
+    public fun trySend(buffer: org.agrona.DirectBuffer, offset: Int, length: Int, dest: Long, tag: Long, context: Any?): Int {
+        if (tag and TAG_BIT != 0L) return -Errno.EINVAL
+        return endpoint.postPeerSend(buffer, offset, length, dest, tag or TAG_BIT, PeerTransferOp(this, context))
+    }
+
+    /** Posts a receive for the peer's traffic from [src] with [tag] / [ignore] (bit 63 aside). */
+    public fun tryRecv(buffer: org.agrona.MutableDirectBuffer, offset: Int, length: Int, src: Long, tag: Long, ignore: Long, context: Any?): Int {
+        if (tag and TAG_BIT != 0L) return -Errno.EINVAL
+        return endpoint.postRecv(true, buffer, offset, length, src, tag or TAG_BIT, ignore and TAG_BIT.inv(), 0, PeerTransferOp(this, context), peer = true)
+    }
+
+    public companion object {
+        /** The tag bit that marks peer-transfer traffic. */
+        public const val TAG_BIT: Long = 1L shl 63
+    }
+}
+
+/** A peer transfer's operation context: completions for it go to the peer's callbacks. */
+internal class PeerTransferOp(private val transfer: PeerTransfer, private val context: Any?) {
+    fun complete(flags: Long, len: Long, data: Long, tag: Long, source: Long) {
+        val c = Completion()
+        c.context = context; c.flags = flags; c.len = len; c.data = data; c.tag = tag and PeerTransfer.TAG_BIT.inv(); c.source = source
+        transfer.ops.complete(c, source)
+    }
+
+    fun fail(flags: Long, len: Long, data: Long, tag: Long, olen: Long, err: Int, source: Long, message: String) {
+        val e = CompletionError()
+        e.context = context; e.flags = flags; e.len = len; e.data = data; e.tag = tag and PeerTransfer.TAG_BIT.inv()
+        e.olen = olen; e.err = err; e.source = source; e.message = message
+        transfer.ops.compErr(e)
+    }
+}

@@ -1,0 +1,167 @@
+package braid.provider.link
+
+import braid.core.Braid
+import braid.core.Caps
+import braid.core.Domain
+import braid.core.DomainAttr
+import braid.core.Endpoint
+import braid.core.EndpointAttr
+import braid.core.EndpointType
+import braid.core.FabricException
+import braid.core.Hints
+import braid.core.Info
+import braid.core.RxAttr
+import braid.core.TxAttr
+import braid.provider.AddressHeader
+import braid.provider.DomainProvider
+import braid.provider.PeerAddress
+import braid.provider.RailAv
+import braid.provider.Provider
+import braid.provider.Transport
+import braid.provider.shm.ShmProvider
+
+/**
+ * The link (Braid's LNX, fi_lnx(7)): shared memory for peers on this host, one network rail for
+ * the others, under one endpoint. The rails are peers of the link: they match through the
+ * endpoint's one shared receive context, write into its completion queues and counters, and
+ * resolve addresses through its AV (each sees its own part of a [LinkAddress]).
+ *
+ * Which links: [Hints.links], else `BRAID_LINKS`, else `shm+tcp`, in the syntax of [LinkStrings];
+ * one Info per permutation (one per tcp interface), named `shm+tcp:<interface>`, with the rails'
+ * own Info in [Info.rails].
+ *
+ * Environment, as LNX's: `BRAID_LINK_DISABLE_SHM=1` leaves shm out (same-host peers then go over
+ * the network rail); `BRAID_LINK_USE_SRQ=0` promises no any-source receive (they are refused with
+ * EINVAL — matching is per-source indexed either way, so this only checks the promise);
+ * `BRAID_LINK_DUMP_STATS=1` prints [braid.core.Endpoint.stats] to stderr when an endpoint closes.
+ */
+internal object LinkProvider : Provider {
+    override val name: String = "link"
+    const val DEFAULT_LINKS: String = "shm+tcp"
+
+    /** Providers that may be a link's network rail. */
+    private val networkRails = setOf("tcp")
+
+    override fun infos(): List<Info> = infos(Hints())
+
+    override fun infos(hints: Hints): List<Info> {
+        val (text, source) = when {
+            hints.links != null -> hints.links to "Hints.links"
+            System.getenv("BRAID_LINKS") != null -> System.getenv("BRAID_LINKS") to "environment BRAID_LINKS"
+            else -> DEFAULT_LINKS to "the default links"
+        }
+        val disableShm = envFlag("BRAID_LINK_DISABLE_SHM", false)
+        val offers = ArrayList<Info>()
+        val refused = ArrayList<String>()
+        for (link in LinkStrings.parse(text, source, networkRails)) {
+            val rails = if (disableShm) link.rails.filter { it.provider != LinkStrings.SHM } else link.rails
+            if (rails.isEmpty()) { refused += "link '$link' has no rail left with BRAID_LINK_DISABLE_SHM=1"; continue }
+            val choices = rails.map { sel ->
+                val all = Braid.provider(sel.provider).infos()
+                val picked = if (sel.domains.isEmpty()) all else sel.domains.mapNotNull { d -> all.firstOrNull { it.domainName == d } }
+                val missing = sel.domains.filter { d -> all.none { it.domainName == d } }
+                if (missing.isNotEmpty()) refused += "link '$link': ${sel.provider} has no domain ${missing.joinToString { "'$it'" }} (has: ${all.joinToString { it.domainName }})"
+                picked
+            }
+            for (combination in permutations(choices)) offers += linkInfo(LinkDescription(rails), combination)
+        }
+        if (offers.isEmpty()) throw FabricException.noData("link: $source='$text' offers nothing: ${refused.joinToString("; ")}")
+        return offers
+    }
+
+    override fun openDomain(domain: Domain, info: Info): DomainProvider = LinkDomain(domain, info)
+
+    private fun linkInfo(link: LinkDescription, rails: List<Info>): Info {
+        val network = rails.firstOrNull { it.provider != LinkStrings.SHM }
+        val common = Caps.MSG or Caps.TAGGED or Caps.SEND or Caps.RECV or Caps.SOURCE or Caps.DIRECTED_RECV
+        var caps = common
+        for (r in rails) caps = caps and r.caps
+        for (r in rails) caps = caps or (r.caps and (Caps.LOCAL_COMM or Caps.REMOTE_COMM))
+        return Info(
+            provider = name,
+            fabricName = link.name,
+            domainName = if (network == null) link.name else "${link.name}:${network.domainName}",
+            caps = caps,
+            mode = 0,
+            endpointType = EndpointType.RDM,
+            domainAttr = DomainAttr(),
+            endpointAttr = EndpointAttr(
+                protocol = "BRAID_LINK",
+                maxMsgSize = rails.minOf { it.endpointAttr.maxMsgSize },
+                eagerSize = rails.minOf { it.endpointAttr.eagerSize },
+                ringCapacity = rails.minOf { it.endpointAttr.ringCapacity },
+            ),
+            txAttr = TxAttr(injectSize = rails.minOf { it.txAttr.injectSize }),
+            rxAttr = RxAttr(),
+            rails = rails,
+        )
+    }
+
+    private fun permutations(choices: List<List<Info>>): List<List<Info>> =
+        choices.fold(listOf(emptyList())) { acc, options -> acc.flatMap { prefix -> options.map { prefix + it } } }
+
+    fun envFlag(name: String, default: Boolean): Boolean = when (val v = System.getenv(name)?.trim()?.lowercase()) {
+        null, "" -> default
+        "1", "yes", "true", "on" -> true
+        "0", "no", "false", "off" -> false
+        else -> throw FabricException.invalid("environment $name='$v' must be 0 or 1")
+    }
+}
+
+/** A link's part of a domain: each rail's own domain part, opened as the link's peer. */
+internal class LinkDomain(private val domain: Domain, private val info: Info) : DomainProvider {
+    private val rails: List<Pair<Info, DomainProvider>>
+
+    init {
+        if (info.rails.isEmpty()) {
+            throw FabricException.invalid("link domain '${info.domainName}': the Info names no rails; take it from Braid.getInfo(Hints(provider = \"link\"))")
+        }
+        val opened = ArrayList<Pair<Info, DomainProvider>>()
+        try {
+            for (rail in info.rails) {
+                val provider = Braid.provider(rail.provider)
+                if (!provider.canBePeer) {
+                    throw FabricException.invalid("link domain '${info.domainName}': provider '${rail.provider}' cannot be opened as a peer (it cannot share the link's CQ and receive context)")
+                }
+                if (AddressHeader.kindOf(rail.provider) < 0) {
+                    throw FabricException.invalid("link domain '${info.domainName}': provider '${rail.provider}' has no address kind a link address can carry")
+                }
+                opened += rail to provider.openDomain(domain, rail)
+            }
+        } catch (e: Exception) {
+            opened.forEach { runCatching { it.second.close() } }
+            throw e
+        }
+        rails = opened
+    }
+
+    override fun parseAddress(raw: ByteArray): PeerAddress = LinkAddressDescriptor.parse(raw) { kind, blob ->
+        val rail = AddressHeader.nameOf(kind)
+        rails.firstOrNull { it.first.provider == rail }?.second?.parseAddress(blob)
+    }
+
+    override fun openEndpoint(endpoint: Endpoint, info: Info, av: RailAv): Transport {
+        val opened = ArrayList<Pair<String, Transport>>()
+        try {
+            for ((railInfo, provider) in rails) {
+                opened += railInfo.provider to provider.openEndpoint(endpoint, railInfo, RailAv(endpoint, railInfo.provider))
+            }
+        } catch (e: Exception) {
+            opened.forEach { runCatching { it.second.close() } }
+            throw e
+        }
+        return LinkTransport(
+            endpoint, info, ShmProvider.hostId, opened,
+            useSrq = LinkProvider.envFlag("BRAID_LINK_USE_SRQ", true),
+            dumpStats = LinkProvider.envFlag("BRAID_LINK_DUMP_STATS", false),
+        )
+    }
+
+    override fun close() {
+        var first: Exception? = null
+        for ((_, p) in rails) try { p.close() } catch (e: Exception) { if (first == null) first = e }
+        first?.let { throw it }
+    }
+
+    override fun toString(): String = "link domain '${info.domainName}' (${rails.joinToString { it.second.toString() }})"
+}

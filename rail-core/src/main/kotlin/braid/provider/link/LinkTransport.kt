@@ -1,0 +1,151 @@
+package braid.provider.link
+
+import braid.core.AtomicDatatype
+import braid.core.AtomicForm
+import braid.core.AtomicOp
+import braid.core.Caps
+import braid.core.Endpoint
+import braid.core.EndpointStats
+import braid.core.Errno
+import braid.core.FabricException
+import braid.core.Info
+import braid.core.RailCounters
+import braid.core.RailStats
+import braid.core.RxEntry
+import braid.provider.AddressHeader
+import braid.provider.Transport
+import org.agrona.DirectBuffer
+import org.agrona.MutableDirectBuffer
+import org.agrona.collections.Long2ObjectHashMap
+
+/**
+ * A link's part of one endpoint: the rails' transports side by side. Sends pass through to the
+ * rail the destination's locality picks — shm when the peer's host identity is this host's and
+ * both have shm, else the network rail — so one peer is always reached over one rail and its
+ * messages keep their order. Receives never pass through here: each rail matches against the
+ * endpoint's shared receive context and completes into its CQ, so an any-source receive is
+ * matched exactly once whichever rail's message arrives first (both run under the domain lock).
+ */
+internal class LinkTransport(
+    private val ep: Endpoint,
+    private val info: Info,
+    private val hostId: Long,
+    private val rails: List<Pair<String, Transport>>,
+    private val useSrq: Boolean,
+    private val dumpStats: Boolean,
+) : Transport {
+    private val shm: Transport? = rails.firstOrNull { it.first == LinkStrings.SHM }?.second
+    private val network: Pair<String, Transport>? = rails.firstOrNull { it.first != LinkStrings.SHM }
+    private val routes = Long2ObjectHashMap<Transport>()
+    private var routesGeneration = -1L
+
+    override val address: ByteArray =
+        LinkAddressDescriptor.encode(hostId, rails.map { (name, t) -> AddressHeader.kindOf(name) to t.address })
+
+    override val counters: RailCounters = RailCounters("link")
+
+    override val acceptsAnySource: Boolean get() = useSrq
+
+    override fun railStats(): List<RailStats> = rails.flatMap { it.second.railStats() }
+
+    override fun enable() {
+        for ((_, t) in rails) t.enable()
+    }
+
+    /**
+     * Polls shm every time, and the network rail every time while it is busy (it had work, or
+     * was given a send, within [NETWORK_ACTIVE_NANOS]) and otherwise once per
+     * [NETWORK_IDLE_POLL_NANOS]: a network poll is a system call (`selectNow`), tens of idle shm
+     * polls, and would otherwise tax every same-host message. A caller that parks between polls
+     * (longer than the idle period) polls both rails every time.
+     */
+    override fun progress(): Int {
+        val net = network?.second
+        if (shm == null) return net?.progress() ?: 0
+        var work = shm.progress()
+        if (net == null) return work
+        val now = System.nanoTime()
+        if (now - lastNetworkWork > NETWORK_ACTIVE_NANOS && now - lastNetworkPoll < NETWORK_IDLE_POLL_NANOS) return work
+        lastNetworkPoll = now
+        val w = net.progress()
+        if (w > 0) lastNetworkWork = now
+        return work + w
+    }
+
+    private var lastNetworkPoll = System.nanoTime()
+    private var lastNetworkWork = lastNetworkPoll
+
+    override fun send(buffer: DirectBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int {
+        val rail = railFor(dest) ?: return lastRouteError
+        return rail.send(buffer, dest, tag, data, flags, context)
+    }
+
+    // ## RMA and atomics: to the rail the destination's locality picks, as sends go; the target's
+    // rail serves them against the endpoint's domain, whichever rail they arrive on ##
+
+    override val rmaCaps: Long get() = rails.fold(Caps.RMA_ALL) { caps, (_, t) -> caps and t.rmaCaps }
+
+    override fun maxAtomicCount(type: AtomicDatatype, form: AtomicForm): Int = rails.minOf { it.second.maxAtomicCount(type, form) }
+
+    override fun write(buffer: DirectBuffer, dest: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int =
+        railFor(dest)?.write(buffer, dest, remoteOffset, key, flags, context) ?: lastRouteError
+
+    override fun read(buffer: MutableDirectBuffer, src: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int =
+        railFor(src)?.read(buffer, src, remoteOffset, key, flags, context) ?: lastRouteError
+
+    override fun atomic(
+        operand: DirectBuffer, compare: DirectBuffer?, result: MutableDirectBuffer?, dest: Long, remoteOffset: Long, key: Long,
+        type: AtomicDatatype, op: AtomicOp, count: Int, flags: Long, context: Any?,
+    ): Int = railFor(dest)?.atomic(operand, compare, result, dest, remoteOffset, key, type, op, count, flags, context) ?: lastRouteError
+
+    /** [route], and the network rail counts as busy (polled every time) once given work. */
+    private fun railFor(dest: Long): Transport? {
+        val rail = route(dest) ?: return null
+        if (rail !== shm) lastNetworkWork = System.nanoTime()
+        return rail
+    }
+
+    private var lastRouteError = 0
+
+    private fun route(dest: Long): Transport? {
+        val av = ep.av ?: run { lastRouteError = -Errno.EINVAL; return null }
+        if (av.generation != routesGeneration) {
+            routes.clear()
+            routesGeneration = av.generation
+        }
+        routes.get(dest)?.let { return it }
+        val peer = av.peer(dest) as? LinkAddress ?: run { lastRouteError = -Errno.EINVAL; return null }
+        val rail = when {
+            shm != null && peer.hostId == hostId && peer.part(LinkStrings.SHM) != null -> shm
+            network != null && peer.part(network.first) != null -> network.second
+            else -> { lastRouteError = -Errno.EHOSTUNREACH; return null }
+        }
+        routes.put(dest, rail)
+        return rail
+    }
+
+    // The link never queues an entry of its own: each rail queues its unexpected messages
+    // with itself as the entry's peer, and the receive context calls that rail back.
+    override fun startMsg(entry: RxEntry): Unit = notOwned(entry)
+    override fun startTag(entry: RxEntry): Unit = notOwned(entry)
+    override fun discardMsg(entry: RxEntry): Unit = notOwned(entry)
+    override fun discardTag(entry: RxEntry): Unit = notOwned(entry)
+
+    private fun notOwned(entry: RxEntry): Nothing = throw IllegalStateException("link: entry $entry was queued by a rail, not by the link")
+
+    override fun close() {
+        if (dumpStats) System.err.println("braid link '${info.domainName}' endpoint closing:\n" + EndpointStats(railStats(), ep.srx.stats()).render())
+        var first: Exception? = null
+        for ((_, t) in rails) try { t.close() } catch (e: Exception) { if (first == null) first = e }
+        first?.let { throw it }
+    }
+
+    private companion object {
+        /** How long after its last work the network rail counts as busy and is polled every time. */
+        const val NETWORK_ACTIVE_NANOS = 1_000_000L
+        /** How often an idle network rail is polled by a spinning caller: the most it delays a message. */
+        const val NETWORK_IDLE_POLL_NANOS = 20_000L
+    }
+
+    override fun toString(): String = "link '${info.domainName}'\n" + rails.joinToString("\n") { (name, t) -> "  $name: $t" }
+}
