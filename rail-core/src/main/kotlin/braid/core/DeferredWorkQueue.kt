@@ -92,27 +92,29 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain) 
 
     // ## Queueing and firing (under the lock) ##
 
+    /** Throws what [queue] documents; builds no message unless it throws (re-arming allocates nothing). */
     private fun check(work: DeferredWork) {
-        val what = "deferred work (${work.op.describe()})"
         if (work.status == WorkStatus.QUEUED || work.status == WorkStatus.FIRED) {
-            throw FabricException(Errno.EBUSY, "$what is ${work.status}; queue it again once it has completed, failed or been cancelled")
+            throw FabricException(Errno.EBUSY, "${what(work)} is ${work.status}; queue it again once it has completed, failed or been cancelled")
         }
-        if (work.threshold < 0) throw FabricException.invalid("$what: threshold ${work.threshold} must be ≥ 0")
-        foreign(work.triggeringCounter.domain, "triggering counter", what)
-        work.completionCounter?.let { foreign(it.domain, "completion counter", what) }
+        if (work.threshold < 0) throw FabricException.invalid("${what(work)}: threshold ${work.threshold} must be ≥ 0")
+        foreign(work.triggeringCounter.domain, "triggering counter", work)
+        work.completionCounter?.let { foreign(it.domain, "completion counter", work) }
         val op = work.op
         if (op.kind == DeferredOp.Kind.COUNTER) {
-            if (work.completionCounter != null) throw FabricException.invalid("$what: a counter operation takes no completion counter (fi_trigger(3)); pass null")
-            if (work.flags and OpFlags.COMPLETION != 0L) throw FabricException.invalid("$what: a counter operation writes no completion; drop OpFlags.COMPLETION")
-            foreign((op as? DeferredOp.CounterSet)?.counter?.domain ?: (op as DeferredOp.CounterAdd).counter.domain, "counter", what)
+            if (work.completionCounter != null) throw FabricException.invalid("${what(work)}: a counter operation takes no completion counter (fi_trigger(3)); pass null")
+            if (work.flags and OpFlags.COMPLETION != 0L) throw FabricException.invalid("${what(work)}: a counter operation writes no completion; drop OpFlags.COMPLETION")
+            foreign((op as? DeferredOp.CounterSet)?.counter?.domain ?: (op as DeferredOp.CounterAdd).counter.domain, "counter", work)
         } else {
-            foreign(op.endpoint!!.domain, "endpoint", what)
+            foreign(op.endpoint!!.domain, "endpoint", work)
         }
         op.check()
     }
 
-    private fun foreign(d: Domain, role: String, what: String) {
-        if (d !== domain) throw FabricException.invalid("$what: its $role belongs to domain '${d.name}', not '${domain.name}'; deferred work stays within one domain")
+    private fun what(work: DeferredWork): String = "deferred work (${work.op.describe()})"
+
+    private fun foreign(d: Domain, role: String, work: DeferredWork) {
+        if (d !== domain) throw FabricException.invalid("${what(work)}: its $role belongs to domain '${d.name}', not '${domain.name}'; deferred work stays within one domain")
     }
 
     /** Puts [work] in its counter's heap; marks the counter to be looked at if the threshold is met. */

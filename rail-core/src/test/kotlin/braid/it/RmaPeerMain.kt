@@ -33,6 +33,8 @@ import kotlin.system.exitProcess
  *   atomics left in the region.
  * - `fetch-add PROVIDER DIR NAME TARGET INDEX COUNT`: COUNT fetch-adds of INDEX+1 to TARGET's
  *   region [KEY] at 0, a window of them in flight, writing each fetched old value to NAME.fetched.
+ * - `serve PROVIDER DIR NAME`: registers region [KEY] ([REGION] bytes) and drives progress until
+ *   DIR holds `stop.done` (a target for benchmarks).
  */
 object RmaPeerMain {
     const val KEY = 77L
@@ -58,6 +60,7 @@ object RmaPeerMain {
             when (args[0]) {
                 "target" -> node.target(args[4])
                 "fetch-add" -> node.fetchAdd(args[4], args[5].toInt(), args[6].toInt())
+                "serve" -> node.serve()
                 else -> error("unknown mode ${args[0]}")
             }
             node.close()
@@ -126,6 +129,13 @@ object RmaPeerMain {
             // Linger so the initiator's last completions are not cut short by our close.
             val linger = System.nanoTime() + 200_000_000L
             while (System.nanoTime() < linger) domain.progress()
+        }
+
+        fun serve() {
+            domain.registerMemory(ByteBuffer.allocateDirect(REGION), MrAccess.REMOTE, KEY)
+            Rendezvous.publish(dir, name, ep.address)
+            var n = 0
+            while (++n and 0xfff != 0 || !Rendezvous.marked(dir, "stop")) domain.progress()
         }
 
         fun fetchAdd(target: String, index: Int, count: Int) {
