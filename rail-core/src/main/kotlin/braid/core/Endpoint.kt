@@ -249,25 +249,21 @@ public class Endpoint internal constructor(
 
     /** Writes `buffer[offset, offset+length)` into [dest]'s region [key] at [remoteOffset] (`fi_write`). */
     @JvmOverloads
-    public fun tryWrite(buffer: DirectBuffer, offset: Int, length: Int, dest: Long, remoteOffset: Long, key: Long, context: Any?, flags: Long = 0): Int {
-        if (offset < 0 || length < 0 || offset.toLong() + length > buffer.capacity() || remoteOffset < 0) return -Errno.EINVAL
-        synchronized(domain.lock) {
-            if (!enabled) return -Errno.EOPBADSTATE
-            if (length > maxMsgSize) return -Errno.EMSGSIZE
-            view.wrap(buffer, offset, length)
-            return transport.write(view, dest, remoteOffset, key, flags, context)
-        }
-    }
+    public fun tryWrite(buffer: DirectBuffer, offset: Int, length: Int, dest: Long, remoteOffset: Long, key: Long, context: Any?, flags: Long = 0): Int =
+        postRma(true, buffer, offset, length, dest, remoteOffset, key, context, flags)
 
     /** Reads `length` bytes from [src]'s region [key] at [remoteOffset] into `buffer[offset, offset+length)` (`fi_read`). */
     @JvmOverloads
-    public fun tryRead(buffer: MutableDirectBuffer, offset: Int, length: Int, src: Long, remoteOffset: Long, key: Long, context: Any?, flags: Long = 0): Int {
+    public fun tryRead(buffer: MutableDirectBuffer, offset: Int, length: Int, src: Long, remoteOffset: Long, key: Long, context: Any?, flags: Long = 0): Int =
+        postRma(false, buffer, offset, length, src, remoteOffset, key, context, flags)
+
+    private fun postRma(write: Boolean, buffer: DirectBuffer, offset: Int, length: Int, peer: Long, remoteOffset: Long, key: Long, context: Any?, flags: Long): Int {
         if (offset < 0 || length < 0 || offset.toLong() + length > buffer.capacity() || remoteOffset < 0) return -Errno.EINVAL
         synchronized(domain.lock) {
             if (!enabled) return -Errno.EOPBADSTATE
             if (length > maxMsgSize) return -Errno.EMSGSIZE
             view.wrap(buffer, offset, length)
-            return transport.read(view, src, remoteOffset, key, flags, context)
+            return if (write) transport.write(view, peer, remoteOffset, key, flags, context) else transport.read(view, peer, remoteOffset, key, flags, context)
         }
     }
 

@@ -2,7 +2,6 @@ package braid.bench
 
 import braid.core.AtomicDatatype
 import braid.core.AtomicOp
-import braid.core.Braid
 import braid.core.Completion
 import braid.core.CompletionError
 import braid.core.Counter
@@ -182,12 +181,8 @@ object TriggerBench {
         val dir = Files.createTempDirectory("braid-trigger-bench")
         val kid = ChildJvm(RmaPeerMain::class.java.name, listOf("serve", provider, "$dir", "target"), log = dir.resolve("target.log").toFile())
         try {
-            val info = RmaPeerMain.info(provider)
-            Braid.fabric(info).use { fabric ->
-                val d = fabric.domain(info)
-                val cq = d.completionQueue()
-                val av = d.addressVector()
-                val ep = d.endpoint(info).apply { bind(cq, OpFlags.TRANSMIT or OpFlags.RECV); bind(av); enable() }
+            RmaPeerMain.Node(provider, dir, "initiator").use { node ->
+                val (_, cq, av, ep) = node
                 val dest = av.insert(Rendezvous.lookup(dir, "target"))
                 val one = UnsafeBuffer(ByteBuffer.allocateDirect(8)).also { it.putLong(0, 1) }
                 val result = UnsafeBuffer(ByteBuffer.allocateDirect(8))
@@ -207,7 +202,6 @@ object TriggerBench {
                 val mean = samples.average() / 1000
                 println(String.format(Locale.ROOT, "4. atomic fetch-add INT64 round trip over %-4s to another process: mean %6.2f us, p50 %6.2f us, p99 %6.2f us (%d rounds; last old value %d)",
                     provider, mean, samples[rounds / 2] / 1000.0, samples[rounds * 99 / 100] / 1000.0, rounds, result.getLong(0)))
-                ep.close()
             }
         } finally {
             Rendezvous.mark(dir, "stop")

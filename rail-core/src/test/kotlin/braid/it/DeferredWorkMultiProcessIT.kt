@@ -2,7 +2,6 @@ package braid.it
 
 import braid.core.AtomicDatatype
 import braid.core.AtomicOp
-import braid.core.Braid
 import braid.core.Completion
 import braid.core.DeferredOp
 import braid.core.DeferredWork
@@ -33,12 +32,8 @@ class DeferredWorkMultiProcessIT : FunSpec({
     for (provider in listOf("shm", "tcp", "link")) {
         test("$provider: every operation type fires from the deferred work queue against a peer process, in dependency order, and what it left there is right") {
             val dir = tempDir()
-            val info = RmaPeerMain.info(provider)
-            Braid.fabric(info).use { fabric ->
-                val d = fabric.domain(info)
-                val cq = d.completionQueue()
-                val av = d.addressVector()
-                val ep = d.endpoint(info).apply { bind(cq, OpFlags.TRANSMIT or OpFlags.RECV); bind(av); enable() }
+            RmaPeerMain.Node(provider, dir, "init").use { node ->
+                val (d, cq, av, ep) = node
                 Rendezvous.publish(dir, "init", ep.address)
                 val kid = ChildJvm(main, listOf("target", provider, "$dir", "target", "init"), log = dir.resolve("target.log").toFile())
                 try {
@@ -97,7 +92,6 @@ class DeferredWorkMultiProcessIT : FunSpec({
                     kid.output() shouldContain "OK"
                 } finally {
                     kid.close()
-                    ep.close()
                 }
             }
         }
@@ -106,11 +100,8 @@ class DeferredWorkMultiProcessIT : FunSpec({
     for (provider in listOf("shm", "tcp")) {
         test("$provider: fetch-adds from three processes at once are atomic: the old values chain from 0 to the sum of every contribution") {
             val dir = tempDir()
-            val info = RmaPeerMain.info(provider)
-            Braid.fabric(info).use { fabric ->
-                val d = fabric.domain(info)
-                val cq = d.completionQueue()
-                val ep = d.endpoint(info).apply { bind(cq, OpFlags.TRANSMIT or OpFlags.RECV); bind(d.addressVector()); enable() }
+            RmaPeerMain.Node(provider, dir, "target").use { node ->
+                val (d, _, _, ep) = node
                 val region = d.registerMemory(ByteBuffer.allocateDirect(8), MrAccess.REMOTE, RmaPeerMain.KEY)
                 Rendezvous.publish(dir, "target", ep.address)
                 val count = 1500
@@ -139,7 +130,6 @@ class DeferredWorkMultiProcessIT : FunSpec({
                     expect shouldBe total
                 } finally {
                     kids.forEach { it.close() }
-                    ep.close()
                 }
             }
         }

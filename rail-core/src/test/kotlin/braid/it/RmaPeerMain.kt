@@ -81,10 +81,11 @@ object RmaPeerMain {
         else -> Braid.getInfo(Hints(provider = provider)).first()
     }
 
+    /** One endpoint of [provider] with its own fabric, domain, CQ and AV; [name] is how it publishes its address in [dir]. */
     class Node(provider: String, private val dir: Path, private val name: String) : AutoCloseable {
         private val info = info(provider)
         private val fabric: Fabric = Braid.fabric(info)
-        private val domain: Domain = fabric.domain(info)
+        val domain: Domain = fabric.domain(info)
         val cq = domain.completionQueue()
         val av = domain.addressVector()
         val ep: Endpoint = domain.endpoint().also { it.bind(cq, OpFlags.TRANSMIT or OpFlags.RECV); it.bind(av); it.enable() }
@@ -92,6 +93,11 @@ object RmaPeerMain {
         private val e = CompletionError()
 
         fun peer(other: String): Long = av.insert(Rendezvous.lookup(dir, other))
+
+        operator fun component1(): Domain = domain
+        operator fun component2(): braid.core.CompletionQueue = cq
+        operator fun component3(): braid.core.AddressVector = av
+        operator fun component4(): Endpoint = ep
 
         /** Reads one completion, failing on an error completion; returns its context or null if none yet. */
         fun poll(): Any? = when (val rc = cq.readFrom(c)) {
