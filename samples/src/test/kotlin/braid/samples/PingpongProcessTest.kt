@@ -4,6 +4,7 @@ import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldHaveSize
 import io.kotest.matchers.shouldBe
+import io.kotest.matchers.string.shouldContain
 import io.kotest.matchers.string.shouldMatch
 import java.io.File
 import java.net.InetAddress
@@ -14,7 +15,7 @@ import java.util.concurrent.TimeUnit
 /** `braid pingpong` as fi_pingpong is run: a server process and a client process, over shm. */
 class PingpongProcessTest : FunSpec({
     /** `braid` in a child JVM on the test class path; stdout and stderr to files. */
-    class Braid(args: List<String>, dir: File, name: String) : AutoCloseable {
+    class Braid(args: List<String>, dir: File, name: String, env: Map<String, String> = emptyMap()) : AutoCloseable {
         val out = File(dir, "$name.out")
         val err = File(dir, "$name.err")
         val process: Process = ProcessBuilder(
@@ -22,7 +23,7 @@ class PingpongProcessTest : FunSpec({
                 ProcessHandle.current().info().command().orElse("java"),
                 "-Xmx256m", "-cp", System.getProperty("java.class.path"), BraidCommand::class.java.name,
             ) + args,
-        ).redirectOutput(out).redirectError(err).start()
+        ).redirectOutput(out).redirectError(err).also { it.environment().putAll(env) }.start()
 
         /** The exit status; fails (after killing it) if the process is still running after [seconds]. */
         fun await(seconds: Long): Int {
@@ -43,14 +44,15 @@ class PingpongProcessTest : FunSpec({
         }
     }
 
-    test("server and client processes run 100 checked round trips of 64 bytes and both print the table") {
+    /** Runs a checked 64-byte pingpong of 100 round trips between two processes; returns (client, server) stderr. */
+    fun pingpong(provider: String, serverEnv: Map<String, String> = emptyMap(), clientEnv: Map<String, String> = emptyMap()): List<String> {
         val dir = Files.createTempDirectory("braid-pingpong-test").toFile()
         val port = ServerSocket(0, 1, InetAddress.getLoopbackAddress()).use { it.localPort }
-        val common = listOf("pingpong", "-p", "shm", "-I", "100", "-S", "64", "-c")
-        val server = Braid(common + listOf("-B", "$port", "--accept-timeout", "60"), dir, "server")
+        val common = listOf("pingpong", "-p", provider, "-I", "100", "-S", "64", "-c")
+        val server = Braid(common + listOf("-B", "$port", "--accept-timeout", "60"), dir, "server", serverEnv)
         var client: Braid? = null
         try {
-            client = Braid(common + listOf("-P", "$port", "127.0.0.1"), dir, "client")
+            client = Braid(common + listOf("-P", "$port", "127.0.0.1"), dir, "client", clientEnv)
             val clientStatus = client.await(120)
             val serverStatus = server.await(60)
             withClue("client ${client.describe()}\nserver ${server.describe()}") {
@@ -61,12 +63,38 @@ class PingpongProcessTest : FunSpec({
                     lines shouldHaveSize 2
                     lines[0] shouldBe PerfFormat.HEADER
                     lines[1] shouldMatch Regex("""64      100     =100     12k     [ \d]{4}\d\.\d\ds[ \d]{6}\d\.\d\d[ \d]{7}\d\.\d\d[ \d]{7}\d\.\d\d""")
-                    side.err.readText() shouldBe ""
                 }
             }
+            return listOf(client.err.readText(), server.err.readText())
         } finally {
             client?.close()
             server.close()
+        }
+    }
+
+    test("server and client processes run 100 checked round trips of 64 bytes and both print the table") {
+        pingpong("shm").forEach { it shouldBe "" }
+    }
+
+    /** The row of [rail] in a BRAID_LINK_DUMP_STATS table: messages sent and received. */
+    fun rail(stats: String, rail: String): List<Long> {
+        val row = stats.lines().firstOrNull { it.startsWith("$rail ") } ?: error("no '$rail' row in:\n$stats")
+        val cols = row.trim().split(Regex("\\s+"))
+        return listOf(cols[1].toLong(), cols[3].toLong())
+    }
+
+    test("over the link: processes of one host talk over shm, of two hosts over tcp, and BRAID_LINK_DUMP_STATS says so") {
+        val link = mapOf("BRAID_LINKS" to "shm+tcp:lo", "BRAID_LINK_DUMP_STATS" to "1")
+        for ((hosts, used, unused) in listOf(Triple("h" to "h", "shm", "tcp"), Triple("a" to "b", "tcp", "shm"))) {
+            val (clientErr, serverErr) = pingpong("link", link + ("BRAID_HOST_ID" to hosts.first), link + ("BRAID_HOST_ID" to hosts.second))
+            for (err in listOf(clientErr, serverErr)) {
+                withClue(err) {
+                    err shouldContain "braid link 'shm+tcp:lo' endpoint closing"
+                    rail(err, used).all { it >= 100 } shouldBe true // the warm-up adds a few
+                    rail(err, unused) shouldBe listOf(0L, 0L)
+                    err shouldContain "unexpected messages: max"
+                }
+            }
         }
     }
 })
