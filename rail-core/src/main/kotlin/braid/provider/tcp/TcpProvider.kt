@@ -64,7 +64,7 @@ internal object TcpProvider : Provider {
                 provider = name,
                 fabricName = nic.network,
                 domainName = nic.name,
-                caps = Caps.MSG or Caps.TAGGED or Caps.SEND or Caps.RECV or Caps.SOURCE or Caps.DIRECTED_RECV or Caps.LOCAL_COMM or Caps.REMOTE_COMM,
+                caps = Caps.MSG or Caps.TAGGED or Caps.SEND or Caps.RECV or Caps.RMA_ALL or Caps.TRIGGER or Caps.SOURCE or Caps.DIRECTED_RECV or Caps.LOCAL_COMM or Caps.REMOTE_COMM,
                 mode = 0,
                 endpointType = EndpointType.RDM,
                 domainAttr = DomainAttr(),
