@@ -22,18 +22,12 @@ import java.nio.file.Paths
 
 /** Separate JVM processes over real shared-memory files. */
 class ShmMultiProcessIT : FunSpec({
-    val main = ShmPeerMain::class.java.name
+    val main = PeerMain::class.java.name
 
     fun tempDir(): Path = Files.createTempDirectory("braid-it")
 
     fun children(dir: Path, vararg specs: List<String>, env: Map<String, String> = emptyMap()): List<ChildJvm> =
-        specs.mapIndexed { i, args -> ChildJvm(main, args, env, dir.resolve("child$i.log").toFile()) }
-
-    fun List<ChildJvm>.awaitAll(seconds: Long) = forEach { child ->
-        val rc = child.await(seconds)
-        if (rc != 0) error("child exited $rc:\n${child.output()}")
-        child.output() shouldContain "OK"
-    }
+        specs.mapIndexed { i, args -> ChildJvm(main, listOf("shm") + args, env, dir.resolve("child$i.log").toFile()) }
 
     test("two processes exchange 100,000 tagged messages of 0 B..64 KiB and some of 1..4 MiB, each once, intact, in order") {
         val dir = tempDir()
@@ -61,8 +55,8 @@ class ShmMultiProcessIT : FunSpec({
             val size = (1 shl 30).toString()
             val jvm = listOf("-Xmx64m", "-XX:MaxDirectMemorySize=1100m")
             val kids = listOf(
-                ChildJvm(main, listOf("big-recv", "$dir", "rx", "tx", size), env, dir.resolve("rx.log").toFile(), jvm),
-                ChildJvm(main, listOf("big-send", "$dir", "tx", "rx", size), env, dir.resolve("tx.log").toFile(), jvm),
+                ChildJvm(main, listOf("shm", "big-recv", "$dir", "rx", "tx", size), env, dir.resolve("rx.log").toFile(), jvm),
+                ChildJvm(main, listOf("shm", "big-send", "$dir", "tx", "rx", size), env, dir.resolve("tx.log").toFile(), jvm),
             )
             try { kids.awaitAll(600) } finally { kids.forEach { it.close() } }
         }
@@ -76,7 +70,7 @@ class ShmMultiProcessIT : FunSpec({
             Rendezvous.publish(dir, "rx", me.ep.address)
             // A tiny ring and a sender that stops driving progress leave the 32 MiB transfer
             // half done; with single-copy pulls off, the data has to stream through that ring.
-            val kid = ChildJvm(main, listOf("slow-send", "$dir", "tx", "rx", "${32 shl 20}"), mapOf("BRAID_SHM_RING_SIZE" to "4096", "BRAID_SHM_CMA" to "0"), dir.resolve("tx.log").toFile())
+            val kid = ChildJvm(main, listOf("shm", "slow-send", "$dir", "tx", "rx", "${32 shl 20}"), mapOf("BRAID_SHM_RING_SIZE" to "4096", "BRAID_SHM_CMA" to "0"), dir.resolve("tx.log").toFile())
             try {
                 val tx = me.av.insert(Rendezvous.lookup(dir, "tx"))
                 val big = UnsafeBuffer(ByteBuffer.allocateDirect(32 shl 20))
@@ -105,7 +99,7 @@ class ShmMultiProcessIT : FunSpec({
             val eq = f.fabric.eventQueue()
             // `exec sleep` leaves the JVM's parent a process that never reaps it: killed, it stays a zombie.
             val javaBin = ProcessHandle.current().info().command().orElse("java")
-            val cmd = "'$javaBin' -Xmx64m -cp '${System.getProperty("java.class.path")}' $main hold '$dir' silent > '$dir/silent.log' 2>&1 & exec sleep 120"
+            val cmd = "'$javaBin' -Xmx64m -cp '${System.getProperty("java.class.path")}' $main shm hold '$dir' silent > '$dir/silent.log' 2>&1 & exec sleep 120"
             val parent = ProcessBuilder("bash", "-c", cmd).start()
             try {
                 val silent = me.av.insert(Rendezvous.lookup(dir, "silent"))
@@ -136,7 +130,7 @@ class ShmMultiProcessIT : FunSpec({
             val av = domain.addressVector()
             val eq = fabric.eventQueue()
             val ep = domain.endpoint().also { it.bind(cq, OpFlags.TRANSMIT or OpFlags.RECV); it.bind(av); it.bind(eq); it.enable() }
-            val kid = ChildJvm(main, listOf("hold", "$dir", "rx"), log = dir.resolve("rx.log").toFile())
+            val kid = ChildJvm(main, listOf("shm", "hold", "$dir", "rx"), log = dir.resolve("rx.log").toFile())
             try {
                 val rx = av.insert(Rendezvous.lookup(dir, "rx"))
                 val big = UnsafeBuffer(ByteBuffer.allocateDirect(1 shl 20))
@@ -167,7 +161,7 @@ class ShmMultiProcessIT : FunSpec({
 
     test("files left by a process that died are reclaimed by the next one that starts") {
         val dir = tempDir()
-        val kid = ChildJvm(main, listOf("hold", "$dir", "dead"), log = dir.resolve("dead.log").toFile())
+        val kid = ChildJvm(main, listOf("shm", "hold", "$dir", "dead"), log = dir.resolve("dead.log").toFile())
         try {
             Rendezvous.lookup(dir, "dead")
             val pid = kid.process.pid()

@@ -4,6 +4,7 @@ import braid.provider.shm.ShmProvider
 import org.agrona.concurrent.UnsafeBuffer
 import java.io.DataInputStream
 import java.io.EOFException
+import java.net.InetAddress
 import java.net.InetSocketAddress
 import java.net.ServerSocket
 import java.net.Socket
@@ -16,11 +17,11 @@ import java.util.zip.CRC32C
  * A hand-driven tcp peer over a blocking [Socket]: it speaks the handshake and frames of
  * [TcpFrameDescriptor] byte by byte, so tests can make it misbehave (garbage, truncated frames,
  * a wrong key) where a real endpoint never would. It has an address blob of its own (a listening
- * socket that accepts nothing) so an endpoint can put it in its AV.
+ * socket on [bind] that accepts nothing) so an endpoint can put it in its AV.
  */
-internal class RawTcpPeer(private val jobKey: String = "") : AutoCloseable {
+internal class RawTcpPeer(private val jobKey: String = "", bind: InetAddress = InetAddress.getLoopbackAddress()) : AutoCloseable {
     val id: Long = SecureRandom().nextLong() or 1L
-    private val listener = ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())
+    private val listener = ServerSocket(0, 1, bind)
     val address: ByteArray = TcpAddressDescriptor.encode(ShmProvider.hostId, id, listener.localSocketAddress as InetSocketAddress)
     private var socket: Socket? = null
     private lateinit var input: DataInputStream

@@ -45,6 +45,27 @@ class TcpSmokeTest : FunSpec({
         }
     }
 
+    test("the tcp rail counts each message once, expected or not, eager or rendezvous") {
+        TcpTestFabric(eagerSize = 256).use { f ->
+            val (a, b) = f.nodes
+            // Unexpected first (held, then matched), then expected; eager and rendezvous each way.
+            for ((i, size) in listOf(100, 5000).withIndex()) a.ep.tryTsend(UnsafeBuffer(ByteArray(size)), 0, size, f.addrs[0][1], i.toLong(), null) shouldBe 0
+            a.await(1, others = listOf(b)) // the eager one completed: both heads have gone out
+            repeat(100) { a.domain.progress(); b.domain.progress() }
+            b.ep.srx.unexpectedCount shouldBe 2
+            for (round in 0..1) {
+                for (i in 0..1) b.ep.tryTrecv(UnsafeBuffer(ByteArray(5000)), 0, 5000, FiAddr.UNSPEC, i.toLong(), 0, null) shouldBe 0
+                if (round == 1) for ((i, size) in listOf(100, 5000).withIndex()) a.ep.tryTsend(UnsafeBuffer(ByteArray(size)), 0, size, f.addrs[0][1], i.toLong(), null) shouldBe 0
+                b.await(2, others = listOf(a))
+            }
+            a.await(3, others = listOf(b))
+            val sent = a.ep.stats().rail("tcp")!!
+            val got = b.ep.stats().rail("tcp")!!
+            listOf(sent.messagesSent, sent.bytesSent) shouldBe listOf(4L, 10_200L)
+            listOf(got.messagesReceived, got.bytesReceived) shouldBe listOf(4L, 10_200L)
+        }
+    }
+
     test("the suspend forms work over tcp under manual progress and with progress engines, and a dead peer is thrown as FabricException") {
         TcpTestFabric(eagerSize = 256).use { f ->
             val (a, b) = f.nodes

@@ -13,7 +13,8 @@ import braid.core.TestFabric
 /**
  * Two or more tcp endpoints in this process on 127.0.0.1 (port 0), each with its own domain,
  * CQ and AV, all in each other's AV — the tcp twin of [TestFabric]. [settings] are what the
- * endpoints get instead of the environment's (job key, time-out, window).
+ * endpoints get instead of the environment's (job key, time-out, window); [iface] is the
+ * interface they listen on.
  */
 internal class TcpTestFabric(
     count: Int = 2,
@@ -23,8 +24,9 @@ internal class TcpTestFabric(
     format: CqFormat = CqFormat.TAGGED,
     settings: TcpSettings = TcpSettings(),
     keys: List<String>? = null,
+    iface: String = "lo",
 ) : RailFabric {
-    override val info: Info = loopbackInfo().let {
+    override val info: Info = Braid.getInfo(Hints(provider = "tcp", domainName = iface)).first().let {
         it.copy(
             endpointAttr = it.endpointAttr.copy(ringCapacity = bufferSize, eagerSize = eagerSize),
             rxAttr = it.rxAttr.copy(unexpectedLimit = unexpectedLimit),

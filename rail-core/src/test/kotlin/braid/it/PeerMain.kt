@@ -12,54 +12,69 @@ import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
 import java.nio.file.Path
 import java.nio.file.Paths
-import kotlin.system.exitProcess
 
 /**
- * The other processes of the multi-process tests. Usage: `ShmPeerMain MODE DIR NAME ARGS…`;
- * addresses are exchanged through files in DIR. Exits 0 on success, 1 with a message otherwise.
+ * The other processes of the multi-process tests, on any provider. Usage:
+ * `PeerMain PROVIDER MODE DIR NAME ARGS…`; addresses are exchanged through files in DIR. PROVIDER
+ * is `shm`, `tcp` or `link` (`shm+tcp`); tcp runs on the interface `BRAID_TCP_IFACE` names,
+ * `lo` if unset. Exits 0 on success, 1 with a message otherwise.
  *
  * - `send DIR NAME RECEIVER SENDER_INDEX COUNT`: sends the [Traffic] stream to RECEIVER.
  * - `recv DIR NAME COUNT SENDER…`: receives COUNT messages from each SENDER with any-source
  *   receives and checks every byte, exactly once, in order per sender.
+ * - `send-refused DIR NAME RECEIVER`: sends a small and a large message to RECEIVER, which
+ *   holds another job key; both must fail with EACCES. Prints their messages, then drives
+ *   progress until RECEIVER marks itself done.
  * - `slow-send DIR NAME RECEIVER SIZE`: sends one SIZE-byte message, drives progress slowly for a
  *   while, prints STALLED and stops driving it.
- * - `hold DIR NAME`: publishes its address and waits to be killed.
+ * - `hold DIR NAME`: publishes its address and drives progress until killed; receives nothing.
  * - `big-send DIR NAME RECEIVER SIZE` / `big-recv DIR NAME SENDER SIZE`: one message of SIZE
- *   bytes (up to 2 GiB - 1), checked byte by byte.
+ *   bytes (up to 2 GiB - 1, tag [BIG_TAG]), checked byte by byte; the sender prints SENDING
+ *   once it is posted.
+ * - `mesh DIR NAME COUNT PROCESS@HOST…`: every process named sends every other one COUNT tagged
+ *   and COUNT untagged messages ([Mesh]) and receives theirs with any-source receives; then
+ *   checks its per-rail counters against where its peers are (same HOST: shm, else the network).
  */
-object ShmPeerMain {
+object PeerMain {
+    const val BIG_TAG = 7L
+
     @JvmStatic
-    fun main(args: Array<String>) {
-        try {
-            val dir = Paths.get(args[1])
-            val node = Node(dir, args[2])
-            when (args[0]) {
-                "send" -> node.send(args[3], args[4].toInt(), args[5].toInt())
-                "recv" -> node.recv(args[3].toInt(), args.drop(4))
-                "slow-send" -> node.slowSend(args[3], args[4].toInt())
-                "hold" -> { Thread.sleep(600_000) }
-                "big-send" -> node.bigSend(args[3], args[4].toInt())
-                "big-recv" -> node.bigRecv(args[3], args[4].toInt())
-                else -> error("unknown mode ${args[0]}")
-            }
-            node.close()
-            exitProcess(0)
-        } catch (t: Throwable) {
-            System.out.println("FAILED: $t")
-            t.printStackTrace(System.out)
-            System.out.flush()
-            exitProcess(1)
+    fun main(args: Array<String>): Unit = childMain {
+        val node = Node(args[0], Paths.get(args[2]), args[3])
+        when (args[1]) {
+            "send" -> node.send(args[4], args[5].toInt(), args[6].toInt())
+            "recv" -> node.recv(args[4].toInt(), args.drop(5))
+            "send-refused" -> node.sendRefused(args[4])
+            "slow-send" -> node.slowSend(args[4], args[5].toInt())
+            "hold" -> node.hold()
+            "big-send" -> node.bigSend(args[4], args[5].toInt())
+            "big-recv" -> node.bigRecv(args[4], args[5].toInt())
+            "mesh" -> Mesh(node, args[4].toInt(), args.drop(5)).run()
+            else -> error("unknown mode ${args[1]}")
         }
+        node.close()
     }
 
-    class Node(private val dir: Path, private val name: String) : AutoCloseable {
-        private val info = Braid.getInfo(Hints(provider = "shm")).first()
+    /** The arguments that run [mode] of [provider] (everything after the main class). */
+    fun args(provider: String, mode: String, dir: Path, name: String, vararg rest: Any): List<String> =
+        listOf(provider, mode, "$dir", name) + rest.map { it.toString() }
+
+    /** The hints a child uses for [provider]. */
+    fun hints(provider: String): Hints = when (provider) {
+        "shm" -> Hints(provider = "shm")
+        "tcp" -> Hints(provider = "tcp", domainName = System.getenv("BRAID_TCP_IFACE") ?: "lo")
+        "link" -> Hints(provider = "link", links = "shm+tcp:${System.getenv("BRAID_TCP_IFACE") ?: "lo"}")
+        else -> error("unknown provider '$provider' (shm, tcp, link)")
+    }
+
+    class Node(provider: String, val dir: Path, val name: String) : AutoCloseable {
+        private val info = Braid.getInfo(hints(provider)).first()
         private val fabric = Braid.fabric(info)
-        private val domain = fabric.domain(info)
+        val domain = fabric.domain(info)
         val cq = domain.completionQueue()
         val av = domain.addressVector()
         val ep: Endpoint = domain.endpoint().also { it.bind(cq, OpFlags.TRANSMIT or OpFlags.RECV); it.bind(av); it.enable() }
-        private val c = Completion()
+        val c = Completion()
         private val e = CompletionError()
 
         init {
@@ -72,8 +87,18 @@ object ShmPeerMain {
         fun poll(): Any? = when (val rc = cq.readFrom(c)) {
             1 -> c.context ?: NO_CONTEXT
             -Errno.EAGAIN -> null
-            -Errno.EAVAIL -> { cq.readErr(e); error("error completion: $e") }
+            -Errno.EAVAIL -> { cq.readErr(e); error("error completion: ${Errno.name(e.err)} ${e.message}") }
             else -> error("cq read returned $rc")
+        }
+
+        fun mark() = Rendezvous.mark(dir, name)
+
+        fun awaitMark(other: String, deadline: Long) {
+            while (!Rendezvous.marked(dir, other)) {
+                domain.progress()
+                check(System.nanoTime() < deadline) { "'$other' never finished" }
+                Thread.sleep(1)
+            }
         }
 
         fun send(receiver: String, sender: Int, count: Int) {
@@ -84,6 +109,7 @@ object ShmPeerMain {
             val free = ArrayDeque((0 until window).toList())
             var seq = 0
             var done = 0
+            val deadline = System.nanoTime() + 300_000_000_000L
             while (done < count) {
                 while (seq < count && free.isNotEmpty()) {
                     val slot = free.first()
@@ -95,12 +121,12 @@ object ShmPeerMain {
                     free.removeFirst()
                     seq++
                 }
-                val ctx = poll() ?: continue
+                val ctx = poll()
+                if (ctx == null) { check(System.nanoTime() < deadline) { "sent $done of $count" }; continue }
                 free.addLast(ctx as Int)
                 done++
             }
-            val deadline = System.nanoTime() + 120_000_000_000L
-            while (!Rendezvous.marked(dir, receiver)) { domain.progress(); check(System.nanoTime() < deadline) { "receiver never finished" }; Thread.sleep(1) }
+            awaitMark(receiver, deadline)
             println("OK sent $count")
         }
 
@@ -143,8 +169,32 @@ object ShmPeerMain {
                     check(matchedAt[s][seq] > matchedAt[s][seq - 1]) { "sender $s: message $seq matched before message ${seq - 1}" }
                 }
             }
-            Rendezvous.mark(dir, name)
+            mark()
             println("OK received $total")
+        }
+
+        fun sendRefused(receiver: String) {
+            val dest = peer(receiver)
+            val small = UnsafeBuffer(ByteArray(16))
+            val large = UnsafeBuffer(ByteBuffer.allocateDirect(1 shl 20))
+            check(ep.tryTsend(small, 0, 16, dest, 1, "small") == 0)
+            check(ep.tryTsend(large, 0, 1 shl 20, dest, 2, "large") == 0)
+            val refused = HashMap<Any?, String>()
+            val deadline = System.nanoTime() + 60_000_000_000L
+            while (refused.size < 2) {
+                check(System.nanoTime() < deadline) { "sends not refused after 60 s: $refused" }
+                when (val rc = cq.readFrom(c)) {
+                    1 -> error("send '${c.context}' completed: the receiver took it")
+                    -Errno.EAVAIL -> { cq.readErr(e); check(e.err == Errno.EACCES) { "send '${e.context}' failed with ${Errno.name(e.err)}, expected EACCES: ${e.message}" }; refused[e.context] = e.message }
+                    -Errno.EAGAIN -> {}
+                    else -> error("cq read returned $rc")
+                }
+            }
+            val again = ep.tryTsend(small, 0, 16, dest, 3, null)
+            check(again == -Errno.EACCES) { "a send after the refusal returned ${Errno.name(again)}, expected EACCES" }
+            println("OK refused: ${refused.values.joinToString(" | ")}")
+            System.out.flush()
+            awaitMark(receiver, deadline)
         }
 
         fun slowSend(receiver: String, size: Int) {
@@ -163,27 +213,39 @@ object ShmPeerMain {
             Thread.sleep(600_000)
         }
 
+        fun hold() {
+            println("HOLDING")
+            System.out.flush()
+            val deadline = System.nanoTime() + 600_000_000_000L
+            while (System.nanoTime() < deadline) {
+                domain.progress()
+                Thread.sleep(1)
+            }
+        }
+
         fun bigSend(receiver: String, size: Int) {
             val dest = peer(receiver)
             val buffer = UnsafeBuffer(ByteBuffer.allocateDirect(size))
             Traffic.fill(buffer, 7, 7, size)
-            check(ep.tryTsend(buffer, 0, size, dest, 7, "big") == 0)
+            check(ep.tryTsend(buffer, 0, size, dest, BIG_TAG, "big") == 0)
+            println("SENDING $size bytes")
+            System.out.flush()
             val deadline = System.nanoTime() + 300_000_000_000L
             while (poll() == null) check(System.nanoTime() < deadline) { "the $size-byte send did not complete" }
-            while (!Rendezvous.marked(dir, receiver)) { domain.progress(); check(System.nanoTime() < deadline) { "receiver never finished" }; Thread.sleep(1) }
+            awaitMark(receiver, deadline)
             println("OK sent $size bytes")
         }
 
         fun bigRecv(sender: String, size: Int) {
             val src = peer(sender)
             val buffer = UnsafeBuffer(ByteBuffer.allocateDirect(size))
-            check(ep.tryTrecv(buffer, 0, size, src, 7, 0, "big") == 0)
+            check(ep.tryTrecv(buffer, 0, size, src, BIG_TAG, 0, "big") == 0)
             val deadline = System.nanoTime() + 300_000_000_000L
             while (poll() == null) check(System.nanoTime() < deadline) { "the $size-byte receive did not complete" }
             check(c.len == size.toLong()) { "received ${c.len} bytes, expected $size" }
             val bad = Traffic.check(buffer, 7, 7, size)
             check(bad < 0) { "the $size-byte message is corrupt at byte $bad" }
-            Rendezvous.mark(dir, name)
+            mark()
             println("OK received $size bytes intact")
         }
 
