@@ -878,7 +878,6 @@ internal class TcpTransport(
         admit(p, a, cost)?.let { return a.fail(it) }
         counters.received(a.value)
         val wantAck = a.flags and FLAG_ACK != 0
-        counters.received(a.value)
         val e = entryFor(p, a, a.value)
         if (ep.srx.isMatched(e)) {
             returnCredit(p, cost)
