@@ -32,24 +32,35 @@ internal abstract class Ready {
  * At most one waiter form is used per operation: a coroutine ([cont]), a [future], or a parked
  * [thread]. A coroutine is resumed exactly once, through the ready list. The operation is also
  * the coroutine's cancellation handler, so a suspended operation costs this object, its
- * continuation and the caller's frames — and the completion object only once it completes.
+ * continuation and the caller's frames.
+ *
+ * The `suspend` forms take their operations from the domain's pool ([ProgressHub.obtainLocked])
+ * and give them back once the outcome is handed out ([ProgressHub.recycleLocked]); a future
+ * keeps its operation, so future operations are never pooled.
  */
-internal class PendingOp(
-    @JvmField val ep: Endpoint,
-    @JvmField val kind: Int,
-    @JvmField val buffer: DirectBuffer,
-    @JvmField val offset: Int,
-    @JvmField val length: Int,
-    @JvmField val addr: Long,
-    @JvmField val tag: Long,
-    @JvmField val ignore: Long,
-) : Ready(), (Throwable?) -> Unit {
-    @JvmField val hub: ProgressHub = ep.domain.hub
+internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?) -> Unit {
+    lateinit var ep: Endpoint
+    @JvmField var kind: Int = SEND
+    @JvmField var buffer: DirectBuffer = NO_BUFFER
+    @JvmField var offset: Int = 0
+    @JvmField var length: Int = 0
+    @JvmField var addr: Long = 0
+    @JvmField var tag: Long = 0
+    @JvmField var ignore: Long = 0
+
+    constructor(ep: Endpoint, kind: Int, buffer: DirectBuffer, offset: Int, length: Int, addr: Long, tag: Long, ignore: Long) :
+        this(ep.domain.hub) {
+        set(ep, kind, buffer, offset, length, addr, tag, ignore)
+    }
 
     @Volatile @JvmField var state: Int = NEW
 
-    /** The completion (or the error's fields), once DONE. */
-    @JvmField var result: Completion? = null
+    /** The completion's fields (or the error's), once DONE. */
+    @JvmField var resultFlags: Long = 0
+    @JvmField var resultLen: Long = 0
+    @JvmField var resultData: Long = 0
+    @JvmField var resultTag: Long = 0
+    @JvmField var resultSource: Long = FiAddr.NOTAVAIL
     @JvmField var err: Int = 0
     @JvmField var errMessage: String = ""
 
@@ -58,15 +69,41 @@ internal class PendingOp(
 
     // ## Waiters ##
     @JvmField var cont: CancellableContinuation<Unit>? = null
-    @JvmField var toResume: CancellableContinuation<Unit>? = null
+    /** A continuation to resume from the ready list; volatile: the pool takes the op back only once it is null. */
+    @Volatile @JvmField var toResume: CancellableContinuation<Unit>? = null
     @JvmField var future: OpFuture? = null
     @Volatile @JvmField var thread: Thread? = null
+    /** Whether this operation's caller holds the domain's driver role (manual progress, inline). */
+    @JvmField var driving: Boolean = false
 
-    // ## Links (the domain's pending list and retry queue) ##
+    // ## Links (the domain's pending list and retry queue, or the pool) ##
     @JvmField var prev: PendingOp? = null
     @JvmField var next: PendingOp? = null
     @JvmField var registered: Boolean = false
     @JvmField var queuedForRetry: Boolean = false
+
+    /** Fills in a fresh or recycled operation. */
+    fun set(ep: Endpoint, kind: Int, buffer: DirectBuffer, offset: Int, length: Int, addr: Long, tag: Long, ignore: Long) {
+        this.ep = ep; this.kind = kind; this.buffer = buffer; this.offset = offset; this.length = length
+        this.addr = addr; this.tag = tag; this.ignore = ignore
+    }
+
+    /**
+     * Whether the pool may take this operation back: it is DONE, its outcome handed out, and
+     * nothing refers to it any more — no waiter, no list (a coroutine's op is on the ready list
+     * only while [toResume] is set), no provider (an operation failed by its endpoint's close
+     * may still be known to the closed rail). Caller holds the lock.
+     */
+    val reusable: Boolean
+        get() = state == DONE && future == null && thread == null && toResume == null && cont == null &&
+            !registered && !queuedForRetry && !driving && err != Errno.ESHUTDOWN
+
+    /** Clears everything but [hub], for the pool; drops the reference to the caller's buffer. */
+    fun clear() {
+        kind = SEND; buffer = NO_BUFFER; offset = 0; length = 0; addr = 0; tag = 0; ignore = 0
+        state = NEW; resultFlags = 0; resultLen = 0; resultData = 0; resultTag = 0; resultSource = FiAddr.NOTAVAIL
+        err = 0; errMessage = ""; decision = UNDECIDED; prev = null; next = null
+    }
 
     val isDone: Boolean get() = state == DONE
     val isReceive: Boolean get() = kind == RECV || kind == TRECV
@@ -88,9 +125,7 @@ internal class PendingOp(
     /** A successful completion written by a provider. */
     fun complete(flags: Long, len: Long, data: Long, tag: Long, source: Long) {
         if (state == DONE) return
-        val r = Completion()
-        r.flags = flags; r.len = len; r.data = data; r.tag = tag; r.source = source
-        result = r
+        resultFlags = flags; resultLen = len; resultData = data; resultTag = tag; resultSource = source
         finish()
     }
 
@@ -104,9 +139,7 @@ internal class PendingOp(
         if (state == DONE) return
         this.err = err
         errMessage = message
-        val r = Completion()
-        r.flags = flags; r.len = len; r.tag = tag; r.source = source
-        result = r
+        resultFlags = flags; resultLen = len; resultData = 0; resultTag = tag; resultSource = source
         finish()
     }
 
@@ -144,7 +177,13 @@ internal class PendingOp(
     }
 
     override fun fire() {
-        toResume?.let { toResume = null; it.resume(Unit) }
+        val c = toResume
+        if (c != null) {
+            // Nothing of this op is touched after the resume: the resumed caller recycles it.
+            toResume = null
+            c.resume(Unit)
+            return
+        }
         future?.settle()
     }
 
@@ -173,10 +212,15 @@ internal class PendingOp(
         decision == WITHDRAWN
     }
 
-    /** The completion, or the error as a [FabricException]; only once DONE. */
-    fun resultOrThrow(): Completion {
+    /** Copies the completion into [out] and returns it, or throws the error as a [FabricException]; only once DONE. */
+    fun resultOrThrow(out: Completion = Completion()): Completion {
         if (err != 0) throw exception()
-        return result!!
+        return copyResult(out)
+    }
+
+    fun copyResult(out: Completion): Completion {
+        out.context = null; out.flags = resultFlags; out.len = resultLen; out.data = resultData; out.tag = resultTag; out.source = resultSource
+        return out
     }
 
     fun exception(): FabricException = FabricException(err, "${describe()}: $errMessage")
@@ -207,6 +251,8 @@ internal class PendingOp(
         const val UNDECIDED = 0
         const val WITHDRAWN = 1
         const val KEPT = 2
+
+        private val NO_BUFFER: DirectBuffer = org.agrona.concurrent.UnsafeBuffer(ByteArray(0))
     }
 }
 
@@ -224,7 +270,7 @@ internal class OpFuture(private val op: PendingOp) : CompletableFuture<Completio
         when {
             op.decision == PendingOp.WITHDRAWN -> super.cancel(false)
             op.err != 0 -> completeExceptionally(op.exception())
-            else -> complete(op.result!!)
+            else -> complete(op.copyResult(Completion()))
         }
     }
 
