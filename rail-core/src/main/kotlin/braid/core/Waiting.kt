@@ -151,7 +151,7 @@ internal object Waiting {
             waitFor(op)
         } catch (e: CancellationException) {
             if (op.decideCancel()) {
-                harvest(op, null) // ECANCELED, consumed here: only recycles
+                synchronized(op.ep.domain.lock) { op.hub.recycleLocked(op) } // its ECANCELED outcome is this exception
                 throw e
             }
             // Kept: the operation took effect first; deliver its outcome.
