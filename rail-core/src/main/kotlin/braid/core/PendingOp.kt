@@ -4,6 +4,7 @@ import kotlinx.coroutines.CancellableContinuation
 import org.agrona.DirectBuffer
 import org.agrona.MutableDirectBuffer
 import java.util.concurrent.CompletableFuture
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
 import java.util.concurrent.locks.LockSupport
 import kotlin.coroutines.resume
 
@@ -53,6 +54,11 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
         set(ep, kind, buffer, offset, length, addr, tag, ignore)
     }
 
+    /**
+     * Written under the lock, read without it. Only the write of DONE needs a full volatile store
+     * (see [finish]); PENDING and NEW are published with a release store ([STATE]`.lazySet`),
+     * which costs nothing on the hot path.
+     */
     @Volatile @JvmField var state: Int = NEW
 
     /** The completion's fields (or the error's), once DONE. */
@@ -101,7 +107,7 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
     /** Clears everything but [hub], for the pool; drops the reference to the caller's buffer. */
     fun clear() {
         kind = SEND; buffer = NO_BUFFER; offset = 0; length = 0; addr = 0; tag = 0; ignore = 0
-        state = NEW; resultFlags = 0; resultLen = 0; resultData = 0; resultTag = 0; resultSource = FiAddr.NOTAVAIL
+        STATE.lazySet(this, NEW); resultFlags = 0; resultLen = 0; resultData = 0; resultTag = 0; resultSource = FiAddr.NOTAVAIL
         err = 0; errMessage = ""; decision = UNDECIDED; prev = null; next = null
     }
 
@@ -251,6 +257,8 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
         const val UNDECIDED = 0
         const val WITHDRAWN = 1
         const val KEPT = 2
+
+        @JvmField val STATE: AtomicIntegerFieldUpdater<PendingOp> = AtomicIntegerFieldUpdater.newUpdater(PendingOp::class.java, "state")
 
         private val NO_BUFFER: DirectBuffer = org.agrona.concurrent.UnsafeBuffer(ByteArray(0))
     }

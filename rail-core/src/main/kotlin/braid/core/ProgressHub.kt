@@ -105,7 +105,7 @@ internal class ProgressHub(private val domain: Domain) {
     /** [submit], for a caller that holds the lock. */
     fun submitLocked(op: PendingOp): Int {
         if (!op.ep.enabled) return -Errno.EOPBADSTATE
-        op.state = PendingOp.PENDING
+        PendingOp.STATE.lazySet(op, PendingOp.PENDING)
         register(op)
         if (retries.isNotEmpty()) {
             queueRetry(op)
@@ -117,7 +117,7 @@ internal class ProgressHub(private val domain: Domain) {
             rc == -Errno.EAGAIN -> if (!op.isDone) queueRetry(op)
             else -> {
                 unregister(op)
-                op.state = PendingOp.NEW
+                PendingOp.STATE.lazySet(op, PendingOp.NEW)
                 return rc
             }
         }

@@ -219,10 +219,11 @@ object ProgressBench {
                 }
             }
             else -> runBlocking {
+                val c = Completion()
                 for (i in 0 until warm + rounds) {
                     val t0 = System.nanoTime()
-                    ep.tsend(out, 0, 64, dest, 1)
-                    ep.trecv(rx, 0, 64, FiAddr.UNSPEC, 2)
+                    ep.tsend(out, 0, 64, dest, 1, c)
+                    ep.trecv(rx, 0, 64, FiAddr.UNSPEC, 2, into = c)
                     if (i >= warm) samples[i - warm] = System.nanoTime() - t0
                 }
             }
@@ -248,9 +249,10 @@ object ProgressBench {
                 ep.tsendAsync(out, 0, 64, dest, 2).get()
             }
             else -> runBlocking {
+                val c = Completion()
                 repeat(total) {
-                    ep.trecv(rx, 0, 64, FiAddr.UNSPEC, 1)
-                    ep.tsend(out, 0, 64, dest, 2)
+                    ep.trecv(rx, 0, 64, FiAddr.UNSPEC, 1, into = c)
+                    ep.tsend(out, 0, 64, dest, 2, c)
                 }
             }
         }
