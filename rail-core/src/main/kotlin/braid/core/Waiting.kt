@@ -84,7 +84,14 @@ internal object Waiting {
             } else {
                 if (!op.isDone && hub.tryAcquireDriverLocked()) {
                     op.driving = true
-                    domain.progressLocked()
+                    try {
+                        domain.progressLocked()
+                    } catch (t: Throwable) {
+                        // A provider threw: give the driver role up (a launch only queues a task).
+                        op.driving = false
+                        if (hub.releaseDriverLocked()) hub.launchDriver(context[ContinuationInterceptor] as? CoroutineDispatcher)
+                        throw t
+                    }
                 }
                 done = op.isDone
                 if (done) {
@@ -94,24 +101,33 @@ internal object Waiting {
                 }
             }
         }
-        hub.dispatchReady()
-        if (!done && op.driving) {
-            val spins = domain.idlePolicy.maxSpins
-            var i = 1
-            while (i < spins) {
-                synchronized(domain.lock) {
-                    domain.progressLocked()
-                    if (op.isDone) {
-                        done = true
-                        handOver = hub.releaseDriverLocked()
-                        op.driving = false
-                        failure = harvestLocked(op, into)
+        try {
+            hub.dispatchReady()
+            if (!done && op.driving) {
+                val spins = domain.idlePolicy.maxSpins
+                var i = 1
+                while (i < spins) {
+                    synchronized(domain.lock) {
+                        domain.progressLocked()
+                        if (op.isDone) {
+                            done = true
+                            handOver = hub.releaseDriverLocked()
+                            op.driving = false
+                            failure = harvestLocked(op, into)
+                        }
                     }
+                    hub.dispatchReady()
+                    if (done) break
+                    i++
                 }
-                hub.dispatchReady()
-                if (done) break
-                i++
             }
+        } catch (t: Throwable) {
+            // A provider threw inside progress: give the driver role up, as the slow path does.
+            if (op.driving) {
+                op.driving = false
+                hub.releaseDriver(context[ContinuationInterceptor] as? CoroutineDispatcher)
+            }
+            throw t
         }
         if (handOver) hub.launchDriver(context[ContinuationInterceptor] as? CoroutineDispatcher)
         failure?.let { throw it }
