@@ -139,7 +139,7 @@ public class CompletionQueue internal constructor(
     public fun writeErr(
         context: Any?, flags: Long, len: Long, data: Long, tag: Long, olen: Long, err: Int, source: Long, message: String,
     ) {
-        if (context is PendingOp) { context.fail(err, flags, len, tag, source, message); return }
+        if (context is PendingOp) { context.fail(err, message); return }
         val slot = claimSlot()
         val e = spareErrors.removeLastOrNull() ?: CompletionError()
         e.context = context; e.flags = flags; e.len = len; e.data = data; e.tag = tag; e.olen = olen

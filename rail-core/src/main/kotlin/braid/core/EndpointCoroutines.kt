@@ -30,30 +30,34 @@ import org.agrona.MutableDirectBuffer
 
 /**
  * Sends `buffer[offset, offset+length)` to [dest] and suspends until the send completes; returns
- * its completion, written into [into]. [buffer] must stay untouched until then.
+ * its completion. [buffer] must stay untouched until then.
+ *
+ * Every form that returns a completion takes an optional [into]: the completion is written into
+ * it and it is returned, instead of a new one. A caller that reuses one allocates nothing for
+ * an operation that completes without suspending.
  */
-public suspend fun Endpoint.send(buffer: DirectBuffer, offset: Int, length: Int, dest: Long, into: Completion = Completion()): Completion =
+public suspend fun Endpoint.send(buffer: DirectBuffer, offset: Int, length: Int, dest: Long, into: Completion? = null): Completion =
     Waiting.run(this, PendingOp.SEND, buffer, offset, length, dest, 0, 0, into)
 
-/** Sends a message tagged [tag] to [dest] and suspends until the send completes (`fi_tsend`); see [send]. */
-public suspend fun Endpoint.tsend(buffer: DirectBuffer, offset: Int, length: Int, dest: Long, tag: Long, into: Completion = Completion()): Completion =
+/** Sends a message tagged [tag] to [dest] and suspends until the send completes (`fi_tsend`); see [send] for [into]. */
+public suspend fun Endpoint.tsend(buffer: DirectBuffer, offset: Int, length: Int, dest: Long, tag: Long, into: Completion? = null): Completion =
     Waiting.run(this, PendingOp.TSEND, buffer, offset, length, dest, tag, 0, into)
 
 /**
  * Receives an untagged message from [src] ([FiAddr.UNSPEC] for any) into
  * `buffer[offset, offset+length)`; suspends until it arrives and returns its completion
- * ([Completion.len] bytes, [Completion.source] the sender), written into [into].
+ * ([Completion.len] bytes, [Completion.source] the sender); see [send] for [into].
  */
-public suspend fun Endpoint.recv(buffer: MutableDirectBuffer, offset: Int, length: Int, src: Long, into: Completion = Completion()): Completion =
+public suspend fun Endpoint.recv(buffer: MutableDirectBuffer, offset: Int, length: Int, src: Long, into: Completion? = null): Completion =
     Waiting.run(this, PendingOp.RECV, buffer, offset, length, src, 0, 0, into)
 
 /**
  * Receives a message whose tag equals [tag] in every bit not set in [ignore], from [src]
  * ([FiAddr.UNSPEC] for any), into `buffer[offset, offset+length)`; suspends until it arrives
- * (`fi_trecv`). [Completion.tag] is the message's tag; the completion is written into [into].
+ * (`fi_trecv`). [Completion.tag] is the message's tag; see [send] for [into].
  */
 public suspend fun Endpoint.trecv(
-    buffer: MutableDirectBuffer, offset: Int, length: Int, src: Long, tag: Long, ignore: Long = 0, into: Completion = Completion(),
+    buffer: MutableDirectBuffer, offset: Int, length: Int, src: Long, tag: Long, ignore: Long = 0, into: Completion? = null,
 ): Completion =
     Waiting.run(this, PendingOp.TRECV, buffer, offset, length, src, tag, ignore, into)
 

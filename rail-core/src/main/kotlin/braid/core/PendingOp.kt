@@ -61,12 +61,11 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
      */
     @Volatile @JvmField var state: Int = NEW
 
-    /** The completion's fields (or the error's), once DONE. */
-    @JvmField var resultFlags: Long = 0
-    @JvmField var resultLen: Long = 0
-    @JvmField var resultData: Long = 0
-    @JvmField var resultTag: Long = 0
-    @JvmField var resultSource: Long = FiAddr.NOTAVAIL
+    /**
+     * Where the completion goes: the caller's own (a suspend form's `into`), [NO_RESULT] for a
+     * suspend inject (nobody reads it), or null until [complete] allocates one.
+     */
+    @JvmField var result: Completion? = null
     @JvmField var err: Int = 0
     @JvmField var errMessage: String = ""
 
@@ -88,7 +87,7 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
     @JvmField var registered: Boolean = false
     @JvmField var queuedForRetry: Boolean = false
 
-    /** Fills in a fresh or recycled operation. */
+    /** Fills in a fresh or recycled operation ([result] is left as the caller set it). */
     fun set(ep: Endpoint, kind: Int, buffer: DirectBuffer, offset: Int, length: Int, addr: Long, tag: Long, ignore: Long) {
         this.ep = ep; this.kind = kind; this.buffer = buffer; this.offset = offset; this.length = length
         this.addr = addr; this.tag = tag; this.ignore = ignore
@@ -107,7 +106,7 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
     /** Clears everything but [hub], for the pool; drops the reference to the caller's buffer. */
     fun clear() {
         kind = SEND; buffer = NO_BUFFER; offset = 0; length = 0; addr = 0; tag = 0; ignore = 0
-        STATE.lazySet(this, NEW); resultFlags = 0; resultLen = 0; resultData = 0; resultTag = 0; resultSource = FiAddr.NOTAVAIL
+        STATE.lazySet(this, NEW); result = null
         err = 0; errMessage = ""; decision = UNDECIDED; prev = null; next = null
     }
 
@@ -131,7 +130,14 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
     /** A successful completion written by a provider. */
     fun complete(flags: Long, len: Long, data: Long, tag: Long, source: Long) {
         if (state == DONE) return
-        resultFlags = flags; resultLen = len; resultData = data; resultTag = tag; resultSource = source
+        var r = result
+        if (r == null) {
+            r = Completion()
+            result = r
+        }
+        if (r !== NO_RESULT) {
+            r.context = null; r.flags = flags; r.len = len; r.data = data; r.tag = tag; r.source = source
+        }
         finish()
     }
 
@@ -140,12 +146,14 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
         complete(OpFlags.SEND or (if (kind == TINJECT) OpFlags.TAGGED else OpFlags.MSG), length.toLong(), 0, tag, FiAddr.NOTAVAIL)
     }
 
-    /** An error completion, or a failure of our own (close, a retry that failed). */
-    fun fail(err: Int, flags: Long, len: Long, tag: Long, source: Long, message: String) {
+    /**
+     * An error completion, or a failure of our own (close, a retry that failed). Only the errno
+     * and the message matter: every waiting form reports a failure as a [FabricException].
+     */
+    fun fail(err: Int, message: String) {
         if (state == DONE) return
         this.err = err
         errMessage = message
-        resultFlags = flags; resultLen = len; resultData = 0; resultTag = tag; resultSource = source
         finish()
     }
 
@@ -208,7 +216,7 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
             decision = KEPT
         } else if (queuedForRetry) {
             decision = WITHDRAWN
-            fail(Errno.ECANCELED, 0, 0, tag, FiAddr.NOTAVAIL, "cancelled before the rail accepted it")
+            fail(Errno.ECANCELED, "cancelled before the rail accepted it")
         } else if (isReceive && ep.cancel(this) == 0) {
             // Endpoint.cancel wrote the ECANCELED completion, which came back here: we are DONE.
             decision = WITHDRAWN
@@ -218,15 +226,10 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
         decision == WITHDRAWN
     }
 
-    /** Copies the completion into [out] and returns it, or throws the error as a [FabricException]; only once DONE. */
-    fun resultOrThrow(out: Completion = Completion()): Completion {
+    /** The completion, or the error as a [FabricException]; only once DONE. */
+    fun resultOrThrow(): Completion {
         if (err != 0) throw exception()
-        return copyResult(out)
-    }
-
-    fun copyResult(out: Completion): Completion {
-        out.context = null; out.flags = resultFlags; out.len = resultLen; out.data = resultData; out.tag = resultTag; out.source = resultSource
-        return out
+        return result!!
     }
 
     fun exception(): FabricException = FabricException(err, "${describe()}: $errMessage")
@@ -260,6 +263,9 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
 
         @JvmField val STATE: AtomicIntegerFieldUpdater<PendingOp> = AtomicIntegerFieldUpdater.newUpdater(PendingOp::class.java, "state")
 
+        /** The [result] of a suspend inject: written by no one, read by no one. */
+        @JvmField val NO_RESULT: Completion = Completion()
+
         private val NO_BUFFER: DirectBuffer = org.agrona.concurrent.UnsafeBuffer(ByteArray(0))
     }
 }
@@ -278,7 +284,7 @@ internal class OpFuture(private val op: PendingOp) : CompletableFuture<Completio
         when {
             op.decision == PendingOp.WITHDRAWN -> super.cancel(false)
             op.err != 0 -> completeExceptionally(op.exception())
-            else -> complete(op.copyResult(Completion()))
+            else -> complete(op.result!!)
         }
     }
 

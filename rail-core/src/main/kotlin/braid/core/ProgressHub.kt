@@ -185,7 +185,7 @@ internal class ProgressHub(private val domain: Domain) {
                 break
             }
             n++
-            if (rc != 0) op.fail(-rc, 0, 0, op.tag, FiAddr.NOTAVAIL, "the rail refused it: ${Errno.name(rc)}")
+            if (rc != 0) op.fail(-rc, "the rail refused it: ${Errno.name(rc)}")
             else if (op.isInject) op.completeInject()
         }
         retryPending = retries.isNotEmpty()
@@ -198,7 +198,7 @@ internal class ProgressHub(private val domain: Domain) {
         while (op != null) {
             val next = op.next
             if (op.ep === ep) {
-                op.fail(Errno.ESHUTDOWN, 0, 0, op.tag, FiAddr.NOTAVAIL, "the endpoint was closed while the operation was pending")
+                op.fail(Errno.ESHUTDOWN, "the endpoint was closed while the operation was pending")
             }
             op = next
         }

@@ -39,18 +39,21 @@ internal object Waiting {
     // ## The suspend forms ##
 
     /**
-     * Starts an operation and returns its completion in [into], suspending only if it does not
-     * complete within the inline phase ([startInline]); throws [FabricException] on failure.
+     * Starts an operation and returns its completion ([into] if given, else a new one),
+     * suspending only if it does not complete within the inline phase ([startInline]); throws
+     * [FabricException] on failure.
      */
-    suspend fun run(ep: Endpoint, kind: Int, buffer: DirectBuffer, offset: Int, length: Int, addr: Long, tag: Long, ignore: Long, into: Completion): Completion {
-        val op = startInline(coroutineContext, ep, kind, buffer, offset, length, addr, tag, ignore, into) ?: return into
-        return awaitSuspended(op, into) // a tail call: no continuation is allocated unless this suspends
+    suspend fun run(ep: Endpoint, kind: Int, buffer: DirectBuffer, offset: Int, length: Int, addr: Long, tag: Long, ignore: Long, into: Completion?): Completion {
+        val r = startInline(coroutineContext, ep, kind, buffer, offset, length, addr, tag, ignore, into)
+        if (r is Completion) return r
+        return awaitSuspended(r as PendingOp) // a tail call: no continuation is allocated unless this suspends
     }
 
     /** [run] for an inject, which returns no completion. */
     suspend fun inject(ep: Endpoint, kind: Int, buffer: DirectBuffer, offset: Int, length: Int, addr: Long, tag: Long) {
-        val op = startInline(coroutineContext, ep, kind, buffer, offset, length, addr, tag, 0, null) ?: return
-        awaitInjected(op)
+        val r = startInline(coroutineContext, ep, kind, buffer, offset, length, addr, tag, 0, PendingOp.NO_RESULT)
+        if (r is Completion) return
+        awaitInjected(r as PendingOp)
     }
 
     /**
@@ -58,29 +61,29 @@ internal object Waiting {
      * operation from the domain's pool, posts it and — under manual progress, when no other
      * waiter drives — takes the driver role and drives progress once; then it drives progress
      * for the rest of the idle policy's spins, one lock per poll, as a raw polling loop would.
-     * If the operation completes meanwhile, its outcome goes to [into] (or is thrown) and the
-     * operation back to the pool under the lock of the poll that saw it: returns null, having
-     * allocated nothing. Otherwise returns the pending operation (still holding the driver role
-     * if it took it) for [awaitSuspended].
+     * If the operation completes meanwhile, the operation goes back to the pool under the lock
+     * of the poll that saw it and its completion is returned (or its failure thrown): with a
+     * caller's [into], nothing was allocated. Otherwise returns the pending operation (still
+     * holding the driver role if it took it) for [awaitSuspended].
      */
     private fun startInline(
         context: CoroutineContext, ep: Endpoint, kind: Int, buffer: DirectBuffer, offset: Int, length: Int,
         addr: Long, tag: Long, ignore: Long, into: Completion?,
-    ): PendingOp? {
+    ): Any {
         val domain = ep.domain
         val hub = domain.hub
         val op: PendingOp
-        var done: Boolean
+        var out: Completion? = null
         var failure: FabricException? = null
         var handOver = false
         synchronized(domain.lock) {
             op = hub.obtainLocked(ep, kind, buffer, offset, length, addr, tag, ignore)
+            op.result = into
             val rc = hub.submitLocked(op)
             if (rc != 0) {
                 failure = refused(op, rc)
                 op.state = PendingOp.DONE // never posted: nothing else refers to it
                 hub.recycleLocked(op)
-                done = true
             } else {
                 if (!op.isDone && hub.tryAcquireDriverLocked()) {
                     op.driving = true
@@ -93,31 +96,31 @@ internal object Waiting {
                         throw t
                     }
                 }
-                done = op.isDone
-                if (done) {
+                if (op.isDone) {
                     handOver = op.driving && hub.releaseDriverLocked()
                     op.driving = false
-                    failure = harvestLocked(op, into)
+                    out = op.result
+                    failure = harvestLocked(op)
                 }
             }
         }
         try {
             hub.dispatchReady()
-            if (!done && op.driving) {
+            if (out == null && failure == null && op.driving) {
                 val spins = domain.idlePolicy.maxSpins
                 var i = 1
                 while (i < spins) {
                     synchronized(domain.lock) {
                         domain.progressLocked()
                         if (op.isDone) {
-                            done = true
                             handOver = hub.releaseDriverLocked()
                             op.driving = false
-                            failure = harvestLocked(op, into)
+                            out = op.result
+                            failure = harvestLocked(op)
                         }
                     }
                     hub.dispatchReady()
-                    if (done) break
+                    if (out != null || failure != null) break
                     i++
                 }
             }
@@ -131,48 +134,47 @@ internal object Waiting {
         }
         if (handOver) hub.launchDriver(context[ContinuationInterceptor] as? CoroutineDispatcher)
         failure?.let { throw it }
-        return if (done) null else op
+        return out ?: op
     }
 
     /**
-     * Hands [op]'s outcome out — into [into] (if given), or as the returned exception — and
-     * gives the operation back to the pool. Caller holds the lock; [op] is DONE.
+     * Returns [op]'s failure (or null, its completion being in [PendingOp.result], which the
+     * caller has taken) and gives the operation back to the pool. Caller holds the lock; [op] is DONE.
      */
-    private fun harvestLocked(op: PendingOp, into: Completion?): FabricException? {
-        val failure = if (op.err != 0) op.exception() else { into?.let { op.copyResult(it) }; null }
+    private fun harvestLocked(op: PendingOp): FabricException? {
+        val failure = if (op.err != 0) op.exception() else null
         op.hub.recycleLocked(op)
         return failure
     }
 
-    private fun harvest(op: PendingOp, into: Completion?) {
-        synchronized(op.ep.domain.lock) { harvestLocked(op, into) }?.let { throw it }
-    }
-
-    /** The slow path of [run]: suspends until [op] is DONE, then hands its outcome out. */
-    private suspend fun awaitSuspended(op: PendingOp, into: Completion): Completion {
-        awaitDone(op)
-        harvest(op, into)
-        return into
+    /**
+     * The slow path of [run]: waits until [op] is DONE, applying the cancellation rule (a
+     * withdrawn [op] throws CancellationException), then hands its outcome out.
+     */
+    private suspend fun awaitSuspended(op: PendingOp): Completion {
+        if (!op.isDone) {
+            try {
+                waitFor(op)
+            } catch (e: CancellationException) {
+                if (op.decideCancel()) {
+                    synchronized(op.ep.domain.lock) { op.hub.recycleLocked(op) } // its ECANCELED outcome is this exception
+                    throw e
+                }
+                // Kept: the operation took effect first; deliver its outcome.
+                withContext(NonCancellable) { waitFor(op) }
+            }
+        }
+        val out: Completion?
+        val failure = synchronized(op.ep.domain.lock) {
+            out = op.result
+            harvestLocked(op)
+        }
+        if (failure != null) throw failure
+        return out!!
     }
 
     private suspend fun awaitInjected(op: PendingOp) {
-        awaitDone(op)
-        harvest(op, null)
-    }
-
-    /** Waits until [op] is DONE, applying the cancellation rule: a withdrawn [op] throws CancellationException. */
-    private suspend fun awaitDone(op: PendingOp) {
-        if (op.isDone) return
-        try {
-            waitFor(op)
-        } catch (e: CancellationException) {
-            if (op.decideCancel()) {
-                synchronized(op.ep.domain.lock) { op.hub.recycleLocked(op) } // its ECANCELED outcome is this exception
-                throw e
-            }
-            // Kept: the operation took effect first; deliver its outcome.
-            withContext(NonCancellable) { waitFor(op) }
-        }
+        awaitSuspended(op)
     }
 
     @Suppress("NOTHING_TO_INLINE") // inline: one continuation frame per waiting operation, not two
