@@ -20,6 +20,8 @@ import org.agrona.DirectBuffer
  * - The **pending list**: every [PendingOp] not yet DONE, so closing an endpoint fails them all.
  * - The **retry queue**: operations a rail refused with `-EAGAIN`; every progress call re-posts
  *   them in order, so waiting for resources needs no polling by the waiter.
+ * - The **pool** of operations for the `suspend` forms, so that one completing inline allocates
+ *   nothing; it keeps at most [POOL_LIMIT].
  * - The **driver**, under manual progress: while coroutines are suspended in operations of this
  *   domain, one coroutine drives progress on the dispatcher of the waiter that started it (the
  *   waiters lend their dispatcher to progress; no thread is created). It stops when the last
