@@ -49,8 +49,9 @@ import java.util.concurrent.TimeUnit
  *   allocation (one reused [Completion], preallocated contexts, direct buffers allocated once).
  *   `-EAVAIL` is answered with `readErr` and fails the run with the error's message.
  * - `--api suspend` runs the same loop with the `suspend` forms in `runBlocking`, each side
- *   sending, then receiving into reused [Completion]s (a coroutine cannot post a receive and go
- *   on without a second coroutine; the receive is posted while the message is in flight).
+ *   sending, then receiving into reused [Completion]s: a coroutine cannot post a receive and go
+ *   on without a second coroutine, so the receive is posted right after the send, while the
+ *   message is in flight (the reply still meets a posted receive: none arrives unexpected).
  *   `--api future` posts each receive before the send that provokes its message, as raw does.
  *
  * A wait that sees no completion for [STALL_SECONDS], or a peer-down event on the EQ, fails the
