@@ -49,6 +49,11 @@ import java.util.concurrent.TimeUnit
  * - Completions are polled with [CompletionQueue.read] in a busy loop: no sleeping, no
  *   allocation (one reused [Completion], preallocated contexts, direct buffers allocated once).
  *   `-EAVAIL` is answered with `readErr` and fails the run with the error's message.
+ * - `--api suspend` runs the same loop with the `suspend` forms in `runBlocking`, each side
+ *   sending, then receiving into reused [Completion]s: a coroutine cannot post a receive and go
+ *   on without a second coroutine, so the receive is posted right after the send, while the
+ *   message is in flight (the reply still meets a posted receive: none arrives unexpected).
+ *   `--api future` posts each receive before the send that provokes its message, as raw does.
  *
  * A wait that sees no completion for [STALL_SECONDS], or a peer-down event on the EQ, fails the
  * run with a [CommandFailure] rather than hanging. Closing closes [open].
@@ -76,6 +81,7 @@ internal class RawPingpong(
     private val peerDirection = if (client) DataPattern.FROM_SERVER else DataPattern.FROM_CLIENT
 
     private val completion = Completion()
+    private val sendCompletion = Completion()
     private val error = CompletionError()
     private val event = Event()
     private val txContext = OpContext("send")
@@ -160,7 +166,13 @@ internal class RawPingpong(
                 iterations.toLong()
             }
             PingpongOptions.API_FUTURE -> {
-                for (i in 0 until iterations) { received(recvFuture().join(), size, i, phase); sendFuture(size) }
+                // As raw: the next receive is posted before the reply is sent.
+                var request = recvFuture()
+                for (i in 0 until iterations) {
+                    received(request.join(), size, i, phase)
+                    if (i + 1 < iterations) request = recvFuture()
+                    sendFuture(size)
+                }
                 return iterations.toLong()
             }
         }
@@ -206,14 +218,14 @@ internal class RawPingpong(
         when {
             size < injectSize && tagged -> ep.tinject(txBuf, 0, size, peer, TAG)
             size < injectSize -> ep.inject(txBuf, 0, size, peer)
-            tagged -> ep.tsend(txBuf, 0, size, peer, TAG)
-            else -> ep.send(txBuf, 0, size, peer)
+            tagged -> ep.tsend(txBuf, 0, size, peer, TAG, sendCompletion)
+            else -> ep.send(txBuf, 0, size, peer, sendCompletion)
         }
         sentMessages++
     }
 
     private suspend fun recvSuspending(): Completion =
-        if (tagged) ep.trecv(rxBuf, 0, rxBuf.capacity(), peer, TAG) else ep.recv(rxBuf, 0, rxBuf.capacity(), peer)
+        if (tagged) ep.trecv(rxBuf, 0, rxBuf.capacity(), peer, TAG, into = completion) else ep.recv(rxBuf, 0, rxBuf.capacity(), peer, completion)
 
     private fun sendFuture(size: Int) {
         if (check) DataPattern.fill(txBuf, size, sentMessages, ownDirection)
