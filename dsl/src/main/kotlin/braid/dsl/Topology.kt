@@ -100,7 +100,7 @@ public object Topology {
     private fun infoFor(spec: TopologySpec, survey: LinkSurvey, caps: Long): Info {
         val present = survey.present
         val linkString = present.joinToString("+") { if (it.rail.isShm) SHM else "${it.rail.provider}:${it.info!!.domainName}" }
-        val offer = Braid.getInfo(Hints(caps = caps, provider = LINK, links = linkString)).first()
+        val offer = Braid.getInfo(Hints(caps = caps, provider = LINK, links = linkString, linkDisableShm = false)).first()
         val rails = offer.rails.map { railInfo ->
             val rail = present.first { it.rail.provider == railInfo.provider }.rail
             Limited.apply(railInfo, rail.limits.orElse(survey.link.limits.copy(unexpectedLimit = null)))

@@ -142,4 +142,9 @@ public data class Hints @JvmOverloads constructor(
      * else `shm+tcp`.
      */
     val links: String? = null,
+    /**
+     * Whether the link leaves shm out; null: the `BRAID_LINK_DISABLE_SHM` environment variable.
+     * A caller that has resolved the environment itself (the DSL) passes its answer here.
+     */
+    val linkDisableShm: Boolean? = null,
 )

@@ -39,6 +39,9 @@ class LinkTest : FunSpec({
         Braid.getInfo(Hints(provider = "link", links = "tcp:lo|shm+tcp:lo")).map { it.domainName } shouldBe listOf("tcp:lo", "shm+tcp:lo")
         Braid.getInfo(Hints(provider = "link", links = "shm")).single().rails.map { it.provider } shouldBe listOf("shm")
         Braid.getInfo(Hints(provider = "link", links = "shm+tcp:lo")).single().describe() shouldContain "link_rail:"
+        Braid.getInfo(Hints(provider = "link", links = "shm+tcp:lo", linkDisableShm = true)).single().rails.map { it.provider } shouldBe listOf("tcp")
+        Braid.getInfo(Hints(provider = "link", links = "shm+tcp:lo", linkDisableShm = false)).single().rails.map { it.provider } shouldBe listOf("shm", "tcp")
+        shouldThrow<FabricException> { Braid.getInfo(Hints(provider = "link", links = "shm", linkDisableShm = true)) }.message!! shouldContain "no rail left"
     }
 
     test("malformed link strings are refused naming the link and what is wrong") {
