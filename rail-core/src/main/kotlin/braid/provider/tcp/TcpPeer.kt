@@ -69,6 +69,8 @@ internal class TcpPeer(val id: Long, val index: Int, bufferSize: Int) {
 
     var rxNextId = 1L
     val inflight = Long2ObjectHashMap<TcpInbound>()
+    /** Receives in [inflight] whose payload is read straight into application memory. */
+    var directPending = 0
     /** Credit charged for this peer's messages we still hold, and credit freed but not yet returned. */
     var rxOutstanding = 0L
     var pendingReturn = 0L

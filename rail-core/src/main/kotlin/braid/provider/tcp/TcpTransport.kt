@@ -133,6 +133,8 @@ internal class TcpTransport(
     var heldBytesMax = 0L; private set
     var connectionsOpened = 0; private set
     var connectionsAccepted = 0; private set
+    /** Payload bytes read from sockets straight into application memory. */
+    var bytesReadDirect = 0L; private set
 
     /** Bytes received so far into rendezvous receives not yet complete. */
     fun inflightBytes(): Long {
@@ -375,6 +377,7 @@ internal class TcpTransport(
     private fun read(c: TcpConnection) {
         var reads = 0
         var drained = false
+        var filled: Boolean
         while (true) {
             val buf = c.inbound
             if (buf.position() > 0) {
@@ -400,6 +403,7 @@ internal class TcpTransport(
                 n = c.channel.read(v)
                 if (n > 0) {
                     c.bytesReceived += n
+                    bytesReadDirect += n
                     reads++
                     drained = v.hasRemaining()
                     val rc = c.adapter.advanceDirect(n, c.handler)
@@ -407,14 +411,22 @@ internal class TcpTransport(
                     if (rc == FAIL) { corrupt(c); return }
                     continue
                 }
+                filled = false
             } else {
+                // At a frame boundary while a rendezvous payload is due, read a little only: the
+                // payload behind its header then goes straight into the receive buffer, not through
+                // this one (as libfabric's tcp provider reads into a small prefetch buffer).
+                val prefetch = buf.position() == 0 && !c.adapter.midFrame && (c.peer?.directPending ?: 0) > 0
+                if (prefetch) buf.limit(minOf(RENDEZVOUS_PREFETCH, buf.capacity()))
                 n = c.channel.read(buf)
+                filled = !buf.hasRemaining()
+                if (prefetch) buf.limit(buf.capacity())
             }
             if (n < 0) { endOfStream(c); return }
             if (n == 0) return
             c.bytesReceived += n
             reads++
-            drained = buf.hasRemaining()
+            drained = !filled
         }
     }
 
@@ -914,6 +926,7 @@ internal class TcpTransport(
         val bb = e.buffer.byteBuffer()
         inb.directMode = bb != null && bb.isDirect && accept >= DIRECT_MIN
         if (inb.directMode) {
+            p.directPending++
             if (inb.viewSource !== bb) { inb.view = bb!!.duplicate(); inb.viewSource = bb }
             inb.viewBase = e.buffer.wrapAdjustment()
         }
@@ -953,6 +966,7 @@ internal class TcpTransport(
         inb.received += a.payloadLength
         if (inb.received == inb.expected) {
             p.inflight.remove(a.msgId)
+            if (inb.directMode) p.directPending--
             val e = inb.entry!!
             inb.entry = null
             inboundPool.addLast(inb)
@@ -1105,6 +1119,7 @@ internal class TcpTransport(
             inboundPool.addLast(inb)
         }
         p.inflight.clear()
+        p.directPending = 0
         failDirected(p)
         ep.peerDown(p.fiAddr, msg)
     }
@@ -1170,6 +1185,8 @@ internal class TcpTransport(
         const val PUMP_ROUNDS = 8
         /** Payloads at least this large go between the socket and direct application memory without a copy. */
         const val DIRECT_MIN = 64 * 1024
+        /** What a read at a frame boundary takes while a rendezvous payload is due. */
+        const val RENDEZVOUS_PREFETCH = 8192
         const val DIRECT_CHUNK = 1 shl 20
         const val COPY_CHUNK = 256 * 1024
         const val MIN_COPY_CHUNK = 4096

@@ -10,6 +10,7 @@ import braid.core.text
 import braid.core.trecv
 import braid.core.tsend
 import io.kotest.assertions.throwables.shouldThrow
+import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldContain
@@ -42,6 +43,23 @@ class TcpSmokeTest : FunSpec({
             b.await(1, others = listOf(a)).single().shouldBeInstanceOf<Completion>().len shouldBe size.toLong()
             for (i in 0 until size step 4) if (bigRx.getInt(i) != i) error("byte $i differs")
             a.await(1, others = listOf(b)).single().shouldBeInstanceOf<Completion>().context shouldBe "big-tx"
+        }
+    }
+
+    test("a rendezvous payload goes straight from the socket into a direct receive buffer, all but a small prefetch of each frame") {
+        TcpTestFabric().use { f ->
+            val (a, b) = f.nodes
+            val size = 3 shl 20
+            val rx = UnsafeBuffer(ByteBuffer.allocateDirect(size))
+            b.ep.tryTrecv(rx, 0, size, FiAddr.UNSPEC, 1, 0, "rx") shouldBe 0
+            a.ep.tryTsend(UnsafeBuffer(ByteBuffer.allocateDirect(size)), 0, size, f.addrs[0][1], 1, "tx") shouldBe 0
+            val deadline = System.nanoTime() + 10_000_000_000L
+            while (b.ep.srx.postedCount > 0) { a.domain.progress(); b.domain.progress(); check(System.nanoTime() < deadline) { "the RTS never matched" } }
+            // The sender alone streams what the sockets take, so the receiver finds far more than a header waiting.
+            repeat(50) { a.domain.progress(); Thread.sleep(1) }
+            b.await(1, others = listOf(a)).single().shouldBeInstanceOf<Completion>().len shouldBe size.toLong()
+            val frames = size / (1 shl 20)
+            withClue("${b.ep.tcp.bytesReadDirect} of $size bytes read straight into the buffer") { (b.ep.tcp.bytesReadDirect >= size - frames * 8192L) shouldBe true }
         }
     }
 

@@ -1,0 +1,1 @@
+shm-vs-fi_pingpong.sh
