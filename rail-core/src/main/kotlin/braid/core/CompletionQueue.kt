@@ -151,7 +151,7 @@ public class CompletionQueue internal constructor(
     override fun writeErr(
         context: Any?, flags: Long, len: Long, data: Long, tag: Long, olen: Long, err: Int, source: Long, message: String,
     ) {
-        if (context is PendingOp) { context.fail(err, flags, len, tag, source, message); return }
+        if (context is PendingOp) { context.fail(err, message); return }
         if (context is PeerTransferOp) { context.fail(flags, len, data, tag, olen, err, source, message); return }
         if (owner != null) { owner.writeErr(context, flags, len, data, tag, olen, err, source, message); return }
         val slot = claimSlot()

@@ -7,11 +7,24 @@ import java.util.concurrent.locks.LockSupport
 /**
  * A completion counter (`fid_cntr`): counts successful and failed operations of the endpoints
  * bound to it. Reading it under manual progress drives the domain's providers.
+ *
+ * Deferred work ([DeferredWorkQueue]) waits on counters: whenever [add], [set], [addErr] or
+ * [setErr] moves one that requests wait on, those whose threshold the success plus error count
+ * now meets fire. A counter nobody waits on pays one volatile read per update for this.
  */
 public class Counter internal constructor(public val domain: Domain) : AutoCloseable {
     private val success = AtomicLong()
     private val errors = AtomicLong()
     private val waiters = WaitSet()
+
+    // ## Deferred work waiting on this counter (guarded by the domain lock, but armed) ##
+    internal var triggers: TriggerHeap? = null
+    @Volatile internal var armed = false
+    internal var dirty = false
+    internal var listed = false
+
+    /** Success plus error count: what thresholds are compared with. */
+    internal val total: Long get() = success.get() + errors.get()
 
     /** The success count, after driving progress (`fi_cntr_read`). */
     public fun read(): Long {
@@ -31,10 +44,16 @@ public class Counter internal constructor(public val domain: Domain) : AutoClose
     /** The error count without driving progress. */
     public val errorValue: Long get() = errors.get()
 
-    public fun add(n: Long) { success.addAndGet(n); waiters.signal() }
-    public fun set(n: Long) { success.set(n); waiters.signal() }
-    public fun addErr(n: Long) { errors.addAndGet(n); waiters.signal() }
-    public fun setErr(n: Long) { errors.set(n); waiters.signal() }
+    public fun add(n: Long) { success.addAndGet(n); changed() }
+    public fun set(n: Long) { success.set(n); changed() }
+    public fun addErr(n: Long) { errors.addAndGet(n); changed() }
+    public fun setErr(n: Long) { errors.set(n); changed() }
+
+    private fun changed() {
+        waiters.signal()
+        // After the update: a request queued meanwhile either is seen armed here or sees the new count.
+        if (armed) domain.deferredWork.counterChanged(this)
+    }
 
     /**
      * Waits until the success count reaches [threshold] (`fi_cntr_wait`): returns 0, `-EIO`

@@ -31,6 +31,9 @@ public class Domain internal constructor(
     internal val lock: Any = owner?.lock ?: Any()
     private var peers: Array<Domain> = emptyArray()
     internal val hub = ProgressHub(this)
+
+    /** The deferred work queue (fi_trigger(3)): requests that wait for counters of this domain. */
+    public val deferredWork: DeferredWorkQueue = DeferredWorkQueue(this)
     internal val provider: DomainProvider = fabric.provider.openDomain(this, info)
     private var transports: Array<Transport> = emptyArray()
     private val endpoints = ArrayList<Endpoint>()
@@ -133,7 +136,12 @@ public class Domain internal constructor(
 
     internal fun progressLocked(): Int {
         var work = 0
-        for (t in transports) work += t.progress()
+        // Deferred work made due by completions fires after the rails' duty cycles, not inside them.
+        work += deferredWork.holding {
+            var w = 0
+            for (t in transports) w += t.progress()
+            w
+        }
         for (p in peers) work += p.progressLocked()
         if (hub.retryPending) work += hub.retryLocked()
         return work

@@ -33,6 +33,10 @@ public class Endpoint internal constructor(
     internal var eq: EventQueue? = null
     private var sendCounter: Counter? = null
     private var recvCounter: Counter? = null
+    private var readCounter: Counter? = null
+    private var writeCounter: Counter? = null
+    private var remoteReadCounter: Counter? = null
+    private var remoteWriteCounter: Counter? = null
 
     /**
      * The shared receive context every provider of this endpoint matches against: its own, or
@@ -45,6 +49,8 @@ public class Endpoint internal constructor(
 
     internal val transport: Transport = domain.provider.openEndpoint(this, info, RailAv(this, info.provider))
     private val view = UnsafeBuffer(0L, 0)
+    private val compareView = UnsafeBuffer(0L, 0)
+    private val resultView = UnsafeBuffer(0L, 0)
     private val txOpFlags = info.txAttr.opFlags
     private val rxOpFlags = info.rxAttr.opFlags
     private val maxMsgSize = info.endpointAttr.maxMsgSize
@@ -84,14 +90,25 @@ public class Endpoint internal constructor(
         this.av = av
     }
 
-    /** Binds a counter for [OpFlags.SEND] and/or [OpFlags.RECV] completions. */
+    /**
+     * Binds a counter (`fi_ep_bind`) for [OpFlags.SEND] and/or [OpFlags.RECV] completions,
+     * [OpFlags.READ] and/or [OpFlags.WRITE] for RMA and atomics this endpoint starts (fetching
+     * atomics count as reads), and [OpFlags.REMOTE_READ] and/or [OpFlags.REMOTE_WRITE] for those
+     * peers carry out on this endpoint's registered memory.
+     */
     public fun bind(counter: Counter, flags: Long) {
         checkNotEnabled("bind a counter")
-        if (flags and (OpFlags.SEND or OpFlags.RECV) == 0L) {
-            throw FabricException(Errno.EBADFLAGS, "endpoint: bind(counter) needs OpFlags.SEND and/or OpFlags.RECV")
+        if (counter.domain !== domain) throw FabricException.invalid("endpoint: the counter belongs to domain '${counter.domain.name}', not '${domain.name}'")
+        val known = OpFlags.SEND or OpFlags.RECV or OpFlags.READ or OpFlags.WRITE or OpFlags.REMOTE_READ or OpFlags.REMOTE_WRITE
+        if (flags and known == 0L) {
+            throw FabricException(Errno.EBADFLAGS, "endpoint: bind(counter) needs OpFlags.SEND, RECV, READ, WRITE, REMOTE_READ and/or REMOTE_WRITE")
         }
         if (flags and OpFlags.SEND != 0L) sendCounter = counter
         if (flags and OpFlags.RECV != 0L) recvCounter = counter
+        if (flags and OpFlags.READ != 0L) readCounter = counter
+        if (flags and OpFlags.WRITE != 0L) writeCounter = counter
+        if (flags and OpFlags.REMOTE_READ != 0L) remoteReadCounter = counter
+        if (flags and OpFlags.REMOTE_WRITE != 0L) remoteWriteCounter = counter
     }
 
     /**
@@ -219,9 +236,113 @@ public class Endpoint internal constructor(
         0
     }
 
+    // ## RMA and atomics ##
+    //
+    // The target is addressed by [remoteOffset] bytes into the memory region registered under
+    // [key] at the peer (offsets, not virtual addresses: MrMode has no VIRT_ADDR). The target
+    // checks the key, the bounds and the access the region grants; a refusal arrives as an error
+    // completion (EACCES: no such key or access not granted, EINVAL: out of bounds) whose message
+    // names the key, offset and length. Completions report RMA|WRITE, RMA|READ, ATOMIC|WRITE or
+    // ATOMIC|READ (fetching forms); they arrive once the target has carried the operation out.
+    // Besides the codes of the sends, these return -ENOSYS on a rail without RMA, -EOPNOTSUPP for
+    // an atomic operation that does not apply to the type or form, -EMSGSIZE past [atomicValid].
+
+    /** Writes `buffer[offset, offset+length)` into [dest]'s region [key] at [remoteOffset] (`fi_write`). */
+    @JvmOverloads
+    public fun tryWrite(buffer: DirectBuffer, offset: Int, length: Int, dest: Long, remoteOffset: Long, key: Long, context: Any?, flags: Long = 0): Int =
+        postRma(true, buffer, offset, length, dest, remoteOffset, key, context, flags)
+
+    /** Reads `length` bytes from [src]'s region [key] at [remoteOffset] into `buffer[offset, offset+length)` (`fi_read`). */
+    @JvmOverloads
+    public fun tryRead(buffer: MutableDirectBuffer, offset: Int, length: Int, src: Long, remoteOffset: Long, key: Long, context: Any?, flags: Long = 0): Int =
+        postRma(false, buffer, offset, length, src, remoteOffset, key, context, flags)
+
+    private fun postRma(write: Boolean, buffer: DirectBuffer, offset: Int, length: Int, peer: Long, remoteOffset: Long, key: Long, context: Any?, flags: Long): Int {
+        if (offset < 0 || length < 0 || offset.toLong() + length > buffer.capacity() || remoteOffset < 0) return -Errno.EINVAL
+        synchronized(domain.lock) {
+            if (!enabled) return -Errno.EOPBADSTATE
+            if (length > maxMsgSize) return -Errno.EMSGSIZE
+            view.wrap(buffer, offset, length)
+            return if (write) transport.write(view, peer, remoteOffset, key, flags, context) else transport.read(view, peer, remoteOffset, key, flags, context)
+        }
+    }
+
+    /**
+     * Applies [op] with the [count] elements of [type] at `buffer[offset…]` to [dest]'s region
+     * [key] at [remoteOffset], element by element (`fi_atomic`).
+     */
+    @JvmOverloads
+    public fun tryAtomic(
+        buffer: DirectBuffer, offset: Int, count: Int, dest: Long, remoteOffset: Long, key: Long,
+        type: AtomicDatatype, op: AtomicOp, context: Any?, flags: Long = 0,
+    ): Int = postAtomic(AtomicForm.UPDATE, buffer, offset, count, null, 0, null, 0, dest, remoteOffset, key, type, op, context, flags)
+
+    /** [tryAtomic], also writing the target's old values to `result[resultOffset…]` (`fi_fetch_atomic`); [AtomicOp.ATOMIC_WRITE] is a swap. */
+    @JvmOverloads
+    public fun tryFetchAtomic(
+        buffer: DirectBuffer, offset: Int, count: Int, result: MutableDirectBuffer, resultOffset: Int,
+        dest: Long, remoteOffset: Long, key: Long, type: AtomicDatatype, op: AtomicOp, context: Any?, flags: Long = 0,
+    ): Int = postAtomic(AtomicForm.FETCH, buffer, offset, count, null, 0, result, resultOffset, dest, remoteOffset, key, type, op, context, flags)
+
+    /**
+     * Compare-and-swap (`fi_compare_atomic`, [op] = [AtomicOp.CSWAP]): each target element equal
+     * to its `compare` element is replaced by its `buffer` element; every old value goes to `result`.
+     */
+    @JvmOverloads
+    public fun tryCompareAtomic(
+        buffer: DirectBuffer, offset: Int, count: Int, compare: DirectBuffer, compareOffset: Int,
+        result: MutableDirectBuffer, resultOffset: Int, dest: Long, remoteOffset: Long, key: Long,
+        type: AtomicDatatype, op: AtomicOp, context: Any?, flags: Long = 0,
+    ): Int = postAtomic(AtomicForm.COMPARE, buffer, offset, count, compare, compareOffset, result, resultOffset, dest, remoteOffset, key, type, op, context, flags)
+
+    /** The most elements of [type] one [tryAtomic] with [op] carries (`fi_atomicvalid`); 0 if not supported. */
+    public fun atomicValid(type: AtomicDatatype, op: AtomicOp): Int = atomicCount(AtomicForm.UPDATE, type, op)
+
+    /** [atomicValid] for [tryFetchAtomic] (`fi_fetch_atomicvalid`). */
+    public fun fetchAtomicValid(type: AtomicDatatype, op: AtomicOp): Int = atomicCount(AtomicForm.FETCH, type, op)
+
+    /** [atomicValid] for [tryCompareAtomic] (`fi_compare_atomicvalid`). */
+    public fun compareAtomicValid(type: AtomicDatatype, op: AtomicOp): Int = atomicCount(AtomicForm.COMPARE, type, op)
+
+    internal fun atomicCount(form: AtomicForm, type: AtomicDatatype, op: AtomicOp): Int =
+        if (!form.admits(op) || !op.appliesTo(type)) 0 else transport.maxAtomicCount(type, form)
+
+    private fun postAtomic(
+        form: AtomicForm, buffer: DirectBuffer, offset: Int, count: Int, compare: DirectBuffer?, compareOffset: Int,
+        result: MutableDirectBuffer?, resultOffset: Int, dest: Long, remoteOffset: Long, key: Long,
+        type: AtomicDatatype, op: AtomicOp, context: Any?, flags: Long,
+    ): Int {
+        if (!form.admits(op) || !op.appliesTo(type)) return -Errno.EOPNOTSUPP
+        if (count <= 0 || remoteOffset < 0) return -Errno.EINVAL
+        val bytes = count.toLong() * type.size
+        if (offset < 0 || offset + bytes > buffer.capacity()) return -Errno.EINVAL
+        if (compare != null && (compareOffset < 0 || compareOffset + bytes > compare.capacity())) return -Errno.EINVAL
+        if (result != null && (resultOffset < 0 || resultOffset + bytes > result.capacity())) return -Errno.EINVAL
+        synchronized(domain.lock) {
+            if (!enabled) return -Errno.EOPBADSTATE
+            val n = bytes.toInt()
+            view.wrap(buffer, offset, n)
+            if (compare != null) compareView.wrap(compare, compareOffset, n)
+            if (result != null) resultView.wrap(result, resultOffset, n)
+            return transport.atomic(view, if (compare != null) compareView else null, if (result != null) resultView else null,
+                dest, remoteOffset, key, type, op, count, flags, context)
+        }
+    }
+
+    /**
+     * A trigger-able alias of this endpoint (`fi_ep_alias` with `FI_TRIGGER`): every data operation
+     * posted on it is deferred until [counter] reaches [threshold] (see [TriggeredEndpoint]).
+     */
+    @JvmOverloads
+    public fun triggerAlias(counter: Counter, threshold: Long = 0): TriggeredEndpoint {
+        if (counter.domain !== domain) throw FabricException.invalid("endpoint: the counter belongs to domain '${counter.domain.name}', not '${domain.name}'")
+        return TriggeredEndpoint(this, counter, threshold)
+    }
+
     // ## Completion reporting, for providers (caller holds the domain lock) ##
 
     internal fun txComplete(context: Any?, flags: Long, len: Long, tag: Long) {
+        if (context is DeferredWork) { domain.deferredWork.succeeded(context, DeferredOp.Kind.TX, flags, len, 0, tag, FiAddr.NOTAVAIL); return }
         if (flags and OpFlags.INJECT == 0L && (!txSelective || flags and OpFlags.COMPLETION != 0L)) {
             txCq!!.write(context, sendFlags(flags), len, 0, tag, FiAddr.NOTAVAIL)
         }
@@ -229,6 +350,7 @@ public class Endpoint internal constructor(
     }
 
     internal fun txError(context: Any?, flags: Long, len: Long, tag: Long, err: Int, message: String) {
+        if (context is DeferredWork) { domain.deferredWork.failed(context, DeferredOp.Kind.TX, sendFlags(flags), len, tag, 0, err, FiAddr.NOTAVAIL, message); return }
         txCq!!.writeErr(context, sendFlags(flags), len, 0, tag, 0, err, FiAddr.NOTAVAIL, message)
         sendCounter?.addErr(1)
     }
@@ -245,15 +367,39 @@ public class Endpoint internal constructor(
             rxError(e.context, flags, capacity, data, e.tag, msgSize - capacity, Errno.ETRUNC, e.addr,
                 "message of $msgSize bytes from ${e.addr} truncated to the posted buffer of $capacity bytes")
         } else {
-            if (!rxSelective || e.flags and OpFlags.COMPLETION != 0L) rxCq!!.write(e.context, flags, msgSize, data, e.tag, e.addr)
-            recvCounter?.add(1)
+            rxSuccess(e.context, flags, msgSize, data, e.tag, e.addr, e.flags)
         }
         srx.freeEntry(e)
     }
 
+    internal fun rxSuccess(context: Any?, flags: Long, len: Long, data: Long, tag: Long, source: Long, opFlags: Long) {
+        if (context is DeferredWork) { domain.deferredWork.succeeded(context, DeferredOp.Kind.RX, flags, len, data, tag, source); return }
+        if (!rxSelective || opFlags and OpFlags.COMPLETION != 0L) rxCq!!.write(context, flags, len, data, tag, source)
+        recvCounter?.add(1)
+    }
+
     internal fun rxError(context: Any?, flags: Long, len: Long, data: Long, tag: Long, olen: Long, err: Int, source: Long, message: String) {
+        if (context is DeferredWork) { domain.deferredWork.failed(context, DeferredOp.Kind.RX, flags or OpFlags.RECV, len, tag, olen, err, source, message); return }
         rxCq!!.writeErr(context, flags or OpFlags.RECV, len, data, tag, olen, err, source, message)
         recvCounter?.addErr(1)
+    }
+
+    /** An RMA or atomic operation this endpoint started completed; [flags] say which (RMA|WRITE, ATOMIC|READ, …). */
+    internal fun rmaComplete(context: Any?, flags: Long, len: Long) {
+        if (context is DeferredWork) { domain.deferredWork.succeeded(context, DeferredOp.Kind.RMA, flags and RMA_FLAGS, len, 0, 0, FiAddr.NOTAVAIL); return }
+        if (!txSelective || flags and OpFlags.COMPLETION != 0L) txCq!!.write(context, flags and RMA_FLAGS, len, 0, 0, FiAddr.NOTAVAIL)
+        (if (flags and OpFlags.READ != 0L) readCounter else writeCounter)?.add(1)
+    }
+
+    internal fun rmaError(context: Any?, flags: Long, len: Long, err: Int, message: String) {
+        if (context is DeferredWork) { domain.deferredWork.failed(context, DeferredOp.Kind.RMA, flags and RMA_FLAGS, len, 0, 0, err, FiAddr.NOTAVAIL, message); return }
+        txCq!!.writeErr(context, flags and RMA_FLAGS, len, 0, 0, 0, err, FiAddr.NOTAVAIL, message)
+        (if (flags and OpFlags.READ != 0L) readCounter else writeCounter)?.addErr(1)
+    }
+
+    /** A peer's RMA or atomic was carried out on this endpoint's memory ([OpFlags.REMOTE_READ] or REMOTE_WRITE). */
+    internal fun remoteAccess(which: Long) {
+        (if (which == OpFlags.REMOTE_READ) remoteReadCounter else remoteWriteCounter)?.add(1)
     }
 
     /** Reports a peer found dead on the bound event queue. */
@@ -271,6 +417,7 @@ public class Endpoint internal constructor(
             } finally {
                 domain.closed(this, transport)
                 domain.hub.endpointClosed(this)
+                domain.deferredWork.endpointClosed(this)
             }
         }
         domain.hub.dispatchReady()
@@ -405,6 +552,8 @@ public class Endpoint internal constructor(
     }
 
     private companion object {
+        const val RMA_FLAGS: Long = OpFlags.RMA or OpFlags.ATOMIC or OpFlags.READ or OpFlags.WRITE
+
         fun sendFlags(flags: Long): Long = OpFlags.SEND or (flags and (OpFlags.MSG or OpFlags.TAGGED))
         fun recvFlags(tagged: Boolean, flags: Long): Long =
             OpFlags.RECV or (if (tagged) OpFlags.TAGGED else OpFlags.MSG) or (flags and (OpFlags.PEEK or OpFlags.CLAIM or OpFlags.DISCARD))

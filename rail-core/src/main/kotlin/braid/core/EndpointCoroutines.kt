@@ -10,10 +10,12 @@ import org.agrona.MutableDirectBuffer
 // comes straight back to the caller instead of into the bound CQ, and suspends until then.
 //
 // Progress. Under automatic progress (a ProgressEngine) the caller just suspends. Under manual
-// progress the waiting caller drives progress itself: first inline, as a raw polling loop would
-// (for the domain idle policy's spins and yields), so a quick reply costs no suspension at all;
-// then suspended, with one coroutine per domain driving progress on the dispatcher of the waiter
-// that started it — however many coroutines wait, no thread is created and only one polls.
+// progress the waiting caller drives progress itself: first inline without suspending, as a raw
+// polling loop would, for the domain idle policy's spins — a quick reply costs no suspension, one
+// lock per poll and, with a reused `into` completion, no allocation (operations are pooled per
+// domain); then yielding for the policy's yields; then suspended, with one coroutine per domain
+// driving progress on the dispatcher of the waiter that started it — however many coroutines
+// wait, no thread is created and only one polls.
 //
 // Cancellation follows one rule (see Waiting): a receive withdrawn before it matched throws
 // CancellationException and leaves the message for a later receive; a receive that matched
@@ -29,39 +31,45 @@ import org.agrona.MutableDirectBuffer
 /**
  * Sends `buffer[offset, offset+length)` to [dest] and suspends until the send completes; returns
  * its completion. [buffer] must stay untouched until then.
+ *
+ * Every form that returns a completion takes an optional [into]: the completion is written into
+ * it and it is returned, instead of a new one. A caller that reuses one allocates nothing for
+ * an operation that completes without suspending.
  */
-public suspend fun Endpoint.send(buffer: DirectBuffer, offset: Int, length: Int, dest: Long): Completion =
-    Waiting.run(PendingOp(this, PendingOp.SEND, buffer, offset, length, dest, 0, 0))
+public suspend fun Endpoint.send(buffer: DirectBuffer, offset: Int, length: Int, dest: Long, into: Completion? = null): Completion =
+    Waiting.run(this, PendingOp.SEND, buffer, offset, length, dest, 0, 0, into)
 
-/** Sends a message tagged [tag] to [dest] and suspends until the send completes (`fi_tsend`). */
-public suspend fun Endpoint.tsend(buffer: DirectBuffer, offset: Int, length: Int, dest: Long, tag: Long): Completion =
-    Waiting.run(PendingOp(this, PendingOp.TSEND, buffer, offset, length, dest, tag, 0))
+/** Sends a message tagged [tag] to [dest] and suspends until the send completes (`fi_tsend`); see [send] for [into]. */
+public suspend fun Endpoint.tsend(buffer: DirectBuffer, offset: Int, length: Int, dest: Long, tag: Long, into: Completion? = null): Completion =
+    Waiting.run(this, PendingOp.TSEND, buffer, offset, length, dest, tag, 0, into)
 
 /**
  * Receives an untagged message from [src] ([FiAddr.UNSPEC] for any) into
  * `buffer[offset, offset+length)`; suspends until it arrives and returns its completion
- * ([Completion.len] bytes, [Completion.source] the sender).
+ * ([Completion.len] bytes, [Completion.source] the sender); see [send] for [into].
  */
-public suspend fun Endpoint.recv(buffer: MutableDirectBuffer, offset: Int, length: Int, src: Long): Completion =
-    Waiting.run(PendingOp(this, PendingOp.RECV, buffer, offset, length, src, 0, 0))
+public suspend fun Endpoint.recv(buffer: MutableDirectBuffer, offset: Int, length: Int, src: Long, into: Completion? = null): Completion =
+    Waiting.run(this, PendingOp.RECV, buffer, offset, length, src, 0, 0, into)
 
 /**
  * Receives a message whose tag equals [tag] in every bit not set in [ignore], from [src]
  * ([FiAddr.UNSPEC] for any), into `buffer[offset, offset+length)`; suspends until it arrives
- * (`fi_trecv`). [Completion.tag] is the message's tag.
+ * (`fi_trecv`). [Completion.tag] is the message's tag; see [send] for [into].
  */
-public suspend fun Endpoint.trecv(buffer: MutableDirectBuffer, offset: Int, length: Int, src: Long, tag: Long, ignore: Long = 0): Completion =
-    Waiting.run(PendingOp(this, PendingOp.TRECV, buffer, offset, length, src, tag, ignore))
+public suspend fun Endpoint.trecv(
+    buffer: MutableDirectBuffer, offset: Int, length: Int, src: Long, tag: Long, ignore: Long = 0, into: Completion? = null,
+): Completion =
+    Waiting.run(this, PendingOp.TRECV, buffer, offset, length, src, tag, ignore, into)
 
 /**
  * Injects a small message to [dest] (`fi_inject`): returns once the rail has copied it, so
  * [buffer] is reusable at once; suspends only while the rail has no room. No completion follows.
  */
 public suspend fun Endpoint.inject(buffer: DirectBuffer, offset: Int, length: Int, dest: Long) {
-    Waiting.run(PendingOp(this, PendingOp.INJECT, buffer, offset, length, dest, 0, 0))
+    Waiting.inject(this, PendingOp.INJECT, buffer, offset, length, dest, 0)
 }
 
 /** Injects a small tagged message (`fi_tinject`); see [inject]. */
 public suspend fun Endpoint.tinject(buffer: DirectBuffer, offset: Int, length: Int, dest: Long, tag: Long) {
-    Waiting.run(PendingOp(this, PendingOp.TINJECT, buffer, offset, length, dest, tag, 0))
+    Waiting.inject(this, PendingOp.TINJECT, buffer, offset, length, dest, tag)
 }

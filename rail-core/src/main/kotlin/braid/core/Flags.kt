@@ -31,6 +31,9 @@ public object Caps {
     public const val NAMED_RX_CTX: Long = 1L shl 58
     public const val DIRECTED_RECV: Long = 1L shl 59
 
+    /** RMA and atomics, initiated and served: what the shm and tcp rails carry besides messages (not a libfabric bit). */
+    public const val RMA_ALL: Long = RMA or ATOMIC or READ or WRITE or REMOTE_READ or REMOTE_WRITE
+
     /** Capabilities an application must request explicitly; a provider grants no others of these. */
     public const val PRIMARY: Long = MSG or RMA or TAGGED or ATOMIC or MULTICAST or COLLECTIVE or
         READ or WRITE or RECV or SEND or REMOTE_READ or REMOTE_WRITE or TRIGGER or HMEM
@@ -89,6 +92,9 @@ public object OpFlags {
     public const val RECV: Long = Caps.RECV
     public const val SEND: Long = Caps.SEND
     public const val TRANSMIT: Long = SEND
+    /** Counter binding: RMA reads and writes, and atomics, that peers carried out on this endpoint's memory. */
+    public const val REMOTE_READ: Long = Caps.REMOTE_READ
+    public const val REMOTE_WRITE: Long = Caps.REMOTE_WRITE
     public const val REMOTE_CQ_DATA: Long = 1L shl 17
     public const val MORE: Long = 1L shl 18
     public const val PEEK: Long = 1L shl 19
@@ -106,7 +112,7 @@ public object OpFlags {
 
     private val names = listOf(
         MSG to "MSG", RMA to "RMA", TAGGED to "TAGGED", ATOMIC to "ATOMIC", READ to "READ", WRITE to "WRITE",
-        RECV to "RECV", SEND to "SEND", REMOTE_CQ_DATA to "REMOTE_CQ_DATA", MORE to "MORE", PEEK to "PEEK",
+        RECV to "RECV", SEND to "SEND", REMOTE_READ to "REMOTE_READ", REMOTE_WRITE to "REMOTE_WRITE", REMOTE_CQ_DATA to "REMOTE_CQ_DATA", MORE to "MORE", PEEK to "PEEK",
         TRIGGER to "TRIGGER", COMPLETION to "COMPLETION", INJECT to "INJECT", INJECT_COMPLETE to "INJECT_COMPLETE",
         TRANSMIT_COMPLETE to "TRANSMIT_COMPLETE", DELIVERY_COMPLETE to "DELIVERY_COMPLETE",
         DISCARD to "DISCARD", CLAIM to "CLAIM",

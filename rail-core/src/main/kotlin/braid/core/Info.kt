@@ -73,9 +73,11 @@ public data class Info(
 /**
  * `fi_domain_attr`: how the domain is driven and what memory registration needs. [progress]
  * [ProgressModel.AUTO] starts a [ProgressEngine] thread with the domain; [idle] is what waiting
- * costs (see [IdlePolicy]).
+ * costs (see [IdlePolicy]). [jobKey] is the job's shared secret that rails which authenticate
+ * their peers (tcp) present; null means the environment's `BRAID_JOB_KEY` (else empty). It is
+ * never printed.
  */
-public data class DomainAttr(
+public data class DomainAttr @JvmOverloads constructor(
     val threading: Threading = Threading.SAFE,
     val progress: ProgressModel = ProgressModel.MANUAL,
     val avType: AvType = AvType.TABLE,
@@ -83,7 +85,12 @@ public data class DomainAttr(
     val mrKeySize: Int = 8,
     val cqDataSize: Int = 8,
     val idle: IdlePolicy = IdlePolicy(),
-)
+    val jobKey: String? = null,
+) {
+    override fun toString(): String =
+        "DomainAttr(threading=$threading, progress=$progress, avType=$avType, mrMode=$mrMode, mrKeySize=$mrKeySize, " +
+            "cqDataSize=$cqDataSize, idle=$idle, jobKey=${if (jobKey == null) "null" else "<set>"})"
+}
 
 /**
  * `fi_ep_attr`, with the two transport limits an operator tunes: [eagerSize], the largest
@@ -135,4 +142,9 @@ public data class Hints @JvmOverloads constructor(
      * else `shm+tcp`.
      */
     val links: String? = null,
+    /**
+     * Whether the link leaves shm out; null: the `BRAID_LINK_DISABLE_SHM` environment variable.
+     * A caller that has resolved the environment itself (the DSL) passes its answer here.
+     */
+    val linkDisableShm: Boolean? = null,
 )

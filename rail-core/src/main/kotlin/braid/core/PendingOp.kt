@@ -4,6 +4,7 @@ import kotlinx.coroutines.CancellableContinuation
 import org.agrona.DirectBuffer
 import org.agrona.MutableDirectBuffer
 import java.util.concurrent.CompletableFuture
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
 import java.util.concurrent.locks.LockSupport
 import kotlin.coroutines.resume
 
@@ -32,23 +33,38 @@ internal abstract class Ready {
  * At most one waiter form is used per operation: a coroutine ([cont]), a [future], or a parked
  * [thread]. A coroutine is resumed exactly once, through the ready list. The operation is also
  * the coroutine's cancellation handler, so a suspended operation costs this object, its
- * continuation and the caller's frames — and the completion object only once it completes.
+ * continuation and the caller's frames.
+ *
+ * The `suspend` forms take their operations from the domain's pool ([ProgressHub.obtainLocked])
+ * and give them back once the outcome is handed out ([ProgressHub.recycleLocked]); a future
+ * keeps its operation, so future operations are never pooled.
  */
-internal class PendingOp(
-    @JvmField val ep: Endpoint,
-    @JvmField val kind: Int,
-    @JvmField val buffer: DirectBuffer,
-    @JvmField val offset: Int,
-    @JvmField val length: Int,
-    @JvmField val addr: Long,
-    @JvmField val tag: Long,
-    @JvmField val ignore: Long,
-) : Ready(), (Throwable?) -> Unit {
-    @JvmField val hub: ProgressHub = ep.domain.hub
+internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?) -> Unit {
+    lateinit var ep: Endpoint
+    @JvmField var kind: Int = SEND
+    @JvmField var buffer: DirectBuffer = NO_BUFFER
+    @JvmField var offset: Int = 0
+    @JvmField var length: Int = 0
+    @JvmField var addr: Long = 0
+    @JvmField var tag: Long = 0
+    @JvmField var ignore: Long = 0
 
+    constructor(ep: Endpoint, kind: Int, buffer: DirectBuffer, offset: Int, length: Int, addr: Long, tag: Long, ignore: Long) :
+        this(ep.domain.hub) {
+        set(ep, kind, buffer, offset, length, addr, tag, ignore)
+    }
+
+    /**
+     * Written under the lock, read without it. Only the write of DONE needs a full volatile store
+     * (see [finish]); PENDING and NEW are published with a release store ([STATE]`.lazySet`),
+     * which costs nothing on the hot path.
+     */
     @Volatile @JvmField var state: Int = NEW
 
-    /** The completion (or the error's fields), once DONE. */
+    /**
+     * Where the completion goes: the caller's own (a suspend form's `into`), [NO_RESULT] for a
+     * suspend inject (nobody reads it), or null until [complete] allocates one.
+     */
     @JvmField var result: Completion? = null
     @JvmField var err: Int = 0
     @JvmField var errMessage: String = ""
@@ -58,15 +74,41 @@ internal class PendingOp(
 
     // ## Waiters ##
     @JvmField var cont: CancellableContinuation<Unit>? = null
-    @JvmField var toResume: CancellableContinuation<Unit>? = null
+    /** A continuation to resume from the ready list; volatile: the pool takes the op back only once it is null. */
+    @Volatile @JvmField var toResume: CancellableContinuation<Unit>? = null
     @JvmField var future: OpFuture? = null
     @Volatile @JvmField var thread: Thread? = null
+    /** Whether this operation's caller holds the domain's driver role (manual progress, inline). */
+    @JvmField var driving: Boolean = false
 
-    // ## Links (the domain's pending list and retry queue) ##
+    // ## Links (the domain's pending list and retry queue, or the pool) ##
     @JvmField var prev: PendingOp? = null
     @JvmField var next: PendingOp? = null
     @JvmField var registered: Boolean = false
     @JvmField var queuedForRetry: Boolean = false
+
+    /** Fills in a fresh or recycled operation ([result] is left as the caller set it). */
+    fun set(ep: Endpoint, kind: Int, buffer: DirectBuffer, offset: Int, length: Int, addr: Long, tag: Long, ignore: Long) {
+        this.ep = ep; this.kind = kind; this.buffer = buffer; this.offset = offset; this.length = length
+        this.addr = addr; this.tag = tag; this.ignore = ignore
+    }
+
+    /**
+     * Whether the pool may take this operation back: it is DONE, its outcome handed out, and
+     * nothing refers to it any more — no waiter, no list (a coroutine's op is on the ready list
+     * only while [toResume] is set), no provider (an operation failed by its endpoint's close
+     * may still be known to the closed rail). Caller holds the lock.
+     */
+    val reusable: Boolean
+        get() = state == DONE && future == null && thread == null && toResume == null && cont == null &&
+            !registered && !queuedForRetry && !driving && err != Errno.ESHUTDOWN
+
+    /** Clears everything but [hub], for the pool; drops the reference to the caller's buffer. */
+    fun clear() {
+        kind = SEND; buffer = NO_BUFFER; offset = 0; length = 0; addr = 0; tag = 0; ignore = 0
+        STATE.lazySet(this, NEW); result = null
+        err = 0; errMessage = ""; decision = UNDECIDED; prev = null; next = null
+    }
 
     val isDone: Boolean get() = state == DONE
     val isReceive: Boolean get() = kind == RECV || kind == TRECV
@@ -88,9 +130,14 @@ internal class PendingOp(
     /** A successful completion written by a provider. */
     fun complete(flags: Long, len: Long, data: Long, tag: Long, source: Long) {
         if (state == DONE) return
-        val r = Completion()
-        r.flags = flags; r.len = len; r.data = data; r.tag = tag; r.source = source
-        result = r
+        var r = result
+        if (r == null) {
+            r = Completion()
+            result = r
+        }
+        if (r !== NO_RESULT) {
+            r.context = null; r.flags = flags; r.len = len; r.data = data; r.tag = tag; r.source = source
+        }
         finish()
     }
 
@@ -99,14 +146,14 @@ internal class PendingOp(
         complete(OpFlags.SEND or (if (kind == TINJECT) OpFlags.TAGGED else OpFlags.MSG), length.toLong(), 0, tag, FiAddr.NOTAVAIL)
     }
 
-    /** An error completion, or a failure of our own (close, a retry that failed). */
-    fun fail(err: Int, flags: Long, len: Long, tag: Long, source: Long, message: String) {
+    /**
+     * An error completion, or a failure of our own (close, a retry that failed). Only the errno
+     * and the message matter: every waiting form reports a failure as a [FabricException].
+     */
+    fun fail(err: Int, message: String) {
         if (state == DONE) return
         this.err = err
         errMessage = message
-        val r = Completion()
-        r.flags = flags; r.len = len; r.tag = tag; r.source = source
-        result = r
         finish()
     }
 
@@ -144,7 +191,13 @@ internal class PendingOp(
     }
 
     override fun fire() {
-        toResume?.let { toResume = null; it.resume(Unit) }
+        val c = toResume
+        if (c != null) {
+            // Nothing of this op is touched after the resume: the resumed caller recycles it.
+            toResume = null
+            c.resume(Unit)
+            return
+        }
         future?.settle()
     }
 
@@ -163,7 +216,7 @@ internal class PendingOp(
             decision = KEPT
         } else if (queuedForRetry) {
             decision = WITHDRAWN
-            fail(Errno.ECANCELED, 0, 0, tag, FiAddr.NOTAVAIL, "cancelled before the rail accepted it")
+            fail(Errno.ECANCELED, "cancelled before the rail accepted it")
         } else if (isReceive && ep.cancel(this) == 0) {
             // Endpoint.cancel wrote the ECANCELED completion, which came back here: we are DONE.
             decision = WITHDRAWN
@@ -207,6 +260,13 @@ internal class PendingOp(
         const val UNDECIDED = 0
         const val WITHDRAWN = 1
         const val KEPT = 2
+
+        @JvmField val STATE: AtomicIntegerFieldUpdater<PendingOp> = AtomicIntegerFieldUpdater.newUpdater(PendingOp::class.java, "state")
+
+        /** The [result] of a suspend inject: written by no one, read by no one. */
+        @JvmField val NO_RESULT: Completion = Completion()
+
+        private val NO_BUFFER: DirectBuffer = org.agrona.concurrent.UnsafeBuffer(ByteArray(0))
     }
 }
 

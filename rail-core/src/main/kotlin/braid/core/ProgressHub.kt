@@ -7,6 +7,7 @@ import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.CoroutineStart
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.launch
+import org.agrona.DirectBuffer
 
 /**
  * The progress side of one [Domain]: what turns provider completions into resumed coroutines,
@@ -19,6 +20,8 @@ import kotlinx.coroutines.launch
  * - The **pending list**: every [PendingOp] not yet DONE, so closing an endpoint fails them all.
  * - The **retry queue**: operations a rail refused with `-EAGAIN`; every progress call re-posts
  *   them in order, so waiting for resources needs no polling by the waiter.
+ * - The **pool** of operations for the `suspend` forms, so that one completing inline allocates
+ *   nothing; it keeps at most [POOL_LIMIT].
  * - The **driver**, under manual progress: while coroutines are suspended in operations of this
  *   domain, one coroutine drives progress on the dispatcher of the waiter that started it (the
  *   waiters lend their dispatcher to progress; no thread is created). It stops when the last
@@ -99,9 +102,12 @@ internal class ProgressHub(private val domain: Domain) {
      * returns 0, or the negated errno of a post that failed for good. Caller does [dispatchReady]
      * afterwards.
      */
-    fun submit(op: PendingOp): Int = synchronized(lock) {
+    fun submit(op: PendingOp): Int = synchronized(lock) { submitLocked(op) }
+
+    /** [submit], for a caller that holds the lock. */
+    fun submitLocked(op: PendingOp): Int {
         if (!op.ep.enabled) return -Errno.EOPBADSTATE
-        op.state = PendingOp.PENDING
+        PendingOp.STATE.lazySet(op, PendingOp.PENDING)
         register(op)
         if (retries.isNotEmpty()) {
             queueRetry(op)
@@ -113,11 +119,39 @@ internal class ProgressHub(private val domain: Domain) {
             rc == -Errno.EAGAIN -> if (!op.isDone) queueRetry(op)
             else -> {
                 unregister(op)
-                op.state = PendingOp.NEW
+                PendingOp.STATE.lazySet(op, PendingOp.NEW)
                 return rc
             }
         }
-        0
+        return 0
+    }
+
+    // ## Operation pool ##
+
+    /** Operations handed back by the suspend forms, linked through [PendingOp.next]. */
+    private var free: PendingOp? = null
+    private var freeCount = 0
+
+    /** An operation from the pool (or a new one) filled in with the arguments. Caller holds the lock. */
+    fun obtainLocked(ep: Endpoint, kind: Int, buffer: DirectBuffer, offset: Int, length: Int, addr: Long, tag: Long, ignore: Long): PendingOp {
+        val op = free
+        val o = if (op == null) PendingOp(this) else {
+            free = op.next
+            op.next = null
+            freeCount--
+            op
+        }
+        o.set(ep, kind, buffer, offset, length, addr, tag, ignore)
+        return o
+    }
+
+    /** Gives [op] back to the pool if nothing refers to it any more ([PendingOp.reusable]). Caller holds the lock. */
+    fun recycleLocked(op: PendingOp) {
+        if (freeCount >= POOL_LIMIT || !op.reusable) return
+        op.clear()
+        op.next = free
+        free = op
+        freeCount++
     }
 
     // ## Retry queue ##
@@ -153,7 +187,7 @@ internal class ProgressHub(private val domain: Domain) {
                 break
             }
             n++
-            if (rc != 0) op.fail(-rc, 0, 0, op.tag, FiAddr.NOTAVAIL, "the rail refused it: ${Errno.name(rc)}")
+            if (rc != 0) op.fail(-rc, "the rail refused it: ${Errno.name(rc)}")
             else if (op.isInject) op.completeInject()
         }
         retryPending = retries.isNotEmpty()
@@ -166,7 +200,7 @@ internal class ProgressHub(private val domain: Domain) {
         while (op != null) {
             val next = op.next
             if (op.ep === ep) {
-                op.fail(Errno.ESHUTDOWN, 0, 0, op.tag, FiAddr.NOTAVAIL, "the endpoint was closed while the operation was pending")
+                op.fail(Errno.ESHUTDOWN, "the endpoint was closed while the operation was pending")
             }
             op = next
         }
@@ -205,21 +239,31 @@ internal class ProgressHub(private val domain: Domain) {
     }
 
     /** Takes the driver role for an inline spin if nobody drives; the caller must [releaseDriver]. */
-    fun tryAcquireDriver(): Boolean = synchronized(lock) {
+    fun tryAcquireDriver(): Boolean = synchronized(lock) { tryAcquireDriverLocked() }
+
+    /** [tryAcquireDriver], for a caller that holds the lock. */
+    fun tryAcquireDriverLocked(): Boolean {
         if (automatic || driverRunning) return false
         driverRunning = true
-        true
+        return true
     }
 
     /** Gives the driver role up, handing it to a new driver coroutine if waiters still need one. */
     fun releaseDriver(dispatcher: CoroutineDispatcher?) {
-        val handOver = synchronized(lock) {
-            if (suspendedWaiters > 0 && !automatic) true else { driverRunning = false; false }
-        }
-        if (handOver) launchDriver(dispatcher)
+        if (synchronized(lock) { releaseDriverLocked() }) launchDriver(dispatcher)
     }
 
-    private fun launchDriver(dispatcher: CoroutineDispatcher?) {
+    /**
+     * Gives the driver role up; true if suspended waiters still need a driver, which the caller
+     * then starts with [launchDriver] once it has released the lock. Caller holds the lock.
+     */
+    fun releaseDriverLocked(): Boolean {
+        if (suspendedWaiters > 0 && !automatic) return true
+        driverRunning = false
+        return false
+    }
+
+    fun launchDriver(dispatcher: CoroutineDispatcher?) {
         val d = if (dispatcher == null || dispatcher === Dispatchers.Unconfined) Dispatchers.Default else dispatcher
         // ATOMIC: the loop starts even if the dispatcher refuses the task (then it is cancelled at
         // its first yield, and its finally block hands the role to a driver on the default pool).
@@ -231,6 +275,9 @@ internal class ProgressHub(private val domain: Domain) {
         var normalExit = false
         try {
             while (true) {
+                val work = domain.progress()
+                // Stop as soon as the last waiter is resumed, before idling: the resumed caller's
+                // next operation then finds no driver and polls inline, without suspending.
                 if (suspendedWaiters == 0 || automatic) {
                     synchronized(lock) {
                         if (suspendedWaiters == 0 || automatic) {
@@ -240,7 +287,7 @@ internal class ProgressHub(private val domain: Domain) {
                     }
                     if (normalExit) return
                 }
-                idle.idle(domain.progress())
+                idle.idle(work)
             }
         } finally {
             if (!normalExit) {
@@ -277,5 +324,10 @@ internal class ProgressHub(private val domain: Domain) {
         }
         // Coroutines that relied on the engine still wait: drive for them under manual progress.
         if (needDriver) launchDriver(Dispatchers.Default)
+    }
+
+    private companion object {
+        /** Operations the pool keeps at most; more waiters than this at once simply allocate. */
+        const val POOL_LIMIT = 256
     }
 }

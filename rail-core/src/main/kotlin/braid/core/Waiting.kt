@@ -6,9 +6,11 @@ import kotlinx.coroutines.NonCancellable
 import kotlinx.coroutines.suspendCancellableCoroutine
 import kotlinx.coroutines.withContext
 import kotlinx.coroutines.yield
+import org.agrona.DirectBuffer
 import java.util.concurrent.TimeoutException
 import java.util.concurrent.locks.LockSupport
 import kotlin.coroutines.ContinuationInterceptor
+import kotlin.coroutines.CoroutineContext
 import kotlin.coroutines.coroutineContext
 import kotlin.coroutines.resume
 
@@ -34,36 +36,160 @@ import kotlin.coroutines.resume
  */
 internal object Waiting {
 
-    /** Starts [op] and suspends until its outcome; throws [FabricException] on failure. */
-    suspend fun run(op: PendingOp): Completion {
-        val rc = op.hub.submit(op)
-        op.hub.dispatchReady()
-        if (rc != 0) throw refused(op, rc)
-        return await(op)
+    // ## The suspend forms ##
+
+    /**
+     * Starts an operation and returns its completion ([into] if given, else a new one),
+     * suspending only if it does not complete within the inline phase ([startInline]); throws
+     * [FabricException] on failure.
+     */
+    suspend fun run(ep: Endpoint, kind: Int, buffer: DirectBuffer, offset: Int, length: Int, addr: Long, tag: Long, ignore: Long, into: Completion?): Completion {
+        val r = startInline(coroutineContext, ep, kind, buffer, offset, length, addr, tag, ignore, into)
+        if (r is Completion) return r
+        return awaitSuspended(r as PendingOp) // a tail call: no continuation is allocated unless this suspends
     }
 
-    suspend fun await(op: PendingOp): Completion {
+    /** [run] for an inject, which returns no completion. */
+    suspend fun inject(ep: Endpoint, kind: Int, buffer: DirectBuffer, offset: Int, length: Int, addr: Long, tag: Long) {
+        val r = startInline(coroutineContext, ep, kind, buffer, offset, length, addr, tag, 0, PendingOp.NO_RESULT)
+        if (r is Completion) return
+        awaitInjected(r as PendingOp)
+    }
+
+    /**
+     * The inline phase of a suspend form, which never suspends. Under one lock it takes an
+     * operation from the domain's pool, posts it and — under manual progress, when no other
+     * waiter drives — takes the driver role and drives progress once; then it drives progress
+     * for the rest of the idle policy's spins, one lock per poll, as a raw polling loop would.
+     * If the operation completes meanwhile, the operation goes back to the pool under the lock
+     * of the poll that saw it and its completion is returned (or its failure thrown): with a
+     * caller's [into], nothing was allocated. Otherwise returns the pending operation (still
+     * holding the driver role if it took it) for [awaitSuspended].
+     */
+    private fun startInline(
+        context: CoroutineContext, ep: Endpoint, kind: Int, buffer: DirectBuffer, offset: Int, length: Int,
+        addr: Long, tag: Long, ignore: Long, into: Completion?,
+    ): Any {
+        val domain = ep.domain
+        val hub = domain.hub
+        val op: PendingOp
+        var out: Completion? = null
+        var failure: FabricException? = null
+        var handOver = false
+        synchronized(domain.lock) {
+            op = hub.obtainLocked(ep, kind, buffer, offset, length, addr, tag, ignore)
+            op.result = into
+            val rc = hub.submitLocked(op)
+            if (rc != 0) {
+                failure = refused(op, rc)
+                op.state = PendingOp.DONE // never posted: nothing else refers to it
+                hub.recycleLocked(op)
+            } else {
+                if (!op.isDone && hub.tryAcquireDriverLocked()) {
+                    op.driving = true
+                    try {
+                        domain.progressLocked()
+                    } catch (t: Throwable) {
+                        // A provider threw: give the driver role up (a launch only queues a task).
+                        op.driving = false
+                        if (hub.releaseDriverLocked()) hub.launchDriver(context[ContinuationInterceptor] as? CoroutineDispatcher)
+                        throw t
+                    }
+                }
+                if (op.isDone) {
+                    handOver = op.driving && hub.releaseDriverLocked()
+                    op.driving = false
+                    out = op.result
+                    failure = harvestLocked(op)
+                }
+            }
+        }
+        try {
+            hub.dispatchReady()
+            if (out == null && failure == null && op.driving) {
+                val spins = domain.idlePolicy.maxSpins
+                var i = 1
+                while (i < spins) {
+                    synchronized(domain.lock) {
+                        domain.progressLocked()
+                        if (op.isDone) {
+                            handOver = hub.releaseDriverLocked()
+                            op.driving = false
+                            out = op.result
+                            failure = harvestLocked(op)
+                        }
+                    }
+                    hub.dispatchReady()
+                    if (out != null || failure != null) break
+                    i++
+                }
+            }
+        } catch (t: Throwable) {
+            // A provider threw inside progress: give the driver role up, as the slow path does.
+            if (op.driving) {
+                op.driving = false
+                hub.releaseDriver(context[ContinuationInterceptor] as? CoroutineDispatcher)
+            }
+            throw t
+        }
+        if (handOver) hub.launchDriver(context[ContinuationInterceptor] as? CoroutineDispatcher)
+        failure?.let { throw it }
+        return out ?: op
+    }
+
+    /**
+     * Returns [op]'s failure (or null, its completion being in [PendingOp.result], which the
+     * caller has taken) and gives the operation back to the pool. Caller holds the lock; [op] is DONE.
+     */
+    private fun harvestLocked(op: PendingOp): FabricException? {
+        val failure = if (op.err != 0) op.exception() else null
+        op.hub.recycleLocked(op)
+        return failure
+    }
+
+    /**
+     * The slow path of [run]: waits until [op] is DONE, applying the cancellation rule (a
+     * withdrawn [op] throws CancellationException), then hands its outcome out.
+     */
+    private suspend fun awaitSuspended(op: PendingOp): Completion {
         if (!op.isDone) {
             try {
                 waitFor(op)
             } catch (e: CancellationException) {
-                if (op.decideCancel()) throw e
+                if (op.decideCancel()) {
+                    synchronized(op.ep.domain.lock) { op.hub.recycleLocked(op) } // its ECANCELED outcome is this exception
+                    throw e
+                }
                 // Kept: the operation took effect first; deliver its outcome.
                 withContext(NonCancellable) { waitFor(op) }
             }
         }
-        return op.resultOrThrow()
+        val out: Completion?
+        val failure = synchronized(op.ep.domain.lock) {
+            out = op.result
+            harvestLocked(op)
+        }
+        if (failure != null) throw failure
+        return out!!
+    }
+
+    private suspend fun awaitInjected(op: PendingOp) {
+        awaitSuspended(op)
     }
 
     @Suppress("NOTHING_TO_INLINE") // inline: one continuation frame per waiting operation, not two
     private suspend inline fun waitFor(op: PendingOp) {
         val hub = op.hub
         val dispatcher = coroutineContext[ContinuationInterceptor] as? CoroutineDispatcher
-        // Manual progress and nobody driving: drive inline for a while, as raw polling would.
-        if (!op.isDone && hub.tryAcquireDriver()) {
+        // Manual progress: keep driving inline (yielding now), as raw polling would, if this
+        // caller took the driver role in startInline or can take it now.
+        if (!op.isDone && (op.driving || hub.tryAcquireDriver())) {
+            val from = if (op.driving) op.ep.domain.idlePolicy.maxSpins else 0
+            op.driving = true
             try {
-                spin(op)
+                spin(op, from)
             } finally {
+                op.driving = false
                 hub.releaseDriver(dispatcher)
             }
         }
@@ -75,12 +201,12 @@ internal object Waiting {
         }
     }
 
-    /** The inline phase: progress until done, spinning then yielding, for the policy's budget. */
-    private suspend fun spin(op: PendingOp) {
+    /** The inline phase from attempt [from] on: progress until done, spinning then yielding, for the policy's budget. */
+    private suspend fun spin(op: PendingOp, from: Int) {
         val domain = op.ep.domain
         val policy = domain.idlePolicy
         val total = policy.maxSpins + policy.maxYields
-        var i = 0
+        var i = from
         while (i < total) {
             domain.progress()
             if (op.isDone) return
@@ -99,23 +225,31 @@ internal object Waiting {
         val hub = op.hub
         val start = System.nanoTime()
         val idle = domain.idlePolicy.newStrategy()
+        // Only a waiter that may park needs to be unparked; spinning and yielding ones look again soon.
+        val mayPark = domain.idlePolicy.kind == IdleKind.BACKOFF
+        val timed = timeoutNanos != Long.MAX_VALUE
         val me = Thread.currentThread()
         var interrupted = false
         try {
             while (!op.isDone) {
-                if (!hub.automatic) {
+                val automatic = hub.automatic
+                if (!automatic) {
                     domain.progress()
                     if (op.isDone) break
                 }
-                val elapsed = System.nanoTime() - start
+                val elapsed = if (timed) System.nanoTime() - start else 0L
                 if (elapsed >= timeoutNanos) return false
-                op.thread = me // arm, then look again (fi_trywait): PendingOp.finish unparks us
-                try {
-                    if (!op.isDone) {
-                        if (hub.automatic) LockSupport.parkNanos(op, minOf(timeoutNanos - elapsed, AUTO_PARK_CAP_NANOS)) else idle.idle(0)
+                if (!automatic && !mayPark) {
+                    idle.idle(0)
+                } else {
+                    op.thread = me // arm, then look again (fi_trywait): PendingOp.finish unparks us
+                    try {
+                        if (!op.isDone) {
+                            if (automatic) LockSupport.parkNanos(op, minOf(timeoutNanos - elapsed, AUTO_PARK_CAP_NANOS)) else idle.idle(0)
+                        }
+                    } finally {
+                        op.thread = null
                     }
-                } finally {
-                    op.thread = null
                 }
                 if (Thread.interrupted()) {
                     if (!cancelOnTimeout) throw InterruptedException("interrupted while waiting for ${op.describe()}")

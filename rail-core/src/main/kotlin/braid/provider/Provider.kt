@@ -1,7 +1,11 @@
 package braid.provider
 
+import braid.core.AtomicDatatype
+import braid.core.AtomicForm
+import braid.core.AtomicOp
 import braid.core.Domain
 import braid.core.Endpoint
+import braid.core.Errno
 import braid.core.FiAddr
 import braid.core.Hints
 import braid.core.Info
@@ -9,6 +13,7 @@ import braid.core.RailCounters
 import braid.core.RailStats
 import braid.core.SrxPeer
 import org.agrona.DirectBuffer
+import org.agrona.MutableDirectBuffer
 
 /**
  * A provider (a rail): one transport under the object model. It offers [infos], parses the
@@ -106,4 +111,34 @@ internal interface Transport : SrxPeer, AutoCloseable {
 
     /** One entry per rail under this transport: its own, or each linked rail's. */
     fun railStats(): List<RailStats> = listOf(counters.snapshot())
+
+    // ## RMA and atomics: a rail that lacks them refuses with -ENOSYS ##
+
+    /** The RMA capabilities this rail carries ([braid.core.Caps.RMA], ATOMIC, READ, WRITE, REMOTE_*); 0 if none. */
+    val rmaCaps: Long get() = 0
+
+    /**
+     * Starts an RMA write of [buffer] (the whole view) into the region [key] names at [dest], at
+     * [remoteOffset] bytes into it (`fi_write`). The target checks the key, the bounds and
+     * REMOTE_WRITE; a refusal completes the operation in error. Returns 0, `-EAGAIN`, or
+     * another negated errno as [send] does.
+     */
+    fun write(buffer: DirectBuffer, dest: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int = -Errno.ENOSYS
+
+    /** Starts an RMA read of `buffer.capacity()` bytes from [src]'s region [key] at [remoteOffset] (`fi_read`). */
+    fun read(buffer: MutableDirectBuffer, src: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int = -Errno.ENOSYS
+
+    /**
+     * Starts an atomic of [count] elements of [type] on [dest]'s region [key] at [remoteOffset]:
+     * with [result] it fetches the old values (`fi_fetch_atomic`), with [compare] too it is a
+     * compare-and-swap (`fi_compare_atomic`), with neither it only updates (`fi_atomic`). The
+     * target applies it under its domain lock.
+     */
+    fun atomic(
+        operand: DirectBuffer, compare: DirectBuffer?, result: MutableDirectBuffer?, dest: Long, remoteOffset: Long, key: Long,
+        type: AtomicDatatype, op: AtomicOp, count: Int, flags: Long, context: Any?,
+    ): Int = -Errno.ENOSYS
+
+    /** The most elements of [type] one atomic of [form] may carry on this rail; 0 if it has no atomics. */
+    fun maxAtomicCount(type: AtomicDatatype, form: AtomicForm): Int = 0
 }

@@ -35,13 +35,15 @@ import kotlin.concurrent.thread
  * 1. CPU time of this process while one receive waits, idle, for `IDLE_SECONDS` (default 10),
  *    under each idle strategy and each way of waiting;
  * 2. heap per pending receive: raw, suspended in a coroutine, and as a future (50,000 of each);
- * 3. in-process ping-pong latency of 64-byte tagged messages, raw polling versus `suspend`.
+ * 3. in-process ping-pong latency of 64-byte tagged messages, raw polling versus `suspend`;
+ * 4. the CPU cost of one message through each API, with one thread playing both sides (no
+ *    waiting for a peer: every operation completes at its first poll).
  *
  * Run from the repository root after `mvn -o -pl rail-core test-compile`:
  * ```
  * mvn -q -o -pl rail-core dependency:build-classpath -Dmdep.outputFile=/tmp/cp.txt -Dmdep.includeScope=test
  * java -Xmx1g -XX:+UseParallelGC -cp rail-core/target/classes:rail-core/target/test-classes:$(cat /tmp/cp.txt) \
- *     braid.bench.ProgressBench [IDLE_SECONDS] [PINGPONG_ROUNDS] [idle,memory,pingpong]
+ *     braid.bench.ProgressBench [IDLE_SECONDS] [PINGPONG_ROUNDS] [idle,memory,pingpong,overhead]
  * ```
  */
 object ProgressBench {
@@ -49,11 +51,12 @@ object ProgressBench {
     fun main(args: Array<String>) {
         val idleSeconds = args.getOrNull(0)?.toLong() ?: 10
         val rounds = args.getOrNull(1)?.toInt() ?: 200_000
-        val sections = args.getOrNull(2)?.split(",")?.toSet() ?: setOf("idle", "memory", "pingpong")
+        val sections = args.getOrNull(2)?.split(",")?.toSet() ?: setOf("idle", "memory", "pingpong", "overhead")
         println("Braid progress bench: ${Runtime.getRuntime().availableProcessors()} CPUs, ${System.getProperty("java.vm.name")} ${System.getProperty("java.version")}")
         if ("idle" in sections) idleCpu(idleSeconds)
         if ("memory" in sections) memory()
         if ("pingpong" in sections) pingpong(rounds)
+        if ("overhead" in sections) overhead(rounds)
     }
 
     // ## Idle CPU ##
@@ -219,10 +222,11 @@ object ProgressBench {
                 }
             }
             else -> runBlocking {
+                val c = Completion()
                 for (i in 0 until warm + rounds) {
                     val t0 = System.nanoTime()
-                    ep.tsend(out, 0, 64, dest, 1)
-                    ep.trecv(rx, 0, 64, FiAddr.UNSPEC, 2)
+                    ep.tsend(out, 0, 64, dest, 1, c)
+                    ep.trecv(rx, 0, 64, FiAddr.UNSPEC, 2, into = c)
                     if (i >= warm) samples[i - warm] = System.nanoTime() - t0
                 }
             }
@@ -248,13 +252,63 @@ object ProgressBench {
                 ep.tsendAsync(out, 0, 64, dest, 2).get()
             }
             else -> runBlocking {
+                val c = Completion()
                 repeat(total) {
-                    ep.trecv(rx, 0, 64, FiAddr.UNSPEC, 1)
-                    ep.tsend(out, 0, 64, dest, 2)
+                    ep.trecv(rx, 0, 64, FiAddr.UNSPEC, 1, into = c)
+                    ep.tsend(out, 0, 64, dest, 2, c)
                 }
             }
         }
     }
 
     private fun cqOf(ep: Endpoint) = ep.txCq!!
+
+    // ## Per-message overhead ##
+
+    /**
+     * One thread sends a 64-byte tagged message from a to b and receives it, [rounds] times per
+     * batch, through each API in turn; prints the best batch's nanoseconds per message (send
+     * and receive). The message is in b's ring before its receive is posted, so nothing waits:
+     * the difference between the lines is the API's own work.
+     */
+    private fun overhead(rounds: Int) {
+        println("\n# CPU per 64-byte message, one thread playing both sides (send + receive; best of 7 batches of $rounds)")
+        println(String.format("%-58s %10s", "form", "ns/msg"))
+        Fabric2(IdlePolicy.SPIN, ProgressModel.MANUAL).use { f ->
+            val out = UnsafeBuffer(ByteBuffer.allocateDirect(64))
+            val rx = UnsafeBuffer(ByteBuffer.allocateDirect(64))
+            val c = Completion()
+            val cqA = cqOf(f.a)
+            val cqB = cqOf(f.b)
+            val forms = linkedMapOf<String, () -> Unit>(
+                "raw (tryTsend + tryTrecv + CQ reads)" to {
+                    for (i in 0 until rounds) {
+                        check(f.a.tryTsend(out, 0, 64, f.aToB, 1, null) == 0)
+                        while (cqA.read(c) != 1) Unit
+                        check(f.b.tryTrecv(rx, 0, 64, FiAddr.UNSPEC, 1, 0, null) == 0)
+                        while (cqB.read(c) != 1) Unit
+                    }
+                },
+                "suspend (tsend + trecv, reused completion)" to {
+                    runBlocking { for (i in 0 until rounds) { f.a.tsend(out, 0, 64, f.aToB, 1, c); f.b.trecv(rx, 0, 64, FiAddr.UNSPEC, 1, into = c) } }
+                },
+                "suspend (tsend + trecv, a new completion each)" to {
+                    runBlocking { for (i in 0 until rounds) { f.a.tsend(out, 0, 64, f.aToB, 1); f.b.trecv(rx, 0, 64, FiAddr.UNSPEC, 1) } }
+                },
+                "futures + join()" to {
+                    for (i in 0 until rounds) { f.a.tsendAsync(out, 0, 64, f.aToB, 1).join(); f.b.trecvAsync(rx, 0, 64, FiAddr.UNSPEC, 1).join() }
+                },
+            )
+            for ((name, body) in forms) {
+                var best = Long.MAX_VALUE
+                repeat(3) { body() } // warm-up
+                repeat(7) {
+                    val t0 = System.nanoTime()
+                    body()
+                    best = minOf(best, System.nanoTime() - t0)
+                }
+                println(String.format("%-58s %10.1f", name, best.toDouble() / rounds))
+            }
+        }
+    }
 }

@@ -4,55 +4,55 @@ import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.longs.shouldBeLessThan
 import io.kotest.matchers.shouldBe
+import kotlinx.coroutines.runBlocking
 import org.agrona.concurrent.UnsafeBuffer
 import java.lang.management.ManagementFactory
 import java.nio.ByteBuffer
 
 /**
  * Once warm, the shm hot path allocates nothing per message: a ping-pong of eager and
- * rendezvous messages between two endpoints, counted with the JVM's per-thread allocation
- * counter (bytes, not time).
+ * rendezvous messages between two endpoints, raw and through the `suspend` forms' inline path,
+ * counted with the JVM's per-thread allocation counter (bytes, not time).
  */
 class HotPathAllocationTest : FunSpec({
     val threads = ManagementFactory.getThreadMXBean() as com.sun.management.ThreadMXBean
 
     test("a warm ping-pong allocates nothing per message, eager or rendezvous") {
-        TestFabric(eagerSize = 1024).use { f ->
+        TestFabric(eagerSize = 1024).use { f -> pingPongAllocatesNothing(f, listOf(64, 64 * 1024)) { 20_000 } }
+    }
+
+    test("suspend sends, injects and receives that complete without suspending allocate nothing per message") {
+        ProgressFabric().use { f ->
             val (a, b) = f.nodes
             val toB = f.addrs[0][1]
             val toA = f.addrs[1][0]
-            for (size in listOf(64, 64 * 1024)) {
-                val out = UnsafeBuffer(ByteBuffer.allocateDirect(size))
-                val inA = UnsafeBuffer(ByteBuffer.allocateDirect(size))
-                val inB = UnsafeBuffer(ByteBuffer.allocateDirect(size))
-                val c = Completion()
-                val ctx = Any()
-                fun drain(n: TestFabric.Node, count: Int) {
-                    var got = 0
-                    while (got < count) {
-                        val rc = n.cq.read(c)
-                        if (rc == 1) got++ else check(rc == -Errno.EAGAIN) { "cq read returned ${Errno.name(rc)}" }
-                        a.domain.progress(); b.domain.progress()
-                    }
-                }
-                fun round() {
-                    check(b.ep.tryTrecv(inB, 0, size, toA, 1, 0, ctx) == 0)
-                    check(a.ep.tryTrecv(inA, 0, size, toB, 2, 0, ctx) == 0)
-                    check(a.ep.tryTsend(out, 0, size, toB, 1, ctx) == 0)
-                    drain(b, 1)
-                    check(b.ep.tryTsend(out, 0, size, toA, 2, ctx) == 0)
-                    drain(a, 2)
-                    drain(b, 1)
-                }
-                repeat(20_000) { round() }
-                val tid = Thread.currentThread().id
+            val out = UnsafeBuffer(ByteBuffer.allocateDirect(64))
+            val inA = UnsafeBuffer(ByteBuffer.allocateDirect(64))
+            val inB = UnsafeBuffer(ByteBuffer.allocateDirect(64))
+            val sent = Completion()
+            val got = Completion()
+            val tid = Thread.currentThread().id
+            // One thread plays both sides: each message is in the ring before its receive is
+            // posted, so every operation completes in the first inline poll of its caller.
+            fun rounds(n: Int): Long = runBlocking {
                 val before = threads.getThreadAllocatedBytes(tid)
-                val rounds = 20_000
-                repeat(rounds) { round() }
-                val allocated = threads.getThreadAllocatedBytes(tid) - before
-                // Liveness checks allocate a little now and then; per message it must round to zero.
-                withClue("$size-byte messages: $allocated bytes allocated over ${rounds * 2} messages") { (allocated / (rounds * 2)) shouldBeLessThan 1L }
+                for (i in 0 until n) {
+                    a.ep.tsend(out, 0, 64, toB, 1, sent)
+                    b.ep.trecv(inB, 0, 64, toA, 1, into = got)
+                    check(got.len == 64L && got.tag == 1L) { "round $i: tagged receive got $got" }
+                    b.ep.inject(out, 0, 32, toA)
+                    a.ep.recv(inA, 0, 64, toB, got)
+                    check(got.len == 32L) { "round $i: receive got $got" }
+                }
+                threads.getThreadAllocatedBytes(tid) - before
             }
+            rounds(20_000)
+            val n = 20_000
+            val allocated = rounds(n)
+            withClue("$allocated bytes allocated over ${n * 2} messages (${n * 4} suspend calls)") { (allocated / (n * 2)) shouldBeLessThan 1L }
+            a.domain.pendingOps shouldBe 0
+            b.domain.pendingOps shouldBe 0
+            a.domain.suspendedOps shouldBe 0
         }
     }
 })

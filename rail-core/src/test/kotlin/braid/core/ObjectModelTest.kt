@@ -18,9 +18,9 @@ class ObjectModelTest : FunSpec({
         (info.caps and Caps.TAGGED) shouldBe Caps.TAGGED
         (info.caps and Caps.MSG) shouldBe 0L // a primary capability not asked for is not granted
         (info.caps and Caps.LOCAL_COMM) shouldBe Caps.LOCAL_COMM
-        val e = shouldThrow<FabricException> { Braid.getInfo(Hints(caps = Caps.RMA, provider = "shm")) }
+        val e = shouldThrow<FabricException> { Braid.getInfo(Hints(caps = Caps.MULTICAST, provider = "shm")) }
         e.code shouldBe Errno.ENODATA
-        e.message shouldContain "lacks capabilities FI_RMA"
+        e.message shouldContain "lacks capabilities FI_MULTICAST"
         shouldThrow<FabricException> { Braid.getInfo(Hints(provider = "nope")) }.message shouldContain "no provider named 'nope'"
     }
 

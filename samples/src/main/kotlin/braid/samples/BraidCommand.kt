@@ -2,6 +2,7 @@ package braid.samples
 
 import braid.core.Braid
 import braid.core.FabricException
+import braid.dsl.TopologyException
 import java.io.PrintStream
 import kotlin.system.exitProcess
 
@@ -55,6 +56,10 @@ Run 'braid <command> --help' for a command's options; 'braid --version' for the 
             err.println("braid $command: ${e.message}")
             1
         } catch (e: FabricException) {
+            out.flush()
+            err.println("braid $command: ${e.message}")
+            1
+        } catch (e: TopologyException) {
             out.flush()
             err.println("braid $command: ${e.message}")
             1

@@ -12,7 +12,8 @@ import java.io.PrintStream
  *   (`provider:`, then fabric, domain, version, type and protocol indented by four spaces);
  * - `-l`: provider names and versions, as `fi_info -l`;
  * - `-p NAME`: only provider NAME (also filters `-l`);
- * - `-v`: each Info in full ([Info.describe]), each preceded by `---` as `fi_info -v` does.
+ * - `-v`: each Info in full ([Info.describe]), each preceded by `---` as `fi_info -v` does;
+ * - `--config FILE`: the topology FILE describes, resolved on this host ([TopologyInfo]).
  *
  * When nothing matches, [Braid.getInfo] throws [braid.core.FabricException]; `braid` prints its
  * message and exits with status 1.
@@ -23,8 +24,9 @@ internal object InfoCommand {
     private val LIST = OptionSpec('l', "list", null, "list available providers")
     private val PROVIDER = OptionSpec('p', "provider", "provider", "only this provider")
     private val VERBOSE = OptionSpec('v', "verbose", null, "verbose output: every attribute")
+    private val CONFIG = OptionSpec(null, "config", "file", "the topology a file (.json, .conf) describes, resolved on this host: which rails can be opened and why not")
     private val HELP = OptionSpec('h', "help", null, "display this help output")
-    private val SPECS = listOf(LIST, PROVIDER, VERBOSE, HELP)
+    private val SPECS = listOf(LIST, PROVIDER, VERBOSE, CONFIG, HELP)
 
     fun usage(): String = buildString {
         append("Usage: braid info [OPTIONS]\n")
@@ -44,6 +46,11 @@ internal object InfoCommand {
             throw UsageException(COMMAND, "unexpected argument '${parsed.positionals.first()}'")
         }
         val provider = parsed.value(PROVIDER)
+        parsed.value(CONFIG)?.let { file ->
+            if (provider != null || parsed.has(LIST)) throw UsageException(COMMAND, "option '--config' takes no -p or -l")
+            TopologyInfo.run(file, parsed.has(VERBOSE), out)
+            return 0
+        }
         if (parsed.has(LIST)) {
             val names = if (provider == null) Braid.providerNames() else Braid.getInfo(Hints(provider = provider)).map { it.provider }.distinct()
             for (name in names) {

@@ -1,12 +1,14 @@
 package braid.samples
 
+import braid.dsl.topology
 import java.io.PrintStream
 
 /**
  * `braid pingpong`: fi_pingpong for Braid. The server (no address given) listens on the control
  * port; the client connects to it. Then, as fi_pingpong does:
  *
- * 1. Both open their endpoint ([RawPingpong]), exchange settings ([PingpongAgreement]) and
+ * 1. Both open their endpoint ([RawPingpong]: provider `-p`, or the link of a topology file
+ *    `--config`, printed as a `#` line before the table), exchange settings ([PingpongAgreement]) and
  *    endpoint addresses over the control connection ([ControlChannel]), and insert each other in
  *    their AV.
  * 2. For each size: an untimed [Warmup] (before the first size of each protocol regime, until
@@ -41,7 +43,17 @@ internal object PingpongCommand {
     ) {
         val client = options.isClient
         val maxSize = options.sizes.maxOrNull() ?: 0
-        RawPingpong(options.provider, options.tagged, maxSize, options.check, client, options.api).use { session ->
+        val open = if (options.config != null) {
+            val spec = topology { file(options.config) }
+            RawPingpong.openTopology(spec, options.tagged).also { link ->
+                val r = link.resolved!!
+                out.println("# link '${r.link.name}' as ${link.info.domainName}, rails ${r.opened.joinToString { it.rail.linkPart }}" +
+                    if (r.leftOut.isEmpty()) "" else ", left out ${r.leftOut.joinToString { it.rail.name }}")
+            }
+        } else {
+            RawPingpong.openProvider(options.provider, options.tagged)
+        }
+        RawPingpong(open, options.tagged, maxSize, options.check, client, options.api).use { session ->
             val control = if (client) {
                 ControlChannel.connect(options.serverAddress!!, options.connectPort, options.sourcePort, connectAbort)
             } else {

@@ -20,6 +20,8 @@ internal data class PingpongOptions(
     val serverAddress: String? = null,
     /** Server: how long to wait for a client; null for ever. */
     val acceptTimeoutSeconds: Int? = null,
+    /** `--config FILE`: the link a topology file describes, instead of provider [provider]. */
+    val config: String? = null,
 ) {
     val isClient: Boolean get() = serverAddress != null
 
@@ -30,7 +32,7 @@ internal data class PingpongOptions(
     val connectPort: Int get() = if (destinationPort != 0) destinationPort else ControlChannel.DEFAULT_PORT
 
     /** What this side requires the peer to have set identically. */
-    fun agreement(): PingpongAgreement = PingpongAgreement(api, provider, tagged, check, iterations, sizes)
+    fun agreement(): PingpongAgreement = PingpongAgreement(api, if (config != null) "--config" else provider, tagged, check, iterations, sizes)
 
     companion object {
         const val COMMAND: String = "pingpong"
@@ -53,10 +55,11 @@ internal data class PingpongOptions(
         val MODE = OptionSpec('m', null, "transmit mode", "transmit mode type: msg|tagged (msg)")
         val API = OptionSpec(null, "api", "api", "API of the data path: raw (polling try-calls), suspend (coroutines) or future (CompletableFuture) (raw)")
         val ACCEPT_TIMEOUT = OptionSpec(null, "accept-timeout", "seconds", "server: give up if no client connects in time (wait for ever)")
+        val CONFIG = OptionSpec(null, "config", "file", "run over the link a topology file (.json, .conf) describes, instead of -p; see 'braid info --config'")
         val HELP = OptionSpec('h', "help", null, "display this help output")
 
         val SPECS: List<OptionSpec> =
-            listOf(SOURCE_PORT, DESTINATION_PORT, PROVIDER, ENDPOINT, ITERATIONS, SIZE, CHECK, MODE, API, ACCEPT_TIMEOUT, HELP)
+            listOf(SOURCE_PORT, DESTINATION_PORT, PROVIDER, CONFIG, ENDPOINT, ITERATIONS, SIZE, CHECK, MODE, API, ACCEPT_TIMEOUT, HELP)
 
         /** The usage text of `braid pingpong --help`. */
         fun usage(): String = buildString {
@@ -64,7 +67,7 @@ internal data class PingpongOptions(
             append("  braid pingpong [OPTIONS]\t\tstart server\n")
             append("  braid pingpong [OPTIONS] <srv_addr>\tconnect to server\n")
             append("\nPing pong client and server over one Braid RDM endpoint; fi_pingpong's options and table.\n")
-            append("Both sides must be given the same -p, -m, -c, -I and -S. Unlike fi_pingpong, each size is\n")
+            append("Both sides must be given the same -p (or both --config), -m, -c, -I and -S. Unlike fi_pingpong, each size is\n")
             append("preceded by an untimed warm-up: before the first size sent by inject, eager send or\n")
             append("rendezvous, until the JIT compilers of both sides are done with that path (0.2 to 5 s);\n")
             append("20 ms before the others.\n")
@@ -89,6 +92,9 @@ internal data class PingpongOptions(
                 "tagged" -> true
                 else -> throw UsageException(COMMAND, "option '-m': unknown transmit mode '$m'; use msg or tagged")
             }
+            if (parsed.value(PROVIDER) != null && parsed.value(CONFIG) != null) {
+                throw UsageException(COMMAND, "options '-p' and '--config' both choose the endpoint; give one")
+            }
             val api = parsed.value(API) ?: API_RAW
             if (api !in APIS) {
                 throw UsageException(COMMAND, "option '--api': unknown API '$api'; use one of ${APIS.joinToString()}")
@@ -104,6 +110,7 @@ internal data class PingpongOptions(
                 api = api,
                 serverAddress = parsed.positionals.firstOrNull(),
                 acceptTimeoutSeconds = parsed.value(ACCEPT_TIMEOUT)?.let { intOption(COMMAND, "--accept-timeout", it, 1, Int.MAX_VALUE, "a number of seconds") },
+                config = parsed.value(CONFIG),
             )
         }
     }

@@ -6,16 +6,14 @@ import braid.core.Caps
 import braid.core.Completion
 import braid.core.CompletionError
 import braid.core.CompletionQueue
-import braid.core.CqFormat
 import braid.core.Endpoint
 import braid.core.Errno
 import braid.core.Event
 import braid.core.EventQueue
 import braid.core.EventType
-import braid.core.Fabric
 import braid.core.Hints
+import braid.core.IdlePolicy
 import braid.core.Info
-import braid.core.OpFlags
 import braid.core.inject
 import braid.core.injectAsync
 import braid.core.recv
@@ -28,6 +26,9 @@ import braid.core.trecv
 import braid.core.trecvAsync
 import braid.core.tsend
 import braid.core.tsendAsync
+import braid.dsl.OpenLink
+import braid.dsl.Topology
+import braid.dsl.TopologySpec
 import kotlinx.coroutines.runBlocking
 import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
@@ -37,9 +38,9 @@ import java.util.concurrent.TimeUnit
  * The data path of `braid pingpong --api raw`: one RDM endpoint of the rail-core object model
  * used the way fi_pingpong uses a libfabric endpoint.
  *
- * - Setup: `getInfo` (caps MSG, or TAGGED with `-m tagged`, provider from `-p`), fabric, domain,
- *   a transmit CQ and a receive CQ, an AV, an EQ for peer-down events, the endpoint bound to all
- *   of them and enabled.
+ * - Setup: [open] ([Topology.open]: from `-p`, a provider's Info with a spinning idle policy;
+ *   from `--config`, the link a topology file describes): fabric, domain, a transmit CQ and a
+ *   receive CQ, an AV, an EQ for peer-down events, the endpoint bound to all of them and enabled.
  * - One receive is always posted, for any size up to the largest, directed at the peer: it is
  *   posted once at [connect] and again as soon as its completion has been read (and checked),
  *   so every message meets a posted receive and none arrives unexpected.
@@ -48,12 +49,17 @@ import java.util.concurrent.TimeUnit
  * - Completions are polled with [CompletionQueue.read] in a busy loop: no sleeping, no
  *   allocation (one reused [Completion], preallocated contexts, direct buffers allocated once).
  *   `-EAVAIL` is answered with `readErr` and fails the run with the error's message.
+ * - `--api suspend` runs the same loop with the `suspend` forms in `runBlocking`, each side
+ *   sending, then receiving into reused [Completion]s: a coroutine cannot post a receive and go
+ *   on without a second coroutine, so the receive is posted right after the send, while the
+ *   message is in flight (the reply still meets a posted receive: none arrives unexpected).
+ *   `--api future` posts each receive before the send that provokes its message, as raw does.
  *
  * A wait that sees no completion for [STALL_SECONDS], or a peer-down event on the EQ, fails the
- * run with a [CommandFailure] rather than hanging.
+ * run with a [CommandFailure] rather than hanging. Closing closes [open].
  */
 internal class RawPingpong(
-    provider: String,
+    private val open: OpenLink,
     private val tagged: Boolean,
     maxSize: Int,
     private val check: Boolean,
@@ -61,13 +67,12 @@ internal class RawPingpong(
     /** `raw` (polling `try…` calls), `suspend` (Kotlin suspend forms) or `future` (CompletableFuture forms). */
     private val api: String = PingpongOptions.API_RAW,
 ) : AutoCloseable {
-    val info: Info = Braid.getInfo(Hints(caps = if (tagged) Caps.TAGGED else Caps.MSG, provider = provider)).first()
-    private val fabric: Fabric = Braid.fabric(info)
-    private val txCq: CompletionQueue
-    private val rxCq: CompletionQueue
-    private val av: AddressVector
-    private val eq: EventQueue
-    private val ep: Endpoint
+    val info: Info = open.info
+    private val txCq: CompletionQueue = open.txCq
+    private val rxCq: CompletionQueue = open.rxCq
+    private val av: AddressVector = open.av
+    private val eq: EventQueue = open.eq
+    private val ep: Endpoint = open.endpoint
     private val txBuf: UnsafeBuffer
     private val rxBuf: UnsafeBuffer
     private val injectSize = info.txAttr.injectSize
@@ -76,6 +81,7 @@ internal class RawPingpong(
     private val peerDirection = if (client) DataPattern.FROM_SERVER else DataPattern.FROM_CLIENT
 
     private val completion = Completion()
+    private val sendCompletion = Completion()
     private val error = CompletionError()
     private val event = Event()
     private val txContext = OpContext("send")
@@ -94,20 +100,6 @@ internal class RawPingpong(
             if (maxSize > info.endpointAttr.maxMsgSize) {
                 throw CommandFailure("size $maxSize is larger than provider ${info.provider}'s largest message (${info.endpointAttr.maxMsgSize} bytes)")
             }
-            // Raw polling spins for ever; the waiting forms get the same idle policy, so the
-            // comparison measures the API, not parking.
-            val domain = fabric.domain(info.copy(domainAttr = info.domainAttr.copy(idle = braid.core.IdlePolicy.SPIN)))
-            val format = if (tagged) CqFormat.TAGGED else CqFormat.MSG
-            txCq = domain.completionQueue(format, info.txAttr.size.coerceAtMost(1 shl 16))
-            rxCq = domain.completionQueue(format, info.rxAttr.size.coerceAtMost(1 shl 16))
-            av = domain.addressVector()
-            eq = fabric.eventQueue()
-            ep = domain.endpoint(info)
-            ep.bind(txCq, OpFlags.TRANSMIT)
-            ep.bind(rxCq, OpFlags.RECV)
-            ep.bind(av)
-            ep.bind(eq)
-            ep.enable()
             val capacity = maxOf(maxSize, MIN_BUFFER)
             try {
                 txBuf = UnsafeBuffer(ByteBuffer.allocateDirect(capacity))
@@ -116,7 +108,7 @@ internal class RawPingpong(
                 throw CommandFailure("cannot allocate two direct buffers of $capacity bytes (${e.message}); raise -XX:MaxDirectMemorySize, e.g. BRAID_JAVA_OPTS=-XX:MaxDirectMemorySize=4g", e)
             }
         } catch (e: Throwable) {
-            runCatching { fabric.close() }
+            runCatching { open.close() }
             throw e
         }
     }
@@ -174,7 +166,13 @@ internal class RawPingpong(
                 iterations.toLong()
             }
             PingpongOptions.API_FUTURE -> {
-                for (i in 0 until iterations) { received(recvFuture().join(), size, i, phase); sendFuture(size) }
+                // As raw: the next receive is posted before the reply is sent.
+                var request = recvFuture()
+                for (i in 0 until iterations) {
+                    received(request.join(), size, i, phase)
+                    if (i + 1 < iterations) request = recvFuture()
+                    sendFuture(size)
+                }
                 return iterations.toLong()
             }
         }
@@ -220,14 +218,14 @@ internal class RawPingpong(
         when {
             size < injectSize && tagged -> ep.tinject(txBuf, 0, size, peer, TAG)
             size < injectSize -> ep.inject(txBuf, 0, size, peer)
-            tagged -> ep.tsend(txBuf, 0, size, peer, TAG)
-            else -> ep.send(txBuf, 0, size, peer)
+            tagged -> ep.tsend(txBuf, 0, size, peer, TAG, sendCompletion)
+            else -> ep.send(txBuf, 0, size, peer, sendCompletion)
         }
         sentMessages++
     }
 
     private suspend fun recvSuspending(): Completion =
-        if (tagged) ep.trecv(rxBuf, 0, rxBuf.capacity(), peer, TAG) else ep.recv(rxBuf, 0, rxBuf.capacity(), peer)
+        if (tagged) ep.trecv(rxBuf, 0, rxBuf.capacity(), peer, TAG, into = completion) else ep.recv(rxBuf, 0, rxBuf.capacity(), peer, completion)
 
     private fun sendFuture(size: Int) {
         if (check) DataPattern.fill(txBuf, size, sentMessages, ownDirection)
@@ -341,7 +339,7 @@ internal class RawPingpong(
     }
 
     override fun close() {
-        fabric.close()
+        open.close()
     }
 
     /** A preallocated operation context, named for messages. */
@@ -349,19 +347,32 @@ internal class RawPingpong(
         override fun toString(): String = name
     }
 
-    private companion object {
+    companion object {
         /** The tag of every tagged message, fi_pingpong's. */
-        const val TAG = 1234L
+        private const val TAG = 1234L
 
         /** fi_pingpong's smallest buffer (`PP_MAX_CTRL_MSG`). */
-        const val MIN_BUFFER = 64
+        private const val MIN_BUFFER = 64
 
-        const val STALL_SECONDS = 30L
-        val STALL_NANOS = TimeUnit.SECONDS.toNanos(STALL_SECONDS)
+        private const val STALL_SECONDS = 30L
+        private val STALL_NANOS = TimeUnit.SECONDS.toNanos(STALL_SECONDS)
 
         /** The watchdog looks every 2^14 polls: a few milliseconds apart. */
-        const val WATCH_EVERY_MASK = (1 shl 14) - 1
+        private const val WATCH_EVERY_MASK = (1 shl 14) - 1
 
-        fun hex(b: Int) = Integer.toHexString(b).padStart(2, '0')
+        private fun hex(b: Int) = Integer.toHexString(b).padStart(2, '0')
+
+        /**
+         * `-p NAME`: the provider's first Info. Raw polling spins for ever; the waiting forms get
+         * the same idle policy, so the comparison measures the API, not parking.
+         */
+        fun openProvider(provider: String, tagged: Boolean): OpenLink {
+            val info = Braid.getInfo(Hints(caps = if (tagged) Caps.TAGGED else Caps.MSG, provider = provider)).first()
+            return Topology.open(info.copy(domainAttr = info.domainAttr.copy(idle = IdlePolicy.SPIN)), splitCompletionQueues = true)
+        }
+
+        /** `--config FILE`: the link the topology describes (file, then environment), as it says. */
+        fun openTopology(spec: TopologySpec, tagged: Boolean): OpenLink =
+            Topology.open(spec, caps = if (tagged) Caps.TAGGED else Caps.MSG, splitCompletionQueues = true)
     }
 }

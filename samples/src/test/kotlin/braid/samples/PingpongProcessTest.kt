@@ -10,6 +10,7 @@ import java.io.File
 import java.net.InetAddress
 import java.net.ServerSocket
 import java.nio.file.Files
+import java.nio.file.Paths
 import java.util.concurrent.TimeUnit
 
 /** `braid pingpong` as fi_pingpong is run: a server process and a client process, over shm. */
@@ -44,11 +45,15 @@ class PingpongProcessTest : FunSpec({
         }
     }
 
-    /** Runs a checked 64-byte pingpong of 100 round trips between two processes; returns (client, server) stderr. */
-    fun pingpong(provider: String, serverEnv: Map<String, String> = emptyMap(), clientEnv: Map<String, String> = emptyMap()): List<String> {
+    /**
+     * Runs a checked 64-byte pingpong of 100 round trips between two processes on the endpoint
+     * [endpoint] names (`-p shm`, `--config FILE`); returns (client, server) stderr. Lines of
+     * stdout starting with '#' (what `--config` opened) are left out of the table check.
+     */
+    fun pingpong(endpoint: List<String>, serverEnv: Map<String, String> = emptyMap(), clientEnv: Map<String, String> = emptyMap(), stdout: (String) -> Unit = {}): List<String> {
         val dir = Files.createTempDirectory("braid-pingpong-test").toFile()
         val port = ServerSocket(0, 1, InetAddress.getLoopbackAddress()).use { it.localPort }
-        val common = listOf("pingpong", "-p", provider, "-I", "100", "-S", "64", "-c")
+        val common = listOf("pingpong") + endpoint + listOf("-I", "100", "-S", "64", "-c")
         val server = Braid(common + listOf("-B", "$port", "--accept-timeout", "60"), dir, "server", serverEnv)
         var client: Braid? = null
         try {
@@ -59,7 +64,8 @@ class PingpongProcessTest : FunSpec({
                 clientStatus shouldBe 0
                 serverStatus shouldBe 0
                 for (side in listOf(client, server)) {
-                    val lines = side.out.readLines().filter { it.isNotBlank() }
+                    stdout(side.out.readText())
+                    val lines = side.out.readLines().filter { it.isNotBlank() && !it.startsWith("#") }
                     lines shouldHaveSize 2
                     lines[0] shouldBe PerfFormat.HEADER
                     lines[1] shouldMatch Regex("""64      100     =100     12k     [ \d]{4}\d\.\d\ds[ \d]{6}\d\.\d\d[ \d]{7}\d\.\d\d[ \d]{7}\d\.\d\d""")
@@ -73,7 +79,7 @@ class PingpongProcessTest : FunSpec({
     }
 
     test("server and client processes run 100 checked round trips of 64 bytes and both print the table") {
-        pingpong("shm").forEach { it shouldBe "" }
+        pingpong(listOf("-p", "shm")).forEach { it shouldBe "" }
     }
 
     /** The row of [rail] in a BRAID_LINK_DUMP_STATS table: messages sent and received. */
@@ -86,7 +92,7 @@ class PingpongProcessTest : FunSpec({
     test("over the link: processes of one host talk over shm, of two hosts over tcp, and BRAID_LINK_DUMP_STATS says so") {
         val link = mapOf("BRAID_LINKS" to "shm+tcp:lo", "BRAID_LINK_DUMP_STATS" to "1")
         for ((hosts, used, unused) in listOf(Triple("h" to "h", "shm", "tcp"), Triple("a" to "b", "tcp", "shm"))) {
-            val (clientErr, serverErr) = pingpong("link", link + ("BRAID_HOST_ID" to hosts.first), link + ("BRAID_HOST_ID" to hosts.second))
+            val (clientErr, serverErr) = pingpong(listOf("-p", "link"), link + ("BRAID_HOST_ID" to hosts.first), link + ("BRAID_HOST_ID" to hosts.second))
             for (err in listOf(clientErr, serverErr)) {
                 withClue(err) {
                     err shouldContain "braid link 'shm+tcp:lo' endpoint closing"
@@ -95,6 +101,18 @@ class PingpongProcessTest : FunSpec({
                     err shouldContain "unexpected messages: max"
                 }
             }
+        }
+    }
+
+    test("--config FILE: both processes open the link the topology file describes, and its rails carry the messages") {
+        val config = Paths.get("config/local.conf").toAbsolutePath().toString()
+        val stats = mapOf("BRAID_LINK_DUMP_STATS" to "1")
+        for ((hosts, used) in listOf(("h" to "h") to "shm", ("a" to "b") to "tcp")) {
+            val errs = pingpong(
+                listOf("--config", config), stats + ("BRAID_HOST_ID" to hosts.first), stats + ("BRAID_HOST_ID" to hosts.second),
+                stdout = { it shouldContain "# link 'local' as shm+tcp:lo, rails shm, tcp:lo\n" },
+            )
+            errs.forEach { err -> withClue(err) { rail(err, used).all { it >= 100 } shouldBe true } }
         }
     }
 })

@@ -50,7 +50,7 @@ internal object LinkProvider : Provider {
             System.getenv("BRAID_LINKS") != null -> System.getenv("BRAID_LINKS") to "environment BRAID_LINKS"
             else -> DEFAULT_LINKS to "the default links"
         }
-        val disableShm = envFlag("BRAID_LINK_DISABLE_SHM", false)
+        val disableShm = hints.linkDisableShm ?: envFlag("BRAID_LINK_DISABLE_SHM", false)
         val offers = ArrayList<Info>()
         val refused = ArrayList<String>()
         for (link in LinkStrings.parse(text, source, networkRails)) {

@@ -1,5 +1,9 @@
 package braid.provider.link
 
+import braid.core.AtomicDatatype
+import braid.core.AtomicForm
+import braid.core.AtomicOp
+import braid.core.Caps
 import braid.core.Endpoint
 import braid.core.EndpointStats
 import braid.core.Errno
@@ -11,6 +15,7 @@ import braid.core.RxEntry
 import braid.provider.AddressHeader
 import braid.provider.Transport
 import org.agrona.DirectBuffer
+import org.agrona.MutableDirectBuffer
 import org.agrona.collections.Long2ObjectHashMap
 
 /**
@@ -71,9 +76,33 @@ internal class LinkTransport(
     private var lastNetworkWork = lastNetworkPoll
 
     override fun send(buffer: DirectBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int {
-        val rail = route(dest) ?: return lastRouteError
-        if (rail !== shm) lastNetworkWork = System.nanoTime()
+        val rail = railFor(dest) ?: return lastRouteError
         return rail.send(buffer, dest, tag, data, flags, context)
+    }
+
+    // ## RMA and atomics: to the rail the destination's locality picks, as sends go; the target's
+    // rail serves them against the endpoint's domain, whichever rail they arrive on ##
+
+    override val rmaCaps: Long get() = rails.fold(Caps.RMA_ALL) { caps, (_, t) -> caps and t.rmaCaps }
+
+    override fun maxAtomicCount(type: AtomicDatatype, form: AtomicForm): Int = rails.minOf { it.second.maxAtomicCount(type, form) }
+
+    override fun write(buffer: DirectBuffer, dest: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int =
+        railFor(dest)?.write(buffer, dest, remoteOffset, key, flags, context) ?: lastRouteError
+
+    override fun read(buffer: MutableDirectBuffer, src: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int =
+        railFor(src)?.read(buffer, src, remoteOffset, key, flags, context) ?: lastRouteError
+
+    override fun atomic(
+        operand: DirectBuffer, compare: DirectBuffer?, result: MutableDirectBuffer?, dest: Long, remoteOffset: Long, key: Long,
+        type: AtomicDatatype, op: AtomicOp, count: Int, flags: Long, context: Any?,
+    ): Int = railFor(dest)?.atomic(operand, compare, result, dest, remoteOffset, key, type, op, count, flags, context) ?: lastRouteError
+
+    /** [route], and the network rail counts as busy (polled every time) once given work. */
+    private fun railFor(dest: Long): Transport? {
+        val rail = route(dest) ?: return null
+        if (rail !== shm) lastNetworkWork = System.nanoTime()
+        return rail
     }
 
     private var lastRouteError = 0

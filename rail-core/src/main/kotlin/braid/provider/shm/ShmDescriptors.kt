@@ -120,9 +120,9 @@ internal object EndpointFileDescriptor {
  * +---------------------------------------------------------------+
  * |                      magic "BRDC" (32)                        |
  * +---------------------------------------------------------------+
- * |                      version = 2 (32)                         |
+ * |                      version = 3 (32)                         |
  * +---------------------------------------------------------------+
- * |                      data (and bulk) ring capacity (32)                  |
+ * |                      data (and bulk) ring capacity (32)       |
  * +---------------------------------------------------------------+
  * |                      control ring capacity (32)               |
  * +---------------------------------------------------------------+
@@ -136,18 +136,21 @@ internal object EndpointFileDescriptor {
  * |  (message heads: EAGER and RTS records)                       |
  * +---------------------------------------------------------------+
  * |  bulk ring: OneToOneRingBuffer, sender -> receiver            |
- * |  (FRAG records of rendezvous messages already matched)        |
+ * |  (FRAG records of rendezvous messages already matched,        |
+ * |  RMA requests)                                                |
  * +---------------------------------------------------------------+
  * |  control ring: OneToOneRingBuffer, receiver -> sender         |
+ * |  (CTS, ACK, …; RMA replies)                                   |
  * +---------------------------------------------------------------+
  * ```
+ * Version 3 added the RMA records (see [FrameDescriptor]).
  * Fragments have a ring of their own because a receiver may leave an unexpected message head
  * in the data ring to push its sender back; fragments of a message already matched must still
  * flow past it, or the receive waiting for them would never complete.
  */
 internal object ChannelFileDescriptor {
     const val MAGIC: Int = 0x42524443 // "BRDC"
-    const val VERSION: Int = 2
+    const val VERSION: Int = 3
     const val MAGIC_OFFSET = 0
     const val VERSION_OFFSET = 4
     const val DATA_CAPACITY_OFFSET = 8
@@ -199,19 +202,34 @@ internal object ChannelFileDescriptor {
  * +---------------------------------------------------------------+
  * |  payload ...                                                  |
  * +---------------------------------------------------------------+
+ *
+ * RMA (4), bulk ring: an RMA or atomic request, laid out as braid.provider.RmaDescriptor's
+ * request (48-byte header, then a write's bytes or an atomic's operands):
+ * +---------------------------------------------------------------+
+ * |  kind, datatype, atomic op, flags (8 each) | element count (32)|
+ * +---------------------------------------------------------------+
+ * |  request id (64) | key (64) | remote offset (64) |             |
+ * |  request length (64) | piece offset (64)                       |
+ * +---------------------------------------------------------------+
+ * |  payload ...                                                  |
+ * +---------------------------------------------------------------+
  * ```
  * Control ring, receiver -> sender: CTS (10: message id, bytes accepted), ACK (11: message id,
  * delivered), DISCARDED (12: message id, dropped by the receiving application), PULLED (13:
- * message id, bytes the receiver copied itself with cross-memory attach). 16 bytes each.
+ * message id, bytes the receiver copied itself with cross-memory attach), 16 bytes each; and
+ * RMA_REPLY (14): braid.provider.RmaDescriptor's reply (32-byte header with status and request
+ * id, then a read's bytes or a fetching atomic's old values).
  */
 internal object FrameDescriptor {
     const val MSG_EAGER = 1
     const val MSG_RTS = 2
     const val MSG_FRAG = 3
+    const val MSG_RMA = 4
     const val MSG_CTS = 10
     const val MSG_ACK = 11
     const val MSG_DISCARDED = 12
     const val MSG_PULLED = 13
+    const val MSG_RMA_REPLY = 14
 
     const val FLAG_TAGGED = 1
     const val FLAG_DATA = 2

@@ -58,7 +58,7 @@ internal object ShmProvider : Provider {
                 provider = name,
                 fabricName = "shm",
                 domainName = "shm",
-                caps = Caps.MSG or Caps.TAGGED or Caps.SEND or Caps.RECV or Caps.SOURCE or Caps.DIRECTED_RECV or Caps.LOCAL_COMM,
+                caps = Caps.MSG or Caps.TAGGED or Caps.SEND or Caps.RECV or Caps.RMA_ALL or Caps.TRIGGER or Caps.SOURCE or Caps.DIRECTED_RECV or Caps.LOCAL_COMM,
                 mode = 0,
                 endpointType = EndpointType.RDM,
                 domainAttr = DomainAttr(),

@@ -1,5 +1,9 @@
 package braid.provider.shm
 
+import braid.core.AtomicDatatype
+import braid.core.AtomicForm
+import braid.core.AtomicOp
+import braid.core.Caps
 import braid.core.Endpoint
 import braid.core.Errno
 import braid.core.FabricException
@@ -9,6 +13,8 @@ import braid.core.RailCounters
 import braid.core.OpFlags
 import braid.core.RxEntry
 import braid.provider.RailAv
+import braid.provider.RmaEngine
+import braid.provider.RmaPath
 import braid.provider.Transport
 import braid.provider.shm.FrameDescriptor.CTRL_LENGTH
 import braid.provider.shm.FrameDescriptor.CTRL_MSG_ID_OFFSET
@@ -30,6 +36,8 @@ import braid.provider.shm.FrameDescriptor.MSG_EAGER
 import braid.provider.shm.FrameDescriptor.MSG_FRAG
 import braid.provider.shm.FrameDescriptor.MSG_ID_OFFSET
 import braid.provider.shm.FrameDescriptor.MSG_PULLED
+import braid.provider.shm.FrameDescriptor.MSG_RMA
+import braid.provider.shm.FrameDescriptor.MSG_RMA_REPLY
 import braid.provider.shm.FrameDescriptor.MSG_RTS
 import braid.provider.shm.FrameDescriptor.SRC_ADDRESS_OFFSET
 import braid.provider.shm.FrameDescriptor.TAG_OFFSET
@@ -88,6 +96,7 @@ internal class ShmTransport(
     private val heldPool = ArrayDeque<Held>()
     private val inboundPool = ArrayDeque<Inbound>()
     private val payloads = PayloadPool()
+    private val rma = RmaEngine(ep, "shm", maxRecord, info.txAttr.size)
     private val doorbellHandler = MessageHandler { _, buffer, index, length -> attach(buffer.getStringWithoutLengthUtf8(index, length)) }
 
     override fun enable() {
@@ -262,7 +271,10 @@ internal class ShmTransport(
         var nextMsgId = 1L
         var announced = false
         var dead = false
-        private val ctrlHandler = MessageHandler { type, buffer, index, _ -> onCtrl(type, buffer, index) }
+        val rmaPath = RmaPath(ShmRingOutlet(bulk, MSG_RMA), dst)
+        private val ctrlHandler = MessageHandler { type, buffer, index, length ->
+            if (type == MSG_RMA_REPLY) rma.onReply(rmaPath, buffer, index, length) else onCtrl(type, buffer, index)
+        }
 
         fun announce() {
             val msg = file.path.fileName.toString().toByteArray(StandardCharsets.UTF_8)
@@ -274,6 +286,7 @@ internal class ShmTransport(
             if (dead) return 0
             if (!announced) announce()
             var work = ctrl.read(ctrlHandler)
+            if (!rmaPath.idle) work += rma.pump(rmaPath)
             while (backlog.isNotEmpty()) {
                 val op = backlog.first()
                 if (!writeHead(op)) break
@@ -381,6 +394,7 @@ internal class ShmTransport(
             waitingCts.values.forEach { failOp(it, err, msg) }
             waitingAck.values.forEach { failOp(it, err, msg) }
             backlog.clear(); streaming.clear(); waitingCts.clear(); waitingAck.clear()
+            rma.failPath(rmaPath, err, msg)
             ep.peerDown(av.epAddr(dst), msg)
         }
 
@@ -409,6 +423,36 @@ internal class ShmTransport(
             epFile.unmap()
             owner.close()
         }
+    }
+
+    // ## RMA and atomics: the protocol is RmaEngine's; requests ride the bulk ring, replies the control ring ##
+
+    override val rmaCaps: Long get() = Caps.RMA_ALL
+
+    override fun maxAtomicCount(type: AtomicDatatype, form: AtomicForm): Int = rma.maxAtomicCount(type, form)
+
+    override fun write(buffer: DirectBuffer, dest: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int {
+        val path = rmaPath(dest) ?: return lastResolveError
+        return rma.write(path, dest, buffer, remoteOffset, key, flags, context)
+    }
+
+    override fun read(buffer: MutableDirectBuffer, src: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int {
+        val path = rmaPath(src) ?: return lastResolveError
+        return rma.read(path, src, buffer, remoteOffset, key, flags, context)
+    }
+
+    override fun atomic(
+        operand: DirectBuffer, compare: DirectBuffer?, result: MutableDirectBuffer?, dest: Long, remoteOffset: Long, key: Long,
+        type: AtomicDatatype, op: AtomicOp, count: Int, flags: Long, context: Any?,
+    ): Int {
+        val path = rmaPath(dest) ?: return lastResolveError
+        return rma.atomic(path, dest, operand, compare, result, remoteOffset, key, type, op, count, flags, context)
+    }
+
+    private fun rmaPath(dest: Long): RmaPath? {
+        val out = outFor(dest) ?: return null
+        if (out.dead) { lastResolveError = -Errno.EHOSTDOWN; return null }
+        return out.rmaPath
     }
 
     // ## Receive side ##
@@ -440,7 +484,10 @@ internal class ShmTransport(
         private val senderPid = ShmDirectory.pidOf(sender).toIntOrNull() ?: 0
         /** Whether single-copy pulls from this sender work; cleared on the first that fails. */
         private var pullable = CrossMemoryAttach.available && owner != null
-        private val fragHandler = MessageHandler { type, b, index, length -> if (type == MSG_FRAG) onFrag(b, index, length) }
+        val rmaPath = RmaPath(ShmRingOutlet(ctrl, MSG_RMA_REPLY), sender)
+        private val fragHandler = MessageHandler { type, b, index, length ->
+            if (type == MSG_FRAG) onFrag(b, index, length) else if (type == MSG_RMA) rma.serve(rmaPath, b, index, length)
+        }
         var fiAddr = FiAddr.NOTAVAIL
         private var avGeneration = -1L
         val inflight = Long2ObjectHashMap<Inbound>()
@@ -455,7 +502,9 @@ internal class ShmTransport(
             if (av.generation != avGeneration) resolve(av.generation)
             if (dead) return 0
             var work = data.controlledRead(this, READ_LIMIT)
-            if (inflight.size > 0) work += bulk.read(fragHandler, READ_LIMIT)
+            // The bulk ring carries fragments and RMA requests; neither is ever pushed back.
+            work += bulk.read(fragHandler, READ_LIMIT)
+            if (!rmaPath.idle) work += rma.pump(rmaPath)
             return work
         }
 
@@ -594,6 +643,7 @@ internal class ShmTransport(
                 ep.srx.freeEntry(e)
             }
             inflight.clear()
+            rma.failPath(rmaPath, Errno.EIO, why)
             failDirected(why)
             ep.peerDown(fiAddr, why)
         }

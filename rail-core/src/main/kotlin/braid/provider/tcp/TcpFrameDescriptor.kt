@@ -13,7 +13,7 @@ import java.util.zip.CRC32C
  *  0                   1                   2                   3
  *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
  * +---------------+---------------+---------------+---------------+
- * |  magic 0x42   |  version = 1  |     type      |     flags     |  0
+ * |  magic 0x42   |  version = 2  |     type      |     flags     |  0
  * +---------------+---------------+---------------+---------------+
  * |        header CRC-32C (32), computed with this field zero     |  4
  * +---------------------------------------------------------------+
@@ -47,6 +47,13 @@ import java.util.zip.CRC32C
  * - DISCARDED (6): the receiving application discarded message `message id` (FI_DISCARD).
  * - CREDIT (7): carries only the credit field. HEARTBEAT (8): nothing; proves liveness.
  * - BYE (9): the sender closes its endpoint; nothing follows.
+ * - RMA (10): an RMA or atomic request or reply; payload = a braid.provider.RmaDescriptor
+ *   record (request: 48-byte header — kind, datatype, op, flags, count, request id, key,
+ *   remote offset, request length, piece offset — then a write's bytes or an atomic's
+ *   operands; reply: 32-byte header — kind|0x80, reason, status, request id, detail, piece
+ *   offset — then a read's bytes or a fetching atomic's old values). The header's own id, tag,
+ *   data and value fields are 0. Not charged credit: the target carries each request out as
+ *   it arrives and keeps nothing but a read's progress. Added in version 2.
  *
  * Handshake frames (see [TcpHandshake]): HELLO (16), CHALLENGE (17), AUTH (18), WELCOME (19),
  * REJECT (20); their payloads are laid out in [HandshakeDescriptor].
@@ -63,7 +70,7 @@ import java.util.zip.CRC32C
  */
 internal object TcpFrameDescriptor {
     const val MAGIC: Int = 0x42
-    const val VERSION: Int = 1
+    const val VERSION: Int = 2
 
     const val EAGER = 1
     const val RTS = 2
@@ -74,6 +81,7 @@ internal object TcpFrameDescriptor {
     const val CREDIT = 7
     const val HEARTBEAT = 8
     const val BYE = 9
+    const val RMA = 10
     const val HELLO = 16
     const val CHALLENGE = 17
     const val AUTH = 18
@@ -98,6 +106,9 @@ internal object TcpFrameDescriptor {
     const val VALUE_OFFSET = 40
     const val HEADER_LENGTH = 48
 
+    /** The largest RMA frame payload a receiver accepts (a sender's pieces are smaller). */
+    const val MAX_RMA_PAYLOAD = 1 shl 20
+
     /** What one message head costs in credit, beyond its payload. */
     const val HEAD_COST = 128
 
@@ -109,12 +120,12 @@ internal object TcpFrameDescriptor {
 
     fun typeName(type: Int): String = when (type) {
         EAGER -> "EAGER"; RTS -> "RTS"; CTS -> "CTS"; DATA -> "DATA"; ACK -> "ACK"; DISCARDED -> "DISCARDED"
-        CREDIT -> "CREDIT"; HEARTBEAT -> "HEARTBEAT"; BYE -> "BYE"; HELLO -> "HELLO"; CHALLENGE -> "CHALLENGE"
+        CREDIT -> "CREDIT"; HEARTBEAT -> "HEARTBEAT"; BYE -> "BYE"; RMA -> "RMA"; HELLO -> "HELLO"; CHALLENGE -> "CHALLENGE"
         AUTH -> "AUTH"; WELCOME -> "WELCOME"; REJECT -> "REJECT"
         else -> "type $type"
     }
 
-    fun isKnownType(type: Int): Boolean = type in EAGER..BYE || type in HELLO..REJECT
+    fun isKnownType(type: Int): Boolean = type in EAGER..RMA || type in HELLO..REJECT
 
     /**
      * Writes a header at [index] of [b] (whose memory [bb] is, for the CRC) and returns

@@ -36,7 +36,8 @@ import java.net.NetworkInterface
  *
  * Tuning (environment, read when [infos] is called): `BRAID_TCP_EAGER_SIZE` (default 16 KiB),
  * `BRAID_TCP_BUFFER_SIZE` (bytes of each connection's send and receive buffers, default
- * 256 KiB); the job key, peer time-out and credit window are in [TcpSettings].
+ * 256 KiB); the job key (unless [braid.core.DomainAttr.jobKey] sets it), peer time-out and credit
+ * window are in [TcpSettings].
  */
 internal object TcpProvider : Provider {
     override val name: String = "tcp"
@@ -63,7 +64,7 @@ internal object TcpProvider : Provider {
                 provider = name,
                 fabricName = nic.network,
                 domainName = nic.name,
-                caps = Caps.MSG or Caps.TAGGED or Caps.SEND or Caps.RECV or Caps.SOURCE or Caps.DIRECTED_RECV or Caps.LOCAL_COMM or Caps.REMOTE_COMM,
+                caps = Caps.MSG or Caps.TAGGED or Caps.SEND or Caps.RECV or Caps.RMA_ALL or Caps.TRIGGER or Caps.SOURCE or Caps.DIRECTED_RECV or Caps.LOCAL_COMM or Caps.REMOTE_COMM,
                 mode = 0,
                 endpointType = EndpointType.RDM,
                 domainAttr = DomainAttr(),
@@ -158,7 +159,11 @@ internal object TcpProvider : Provider {
 internal class TcpDomain(private val domain: Domain, private val bind: InetSocketAddress) : DomainProvider {
     override fun parseAddress(raw: ByteArray): PeerAddress = TcpAddressDescriptor.parse(raw)
 
-    override fun openEndpoint(endpoint: Endpoint, info: Info, av: RailAv): Transport = TcpTransport(endpoint, info, av, bind, ShmProvider.hostId, TcpProvider.settings())
+    override fun openEndpoint(endpoint: Endpoint, info: Info, av: RailAv): Transport {
+        val settings = TcpProvider.settings()
+        val key = info.domainAttr.jobKey ?: domain.info.domainAttr.jobKey
+        return TcpTransport(endpoint, info, av, bind, ShmProvider.hostId, if (key == null) settings else settings.copy(jobKey = key))
+    }
 
     override fun close() {}
 

@@ -1,5 +1,9 @@
 package braid.provider.tcp
 
+import braid.core.AtomicDatatype
+import braid.core.AtomicForm
+import braid.core.AtomicOp
+import braid.core.Caps
 import braid.core.Endpoint
 import braid.core.Errno
 import braid.core.FabricException
@@ -9,6 +13,7 @@ import braid.core.RailCounters
 import braid.core.OpFlags
 import braid.core.RxEntry
 import braid.provider.RailAv
+import braid.provider.RmaPath
 import braid.provider.Transport
 import braid.provider.shm.PayloadPool
 import braid.provider.tcp.TcpFrameAdapter.Companion.CONTINUE
@@ -27,10 +32,13 @@ import braid.provider.tcp.TcpFrameDescriptor.FLAG_TAGGED
 import braid.provider.tcp.TcpFrameDescriptor.HEAD_COST
 import braid.provider.tcp.TcpFrameDescriptor.HEADER_LENGTH
 import braid.provider.tcp.TcpFrameDescriptor.HEARTBEAT
+import braid.provider.tcp.TcpFrameDescriptor.MAX_RMA_PAYLOAD
 import braid.provider.tcp.TcpFrameDescriptor.MIN_WINDOW
+import braid.provider.tcp.TcpFrameDescriptor.RMA
 import braid.provider.tcp.TcpFrameDescriptor.RTS
 import braid.provider.tcp.TcpFrameDescriptor.frameCost
 import org.agrona.DirectBuffer
+import org.agrona.MutableDirectBuffer
 import org.agrona.collections.Long2ObjectHashMap
 import org.agrona.concurrent.UnsafeBuffer
 import java.io.IOException
@@ -108,6 +116,7 @@ internal class TcpTransport(
     private val heldPool = ArrayDeque<TcpHeld>()
     private val inboundPool = ArrayDeque<TcpInbound>()
     private val payloads = PayloadPool()
+    private val rma = TcpRma(ep, bufferSize, txSize, ::markBusy)
     private var readyCount = 0
     private var registered = false
     @Volatile private var closed = false
@@ -219,7 +228,8 @@ internal class TcpTransport(
      * Returns the nanoseconds until it wants to run again.
      */
     fun tick(): Long {
-        synchronized(ep.domain.lock) {
+        // Completions here may make deferred work due: it fires once this cycle is over.
+        synchronized(ep.domain.lock) { ep.domain.deferredWork.holding {
             if (closed || !registered) return heartbeatNanos
             progress()
             val now = System.nanoTime()
@@ -237,7 +247,7 @@ internal class TcpTransport(
             }
             if (ep.srx.postedCount > 0) ep.srx.forEachDirectedSource(directedWatcher)
             progress()
-        }
+        } }
         // Like any thread that drives progress: fire what completed, now that the lock is released.
         ep.domain.hub.dispatchReady()
         return maxOf(1_000_000L, heartbeatNanos / 2)
@@ -460,6 +470,7 @@ internal class TcpTransport(
             EAGER -> (window - HEAD_COST).toInt()
             DATA -> MAX_DATA_PAYLOAD
             RTS, CTS, ACK, DISCARDED, CREDIT, HEARTBEAT, BYE -> 0
+            RMA -> MAX_RMA_PAYLOAD
             else -> -1
         }
     }
@@ -603,6 +614,33 @@ internal class TcpTransport(
         return false
     }
 
+    // ## RMA and atomics: RMA frames, handled in TcpRma ##
+
+    override val rmaCaps: Long get() = Caps.RMA_ALL
+
+    override fun maxAtomicCount(type: AtomicDatatype, form: AtomicForm): Int = rma.engine.maxAtomicCount(type, form)
+
+    override fun write(buffer: DirectBuffer, dest: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int =
+        rmaPath(dest)?.let { rma.engine.write(it, dest, buffer, remoteOffset, key, flags, context) } ?: rmaRefusal
+
+    override fun read(buffer: MutableDirectBuffer, src: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int =
+        rmaPath(src)?.let { rma.engine.read(it, src, buffer, remoteOffset, key, flags, context) } ?: rmaRefusal
+
+    override fun atomic(
+        operand: DirectBuffer, compare: DirectBuffer?, result: MutableDirectBuffer?, dest: Long, remoteOffset: Long, key: Long,
+        type: AtomicDatatype, op: AtomicOp, count: Int, flags: Long, context: Any?,
+    ): Int = rmaPath(dest)?.let { rma.engine.atomic(it, dest, operand, compare, result, remoteOffset, key, type, op, count, flags, context) } ?: rmaRefusal
+
+    private var rmaRefusal = 0
+
+    /** [dest]'s RMA path, connecting if need be; null (and [rmaRefusal] set) if it cannot be reached. */
+    private fun rmaPath(dest: Long): RmaPath? {
+        val p = peerFor(dest) ?: run { rmaRefusal = -Errno.EINVAL; return null }
+        if (p.conn == null && !p.dead) ensureConnection(p)
+        if (p.dead) { rmaRefusal = refusal(p); return null }
+        return rma.path(p)
+    }
+
     /**
      * What a send to a dead peer returns: `-ECONNREFUSED` or `-EACCES` (wrong job key) if it never
      * let us in, else `-EHOSTDOWN`, as shm says; the cause is in the error completions and the
@@ -625,6 +663,7 @@ internal class TcpTransport(
                 p.ctrl.removeFirst()
                 work++
             }
+            if (!rma.idle(p)) work += rma.pump(p)
             while (p.backlog.isNotEmpty()) {
                 val op = p.backlog.first()
                 if (!writeHead(p, op.buffer, op.length, op.tag, op.data, op.flags, op.context, op)) break
@@ -660,7 +699,7 @@ internal class TcpTransport(
     }
 
     private fun idle(p: TcpPeer): Boolean =
-        p.dead || !p.established || (!p.unflushed && p.ctrl.isEmpty() && p.backlog.isEmpty() && p.streaming.isEmpty() && !needCreditFrame(p))
+        p.dead || !p.established || (!p.unflushed && p.ctrl.isEmpty() && p.backlog.isEmpty() && p.streaming.isEmpty() && !needCreditFrame(p) && rma.idle(p))
 
     /** Puts the next part of a CTS'd message in the stream; true once all accepted bytes have gone. */
     private fun stream(p: TcpPeer, op: TcpTxOp): Boolean {
@@ -745,6 +784,7 @@ internal class TcpTransport(
         return when (a.type) {
             EAGER -> onEagerHeader(p, a)
             DATA -> onDataHeader(p, a)
+            RMA -> rma.onHeader(p, a)
             else -> CONTINUE
         }
     }
@@ -769,6 +809,7 @@ internal class TcpTransport(
                 CONTINUE
             }
             CREDIT, HEARTBEAT -> CONTINUE
+            RMA -> rma.onFrame(p, a)
             BYE -> {
                 lost(c, Errno.ECONNRESET, CLOSED_ITS_ENDPOINT)
                 STOP
@@ -847,8 +888,8 @@ internal class TcpTransport(
         if (a.value < 0 || a.value > Int.MAX_VALUE) return a.fail("RTS for a message of ${a.value} bytes")
         val cost = frameCost(0)
         admit(p, a, cost)?.let { return a.fail(it) }
-        val wantAck = a.flags and FLAG_ACK != 0
         counters.received(a.value)
+        val wantAck = a.flags and FLAG_ACK != 0
         val e = entryFor(p, a, a.value)
         if (ep.srx.isMatched(e)) {
             returnCredit(p, cost)
@@ -1059,6 +1100,7 @@ internal class TcpTransport(
         for (op in p.waitingCts.values) failOp(op, err, msg)
         for (op in p.waitingAck.values) failOp(op, err, msg)
         p.backlog.clear(); p.streaming.clear(); p.waitingCts.clear(); p.waitingAck.clear()
+        rma.peerFailed(p, err, msg)
         p.discardOutbound()
         p.rxEntry?.let { e ->
             ep.rxError(e.context, recvFlags(e), 0, e.data, e.tag, 0, err, e.addr, "$msg in the middle of this message")

@@ -9,6 +9,7 @@ import braid.core.Hints
 import braid.core.Info
 import braid.core.buf
 import braid.core.matchingContract
+import braid.core.pingPongAllocatesNothing
 import braid.provider.AddressHeader
 import braid.provider.PeerAddress
 import io.kotest.assertions.throwables.shouldThrow
@@ -39,6 +40,9 @@ class LinkTest : FunSpec({
         Braid.getInfo(Hints(provider = "link", links = "tcp:lo|shm+tcp:lo")).map { it.domainName } shouldBe listOf("tcp:lo", "shm+tcp:lo")
         Braid.getInfo(Hints(provider = "link", links = "shm")).single().rails.map { it.provider } shouldBe listOf("shm")
         Braid.getInfo(Hints(provider = "link", links = "shm+tcp:lo")).single().describe() shouldContain "link_rail:"
+        Braid.getInfo(Hints(provider = "link", links = "shm+tcp:lo", linkDisableShm = true)).single().rails.map { it.provider } shouldBe listOf("tcp")
+        Braid.getInfo(Hints(provider = "link", links = "shm+tcp:lo", linkDisableShm = false)).single().rails.map { it.provider } shouldBe listOf("shm", "tcp")
+        shouldThrow<FabricException> { Braid.getInfo(Hints(provider = "link", links = "shm", linkDisableShm = true)) }.message!! shouldContain "no rail left"
     }
 
     test("malformed link strings are refused naming the link and what is wrong") {
@@ -121,6 +125,11 @@ class LinkTest : FunSpec({
             sa.queues.postedMax shouldBe 2 * n
             sa.render() shouldContain "posted receives:     max ${2 * n}"
         }
+    }
+
+    test("a warm ping-pong through the link allocates nothing per message, over shm and over tcp") {
+        LinkTestFabric(listOf("shm+tcp:lo", "shm+tcp:lo")).use { f -> pingPongAllocatesNothing(f, listOf(64, 64 * 1024)) { 10_000 } }
+        LinkTestFabric(listOf("tcp:lo", "tcp:lo")).use { f -> pingPongAllocatesNothing(f, listOf(64)) { 10_000 } }
     }
 
     test("a link domain refuses a rail that cannot be a peer, and an Info without rails") {

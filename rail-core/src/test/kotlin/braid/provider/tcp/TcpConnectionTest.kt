@@ -1,8 +1,10 @@
 package braid.provider.tcp
 
+import braid.core.Braid
 import braid.core.Completion
 import braid.core.CompletionError
 import braid.core.Errno
+import braid.core.CqFormat
 import braid.core.Event
 import braid.core.EventType
 import braid.core.FiAddr
@@ -14,6 +16,7 @@ import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldContainExactlyInAnyOrder
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldContain
+import io.kotest.matchers.string.shouldNotContain
 import io.kotest.matchers.types.shouldBeInstanceOf
 import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
@@ -121,6 +124,34 @@ class TcpConnectionTest : FunSpec({
                 }
             }
             log.any { "job's key" in it } shouldBe true
+        }
+    }
+
+    test("DomainAttr.jobKey is the key a domain's endpoints present, over the environment's, and is never printed") {
+        val base = TcpTestFabric.loopbackInfo()
+        fun keyed(key: String) = base.copy(domainAttr = base.domainAttr.copy(jobKey = key))
+        keyed("s3cret").toString() shouldNotContain "s3cret"
+        captureLog { _ ->
+            for ((keys, accepted) in listOf(listOf("k1", "k1") to true, listOf("k1", "k2") to false)) {
+                Braid.fabric(base).use { fabric ->
+                    // The environment's key (here: the override every test endpoint gets) is not the one used.
+                    val (a, b) = TcpTestFabric.withSettings(TcpSettings(jobKey = "env")) { keys.map { TestFabric.Node(fabric.domain(keyed(it)), CqFormat.TAGGED) } }
+                    a.ep.enable(); b.ep.enable()
+                    val ab = a.av.insert(b.ep.address)
+                    b.ep.tryTrecv(UnsafeBuffer(ByteArray(16)), 0, 16, FiAddr.UNSPEC, 0, -1L, "rx") shouldBe 0
+                    a.ep.tryTsend(buf("hello"), 0, 5, ab, 1, "tx") shouldBe 0
+                    val sent = a.await(1, others = listOf(b)).single()
+                    withClue("keys $keys") {
+                        if (accepted) {
+                            sent.shouldBeInstanceOf<Completion>().context shouldBe "tx"
+                            b.await(1, others = listOf(a)).single().shouldBeInstanceOf<Completion>().len shouldBe 5
+                        } else {
+                            sent.shouldBeInstanceOf<CompletionError>().err shouldBe Errno.EACCES
+                        }
+                    }
+                    a.ep.close(); b.ep.close()
+                }
+            }
         }
     }
 
@@ -337,6 +368,9 @@ class TcpConnectionTest : FunSpec({
     }
 
     test("closing an endpoint ends its keepalive thread") {
+        // Threads of endpoints closed by earlier tests end asynchronously: let them finish first.
+        val settle = System.nanoTime() + 5_000_000_000L
+        while (TcpKeepalive.running.get() != 0 && System.nanoTime() < settle) Thread.sleep(10)
         val before = TcpKeepalive.running.get()
         TcpTestFabric(2).use { TcpKeepalive.running.get() shouldBe before + 2 }
         val deadline = System.nanoTime() + 10_000_000_000L

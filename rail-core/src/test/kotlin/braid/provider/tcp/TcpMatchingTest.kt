@@ -48,6 +48,22 @@ class TcpMatchingTest : FunSpec({
         }
     }
 
+    test("the rail's stats count each message once, whether its receive was posted before it or after") {
+        TcpTestFabric(eagerSize = 1024).use { f ->
+            val (a, b) = f.nodes
+            a.ep.tryTsend(buf("early"), 0, 5, f.addrs[0][1], 1, "unexpected eager") shouldBe 0
+            a.ep.tryTsend(UnsafeBuffer(ByteArray(4000)), 0, 4000, f.addrs[0][1], 2, "unexpected rendezvous") shouldBe 0
+            val deadline = System.nanoTime() + 10_000_000_000L
+            while (b.ep.srx.unexpectedCount < 2) { a.domain.progress(); b.domain.progress(); check(System.nanoTime() < deadline) { "messages never arrived" } }
+            b.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, FiAddr.UNSPEC, 1, 0, "rx1") shouldBe 0
+            b.ep.tryTrecv(UnsafeBuffer(ByteArray(4000)), 0, 4000, FiAddr.UNSPEC, 2, 0, "rx2") shouldBe 0
+            b.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, FiAddr.UNSPEC, 3, 0, "rx3") shouldBe 0
+            a.ep.tryTsend(buf("late"), 0, 4, f.addrs[0][1], 3, "expected eager") shouldBe 0
+            b.await(3, others = listOf(a))
+            b.ep.stats().rails.single().let { it.messagesReceived shouldBe 3; it.bytesReceived shouldBe 4009 }
+        }
+    }
+
     test("past the credit window the sender is pushed back (EAGAIN on inject), holds stay within the window, and nothing is dropped") {
         TcpTestFabric(unexpectedLimit = 8, bufferSize = 4096, eagerSize = 64).use { f ->
             val (a, b) = f.nodes

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Triggered operations, deferred work and atomics: issue latency from a counter reaching its
+# threshold vs posting directly, a triggered echo, queue+fire with 100,000 pending, and the
+# fetch-add round trip to another process over shm, tcp and the link (braid.bench.TriggerBench).
+# Usage: bench/trigger-bench.sh [ITERATIONS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mvn -q -B -pl rail-core -am test-compile
+mvn -q -B -pl rail-core dependency:build-classpath -Dmdep.outputFile="$PWD/rail-core/target/bench-classpath.txt" -Dmdep.includeScope=test
+export BRAID_TCP_IFACE=lo
+exec java -Xmx2g -cp "rail-core/target/classes:rail-core/target/test-classes:$(cat rail-core/target/bench-classpath.txt)" \
+  braid.bench.TriggerBench "${1:-200000}"

@@ -1,0 +1,159 @@
+package braid.dsl
+
+import braid.core.ProgressModel
+
+/**
+ * Every rule a [TopologySpec] obeys, checked at once so that one error lists every problem. Each
+ * problem names the link or rail, the value and the fix, at the path a config file spells
+ * (`links[0].rails[1].weight`). Rules about this host (is there such an interface? does the
+ * provider exist in this build?) are not here: they are checked when the topology is opened.
+ */
+internal object SpecRules {
+    private val NAME = Regex("[A-Za-z0-9_.:+@-]{1,64}")
+    private val PROVIDER = Regex("[a-z][a-z0-9_]{0,31}")
+    private val DOMAIN = Regex("[A-Za-z0-9_.@/-]{1,64}")
+    private val ENV_NAME = Regex("[A-Za-z_][A-Za-z0-9_]*")
+
+    /** The smallest ring shm accepts (a power of two) and the smallest tcp connection buffer. */
+    const val SHM_MIN_RING: Int = 1024
+    const val TCP_MIN_BUFFER: Int = 4096
+
+    fun check(spec: TopologySpec) {
+        val problems = ArrayList<SpecProblem>()
+        Collector(problems).topology(spec)
+        if (problems.isNotEmpty()) throw SpecException(problems)
+    }
+
+    private class Collector(val out: MutableList<SpecProblem>) {
+        fun add(path: String, message: String, hint: String) {
+            out += SpecProblem(path, message, hint)
+        }
+
+        fun topology(spec: TopologySpec) {
+            if (spec.links.isEmpty()) add("links", "no link is given", "name at least one link, e.g. \"${TopologySpec.DEFAULT_LINKS}\"")
+            spec.links.forEachIndexed { i, link -> link(link, "links[$i]") }
+            spec.links.groupBy { it.name }.filter { it.value.size > 1 }.keys.forEach { name ->
+                val at = spec.links.indexOfLast { it.name == name }
+                add("links[$at].name", "link '$name' is named twice", "give each link its own name")
+            }
+            progress(spec.progress)
+            spec.jobKey?.let { jobKey(it) }
+        }
+
+        fun link(link: LinkSpec, at: String) {
+            val who = "link '${link.name}'"
+            if (!NAME.matches(link.name)) {
+                add("$at.name", "link name '${link.name}' is not 1..64 letters, digits or _.:+@-", "rename the link")
+            }
+            if (link.rails.isEmpty()) add("$at.rails", "$who has no rail", "give it at least one, e.g. rails \"shm\" and \"tcp\"")
+            link.rails.groupBy { it.name }.filter { it.value.size > 1 }.keys.forEach { name ->
+                add("$at.rails[${link.rails.indexOfLast { it.name == name }}].name", "$who names two rails '$name'", "give each rail of a link its own name")
+            }
+            val shm = link.rails.filter { it.isShm }
+            if (shm.size > 1) {
+                add("$at.rails[${link.rails.indexOf(shm[1])}]", "$who has ${shm.size} shm rails (${shm.joinToString { "'${it.name}'" }})", "keep one: shm reaches every peer on this host")
+            }
+            val remote = link.rails.filter { !it.isShm }
+            if (link.policy == RailPolicy.LOCALITY && remote.size > 1) {
+                add(
+                    "$at.rails",
+                    "$who has ${remote.size} inter-node rails (${remote.joinToString { "'${it.name}'" }}) but policy ${link.policy} sends to other hosts over one",
+                    "keep one, or make each its own link (\"${remote.joinToString("|") { "shm+${it.linkPart}" }}\"); policies that use several rails at once do not exist yet",
+                )
+            }
+            limitsSigns(link.limits, "$at.limits", who)
+            link.rails.forEachIndexed { j, rail -> rail(rail, link, "$at.rails[$j]") }
+        }
+
+        fun rail(rail: RailSpec, link: LinkSpec, at: String) {
+            val who = "rail '${rail.name}' in link '${link.name}'"
+            if (!NAME.matches(rail.name)) add("$at.name", "$who: name is not 1..64 letters, digits or _.:+@-", "rename the rail")
+            if (!PROVIDER.matches(rail.provider)) {
+                add("$at.provider", "$who: provider '${rail.provider}' is not a provider name", "use a lower-case name such as \"shm\" or \"tcp\" (see 'braid info -l')")
+            } else if (rail.provider == LINK) {
+                add("$at.provider", "$who: provider 'link' cannot be a rail of a link", "name the link's rails, e.g. \"shm\" and \"tcp\"")
+            }
+            val domain = rail.domain
+            if (domain != null && !DOMAIN.matches(domain)) {
+                add("$at.domain", "$who: domain '$domain' is not 1..64 letters, digits or _.@/-", "name an interface such as \"lo\" or \"eth0\", or leave domain out for the provider's first")
+            }
+            if (rail.isShm && domain != null && domain != SHM) {
+                add("$at.domain", "$who: shm has one domain, 'shm', not '$domain'", "leave domain out")
+            }
+            if (!rail.weight.isFinite() || rail.weight <= 0.0) {
+                add("$at.weight", "$who: weight ${number(rail.weight)} must be > 0", "set a positive relative weight, e.g. 1")
+            }
+            limitsSigns(rail.limits, "$at.limits", who)
+            rail.limits.unexpectedLimit?.let {
+                add("$at.limits.unexpectedLimit", "$who: unexpectedLimit $it bounds the link's one shared unexpected queue, not a rail's", "set it in the limits of link '${link.name}'")
+            }
+            combinations(rail, link, at, who)
+        }
+
+        /** Rules between limits, on the rail's effective limits (its own, else the link's). */
+        fun combinations(rail: RailSpec, link: LinkSpec, at: String, who: String) {
+            val own = rail.limits
+            val eff = own.orElse(link.limits)
+            fun pathOf(field: String, ownValue: Int?) = if (ownValue != null) "$at.limits.$field" else "${at.substringBeforeLast(".rails")}.limits.$field"
+            val inject = eff.injectSize
+            val eager = eff.eagerSize
+            if (inject != null && eager != null && inject >= 0 && eager >= 0 && inject > eager) {
+                add(
+                    pathOf("injectSize", own.injectSize),
+                    "$who: injectSize ${bytes(inject)} exceeds eagerSize ${bytes(eager)}; an injected message travels eager, in one piece",
+                    "set injectSize ≤ ${bytes(eager)} or raise eagerSize",
+                )
+            }
+            val ring = eff.ringCapacity ?: return
+            if (ring <= 0) return
+            when (rail.provider) {
+                SHM -> if (ring < SHM_MIN_RING || Integer.bitCount(ring) != 1) {
+                    add(pathOf("ringCapacity", own.ringCapacity), "$who: ringCapacity ${bytes(ring)} is not a power of two ≥ ${bytes(SHM_MIN_RING)}", "use a power of two such as ${bytes(Integer.highestOneBit(ring).coerceAtLeast(SHM_MIN_RING))}")
+                }
+                TCP -> if (ring < TCP_MIN_BUFFER) {
+                    add(pathOf("ringCapacity", own.ringCapacity), "$who: ringCapacity ${bytes(ring)} is below tcp's smallest connection buffer ${bytes(TCP_MIN_BUFFER)}", "set ringCapacity ≥ ${bytes(TCP_MIN_BUFFER)}")
+                }
+            }
+        }
+
+        fun limitsSigns(limits: LimitsSpec, at: String, who: String) {
+            limits.injectSize?.let { if (it < 0) add("$at.injectSize", "$who: injectSize $it must be ≥ 0", "set injectSize ≥ 0, or leave it out for the provider's default") }
+            limits.eagerSize?.let { if (it < 0) add("$at.eagerSize", "$who: eagerSize $it must be ≥ 0", "set eagerSize ≥ 0, or leave it out for the provider's default") }
+            limits.ringCapacity?.let { if (it <= 0) add("$at.ringCapacity", "$who: ringCapacity $it must be > 0", "set a ring capacity in bytes, e.g. 4 MiB") }
+            limits.unexpectedLimit?.let { if (it <= 0) add("$at.unexpectedLimit", "$who: unexpectedLimit $it must be > 0", "set how many messages may wait unexpected, e.g. 1024") }
+        }
+
+        fun progress(p: ProgressSpec) {
+            if (p.model == ProgressModel.UNSPEC) add("progress.model", "progress model UNSPEC is not a choice", "choose MANUAL or AUTO")
+            val idle = p.idle
+            if (idle.maxSpins < 0) add("progress.idle.maxSpins", "idle maxSpins ${idle.maxSpins} must be ≥ 0", "set maxSpins ≥ 0")
+            if (idle.maxYields < 0) add("progress.idle.maxYields", "idle maxYields ${idle.maxYields} must be ≥ 0", "set maxYields ≥ 0")
+            if (idle.maxParkNanos < 1_000) add("progress.idle.maxParkNanos", "idle maxParkNanos ${idle.maxParkNanos} is below 1 µs", "set maxParkNanos ≥ 1000")
+            if (idle.minParkNanos < 1 || idle.minParkNanos > idle.maxParkNanos) {
+                add("progress.idle.minParkNanos", "idle minParkNanos ${idle.minParkNanos} is outside 1..maxParkNanos (${idle.maxParkNanos})", "set 1 ≤ minParkNanos ≤ maxParkNanos")
+            }
+        }
+
+        fun jobKey(k: JobKeySpec) {
+            val set = listOfNotNull(k.value?.let { "value" }, k.env?.let { "env" }, k.file?.let { "file" })
+            if (set.size != 1) {
+                add("jobKey", "jobKey sets ${if (set.isEmpty()) "none" else set.joinToString(" and ")} of value, env and file", "set exactly one: the key itself, the environment variable holding it, or the file holding it")
+            }
+            k.value?.let { if (it.isEmpty()) add("jobKey.value", "jobKey value is empty", "leave jobKey out for the empty key, or set a non-empty one") }
+            k.env?.let { if (!ENV_NAME.matches(it)) add("jobKey.env", "jobKey env '$it' is not an environment variable name", "use letters, digits and _, e.g. \"BRAID_JOB_KEY\"") }
+            k.file?.let { if (it.isBlank()) add("jobKey.file", "jobKey file is blank", "name the file that holds the key") }
+        }
+    }
+
+    /** 4096 → "4 KiB"; other values in bytes. */
+    fun bytes(n: Int): String = when {
+        n >= (1 shl 20) && n % (1 shl 20) == 0 -> "${n shr 20} MiB"
+        n >= 1024 && n % 1024 == 0 -> "${n shr 10} KiB"
+        else -> "$n"
+    }
+
+    fun number(d: Double): String = if (d.isFinite() && d == Math.rint(d) && kotlin.math.abs(d) < 1e15) d.toLong().toString() else d.toString()
+}
+
+internal const val TCP: String = "tcp"
+internal const val LINK: String = "link"

@@ -1,0 +1,212 @@
+package braid.dsl
+
+import braid.core.IdleKind
+import braid.core.ProgressModel
+import java.nio.file.Path
+import java.nio.file.Paths
+
+/** The marker of Braid's DSL: an inner block cannot call an outer block's builders by accident. */
+@DslMarker
+@Target(AnnotationTarget.CLASS)
+public annotation class BraidDsl
+
+/** The base of every DSL receiver. */
+@BraidDsl
+public interface BraidScope
+
+/**
+ * Builds a [TopologySpec]:
+ *
+ * ```
+ * val spec = topology {
+ *     file("/etc/braid/topology.conf")        // optional base layer
+ *     link("shm+tcp:eth0") {
+ *         rail("tcp") { injectSize = 4096 }
+ *         unexpectedLimit = 8192
+ *     }
+ *     progress { model = ProgressModel.AUTO; idle(IdleKind.SPIN) }
+ *     jobKey { env = "MY_JOB_KEY" }
+ * }
+ * ```
+ *
+ * Precedence, lowest first: the [file], then the environment ([environment], see
+ * [EnvironmentLayer]), then what the block says, applied in the order it says it. [link]
+ * refines the link of that name (or adds one); [links] replaces the list of links.
+ */
+public fun topology(block: TopologyScope.() -> Unit): TopologySpec = TopologyScope().apply(block).build()
+
+/** The top-level block of [topology]. */
+public class TopologyScope internal constructor() : BraidScope {
+    private var file: Path? = null
+    private val edits = ArrayList<(Draft) -> Unit>()
+
+    /** The environment layer's variables; by default this process's. Set to `emptyMap()` to ignore it. */
+    public var environment: Map<String, String> = System.getenv()
+
+    /** Reads [path] (`.json`, `.conf` or `.hocon`) as the base layer. */
+    public fun file(path: Path) {
+        file = path
+    }
+
+    public fun file(path: String): Unit = file(Paths.get(path))
+
+    /** Replaces the links with those of [text] in `BRAID_LINKS` syntax (`shm+tcp|tcp`); a link already present by the same name keeps its settings. */
+    public fun links(text: String) {
+        val parsed = LinkStrings.parse(text, "links(\"$text\")").map { LinkScope.parse(it.name, "links") }
+        edits += { d -> d.replaceLinks(parsed) }
+    }
+
+    /** The link [linkString] (`shm+tcp:lo`), refined by [block]: merged into the link of that name, or added. */
+    public fun link(linkString: String, block: LinkScope.() -> Unit = {}) {
+        val link = LinkScope.parse(linkString, "link(\"$linkString\")").apply(block)
+        edits += { d -> d.mergeLink(link) }
+    }
+
+    /** A link described rail by rail ([LinkScope.rail], [LinkScope.shm]); named by [LinkScope.name] or its link string. */
+    public fun link(block: LinkScope.() -> Unit) {
+        val link = LinkScope().apply(block)
+        edits += { d -> d.mergeLink(link) }
+    }
+
+    public fun progress(block: ProgressScope.() -> Unit) {
+        val p = ProgressScope().apply(block)
+        edits += { d -> d.progress.merge(p) }
+    }
+
+    public fun jobKey(block: JobKeyScope.() -> Unit) {
+        val k = JobKeyScope().apply(block)
+        edits += { d -> d.jobKey = k.toSpec() }
+    }
+
+    /** Adds an edit of the draft (tests reach rules the DSL cannot break). */
+    internal fun edit(change: (Draft) -> Unit) {
+        edits += change
+    }
+
+    /** The file, then the environment, then this block's edits; validated ([SpecException]). */
+    public fun build(): TopologySpec {
+        val draft = Draft()
+        file?.let { draft.absorb(TopologyFiles.read(it)) }
+        EnvironmentLayer.apply(draft, environment)
+        edits.forEach { it(draft) }
+        return draft.toSpec()
+    }
+}
+
+/** The block of [TopologyScope.progress]: the progress model and the idle strategy. */
+public class ProgressScope internal constructor() : BraidScope {
+    public var model: ProgressModel? = null
+    internal var idle: IdleScope? = null
+
+    /** The idle strategy's kind, with its default parameters. */
+    public fun idle(kind: IdleKind) {
+        idle(block = { this.kind = kind })
+    }
+
+    /** The idle strategy, field by field. */
+    public fun idle(block: IdleScope.() -> Unit) {
+        val i = idle ?: IdleScope().also { idle = it }
+        i.block()
+    }
+
+    internal fun merge(o: ProgressScope) {
+        o.model?.let { model = it }
+        o.idle?.let { other -> idle { merge(other) } }
+    }
+
+    internal fun toSpec(): ProgressSpec {
+        val d = ProgressSpec()
+        return ProgressSpec(model ?: d.model, idle?.toSpec(d.idle) ?: d.idle)
+    }
+
+    internal companion object {
+        fun of(s: ProgressSpec) = ProgressScope().also { p ->
+            p.model = s.model
+            p.idle = IdleScope().also {
+                it.kind = s.idle.kind; it.maxSpins = s.idle.maxSpins; it.maxYields = s.idle.maxYields
+                it.minParkNanos = s.idle.minParkNanos; it.maxParkNanos = s.idle.maxParkNanos
+            }
+        }
+    }
+}
+
+/** The block of [ProgressScope.idle]: [braid.core.IdlePolicy]'s fields. */
+public class IdleScope internal constructor() : BraidScope {
+    public var kind: IdleKind? = null
+    public var maxSpins: Int? = null
+    public var maxYields: Int? = null
+    public var minParkNanos: Long? = null
+    public var maxParkNanos: Long? = null
+
+    internal fun merge(o: IdleScope) {
+        o.kind?.let { kind = it }
+        o.maxSpins?.let { maxSpins = it }
+        o.maxYields?.let { maxYields = it }
+        o.minParkNanos?.let { minParkNanos = it }
+        o.maxParkNanos?.let { maxParkNanos = it }
+    }
+
+    internal fun toSpec(d: IdleSpec) = IdleSpec(
+        kind ?: d.kind, maxSpins ?: d.maxSpins, maxYields ?: d.maxYields, minParkNanos ?: d.minParkNanos, maxParkNanos ?: d.maxParkNanos,
+    )
+}
+
+/** The block of [TopologyScope.jobKey]: set exactly one of [value], [env] or [file]. */
+public class JobKeyScope internal constructor() : BraidScope {
+    /** The key itself. Prefer [env] or [file]: a literal key ends up in every file the spec is written to. */
+    public var value: String? = null
+
+    /** The environment variable that holds the key. */
+    public var env: String? = null
+
+    /** The file that holds the key (trailing whitespace is not part of it). */
+    public var file: String? = null
+
+    internal fun toSpec() = JobKeySpec(value, env, file)
+}
+
+/**
+ * The topology while its layers are applied: links by name (null until a layer names some, then
+ * [TopologySpec]'s default applies), progress, job key.
+ */
+internal class Draft {
+    var links: MutableList<LinkScope>? = null
+    val progress = ProgressScope()
+    var jobKey: JobKeySpec? = null
+
+    /** Rail limits from the environment, by provider: under what the DSL sets, over the file. */
+    val envLimits = HashMap<String, Limits>()
+
+    /** BRAID_LINK_DISABLE_SHM applies to the default links too. */
+    var dropShmFromDefault = false
+
+    fun absorb(spec: TopologySpec) {
+        links = spec.links.mapTo(ArrayList()) { LinkScope.of(it) }
+        progress.merge(ProgressScope.of(spec.progress))
+        jobKey = spec.jobKey
+    }
+
+    fun replaceLinks(next: List<LinkScope>) {
+        val old = links.orEmpty()
+        links = next.mapTo(ArrayList()) { n ->
+            val kept = old.firstOrNull { it.name == n.name } ?: return@mapTo n
+            kept.also { it.merge(n) }
+        }
+    }
+
+    fun mergeLink(link: LinkScope) {
+        val all = links ?: ArrayList<LinkScope>().also { links = it }
+        val name = link.name ?: LinkStrings.format(link.rails.map { it.toSpec() })
+        val mine = all.firstOrNull { (it.name ?: LinkStrings.format(it.rails.map { r -> r.toSpec() })) == name }
+        if (mine == null) all += link else mine.merge(link)
+    }
+
+    fun toSpec(): TopologySpec {
+        val all = links ?: TopologySpec.defaultLinks().mapTo(ArrayList()) { LinkScope.of(it) }.onEach { l ->
+            if (dropShmFromDefault) l.rails.removeAll { it.providerName == SHM }
+            l.name = null
+        }
+        all.forEach { l -> l.rails.forEach { it.underlay(envLimits[it.providerName]) } }
+        return TopologySpec(all.map { it.toSpec() }, progress.toSpec(), jobKey)
+    }
+}

@@ -1,0 +1,91 @@
+package braid.dsl.it
+
+import io.kotest.assertions.withClue
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.shouldBe
+import io.kotest.matchers.string.shouldContain
+import java.io.File
+import java.nio.file.Files
+import java.nio.file.Path
+import java.util.concurrent.TimeUnit
+
+/** Two processes open the link a config file describes and exchange messages over it. */
+class TopologyMultiProcessIT : FunSpec({
+    /** A child JVM running [TopologyPeerMain] with the test class path; output to [log]. */
+    class Peer(role: String, dir: Path, config: Path, env: Map<String, String>) : AutoCloseable {
+        val log: File = dir.resolve("$role.log").toFile()
+        val process: Process = ProcessBuilder(
+            ProcessHandle.current().info().command().orElse("java"), "-Xmx256m", "-XX:MaxDirectMemorySize=256m",
+            "-cp", System.getProperty("java.class.path"), TopologyPeerMain::class.java.name, role, "$dir", "$config",
+        ).redirectErrorStream(true).redirectOutput(log).also { pb ->
+            // The environment layer must not pick up the test runner's own settings.
+            pb.environment().keys.removeAll { it.startsWith("BRAID_") }
+            pb.environment().putAll(env)
+        }.start()
+
+        fun await(): Pair<Int, String> {
+            if (!process.waitFor(180, TimeUnit.SECONDS)) {
+                process.destroyForcibly()
+                error("peer did not exit within 180 s:\n${log.readText()}")
+            }
+            return process.exitValue() to log.readText()
+        }
+
+        override fun close() {
+            if (process.isAlive) { process.destroyForcibly(); process.waitFor(10, TimeUnit.SECONDS) }
+        }
+    }
+
+    fun run(configText: String, name: String, env: (role: String, dir: Path) -> Map<String, String> = { _, _ -> emptyMap() }): List<Pair<Int, String>> {
+        val dir = Files.createTempDirectory("braid-topology-it")
+        Files.writeString(dir.resolve("key"), "the job's key\n")
+        val config = dir.resolve(name).also { Files.writeString(it, configText.replace("DIR", "$dir")) }
+        val peers = listOf("first", "second").map { Peer(it, dir, config, env(it, dir)) }
+        try {
+            return peers.map { it.await() }
+        } finally {
+            peers.forEach { it.close() }
+        }
+    }
+
+    test("a HOCON file describing shm+tcp:lo: the two processes on this host exchange 2 × 140 checked messages, all over shm") {
+        val results = run(
+            """
+            links = [ { name = local, rails = [ { name = shm, provider = shm, limits { eagerSize = 8 KiB } },
+                                                { name = net, provider = tcp, domain = lo } ],
+                        limits { unexpectedLimit = 256 } } ]
+            jobKey { file = "DIR/key" }
+            """.trimIndent(),
+            "topology.conf",
+        )
+        for ((status, out) in results) withClue(out) {
+            status shouldBe 0
+            out shouldContain "opened shm+tcp:lo: shm, tcp:lo"
+            out shouldContain "rails: shm=140/140 tcp=0/0"
+            out shouldContain "OK"
+        }
+    }
+
+    test("a JSON file describing a tcp-only link: the messages cross tcp, authenticated by the job key the file names") {
+        val results = run(
+            """{ "links": ["tcp:lo"], "jobKey": { "file": "DIR/key" }, "progress": { "model": "AUTO", "idle": { "kind": "YIELD" } } }""",
+            "topology.json",
+        )
+        for ((status, out) in results) withClue(out) {
+            status shouldBe 0
+            out shouldContain "rails: tcp=140/140"
+        }
+    }
+
+    test("the environment layer applies in each process: BRAID_LINKS overrides the file, and different job keys are refused") {
+        val config = """{ "links": ["shm+tcp:lo"], "jobKey": { "env": "MY_KEY" } }"""
+        val ok = run(config, "t.json") { _, _ -> mapOf("BRAID_LINKS" to "tcp:lo", "MY_KEY" to "same") }
+        for ((status, out) in ok) withClue(out) { status shouldBe 0; out shouldContain "rails: tcp=140/140" }
+        val refused = run(config, "t.json") { role, _ -> mapOf("BRAID_LINKS" to "tcp:lo", "MY_KEY" to "key of $role") }
+        val (status, out) = refused.first { it.second.contains("send 0 failed") }
+        withClue(out) {
+            status shouldBe 1
+            out shouldContain "EACCES"
+        }
+    }
+})

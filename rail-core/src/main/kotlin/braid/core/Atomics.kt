@@ -1,0 +1,61 @@
+package braid.core
+
+/**
+ * Atomic operations (`enum fi_op`, libfabric's values). [Endpoint.tryAtomic] takes the
+ * updating ones, [Endpoint.tryFetchAtomic] those and [ATOMIC_READ] (and [ATOMIC_WRITE] there is a
+ * swap: it returns the old value), [Endpoint.tryCompareAtomic] only [CSWAP]. The target applies
+ * `new = old OP operand` element by element and, when fetching, returns `old`.
+ */
+public enum class AtomicOp(public val code: Int) {
+    MIN(0), MAX(1), SUM(2), PROD(3),
+    /** Logical or, and, xor: the result is 1 or 0. */
+    LOR(4), LAND(5),
+    BOR(6), BAND(7),
+    LXOR(8), BXOR(9),
+    /** Reads the target (fetching forms only). */
+    ATOMIC_READ(10),
+    /** Replaces the target with the operand; fetched, a swap. */
+    ATOMIC_WRITE(11),
+    /** Compare-and-swap: `if (old == compare) new = operand`; returns `old`. */
+    CSWAP(12),
+    ;
+
+    /** Whether the operation applies to [type]: logical and bitwise ones only to integers. */
+    public fun appliesTo(type: AtomicDatatype): Boolean = when (this) {
+        LOR, LAND, LXOR, BOR, BAND, BXOR -> !type.floating
+        else -> true
+    }
+
+    internal companion object {
+        private val byCode = entries.associateBy { it.code }
+        fun of(code: Int): AtomicOp? = byCode[code]
+    }
+}
+
+/** Element types of atomic operations (`enum fi_datatype`, libfabric's values), native byte order. */
+public enum class AtomicDatatype(public val code: Int, public val size: Int, internal val floating: Boolean, internal val unsigned: Boolean) {
+    INT32(4, 4, false, false),
+    UINT32(5, 4, false, true),
+    INT64(6, 8, false, false),
+    UINT64(7, 8, false, true),
+    FLOAT(8, 4, true, false),
+    DOUBLE(9, 8, true, false),
+    ;
+
+    internal companion object {
+        private val byCode = entries.associateBy { it.code }
+        fun of(code: Int): AtomicDatatype? = byCode[code]
+    }
+}
+
+/** The three atomic call forms, for validity checks. */
+internal enum class AtomicForm(val label: String) {
+    UPDATE("fi_atomic"), FETCH("fi_fetch_atomic"), COMPARE("fi_compare_atomic");
+
+    /** Whether [op] may be posted through this form. */
+    fun admits(op: AtomicOp): Boolean = when (this) {
+        UPDATE -> op != AtomicOp.ATOMIC_READ && op != AtomicOp.CSWAP
+        FETCH -> op != AtomicOp.CSWAP
+        COMPARE -> op == AtomicOp.CSWAP
+    }
+}

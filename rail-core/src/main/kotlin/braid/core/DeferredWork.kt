@@ -1,0 +1,272 @@
+package braid.core
+
+import org.agrona.DirectBuffer
+import org.agrona.MutableDirectBuffer
+
+/** Where a [DeferredWork] request stands. */
+public enum class WorkStatus {
+    /** Never queued, or done and ready to be queued again. */
+    IDLE,
+    /** Waiting for its triggering counter to reach its threshold. */
+    QUEUED,
+    /** Its operation was issued and has not completed (or waits for the rail to have room). */
+    FIRED,
+    COMPLETED,
+    /** Its operation failed: see [DeferredWork.error] and [DeferredWork.errorMessage]. */
+    FAILED,
+    /** Taken off the queue by [DeferredWorkQueue.cancel] or a flush before it fired. */
+    CANCELLED,
+}
+
+/**
+ * A deferred work request (`struct fi_deferred_work`): once [triggeringCounter]'s success plus
+ * error count reaches [threshold], [op] is issued — reading its buffers then, not when it was
+ * queued — and when that operation completes [completionCounter] is bumped by one (its error
+ * side if the operation failed). Queue it with [DeferredWorkQueue.queue].
+ *
+ * No completion is written to the endpoint's CQ and no counter bound to the endpoint moves,
+ * unless [flags] has [OpFlags.COMPLETION]: then the CQ gets a completion (or an error
+ * completion) whose context is this request. [OpFlags.DELIVERY_COMPLETE] and the like pass on
+ * to the operation. Counter operations ([DeferredOp.CounterSet], [DeferredOp.CounterAdd]) take
+ * no completion counter and write no completion.
+ *
+ * A request is reusable: once COMPLETED, FAILED or CANCELLED it may be queued again, with a new
+ * [threshold] — how a schedule is re-armed without allocating.
+ */
+public class DeferredWork @JvmOverloads constructor(
+    public val triggeringCounter: Counter,
+    threshold: Long,
+    public val op: DeferredOp,
+    public val completionCounter: Counter? = null,
+    public val flags: Long = 0,
+    /** The application's own context, for its bookkeeping. */
+    public val context: Any? = null,
+) {
+    /** The success plus error count of [triggeringCounter] at which [op] is issued; fixed while QUEUED. */
+    public var threshold: Long = threshold
+        set(value) {
+            if (status == WorkStatus.QUEUED) throw FabricException(Errno.EBUSY, "deferred work $this: cannot change the threshold while it is queued; cancel it first")
+            field = value
+        }
+
+    @Volatile public var status: WorkStatus = WorkStatus.IDLE
+        internal set
+
+    /** The [Errno] of the failure, once FAILED; ECANCELED once CANCELLED. */
+    public var error: Int = 0
+        internal set
+
+    public var errorMessage: String = ""
+        internal set
+
+    // ## The queue's bookkeeping, under the domain lock ##
+    internal var seq = 0L
+    internal var heapIndex = -1
+    internal var retrying = false
+    /** Issued through a trigger-able endpoint: completes like any operation of that endpoint, with [context]. */
+    internal var triggered = false
+    internal var prevFlight: DeferredWork? = null
+    internal var nextFlight: DeferredWork? = null
+
+    override fun toString(): String =
+        "DeferredWork(${op.describe()} at $threshold on $triggeringCounter, $status${if (error != 0) " ${Errno.name(error)}" else ""})"
+}
+
+/**
+ * The operation of a [DeferredWork] (`enum fi_trigger_op` and its `fi_op_*` structures). Buffer
+ * views are read when the request fires; offsets and lengths are checked when it is queued.
+ */
+public sealed class DeferredOp {
+    /** The endpoint the operation is issued on; null for counter operations. */
+    public abstract val endpoint: Endpoint?
+
+    internal enum class Kind { TX, RX, RMA, COUNTER }
+
+    internal abstract val kind: Kind
+
+    /** The flags of its completions ([Completion.flags]). */
+    internal abstract val cqFlags: Long
+
+    /** Throws [FabricException] if the operation cannot be issued as described. Under the domain lock. */
+    internal abstract fun check()
+
+    /** Issues the operation with [work] as its context; 0, -errno, or [DONE] when it completed at once. Under the domain lock. */
+    internal abstract fun post(work: DeferredWork, flags: Long): Int
+
+    internal abstract fun describe(): String
+
+    /** Sends `buffer[offset, offset+length)` to [dest] (`FI_OP_SEND`). */
+    public class Send(
+        override val endpoint: Endpoint, public val buffer: DirectBuffer, public val offset: Int, public val length: Int, public val dest: Long,
+    ) : DeferredOp() {
+        override val kind: Kind get() = Kind.TX
+        override val cqFlags: Long get() = OpFlags.SEND or OpFlags.MSG
+        override fun check(): Unit = checkRange(endpoint, buffer.capacity(), offset, length.toLong())
+        override fun post(work: DeferredWork, flags: Long): Int = endpoint.trySendmsg(buffer, offset, length, dest, 0, 0, flags and OpFlags.TAGGED.inv(), work)
+        override fun describe(): String = "send of $length bytes to $dest"
+    }
+
+    /** Sends a tagged message (`FI_OP_TSEND`). */
+    public class Tsend(
+        override val endpoint: Endpoint, public val buffer: DirectBuffer, public val offset: Int, public val length: Int, public val dest: Long, public val tag: Long,
+    ) : DeferredOp() {
+        override val kind: Kind get() = Kind.TX
+        override val cqFlags: Long get() = OpFlags.SEND or OpFlags.TAGGED
+        override fun check(): Unit = checkRange(endpoint, buffer.capacity(), offset, length.toLong())
+        override fun post(work: DeferredWork, flags: Long): Int = endpoint.trySendmsg(buffer, offset, length, dest, tag, 0, flags or OpFlags.TAGGED, work)
+        override fun describe(): String = "tsend of $length bytes to $dest, tag 0x${java.lang.Long.toHexString(tag)}"
+    }
+
+    /** Posts a receive (`FI_OP_RECV`). */
+    public class Recv(
+        override val endpoint: Endpoint, public val buffer: MutableDirectBuffer, public val offset: Int, public val length: Int, public val src: Long,
+    ) : DeferredOp() {
+        override val kind: Kind get() = Kind.RX
+        override val cqFlags: Long get() = OpFlags.RECV or OpFlags.MSG
+        override fun check(): Unit = checkRange(endpoint, buffer.capacity(), offset, length.toLong())
+        override fun post(work: DeferredWork, flags: Long): Int = endpoint.postRecv(false, buffer, offset, length, src, 0, -1L, flags and RECV_FLAGS, work)
+        override fun describe(): String = "recv of up to $length bytes from $src"
+    }
+
+    /** Posts a tagged receive (`FI_OP_TRECV`). */
+    public class Trecv @JvmOverloads constructor(
+        override val endpoint: Endpoint, public val buffer: MutableDirectBuffer, public val offset: Int, public val length: Int, public val src: Long,
+        public val tag: Long, public val ignore: Long = 0,
+    ) : DeferredOp() {
+        override val kind: Kind get() = Kind.RX
+        override val cqFlags: Long get() = OpFlags.RECV or OpFlags.TAGGED
+        override fun check(): Unit = checkRange(endpoint, buffer.capacity(), offset, length.toLong())
+        override fun post(work: DeferredWork, flags: Long): Int = endpoint.postRecv(true, buffer, offset, length, src, tag, ignore, flags and RECV_FLAGS, work)
+        override fun describe(): String = "trecv of up to $length bytes from $src, tag 0x${java.lang.Long.toHexString(tag)}"
+    }
+
+    /** An RMA write (`FI_OP_WRITE`); see [Endpoint.tryWrite]. */
+    public class Write(
+        override val endpoint: Endpoint, public val buffer: DirectBuffer, public val offset: Int, public val length: Int,
+        public val dest: Long, public val remoteOffset: Long, public val key: Long,
+    ) : DeferredOp() {
+        override val kind: Kind get() = Kind.RMA
+        override val cqFlags: Long get() = OpFlags.RMA or OpFlags.WRITE
+        override fun check() { checkRma(endpoint, Caps.WRITE, remoteOffset); checkRange(endpoint, buffer.capacity(), offset, length.toLong()) }
+        override fun post(work: DeferredWork, flags: Long): Int = endpoint.tryWrite(buffer, offset, length, dest, remoteOffset, key, work, flags)
+        override fun describe(): String = "RMA write of $length bytes to $dest at key $key, offset $remoteOffset"
+    }
+
+    /** An RMA read (`FI_OP_READ`); see [Endpoint.tryRead]. */
+    public class Read(
+        override val endpoint: Endpoint, public val buffer: MutableDirectBuffer, public val offset: Int, public val length: Int,
+        public val src: Long, public val remoteOffset: Long, public val key: Long,
+    ) : DeferredOp() {
+        override val kind: Kind get() = Kind.RMA
+        override val cqFlags: Long get() = OpFlags.RMA or OpFlags.READ
+        override fun check() { checkRma(endpoint, Caps.READ, remoteOffset); checkRange(endpoint, buffer.capacity(), offset, length.toLong()) }
+        override fun post(work: DeferredWork, flags: Long): Int = endpoint.tryRead(buffer, offset, length, src, remoteOffset, key, work, flags)
+        override fun describe(): String = "RMA read of $length bytes from $src at key $key, offset $remoteOffset"
+    }
+
+    /** An atomic update (`FI_OP_ATOMIC`); see [Endpoint.tryAtomic]. */
+    public class Atomic(
+        override val endpoint: Endpoint, public val buffer: DirectBuffer, public val offset: Int, public val count: Int,
+        public val dest: Long, public val remoteOffset: Long, public val key: Long, public val type: AtomicDatatype, public val op: AtomicOp,
+    ) : DeferredOp() {
+        override val kind: Kind get() = Kind.RMA
+        override val cqFlags: Long get() = OpFlags.ATOMIC or OpFlags.WRITE
+        override fun check() {
+            checkAtomic(endpoint, AtomicForm.UPDATE, type, op, count, remoteOffset)
+            checkRange(endpoint, buffer.capacity(), offset, count.toLong() * type.size)
+        }
+        override fun post(work: DeferredWork, flags: Long): Int = endpoint.tryAtomic(buffer, offset, count, dest, remoteOffset, key, type, op, work, flags)
+        override fun describe(): String = "atomic $op of $count $type to $dest at key $key, offset $remoteOffset"
+    }
+
+    /** A fetching atomic (`FI_OP_FETCH_ATOMIC`); see [Endpoint.tryFetchAtomic]. */
+    public class FetchAtomic(
+        override val endpoint: Endpoint, public val buffer: DirectBuffer, public val offset: Int, public val count: Int,
+        public val result: MutableDirectBuffer, public val resultOffset: Int,
+        public val dest: Long, public val remoteOffset: Long, public val key: Long, public val type: AtomicDatatype, public val op: AtomicOp,
+    ) : DeferredOp() {
+        override val kind: Kind get() = Kind.RMA
+        override val cqFlags: Long get() = OpFlags.ATOMIC or OpFlags.READ
+        override fun check() {
+            checkAtomic(endpoint, AtomicForm.FETCH, type, op, count, remoteOffset)
+            val bytes = count.toLong() * type.size
+            checkRange(endpoint, buffer.capacity(), offset, bytes)
+            checkRange(endpoint, result.capacity(), resultOffset, bytes)
+        }
+        override fun post(work: DeferredWork, flags: Long): Int =
+            endpoint.tryFetchAtomic(buffer, offset, count, result, resultOffset, dest, remoteOffset, key, type, op, work, flags)
+        override fun describe(): String = "fetch-atomic $op of $count $type to $dest at key $key, offset $remoteOffset"
+    }
+
+    /** A compare-and-swap (`FI_OP_COMPARE_ATOMIC`); see [Endpoint.tryCompareAtomic]. */
+    public class CompareAtomic(
+        override val endpoint: Endpoint, public val buffer: DirectBuffer, public val offset: Int, public val count: Int,
+        public val compare: DirectBuffer, public val compareOffset: Int, public val result: MutableDirectBuffer, public val resultOffset: Int,
+        public val dest: Long, public val remoteOffset: Long, public val key: Long, public val type: AtomicDatatype, public val op: AtomicOp,
+    ) : DeferredOp() {
+        override val kind: Kind get() = Kind.RMA
+        override val cqFlags: Long get() = OpFlags.ATOMIC or OpFlags.READ
+        override fun check() {
+            checkAtomic(endpoint, AtomicForm.COMPARE, type, op, count, remoteOffset)
+            val bytes = count.toLong() * type.size
+            checkRange(endpoint, buffer.capacity(), offset, bytes)
+            checkRange(endpoint, compare.capacity(), compareOffset, bytes)
+            checkRange(endpoint, result.capacity(), resultOffset, bytes)
+        }
+        override fun post(work: DeferredWork, flags: Long): Int =
+            endpoint.tryCompareAtomic(buffer, offset, count, compare, compareOffset, result, resultOffset, dest, remoteOffset, key, type, op, work, flags)
+        override fun describe(): String = "compare-atomic $op of $count $type to $dest at key $key, offset $remoteOffset"
+    }
+
+    /** Sets [counter]'s success count to [value] (`FI_OP_CNTR_SET`). */
+    public class CounterSet(public val counter: Counter, public val value: Long) : DeferredOp() {
+        override val endpoint: Endpoint? get() = null
+        override val kind: Kind get() = Kind.COUNTER
+        override val cqFlags: Long get() = 0
+        override fun check() {}
+        override fun post(work: DeferredWork, flags: Long): Int { counter.set(value); return DONE }
+        override fun describe(): String = "counter set to $value on $counter"
+    }
+
+    /** Adds [value] to [counter]'s success count (`FI_OP_CNTR_ADD`). */
+    public class CounterAdd(public val counter: Counter, public val value: Long) : DeferredOp() {
+        override val endpoint: Endpoint? get() = null
+        override val kind: Kind get() = Kind.COUNTER
+        override val cqFlags: Long get() = 0
+        override fun check() {}
+        override fun post(work: DeferredWork, flags: Long): Int { counter.add(value); return DONE }
+        override fun describe(): String = "counter add of $value to $counter"
+    }
+
+    internal companion object {
+        /** [post]'s result for an operation that completed inside it. */
+        const val DONE = 1
+        private const val RECV_FLAGS = OpFlags.COMPLETION
+
+        fun checkRange(ep: Endpoint, capacity: Int, offset: Int, length: Long) {
+            if (offset < 0 || length < 0 || offset + length > capacity) {
+                throw FabricException.invalid("deferred work on $ep: [$offset, ${offset + length}) is not inside the buffer of $capacity bytes")
+            }
+        }
+
+        fun checkRma(ep: Endpoint, direction: Long, remoteOffset: Long) {
+            val caps = ep.transport.rmaCaps
+            if (caps and Caps.RMA == 0L || caps and direction == 0L) {
+                throw FabricException(Errno.ENOSYS, "deferred work on $ep: the ${ep.info.provider} rail carries no RMA ${if (direction == Caps.READ) "read" else "write"}; queue it on an endpoint whose rail offers Caps.RMA")
+            }
+            if (remoteOffset < 0) throw FabricException.invalid("deferred work on $ep: remote offset $remoteOffset must be ≥ 0")
+        }
+
+        fun checkAtomic(ep: Endpoint, form: AtomicForm, type: AtomicDatatype, op: AtomicOp, count: Int, remoteOffset: Long) {
+            if (ep.transport.rmaCaps and Caps.ATOMIC == 0L) {
+                throw FabricException(Errno.ENOSYS, "deferred work on $ep: the ${ep.info.provider} rail carries no atomics; queue it on an endpoint whose rail offers Caps.ATOMIC")
+            }
+            if (!form.admits(op) || !op.appliesTo(type)) {
+                throw FabricException.unsupported("deferred work on $ep: ${form.label} does not take $op on $type")
+            }
+            val max = ep.atomicCount(form, type, op)
+            if (count <= 0 || count > max) throw FabricException(Errno.EMSGSIZE, "deferred work on $ep: $count elements of $type; ${form.label} carries 1..$max")
+            if (remoteOffset < 0) throw FabricException.invalid("deferred work on $ep: remote offset $remoteOffset must be ≥ 0")
+        }
+    }
+}

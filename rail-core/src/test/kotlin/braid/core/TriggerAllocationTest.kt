@@ -1,0 +1,65 @@
+package braid.core
+
+import io.kotest.assertions.withClue
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.longs.shouldBeLessThan
+import org.agrona.concurrent.UnsafeBuffer
+import java.lang.management.ManagementFactory
+import java.nio.ByteBuffer
+
+/**
+ * Once warm, RMA and re-armed deferred work allocate nothing per operation (bytes counted with
+ * the JVM's per-thread allocation counter, not time): fetch-adds on shm and tcp, and a request
+ * queued again and fired by a counter again and again.
+ */
+class TriggerAllocationTest : FunSpec({
+    val threads = ManagementFactory.getThreadMXBean() as com.sun.management.ThreadMXBean
+
+    fun perOp(rounds: Int, warm: Int = rounds, round: () -> Unit): Long {
+        repeat(warm) { round() }
+        val tid = Thread.currentThread().id
+        val before = threads.getThreadAllocatedBytes(tid)
+        repeat(rounds) { round() }
+        return (threads.getThreadAllocatedBytes(tid) - before) / rounds
+    }
+
+    for ((rail, open) in listOf<Pair<String, () -> RailFabric>>("shm" to { TestFabric() }, "tcp" to { braid.provider.tcp.TcpTestFabric() })) {
+        test("$rail: a warm fetch-add round trip allocates nothing") {
+            open().use { f ->
+                val (a, b) = f.nodes
+                val mr = b.domain.registerMemory(direct(8), MrAccess.REMOTE)
+                val one = UnsafeBuffer(ByteBuffer.allocateDirect(8)).also { it.putLong(0, 1) }
+                val result = UnsafeBuffer(ByteBuffer.allocateDirect(8))
+                val c = Completion()
+                val dest = f.addrs[0][1]
+                val bytes = perOp(20_000) {
+                    check(a.ep.tryFetchAtomic(one, 0, 1, result, 0, dest, 0, mr.key, AtomicDatatype.INT64, AtomicOp.SUM, null) == 0)
+                    while (a.cq.read(c) != 1) b.domain.progress()
+                }
+                withClue("$bytes bytes per fetch-add") { bytes shouldBeLessThan 1L }
+            }
+        }
+    }
+
+    test("re-arming a request and firing it with a counter allocates nothing") {
+        TestFabric().use { f ->
+            val (a, b) = f.nodes
+            val trigger = a.domain.counter(); val done = a.domain.counter()
+            val payload = UnsafeBuffer(ByteBuffer.allocateDirect(8))
+            val rx = UnsafeBuffer(ByteBuffer.allocateDirect(8))
+            val send = DeferredWork(trigger, 0, DeferredOp.Tsend(a.ep, payload, 0, 8, f.addrs[0][1], 3), done)
+            val add = DeferredWork(done, 0, DeferredOp.CounterAdd(a.domain.counter(), 1))
+            val c = Completion()
+            val bytes = perOp(20_000) {
+                send.threshold = trigger.value + 1
+                add.threshold = done.value + 1
+                a.domain.deferredWork.queue(send)
+                a.domain.deferredWork.queue(add)
+                check(b.ep.tryTrecv(rx, 0, 8, FiAddr.UNSPEC, 3, 0, null) == 0)
+                trigger.add(1)
+                while (b.cq.read(c) != 1) a.domain.progress()
+            }
+            withClue("$bytes bytes per triggered send") { bytes shouldBeLessThan 1L }
+        }
+    }
+})
