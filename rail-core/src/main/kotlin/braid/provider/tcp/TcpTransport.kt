@@ -563,6 +563,10 @@ internal class TcpTransport(
         if (p.backlog.isEmpty() && (inject || p.established)) {
             if (writeHead(p, buffer, length, tag, data, flags, context, null)) {
                 markBusy(p)
+                // Onto the wire now, as libfabric's tcp provider does, not at the next progress
+                // call: a sender that posts and then computes (or blocks elsewhere) must not hold
+                // its message back, and a ping-pong saves a poll per hop.
+                if (!p.blocked) pump(p)
                 return 0
             }
         }
