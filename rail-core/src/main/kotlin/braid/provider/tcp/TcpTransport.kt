@@ -143,6 +143,13 @@ internal class TcpTransport(
         return n
     }
 
+    /** Frame bytes written into peers' outbound buffers and not yet to a socket. */
+    fun unflushedBytes(): Long {
+        var n = 0L
+        for (p in peers) n += p.outTail - p.outHead
+        return n
+    }
+
     /** Live connections (any state), and established ones. */
     fun connectionCount(): Int = connections.size
     fun establishedCount(): Int = connections.count { it.established }

@@ -46,6 +46,27 @@ class TcpSmokeTest : FunSpec({
         }
     }
 
+    test("a send is on the socket when the call returns, without a progress call on the sender") {
+        TcpTestFabric().use { f ->
+            val (a, b) = f.nodes
+            // Connect and authenticate first: until then frames wait in the peer's buffer.
+            a.ep.tryTsend(buf("hi"), 0, 2, f.addrs[0][1], 0, null) shouldBe 0
+            b.ep.tryTrecv(UnsafeBuffer(ByteArray(16)), 0, 16, FiAddr.UNSPEC, 0, 0, null) shouldBe 0
+            b.await(1, others = listOf(a))
+            a.await(1, others = listOf(b))
+            val sizes = listOf(0, 64, 1000, 100_000) // inject-sized, eager, and the RTS of a rendezvous
+            for ((i, size) in sizes.withIndex()) {
+                // Under the domain lock: the keepalive thread cannot flush for the sender meanwhile.
+                synchronized(a.domain.lock) {
+                    a.ep.tryTsend(UnsafeBuffer(ByteArray(size)), 0, size, f.addrs[0][1], 10L + i, null) shouldBe 0
+                    withClue("a $size-byte send left unwritten") { a.ep.tcp.unflushedBytes() shouldBe 0L }
+                }
+            }
+            for ((i, size) in sizes.withIndex()) b.ep.tryTrecv(UnsafeBuffer(ByteArray(size)), 0, size, FiAddr.UNSPEC, 10L + i, 0, null) shouldBe 0
+            b.await(sizes.size, others = listOf(a)).map { (it as Completion).len } shouldBe sizes.map { it.toLong() }
+        }
+    }
+
     test("a rendezvous payload goes straight from the socket into a direct receive buffer, all but a small prefetch of each frame") {
         TcpTestFabric().use { f ->
             val (a, b) = f.nodes
