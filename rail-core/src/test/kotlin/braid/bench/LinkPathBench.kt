@@ -17,11 +17,13 @@ import java.nio.ByteBuffer
  * 2. a message: a 64-byte tagged inject from node 0 to node 1, the receive posted in advance,
  *    and node 1's CQ read until its completion is there (send, one or more polls, matching, CQ).
  *
- * Each row is the median of [ROUNDS] batches, shm and link batches alternating. Run from the
- * repository root after `mvn -o -pl rail-core test-compile`:
+ * Each row is the median of [ROUNDS] batches, shm and link batches alternating. With both in one
+ * JVM the domain's call into its transport sees two classes (a process using one sees one), so
+ * `shm` or `link` as the second argument measures one alone. Run from the repository root after
+ * `mvn -o -pl rail-core test-compile`:
  * ```
  * mvn -q -o -pl rail-core dependency:build-classpath -Dmdep.outputFile=/tmp/cp.txt -Dmdep.includeScope=test
- * java -cp rail-core/target/classes:rail-core/target/test-classes:$(cat /tmp/cp.txt) braid.bench.LinkPathBench [BATCH]
+ * java -cp rail-core/target/classes:rail-core/target/test-classes:$(cat /tmp/cp.txt) braid.bench.LinkPathBench [BATCH] [shm,link]
  * ```
  */
 object LinkPathBench {
@@ -30,11 +32,12 @@ object LinkPathBench {
     @JvmStatic
     fun main(args: Array<String>) {
         val batch = args.getOrNull(0)?.toInt() ?: 1_000_000
+        val rails = args.getOrNull(1)?.split(",") ?: listOf("shm", "link")
         TestFabric().use { shm ->
             LinkTestFabric().use { link ->
-                val polls = mapOf("shm" to LongArray(ROUNDS), "link" to LongArray(ROUNDS))
-                val messages = mapOf("shm" to LongArray(ROUNDS), "link" to LongArray(ROUNDS))
-                val fabrics = linkedMapOf<String, RailFabric>("shm" to shm, "link" to link)
+                val polls = rails.associateWith { LongArray(ROUNDS) }
+                val messages = rails.associateWith { LongArray(ROUNDS) }
+                val fabrics = linkedMapOf<String, RailFabric>("shm" to shm, "link" to link).filterKeys { it in rails }
                 for (warm in 0 until 3) for ((_, f) in fabrics) { idlePolls(f, batch); messages(f, batch / 10) }
                 for (r in 0 until ROUNDS) {
                     for ((name, f) in fabrics) {
