@@ -49,7 +49,7 @@ class LinkTest : FunSpec({
         fun refused(links: String): String =
             shouldThrow<FabricException> { Braid.getInfo(Hints(provider = "link", links = links)) }.message!!
         refused("shm++tcp") shouldContain "an empty rail between '+'"
-        refused("shm+verbs") shouldContain "unknown rail provider 'verbs'"
+        refused("shm+verbs") shouldContain "Hints.links='shm+verbs': link 'shm+verbs': unknown rail provider 'verbs' (known: shm, tcp)"
         refused("shm+tcp+tcp") shouldContain "joins 2 network rails"
         refused("shm+shm") shouldContain "shm appears twice"
         refused("shm+tcp:") shouldContain "empty domain name"
