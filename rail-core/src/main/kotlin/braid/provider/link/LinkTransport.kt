@@ -36,6 +36,7 @@ internal class LinkTransport(
 ) : Transport {
     private val shm: Transport? = rails.firstOrNull { it.first == LinkProvider.SHM }?.second
     private val network: Pair<String, Transport>? = rails.firstOrNull { it.first != LinkProvider.SHM }
+    private val net: Transport? = network?.second
     private val routes = Long2ObjectHashMap<Transport>()
     private var routesGeneration = -1L
 
@@ -53,27 +54,24 @@ internal class LinkTransport(
     }
 
     /**
-     * Polls shm every time, and the network rail every time while it is busy (it had work, or
-     * was given a send, within [NETWORK_ACTIVE_NANOS]) and otherwise once per
-     * [NETWORK_IDLE_POLL_NANOS]: a network poll is a system call (`selectNow`), tens of idle shm
-     * polls, and would otherwise tax every same-host message. A caller that parks between polls
-     * (longer than the idle period) polls both rails every time.
+     * Polls shm every time and the network rail when [schedule] says (every time while it is
+     * busy, else about once per [NetworkPollSchedule.IDLE_POLL_NANOS]), reading the clock only
+     * when the schedule's countdown runs out.
      */
     override fun progress(): Int {
-        val net = network?.second
-        if (shm == null) return net?.progress() ?: 0
-        var work = shm.progress()
-        if (net == null) return work
+        val shm = shm
+        val net = net
+        if (shm == null || net == null) return (shm ?: net)?.progress() ?: 0
+        val work = shm.progress()
+        if (--schedule.countdown > 0) return work
         val now = System.nanoTime()
-        if (now - lastNetworkWork > NETWORK_ACTIVE_NANOS && now - lastNetworkPoll < NETWORK_IDLE_POLL_NANOS) return work
-        lastNetworkPoll = now
+        if (!schedule.due(now)) return work
         val w = net.progress()
-        if (w > 0) lastNetworkWork = now
+        schedule.polled(now, w)
         return work + w
     }
 
-    private var lastNetworkPoll = System.nanoTime()
-    private var lastNetworkWork = lastNetworkPoll
+    private val schedule = NetworkPollSchedule()
 
     override fun send(buffer: DirectBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int {
         val rail = railFor(dest) ?: return lastRouteError
@@ -101,7 +99,7 @@ internal class LinkTransport(
     /** [route], and the network rail counts as busy (polled every time) once given work. */
     private fun railFor(dest: Long): Transport? {
         val rail = route(dest) ?: return null
-        if (rail !== shm) lastNetworkWork = System.nanoTime()
+        if (rail !== shm) schedule.kick()
         return rail
     }
 
@@ -138,13 +136,6 @@ internal class LinkTransport(
         var first: Exception? = null
         for ((_, t) in rails) try { t.close() } catch (e: Exception) { if (first == null) first = e }
         first?.let { throw it }
-    }
-
-    private companion object {
-        /** How long after its last work the network rail counts as busy and is polled every time. */
-        const val NETWORK_ACTIVE_NANOS = 1_000_000L
-        /** How often an idle network rail is polled by a spinning caller: the most it delays a message. */
-        const val NETWORK_IDLE_POLL_NANOS = 20_000L
     }
 
     override fun toString(): String = "link '${info.domainName}'\n" + rails.joinToString("\n") { (name, t) -> "  $name: $t" }

@@ -1,0 +1,88 @@
+package braid.provider.link
+
+/**
+ * When a link polls its network rail, whose poll is a system call (`Selector.selectNow`, about
+ * 0.4 µs) that would otherwise tax every same-host message: every time while that rail is busy
+ * (it had work, or was given a send, within [activeNanos]), else once per [idlePollNanos].
+ *
+ * Keeping that schedule reads no clock on most polls: the caller counts [countdown] down once
+ * per poll and asks [due] with the time only when it reaches zero. [due] then sets how many
+ * polls pass before the next clock read (the stride): 1 while the network rail is busy; while
+ * it is idle, doubled up to [MAX_STRIDE] as long as a stride of polls takes less than a quarter
+ * of [idlePollNanos], and back to 1 as soon as one took longer than [idlePollNanos]. So a
+ * spinning caller reads the clock once per [MAX_STRIDE] polls and still reaches the network rail
+ * within about [idlePollNanos]; a caller that parks between polls polls it every time (the
+ * stride of polls before it noticed the slowdown excepted).
+ *
+ * Not thread-safe: the link calls it under its domain lock.
+ */
+internal class NetworkPollSchedule(
+    private val activeNanos: Long = ACTIVE_NANOS,
+    private val idlePollNanos: Long = IDLE_POLL_NANOS,
+    now: Long = System.nanoTime(),
+) {
+    /** Polls left before the next clock read: the caller decrements it and calls [due] when it reaches 0. */
+    @JvmField var countdown: Int = 1
+
+    /** Polls between clock reads while the network rail is idle. */
+    private var stride = 1
+    /** The value [countdown] was last set to: how many polls the last window held. */
+    private var armed = 1
+    private var lastClock = now
+    private var lastPoll = now
+    /** As a link's network rail starts out: busy, for its first [activeNanos]. */
+    private var lastWork = now
+    private var kicked = false
+
+    /** The network rail was given work (a send): it counts as busy from now on, and the next poll reads the clock. */
+    fun kick() {
+        kicked = true
+        countdown = 1
+    }
+
+    /** Called when [countdown] reached 0, with the time: whether to poll the network rail now. */
+    fun due(now: Long): Boolean {
+        val window = now - lastClock
+        lastClock = now
+        if (kicked) { kicked = false; lastWork = now }
+        if (now - lastWork <= activeNanos) {
+            arm(1)
+            return true
+        }
+        if (armed == stride) {
+            stride = when {
+                window > idlePollNanos -> 1
+                window < idlePollNanos / 4 -> minOf(stride * 2, MAX_STRIDE)
+                else -> stride
+            }
+        }
+        arm(stride)
+        return now - lastPoll >= idlePollNanos
+    }
+
+    /** The network rail was polled at [now] (the time given to [due]) and did [work]. */
+    fun polled(now: Long, work: Int) {
+        lastPoll = now
+        if (work > 0) {
+            lastWork = now
+            arm(1)
+        }
+    }
+
+    private fun arm(polls: Int) {
+        armed = polls
+        countdown = polls
+    }
+
+    /** The current stride (for tests). */
+    internal val polls: Int get() = armed
+
+    companion object {
+        /** How long after its last work the network rail counts as busy and is polled every time. */
+        const val ACTIVE_NANOS: Long = 1_000_000L
+        /** How often an idle network rail is polled by a spinning caller: the most it delays a message. */
+        const val IDLE_POLL_NANOS: Long = 20_000L
+        /** The most polls between two clock reads (one read costs about a third of an idle shm poll). */
+        const val MAX_STRIDE: Int = 16
+    }
+}
