@@ -8,11 +8,13 @@ package braid.provider.link
  * Keeping that schedule reads no clock on most polls: the caller counts [countdown] down once
  * per poll and asks [due] with the time only when it reaches zero. [due] then sets how many
  * polls pass before the next clock read (the stride): 1 while the network rail is busy; while
- * it is idle, doubled up to [MAX_STRIDE] as long as a stride of polls takes less than a quarter
- * of [idlePollNanos], and back to 1 as soon as one took longer than [idlePollNanos]. So a
- * spinning caller reads the clock once per [MAX_STRIDE] polls and still reaches the network rail
- * within about [idlePollNanos]; a caller that parks between polls polls it every time (the
- * stride of polls before it noticed the slowdown excepted).
+ * it is idle, the stride is kept so that a stride of polls takes an eighth to a quarter of
+ * [idlePollNanos] (doubled up to [MAX_STRIDE] when faster, halved when slower), and drops to 1
+ * as soon as one took longer than [idlePollNanos]. So a spinning caller reads the clock once per
+ * [MAX_STRIDE] polls and still reaches the network rail within about [idlePollNanos]; a caller
+ * that parks between polls polls it every time, once one stride of polls has shown the slowdown
+ * (a caller that backs off, spinning, then yielding, then parking, has shrunk its stride while
+ * yielding).
  *
  * Not thread-safe: the link calls it under its domain lock.
  */
@@ -52,7 +54,8 @@ internal class NetworkPollSchedule(
         if (armed == stride) {
             stride = when {
                 window > idlePollNanos -> 1
-                window < idlePollNanos / 4 -> minOf(stride * 2, MAX_STRIDE)
+                window > idlePollNanos / 4 -> maxOf(1, stride / 2)
+                window < idlePollNanos / 8 -> minOf(stride * 2, MAX_STRIDE)
                 else -> stride
             }
         }

@@ -59,6 +59,15 @@ class NetworkPollScheduleTest : FunSpec({
         c.schedule.polls shouldBe 1
     }
 
+    test("a caller backing off (spin, yield, park) has a short stride by the time it parks") {
+        val c = Caller()
+        c.spin(100_000, 50)
+        c.spin(100, 1_000) // yields of about 1 µs
+        val before = c.networkPolls.size
+        c.spin(100, 55_000) // the shortest parks, as Linux serves them
+        withClue("network polls in 100 parked polls") { (c.networkPolls.size - before) shouldBeGreaterThanOrEqual 100 - 4 }
+    }
+
     test("work on the network rail makes it busy: polled every time until ACTIVE_NANOS pass without work") {
         val c = Caller()
         c.spin(100_000, 50)
