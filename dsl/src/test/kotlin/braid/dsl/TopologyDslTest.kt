@@ -82,7 +82,8 @@ class TopologyDslTest : FunSpec({
             it.message shouldContain "empty rail"
         }
         shouldThrow<SpecException> { spec { links("shm||tcp") } }.problems.single().message shouldContain "empty link"
-        shouldThrow<SpecException> { spec { link("tcp:") } }.problems.single().message shouldContain "malformed domain"
+        shouldThrow<SpecException> { spec { link("tcp:") } }.problems.single().message shouldBe "link 'tcp:': rail 'tcp:' has an empty domain name"
+        shouldThrow<SpecException> { spec { link("tcp:a:b") } }.problems.single().message shouldContain "malformed domain"
     }
 
     // ## Precedence ##

@@ -2,6 +2,7 @@ package braid.core
 
 import org.agrona.DirectBuffer
 import org.agrona.collections.Long2ObjectHashMap
+import org.agrona.collections.LongArrayList
 import java.util.IdentityHashMap
 
 /**
@@ -16,7 +17,10 @@ import java.util.IdentityHashMap
  *   names the sender or accepts any source;
  * - messages from one sender match in the order they were sent (each sender's messages are
  *   queued in arrival order, and providers deliver them in send order);
- * - a posted receive takes the earliest-arrived unexpected message that matches it.
+ * - a posted receive takes the earliest-arrived unexpected message that matches it;
+ * - a message whose sender was not in the AV when it arrived waits under [FiAddr.NOTAVAIL];
+ *   any-source receives take it, and once its provider resolves the sender
+ *   ([foreachUnspecAddr]) it is that sender's, for the receives already posted for it too.
  *
  * Receives and unexpected messages are indexed by source, so a receive that names its sender
  * looks only at that sender's messages: O(1) expected time however many messages other senders
@@ -36,6 +40,15 @@ public class SharedReceiveContext internal constructor(
     private val pool = ArrayDeque<RxEntry>()
     private val claimed = IdentityHashMap<Any, RxEntry>()
     private var nextSeq = 0L
+    /** Messages matched at resolution, started once both queues are consistent again. */
+    private val resolvedMatches = ArrayDeque<RxEntry>()
+    private val matchResolved: (RxEntry, RxEntry) -> Unit = { posted, message ->
+        postedChanged(-1)
+        unexpectedChanged(-1)
+        fill(message, posted.context, posted.flags, posted.buffer)
+        freeEntry(posted)
+        resolvedMatches.addLast(message)
+    }
 
     /** Queue depths, for statistics (BRAID_LINK_DUMP_STATS and [stats]). */
     private var postedNow = 0
@@ -88,11 +101,19 @@ public class SharedReceiveContext internal constructor(
     /**
      * Re-resolves the sender of every unexpected message that arrived before its sender was in
      * the AV (`foreach_unspec_addr`): [resolve] returns the sender's address now, or
-     * [FiAddr.NOTAVAIL]. Resolved messages join their sender's queue in arrival order.
+     * [FiAddr.NOTAVAIL]. Resolved messages join their sender's queue in arrival order, and the
+     * receives already posted for that sender take them as if it had been known all along: each,
+     * in posting order, the earliest-arrived message that matches it. Their providers are told to
+     * start them ([SrxPeer.startMsg], [SrxPeer.startTag]) before this returns.
      */
     public fun foreachUnspecAddr(resolve: (RxEntry) -> Long) {
-        msgQueue.resolveUnspec(resolve)
-        tagQueue.resolveUnspec(resolve)
+        msgQueue.resolveUnspec(resolve, matchResolved)
+        tagQueue.resolveUnspec(resolve, matchResolved)
+        // Only now: a start may complete a receive, and a completion may post another (triggered work).
+        while (true) {
+            val message = resolvedMatches.removeFirstOrNull() ?: break
+            start(message)
+        }
     }
 
     // ## Application side (called by Endpoint) ##
@@ -107,9 +128,7 @@ public class SharedReceiveContext internal constructor(
         val unexpected = queue.takeUnexpected(src, tag, ignore)
         if (unexpected != null) {
             unexpectedChanged(-1)
-            unexpected.context = context
-            unexpected.flags = unexpected.flags or flags
-            unexpected.buffer.wrap(buffer, offset, length)
+            fill(unexpected, context, flags, buffer, offset, length)
             start(unexpected)
             return unexpected
         }
@@ -183,6 +202,13 @@ public class SharedReceiveContext internal constructor(
         if (e.tagged) peer.discardTag(e) else peer.discardMsg(e)
     }
 
+    /** Gives an unexpected [message] the receive that matched it: its context, flags and buffer. */
+    private fun fill(message: RxEntry, context: Any?, flags: Long, buffer: DirectBuffer, offset: Int = 0, length: Int = buffer.capacity()) {
+        message.context = context
+        message.flags = message.flags or flags
+        message.buffer.wrap(buffer, offset, length)
+    }
+
     private fun get(queue: MatchQueue, addr: Long, tag: Long, size: Long): RxEntry {
         val posted = queue.takePosted(addr, tag)
         if (posted != null) {
@@ -246,6 +272,8 @@ internal class MatchQueue(val tagged: Boolean) {
     private val postedAny = EntryList(bySource = true)
     private val unexpectedBySource = Long2ObjectHashMap<EntryList>()
     private val unexpectedAll = EntryList(bySource = false)
+    /** Senders [resolveUnspec] found messages of, with receives posted for them (reused). */
+    private val resolved = LongArrayList()
 
     /** The earliest-posted receive that matches a message from [addr] with [tag], removed. */
     fun takePosted(addr: Long, tag: Long): RxEntry? {
@@ -313,7 +341,15 @@ internal class MatchQueue(val tagged: Boolean) {
         e.srcList?.remove(e)
     }
 
-    fun resolveUnspec(resolve: (RxEntry) -> Long) {
+    /**
+     * Moves the messages [resolve] now finds a sender for into that sender's queue, then gives
+     * each receive posted for such a sender, in posting order, the earliest message of it that
+     * matches, calling [matched] with the pair, both already out of their queues.
+     *
+     * Only the directed receives need a look: an any-source receive is matched against unknown
+     * senders' messages when it is posted and when they arrive, so none posted matches them.
+     */
+    fun resolveUnspec(resolve: (RxEntry) -> Long, matched: (posted: RxEntry, message: RxEntry) -> Unit) {
         val unknown = unexpectedBySource.get(FiAddr.NOTAVAIL) ?: return
         var e = unknown.head
         while (e != null) {
@@ -323,8 +359,27 @@ internal class MatchQueue(val tagged: Boolean) {
                 unknown.remove(e)
                 e.addr = addr
                 insertBySeq(listFor(unexpectedBySource, addr), e)
+                if (postedBySource.get(addr)?.isEmpty() == false && !resolved.containsLong(addr)) resolved.addLong(addr)
             }
             e = next
+        }
+        for (i in 0 until resolved.size) matchPosted(resolved.getLong(i), matched)
+        resolved.clear()
+    }
+
+    private fun matchPosted(addr: Long, matched: (RxEntry, RxEntry) -> Unit) {
+        val posted = postedBySource.get(addr) ?: return
+        val messages = unexpectedBySource.get(addr) ?: return
+        var p = posted.head
+        while (p != null && !messages.isEmpty()) {
+            val next = posted.next(p)
+            val m = findUnexpected(addr, p.tag, p.ignore)
+            if (m != null) {
+                posted.remove(p)
+                removeUnexpected(m)
+                matched(p, m)
+            }
+            p = next
         }
     }
 

@@ -17,6 +17,8 @@ import braid.core.Hints;
 import braid.core.IdleKind;
 import braid.core.IdlePolicy;
 import braid.core.Info;
+import braid.core.LinkSelector;
+import braid.core.LinkStringException;
 import braid.core.OpFlags;
 import braid.core.ProgressEngine;
 import braid.core.ProgressModel;
@@ -82,6 +84,16 @@ class JavaApiTest {
 
     private static UnsafeBuffer text(String s) {
         return new UnsafeBuffer(s.getBytes(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void linkStringsParseFromJava() {
+        LinkSelector link = LinkSelector.parse("shm+tcp:eth0,lo").get(0);
+        assertEquals("shm+tcp", link.getName());
+        assertEquals(2, link.expand().size());
+        LinkStringException e = assertThrows(LinkStringException.class, () -> LinkSelector.parse("shm++tcp", "BRAID_LINKS"));
+        assertEquals("shm++tcp", e.getLink());
+        assertEquals(Errno.EINVAL, e.getCode());
     }
 
     @Test

@@ -13,7 +13,7 @@ import braid.core.OpFlags
 import braid.core.TestFabric
 import braid.it.ChildJvm
 import braid.it.Rendezvous
-import braid.it.RmaPeerMain
+import braid.it.PeerMain
 import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
 import java.nio.file.Files
@@ -179,9 +179,9 @@ object TriggerBench {
 
     private fun atomic(provider: String, rounds: Int) {
         val dir = Files.createTempDirectory("braid-trigger-bench")
-        val kid = ChildJvm(RmaPeerMain::class.java.name, listOf("serve", provider, "$dir", "target"), log = dir.resolve("target.log").toFile())
+        val kid = ChildJvm(PeerMain::class.java.name, PeerMain.args(provider, "rma-serve", dir, "target"), log = dir.resolve("target.log").toFile())
         try {
-            RmaPeerMain.Node(provider, dir, "initiator").use { node ->
+            PeerMain.Node(provider, dir, "initiator").use { node ->
                 val (_, cq, av, ep) = node
                 val dest = av.insert(Rendezvous.lookup(dir, "target"))
                 val one = UnsafeBuffer(ByteBuffer.allocateDirect(8)).also { it.putLong(0, 1) }
@@ -190,7 +190,7 @@ object TriggerBench {
                 val samples = LongArray(rounds)
                 fun once(): Long {
                     val t0 = System.nanoTime()
-                    if (ep.tryFetchAtomic(one, 0, 1, result, 0, dest, 0, RmaPeerMain.KEY, AtomicDatatype.INT64, AtomicOp.SUM, null) != 0) error("fetch-add refused")
+                    if (ep.tryFetchAtomic(one, 0, 1, result, 0, dest, 0, PeerMain.Rma.KEY, AtomicDatatype.INT64, AtomicOp.SUM, null) != 0) error("fetch-add refused")
                     while (true) when (cq.read(c)) {
                         1 -> return System.nanoTime() - t0
                         -Errno.EAVAIL -> { cq.readErr(e); error("fetch-add failed: ${e.message}") }

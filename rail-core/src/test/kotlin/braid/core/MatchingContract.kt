@@ -248,3 +248,88 @@ fun FunSpec.matchingContract(open: (count: Int, eagerSize: Int) -> RailFabric) {
         }
     }
 }
+
+/**
+ * What every rail does with messages from a sender not yet in the receiver's AV: they wait
+ * unexpected with no known source and any-source receives take them; once the sender is
+ * inserted the rest are its messages, also for receives directed at it that were posted before
+ * the rail's next progress call. [info] opens the rail; its two endpoints start with the sender
+ * (a) knowing the receiver (b) and b not knowing a.
+ */
+fun FunSpec.lateSenderContract(info: () -> Info) {
+    fun lateSender(block: (a: TestFabric.Node, b: TestFabric.Node, bInA: Long) -> Unit) {
+        val i = info()
+        val fabric = Braid.fabric(i)
+        val nodes = List(2) { TestFabric.Node(fabric.domain(i), CqFormat.TAGGED) }
+        try {
+            nodes.forEach { it.ep.enable() }
+            val (a, b) = nodes
+            block(a, b, a.av.insert(b.ep.address))
+        } finally {
+            nodes.forEach { it.ep.close() }
+            fabric.close()
+        }
+    }
+
+    fun arrived(a: TestFabric.Node, b: TestFabric.Node, count: Int) {
+        val deadline = System.nanoTime() + 10_000_000_000L
+        while (b.ep.srx.unexpectedCount < count) {
+            a.domain.progress(); b.domain.progress()
+            check(System.nanoTime() < deadline) { "only ${b.ep.srx.unexpectedCount} of $count messages arrived unexpected" }
+        }
+    }
+
+    test("a message from a sender not yet in the AV matches any-source receives and is re-keyed once the sender is inserted") {
+        lateSender { a, b, bInA ->
+            a.ep.tryTsend(buf("first"), 0, 5, bInA, 1, null) shouldBe 0
+            a.ep.tryTsend(buf("second"), 0, 6, bInA, 1, null) shouldBe 0
+            arrived(a, b, 2)
+            val rx = UnsafeBuffer(ByteArray(8))
+            b.ep.tryTrecv(rx, 0, 8, FiAddr.UNSPEC, 1, 0, null) shouldBe 0
+            b.await(1).single().shouldBeInstanceOf<Completion>().source shouldBe FiAddr.NOTAVAIL
+            rx.text(5) shouldBe "first"
+            val aInB = b.av.insert(a.ep.address)
+            b.domain.progress() // the rail re-keys the message before the receive is posted (the next case posts first)
+            b.ep.tryTrecv(rx, 0, 8, aInB, 1, 0, null) shouldBe 0
+            b.await(1).single().shouldBeInstanceOf<Completion>().source shouldBe aInB
+            rx.text(6) shouldBe "second"
+        }
+    }
+
+    test("receives directed at a sender inserted after its messages arrived, posted before the next progress call, take them once and in order") {
+        lateSender { a, b, bInA ->
+            val i = info()
+            val bigSize = (i.rails + i).maxOf { it.endpointAttr.eagerSize } + 4096 // past every rail's eager limit: rendezvous
+            val big = UnsafeBuffer(ByteArray(bigSize) { it.toByte() })
+            a.ep.tryTsend(buf("first"), 0, 5, bInA, 1, "s1") shouldBe 0
+            a.ep.tryTsend(big, 0, bigSize, bInA, 1, "s2") shouldBe 0
+            a.ep.trySend(buf("plain"), 0, 5, bInA, "s3") shouldBe 0
+            arrived(a, b, 3)
+            val rx1 = UnsafeBuffer(ByteArray(8))
+            val rx2 = UnsafeBuffer(ByteArray(bigSize))
+            val rx3 = UnsafeBuffer(ByteArray(8))
+            // Insert and post with no progress in between, not even the rail's own threads'.
+            val aInB = synchronized(b.domain.lock) {
+                val aInB = b.av.insert(a.ep.address)
+                b.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, aInB, 2, 0, "other-tag") shouldBe 0
+                b.ep.tryTrecv(rx1, 0, 8, aInB, 1, 0, "rx1") shouldBe 0
+                b.ep.tryTrecv(rx2, 0, bigSize, aInB, 1, 0, "rx2") shouldBe 0
+                b.ep.tryRecv(rx3, 0, 8, aInB, "rx3") shouldBe 0
+                aInB
+            }
+            val got = b.await(3, others = listOf(a)).map { it.shouldBeInstanceOf<Completion>() }.associateBy { it.context }
+            got.keys shouldBe setOf("rx1", "rx2", "rx3")
+            got.values.forEach { it.source shouldBe aInB }
+            got.getValue("rx1").len shouldBe 5L
+            got.getValue("rx2").len shouldBe bigSize.toLong()
+            rx1.text(5) shouldBe "first"
+            (0 until bigSize step 509).forEach { rx2.getByte(it) shouldBe it.toByte() }
+            rx3.text(5) shouldBe "plain"
+            a.await(3, others = listOf(b)).map { it.shouldBeInstanceOf<Completion>().context }.toSet() shouldBe setOf("s1", "s2", "s3")
+            repeat(20) { a.domain.progress(); b.domain.progress() }
+            b.cq.read(Completion()) shouldBe -Errno.EAGAIN // each message completed one receive, once
+            b.ep.srx.postedCount shouldBe 1 // the receive for another tag still waits
+            b.ep.srx.unexpectedCount shouldBe 0
+        }
+    }
+}

@@ -7,9 +7,10 @@ import io.kotest.matchers.string.shouldContain
 import io.kotest.matchers.types.shouldBeInstanceOf
 import org.agrona.concurrent.UnsafeBuffer
 
-/** The matching rules of the shared receive context through real shm endpoints: the rail contract ([matchingContract]) and the shm-specific cases. */
+/** The matching rules of the shared receive context through real shm endpoints: the rail contracts ([matchingContract], [lateSenderContract]) and the shm-specific cases. */
 class MatchingTest : FunSpec({
     matchingContract { count, eager -> TestFabric(count, eagerSize = eager) }
+    lateSenderContract { Braid.getInfo(Hints(provider = "shm")).first() }
 
     fun UnsafeBuffer.send(f: TestFabric, from: Int, to: Int, tag: Long, ctx: Any? = null) =
         f.nodes[from].ep.tryTsend(this, 0, capacity(), f.addrs[from][to], tag, ctx) shouldBe 0
@@ -97,32 +98,6 @@ class MatchingTest : FunSpec({
                 me.await(2).map { it.shouldBeInstanceOf<Completion>().context }.toSet() shouldBe setOf("rx$size", "tx$size")
                 rx.getByte(size - 1) shouldBe 7.toByte()
             }
-        }
-    }
-
-    test("a message from a sender not yet in the AV matches any-source receives and is re-keyed once the sender is inserted") {
-        val info = Braid.getInfo(Hints(provider = "shm")).first()
-        val fabric = Braid.fabric(info)
-        val nodes = List(2) { TestFabric.Node(fabric.domain(info), CqFormat.TAGGED) }
-        try {
-            nodes.forEach { it.ep.enable() }
-            val (a, b) = nodes
-            val bInA = a.av.insert(b.ep.address)
-            a.ep.tryTsend(buf("first"), 0, 5, bInA, 1, null) shouldBe 0
-            a.ep.tryTsend(buf("second"), 0, 6, bInA, 1, null) shouldBe 0
-            repeat(10) { a.domain.progress(); b.domain.progress() }
-            val rx = UnsafeBuffer(ByteArray(8))
-            b.ep.tryTrecv(rx, 0, 8, FiAddr.UNSPEC, 1, 0, null) shouldBe 0
-            b.await(1).single().shouldBeInstanceOf<Completion>().source shouldBe FiAddr.NOTAVAIL
-            rx.text(5) shouldBe "first"
-            val aInB = b.av.insert(a.ep.address)
-            b.domain.progress()
-            b.ep.tryTrecv(rx, 0, 8, aInB, 1, 0, null) shouldBe 0
-            b.await(1).single().shouldBeInstanceOf<Completion>().source shouldBe aInB
-            rx.text(6) shouldBe "second"
-        } finally {
-            nodes.forEach { it.ep.close() }
-            fabric.close()
         }
     }
 })

@@ -84,6 +84,96 @@ class SharedReceiveContextTest : FunSpec({
         peer.started.map { it.peerContext } shouldBe listOf(1, 2, 3)
     }
 
+    test("a receive directed at a sender, posted while its message waits with no known source, takes it once the sender resolves, exactly once") {
+        val srx = SharedReceiveContext(unexpectedLimit = 100)
+        val peer = RecordingPeer()
+        srx.arrive(peer, FiAddr.NOTAVAIL, 1, 1) shouldBe null
+        srx.post(true, 7, 1, 0, 0, "rx", buffer, 0, 8) shouldBe null // the SRX cannot tell the message is 7's yet
+        srx.stats().let { it.posted shouldBe 1; it.unexpected shouldBe 1 }
+        srx.foreachUnspecAddr { 7L }
+        val matched = peer.started.single()
+        matched.peerContext shouldBe 1
+        matched.context shouldBe "rx"
+        matched.addr shouldBe 7L
+        srx.stats().let { it.posted shouldBe 0; it.unexpected shouldBe 0; it.postedMax shouldBe 1; it.unexpectedMax shouldBe 1 }
+        srx.foreachUnspecAddr { 7L }
+        srx.arrive(peer, 7, 1, 2) shouldBe null // the receive is gone: a later message waits
+        peer.started.size shouldBe 1
+    }
+
+    test("at resolution the earliest posted receive takes the earliest-arrived message; later ones wait their turn") {
+        val srx = SharedReceiveContext(unexpectedLimit = 100)
+        val peer = RecordingPeer()
+        srx.arrive(peer, FiAddr.NOTAVAIL, 1, 1)
+        srx.arrive(peer, FiAddr.NOTAVAIL, 1, 2)
+        srx.arrive(peer, FiAddr.NOTAVAIL, 1, 3)
+        srx.arrive(peer, FiAddr.NOTAVAIL, 1, 99) // another sender, still unknown
+        srx.post(true, 7, 1, 0, 0, "r1", buffer, 0, 8)
+        srx.post(true, 7, 1, 0, 0, "r2", buffer, 0, 8)
+        srx.foreachUnspecAddr { e -> if (e.peerContext != 99) 7L else FiAddr.NOTAVAIL }
+        peer.started.map { it.peerContext to it.context } shouldBe listOf(1 to "r1", 2 to "r2")
+        srx.arrive(peer, 7, 1, 4) shouldBe null
+        srx.post(true, 7, 1, 0, 0, "r3", buffer, 0, 8)
+        srx.post(true, 7, 1, 0, 0, "r4", buffer, 0, 8)
+        peer.started.drop(2).map { it.peerContext to it.context } shouldBe listOf(3 to "r3", 4 to "r4")
+        srx.unexpectedCount shouldBe 1
+        srx.postedCount shouldBe 0
+    }
+
+    test("at resolution a directed receive whose tag does not match is left posted; a masked one that matches takes the message") {
+        val srx = SharedReceiveContext(unexpectedLimit = 100)
+        val peer = RecordingPeer()
+        srx.arrive(peer, FiAddr.NOTAVAIL, 0x21, 1)
+        srx.post(true, 7, 0x22, 0, 0, "other-tag", buffer, 0, 8)
+        srx.post(true, 8, 0x21, 0, 0, "other-sender", buffer, 0, 8)
+        srx.foreachUnspecAddr { 7L }
+        peer.started shouldBe emptyList()
+        srx.stats().let { it.posted shouldBe 2; it.unexpected shouldBe 1 }
+        srx.post(true, 7, 0x20, 0x0f, 0, "masked", buffer, 0, 8)!!.peerContext shouldBe 1
+        srx.arrive(peer, FiAddr.NOTAVAIL, 0x32, 2)
+        srx.post(true, 9, 0x32, 0, 0, "tag-2", buffer, 0, 8)
+        srx.post(true, 9, 0x30, 0x0f, 0, "masked-2", buffer, 0, 8)
+        srx.foreachUnspecAddr { 9L }
+        peer.started.map { it.context } shouldBe listOf("masked", "tag-2")
+        srx.postedCount shouldBe 3
+    }
+
+    test("at resolution untagged messages match only untagged receives and tagged only tagged") {
+        val srx = SharedReceiveContext(unexpectedLimit = 100)
+        val peer = RecordingPeer()
+        val untagged = srx.getMsg(FiAddr.NOTAVAIL, 8).also { it.peerContext = "msg"; srx.queueMsg(it, peer) }
+        srx.arrive(peer, FiAddr.NOTAVAIL, 5, 1)
+        srx.post(true, 7, 0, -1L, 0, "trecv-any-tag", buffer, 0, 8)
+        srx.post(false, 7, 0, 0, 0, "recv", buffer, 0, 8)
+        srx.foreachUnspecAddr { 7L }
+        peer.started.associate { it.context to it.peerContext } shouldBe mapOf("trecv-any-tag" to 1, "recv" to "msg")
+        peer.started.filter { !it.tagged } shouldBe listOf(untagged)
+        srx.stats().let { it.posted shouldBe 0; it.unexpected shouldBe 0 }
+    }
+
+    test("a receive posted from inside a start at resolution (a triggered receive) sees consistent queues") {
+        val srx = SharedReceiveContext(unexpectedLimit = 100)
+        val matched = HashMap<Any?, Any?>()
+        val peer = object : SrxPeer {
+            override fun startMsg(entry: RxEntry) = startTag(entry)
+            override fun startTag(entry: RxEntry) {
+                matched[entry.context] = entry.peerContext
+                if (entry.peerContext == 1) srx.post(true, 7, 1, 0, 0, "posted-in-start", buffer, 0, 8)
+            }
+            override fun discardMsg(entry: RxEntry) = Unit
+            override fun discardTag(entry: RxEntry) = Unit
+        }
+        srx.arrive(peer, FiAddr.NOTAVAIL, 1, 1)
+        srx.arrive(peer, FiAddr.NOTAVAIL, 1, 2)
+        srx.arrive(peer, FiAddr.NOTAVAIL, 1, 3)
+        srx.post(true, 7, 1, 0, 0, "r1", buffer, 0, 8)
+        srx.post(true, 7, 1, 0, 0, "r2", buffer, 0, 8)
+        srx.foreachUnspecAddr { 7L }
+        // r2 was posted before the receive posted from r1's start: it takes the second message.
+        matched shouldBe mapOf("r1" to 1, "r2" to 2, "posted-in-start" to 3)
+        srx.stats().let { it.posted shouldBe 0; it.unexpected shouldBe 0 }
+    }
+
     test("the untagged and tagged queues never match each other") {
         val srx = SharedReceiveContext(unexpectedLimit = 100)
         val peer = RecordingPeer()

@@ -1,15 +1,22 @@
 package braid.it
 
+import braid.core.AddressVector
+import braid.core.AtomicDatatype
+import braid.core.AtomicOp
 import braid.core.Braid
 import braid.core.Completion
 import braid.core.CompletionError
+import braid.core.CompletionQueue
+import braid.core.Domain
 import braid.core.Endpoint
 import braid.core.Errno
 import braid.core.FiAddr
 import braid.core.Hints
+import braid.core.MrAccess
 import braid.core.OpFlags
 import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
+import java.nio.file.Files
 import java.nio.file.Path
 import java.nio.file.Paths
 
@@ -17,7 +24,8 @@ import java.nio.file.Paths
  * The other processes of the multi-process tests, on any provider. Usage:
  * `PeerMain PROVIDER MODE DIR NAME ARGS…`; addresses are exchanged through files in DIR. PROVIDER
  * is `shm`, `tcp` or `link` (`shm+tcp`); tcp runs on the interface `BRAID_TCP_IFACE` names,
- * `lo` if unset. Exits 0 on success, 1 with a message otherwise.
+ * `lo` if unset. Every mode prints a line starting OK when it succeeds; [childMain] exits 0
+ * then, or 1 with the failure ([ChildJvm.awaitOk] checks both).
  *
  * - `send DIR NAME RECEIVER SENDER_INDEX COUNT`: sends the [Traffic] stream to RECEIVER.
  * - `recv DIR NAME COUNT SENDER…`: receives COUNT messages from each SENDER with any-source
@@ -34,14 +42,26 @@ import java.nio.file.Paths
  * - `mesh DIR NAME COUNT PROCESS@HOST…`: every process named sends every other one COUNT tagged
  *   and COUNT untagged messages ([Mesh]) and receives theirs with any-source receives; then
  *   checks its per-rail counters against where its peers are (same HOST: shm, else the network).
+ *
+ * RMA and atomics (the `rma-` modes publish their address themselves, once their region exists):
+ * - `rma-target DIR NAME INITIATOR`: the peer of [DeferredWorkMultiProcessIT]'s initiator:
+ *   registers region [Rma.KEY] ([Rma.REGION] bytes, INT64 [Rma.START] at 0, a pattern at
+ *   [Rma.PATTERN_AT]), sends the initiator an untagged and a tagged (tag 9) message, receives its
+ *   untagged and tagged (tag 7) messages, and once the initiator marks itself done checks what its
+ *   deferred writes and atomics left in the region.
+ * - `rma-fetch-add DIR NAME TARGET INDEX COUNT`: COUNT fetch-adds of INDEX+1 to TARGET's region
+ *   [Rma.KEY] at 0, a window of them in flight, writing each fetched old value to NAME.fetched.
+ * - `rma-serve DIR NAME`: registers region [Rma.KEY] ([Rma.REGION] bytes) and drives progress
+ *   until DIR holds `stop.done` (a target for benchmarks).
  */
 object PeerMain {
     const val BIG_TAG = 7L
 
     @JvmStatic
     fun main(args: Array<String>): Unit = childMain {
-        val node = Node(args[0], Paths.get(args[2]), args[3])
-        when (args[1]) {
+        val mode = args[1]
+        val node = Node(args[0], Paths.get(args[2]), args[3], publish = !mode.startsWith("rma-"))
+        when (mode) {
             "send" -> node.send(args[4], args[5].toInt(), args[6].toInt())
             "recv" -> node.recv(args[4].toInt(), args.drop(5))
             "send-refused" -> node.sendRefused(args[4])
@@ -50,7 +70,10 @@ object PeerMain {
             "big-send" -> node.bigSend(args[4], args[5].toInt())
             "big-recv" -> node.bigRecv(args[4], args[5].toInt())
             "mesh" -> Mesh(node, args[4].toInt(), args.drop(5)).run()
-            else -> error("unknown mode ${args[1]}")
+            "rma-target" -> node.rmaTarget(args[4])
+            "rma-fetch-add" -> node.rmaFetchAdd(args[4], args[5].toInt(), args[6].toInt())
+            "rma-serve" -> node.rmaServe()
+            else -> error("unknown mode $mode")
         }
         node.close()
     }
@@ -67,19 +90,49 @@ object PeerMain {
         else -> error("unknown provider '$provider' (shm, tcp, link)")
     }
 
-    class Node(provider: String, val dir: Path, val name: String) : AutoCloseable {
+    /** What the `rma-` modes and their tests share: the target's region and the messages exchanged. */
+    object Rma {
+        const val KEY = 77L
+        const val REGION = 4096
+        const val START = 1000L
+        const val PATTERN_AT = 512
+        const val PATTERN_LENGTH = 256
+        const val WRITE_AT = 100
+        const val WRITTEN = "written-by-deferred-work"
+        const val FROM_TARGET = "untagged-from-target"
+        const val TAGGED_FROM_TARGET = "tagged-from-target"
+        const val TO_TARGET = "deferred-send"
+        const val TAGGED_TO_TARGET = "deferred-tsend"
+        /** What the initiator's deferred atomics leave at offset 0: +5, +10, then CSWAP(1015 -> FINAL). */
+        const val FINAL = 7L
+
+        fun pattern(i: Int): Byte = (i * 31 + 7).toByte()
+    }
+
+    /**
+     * One endpoint of [provider] with its own fabric, domain, CQ and AV; it publishes its address
+     * in [dir] as [name] at once, or when [publish] is called if [publish] is false here.
+     */
+    class Node(provider: String, val dir: Path, val name: String, publish: Boolean = true) : AutoCloseable {
         private val info = Braid.getInfo(hints(provider)).first()
         private val fabric = Braid.fabric(info)
-        val domain = fabric.domain(info)
-        val cq = domain.completionQueue()
-        val av = domain.addressVector()
+        val domain: Domain = fabric.domain(info)
+        val cq: CompletionQueue = domain.completionQueue()
+        val av: AddressVector = domain.addressVector()
         val ep: Endpoint = domain.endpoint().also { it.bind(cq, OpFlags.TRANSMIT or OpFlags.RECV); it.bind(av); it.enable() }
         val c = Completion()
         private val e = CompletionError()
 
         init {
-            Rendezvous.publish(dir, name, ep.address)
+            if (publish) publish()
         }
+
+        fun publish() = Rendezvous.publish(dir, name, ep.address)
+
+        operator fun component1(): Domain = domain
+        operator fun component2(): CompletionQueue = cq
+        operator fun component3(): AddressVector = av
+        operator fun component4(): Endpoint = ep
 
         fun peer(other: String): Long = av.insert(Rendezvous.lookup(dir, other))
 
@@ -247,6 +300,68 @@ object PeerMain {
             check(bad < 0) { "the $size-byte message is corrupt at byte $bad" }
             mark()
             println("OK received $size bytes intact")
+        }
+
+        fun rmaTarget(initiator: String) {
+            val region = domain.registerMemory(ByteBuffer.allocateDirect(Rma.REGION), MrAccess.REMOTE, Rma.KEY)
+            region.buffer.putLong(0, Rma.START)
+            for (i in 0 until Rma.PATTERN_LENGTH) region.buffer.putByte(Rma.PATTERN_AT + i, Rma.pattern(i))
+            publish()
+            val peer = peer(initiator)
+            val rx = UnsafeBuffer(ByteArray(64)); val trx = UnsafeBuffer(ByteArray(64))
+            check(ep.tryRecv(rx, 0, 64, peer, "recv") == 0)
+            check(ep.tryTrecv(trx, 0, 64, peer, 7, 0, "trecv") == 0)
+            check(ep.trySend(UnsafeBuffer(Rma.FROM_TARGET.toByteArray()), 0, Rma.FROM_TARGET.length, peer, "send") == 0)
+            check(ep.tryTsend(UnsafeBuffer(Rma.TAGGED_FROM_TARGET.toByteArray()), 0, Rma.TAGGED_FROM_TARGET.length, peer, 9, "tsend") == 0)
+            val done = HashMap<Any, Long>()
+            val deadline = System.nanoTime() + 120_000_000_000L
+            while (done.size < 4 || !Rendezvous.marked(dir, initiator)) {
+                poll()?.let { done[it] = c.len }
+                check(System.nanoTime() < deadline) { "completions $done, initiator done ${Rendezvous.marked(dir, initiator)}" }
+            }
+            fun text(b: UnsafeBuffer, len: Long) = String(ByteArray(len.toInt()).also { b.getBytes(0, it) })
+            check(text(rx, done.getValue("recv")) == Rma.TO_TARGET) { "received '${text(rx, done.getValue("recv"))}'" }
+            check(text(trx, done.getValue("trecv")) == Rma.TAGGED_TO_TARGET) { "received tagged '${text(trx, done.getValue("trecv"))}'" }
+            val written = String(ByteArray(Rma.WRITTEN.length).also { region.buffer.getBytes(Rma.WRITE_AT, it) })
+            check(written == Rma.WRITTEN) { "the deferred write left '$written'" }
+            check(region.buffer.getLong(0) == Rma.FINAL) { "the deferred atomics left ${region.buffer.getLong(0)}, expected ${Rma.FINAL}" }
+            // Linger so the initiator's last completions are not cut short by our close.
+            val linger = System.nanoTime() + 200_000_000L
+            while (System.nanoTime() < linger) domain.progress()
+            println("OK the target's region holds what the deferred work wrote")
+        }
+
+        fun rmaFetchAdd(target: String, index: Int, count: Int) {
+            publish()
+            val dest = peer(target)
+            val window = 16
+            val operand = UnsafeBuffer(ByteBuffer.allocateDirect(8)).also { it.putLong(0, index + 1L) }
+            val results = UnsafeBuffer(ByteBuffer.allocateDirect(8 * count))
+            var posted = 0; var completed = 0
+            val deadline = System.nanoTime() + 180_000_000_000L
+            while (completed < count) {
+                while (posted < count && posted - completed < window) {
+                    val rc = ep.tryFetchAtomic(operand, 0, 1, results, 8 * posted, dest, 0, Rma.KEY, AtomicDatatype.INT64, AtomicOp.SUM, null)
+                    if (rc == -Errno.EAGAIN) break
+                    check(rc == 0) { "fetch-add returned ${Errno.name(rc)}" }
+                    posted++
+                }
+                if (poll() != null) completed++
+                check(System.nanoTime() < deadline) { "$completed of $count fetch-adds completed" }
+            }
+            val out = StringBuilder()
+            for (i in 0 until count) out.append(results.getLong(8 * i)).append(' ').append(index + 1).append('\n')
+            Files.writeString(dir.resolve("$name.fetched"), out)
+            mark()
+            println("OK $count fetch-adds")
+        }
+
+        fun rmaServe() {
+            domain.registerMemory(ByteBuffer.allocateDirect(Rma.REGION), MrAccess.REMOTE, Rma.KEY)
+            publish()
+            var n = 0
+            while (++n and 0xfff != 0 || !Rendezvous.marked(dir, "stop")) domain.progress()
+            println("OK served until stopped")
         }
 
         override fun close() {

@@ -11,56 +11,47 @@ import kotlinx.coroutines.awaitAll
 import kotlinx.coroutines.runBlocking
 import org.agrona.concurrent.UnsafeBuffer
 import java.nio.file.Paths
-import kotlin.system.exitProcess
 
 /**
  * The other process of [ProgressMultiProcessIT], under automatic progress (an engine thread).
  * Usage: `ProgressPeerMain pingers DIR NAME PEER COUNT`: runs COUNT coroutines on one thread, each
  * sending message i (tag i) to PEER and then suspended until PEER's reply (tag i) comes back;
- * checks every reply, then waits for PEER to finish. Exits 0 on success, 1 with a message.
+ * checks every reply, then waits for PEER to finish; prints OK and exits through [childMain].
  */
 object ProgressPeerMain {
     @JvmStatic
-    fun main(args: Array<String>) {
-        try {
-            check(args[0] == "pingers") { "unknown mode ${args[0]}" }
-            val dir = Paths.get(args[1])
-            val name = args[2]
-            val peerName = args[3]
-            val count = args[4].toInt()
-            val info = Braid.getInfo(Hints(provider = "shm", progress = ProgressModel.AUTO)).first()
-            Braid.fabric(info).use { fabric ->
-                val domain = fabric.domain(info)
-                check(domain.progressModel == ProgressModel.AUTO) { "expected automatic progress, got ${domain.progressModel}" }
-                val cq = domain.completionQueue()
-                val av = domain.addressVector()
-                val ep = domain.endpoint().also { it.bind(cq, OpFlags.TRANSMIT or OpFlags.RECV); it.bind(av); it.enable() }
-                Rendezvous.publish(dir, name, ep.address)
-                val peer = av.insert(Rendezvous.lookup(dir, peerName))
-                runBlocking {
-                    (0 until count).map { i ->
-                        async {
-                            val out = UnsafeBuffer(ByteArray(MESSAGE))
-                            Pings.fill(out, i, 1)
-                            ep.tsend(out, 0, MESSAGE, peer, i.toLong())
-                            val back = UnsafeBuffer(ByteArray(MESSAGE))
-                            val c = ep.trecv(back, 0, MESSAGE, peer, i.toLong())
-                            check(c.len == MESSAGE.toLong() && Pings.check(back, i) == 2) { "reply $i wrong: $c" }
-                        }
-                    }.awaitAll()
-                }
-                val deadline = System.nanoTime() + 120_000_000_000L
-                while (!Rendezvous.marked(dir, peerName)) { check(System.nanoTime() < deadline) { "$peerName never finished" }; Thread.sleep(1) }
-                ep.close()
+    fun main(args: Array<String>): Unit = childMain {
+        check(args[0] == "pingers") { "unknown mode ${args[0]}" }
+        val dir = Paths.get(args[1])
+        val name = args[2]
+        val peerName = args[3]
+        val count = args[4].toInt()
+        val info = Braid.getInfo(Hints(provider = "shm", progress = ProgressModel.AUTO)).first()
+        Braid.fabric(info).use { fabric ->
+            val domain = fabric.domain(info)
+            check(domain.progressModel == ProgressModel.AUTO) { "expected automatic progress, got ${domain.progressModel}" }
+            val cq = domain.completionQueue()
+            val av = domain.addressVector()
+            val ep = domain.endpoint().also { it.bind(cq, OpFlags.TRANSMIT or OpFlags.RECV); it.bind(av); it.enable() }
+            Rendezvous.publish(dir, name, ep.address)
+            val peer = av.insert(Rendezvous.lookup(dir, peerName))
+            runBlocking {
+                (0 until count).map { i ->
+                    async {
+                        val out = UnsafeBuffer(ByteArray(MESSAGE))
+                        Pings.fill(out, i, 1)
+                        ep.tsend(out, 0, MESSAGE, peer, i.toLong())
+                        val back = UnsafeBuffer(ByteArray(MESSAGE))
+                        val c = ep.trecv(back, 0, MESSAGE, peer, i.toLong())
+                        check(c.len == MESSAGE.toLong() && Pings.check(back, i) == 2) { "reply $i wrong: $c" }
+                    }
+                }.awaitAll()
             }
-            println("OK $count pings answered")
-            exitProcess(0)
-        } catch (t: Throwable) {
-            println("FAILED: $t")
-            t.printStackTrace(System.out)
-            System.out.flush()
-            exitProcess(1)
+            val deadline = System.nanoTime() + 120_000_000_000L
+            while (!Rendezvous.marked(dir, peerName)) { check(System.nanoTime() < deadline) { "$peerName never finished" }; Thread.sleep(1) }
+            ep.close()
         }
+        println("OK $count pings answered")
     }
 
     const val MESSAGE: Int = 64

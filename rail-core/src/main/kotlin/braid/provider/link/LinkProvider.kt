@@ -10,6 +10,8 @@ import braid.core.EndpointType
 import braid.core.FabricException
 import braid.core.Hints
 import braid.core.Info
+import braid.core.LinkSelector
+import braid.core.LinkStringException
 import braid.core.RxAttr
 import braid.core.TxAttr
 import braid.provider.AddressHeader
@@ -26,9 +28,10 @@ import braid.provider.shm.ShmProvider
  * endpoint's one shared receive context, write into its completion queues and counters, and
  * resolve addresses through its AV (each sees its own part of a [LinkAddress]).
  *
- * Which links: [Hints.links], else `BRAID_LINKS`, else `shm+tcp`, in the syntax of [LinkStrings];
- * one Info per permutation (one per tcp interface), named `shm+tcp:<interface>`, with the rails'
- * own Info in [Info.rails].
+ * Which links: [Hints.links], else `BRAID_LINKS`, else `shm+tcp`, in the syntax of
+ * [LinkSelector.parse]; as in LNX a link joins at most shm and one network rail, either may stand
+ * alone. One Info per permutation (one per tcp interface), named `shm+tcp:<interface>`, with the
+ * rails' own Info in [Info.rails].
  *
  * Environment, as LNX's: `BRAID_LINK_DISABLE_SHM=1` leaves shm out (same-host peers then go over
  * the network rail); `BRAID_LINK_USE_SRQ=0` promises no any-source receive (they are refused with
@@ -41,6 +44,7 @@ internal object LinkProvider : Provider {
 
     /** Providers that may be a link's network rail. */
     private val networkRails = setOf("tcp")
+    const val SHM: String = "shm"
 
     override fun infos(): List<Info> = infos(Hints())
 
@@ -53,8 +57,8 @@ internal object LinkProvider : Provider {
         val disableShm = hints.linkDisableShm ?: envFlag("BRAID_LINK_DISABLE_SHM", false)
         val offers = ArrayList<Info>()
         val refused = ArrayList<String>()
-        for (link in LinkStrings.parse(text, source, networkRails)) {
-            val rails = if (disableShm) link.rails.filter { it.provider != LinkStrings.SHM } else link.rails
+        for (link in LinkSelector.parse(text, source).map { lnx(it, text, source) }) {
+            val rails = if (disableShm) link.rails.filter { it.provider != SHM } else link.rails
             if (rails.isEmpty()) { refused += "link '$link' has no rail left with BRAID_LINK_DISABLE_SHM=1"; continue }
             val choices = rails.map { sel ->
                 val all = Braid.provider(sel.provider).infos()
@@ -63,7 +67,7 @@ internal object LinkProvider : Provider {
                 if (missing.isNotEmpty()) refused += "link '$link': ${sel.provider} has no domain ${missing.joinToString { "'$it'" }} (has: ${all.joinToString { it.domainName }})"
                 picked
             }
-            for (combination in permutations(choices)) offers += linkInfo(LinkDescription(rails), combination)
+            for (combination in permutations(choices)) offers += linkInfo(LinkSelector(rails), combination)
         }
         if (offers.isEmpty()) throw FabricException.noData("link: $source='$text' offers nothing: ${refused.joinToString("; ")}")
         return offers
@@ -71,8 +75,31 @@ internal object LinkProvider : Provider {
 
     override fun openDomain(domain: Domain, info: Info): DomainProvider = LinkDomain(domain, info)
 
-    private fun linkInfo(link: LinkDescription, rails: List<Info>): Info {
-        val network = rails.firstOrNull { it.provider != LinkStrings.SHM }
+    /**
+     * [link] as LNX joins rails: shm (its one domain is `shm`) and at most one of [networkRails],
+     * shm first; else a [LinkStringException] naming the link, as the parser's do.
+     */
+    private fun lnx(link: LinkSelector, text: String, source: String): LinkSelector {
+        val written = link.toString()
+        fun bad(problem: String, hint: String): Nothing = throw LinkStringException(source, text, written, problem, hint)
+        for (rail in link.rails) {
+            if (rail.provider != SHM && rail.provider !in networkRails) {
+                bad("unknown rail provider '${rail.provider}' (known: ${(listOf(SHM) + networkRails.sorted()).joinToString()})", "use one of those, e.g. \"shm+tcp\"")
+            }
+            if (rail.provider == SHM && rail.domains.any { it != SHM }) {
+                bad("the shm rail has one domain, 'shm' (got '${rail.domains.joinToString(",")}')", "write shm without a domain")
+            }
+        }
+        if (link.rails.count { it.provider == SHM } > 1) bad("shm appears twice", "name shm once")
+        val network = link.rails.filter { it.provider != SHM }
+        if (network.size > 1) {
+            bad("joins ${network.size} network rails (${network.joinToString { it.provider }}); a link joins shm with at most one", "offer each as a link of its own, e.g. \"${network.joinToString("|") { "shm+$it" }}\"")
+        }
+        return LinkSelector(link.rails.sortedBy { if (it.provider == SHM) 0 else 1 })
+    }
+
+    private fun linkInfo(link: LinkSelector, rails: List<Info>): Info {
+        val network = rails.firstOrNull { it.provider != SHM }
         val common = Caps.MSG or Caps.TAGGED or Caps.SEND or Caps.RECV or Caps.SOURCE or Caps.DIRECTED_RECV
         var caps = common
         for (r in rails) caps = caps and r.caps

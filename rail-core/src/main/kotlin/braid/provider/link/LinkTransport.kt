@@ -34,8 +34,8 @@ internal class LinkTransport(
     private val useSrq: Boolean,
     private val dumpStats: Boolean,
 ) : Transport {
-    private val shm: Transport? = rails.firstOrNull { it.first == LinkStrings.SHM }?.second
-    private val network: Pair<String, Transport>? = rails.firstOrNull { it.first != LinkStrings.SHM }
+    private val shm: Transport? = rails.firstOrNull { it.first == LinkProvider.SHM }?.second
+    private val network: Pair<String, Transport>? = rails.firstOrNull { it.first != LinkProvider.SHM }
     private val net: Transport? = network?.second
     private val routes = Long2ObjectHashMap<Transport>()
     private var routesGeneration = -1L
@@ -114,7 +114,7 @@ internal class LinkTransport(
         routes.get(dest)?.let { return it }
         val peer = av.peer(dest) as? LinkAddress ?: run { lastRouteError = -Errno.EINVAL; return null }
         val rail = when {
-            shm != null && peer.hostId == hostId && peer.part(LinkStrings.SHM) != null -> shm
+            shm != null && peer.hostId == hostId && peer.part(LinkProvider.SHM) != null -> shm
             network != null && peer.part(network.first) != null -> network.second
             else -> { lastRouteError = -Errno.EHOSTUNREACH; return null }
         }

@@ -3,10 +3,12 @@ package braid.provider.shm
 import braid.core.FabricException
 import braid.provider.AddressHeader
 import braid.provider.PeerAddress
+import org.agrona.DirectBuffer
 import org.agrona.concurrent.UnsafeBuffer
 import org.agrona.concurrent.ringbuffer.RingBufferDescriptor
 import java.nio.ByteOrder
 import java.nio.charset.StandardCharsets
+import java.nio.file.Path
 
 /**
  * The address blob of an shm endpoint. Versioned; every node can parse it, and a malformed one
@@ -68,6 +70,40 @@ internal class ShmAddress(val hostId: Long, val name: String, override val raw: 
 }
 
 /**
+ * The start of every shm file: a magic naming the kind of file, then its format version, 32 bits
+ * each, in the byte order of the host (see [EndpointFileDescriptor], [ChannelFileDescriptor]).
+ * A process maps a file of another version only to refuse it: behind the header it may be laid
+ * out otherwise.
+ */
+internal object ShmFileHeader {
+    const val MAGIC_OFFSET = 0
+    const val VERSION_OFFSET = 4
+    const val LENGTH = 8
+
+    /**
+     * Checks that [buffer], mapped from [path], starts with [magic] and [version]; else throws
+     * [FabricException] (EINVAL) naming the file, what it holds and what this build expects.
+     * [kind] names the kind of file in the message.
+     */
+    fun check(buffer: DirectBuffer, path: Path, kind: String, magic: Int, version: Int) {
+        if (buffer.capacity() < LENGTH) refuse(path, "${buffer.capacity()} bytes, too short for the header of a $kind")
+        val foundMagic = buffer.getInt(MAGIC_OFFSET)
+        if (foundMagic != magic) refuse(path, "not a $kind: magic ${hex(foundMagic)}, expected ${hex(magic)} (\"${text(magic)}\")")
+        val found = buffer.getInt(VERSION_OFFSET)
+        if (found != version) {
+            refuse(path, "$kind format version $found, but this build reads version $version only; every process sharing shm files must run the same Braid version")
+        }
+    }
+
+    fun refuse(path: Path, why: String): Nothing = throw FabricException.invalid("shm: $path: $why")
+
+    private fun hex(v: Int): String = "0x%08x".format(v)
+
+    /** A magic as the four letters it spells, most significant byte first. */
+    private fun text(v: Int): String = String(CharArray(4) { i -> ((v ushr (24 - 8 * i)) and 0xff).toChar() })
+}
+
+/**
  * An endpoint's file: who owns it, whether it is open, and its doorbell — a many-to-one ring
  * where senders announce the channel files they create for it.
  *
@@ -95,8 +131,8 @@ internal class ShmAddress(val hostId: Long, val name: String, override val raw: 
 internal object EndpointFileDescriptor {
     const val MAGIC: Int = 0x42524445 // "BRDE"
     const val VERSION: Int = 1
-    const val MAGIC_OFFSET = 0
-    const val VERSION_OFFSET = 4
+    const val MAGIC_OFFSET = ShmFileHeader.MAGIC_OFFSET
+    const val VERSION_OFFSET = ShmFileHeader.VERSION_OFFSET
     const val PID_OFFSET = 8
     const val STATE_OFFSET = 16
     const val DOORBELL_CAPACITY_OFFSET = 20
@@ -109,6 +145,12 @@ internal object EndpointFileDescriptor {
     const val MSG_CONNECT = 1
 
     fun length(): Int = DOORBELL_OFFSET + DOORBELL_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH
+
+    /** Checks an endpoint file mapped from [path]: header and length; throws [FabricException] naming the file and the fault. */
+    fun check(buffer: DirectBuffer, path: Path) {
+        ShmFileHeader.check(buffer, path, "endpoint file", MAGIC, VERSION)
+        if (buffer.capacity() < length()) ShmFileHeader.refuse(path, "endpoint file of ${buffer.capacity()} bytes, shorter than the ${length()} of version $VERSION")
+    }
 }
 
 /**
@@ -151,8 +193,8 @@ internal object EndpointFileDescriptor {
 internal object ChannelFileDescriptor {
     const val MAGIC: Int = 0x42524443 // "BRDC"
     const val VERSION: Int = 3
-    const val MAGIC_OFFSET = 0
-    const val VERSION_OFFSET = 4
+    const val MAGIC_OFFSET = ShmFileHeader.MAGIC_OFFSET
+    const val VERSION_OFFSET = ShmFileHeader.VERSION_OFFSET
     const val DATA_CAPACITY_OFFSET = 8
     const val CTRL_CAPACITY_OFFSET = 12
     const val SENDER_STATE_OFFSET = 16
@@ -165,6 +207,24 @@ internal object ChannelFileDescriptor {
     fun ctrlRingOffset(dataCapacity: Int): Int = bulkRingOffset(dataCapacity) + dataCapacity + RingBufferDescriptor.TRAILER_LENGTH
 
     fun length(dataCapacity: Int): Int = ctrlRingOffset(dataCapacity) + CTRL_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH
+
+    /**
+     * Checks a channel file mapped from [path]: header, ring capacity and length. Returns the data
+     * ring capacity; throws [FabricException] naming the file and the fault.
+     */
+    fun check(buffer: DirectBuffer, path: Path): Int {
+        ShmFileHeader.check(buffer, path, "channel file", MAGIC, VERSION)
+        if (buffer.capacity() < DATA_RING_OFFSET) ShmFileHeader.refuse(path, "channel file of ${buffer.capacity()} bytes, shorter than its $DATA_RING_OFFSET-byte header")
+        val capacity = buffer.getInt(DATA_CAPACITY_OFFSET)
+        // Up to 2^29 the length below fits an Int; no endpoint makes rings that large.
+        if (capacity < 1024 || capacity > (1 shl 29) || Integer.bitCount(capacity) != 1) {
+            ShmFileHeader.refuse(path, "channel file ring capacity $capacity is not a power of two in 1 KiB..512 MiB")
+        }
+        if (buffer.capacity() < length(capacity)) {
+            ShmFileHeader.refuse(path, "channel file of ${buffer.capacity()} bytes, shorter than the ${length(capacity)} its $capacity-byte rings take")
+        }
+        return capacity
+    }
 }
 
 /**

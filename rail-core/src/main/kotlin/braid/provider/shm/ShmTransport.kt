@@ -192,12 +192,18 @@ internal class ShmTransport(
     }
 
     private fun connect(dst: String): OutChannel? {
-        val epFile = ShmDirectory.mapExisting(ShmDirectory.endpointFile(dst))
-        if (epFile == null || epFile.buffer.getInt(EndpointFileDescriptor.MAGIC_OFFSET) != EndpointFileDescriptor.MAGIC) {
+        val epPath = ShmDirectory.endpointFile(dst)
+        val epFile = ShmDirectory.mapExisting(epPath)
+        val refused = if (epFile == null) "no endpoint file $epPath (not on this host, or closed)" else try {
+            EndpointFileDescriptor.check(epFile.buffer, epPath)
+            null
+        } catch (e: FabricException) {
+            e.message
+        }
+        if (epFile == null || refused != null) {
             epFile?.unmap()
             lastResolveError = -Errno.EHOSTUNREACH
-            ep.eq?.writeErr(ep, Errno.EHOSTUNREACH, "shm: peer $dst: " +
-                if (epFile == null) "no endpoint file ${ShmDirectory.endpointFile(dst)} (not on this host, or closed)" else "${ShmDirectory.endpointFile(dst)} is not an endpoint file (bad magic)")
+            ep.eq?.writeErr(ep, Errno.EHOSTUNREACH, "shm: peer $dst: $refused")
             return null
         }
         val owner = ShmDirectory.owner(dst)?.let { PeerProcess.watch(it) }
@@ -462,17 +468,16 @@ internal class ShmTransport(
         if (!fileName.startsWith("$name~") || !fileName.endsWith(".ch")) return
         val sender = fileName.removePrefix("$name~").removeSuffix(".ch")
         val f = ShmDirectory.mapExisting(ShmDirectory.root.resolve(fileName)) ?: return
-        val b = f.buffer
-        if (b.capacity() < ChannelFileDescriptor.DATA_RING_OFFSET || b.getInt(ChannelFileDescriptor.MAGIC_OFFSET) != ChannelFileDescriptor.MAGIC) {
+        // A file this build cannot read is left alone (not even marked) and reported: the sender
+        // runs another Braid version, or the file is not a channel at all.
+        val capacity = try {
+            ChannelFileDescriptor.check(f.buffer, f.path)
+        } catch (e: FabricException) {
             f.unmap()
+            ep.eq?.writeErr(ep, e.code, "shm endpoint $name refused the channel from $sender: ${e.message}")
             return
         }
-        val capacity = b.getInt(ChannelFileDescriptor.DATA_CAPACITY_OFFSET)
-        if (Integer.bitCount(capacity) != 1 || b.capacity() < ChannelFileDescriptor.length(capacity)) {
-            f.unmap()
-            return
-        }
-        b.putIntVolatile(ChannelFileDescriptor.RECEIVER_STATE_OFFSET, EndpointFileDescriptor.STATE_OPEN)
+        f.buffer.putIntVolatile(ChannelFileDescriptor.RECEIVER_STATE_OFFSET, EndpointFileDescriptor.STATE_OPEN)
         ins += InChannel(ins.size, sender, f, capacity)
     }
 

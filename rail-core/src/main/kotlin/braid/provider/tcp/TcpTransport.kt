@@ -570,10 +570,7 @@ internal class TcpTransport(
         if (p.backlog.isEmpty() && (inject || p.established)) {
             if (writeHead(p, buffer, length, tag, data, flags, context, null)) {
                 markBusy(p)
-                // Onto the wire now, as libfabric's tcp provider does, not at the next progress
-                // call: a sender that posts and then computes (or blocks elsewhere) must not hold
-                // its message back, and a ping-pong saves a poll per hop.
-                if (!p.blocked) pump(p)
+                writeNow(p)
                 return 0
             }
         }
@@ -582,6 +579,15 @@ internal class TcpTransport(
         p.backlog.addLast(txOp(buffer, length, tag, data, flags, context))
         markBusy(p)
         return 0
+    }
+
+    /**
+     * Writes what [p] has queued to its socket now, as libfabric's tcp provider does, rather
+     * than at the next progress call: a process that posts and then computes (or blocks
+     * elsewhere) must not hold its operation back, and a ping-pong saves a poll per hop.
+     */
+    private fun writeNow(p: TcpPeer) {
+        if (p.busy && !p.blocked) pump(p)
     }
 
     /**
@@ -632,24 +638,33 @@ internal class TcpTransport(
     override fun maxAtomicCount(type: AtomicDatatype, form: AtomicForm): Int = rma.engine.maxAtomicCount(type, form)
 
     override fun write(buffer: DirectBuffer, dest: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int =
-        rmaPath(dest)?.let { rma.engine.write(it, dest, buffer, remoteOffset, key, flags, context) } ?: rmaRefusal
+        rmaPath(dest)?.let { posted(rma.engine.write(it, dest, buffer, remoteOffset, key, flags, context)) } ?: rmaRefusal
 
     override fun read(buffer: MutableDirectBuffer, src: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int =
-        rmaPath(src)?.let { rma.engine.read(it, src, buffer, remoteOffset, key, flags, context) } ?: rmaRefusal
+        rmaPath(src)?.let { posted(rma.engine.read(it, src, buffer, remoteOffset, key, flags, context)) } ?: rmaRefusal
 
     override fun atomic(
         operand: DirectBuffer, compare: DirectBuffer?, result: MutableDirectBuffer?, dest: Long, remoteOffset: Long, key: Long,
         type: AtomicDatatype, op: AtomicOp, count: Int, flags: Long, context: Any?,
-    ): Int = rmaPath(dest)?.let { rma.engine.atomic(it, dest, operand, compare, result, remoteOffset, key, type, op, count, flags, context) } ?: rmaRefusal
+    ): Int = rmaPath(dest)?.let { posted(rma.engine.atomic(it, dest, operand, compare, result, remoteOffset, key, type, op, count, flags, context)) } ?: rmaRefusal
 
     private var rmaRefusal = 0
+    /** The peer of the last [rmaPath]. */
+    private var rmaPeer: TcpPeer? = null
 
     /** [dest]'s RMA path, connecting if need be; null (and [rmaRefusal] set) if it cannot be reached. */
     private fun rmaPath(dest: Long): RmaPath? {
         val p = peerFor(dest) ?: run { rmaRefusal = -Errno.EINVAL; return null }
         if (p.conn == null && !p.dead) ensureConnection(p)
         if (p.dead) { rmaRefusal = refusal(p); return null }
+        rmaPeer = p
         return rma.path(p)
+    }
+
+    /** An RMA or atomic request just posted ([rc] 0) goes to the socket now, as a send does. */
+    private fun posted(rc: Int): Int {
+        if (rc == 0) rmaPeer?.let { writeNow(it) }
+        return rc
     }
 
     /**

@@ -8,6 +8,7 @@ import braid.core.FiAddr
 import braid.core.Hints
 import braid.core.Info
 import braid.core.buf
+import braid.core.lateSenderContract
 import braid.core.matchingContract
 import braid.core.pingPongAllocatesNothing
 import braid.provider.AddressHeader
@@ -24,8 +25,9 @@ import java.nio.ByteOrder
 
 /** The link provider in one process: its Info entries, link strings, address blobs, routing and shared matching. */
 class LinkTest : FunSpec({
-    // Every rule of the shared receive context holds through a link (same host: the shm rail).
+    // Every rule of the shared receive context holds through a link (same host: the shm rail), late senders included.
     matchingContract { count, eager -> LinkTestFabric(List(count) { "shm+tcp:lo" }, eagerSize = eager) }
+    lateSenderContract { LinkTestFabric.linkInfo("shm+tcp:lo") }
 
     test("getInfo offers one link entry per tcp interface, carrying each rail's Info") {
         val tcpDomains = Braid.getInfo(Hints(provider = "tcp")).map { it.domainName }
@@ -49,7 +51,7 @@ class LinkTest : FunSpec({
         fun refused(links: String): String =
             shouldThrow<FabricException> { Braid.getInfo(Hints(provider = "link", links = links)) }.message!!
         refused("shm++tcp") shouldContain "an empty rail between '+'"
-        refused("shm+verbs") shouldContain "unknown rail provider 'verbs'"
+        refused("shm+verbs") shouldContain "Hints.links='shm+verbs': link 'shm+verbs': unknown rail provider 'verbs' (known: shm, tcp)"
         refused("shm+tcp+tcp") shouldContain "joins 2 network rails"
         refused("shm+shm") shouldContain "shm appears twice"
         refused("shm+tcp:") shouldContain "empty domain name"

@@ -1,16 +1,13 @@
 package braid.provider.tcp
 
-import braid.core.Braid
 import braid.core.Completion
 import braid.core.CompletionError
-import braid.core.CqFormat
 import braid.core.Errno
 import braid.core.FiAddr
 import braid.core.OpFlags
-import braid.core.TestFabric
 import braid.core.buf
+import braid.core.lateSenderContract
 import braid.core.matchingContract
-import braid.core.text
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldContainExactly
 import io.kotest.matchers.shouldBe
@@ -18,9 +15,10 @@ import io.kotest.matchers.string.shouldContain
 import io.kotest.matchers.types.shouldBeInstanceOf
 import org.agrona.concurrent.UnsafeBuffer
 
-/** The matching rules of the shared receive context, exercised through real tcp endpoints on 127.0.0.1 (the rail contract, [matchingContract], and the tcp-specific cases). */
+/** The matching rules of the shared receive context, exercised through real tcp endpoints on 127.0.0.1 (the rail contracts, [matchingContract] and [lateSenderContract], and the tcp-specific cases). */
 class TcpMatchingTest : FunSpec({
     matchingContract { count, eager -> TcpTestFabric(count, eagerSize = eager) }
+    lateSenderContract { TcpTestFabric.loopbackInfo() }
 
     fun UnsafeBuffer.send(f: TcpTestFabric, from: Int, to: Int, tag: Long, ctx: Any? = null) =
         f.nodes[from].ep.tryTsend(this, 0, capacity(), f.addrs[from][to], tag, ctx) shouldBe 0
@@ -115,32 +113,6 @@ class TcpMatchingTest : FunSpec({
             got.context shouldBe "big"
             (0 until 100_000 step 997).forEach { rx.getByte(it) shouldBe it.toByte() }
             (b.ep.srx.unexpectedCount > 1) shouldBe true
-        }
-    }
-
-    test("a message from a sender not yet in the AV matches any-source receives and is re-keyed once the sender is inserted") {
-        val info = TcpTestFabric.loopbackInfo()
-        val fabric = Braid.fabric(info)
-        val nodes = List(2) { TestFabric.Node(fabric.domain(info), CqFormat.TAGGED) }
-        try {
-            nodes.forEach { it.ep.enable() }
-            val (a, b) = nodes
-            val bInA = a.av.insert(b.ep.address)
-            a.ep.tryTsend(buf("first"), 0, 5, bInA, 1, null) shouldBe 0
-            a.ep.tryTsend(buf("second"), 0, 6, bInA, 1, null) shouldBe 0
-            repeat(10) { a.domain.progress(); b.domain.progress() }
-            val rx = UnsafeBuffer(ByteArray(8))
-            b.ep.tryTrecv(rx, 0, 8, FiAddr.UNSPEC, 1, 0, null) shouldBe 0
-            b.await(1, others = listOf(a)).single().shouldBeInstanceOf<Completion>().source shouldBe FiAddr.NOTAVAIL
-            rx.text(5) shouldBe "first"
-            val aInB = b.av.insert(a.ep.address)
-            b.domain.progress()
-            b.ep.tryTrecv(rx, 0, 8, aInB, 1, 0, null) shouldBe 0
-            b.await(1).single().shouldBeInstanceOf<Completion>().source shouldBe aInB
-            rx.text(6) shouldBe "second"
-        } finally {
-            nodes.forEach { it.ep.close() }
-            fabric.close()
         }
     }
 })

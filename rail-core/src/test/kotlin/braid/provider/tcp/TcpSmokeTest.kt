@@ -4,6 +4,8 @@ import braid.core.Completion
 import braid.core.Errno
 import braid.core.FabricException
 import braid.core.FiAddr
+import braid.core.MrAccess
+import braid.core.direct
 import braid.core.ProgressEngine
 import braid.core.buf
 import braid.core.text
@@ -64,6 +66,15 @@ class TcpSmokeTest : FunSpec({
             }
             for ((i, size) in sizes.withIndex()) b.ep.tryTrecv(UnsafeBuffer(ByteArray(size)), 0, size, FiAddr.UNSPEC, 10L + i, 0, null) shouldBe 0
             b.await(sizes.size, others = listOf(a)).map { (it as Completion).len } shouldBe sizes.map { it.toLong() }
+            a.await(sizes.size, others = listOf(b)) // the sends
+            // RMA requests too.
+            val mr = b.domain.registerMemory(direct(64), MrAccess.REMOTE, 0)
+            synchronized(a.domain.lock) {
+                a.ep.tryWrite(buf("12345678"), 0, 8, f.addrs[0][1], 0, mr.key, "w") shouldBe 0
+                withClue("an RMA write left unwritten") { a.ep.tcp.unflushedBytes() shouldBe 0L }
+            }
+            a.await(1, others = listOf(b)).single().shouldBeInstanceOf<Completion>().context shouldBe "w"
+            mr.buffer.text(8) shouldBe "12345678"
         }
     }
 
