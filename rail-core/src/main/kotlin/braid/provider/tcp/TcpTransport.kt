@@ -638,32 +638,29 @@ internal class TcpTransport(
     override fun maxAtomicCount(type: AtomicDatatype, form: AtomicForm): Int = rma.engine.maxAtomicCount(type, form)
 
     override fun write(buffer: DirectBuffer, dest: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int =
-        rmaPath(dest)?.let { posted(rma.engine.write(it, dest, buffer, remoteOffset, key, flags, context)) } ?: rmaRefusal
+        rmaPath(dest)?.let { posted(it, rma.engine.write(it, dest, buffer, remoteOffset, key, flags, context)) } ?: rmaRefusal
 
     override fun read(buffer: MutableDirectBuffer, src: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int =
-        rmaPath(src)?.let { posted(rma.engine.read(it, src, buffer, remoteOffset, key, flags, context)) } ?: rmaRefusal
+        rmaPath(src)?.let { posted(it, rma.engine.read(it, src, buffer, remoteOffset, key, flags, context)) } ?: rmaRefusal
 
     override fun atomic(
         operand: DirectBuffer, compare: DirectBuffer?, result: MutableDirectBuffer?, dest: Long, remoteOffset: Long, key: Long,
         type: AtomicDatatype, op: AtomicOp, count: Int, flags: Long, context: Any?,
-    ): Int = rmaPath(dest)?.let { posted(rma.engine.atomic(it, dest, operand, compare, result, remoteOffset, key, type, op, count, flags, context)) } ?: rmaRefusal
+    ): Int = rmaPath(dest)?.let { posted(it, rma.engine.atomic(it, dest, operand, compare, result, remoteOffset, key, type, op, count, flags, context)) } ?: rmaRefusal
 
     private var rmaRefusal = 0
-    /** The peer of the last [rmaPath]. */
-    private var rmaPeer: TcpPeer? = null
 
     /** [dest]'s RMA path, connecting if need be; null (and [rmaRefusal] set) if it cannot be reached. */
     private fun rmaPath(dest: Long): RmaPath? {
         val p = peerFor(dest) ?: run { rmaRefusal = -Errno.EINVAL; return null }
         if (p.conn == null && !p.dead) ensureConnection(p)
         if (p.dead) { rmaRefusal = refusal(p); return null }
-        rmaPeer = p
         return rma.path(p)
     }
 
-    /** An RMA or atomic request just posted ([rc] 0) goes to the socket now, as a send does. */
-    private fun posted(rc: Int): Int {
-        if (rc == 0) rmaPeer?.let { writeNow(it) }
+    /** An RMA or atomic request just posted on [path] ([rc] 0) goes to the socket now, as a send does. */
+    private fun posted(path: RmaPath, rc: Int): Int {
+        if (rc == 0) writeNow(path.peer as TcpPeer)
         return rc
     }
 
