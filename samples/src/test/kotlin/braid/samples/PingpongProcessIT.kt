@@ -14,7 +14,7 @@ import java.nio.file.Paths
 import java.util.concurrent.TimeUnit
 
 /** `braid pingpong` as fi_pingpong is run: a server process and a client process, over shm. */
-class PingpongProcessTest : FunSpec({
+class PingpongProcessIT : FunSpec({
     /** `braid` in a child JVM on the test class path; stdout and stderr to files. */
     class Braid(args: List<String>, dir: File, name: String, env: Map<String, String> = emptyMap()) : AutoCloseable {
         val out = File(dir, "$name.out")
