@@ -20,7 +20,7 @@ import braid.provider.PeerAddress
 import braid.provider.RailAv
 import braid.provider.Provider
 import braid.provider.Transport
-import braid.provider.shm.ShmProvider
+import braid.provider.HostIdentity
 
 /**
  * The link (Braid's LNX, fi_lnx(7)): shared memory for peers on this host, one network rail for
@@ -178,7 +178,7 @@ internal class LinkDomain(private val domain: Domain, private val info: Info) : 
             throw e
         }
         return LinkTransport(
-            endpoint, info, ShmProvider.hostId, opened,
+            endpoint, info, HostIdentity.id, opened,
             useSrq = LinkProvider.envFlag("BRAID_LINK_USE_SRQ", true),
             dumpStats = LinkProvider.envFlag("BRAID_LINK_DUMP_STATS", false),
         )

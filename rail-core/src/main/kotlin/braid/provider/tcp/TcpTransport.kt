@@ -15,7 +15,9 @@ import braid.core.RxEntry
 import braid.provider.RailAv
 import braid.provider.RmaPath
 import braid.provider.Transport
-import braid.provider.shm.PayloadPool
+import braid.provider.MessageEngine
+import braid.provider.RecvPath
+import braid.provider.SendPath
 import braid.provider.tcp.TcpFrameAdapter.Companion.CONTINUE
 import braid.provider.tcp.TcpFrameAdapter.Companion.FAIL
 import braid.provider.tcp.TcpFrameAdapter.Companion.STOP
@@ -88,7 +90,7 @@ internal class TcpTransport(
     /** This endpoint's id: random, non-zero, never reused. */
     val id: Long = newId()
     private val bufferSize = maxOf(4096, info.endpointAttr.ringCapacity)
-    private val eagerSize = info.endpointAttr.eagerSize.coerceIn(0, bufferSize - HEADER_LENGTH)
+    internal val eagerSize = info.endpointAttr.eagerSize.coerceIn(0, bufferSize - HEADER_LENGTH)
     private val txSize = info.txAttr.size
 
     /** Credit this endpoint lends each sender: the configured window, less if few unexpected messages are allowed. */
@@ -112,10 +114,7 @@ internal class TcpTransport(
     private var destGeneration = -1L
     private var resolvedGeneration = -1L
     private val busy = ArrayList<TcpPeer>()
-    private val txPool = ArrayDeque<TcpTxOp>()
-    private val heldPool = ArrayDeque<TcpHeld>()
-    private val inboundPool = ArrayDeque<TcpInbound>()
-    private val payloads = PayloadPool()
+    private val engine = MessageEngine(ep, "tcp", txSize)
     private val rma = TcpRma(ep, bufferSize, txSize, ::markBusy)
     private var readyCount = 0
     private var registered = false
@@ -129,8 +128,8 @@ internal class TcpTransport(
     // ## Statistics, for diagnostics and tests ##
 
     /** Bytes of unexpected eager messages held now, and the most ever held at once. */
-    var heldBytes = 0L; private set
-    var heldBytesMax = 0L; private set
+    val heldBytes: Long get() = engine.heldBytes
+    val heldBytesMax: Long get() = engine.heldBytesMax
     var connectionsOpened = 0; private set
     var connectionsAccepted = 0; private set
     /** Payload bytes read from sockets straight into application memory. */
@@ -139,7 +138,7 @@ internal class TcpTransport(
     /** Bytes received so far into rendezvous receives not yet complete. */
     fun inflightBytes(): Long {
         var n = 0L
-        for (p in peers) for (inb in p.inflight.values) n += inb.received
+        for (p in peers) n += engine.inflightBytes(p.recvPath)
         return n
     }
 
@@ -249,7 +248,7 @@ internal class TcpTransport(
                 val p = peers[j]
                 if (p.conn == null && !p.dead && p.awaitIncomingUntil != 0L && now - p.awaitIncomingUntil >= 0) {
                     p.awaitIncomingUntil = 0
-                    if (p.backlog.isNotEmpty() || p.unflushed) ensureConnection(p)
+                    if (p.sendPath.backlog.isNotEmpty() || p.unflushed) ensureConnection(p)
                 }
             }
             if (ep.srx.postedCount > 0) ep.srx.forEachDirectedSource(directedWatcher)
@@ -402,7 +401,7 @@ internal class TcpTransport(
             if (drained || reads >= READS_PER_CYCLE) return
             val n: Int
             val inb = c.peer?.rxInbound
-            if (inb != null && inb.directMode && c.adapter.sinkRemaining >= DIRECT_MIN && c.established) {
+            if (inb != null && inb.directMode && c.adapter.sinkRemaining >= TcpPeerOutlet.DIRECT_MIN && c.established) {
                 // A rendezvous payload: read it straight into the receive buffer.
                 val v = inb.view!!
                 val from = inb.viewBase + c.adapter.sinkPosition
@@ -490,7 +489,7 @@ internal class TcpTransport(
             val theirId = c.theirId
             if (theirId == id) {
                 // This endpoint connecting to itself: the receiving side gets a peer record of its own.
-                val p = selfIncoming ?: TcpPeer(id, peers.size, bufferSize).also { selfIncoming = it; peers += it }
+                val p = selfIncoming ?: withPaths(TcpPeer(id, peers.size, bufferSize)).also { selfIncoming = it; peers += it }
                 if (p.conn != null) return handshake.reject(c, HandshakeDescriptor.REJECT_CONNECTED, "already connected to itself")
                 handshake.welcome(c)
                 establish(c, p)
@@ -550,35 +549,21 @@ internal class TcpTransport(
 
     // ## Send side ##
 
-    override val counters: RailCounters = RailCounters("tcp")
+    override val counters: RailCounters get() = engine.counters
 
     override fun send(buffer: DirectBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int {
-        val rc = startSend(buffer, dest, tag, data, flags, context)
-        if (rc == 0) counters.sent(buffer.capacity())
-        return rc
-    }
-
-    private fun startSend(buffer: DirectBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int {
         val p = peerFor(dest) ?: return -Errno.EINVAL
         if (p.dead) return refusal(p)
         if (p.conn == null) {
             ensureConnection(p)
             if (p.dead) return refusal(p)
         }
-        val inject = flags and OpFlags.INJECT != 0L
-        val length = buffer.capacity()
-        if (p.backlog.isEmpty() && (inject || p.established)) {
-            if (writeHead(p, buffer, length, tag, data, flags, context, null)) {
-                markBusy(p)
-                writeNow(p)
-                return 0
-            }
+        val rc = engine.send(p.sendPath, buffer, tag, data, flags, context)
+        if (rc == 0) {
+            markBusy(p)
+            writeNow(p)
         }
-        if (inject) return -Errno.EAGAIN
-        if (p.backlog.size >= txSize) return -Errno.EAGAIN
-        p.backlog.addLast(txOp(buffer, length, tag, data, flags, context))
-        markBusy(p)
-        return 0
+        return rc
     }
 
     /**
@@ -590,71 +575,38 @@ internal class TcpTransport(
         if (p.busy && !p.blocked) pump(p)
     }
 
-    /**
-     * Writes a message's head frame into [p]'s buffer if credit and room allow: EAGER when it is
-     * small enough and the credit covers its bytes, else an RTS (never for inject). Returns
-     * whether it was written; [queued] is the op when the send waited in the backlog.
-     */
-    private fun writeHead(p: TcpPeer, buffer: DirectBuffer, length: Int, tag: Long, data: Long, flags: Long, context: Any?, queued: TcpTxOp?): Boolean {
-        val inject = flags and OpFlags.INJECT != 0L
-        val ack = !inject && flags and OpFlags.DELIVERY_COMPLETE != 0L
-        val wire = TcpFrameDescriptor.wireFlags(flags and OpFlags.TAGGED != 0L, flags and OpFlags.REMOTE_CQ_DATA != 0L, ack)
-        val eagerCost = frameCost(length)
-        if (length <= eagerLimit(p) && p.credit >= eagerCost && p.ensureRoom(HEADER_LENGTH + length)) {
-            val msgId = p.nextMsgId++
-            p.putHeader(EAGER, wire, length, msgId, tag, data, length.toLong())
-            if (length > 0) {
-                p.outView.putBytes(p.outTail, buffer, 0, length)
-                p.outTail += length
-            }
-            p.credit -= eagerCost
-            if (ack) {
-                val op = queued ?: txOp(buffer, length, tag, data, flags, context)
-                op.msgId = msgId
-                p.waitingAck.put(msgId, op)
-            } else {
-                ep.txComplete(context, flags, length.toLong(), tag)
-                if (queued != null) releaseOp(queued)
-            }
-            return true
-        }
-        if (inject) return false
-        if (p.credit >= frameCost(0) && p.ensureRoom(HEADER_LENGTH)) {
-            val op = queued ?: txOp(buffer, length, tag, data, flags, context)
-            val msgId = p.nextMsgId++
-            op.msgId = msgId
-            p.putHeader(RTS, wire, 0, msgId, tag, data, length.toLong())
-            p.credit -= frameCost(0)
-            p.waitingCts.put(msgId, op)
-            return true
-        }
-        return false
-    }
-
     // ## RMA and atomics: RMA frames, handled in TcpRma ##
 
     override val rmaCaps: Long get() = Caps.RMA_ALL
 
     override fun maxAtomicCount(type: AtomicDatatype, form: AtomicForm): Int = rma.engine.maxAtomicCount(type, form)
 
-    override fun write(buffer: DirectBuffer, dest: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int =
-        rmaPath(dest)?.let { posted(it, rma.engine.write(it, dest, buffer, remoteOffset, key, flags, context)) } ?: rmaRefusal
+    override fun write(buffer: DirectBuffer, dest: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int {
+        val path = rmaPath(dest)
+        if (path !is RmaPath) return path as Int
+        return posted(path, rma.engine.write(path, dest, buffer, remoteOffset, key, flags, context))
+    }
 
-    override fun read(buffer: MutableDirectBuffer, src: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int =
-        rmaPath(src)?.let { posted(it, rma.engine.read(it, src, buffer, remoteOffset, key, flags, context)) } ?: rmaRefusal
+    override fun read(buffer: MutableDirectBuffer, src: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int {
+        val path = rmaPath(src)
+        if (path !is RmaPath) return path as Int
+        return posted(path, rma.engine.read(path, src, buffer, remoteOffset, key, flags, context))
+    }
 
     override fun atomic(
         operand: DirectBuffer, compare: DirectBuffer?, result: MutableDirectBuffer?, dest: Long, remoteOffset: Long, key: Long,
         type: AtomicDatatype, op: AtomicOp, count: Int, flags: Long, context: Any?,
-    ): Int = rmaPath(dest)?.let { posted(it, rma.engine.atomic(it, dest, operand, compare, result, remoteOffset, key, type, op, count, flags, context)) } ?: rmaRefusal
+    ): Int {
+        val path = rmaPath(dest)
+        if (path !is RmaPath) return path as Int
+        return posted(path, rma.engine.atomic(path, dest, operand, compare, result, remoteOffset, key, type, op, count, flags, context))
+    }
 
-    private var rmaRefusal = 0
-
-    /** [dest]'s RMA path, connecting if need be; null (and [rmaRefusal] set) if it cannot be reached. */
-    private fun rmaPath(dest: Long): RmaPath? {
-        val p = peerFor(dest) ?: run { rmaRefusal = -Errno.EINVAL; return null }
+    /** [dest]'s RMA path, connecting if need be; or the negated errno (a cached boxed Int) saying why it cannot be reached. */
+    private fun rmaPath(dest: Long): Any {
+        val p = peerFor(dest) ?: return -Errno.EINVAL
         if (p.conn == null && !p.dead) ensureConnection(p)
-        if (p.dead) { rmaRefusal = refusal(p); return null }
+        if (p.dead) return refusal(p)
         return rma.path(p)
     }
 
@@ -672,8 +624,6 @@ internal class TcpTransport(
     private fun refusal(p: TcpPeer): Int =
         if (p.deadErr == Errno.ECONNREFUSED || p.deadErr == Errno.EACCES) -p.deadErr else -Errno.EHOSTDOWN
 
-    private fun eagerLimit(p: TcpPeer): Int = minOf(eagerSize.toLong(), p.theirWindow / 2 - HEAD_COST).toInt()
-
     /** Writes, then flushes, whatever [p] has ready: control frames, queued heads, DATA, credit. */
     private fun pump(p: TcpPeer): Int {
         val c = p.conn
@@ -681,25 +631,9 @@ internal class TcpTransport(
         var work = 0
         var rounds = 0
         while (true) {
-            while (!p.ctrl.isEmpty() && p.ensureRoom(HEADER_LENGTH)) {
-                p.putHeader(p.ctrl.first(0).toInt(), 0, 0, p.ctrl.first(1), 0, 0, p.ctrl.first(2))
-                p.ctrl.removeFirst()
-                work++
-            }
+            if (p.recvPath.controlPending) work += engine.flushControl(p.recvPath)
             if (!rma.idle(p)) work += rma.pump(p)
-            while (p.backlog.isNotEmpty()) {
-                val op = p.backlog.first()
-                if (!writeHead(p, op.buffer, op.length, op.tag, op.data, op.flags, op.context, op)) break
-                p.backlog.removeFirst()
-                work++
-            }
-            while (p.streaming.isNotEmpty()) {
-                val op = p.streaming.first()
-                if (!stream(p, op)) break
-                p.streaming.removeFirst()
-                finishStream(p, op)
-                work++
-            }
+            if (!p.sendPath.idle) work += engine.pumpSend(p.sendPath)
             if (needCreditFrame(p) && p.ensureRoom(HEADER_LENGTH)) p.putHeader(CREDIT, 0, 0, 0, 0, 0, 0)
             if (!p.unflushed || p.blocked) return work
             if (c.hs.position() > 0) {
@@ -717,81 +651,21 @@ internal class TcpTransport(
                 c.key.interestOps(SelectionKey.OP_READ or SelectionKey.OP_WRITE)
                 return work
             }
-            if (++rounds >= PUMP_ROUNDS || (p.streaming.isEmpty() && p.backlog.isEmpty() && p.ctrl.isEmpty())) return work
+            if (++rounds >= PUMP_ROUNDS || (p.sendPath.idle && !p.recvPath.controlPending)) return work
         }
     }
 
     private fun idle(p: TcpPeer): Boolean =
-        p.dead || !p.established || (!p.unflushed && p.ctrl.isEmpty() && p.backlog.isEmpty() && p.streaming.isEmpty() && !needCreditFrame(p) && rma.idle(p))
-
-    /** Puts the next part of a CTS'd message in the stream; true once all accepted bytes have gone. */
-    private fun stream(p: TcpPeer, op: TcpTxOp): Boolean {
-        if (op.directMode) {
-            if (p.direct != null) return false // the previous chunk is still being written
-            if (op.sent == op.accepted) return true
-            if (!p.ensureRoom(HEADER_LENGTH)) return false
-            val n = minOf(DIRECT_CHUNK.toLong(), op.accepted - op.sent).toInt()
-            p.putHeader(DATA, 0, n, op.msgId, 0, 0, op.sent)
-            val v = op.view!!
-            val from = op.viewBase + op.sent.toInt()
-            v.limit(from + n).position(from)
-            p.directMark = p.outTail
-            p.direct = v
-            op.sent += n
-            return false
-        }
-        while (op.sent < op.accepted) {
-            val want = minOf(COPY_CHUNK.toLong(), op.accepted - op.sent).toInt()
-            if (!p.ensureRoom(HEADER_LENGTH + minOf(want, MIN_COPY_CHUNK, p.out.capacity() - HEADER_LENGTH))) return false
-            val n = minOf(want, p.out.capacity() - p.outTail - HEADER_LENGTH)
-            p.putHeader(DATA, 0, n, op.msgId, 0, 0, op.sent)
-            p.outView.putBytes(p.outTail, op.buffer, op.sent.toInt(), n)
-            p.outTail += n
-            op.sent += n
-        }
-        return true
-    }
-
-    private fun finishStream(p: TcpPeer, op: TcpTxOp) {
-        if (op.flags and OpFlags.DELIVERY_COMPLETE != 0L) p.waitingAck.put(op.msgId, op) else completeOp(op)
-    }
+        p.dead || !p.established || (!p.unflushed && !p.recvPath.controlPending && p.sendPath.idle && !needCreditFrame(p) && rma.idle(p))
 
     /** Whether to send credit back now rather than wait for a frame to carry it. */
     private fun needCreditFrame(p: TcpPeer): Boolean =
         p.pendingReturn > 0 && (p.pendingReturn >= window / 4 || window - p.rxOutstanding - p.pendingReturn < window / 2)
 
-    private fun markBusy(p: TcpPeer) {
+    internal fun markBusy(p: TcpPeer) {
         if (p.busy) return
         p.busy = true
         busy += p
-    }
-
-    private fun txOp(buffer: DirectBuffer, length: Int, tag: Long, data: Long, flags: Long, context: Any?): TcpTxOp {
-        val op = txPool.removeLastOrNull() ?: TcpTxOp()
-        op.buffer.wrap(buffer, 0, length)
-        op.length = length; op.tag = tag; op.data = data; op.flags = flags; op.context = context
-        op.msgId = 0; op.accepted = 0; op.sent = 0; op.directMode = false
-        return op
-    }
-
-    private fun releaseOp(op: TcpTxOp) {
-        op.context = null
-        op.buffer.wrap(0L, 0)
-        txPool.addLast(op)
-    }
-
-    private fun completeOp(op: TcpTxOp) {
-        ep.txComplete(op.context, op.flags, op.length.toLong(), op.tag)
-        releaseOp(op)
-    }
-
-    /** Whether [op]'s bytes can go to the socket straight from the sender's (direct) memory. */
-    private fun directView(op: TcpTxOp): Boolean {
-        val bb = op.buffer.byteBuffer() ?: return false
-        if (!bb.isDirect || op.accepted < DIRECT_MIN) return false
-        if (op.viewSource !== bb) { op.view = bb.duplicate(); op.viewSource = bb }
-        op.viewBase = op.buffer.wrapAdjustment()
-        return true
     }
 
     // ## Receive side ##
@@ -802,7 +676,7 @@ internal class TcpTransport(
         if (a.credit != 0L) {
             p.credit += a.credit
             if (p.credit > p.theirWindow) return a.fail("${a.typeName()} returned ${a.credit} bytes of credit, more than was lent (window ${p.theirWindow})")
-            if (p.backlog.isNotEmpty()) markBusy(p)
+            if (p.sendPath.backlog.isNotEmpty()) markBusy(p)
         }
         return when (a.type) {
             EAGER -> onEagerHeader(p, a)
@@ -820,17 +694,8 @@ internal class TcpTransport(
             RTS -> onRts(p, a)
             CTS -> onCts(p, a)
             DATA -> onDataFrame(p, a)
-            ACK -> {
-                val op = p.waitingAck.remove(a.msgId) ?: return a.fail("ACK for message ${a.msgId}, which waits for none")
-                completeOp(op)
-                CONTINUE
-            }
-            DISCARDED -> {
-                val op = p.waitingCts.remove(a.msgId) ?: p.waitingAck.remove(a.msgId)
-                    ?: return a.fail("DISCARDED for message ${a.msgId}, which is not outstanding")
-                completeOp(op)
-                CONTINUE
-            }
+            ACK -> if (engine.onAck(p.sendPath, a.msgId)) CONTINUE else a.fail("ACK for message ${a.msgId}, which waits for none")
+            DISCARDED -> if (engine.onDiscarded(p.sendPath, a.msgId)) CONTINUE else a.fail("DISCARDED for message ${a.msgId}, which is not outstanding")
             CREDIT, HEARTBEAT -> CONTINUE
             RMA -> rma.onFrame(p, a)
             BYE -> {
@@ -850,29 +715,24 @@ internal class TcpTransport(
         return null
     }
 
-    private fun entryFor(p: TcpPeer, a: TcpFrameAdapter, size: Long): RxEntry {
+    /** The receive context's entry for the message [a] heads; [count]: false when looking the same message up again. */
+    private fun entryFor(p: TcpPeer, a: TcpFrameAdapter, size: Long, count: Boolean = true): RxEntry {
         resolve(p)
-        val e = if (a.flags and FLAG_TAGGED != 0) ep.srx.getTag(p.fiAddr, a.tag, size) else ep.srx.getMsg(p.fiAddr, size)
-        if (a.flags and FLAG_DATA != 0) {
-            e.data = a.data
-            e.flags = e.flags or OpFlags.REMOTE_CQ_DATA
-        }
-        return e
+        return engine.arrived(p.recvPath, a.flags and FLAG_TAGGED != 0, a.tag, size, a.flags and FLAG_DATA != 0, a.data, count)
     }
 
     private fun onEagerHeader(p: TcpPeer, a: TcpFrameAdapter): Int {
         val len = a.payloadLength
         if (a.value != len.toLong()) return a.fail("EAGER frame of $len payload bytes for a message of ${a.value}")
         admit(p, a, frameCost(len))?.let { return a.fail(it) }
-        counters.received(len.toLong())
         val e = entryFor(p, a, len.toLong())
-        if (ep.srx.isMatched(e)) {
+        if (engine.isMatched(e)) {
             p.rxEntry = e
             a.sinkTo(e.buffer, 0, minOf(len, e.buffer.capacity()))
         } else {
             // Hold the bytes; match again once they are all here (a receive may be posted meanwhile).
             ep.srx.freeEntry(e)
-            val bytes = payloads.acquire(len)
+            val bytes = engine.payload(len)
             p.rxBytes = bytes
             a.sinkTo(bytes, 0, len)
         }
@@ -886,23 +746,17 @@ internal class TcpTransport(
         val matched = p.rxEntry
         if (matched != null) {
             p.rxEntry = null
-            if (wantAck) ctrl(p, ACK, a.msgId, 0)
-            returnCredit(p, cost)
-            ep.rxComplete(matched, len.toLong())
+            engine.delivered(p.recvPath, matched, wantAck, a.msgId, cost)
             return CONTINUE
         }
         val bytes = p.rxBytes!!
         p.rxBytes = null
-        val e = entryFor(p, a, len.toLong())
-        if (ep.srx.isMatched(e)) {
-            val n = minOf(len, e.buffer.capacity())
-            if (n > 0) e.buffer.putBytes(0, bytes, 0, n)
-            payloads.release(bytes)
-            if (wantAck) ctrl(p, ACK, a.msgId, 0)
-            returnCredit(p, cost)
-            ep.rxComplete(e, len.toLong())
+        val e = entryFor(p, a, len.toLong(), count = false)
+        if (engine.isMatched(e)) {
+            engine.deliver(p.recvPath, e, bytes, 0, wantAck, a.msgId, cost)
+            engine.releasePayload(bytes)
         } else {
-            hold(p, e, bytes, a.msgId, false, wantAck, cost)
+            engine.hold(p.recvPath, e, bytes, a.msgId, false, wantAck, cost, 0)
         }
         return CONTINUE
     }
@@ -911,71 +765,25 @@ internal class TcpTransport(
         if (a.value < 0 || a.value > Int.MAX_VALUE) return a.fail("RTS for a message of ${a.value} bytes")
         val cost = frameCost(0)
         admit(p, a, cost)?.let { return a.fail(it) }
-        counters.received(a.value)
         val wantAck = a.flags and FLAG_ACK != 0
         val e = entryFor(p, a, a.value)
-        if (ep.srx.isMatched(e)) {
+        if (engine.isMatched(e)) {
             returnCredit(p, cost)
-            startRendezvous(p, e, a.msgId, wantAck)
+            engine.startRendezvous(p.recvPath, e, a.msgId, wantAck, 0)
         } else {
-            hold(p, e, null, a.msgId, true, wantAck, cost)
+            engine.hold(p.recvPath, e, null, a.msgId, true, wantAck, cost, 0)
         }
         return CONTINUE
     }
 
-    private fun hold(p: TcpPeer, e: RxEntry, bytes: UnsafeBuffer?, msgId: Long, rendezvous: Boolean, wantAck: Boolean, cost: Long) {
-        val h = heldPool.removeLastOrNull() ?: TcpHeld()
-        h.peer = p; h.bytes = bytes; h.msgId = msgId; h.rendezvous = rendezvous; h.wantAck = wantAck; h.cost = cost
-        if (bytes != null) {
-            heldBytes += bytes.capacity()
-            if (heldBytes > heldBytesMax) heldBytesMax = heldBytes
-        }
-        e.peerContext = h
-        e.peerSource = p.index.toLong()
-        if (e.tagged) ep.srx.queueTag(e, this) else ep.srx.queueMsg(e, this)
-    }
-
-    /** A receive matched an RTS: ask for the bytes that fit. */
-    private fun startRendezvous(p: TcpPeer, e: RxEntry, msgId: Long, wantAck: Boolean) {
-        val accept = minOf(e.size, e.buffer.capacity().toLong())
-        ctrl(p, CTS, msgId, accept)
-        if (accept == 0L) {
-            if (wantAck) ctrl(p, ACK, msgId, 0)
-            ep.rxComplete(e, e.size)
-            return
-        }
-        val inb = inboundPool.removeLastOrNull() ?: TcpInbound()
-        inb.entry = e; inb.expected = accept; inb.received = 0; inb.wantAck = wantAck
-        val bb = e.buffer.byteBuffer()
-        inb.directMode = bb != null && bb.isDirect && accept >= DIRECT_MIN
-        if (inb.directMode) {
-            p.directPending++
-            if (inb.viewSource !== bb) { inb.view = bb!!.duplicate(); inb.viewSource = bb }
-            inb.viewBase = e.buffer.wrapAdjustment()
-        }
-        p.inflight.put(msgId, inb)
-    }
-
     private fun onCts(p: TcpPeer, a: TcpFrameAdapter): Int {
-        val op = p.waitingCts.remove(a.msgId) ?: return a.fail("CTS for message ${a.msgId}, which is not waiting for one")
-        if (a.value < 0 || a.value > op.length) {
-            p.waitingCts.put(a.msgId, op) // failed with the peer below
-            return a.fail("CTS accepting ${a.value} bytes of a ${op.length}-byte message")
-        }
-        op.accepted = a.value
-        op.sent = 0
-        if (op.accepted == 0L) {
-            finishStream(p, op)
-        } else {
-            op.directMode = directView(op)
-            p.streaming.addLast(op)
-            markBusy(p)
-        }
+        val op = p.sendPath.waitingCts.get(a.msgId) ?: return a.fail("CTS for message ${a.msgId}, which is not waiting for one")
+        if (!engine.onCts(p.sendPath, a.msgId, a.value)) return a.fail("CTS accepting ${a.value} bytes of a ${op.length}-byte message")
         return CONTINUE
     }
 
     private fun onDataHeader(p: TcpPeer, a: TcpFrameAdapter): Int {
-        val inb = p.inflight.get(a.msgId) ?: return a.fail("DATA for message ${a.msgId}, which no receive is waiting for")
+        val inb = engine.inbound(p.recvPath, a.msgId) ?: return a.fail("DATA for message ${a.msgId}, which no receive is waiting for")
         if (a.value != inb.received) return a.fail("DATA at offset ${a.value} of message ${a.msgId}, expected ${inb.received}")
         if (inb.received + a.payloadLength > inb.expected) return a.fail("DATA past the ${inb.expected} bytes accepted for message ${a.msgId}")
         p.rxInbound = inb
@@ -986,28 +794,12 @@ internal class TcpTransport(
     private fun onDataFrame(p: TcpPeer, a: TcpFrameAdapter): Int {
         val inb = p.rxInbound!!
         p.rxInbound = null
-        inb.received += a.payloadLength
-        if (inb.received == inb.expected) {
-            p.inflight.remove(a.msgId)
-            if (inb.directMode) p.directPending--
-            val e = inb.entry!!
-            inb.entry = null
-            inboundPool.addLast(inb)
-            if (inb.wantAck) ctrl(p, ACK, a.msgId, 0)
-            ep.rxComplete(e, e.size)
-        }
+        engine.fragment(p.recvPath, a.msgId, inb, a.payloadLength)
         return CONTINUE
     }
 
-    /** Queues a control frame to [p]. */
-    private fun ctrl(p: TcpPeer, type: Int, msgId: Long, value: Long) {
-        if (p.dead) return
-        if (p.ctrl.isEmpty() && p.ensureRoom(HEADER_LENGTH)) p.putHeader(type, 0, 0, msgId, 0, 0, value)
-        else p.ctrl.add(type.toLong(), msgId, value)
-        markBusy(p)
-    }
-
-    private fun returnCredit(p: TcpPeer, cost: Long) {
+    /** Credit [cost] that a message of [p]'s held is free: it goes back with the next frame, or a CREDIT frame. */
+    internal fun returnCredit(p: TcpPeer, cost: Long) {
         if (p.dead) return
         p.rxOutstanding -= cost
         p.pendingReturn += cost
@@ -1021,73 +813,31 @@ internal class TcpTransport(
         if (p.avGeneration == generation) return
         p.avGeneration = generation
         val before = p.fiAddr
-        p.fiAddr = av.epAddr(p.key)
-        if (p.address == null && p.fiAddr != FiAddr.NOTAVAIL) p.address = av.query(p.fiAddr) as? TcpAddress
-        if (before == FiAddr.NOTAVAIL && p.fiAddr != FiAddr.NOTAVAIL) {
-            val addr = p.fiAddr
-            ep.srx.foreachUnspecAddr { e -> if ((e.peerContext as? TcpHeld)?.peer === p) addr else FiAddr.NOTAVAIL }
-        }
+        val now = av.epAddr(p.key)
+        if (p.address == null && now != FiAddr.NOTAVAIL) p.address = av.query(now) as? TcpAddress
+        if (before == FiAddr.NOTAVAIL && now != FiAddr.NOTAVAIL) engine.resolved(p.recvPath, now) else p.recvPath.fiAddr = now
     }
 
-    // ## Peer operations of the shared receive context ##
+    // ## Peer operations of the shared receive context: the engine's ##
 
-    override fun startMsg(entry: RxEntry) = start(entry)
-    override fun startTag(entry: RxEntry) = start(entry)
-    override fun discardMsg(entry: RxEntry) = discard(entry)
-    override fun discardTag(entry: RxEntry) = discard(entry)
-
-    private fun start(e: RxEntry) {
-        val h = e.peerContext as TcpHeld
-        val p = h.peer!!
-        e.peerContext = null
-        val bytes = h.bytes
-        if (bytes != null) {
-            val n = minOf(e.size, e.buffer.capacity().toLong()).toInt()
-            if (n > 0) e.buffer.putBytes(0, bytes, 0, n)
-            heldBytes -= bytes.capacity()
-            payloads.release(bytes)
-            if (h.wantAck) ctrl(p, ACK, h.msgId, 0)
-            returnCredit(p, h.cost)
-            ep.rxComplete(e, e.size)
-        } else if (p.dead) {
-            ep.rxError(e.context, recvFlags(e), 0, e.data, e.tag, 0, p.deadErr, e.addr,
-                "tcp: peer $p ${p.deadWhy} before sending the ${e.size} bytes of this message")
-            ep.srx.freeEntry(e)
-        } else {
-            returnCredit(p, h.cost)
-            startRendezvous(p, e, h.msgId, h.wantAck)
-        }
-        releaseHeld(h)
-    }
-
-    private fun discard(e: RxEntry) {
-        val h = e.peerContext as TcpHeld
-        val p = h.peer!!
-        e.peerContext = null
-        val bytes = h.bytes
-        if (bytes != null) {
-            heldBytes -= bytes.capacity()
-            payloads.release(bytes)
-            if (h.wantAck) ctrl(p, ACK, h.msgId, 0)
-        } else {
-            ctrl(p, DISCARDED, h.msgId, 0)
-        }
-        returnCredit(p, h.cost)
-        ep.srx.freeEntry(e)
-        releaseHeld(h)
-    }
-
-    private fun releaseHeld(h: TcpHeld) {
-        h.peer = null; h.bytes = null
-        heldPool.addLast(h)
-    }
+    override fun startMsg(entry: RxEntry) = engine.startMsg(entry)
+    override fun startTag(entry: RxEntry) = engine.startTag(entry)
+    override fun discardMsg(entry: RxEntry) = engine.discardMsg(entry)
+    override fun discardTag(entry: RxEntry) = engine.discardTag(entry)
 
     // ## Peers and failure ##
 
     private fun newPeer(peerId: Long): TcpPeer {
-        val p = TcpPeer(peerId, peers.size, bufferSize)
+        val p = withPaths(TcpPeer(peerId, peers.size, bufferSize))
         peers += p
         peersById.put(peerId, p)
+        return p
+    }
+
+    private fun withPaths(p: TcpPeer): TcpPeer {
+        val outlet = TcpPeerOutlet(this, p)
+        p.sendPath = SendPath(outlet, p)
+        p.recvPath = RecvPath(outlet, p)
         return p
     }
 
@@ -1118,50 +868,22 @@ internal class TcpTransport(
         resolve(p)
         val msg = "tcp: peer $p $why"
         log.log(if (why == CLOSED_ITS_ENDPOINT) Level.DEBUG else level, "tcp endpoint $self: $msg")
-        for (op in p.backlog) failOp(op, err, msg)
-        for (op in p.streaming) failOp(op, err, msg)
-        for (op in p.waitingCts.values) failOp(op, err, msg)
-        for (op in p.waitingAck.values) failOp(op, err, msg)
-        p.backlog.clear(); p.streaming.clear(); p.waitingCts.clear(); p.waitingAck.clear()
+        engine.failSend(p.sendPath, err, msg)
         rma.peerFailed(p, err, msg)
         p.discardOutbound()
-        p.rxEntry?.let { e ->
-            ep.rxError(e.context, recvFlags(e), 0, e.data, e.tag, 0, err, e.addr, "$msg in the middle of this message")
-            ep.srx.freeEntry(e)
-        }
+        p.rxEntry?.let { engine.failPartial(it, err, msg) }
         p.rxEntry = null
-        p.rxBytes?.let { payloads.release(it) }
+        p.rxBytes?.let { engine.releasePayload(it) }
         p.rxBytes = null
         p.rxInbound = null
-        for (inb in p.inflight.values) {
-            val e = inb.entry!!
-            ep.rxError(e.context, recvFlags(e), inb.received, e.data, e.tag, 0, err, e.addr,
-                "$msg mid-transfer: ${inb.received} of ${inb.expected} bytes received")
-            ep.srx.freeEntry(e)
-            inb.entry = null
-            inboundPool.addLast(inb)
-        }
-        p.inflight.clear()
+        engine.failRecv(p.recvPath, err, why, msg)
         p.directPending = 0
         failDirected(p)
-        ep.peerDown(p.fiAddr, msg)
-    }
-
-    private fun failOp(op: TcpTxOp, err: Int, msg: String) {
-        ep.txError(op.context, op.flags, op.length.toLong(), op.tag, err,
-            "$msg; send of ${op.length} bytes (tag 0x${java.lang.Long.toHexString(op.tag)}) not delivered")
-        releaseOp(op)
+        engine.peerDown(p.fiAddr, msg)
     }
 
     /** Fails the receives posted for [p] alone: nothing can arrive for them now. */
-    private fun failDirected(p: TcpPeer) {
-        val addr = p.fiAddr
-        if (addr == FiAddr.NOTAVAIL) return
-        ep.srx.drainDirected(addr) { e ->
-            ep.rxError(e.context, recvFlags(e), 0, 0, e.tag, 0, Errno.EHOSTDOWN, addr, "tcp: peer $p ${p.deadWhy}; no message can arrive for this receive")
-            ep.srx.freeEntry(e)
-        }
-    }
+    private fun failDirected(p: TcpPeer) = engine.failDirected(p.fiAddr, "tcp: peer $p ${p.deadWhy}")
 
     // ## Close and diagnostics ##
 
@@ -1192,8 +914,8 @@ internal class TcpTransport(
         append("tcp endpoint $self: ${connections.size} connections, held unexpected bytes $heldBytes (max $heldBytesMax)")
         for (p in peers) {
             append("\n  peer $p: ${p.conn ?: "no connection"}, dead ${p.dead}${if (p.dead) " (${p.deadWhy})" else ""}, credit ${p.credit}/${p.theirWindow}, ")
-            append("backlog ${p.backlog.size}, waiting CTS ${p.waitingCts.size}, streaming ${p.streaming.size}, waiting ACK ${p.waitingAck.size}, ")
-            append("unflushed ${p.outTail - p.outHead} B, in flight ${p.inflight.size}, outstanding ${p.rxOutstanding}, owed ${p.pendingReturn}")
+            append("${p.sendPath.describe()}, ")
+            append("unflushed ${p.outTail - p.outHead} B, in flight ${p.recvPath.inflight.size}, outstanding ${p.rxOutstanding}, owed ${p.pendingReturn}")
         }
     }
 
@@ -1206,13 +928,8 @@ internal class TcpTransport(
         const val ACCEPTS_PER_CYCLE = 16
         const val READS_PER_CYCLE = 8
         const val PUMP_ROUNDS = 8
-        /** Payloads at least this large go between the socket and direct application memory without a copy. */
-        const val DIRECT_MIN = 64 * 1024
         /** What a read at a frame boundary takes while a rendezvous payload is due. */
         const val RENDEZVOUS_PREFETCH = 8192
-        const val DIRECT_CHUNK = 1 shl 20
-        const val COPY_CHUNK = 256 * 1024
-        const val MIN_COPY_CHUNK = 4096
         const val MAX_DATA_PAYLOAD = 64 shl 20
 
         fun newId(): Long {
@@ -1221,7 +938,5 @@ internal class TcpTransport(
                 if (v != 0L) return v
             }
         }
-
-        fun recvFlags(e: RxEntry): Long = if (e.tagged) OpFlags.TAGGED else OpFlags.MSG
     }
 }
