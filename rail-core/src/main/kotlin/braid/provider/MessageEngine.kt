@@ -1,6 +1,5 @@
 package braid.provider
 
-import braid.core.Endpoint
 import braid.core.Errno
 import braid.core.FiAddr
 import braid.core.OpFlags
@@ -36,7 +35,7 @@ import org.agrona.concurrent.UnsafeBuffer
  * Not thread-safe: callers hold the domain lock.
  */
 internal class MessageEngine(
-    private val ep: Endpoint,
+    private val ep: RailHost,
     /** The rail's name, first word of every error message. */
     private val rail: String,
     /** Sends one destination may queue before [send] returns `-EAGAIN`. */
@@ -205,6 +204,13 @@ internal class MessageEngine(
 
     fun isMatched(e: RxEntry): Boolean = ep.srx.isMatched(e)
 
+    /**
+     * Whether an unexpected message of [length] payload bytes must be pushed back rather than
+     * held: the receive context is full (messages), or holding it would pass the endpoint's
+     * bound on unexpected bytes (shared by every rail of the endpoint).
+     */
+    fun mustPushBack(length: Long): Boolean = ep.srx.unexpectedFull || ep.holdsNoMore(length)
+
     /** A pooled buffer of [length] bytes for an unexpected eager payload, given to [hold] or [releasePayload]. */
     fun payload(length: Int): UnsafeBuffer = payloads.acquire(length)
 
@@ -220,6 +226,7 @@ internal class MessageEngine(
         if (bytes != null) {
             heldBytes += bytes.capacity()
             if (heldBytes > heldBytesMax) heldBytesMax = heldBytes
+            ep.held(bytes.capacity().toLong())
         }
         e.peerContext = h
         if (e.tagged) ep.srx.queueTag(e, this) else ep.srx.queueMsg(e, this)
@@ -366,6 +373,7 @@ internal class MessageEngine(
         val bytes = h.bytes
         if (bytes != null) {
             heldBytes -= bytes.capacity()
+            ep.held(-bytes.capacity().toLong())
             deliver(path, e, bytes, 0, h.wantAck, h.msgId, h.cost)
             payloads.release(bytes)
         } else if (path.dead) {
@@ -386,6 +394,7 @@ internal class MessageEngine(
         val bytes = h.bytes
         if (bytes != null) {
             heldBytes -= bytes.capacity()
+            ep.held(-bytes.capacity().toLong())
             payloads.release(bytes)
             if (h.wantAck) control(path, ACK, h.msgId, 0)
         } else {

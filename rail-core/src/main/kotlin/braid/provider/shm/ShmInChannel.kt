@@ -90,6 +90,18 @@ internal class ShmInChannel(
     /** Whether the sender left nothing unread. */
     fun drained(): Boolean = data.size() == 0 && bulk.size() == 0
 
+    /**
+     * Whether a ring's next record was claimed and never committed (Agrona marks a claim with a
+     * negative length until the commit): a sender that died there left nothing readable behind
+     * it, so there is nothing more to deliver from that ring.
+     */
+    fun stuck(): Boolean = claimedAtHead(data) || claimedAtHead(bulk)
+
+    private fun claimedAtHead(ring: OneToOneRingBuffer): Boolean {
+        val index = (ring.consumerPosition() and (ring.capacity() - 1).toLong()).toInt()
+        return ring.buffer().getIntVolatile(index) < 0
+    }
+
     private fun resolve(generation: Long) {
         avGeneration = generation
         val before = recvPath.fiAddr
@@ -114,7 +126,7 @@ internal class ShmInChannel(
             else engine.deliver(recvPath, e, b, index + HEADER_LENGTH, wantAck, id, 0)
             return ControlledMessageHandler.Action.CONTINUE
         }
-        if (t.ep.srx.unexpectedFull) {
+        if (engine.mustPushBack(if (rendezvous) 0 else length)) {
             // Push this sender back: the record stays in its ring until a receive takes it.
             t.ep.srx.freeEntry(e)
             return ControlledMessageHandler.Action.ABORT

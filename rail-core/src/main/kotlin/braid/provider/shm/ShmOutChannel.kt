@@ -86,6 +86,7 @@ internal class ShmOutChannel(
         if (length <= t.eagerSize) {
             val index = this.data.tryClaim(MSG_EAGER, HEADER_LENGTH + length)
             if (index < 0) return HEAD_NONE
+            if (STALL_AFTER_CLAIM) stallAfterClaim()
             val b = this.data.buffer()
             putHeader(b, index, wire, tag, data, msgId, length.toLong())
             b.putLong(index + SRC_ADDRESS_OFFSET, 0)
@@ -96,6 +97,7 @@ internal class ShmOutChannel(
         if (flags and OpFlags.INJECT != 0L) return HEAD_NONE
         val index = this.data.tryClaim(MSG_RTS, HEADER_LENGTH)
         if (index < 0) return HEAD_NONE
+        if (STALL_AFTER_CLAIM) stallAfterClaim()
         val b = this.data.buffer()
         putHeader(b, index, wire, tag, data, msgId, length.toLong())
         // Off-heap memory has a stable address the receiver may read directly.
@@ -167,5 +169,19 @@ internal class ShmOutChannel(
         file.unmap()
         epFile.unmap()
         owner.close()
+    }
+
+    private companion object {
+        /**
+         * Test hook (`-Dbraid.shm.testStallAfterClaim=true`): stop for ever between claiming a
+         * message head's record and committing it, as a sender killed there would.
+         */
+        val STALL_AFTER_CLAIM: Boolean = java.lang.Boolean.getBoolean("braid.shm.testStallAfterClaim")
+
+        fun stallAfterClaim(): Nothing {
+            println("CLAIMED")
+            System.out.flush()
+            while (true) Thread.sleep(60_000)
+        }
     }
 }

@@ -13,8 +13,8 @@ import braid.core.TxAttr
 import braid.provider.DomainProvider
 import braid.provider.HostIdentity
 import braid.provider.PeerAddress
-import braid.provider.RailAv
 import braid.provider.Provider
+import braid.provider.RailAv
 import braid.provider.Transport
 
 /**
@@ -76,7 +76,7 @@ internal class ShmDomain(private val domain: Domain) : DomainProvider {
 
     override fun parseAddress(raw: ByteArray): PeerAddress = ShmAddressDescriptor.parse(raw)
 
-    override fun openEndpoint(endpoint: Endpoint, info: Info, av: RailAv): Transport = ShmTransport(endpoint, info, av, HostIdentity.id)
+    override fun openEndpoint(endpoint: Endpoint, info: Info, av: RailAv): Transport = ShmTransport(endpoint.sink, info, av, HostIdentity.id)
 
     override fun close() {}
 }

@@ -4,7 +4,7 @@ import braid.core.AtomicDatatype
 import braid.core.AtomicForm
 import braid.core.AtomicOp
 import braid.core.Caps
-import braid.core.Endpoint
+import braid.provider.RailHost
 import braid.core.Errno
 import braid.core.FabricException
 import braid.core.Info
@@ -46,7 +46,7 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor
  * Not thread-safe: the endpoint calls in with its domain's lock held.
  */
 internal class ShmTransport(
-    internal val ep: Endpoint,
+    internal val ep: RailHost,
     private val info: Info,
     internal val av: RailAv,
     private val hostId: Long,
@@ -151,14 +151,14 @@ internal class ShmTransport(
         }
         if (epFile == null || refused != null) {
             epFile?.unmap()
-            ep.eq?.writeErr(ep, Errno.EHOSTUNREACH, "shm: peer $dst: $refused")
+            ep.eventError(Errno.EHOSTUNREACH, "shm: peer $dst: $refused")
             return -Errno.EHOSTUNREACH
         }
         val owner = ShmDirectory.owner(dst)?.let { PeerProcess.watch(it) }
         if (epFile.buffer.getIntVolatile(EndpointFileDescriptor.STATE_OFFSET) != EndpointFileDescriptor.STATE_OPEN || owner == null) {
             epFile.unmap()
             owner?.close()
-            ep.eq?.writeErr(ep, Errno.ECONNREFUSED, "shm: peer $dst ${if (owner == null) "(process ${ShmDirectory.pidOf(dst)}) is not running" else "closed its endpoint"}; sends to it are refused")
+            ep.eventError(Errno.ECONNREFUSED, "shm: peer $dst ${if (owner == null) "(process ${ShmDirectory.pidOf(dst)}) is not running" else "closed its endpoint"}; sends to it are refused")
             return -Errno.ECONNREFUSED
         }
         val path = ShmDirectory.channelFile(dst, name)
@@ -223,7 +223,7 @@ internal class ShmTransport(
             ChannelFileDescriptor.check(f.buffer, f.path)
         } catch (e: FabricException) {
             f.unmap()
-            ep.eq?.writeErr(ep, e.code, "shm endpoint $name refused the channel from $sender: ${e.message}")
+            ep.eventError(e.code, "shm endpoint $name refused the channel from $sender: ${e.message}")
             return
         }
         f.buffer.putIntVolatile(ChannelFileDescriptor.RECEIVER_STATE_OFFSET, EndpointFileDescriptor.STATE_OPEN)
@@ -257,30 +257,67 @@ internal class ShmTransport(
             val ch = ins[i]
             if (ch.dead) { engine.failDirected(ch.fiAddr, "shm: peer ${ch.sender} ${ch.senderGone}"); continue }
             if (ch.senderGone == null) ch.senderGone = ch.checkSender()
-            // Everything the sender put in the ring before it went is delivered first.
-            if (ch.senderGone != null && (ch.drained() || ch.recvPath.inflight.size == 0 && ch.data.size() == 0)) ch.fail()
+            // Everything the sender put in the ring before it went is delivered first; a record it
+            // claimed and never committed (it died writing it) ends what can be delivered.
+            if (ch.senderGone != null && (ch.drained() || ch.recvPath.inflight.size == 0 && ch.data.size() == 0 || ch.stuck())) ch.fail()
         }
         if (ep.srx.postedCount > 0) ep.srx.forEachDirectedSource { addr -> checkSilentPeer(addr) }
     }
 
     /**
      * A receive waits for a peer that has never sent to us, so no channel watches it: watch its
-     * process directly, and fail the receives once it is gone.
+     * process and its endpoint file directly, and fail the receives once the process is gone or
+     * the endpoint closed (a closed endpoint of a live process is as gone as a dead one).
      */
     private fun checkSilentPeer(addr: Long) {
         for (i in 0 until ins.size) if (ins[i].fiAddr == addr) return
         val peer = av.query(addr) as? ShmAddress ?: return
         if (peer.hostId != hostId) return
-        val watcher = silentPeers.getOrPut(peer.name) { ShmDirectory.owner(peer.name)?.let { PeerProcess.watch(it) } }
-        if (watcher != null && watcher.alive()) return
+        val silent = silentPeers.getOrPut(peer.name) { SilentPeer(ShmDirectory.owner(peer.name)?.let { PeerProcess.watch(it) }) }
+        val gone = silent.gone(peer.name) ?: return
         // Its channel may have been announced just now: read the doorbell before deciding.
         if (doorbell.size() > 0) return
-        val why = "shm: peer ${peer.name} (process ${ShmDirectory.pidOf(peer.name)}) is not running"
+        val why = "shm: peer ${peer.name} $gone"
         engine.failDirected(addr, why)
         engine.peerDown(addr, why)
     }
 
-    private val silentPeers = HashMap<String, PeerProcess?>()
+    /** A peer a directed receive waits for that has no channel to us: its process, and its endpoint file once seen. */
+    private class SilentPeer(private val watcher: PeerProcess?) {
+        private var file: MappedFile? = null
+        private var unseen = 0
+
+        /** Why the peer can send nothing more, or null while it may. */
+        fun gone(name: String): String? {
+            if (watcher == null || !watcher.alive()) return "(process ${ShmDirectory.pidOf(name)}) is not running"
+            val f = file ?: ShmDirectory.mapExisting(ShmDirectory.endpointFile(name)).also { file = it }
+            if (f == null) {
+                // Never seen: not yet enabled, or closed (and removed) before we looked.
+                return if (++unseen >= UNSEEN_CHECKS) "has no open endpoint (its process is alive)" else null
+            }
+            if (f.buffer.getIntVolatile(EndpointFileDescriptor.STATE_OFFSET) != EndpointFileDescriptor.STATE_OPEN) return "closed its endpoint"
+            return null
+        }
+
+        fun close() {
+            watcher?.close()
+            file?.unmap()
+            file = null
+        }
+
+        private companion object {
+            /** Liveness checks a peer's endpoint file may be missing before it counts as closed. */
+            const val UNSEEN_CHECKS = 20
+        }
+    }
+
+    private val silentPeers = HashMap<String, SilentPeer>()
+
+    override fun abort(err: Int, why: String) {
+        ep.eventError(err, "shm endpoint $name: $why")
+        for (out in outs) out.fail(err, "is unreachable: $why")
+        for (ch in ins) if (!ch.dead) { ch.senderGone = "is unreachable: $why"; ch.fail() }
+    }
 
     override fun close() {
         val f = file ?: return
@@ -289,7 +326,7 @@ internal class ShmTransport(
         for (out in outs) out.close()
         for (ch in ins) ch.close()
         outs.clear(); ins.clear(); outByName.clear(); outByAddr.clear()
-        silentPeers.values.forEach { it?.close() }
+        silentPeers.values.forEach { it.close() }
         silentPeers.clear()
         f.delete()
         f.unmap()

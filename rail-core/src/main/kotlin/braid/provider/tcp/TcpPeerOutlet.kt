@@ -13,8 +13,8 @@ import braid.provider.tcp.TcpFrameDescriptor.CTS
 import braid.provider.tcp.TcpFrameDescriptor.DATA
 import braid.provider.tcp.TcpFrameDescriptor.DISCARDED
 import braid.provider.tcp.TcpFrameDescriptor.EAGER
-import braid.provider.tcp.TcpFrameDescriptor.HEAD_COST
 import braid.provider.tcp.TcpFrameDescriptor.HEADER_LENGTH
+import braid.provider.tcp.TcpFrameDescriptor.HEAD_COST
 import braid.provider.tcp.TcpFrameDescriptor.RTS
 import braid.provider.tcp.TcpFrameDescriptor.frameCost
 import org.agrona.DirectBuffer
