@@ -1,9 +1,7 @@
 package braid.core
 
 import braid.provider.Provider
-import braid.provider.link.LinkProvider
-import braid.provider.shm.ShmProvider
-import braid.provider.tcp.TcpProvider
+import braid.provider.Providers
 
 /**
  * Entry point of the object model (`fi_getinfo`, `fi_fabric`).
@@ -17,7 +15,7 @@ import braid.provider.tcp.TcpProvider
 public object Braid {
     public const val VERSION: String = "0.1.0"
 
-    private val providers: MutableList<Provider> = mutableListOf(ShmProvider, TcpProvider, LinkProvider)
+    private val providers: MutableList<Provider> = Providers.builtIn().toMutableList()
 
     /** Names of the providers this build carries, most desirable first. */
     @JvmStatic

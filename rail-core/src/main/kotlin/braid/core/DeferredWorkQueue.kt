@@ -236,9 +236,9 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain) 
         val ep = w.op.endpoint!!
         if (w.triggered) {
             when (kind) {
-                DeferredOp.Kind.TX -> ep.txComplete(w.context, flags, len, tag)
-                DeferredOp.Kind.RX -> ep.rxSuccess(w.context, flags, len, data, tag, source, w.flags)
-                else -> ep.rmaComplete(w.context, flags, len)
+                DeferredOp.Kind.TX -> ep.sink.txComplete(w.context, flags, len, tag)
+                DeferredOp.Kind.RX -> ep.sink.rxSuccess(w.context, flags, len, data, tag, source, w.flags)
+                else -> ep.sink.rmaComplete(w.context, flags, len)
             }
         } else if (w.flags and OpFlags.COMPLETION != 0L) {
             val reported = if (kind == DeferredOp.Kind.TX) OpFlags.SEND or (flags and (OpFlags.MSG or OpFlags.TAGGED)) else flags and OpFlags.COMPLETION.inv()
@@ -257,9 +257,9 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain) 
         val ep = w.op.endpoint
         if (ep != null && w.triggered) {
             when (kind) {
-                DeferredOp.Kind.TX -> ep.txError(w.context, flags, len, tag, err, message)
-                DeferredOp.Kind.RX -> ep.rxError(w.context, flags, len, 0, tag, olen, err, source, message)
-                else -> ep.rmaError(w.context, flags, len, err, message)
+                DeferredOp.Kind.TX -> ep.sink.txError(w.context, flags, len, tag, err, message)
+                DeferredOp.Kind.RX -> ep.sink.rxError(w.context, flags, len, 0, tag, olen, err, source, message)
+                else -> ep.sink.rmaError(w.context, flags, len, err, message)
             }
         } else if (ep != null && w.flags and OpFlags.COMPLETION != 0L) {
             val cq = if (kind == DeferredOp.Kind.RX) ep.rxCq else ep.txCq

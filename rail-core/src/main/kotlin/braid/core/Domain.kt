@@ -139,12 +139,35 @@ public class Domain internal constructor(
         // Deferred work made due by completions fires after the rails' duty cycles, not inside them.
         work += deferredWork.holding {
             var w = 0
-            for (t in transports) w += t.progress()
+            for (t in transports) {
+                w += try {
+                    t.progress()
+                } catch (e: RuntimeException) {
+                    railFailed(t, e)
+                    1
+                }
+            }
             w
         }
         for (p in peers) work += p.progressLocked()
         if (hub.retryPending) work += hub.retryLocked()
         return work
+    }
+
+    /**
+     * A rail threw from its duty cycle: it is driven no more, and everything in flight on it
+     * fails (error completions, PEER_DOWN, an error event naming the exception) instead of the
+     * progress engine dying with it. The domain's other endpoints go on.
+     */
+    private fun railFailed(t: Transport, e: RuntimeException) {
+        transports = transports.filter { it !== t }.toTypedArray()
+        val why = "the ${info.provider} rail of an endpoint on '$name' failed in its duty cycle ($e) and was stopped"
+        log.log(System.Logger.Level.ERROR, why, e)
+        try {
+            t.abort(Errno.EIO, why)
+        } catch (again: RuntimeException) {
+            log.log(System.Logger.Level.ERROR, "domain '$name': aborting the failed rail failed too", again)
+        }
     }
 
     /** What waiting costs on this domain ([DomainAttr.idle]). */
@@ -183,5 +206,9 @@ public class Domain internal constructor(
 
     private fun checkOpen() {
         if (closed) throw FabricException(Errno.EOPBADSTATE, "domain '$name' is closed")
+    }
+
+    private companion object {
+        val log: System.Logger = System.getLogger("braid.core")
     }
 }

@@ -25,18 +25,12 @@ public class Endpoint internal constructor(
     public val domain: Domain,
     public val info: Info,
 ) : AutoCloseable {
-    internal var txCq: CompletionQueue? = null
-    internal var rxCq: CompletionQueue? = null
-    private var txSelective = false
-    private var rxSelective = false
     internal var av: AddressVector? = null
-    internal var eq: EventQueue? = null
-    private var sendCounter: Counter? = null
-    private var recvCounter: Counter? = null
-    private var readCounter: Counter? = null
-    private var writeCounter: Counter? = null
-    private var remoteReadCounter: Counter? = null
-    private var remoteWriteCounter: Counter? = null
+
+    /** Where the rails' completions land: the bound CQs, counters and EQ (the rails' [braid.provider.RailHost]). */
+    internal val sink = EndpointSink(this)
+    internal val txCq: CompletionQueue? get() = sink.txCq
+    internal val rxCq: CompletionQueue? get() = sink.rxCq
 
     /**
      * The shared receive context every provider of this endpoint matches against: its own, or
@@ -79,8 +73,8 @@ public class Endpoint internal constructor(
             throw FabricException(Errno.EBADFLAGS, "endpoint: bind(cq) needs OpFlags.TRANSMIT and/or OpFlags.RECV")
         }
         val selective = flags and OpFlags.SELECTIVE_COMPLETION != 0L
-        if (flags and OpFlags.TRANSMIT != 0L) { txCq = cq; txSelective = selective }
-        if (flags and OpFlags.RECV != 0L) { rxCq = cq; rxSelective = selective }
+        if (flags and OpFlags.TRANSMIT != 0L) { sink.txCq = cq; sink.txSelective = selective }
+        if (flags and OpFlags.RECV != 0L) { sink.rxCq = cq; sink.rxSelective = selective }
     }
 
     /** Binds the address vector whose fabric addresses data operations use. */
@@ -103,12 +97,12 @@ public class Endpoint internal constructor(
         if (flags and known == 0L) {
             throw FabricException(Errno.EBADFLAGS, "endpoint: bind(counter) needs OpFlags.SEND, RECV, READ, WRITE, REMOTE_READ and/or REMOTE_WRITE")
         }
-        if (flags and OpFlags.SEND != 0L) sendCounter = counter
-        if (flags and OpFlags.RECV != 0L) recvCounter = counter
-        if (flags and OpFlags.READ != 0L) readCounter = counter
-        if (flags and OpFlags.WRITE != 0L) writeCounter = counter
-        if (flags and OpFlags.REMOTE_READ != 0L) remoteReadCounter = counter
-        if (flags and OpFlags.REMOTE_WRITE != 0L) remoteWriteCounter = counter
+        if (flags and OpFlags.SEND != 0L) sink.sendCounter = counter
+        if (flags and OpFlags.RECV != 0L) sink.recvCounter = counter
+        if (flags and OpFlags.READ != 0L) sink.readCounter = counter
+        if (flags and OpFlags.WRITE != 0L) sink.writeCounter = counter
+        if (flags and OpFlags.REMOTE_READ != 0L) sink.remoteReadCounter = counter
+        if (flags and OpFlags.REMOTE_WRITE != 0L) sink.remoteWriteCounter = counter
     }
 
     /**
@@ -139,7 +133,7 @@ public class Endpoint internal constructor(
     /** Binds an event queue for control events such as [EventType.PEER_DOWN]. */
     public fun bind(eq: EventQueue) {
         checkNotEnabled("bind an event queue")
-        this.eq = eq
+        sink.eq = eq
     }
 
     /** Enables the endpoint (`fi_enable`); it must be bound to a CQ for each direction and to an AV. */
@@ -231,7 +225,7 @@ public class Endpoint internal constructor(
     public fun cancel(context: Any): Int = synchronized(domain.lock) {
         if (srxImported) return -Errno.ENOSYS
         val e = srx.cancel(context) ?: return -Errno.ENOENT
-        rxError(e.context, recvFlags(e.tagged, e.flags), 0, 0, e.tag, 0, Errno.ECANCELED, FiAddr.NOTAVAIL, "receive cancelled")
+        sink.rxError(e.context, recvFlags(e.tagged, e.flags), 0, 0, e.tag, 0, Errno.ECANCELED, FiAddr.NOTAVAIL, "receive cancelled")
         srx.freeEntry(e)
         0
     }
@@ -339,74 +333,6 @@ public class Endpoint internal constructor(
         return TriggeredEndpoint(this, counter, threshold)
     }
 
-    // ## Completion reporting, for providers (caller holds the domain lock) ##
-
-    internal fun txComplete(context: Any?, flags: Long, len: Long, tag: Long) {
-        if (context is DeferredWork) { domain.deferredWork.succeeded(context, DeferredOp.Kind.TX, flags, len, 0, tag, FiAddr.NOTAVAIL); return }
-        if (flags and OpFlags.INJECT == 0L && (!txSelective || flags and OpFlags.COMPLETION != 0L)) {
-            txCq!!.write(context, sendFlags(flags), len, 0, tag, FiAddr.NOTAVAIL)
-        }
-        sendCounter?.add(1)
-    }
-
-    internal fun txError(context: Any?, flags: Long, len: Long, tag: Long, err: Int, message: String) {
-        if (context is DeferredWork) { domain.deferredWork.failed(context, DeferredOp.Kind.TX, sendFlags(flags), len, tag, 0, err, FiAddr.NOTAVAIL, message); return }
-        txCq!!.writeErr(context, sendFlags(flags), len, 0, tag, 0, err, FiAddr.NOTAVAIL, message)
-        sendCounter?.addErr(1)
-    }
-
-    /**
-     * Completes a receive whose message of [msgSize] bytes was placed in the entry's buffer: a
-     * completion, or a truncation error (the bytes that fit are delivered), then frees the entry.
-     */
-    internal fun rxComplete(e: RxEntry, msgSize: Long) {
-        val capacity = e.buffer.capacity().toLong()
-        val flags = recvFlags(e.tagged, e.flags) or (e.flags and OpFlags.REMOTE_CQ_DATA)
-        val data = e.data
-        if (msgSize > capacity) {
-            rxError(e.context, flags, capacity, data, e.tag, msgSize - capacity, Errno.ETRUNC, e.addr,
-                "message of $msgSize bytes from ${e.addr} truncated to the posted buffer of $capacity bytes")
-        } else {
-            rxSuccess(e.context, flags, msgSize, data, e.tag, e.addr, e.flags)
-        }
-        srx.freeEntry(e)
-    }
-
-    internal fun rxSuccess(context: Any?, flags: Long, len: Long, data: Long, tag: Long, source: Long, opFlags: Long) {
-        if (context is DeferredWork) { domain.deferredWork.succeeded(context, DeferredOp.Kind.RX, flags, len, data, tag, source); return }
-        if (!rxSelective || opFlags and OpFlags.COMPLETION != 0L) rxCq!!.write(context, flags, len, data, tag, source)
-        recvCounter?.add(1)
-    }
-
-    internal fun rxError(context: Any?, flags: Long, len: Long, data: Long, tag: Long, olen: Long, err: Int, source: Long, message: String) {
-        if (context is DeferredWork) { domain.deferredWork.failed(context, DeferredOp.Kind.RX, flags or OpFlags.RECV, len, tag, olen, err, source, message); return }
-        rxCq!!.writeErr(context, flags or OpFlags.RECV, len, data, tag, olen, err, source, message)
-        recvCounter?.addErr(1)
-    }
-
-    /** An RMA or atomic operation this endpoint started completed; [flags] say which (RMA|WRITE, ATOMIC|READ, …). */
-    internal fun rmaComplete(context: Any?, flags: Long, len: Long) {
-        if (context is DeferredWork) { domain.deferredWork.succeeded(context, DeferredOp.Kind.RMA, flags and RMA_FLAGS, len, 0, 0, FiAddr.NOTAVAIL); return }
-        if (!txSelective || flags and OpFlags.COMPLETION != 0L) txCq!!.write(context, flags and RMA_FLAGS, len, 0, 0, FiAddr.NOTAVAIL)
-        (if (flags and OpFlags.READ != 0L) readCounter else writeCounter)?.add(1)
-    }
-
-    internal fun rmaError(context: Any?, flags: Long, len: Long, err: Int, message: String) {
-        if (context is DeferredWork) { domain.deferredWork.failed(context, DeferredOp.Kind.RMA, flags and RMA_FLAGS, len, 0, 0, err, FiAddr.NOTAVAIL, message); return }
-        txCq!!.writeErr(context, flags and RMA_FLAGS, len, 0, 0, 0, err, FiAddr.NOTAVAIL, message)
-        (if (flags and OpFlags.READ != 0L) readCounter else writeCounter)?.addErr(1)
-    }
-
-    /** A peer's RMA or atomic was carried out on this endpoint's memory ([OpFlags.REMOTE_READ] or REMOTE_WRITE). */
-    internal fun remoteAccess(which: Long) {
-        (if (which == OpFlags.REMOTE_READ) remoteReadCounter else remoteWriteCounter)?.add(1)
-    }
-
-    /** Reports a peer found dead on the bound event queue. */
-    internal fun peerDown(addr: Long, message: String) {
-        eq?.write(EventType.PEER_DOWN, this, addr, message)
-    }
-
     override fun close() {
         if (closed) return
         closed = true
@@ -438,7 +364,7 @@ public class Endpoint internal constructor(
         synchronized(domain.lock) {
             val rc = checkSend(length, flags)
             if (rc != 0) return rc
-            if (peerTransferOpen && tag and PeerTransfer.TAG_BIT != 0L && flags and OpFlags.TAGGED != 0L) return -Errno.EINVAL
+            if (PeerTags.refused(peerTransferOpen, flags and OpFlags.TAGGED != 0L, tag)) return -Errno.EINVAL
             view.wrap(buffer, offset, length)
             return transport.send(view, dest, tag, data, flags or txOpFlags, context)
         }
@@ -449,7 +375,7 @@ public class Endpoint internal constructor(
         synchronized(domain.lock) {
             val rc = checkSend(length, flags)
             if (rc != 0) return rc
-            if (peerTransferOpen && tag and PeerTransfer.TAG_BIT != 0L && flags and OpFlags.TAGGED != 0L) return -Errno.EINVAL
+            if (PeerTags.refused(peerTransferOpen, flags and OpFlags.TAGGED != 0L, tag)) return -Errno.EINVAL
             view.wrap(buffer, buffer.position(), length)
             return transport.send(view, dest, tag, data, flags or txOpFlags, context)
         }
@@ -480,7 +406,7 @@ public class Endpoint internal constructor(
         synchronized(domain.lock) {
             val rc = checkRecv(tagged, src, tag, peer)
             if (rc != 0) return rc
-            val mask = if (peerTransferOpen && !peer) ignore and PeerTransfer.TAG_BIT.inv() else ignore
+            val mask = if (peer) ignore else PeerTags.applicationMask(peerTransferOpen, ignore)
             if (flags and (OpFlags.PEEK or OpFlags.CLAIM) != 0L) return probe(tagged, buffer, offset, length, src, tag, mask, flags, context)
             srx.post(tagged, src, tag, mask, flags or rxOpFlags or (if (peer) OpFlags.COMPLETION else 0), context, buffer, offset, length)
             return 0
@@ -492,7 +418,7 @@ public class Endpoint internal constructor(
         !enabled -> -Errno.EOPBADSTATE
         srxImported -> -Errno.ENOSYS
         src == FiAddr.UNSPEC && !anySource -> -Errno.EINVAL
-        peerTransferOpen && !peer && tagged && tag and PeerTransfer.TAG_BIT != 0L -> -Errno.EINVAL
+        !peer && PeerTags.refused(peerTransferOpen, tagged, tag) -> -Errno.EINVAL
         else -> 0
     }
 
@@ -501,7 +427,7 @@ public class Endpoint internal constructor(
             if (buffer.isReadOnly) return -Errno.EINVAL
             val rc = checkRecv(tagged, src, tag, false)
             if (rc != 0) return rc
-            val mask = if (peerTransferOpen) ignore and PeerTransfer.TAG_BIT.inv() else ignore
+            val mask = PeerTags.applicationMask(peerTransferOpen, ignore)
             view.wrap(buffer, buffer.position(), buffer.remaining())
             if (flags and (OpFlags.PEEK or OpFlags.CLAIM) != 0L) return probe(tagged, view, 0, view.capacity(), src, tag, mask, flags, context)
             srx.post(tagged, src, tag, mask, flags or rxOpFlags, context, view, 0, view.capacity())
@@ -515,7 +441,7 @@ public class Endpoint internal constructor(
         if (flags and OpFlags.PEEK != 0L) {
             val e = srx.peek(tagged, src, tag, ignore)
             if (e == null) {
-                rxError(context, base, 0, 0, tag, 0, Errno.ENOMSG, FiAddr.NOTAVAIL, "no unexpected message matches tag 0x${java.lang.Long.toHexString(tag)} from source $src")
+                sink.rxError(context, base, 0, 0, tag, 0, Errno.ENOMSG, FiAddr.NOTAVAIL, "no unexpected message matches tag 0x${java.lang.Long.toHexString(tag)} from source $src")
                 return 0
             }
             val dataFlag = e.flags and OpFlags.REMOTE_CQ_DATA
@@ -552,10 +478,6 @@ public class Endpoint internal constructor(
     }
 
     private companion object {
-        const val RMA_FLAGS: Long = OpFlags.RMA or OpFlags.ATOMIC or OpFlags.READ or OpFlags.WRITE
-
-        fun sendFlags(flags: Long): Long = OpFlags.SEND or (flags and (OpFlags.MSG or OpFlags.TAGGED))
-        fun recvFlags(tagged: Boolean, flags: Long): Long =
-            OpFlags.RECV or (if (tagged) OpFlags.TAGGED else OpFlags.MSG) or (flags and (OpFlags.PEEK or OpFlags.CLAIM or OpFlags.DISCARD))
+        fun recvFlags(tagged: Boolean, flags: Long): Long = EndpointSink.recvFlags(tagged, flags)
     }
 }

@@ -65,14 +65,38 @@ public class PeerTransfer internal constructor(
 ) {
     /** Sends `buffer[offset, offset+length)` with [tag] (below [TAG_BIT]) to [dest], as the peer. */
     public fun trySend(buffer: org.agrona.DirectBuffer, offset: Int, length: Int, dest: Long, tag: Long, context: Any?): Int {
-        if (tag and TAG_BIT != 0L) return -Errno.EINVAL
-        return endpoint.postPeerSend(buffer, offset, length, dest, tag or TAG_BIT, PeerTransferOp(this, context))
+        if (PeerTags.outOfRange(tag)) return -Errno.EINVAL
+        synchronized(endpoint.domain.lock) {
+            val op = acquire(context)
+            val rc = endpoint.postPeerSend(buffer, offset, length, dest, PeerTags.toPeer(tag), op)
+            if (rc != 0) release(op)
+            return rc
+        }
     }
 
     /** Posts a receive for the peer's traffic from [src] with [tag] / [ignore] (bit 63 aside). */
     public fun tryRecv(buffer: org.agrona.MutableDirectBuffer, offset: Int, length: Int, src: Long, tag: Long, ignore: Long, context: Any?): Int {
-        if (tag and TAG_BIT != 0L) return -Errno.EINVAL
-        return endpoint.postRecv(true, buffer, offset, length, src, tag or TAG_BIT, ignore and TAG_BIT.inv(), 0, PeerTransferOp(this, context), peer = true)
+        if (PeerTags.outOfRange(tag)) return -Errno.EINVAL
+        synchronized(endpoint.domain.lock) {
+            val op = acquire(context)
+            val rc = endpoint.postRecv(true, buffer, offset, length, src, PeerTags.toPeer(tag), PeerTags.peerMask(ignore), 0, op, peer = true)
+            if (rc != 0) release(op)
+            return rc
+        }
+    }
+
+    // Operation contexts are pooled: the `try…` forms allocate nothing once warm. Caller holds the domain lock.
+    private val pool = ArrayDeque<PeerTransferOp>()
+
+    private fun acquire(context: Any?): PeerTransferOp {
+        val op = pool.removeLastOrNull() ?: PeerTransferOp(this)
+        op.context = context
+        return op
+    }
+
+    internal fun release(op: PeerTransferOp) {
+        op.context = null
+        pool.addLast(op)
     }
 
     public companion object {
@@ -81,18 +105,49 @@ public class PeerTransfer internal constructor(
     }
 }
 
-/** A peer transfer's operation context: completions for it go to the peer's callbacks. */
-internal class PeerTransferOp(private val transfer: PeerTransfer, private val context: Any?) {
+/** A peer transfer's operation context (pooled by its [PeerTransfer]): completions for it go to the peer's callbacks. */
+internal class PeerTransferOp(private val transfer: PeerTransfer) {
+    var context: Any? = null
+
+    // The outcome is a fresh object the callbacks may keep (PeerTransferOps promises nothing
+    // less); the posting side, the `try…` forms, allocates nothing.
     fun complete(flags: Long, len: Long, data: Long, tag: Long, source: Long) {
         val c = Completion()
-        c.context = context; c.flags = flags; c.len = len; c.data = data; c.tag = tag and PeerTransfer.TAG_BIT.inv(); c.source = source
+        c.context = context; c.flags = flags; c.len = len; c.data = data; c.tag = PeerTags.fromPeer(tag); c.source = source
+        transfer.release(this)
         transfer.ops.complete(c, source)
     }
 
     fun fail(flags: Long, len: Long, data: Long, tag: Long, olen: Long, err: Int, source: Long, message: String) {
         val e = CompletionError()
-        e.context = context; e.flags = flags; e.len = len; e.data = data; e.tag = tag and PeerTransfer.TAG_BIT.inv()
+        e.context = context; e.flags = flags; e.len = len; e.data = data; e.tag = PeerTags.fromPeer(tag)
         e.olen = olen; e.err = err; e.source = source; e.message = message
+        transfer.release(this)
         transfer.ops.compErr(e)
     }
+}
+
+/**
+ * The peer-transfer tag rules in one place: peer traffic carries [PeerTransfer.TAG_BIT]; once a
+ * peer transfer is open, the application's tagged operations may not use that bit, and its
+ * receives never match it whatever their ignore mask.
+ */
+internal object PeerTags {
+    private const val BIT = PeerTransfer.TAG_BIT
+
+    /** A peer's own tag must leave the bit clear. */
+    fun outOfRange(tag: Long): Boolean = tag and BIT != 0L
+
+    fun toPeer(tag: Long): Long = tag or BIT
+
+    fun fromPeer(tag: Long): Long = tag and BIT.inv()
+
+    /** A peer's receive matches the bit exactly. */
+    fun peerMask(ignore: Long): Long = ignore and BIT.inv()
+
+    /** Whether an application's operation ([tagged], [tag]) reaches into the peer tag space while a transfer is [open]. */
+    fun refused(open: Boolean, tagged: Boolean, tag: Long): Boolean = open && tagged && tag and BIT != 0L
+
+    /** An application's ignore mask: while a transfer is [open] it cannot ignore the bit, so never matches peer traffic. */
+    fun applicationMask(open: Boolean, ignore: Long): Long = if (open) ignore and BIT.inv() else ignore
 }

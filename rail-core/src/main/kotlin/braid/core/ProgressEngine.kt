@@ -34,12 +34,16 @@ public class ProgressEngine private constructor(
     private var job: Job? = null
     private val cycleCount = AtomicLong()
     private val workCount = AtomicLong()
+    private val failureCount = AtomicLong()
 
     /** Duty cycles run so far. */
     public val cycles: Long get() = cycleCount.get()
 
     /** Duty cycles that found work (progress, a retry or a completion to hand out). */
     public val busyCycles: Long get() = workCount.get()
+
+    /** Duty cycles that ended in an exception the engine logged and survived. */
+    public val failedCycles: Long get() = failureCount.get()
 
     /** Whether the engine is still driving its domain. */
     public val isRunning: Boolean get() = running
@@ -48,7 +52,15 @@ public class ProgressEngine private constructor(
     public val engineThread: Thread? get() = thread
 
     private fun cycle(): Int {
-        val work = domain.progress()
+        val work = try {
+            domain.progress()
+        } catch (e: RuntimeException) {
+            // A rail's failure is handled by the domain (its operations fail, an error event is
+            // reported); anything else that escapes a cycle is logged, and the engine goes on.
+            failureCount.incrementAndGet()
+            log.log(System.Logger.Level.ERROR, "progress engine $name: a duty cycle failed; continuing", e)
+            1
+        }
         cycleCount.lazySet(cycleCount.get() + 1)
         if (work > 0) workCount.lazySet(workCount.get() + 1)
         return work
@@ -89,6 +101,8 @@ public class ProgressEngine private constructor(
     override fun toString(): String = "ProgressEngine($name, ${if (thread != null) "thread" else "coroutine"}, cycles=$cycles)"
 
     public companion object {
+        private val log: System.Logger = System.getLogger("braid.core")
+
         /**
          * Starts a daemon thread named [name] that drives [domain]. Throws [FabricException]
          * with [Errno.EBUSY] if the domain already has an engine.

@@ -79,6 +79,9 @@ internal class RailAv(private val endpoint: Endpoint, private val rail: String) 
 
     fun query(fiAddr: Long): PeerAddress? = endpoint.av?.peer(fiAddr)?.part(rail)
 
+    /** The whole address inserted at [fiAddr] (all rails' parts), or null. */
+    fun peer(fiAddr: Long): PeerAddress? = endpoint.av?.peer(fiAddr)
+
     fun epAddr(key: String): Long = endpoint.av?.reverse(key) ?: FiAddr.NOTAVAIL
 }
 
@@ -94,6 +97,13 @@ internal interface Transport : SrxPeer, AutoCloseable {
 
     /** One duty cycle: moves whatever can move without blocking; returns the work done. */
     fun progress(): Int
+
+    /**
+     * [progress] threw: this rail's state can no longer be trusted. Every operation in flight on
+     * it fails with [err] naming [why], its peers are reported down, and an error event goes to
+     * the endpoint's event queue. The domain drives it no more.
+     */
+    fun abort(err: Int, why: String)
 
     /**
      * Starts a send of [buffer] (the whole view) to [dest]. [flags] carries [braid.core.OpFlags]

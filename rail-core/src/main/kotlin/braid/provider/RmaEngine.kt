@@ -3,10 +3,9 @@ package braid.provider
 import braid.core.AtomicDatatype
 import braid.core.AtomicForm
 import braid.core.AtomicOp
-import braid.core.Endpoint
 import braid.core.Errno
-import braid.core.MrAccess
 import braid.core.MemoryRegion
+import braid.core.MrAccess
 import braid.core.OpFlags
 import braid.provider.RmaDescriptor.FLAG_FETCH
 import braid.provider.RmaDescriptor.KIND_ATOMIC
@@ -62,7 +61,7 @@ internal class RmaPath(val outlet: RmaOutlet, val peer: Any) {
  * Not thread-safe: callers hold the domain lock.
  */
 internal class RmaEngine(
-    private val ep: Endpoint,
+    private val ep: RailHost,
     private val rail: String,
     /** The largest request record this rail's outlets take. */
     requestMax: Int,
@@ -366,7 +365,7 @@ internal class RmaEngine(
 
     /** 0 if [key]'s region holds [offset, offset+length) and grants [needed], else the reason ([checked], [checkDetail] set). */
     private fun check(key: Long, offset: Long, length: Long, needed: Int): Int {
-        val mr = ep.domain.region(key) ?: return REASON_NO_KEY
+        val mr = ep.region(key) ?: return REASON_NO_KEY
         checked = mr
         if (offset < 0 || length < 0 || offset > mr.length - length) { checkDetail = mr.length.toLong(); return REASON_BOUNDS }
         if (mr.access and needed != needed) { checkDetail = mr.access.toLong(); return REASON_ACCESS }
@@ -403,7 +402,7 @@ internal class RmaEngine(
             return true
         }
         do {
-            if (ep.domain.region(r.key) !== r.region) {
+            if (ep.region(r.key) !== r.region) {
                 // Deregistered while the read was going out: the rest is refused.
                 r.region = null; r.reason = REASON_NO_KEY; r.status = Errno.EACCES; r.byteCount = 0
                 return writeReply(path, r)

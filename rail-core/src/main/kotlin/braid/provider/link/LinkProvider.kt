@@ -16,11 +16,11 @@ import braid.core.RxAttr
 import braid.core.TxAttr
 import braid.provider.AddressHeader
 import braid.provider.DomainProvider
+import braid.provider.HostIdentity
 import braid.provider.PeerAddress
-import braid.provider.RailAv
 import braid.provider.Provider
+import braid.provider.RailAv
 import braid.provider.Transport
-import braid.provider.shm.ShmProvider
 
 /**
  * The link (Braid's LNX, fi_lnx(7)): shared memory for peers on this host, one network rail for
@@ -178,7 +178,7 @@ internal class LinkDomain(private val domain: Domain, private val info: Info) : 
             throw e
         }
         return LinkTransport(
-            endpoint, info, ShmProvider.hostId, opened,
+            endpoint.sink, av, info, HostIdentity.id, opened,
             useSrq = LinkProvider.envFlag("BRAID_LINK_USE_SRQ", true),
             dumpStats = LinkProvider.envFlag("BRAID_LINK_DUMP_STATS", false),
         )

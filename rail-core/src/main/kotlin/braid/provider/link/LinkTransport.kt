@@ -4,15 +4,15 @@ import braid.core.AtomicDatatype
 import braid.core.AtomicForm
 import braid.core.AtomicOp
 import braid.core.Caps
-import braid.core.Endpoint
 import braid.core.EndpointStats
 import braid.core.Errno
-import braid.core.FabricException
 import braid.core.Info
 import braid.core.RailCounters
 import braid.core.RailStats
 import braid.core.RxEntry
 import braid.provider.AddressHeader
+import braid.provider.RailAv
+import braid.provider.RailHost
 import braid.provider.Transport
 import org.agrona.DirectBuffer
 import org.agrona.MutableDirectBuffer
@@ -27,7 +27,8 @@ import org.agrona.collections.Long2ObjectHashMap
  * matched exactly once whichever rail's message arrives first (both run under the domain lock).
  */
 internal class LinkTransport(
-    private val ep: Endpoint,
+    private val host: RailHost,
+    private val av: RailAv,
     private val info: Info,
     private val hostId: Long,
     private val rails: List<Pair<String, Transport>>,
@@ -74,7 +75,7 @@ internal class LinkTransport(
     private val schedule = NetworkPollSchedule()
 
     override fun send(buffer: DirectBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int {
-        val rail = railFor(dest) ?: return lastRouteError
+        val rail = railFor(dest) as? Transport ?: return railFor(dest) as Int
         return rail.send(buffer, dest, tag, data, flags, context)
     }
 
@@ -86,37 +87,39 @@ internal class LinkTransport(
     override fun maxAtomicCount(type: AtomicDatatype, form: AtomicForm): Int = rails.minOf { it.second.maxAtomicCount(type, form) }
 
     override fun write(buffer: DirectBuffer, dest: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int =
-        railFor(dest)?.write(buffer, dest, remoteOffset, key, flags, context) ?: lastRouteError
+        (railFor(dest) as? Transport)?.write(buffer, dest, remoteOffset, key, flags, context) ?: railFor(dest) as Int
 
     override fun read(buffer: MutableDirectBuffer, src: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int =
-        railFor(src)?.read(buffer, src, remoteOffset, key, flags, context) ?: lastRouteError
+        (railFor(src) as? Transport)?.read(buffer, src, remoteOffset, key, flags, context) ?: railFor(src) as Int
 
     override fun atomic(
         operand: DirectBuffer, compare: DirectBuffer?, result: MutableDirectBuffer?, dest: Long, remoteOffset: Long, key: Long,
         type: AtomicDatatype, op: AtomicOp, count: Int, flags: Long, context: Any?,
-    ): Int = railFor(dest)?.atomic(operand, compare, result, dest, remoteOffset, key, type, op, count, flags, context) ?: lastRouteError
+    ): Int = (railFor(dest) as? Transport)?.atomic(operand, compare, result, dest, remoteOffset, key, type, op, count, flags, context) ?: railFor(dest) as Int
 
     /** [route], and the network rail counts as busy (polled every time) once given work. */
-    private fun railFor(dest: Long): Transport? {
-        val rail = route(dest) ?: return null
-        if (rail !== shm) schedule.kick()
+    private fun railFor(dest: Long): Any {
+        val rail = route(dest)
+        if (rail is Transport && rail !== shm) schedule.kick()
         return rail
     }
 
-    private var lastRouteError = 0
-
-    private fun route(dest: Long): Transport? {
-        val av = ep.av ?: run { lastRouteError = -Errno.EINVAL; return null }
+    /**
+     * The rail that reaches [dest] (shm for a peer on this host that has shm, else the network
+     * rail), or the negated errno (a cached boxed Int) saying why none does.
+     */
+    private fun route(dest: Long): Any {
+        if (!av.bound) return -Errno.EINVAL
         if (av.generation != routesGeneration) {
             routes.clear()
             routesGeneration = av.generation
         }
         routes.get(dest)?.let { return it }
-        val peer = av.peer(dest) as? LinkAddress ?: run { lastRouteError = -Errno.EINVAL; return null }
+        val peer = av.peer(dest) as? LinkAddress ?: return -Errno.EINVAL
         val rail = when {
             shm != null && peer.hostId == hostId && peer.part(LinkProvider.SHM) != null -> shm
             network != null && peer.part(network.first) != null -> network.second
-            else -> { lastRouteError = -Errno.EHOSTUNREACH; return null }
+            else -> return -Errno.EHOSTUNREACH
         }
         routes.put(dest, rail)
         return rail
@@ -131,8 +134,12 @@ internal class LinkTransport(
 
     private fun notOwned(entry: RxEntry): Nothing = throw IllegalStateException("link: entry $entry was queued by a rail, not by the link")
 
+    override fun abort(err: Int, why: String) {
+        for ((_, t) in rails) t.abort(err, why)
+    }
+
     override fun close() {
-        if (dumpStats) System.err.println("braid link '${info.domainName}' endpoint closing:\n" + EndpointStats(railStats(), ep.srx.stats()).render())
+        if (dumpStats) System.err.println("braid link '${info.domainName}' endpoint closing:\n" + EndpointStats(railStats(), host.srx.stats()).render())
         var first: Exception? = null
         for ((_, t) in rails) try { t.close() } catch (e: Exception) { if (first == null) first = e }
         first?.let { throw it }

@@ -11,20 +11,20 @@ import braid.core.Info
 import braid.core.RxAttr
 import braid.core.TxAttr
 import braid.provider.DomainProvider
+import braid.provider.HostIdentity
 import braid.provider.PeerAddress
-import braid.provider.RailAv
 import braid.provider.Provider
+import braid.provider.RailAv
 import braid.provider.Transport
-import java.net.InetAddress
-import java.nio.file.Files
-import java.nio.file.Paths
 
 /**
  * The shared-memory rail: processes on one host exchange messages through memory-mapped files
- * and Agrona ring buffers, one single-producer ring per sender and receiver, with no system call
- * on the fast path. Messages up to the eager size travel whole; larger ones wait for their
- * receive (rendezvous) and then stream through the same ring in fragments, so a message of any
- * size needs no ring as large as itself.
+ * and Agrona ring buffers: one channel file per sender and receiver holding three single-producer
+ * rings (message heads, rendezvous fragments and RMA requests, control back to the sender), with
+ * no system call on the fast path. Messages up to the eager size travel whole; larger ones wait
+ * for their receive (rendezvous) and are then pulled with one copy (`process_vm_readv`) or
+ * streamed in fragments through the bulk ring, so a message of any size needs no ring as large
+ * as itself.
  *
  * Tuning (environment, read when [infos] is called): `BRAID_SHM_RING_SIZE` (bytes per channel
  * ring, a power of two, default 4 MiB), `BRAID_SHM_EAGER_SIZE` (default 16 KiB),
@@ -37,16 +37,8 @@ internal object ShmProvider : Provider {
     const val DEFAULT_EAGER = 16 * 1024
     const val INJECT_SIZE = 4096
 
-    /** The identity of this host: shm reaches only endpoints with the same one. */
-    val hostId: Long by lazy {
-        val explicit = System.getenv("BRAID_HOST_ID")
-        val identity = explicit ?: run {
-            val host = runCatching { InetAddress.getLocalHost().hostName }.getOrDefault("localhost")
-            val boot = runCatching { Files.readString(Paths.get("/proc/sys/kernel/random/boot_id")).trim() }.getOrDefault("")
-            "$host/$boot"
-        }
-        fnv64(identity)
-    }
+    /** The identity of this host ([HostIdentity]): shm reaches only endpoints with the same one. */
+    val hostId: Long get() = HostIdentity.id
 
     override val canBePeer: Boolean get() = true
 
@@ -75,12 +67,6 @@ internal object ShmProvider : Provider {
         val v = System.getenv(name) ?: return default
         return v.trim().toIntOrNull() ?: throw FabricException.invalid("environment $name='$v' is not an integer")
     }
-
-    private fun fnv64(s: String): Long {
-        var h = -0x340d631b7bdddcdbL
-        for (c in s) { h = h xor c.code.toLong(); h *= 0x100000001b3L }
-        return h
-    }
 }
 
 internal class ShmDomain(private val domain: Domain) : DomainProvider {
@@ -90,7 +76,7 @@ internal class ShmDomain(private val domain: Domain) : DomainProvider {
 
     override fun parseAddress(raw: ByteArray): PeerAddress = ShmAddressDescriptor.parse(raw)
 
-    override fun openEndpoint(endpoint: Endpoint, info: Info, av: RailAv): Transport = ShmTransport(endpoint, info, av, ShmProvider.hostId)
+    override fun openEndpoint(endpoint: Endpoint, info: Info, av: RailAv): Transport = ShmTransport(endpoint.sink, info, av, HostIdentity.id)
 
     override fun close() {}
 }

@@ -1,8 +1,7 @@
 package braid.provider.tcp
 
-import braid.provider.AddressHeader
-
 import braid.core.FabricException
+import braid.provider.AddressHeader
 import braid.provider.PeerAddress
 import org.agrona.concurrent.UnsafeBuffer
 import java.net.Inet4Address

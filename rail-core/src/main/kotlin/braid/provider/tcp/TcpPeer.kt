@@ -1,10 +1,10 @@
 package braid.provider.tcp
 
-import braid.core.FiAddr
 import braid.core.RxEntry
-import braid.provider.shm.TripleQueue
+import braid.provider.MsgInbound
+import braid.provider.RecvPath
+import braid.provider.SendPath
 import braid.provider.tcp.TcpFrameDescriptor.MIN_WINDOW
-import org.agrona.collections.Long2ObjectHashMap
 import org.agrona.concurrent.UnsafeBuffer
 import java.io.IOException
 import java.nio.ByteBuffer
@@ -14,8 +14,9 @@ import java.util.zip.CRC32C
 /**
  * Everything one tcp endpoint keeps about one peer endpoint, in both directions: the frames
  * waiting to go out (one buffer, so frames written before the connection is up survive a
- * simultaneous-connect tie-break and keep their order), the sends waiting for credit, a CTS or
- * an ACK, the credit both ways, and the rendezvous receives being filled.
+ * simultaneous-connect tie-break and keep their order), the credit both ways, the frame being
+ * read, and the message engine's paths each way (sends waiting for credit, a CTS or an ACK;
+ * rendezvous receives being filled).
  *
  * A peer has at most one data connection in its life ([conn] once established); when that
  * connection fails the peer is dead for this endpoint, as a process that died stays dead.
@@ -31,7 +32,10 @@ internal class TcpPeer(val id: Long, val index: Int, bufferSize: Int) {
     var deadErr = 0
     var deadWhy = ""
 
-    var fiAddr = FiAddr.NOTAVAIL
+    /** The message engine's state for this peer, each way (set by the transport, with this peer's [TcpPeerOutlet]). */
+    lateinit var sendPath: SendPath
+    lateinit var recvPath: RecvPath
+    val fiAddr: Long get() = recvPath.fiAddr
     var avGeneration = -1L
     /** After a simultaneous-connect tie-break went the peer's way: wait for its connection until then. */
     var awaitIncomingUntil = 0L
@@ -54,13 +58,6 @@ internal class TcpPeer(val id: Long, val index: Int, bufferSize: Int) {
     var blocked = false
     var bytesSent = 0L
 
-    val backlog = ArrayDeque<TcpTxOp>()
-    val waitingCts = Long2ObjectHashMap<TcpTxOp>()
-    val streaming = ArrayDeque<TcpTxOp>()
-    val waitingAck = Long2ObjectHashMap<TcpTxOp>()
-    /** Control frames (type, message id, value) waiting for room in [out]. */
-    val ctrl = TripleQueue()
-    var nextMsgId = 1L
     /** Credit left to send message heads to this peer. */
     var credit = MIN_WINDOW.toLong()
     var theirWindow = MIN_WINDOW.toLong()
@@ -68,8 +65,7 @@ internal class TcpPeer(val id: Long, val index: Int, bufferSize: Int) {
     // ## Inbound state ##
 
     var rxNextId = 1L
-    val inflight = Long2ObjectHashMap<TcpInbound>()
-    /** Receives in [inflight] whose payload is read straight into application memory. */
+    /** Rendezvous receives whose payload is read straight into application memory. */
     var directPending = 0
     /** Credit charged for this peer's messages we still hold, and credit freed but not yet returned. */
     var rxOutstanding = 0L
@@ -78,7 +74,7 @@ internal class TcpPeer(val id: Long, val index: Int, bufferSize: Int) {
     var rxEntry: RxEntry? = null
     var rxBytes: UnsafeBuffer? = null
     /** The DATA frame being read. */
-    var rxInbound: TcpInbound? = null
+    var rxInbound: MsgInbound? = null
 
     val unflushed: Boolean get() = outTail > outHead || direct != null
 
@@ -147,7 +143,6 @@ internal class TcpPeer(val id: Long, val index: Int, bufferSize: Int) {
     /** Drops every frame not yet written and the buffer itself (the peer is gone; nothing more is written to it). */
     fun discardOutbound() {
         outHead = 0; outTail = 0; direct = null; directMark = 0
-        while (!ctrl.isEmpty()) ctrl.removeFirst()
         out = EMPTY
         outView.wrap(out)
         crcView = out.duplicate()
@@ -158,45 +153,4 @@ internal class TcpPeer(val id: Long, val index: Int, bufferSize: Int) {
     }
 
     override fun toString(): String = address?.render() ?: "fi_tcp://${conn?.remote?.removePrefix("/") ?: "?"}/${TcpAddress.idString(id)}"
-}
-
-/** A pending send: waiting for credit or room, a CTS, its stream, or an ACK. */
-internal class TcpTxOp {
-    val buffer = UnsafeBuffer(0L, 0)
-    var length = 0
-    var tag = 0L
-    var data = 0L
-    var flags = 0L
-    var context: Any? = null
-    var msgId = 0L
-    var accepted = 0L
-    var sent = 0L
-    /** A view of the sender's direct memory for writing straight to the socket, cached per buffer. */
-    var view: ByteBuffer? = null
-    var viewSource: ByteBuffer? = null
-    var viewBase = 0
-    var directMode = false
-}
-
-/** A matched rendezvous receive whose DATA frames are arriving. */
-internal class TcpInbound {
-    var entry: RxEntry? = null
-    var expected = 0L
-    var received = 0L
-    var wantAck = false
-    /** A view of the receive buffer's direct memory for reading straight from the socket, cached per buffer. */
-    var view: ByteBuffer? = null
-    var viewSource: ByteBuffer? = null
-    var viewBase = 0
-    var directMode = false
-}
-
-/** What the rail keeps for an unexpected message: its bytes (eager) or its id (rendezvous). */
-internal class TcpHeld {
-    var peer: TcpPeer? = null
-    var bytes: UnsafeBuffer? = null
-    var msgId = 0L
-    var rendezvous = false
-    var wantAck = false
-    var cost = 0L
 }

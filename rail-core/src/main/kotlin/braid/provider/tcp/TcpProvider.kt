@@ -11,11 +11,11 @@ import braid.core.Info
 import braid.core.RxAttr
 import braid.core.TxAttr
 import braid.provider.DomainProvider
+import braid.provider.HostIdentity
 import braid.provider.PeerAddress
-import braid.provider.RailAv
 import braid.provider.Provider
+import braid.provider.RailAv
 import braid.provider.Transport
-import braid.provider.shm.ShmProvider
 import java.net.Inet4Address
 import java.net.Inet6Address
 import java.net.InetAddress
@@ -162,7 +162,7 @@ internal class TcpDomain(private val domain: Domain, private val bind: InetSocke
     override fun openEndpoint(endpoint: Endpoint, info: Info, av: RailAv): Transport {
         val settings = TcpProvider.settings()
         val key = info.domainAttr.jobKey ?: domain.info.domainAttr.jobKey
-        return TcpTransport(endpoint, info, av, bind, ShmProvider.hostId, if (key == null) settings else settings.copy(jobKey = key))
+        return TcpTransport(endpoint.sink, info, av, bind, HostIdentity.id, if (key == null) settings else settings.copy(jobKey = key))
     }
 
     override fun close() {}

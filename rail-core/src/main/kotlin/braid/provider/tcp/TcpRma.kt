@@ -1,6 +1,6 @@
 package braid.provider.tcp
 
-import braid.core.Endpoint
+import braid.provider.RailHost
 import braid.provider.RmaDescriptor
 import braid.provider.RmaEngine
 import braid.provider.RmaOutlet
@@ -21,7 +21,7 @@ import org.agrona.concurrent.UnsafeBuffer
  *
  * Not thread-safe: the transport calls in with the domain lock held.
  */
-internal class TcpRma(ep: Endpoint, bufferSize: Int, txSize: Int, private val markBusy: (TcpPeer) -> Unit) {
+internal class TcpRma(ep: RailHost, bufferSize: Int, txSize: Int, private val markBusy: (TcpPeer) -> Unit) {
     /** The largest RMA frame payload this endpoint writes: it must fit the peer's outbound buffer with its header. */
     private val maxRecord = minOf(bufferSize / 2, MAX_RMA_PAYLOAD)
     val engine = RmaEngine(ep, "tcp", maxRecord, txSize)

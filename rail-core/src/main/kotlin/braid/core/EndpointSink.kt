@@ -1,0 +1,136 @@
+package braid.core
+
+import braid.provider.RailHost
+
+/**
+ * The internal half of an [Endpoint]: where what its rails report lands. It holds the CQs,
+ * counters and event queue the application bound, and is the endpoint's [RailHost], the one
+ * upward seam the providers see. Completions of operations that deferred work posted go back to
+ * the deferred-work queue instead of the CQ.
+ *
+ * Every method but [cycle] runs with the domain lock held.
+ */
+internal class EndpointSink(private val ep: Endpoint) : RailHost {
+    private val domain = ep.domain
+    var txCq: CompletionQueue? = null
+    var rxCq: CompletionQueue? = null
+    var txSelective = false
+    var rxSelective = false
+    var eq: EventQueue? = null
+    var sendCounter: Counter? = null
+    var recvCounter: Counter? = null
+    var readCounter: Counter? = null
+    var writeCounter: Counter? = null
+    var remoteReadCounter: Counter? = null
+    var remoteWriteCounter: Counter? = null
+
+    override val name: String get() = "endpoint on '${domain.name}'"
+
+    override var heldBytes: Long = 0L
+        private set
+
+    /** The most unexpected bytes ever held at once. */
+    var heldBytesMax: Long = 0L
+        private set
+
+    override val unexpectedBytesLimit: Long = unexpectedBytesDefault()
+
+    override fun held(delta: Long) {
+        heldBytes += delta
+        if (heldBytes > heldBytesMax) heldBytesMax = heldBytes
+    }
+
+    override val srx: SharedReceiveContext get() = ep.srx
+
+    override fun txComplete(context: Any?, flags: Long, len: Long, tag: Long) {
+        if (context is DeferredWork) { domain.deferredWork.succeeded(context, DeferredOp.Kind.TX, flags, len, 0, tag, FiAddr.NOTAVAIL); return }
+        if (flags and OpFlags.INJECT == 0L && (!txSelective || flags and OpFlags.COMPLETION != 0L)) {
+            txCq!!.write(context, sendFlags(flags), len, 0, tag, FiAddr.NOTAVAIL)
+        }
+        sendCounter?.add(1)
+    }
+
+    override fun txError(context: Any?, flags: Long, len: Long, tag: Long, err: Int, message: String) {
+        if (context is DeferredWork) { domain.deferredWork.failed(context, DeferredOp.Kind.TX, sendFlags(flags), len, tag, 0, err, FiAddr.NOTAVAIL, message); return }
+        txCq!!.writeErr(context, sendFlags(flags), len, 0, tag, 0, err, FiAddr.NOTAVAIL, message)
+        sendCounter?.addErr(1)
+    }
+
+    override fun rxComplete(e: RxEntry, msgSize: Long) {
+        val capacity = e.buffer.capacity().toLong()
+        val flags = recvFlags(e.tagged, e.flags) or (e.flags and OpFlags.REMOTE_CQ_DATA)
+        val data = e.data
+        if (msgSize > capacity) {
+            rxError(e.context, flags, capacity, data, e.tag, msgSize - capacity, Errno.ETRUNC, e.addr,
+                "message of $msgSize bytes from ${e.addr} truncated to the posted buffer of $capacity bytes")
+        } else {
+            rxSuccess(e.context, flags, msgSize, data, e.tag, e.addr, e.flags)
+        }
+        ep.srx.freeEntry(e)
+    }
+
+    fun rxSuccess(context: Any?, flags: Long, len: Long, data: Long, tag: Long, source: Long, opFlags: Long) {
+        if (context is DeferredWork) { domain.deferredWork.succeeded(context, DeferredOp.Kind.RX, flags, len, data, tag, source); return }
+        if (!rxSelective || opFlags and OpFlags.COMPLETION != 0L) rxCq!!.write(context, flags, len, data, tag, source)
+        recvCounter?.add(1)
+    }
+
+    override fun rxError(context: Any?, flags: Long, len: Long, data: Long, tag: Long, olen: Long, err: Int, source: Long, message: String) {
+        if (context is DeferredWork) { domain.deferredWork.failed(context, DeferredOp.Kind.RX, flags or OpFlags.RECV, len, tag, olen, err, source, message); return }
+        rxCq!!.writeErr(context, flags or OpFlags.RECV, len, data, tag, olen, err, source, message)
+        recvCounter?.addErr(1)
+    }
+
+    override fun rmaComplete(context: Any?, flags: Long, len: Long) {
+        if (context is DeferredWork) { domain.deferredWork.succeeded(context, DeferredOp.Kind.RMA, flags and RMA_FLAGS, len, 0, 0, FiAddr.NOTAVAIL); return }
+        if (!txSelective || flags and OpFlags.COMPLETION != 0L) txCq!!.write(context, flags and RMA_FLAGS, len, 0, 0, FiAddr.NOTAVAIL)
+        (if (flags and OpFlags.READ != 0L) readCounter else writeCounter)?.add(1)
+    }
+
+    override fun rmaError(context: Any?, flags: Long, len: Long, err: Int, message: String) {
+        if (context is DeferredWork) { domain.deferredWork.failed(context, DeferredOp.Kind.RMA, flags and RMA_FLAGS, len, 0, 0, err, FiAddr.NOTAVAIL, message); return }
+        txCq!!.writeErr(context, flags and RMA_FLAGS, len, 0, 0, 0, err, FiAddr.NOTAVAIL, message)
+        (if (flags and OpFlags.READ != 0L) readCounter else writeCounter)?.addErr(1)
+    }
+
+    override fun remoteAccess(which: Long) {
+        (if (which == OpFlags.REMOTE_READ) remoteReadCounter else remoteWriteCounter)?.add(1)
+    }
+
+    override fun region(key: Long): MemoryRegion? = domain.region(key)
+
+    override fun peerDown(addr: Long, message: String) {
+        eq?.write(EventType.PEER_DOWN, ep, addr, message)
+    }
+
+    override fun eventError(err: Int, message: String) {
+        eq?.writeErr(ep, err, message)
+    }
+
+    override fun <T> cycle(body: () -> T): T {
+        val result = synchronized(domain.lock) { domain.deferredWork.holding(body) }
+        domain.hub.dispatchReady()
+        return result
+    }
+
+    companion object {
+        /**
+         * The bound on unexpected bytes an endpoint holds: `BRAID_UNEXPECTED_BYTES` (or the
+         * system property `braid.unexpectedBytes`), else an eighth of the heap, at most 64 MiB.
+         */
+        fun unexpectedBytesDefault(): Long {
+            val set = System.getProperty("braid.unexpectedBytes") ?: System.getenv("BRAID_UNEXPECTED_BYTES")
+            if (set != null) {
+                return set.trim().toLongOrNull()?.takeIf { it > 0 }
+                    ?: throw FabricException.invalid("BRAID_UNEXPECTED_BYTES='$set' is not a positive number of bytes")
+            }
+            return minOf(64L shl 20, Runtime.getRuntime().maxMemory() / 8)
+        }
+
+        const val RMA_FLAGS: Long = OpFlags.RMA or OpFlags.ATOMIC or OpFlags.READ or OpFlags.WRITE
+
+        fun sendFlags(flags: Long): Long = OpFlags.SEND or (flags and (OpFlags.MSG or OpFlags.TAGGED))
+        fun recvFlags(tagged: Boolean, flags: Long): Long =
+            OpFlags.RECV or (if (tagged) OpFlags.TAGGED else OpFlags.MSG) or (flags and (OpFlags.PEEK or OpFlags.CLAIM or OpFlags.DISCARD))
+    }
+}

@@ -1,0 +1,416 @@
+package braid.provider
+
+import braid.core.Errno
+import braid.core.FiAddr
+import braid.core.OpFlags
+import braid.core.RailCounters
+import braid.core.RxEntry
+import braid.core.SrxPeer
+import braid.provider.ControlOutlet.Companion.ACK
+import braid.provider.ControlOutlet.Companion.CTS
+import braid.provider.ControlOutlet.Companion.DISCARDED
+import braid.provider.ControlOutlet.Companion.PULLED
+import braid.provider.SendOutlet.Companion.HEAD_EAGER
+import braid.provider.SendOutlet.Companion.HEAD_RTS
+import org.agrona.DirectBuffer
+import org.agrona.concurrent.UnsafeBuffer
+
+/**
+ * The rail-neutral message protocol of one endpoint's rail, as [RmaEngine] is for RMA: a rail
+ * supplies per-peer outlets ([SendOutlet], [ControlOutlet]) and decodes what arrives into calls
+ * here; the engine owns the rest.
+ *
+ * - A message up to the rail's eager rules is one EAGER record with its bytes. A larger one is
+ *   an RTS; once a receive matches it, the receiver answers CTS with the bytes its buffer takes
+ *   (or PULLED, having copied them itself) and the sender streams that many as fragments.
+ *   DELIVERY_COMPLETE sends wait for an ACK; a discarded message (PEEK|DISCARD, CLAIM|DISCARD)
+ *   answers DISCARDED, so its sender completes.
+ * - Unexpected messages are held here (eager bytes in a pool, a rendezvous by its id) and queued
+ *   in the shared receive context with this engine as their [SrxPeer]; a receive that matches
+ *   one later starts it ([startMsg], [startTag]) or drops it ([discardMsg], [discardTag]).
+ * - Truncation: a receive gets the bytes that fit and an ETRUNC error completion.
+ * - Failure fan-out: a peer gone fails every send and receive waiting on it with an error
+ *   completion naming it ([failSend], [failRecv], [failDirected]).
+ *
+ * Not thread-safe: callers hold the domain lock.
+ */
+internal class MessageEngine(
+    private val ep: RailHost,
+    /** The rail's name, first word of every error message. */
+    private val rail: String,
+    /** Sends one destination may queue before [send] returns `-EAGAIN`. */
+    private val backlogLimit: Int,
+) : SrxPeer {
+    val counters: RailCounters = RailCounters(rail)
+    private val txPool = ArrayDeque<MsgTxOp>()
+    private val heldPool = ArrayDeque<MsgHeld>()
+    private val inboundPool = ArrayDeque<MsgInbound>()
+    private val payloads = PayloadPool()
+
+    /** Bytes of unexpected eager messages held now, and the most ever held at once. */
+    var heldBytes = 0L; private set
+    var heldBytesMax = 0L; private set
+
+    // ## Send side ##
+
+    /**
+     * Starts a send of [buffer] (the whole view) on [path]: its head now if nothing is queued
+     * before it and the outlet has room, else queued (not for an inject: `-EAGAIN`). Returns 0 or
+     * a negated errno. The rail has checked that [path]'s peer is reachable.
+     */
+    fun send(path: SendPath, buffer: DirectBuffer, tag: Long, data: Long, flags: Long, context: Any?): Int {
+        val inject = flags and OpFlags.INJECT != 0L
+        if (path.backlog.isEmpty() && (inject || path.outlet.open)) {
+            if (writeHead(path, buffer, buffer.capacity(), tag, data, flags, context, null)) {
+                counters.sent(buffer.capacity())
+                return 0
+            }
+        }
+        if (inject || path.backlog.size >= backlogLimit) return -Errno.EAGAIN
+        path.backlog.addLast(txOp(buffer, buffer.capacity(), tag, data, flags, context))
+        counters.sent(buffer.capacity())
+        return 0
+    }
+
+    /** Writes a message's head; [queued] is its op when it waited in the backlog. False: no room. */
+    private fun writeHead(path: SendPath, buffer: DirectBuffer, length: Int, tag: Long, data: Long, flags: Long, context: Any?, queued: MsgTxOp?): Boolean {
+        // An inject completes when copied: nothing waits for its ACK.
+        val wire = if (flags and OpFlags.INJECT != 0L) flags and OpFlags.DELIVERY_COMPLETE.inv() else flags
+        val msgId = path.nextMsgId
+        when (path.outlet.writeHead(buffer, length, tag, data, wire, msgId)) {
+            HEAD_EAGER -> {
+                path.nextMsgId++
+                if (wire and OpFlags.DELIVERY_COMPLETE != 0L) {
+                    val op = queued ?: txOp(buffer, length, tag, data, flags, context)
+                    op.msgId = msgId
+                    path.waitingAck.put(msgId, op)
+                } else {
+                    ep.txComplete(context, flags, length.toLong(), tag)
+                    if (queued != null) releaseOp(queued)
+                }
+            }
+            HEAD_RTS -> {
+                path.nextMsgId++
+                val op = queued ?: txOp(buffer, length, tag, data, flags, context)
+                op.msgId = msgId
+                path.waitingCts.put(msgId, op)
+            }
+            else -> return false
+        }
+        return true
+    }
+
+    /** Writes [path]'s queued heads and streams what CTSs accepted, as far as room allows; returns how many moved. */
+    fun pumpSend(path: SendPath): Int {
+        var work = 0
+        while (path.backlog.isNotEmpty()) {
+            val op = path.backlog.first()
+            if (!writeHead(path, op.buffer, op.length, op.tag, op.data, op.flags, op.context, op)) break
+            path.backlog.removeFirst()
+            work++
+        }
+        while (path.streaming.isNotEmpty()) {
+            val op = path.streaming.first()
+            if (!path.outlet.stream(op)) break
+            path.streaming.removeFirst()
+            finishStream(path, op)
+            work++
+        }
+        return work
+    }
+
+    /** A CTS for [msgId] accepting [accepted] bytes: true if a send was waiting for it with at least that many. */
+    fun onCts(path: SendPath, msgId: Long, accepted: Long): Boolean {
+        val op = path.waitingCts.get(msgId) ?: return false
+        if (accepted < 0 || accepted > op.length) return false
+        path.waitingCts.remove(msgId)
+        op.accepted = accepted
+        op.sent = 0
+        if (accepted == 0L) {
+            finishStream(path, op)
+        } else {
+            path.outlet.streamStarting(op)
+            path.streaming.addLast(op)
+        }
+        return true
+    }
+
+    /** An ACK for [msgId]: true if a send was waiting for it. */
+    fun onAck(path: SendPath, msgId: Long): Boolean = path.waitingAck.remove(msgId)?.let { completeOp(it) } != null
+
+    /** The receiver copied message [msgId] itself: true if it was waiting for a CTS. */
+    fun onPulled(path: SendPath, msgId: Long): Boolean = path.waitingCts.remove(msgId)?.let { completeOp(it) } != null
+
+    /** The receiver dropped message [msgId]: true if it was outstanding. */
+    fun onDiscarded(path: SendPath, msgId: Long): Boolean =
+        (path.waitingCts.remove(msgId) ?: path.waitingAck.remove(msgId))?.let { completeOp(it) } != null
+
+    /** [path]'s peer is gone: every send waiting on it fails with [err]; [msg] names the peer and why. */
+    fun failSend(path: SendPath, err: Int, msg: String) {
+        path.dead = true
+        for (op in path.backlog) failOp(op, err, msg)
+        for (op in path.streaming) failOp(op, err, msg)
+        for (op in path.waitingCts.values) failOp(op, err, msg)
+        for (op in path.waitingAck.values) failOp(op, err, msg)
+        path.backlog.clear(); path.streaming.clear(); path.waitingCts.clear(); path.waitingAck.clear()
+    }
+
+    private fun finishStream(path: SendPath, op: MsgTxOp) {
+        if (op.flags and OpFlags.DELIVERY_COMPLETE != 0L) path.waitingAck.put(op.msgId, op) else completeOp(op)
+    }
+
+    private fun failOp(op: MsgTxOp, err: Int, msg: String) {
+        ep.txError(op.context, op.flags, op.length.toLong(), op.tag, err,
+            "$msg; send of ${op.length} bytes (tag 0x${java.lang.Long.toHexString(op.tag)}) not delivered")
+        releaseOp(op)
+    }
+
+    private fun txOp(buffer: DirectBuffer, length: Int, tag: Long, data: Long, flags: Long, context: Any?): MsgTxOp {
+        val op = txPool.removeLastOrNull() ?: MsgTxOp()
+        op.buffer.wrap(buffer, 0, length)
+        op.length = length; op.tag = tag; op.data = data; op.flags = flags; op.context = context
+        op.msgId = 0; op.accepted = 0; op.sent = 0; op.directMode = false
+        return op
+    }
+
+    private fun releaseOp(op: MsgTxOp) {
+        op.context = null
+        op.buffer.wrap(0L, 0)
+        txPool.addLast(op)
+    }
+
+    private fun completeOp(op: MsgTxOp) {
+        ep.txComplete(op.context, op.flags, op.length.toLong(), op.tag)
+        releaseOp(op)
+    }
+
+    // ## Receive side ##
+
+    /**
+     * A message head arrived on [path]: its entry in the shared receive context, matched to a
+     * posted receive if one takes it ([isMatched]), else to be [hold]-ed (or freed, by a rail
+     * that pushes the sender back). [count]: false when the rail looks the same message up again.
+     */
+    fun arrived(path: RecvPath, tagged: Boolean, tag: Long, size: Long, hasData: Boolean, data: Long, count: Boolean = true): RxEntry {
+        if (count) counters.received(size)
+        val srx = ep.srx
+        val e = if (tagged) srx.getTag(path.fiAddr, tag, size) else srx.getMsg(path.fiAddr, size)
+        if (hasData) {
+            e.data = data
+            e.flags = e.flags or OpFlags.REMOTE_CQ_DATA
+        }
+        return e
+    }
+
+    fun isMatched(e: RxEntry): Boolean = ep.srx.isMatched(e)
+
+    /**
+     * Whether an unexpected message of [length] payload bytes must be pushed back rather than
+     * held: the receive context is full (messages), or holding it would pass the endpoint's
+     * bound on unexpected bytes (shared by every rail of the endpoint).
+     */
+    fun mustPushBack(length: Long): Boolean = ep.srx.unexpectedFull || ep.holdsNoMore(length)
+
+    /** A pooled buffer of [length] bytes for an unexpected eager payload, given to [hold] or [releasePayload]. */
+    fun payload(length: Int): UnsafeBuffer = payloads.acquire(length)
+
+    fun releasePayload(bytes: UnsafeBuffer) = payloads.release(bytes)
+
+    /**
+     * Holds an unexpected message: [bytes] (from [payload]) for an eager one, or null for a
+     * rendezvous, which waits with its sender until a receive matches it.
+     */
+    fun hold(path: RecvPath, e: RxEntry, bytes: UnsafeBuffer?, msgId: Long, rendezvous: Boolean, wantAck: Boolean, cost: Long, srcAddress: Long) {
+        val h = heldPool.removeLastOrNull() ?: MsgHeld()
+        h.path = path; h.bytes = bytes; h.msgId = msgId; h.rendezvous = rendezvous; h.wantAck = wantAck; h.cost = cost; h.srcAddress = srcAddress
+        if (bytes != null) {
+            heldBytes += bytes.capacity()
+            if (heldBytes > heldBytesMax) heldBytesMax = heldBytes
+            ep.held(bytes.capacity().toLong())
+        }
+        e.peerContext = h
+        if (e.tagged) ep.srx.queueTag(e, this) else ep.srx.queueMsg(e, this)
+    }
+
+    /** Copies an eager message into its matched receive [e] and completes it. */
+    fun deliver(path: RecvPath, e: RxEntry, src: DirectBuffer, offset: Int, wantAck: Boolean, msgId: Long, cost: Long) {
+        val n = minOf(e.size, e.buffer.capacity().toLong()).toInt()
+        if (n > 0) e.buffer.putBytes(0, src, offset, n)
+        delivered(path, e, wantAck, msgId, cost)
+    }
+
+    /** An eager message's bytes are in its matched receive [e] (the rail put them there): completes it. */
+    fun delivered(path: RecvPath, e: RxEntry, wantAck: Boolean, msgId: Long, cost: Long) {
+        if (wantAck) control(path, ACK, msgId, 0)
+        if (cost != 0L) path.outlet.release(cost)
+        ep.rxComplete(e, e.size)
+    }
+
+    /**
+     * A receive matched an RTS: pull the bytes if the rail can, else ask for those that fit
+     * (CTS) and wait for their fragments.
+     */
+    fun startRendezvous(path: RecvPath, e: RxEntry, msgId: Long, wantAck: Boolean, srcAddress: Long) {
+        val accept = minOf(e.size, e.buffer.capacity().toLong())
+        if (srcAddress != 0L && accept > 0 && path.outlet.pull(e, srcAddress, accept)) {
+            control(path, PULLED, msgId, accept)
+            ep.rxComplete(e, e.size)
+            return
+        }
+        control(path, CTS, msgId, accept)
+        if (accept == 0L) {
+            if (wantAck) control(path, ACK, msgId, 0)
+            ep.rxComplete(e, e.size)
+            return
+        }
+        val inb = inboundPool.removeLastOrNull() ?: MsgInbound()
+        inb.entry = e; inb.expected = accept; inb.received = 0; inb.wantAck = wantAck; inb.directMode = false
+        path.outlet.inboundStarted(inb)
+        path.inflight.put(msgId, inb)
+    }
+
+    /** The rendezvous receive filling for [msgId], or null. */
+    fun inbound(path: RecvPath, msgId: Long): MsgInbound? = path.inflight.get(msgId)
+
+    /** [n] more bytes of [msgId] are in [inb]'s buffer (the rail put them there); completes it when all are. */
+    fun fragment(path: RecvPath, msgId: Long, inb: MsgInbound, n: Int) {
+        inb.received += n
+        if (inb.received < inb.expected) return
+        path.inflight.remove(msgId)
+        path.outlet.inboundEnded(inb)
+        val e = inb.entry!!
+        inb.entry = null
+        inboundPool.addLast(inb)
+        if (inb.wantAck) control(path, ACK, msgId, 0)
+        ep.rxComplete(e, e.size)
+    }
+
+    /** Sends a control record to [path]'s sender, queued if its outlet has no room now. */
+    fun control(path: RecvPath, type: Int, msgId: Long, value: Long) {
+        if (path.dead) return
+        if (path.pendingControl.isEmpty() && path.outlet.writeControl(type, msgId, value)) return
+        path.pendingControl.add(type.toLong(), msgId, value)
+    }
+
+    /** Writes the control records waiting for room; returns how many went. */
+    fun flushControl(path: RecvPath): Int {
+        var n = 0
+        val q = path.pendingControl
+        while (!q.isEmpty()) {
+            if (!path.outlet.writeControl(q.first(0).toInt(), q.first(1), q.first(2))) break
+            q.removeFirst()
+            n++
+        }
+        return n
+    }
+
+    /**
+     * [path] has just been found in the AV as [addr]: messages it sent before, held with source
+     * NOTAVAIL, are its now (and match receives directed at it).
+     */
+    fun resolved(path: RecvPath, addr: Long) {
+        path.fiAddr = addr
+        ep.srx.foreachUnspecAddr { e -> if ((e.peerContext as? MsgHeld)?.path === path) addr else FiAddr.NOTAVAIL }
+    }
+
+    /**
+     * [path]'s sender is gone: the rendezvous receives it was filling fail with [err] (what
+     * arrived stays delivered), and later starts of its held rendezvous messages fail naming
+     * [why]. [msg] names the peer and why.
+     */
+    fun failRecv(path: RecvPath, err: Int, why: String, msg: String) {
+        path.dead = true
+        path.deadErr = err
+        path.deadWhy = why
+        for (inb in path.inflight.values) {
+            val e = inb.entry!!
+            ep.rxError(e.context, recvFlags(e), inb.received, e.data, e.tag, 0, err, e.addr,
+                "$msg mid-transfer: ${inb.received} of ${inb.expected} bytes received")
+            ep.srx.freeEntry(e)
+            inb.entry = null
+            inboundPool.addLast(inb)
+        }
+        path.inflight.clear()
+        while (!path.pendingControl.isEmpty()) path.pendingControl.removeFirst()
+    }
+
+    /** A receive being filled by an eager message whose sender went mid-message fails with [err]. */
+    fun failPartial(e: RxEntry, err: Int, msg: String) {
+        ep.rxError(e.context, recvFlags(e), 0, e.data, e.tag, 0, err, e.addr, "$msg in the middle of this message")
+        ep.srx.freeEntry(e)
+    }
+
+    /** Fails the receives posted for [addr] alone with EHOSTDOWN: nothing can arrive for them; [why] names the peer. */
+    fun failDirected(addr: Long, why: String) {
+        if (addr == FiAddr.NOTAVAIL) return
+        ep.srx.drainDirected(addr) { e ->
+            ep.rxError(e.context, recvFlags(e), 0, 0, e.tag, 0, Errno.EHOSTDOWN, addr, "$why; no message can arrive for this receive")
+            ep.srx.freeEntry(e)
+        }
+    }
+
+    /** Reports [addr]'s peer down on the endpoint's event queue. */
+    fun peerDown(addr: Long, msg: String) = ep.peerDown(addr, msg)
+
+    /** Bytes received so far into the rendezvous receives [path] is filling. */
+    fun inflightBytes(path: RecvPath): Long {
+        var n = 0L
+        for (inb in path.inflight.values) n += inb.received
+        return n
+    }
+
+    // ## Peer operations of the shared receive context ##
+
+    override fun startMsg(entry: RxEntry) = start(entry)
+    override fun startTag(entry: RxEntry) = start(entry)
+    override fun discardMsg(entry: RxEntry) = discard(entry)
+    override fun discardTag(entry: RxEntry) = discard(entry)
+
+    private fun start(e: RxEntry) {
+        val h = e.peerContext as MsgHeld
+        val path = h.path!!
+        e.peerContext = null
+        val bytes = h.bytes
+        if (bytes != null) {
+            heldBytes -= bytes.capacity()
+            ep.held(-bytes.capacity().toLong())
+            deliver(path, e, bytes, 0, h.wantAck, h.msgId, h.cost)
+            payloads.release(bytes)
+        } else if (path.dead) {
+            ep.rxError(e.context, recvFlags(e), 0, e.data, e.tag, 0, path.deadErr, e.addr,
+                "$rail: peer ${path.peer} ${path.deadWhy} before sending the ${e.size} bytes of this message")
+            ep.srx.freeEntry(e)
+        } else {
+            if (h.cost != 0L) path.outlet.release(h.cost)
+            startRendezvous(path, e, h.msgId, h.wantAck, h.srcAddress)
+        }
+        releaseHeld(h)
+    }
+
+    private fun discard(e: RxEntry) {
+        val h = e.peerContext as MsgHeld
+        val path = h.path!!
+        e.peerContext = null
+        val bytes = h.bytes
+        if (bytes != null) {
+            heldBytes -= bytes.capacity()
+            ep.held(-bytes.capacity().toLong())
+            payloads.release(bytes)
+            if (h.wantAck) control(path, ACK, h.msgId, 0)
+        } else {
+            control(path, DISCARDED, h.msgId, 0)
+        }
+        if (h.cost != 0L) path.outlet.release(h.cost)
+        ep.srx.freeEntry(e)
+        releaseHeld(h)
+    }
+
+    private fun releaseHeld(h: MsgHeld) {
+        h.path = null; h.bytes = null
+        heldPool.addLast(h)
+    }
+
+    internal companion object {
+        fun recvFlags(e: RxEntry): Long = if (e.tagged) OpFlags.TAGGED else OpFlags.MSG
+    }
+}

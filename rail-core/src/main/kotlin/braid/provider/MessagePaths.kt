@@ -1,0 +1,148 @@
+package braid.provider
+
+import braid.core.FiAddr
+import braid.core.RxEntry
+import org.agrona.DirectBuffer
+import org.agrona.collections.Long2ObjectHashMap
+import org.agrona.concurrent.UnsafeBuffer
+import java.nio.ByteBuffer
+
+/**
+ * The sending direction of one peer connection as a rail offers it to the [MessageEngine]: it
+ * encodes message heads and rendezvous fragments into the rail's medium (shm: the channel's data
+ * and bulk rings; tcp: the peer's outbound buffer, within the credit the peer lent). The engine
+ * decides what to send and keeps the state; the outlet only writes bytes.
+ */
+internal interface SendOutlet {
+    /** Whether heads may be written now (tcp: once the connection is up); an inject ignores it. */
+    val open: Boolean get() = true
+
+    /**
+     * Writes the head of message [msgId] ([buffer], the whole view, is its payload): an EAGER
+     * record carrying the bytes when the rail's eager rules and room allow, otherwise, unless
+     * [flags] has INJECT, an RTS carrying only the length. Returns [HEAD_EAGER], [HEAD_RTS], or
+     * [HEAD_NONE] when there is no room (or credit) now.
+     */
+    fun writeHead(buffer: DirectBuffer, length: Int, tag: Long, data: Long, flags: Long, msgId: Long): Int
+
+    /** A CTS accepted [op]'s bytes and it joins the streaming queue (tcp: sets up its direct view). */
+    fun streamStarting(op: MsgTxOp) {}
+
+    /** Writes as many of [op]'s accepted bytes as there is room for; true once all of them are out. */
+    fun stream(op: MsgTxOp): Boolean
+
+    companion object {
+        const val HEAD_NONE = 0
+        const val HEAD_EAGER = 1
+        const val HEAD_RTS = 2
+    }
+}
+
+/**
+ * The receiving direction of one peer connection as a rail offers it to the [MessageEngine]: the
+ * control records going back to the sender ([CTS], [ACK], [DISCARDED], [PULLED]; the rail picks
+ * their wire form), and the rail's optional extras.
+ */
+internal interface ControlOutlet {
+    /** Writes one control record; false if there is no room now (the engine queues it). */
+    fun writeControl(type: Int, msgId: Long, value: Long): Boolean
+
+    /**
+     * Copies [length] bytes of a rendezvous message from the sender's memory at [srcAddress]
+     * straight into [e]'s buffer (shm's single-copy pull); false if the rail cannot, and the
+     * sender streams the bytes instead.
+     */
+    fun pull(e: RxEntry, srcAddress: Long, length: Long): Boolean = false
+
+    /** Credit [cost] that a message from this sender held is free again (tcp returns it; shm has none). */
+    fun release(cost: Long) {}
+
+    /** A rendezvous receive starts filling (tcp: reads straight into direct memory); [inboundEnded] when it is done. */
+    fun inboundStarted(inb: MsgInbound) {}
+    fun inboundEnded(inb: MsgInbound) {}
+
+    companion object {
+        const val CTS = 1
+        const val ACK = 2
+        const val DISCARDED = 3
+        const val PULLED = 4
+    }
+}
+
+/**
+ * What the engine keeps per destination: sends waiting for room ([backlog]), for a CTS, being
+ * streamed, and for a delivery ACK. [peer] names the destination in error messages.
+ */
+internal class SendPath(val outlet: SendOutlet, val peer: Any) {
+    val backlog = ArrayDeque<MsgTxOp>()
+    val waitingCts = Long2ObjectHashMap<MsgTxOp>()
+    val streaming = ArrayDeque<MsgTxOp>()
+    val waitingAck = Long2ObjectHashMap<MsgTxOp>()
+    var nextMsgId = 1L
+    /** The peer is gone: everything for it has failed and nothing more is written. */
+    var dead = false
+
+    val idle: Boolean get() = backlog.isEmpty() && streaming.isEmpty()
+
+    fun describe(): String =
+        "backlog ${backlog.size}, waiting CTS ${waitingCts.size}, streaming ${streaming.size}, waiting ACK ${waitingAck.size}"
+}
+
+/**
+ * What the engine keeps per source: the rendezvous receives it is filling ([inflight]), the
+ * control records waiting for room, and the fabric address the source has in the AV.
+ */
+internal class RecvPath(val outlet: ControlOutlet, val peer: Any) {
+    var fiAddr = FiAddr.NOTAVAIL
+    val inflight = Long2ObjectHashMap<MsgInbound>()
+    internal val pendingControl = TripleQueue()
+    var dead = false
+    var deadErr = 0
+    var deadWhy = ""
+
+    val controlPending: Boolean get() = !pendingControl.isEmpty()
+}
+
+/** A pending send: queued for room, waiting for CTS, streaming, or waiting for an ACK. */
+internal class MsgTxOp {
+    val buffer = UnsafeBuffer(0L, 0)
+    var length = 0
+    var tag = 0L
+    var data = 0L
+    var flags = 0L
+    var context: Any? = null
+    var msgId = 0L
+    var accepted = 0L
+    var sent = 0L
+    /** tcp: a view of the sender's direct memory for writing straight to the socket, cached per buffer. */
+    var view: ByteBuffer? = null
+    var viewSource: ByteBuffer? = null
+    var viewBase = 0
+    var directMode = false
+}
+
+/** A matched rendezvous receive whose fragments are arriving. */
+internal class MsgInbound {
+    var entry: RxEntry? = null
+    var expected = 0L
+    var received = 0L
+    var wantAck = false
+    /** tcp: a view of the receive buffer's direct memory for reading straight from the socket, cached per buffer. */
+    var view: ByteBuffer? = null
+    var viewSource: ByteBuffer? = null
+    var viewBase = 0
+    var directMode = false
+}
+
+/** What the engine keeps for an unexpected message: its bytes (eager) or how to fetch them (rendezvous). */
+internal class MsgHeld {
+    var path: RecvPath? = null
+    var bytes: UnsafeBuffer? = null
+    var msgId = 0L
+    var rendezvous = false
+    var wantAck = false
+    /** Credit the message holds at its sender's path (tcp), released when it is consumed. */
+    var cost = 0L
+    /** Where the sender's bytes are for a single-copy pull (shm), or 0. */
+    var srcAddress = 0L
+}

@@ -1,0 +1,66 @@
+package braid.provider
+
+import braid.core.MemoryRegion
+import braid.core.RxEntry
+import braid.core.SharedReceiveContext
+
+/**
+ * Everything a rail, the [MessageEngine] and the [RmaEngine] may reach of the endpoint above
+ * them: the one upward seam (the endpoint implements it; rails call it, never the endpoint's
+ * other members, the domain's lock, its deferred-work queue or its progress hub). Completions
+ * and errors go to the endpoint's CQs and counters (or to the deferred work that posted the
+ * operation); matching goes through [srx].
+ *
+ * Every call but [cycle] is made with the domain lock held, from inside a duty cycle.
+ */
+internal interface RailHost {
+    /** The endpoint's name in messages ("endpoint on 'domain'"). */
+    val name: String
+
+    /** The shared receive context the rail matches against and queues unexpected messages in. */
+    val srx: SharedReceiveContext
+
+    /**
+     * Bytes of unexpected eager messages held for this endpoint, by all its rails together (a
+     * link's rails share one host), and whether one more of [length] bytes would pass the
+     * endpoint's bound ([unexpectedBytesLimit]); past it a rail pushes its sender back.
+     */
+    val heldBytes: Long
+    val unexpectedBytesLimit: Long
+    fun held(delta: Long)
+    fun holdsNoMore(length: Long): Boolean = heldBytes + length > unexpectedBytesLimit && heldBytes > 0
+
+    fun txComplete(context: Any?, flags: Long, len: Long, tag: Long)
+    fun txError(context: Any?, flags: Long, len: Long, tag: Long, err: Int, message: String)
+
+    /**
+     * Completes a receive whose message of [msgSize] bytes was placed in the entry's buffer: a
+     * completion, or a truncation error (the bytes that fit are delivered), then frees the entry.
+     */
+    fun rxComplete(e: RxEntry, msgSize: Long)
+    fun rxError(context: Any?, flags: Long, len: Long, data: Long, tag: Long, olen: Long, err: Int, source: Long, message: String)
+
+    /** An RMA or atomic operation this endpoint started completed; [flags] say which (RMA|WRITE, ATOMIC|READ, …). */
+    fun rmaComplete(context: Any?, flags: Long, len: Long)
+    fun rmaError(context: Any?, flags: Long, len: Long, err: Int, message: String)
+
+    /** A peer's RMA or atomic was carried out on this endpoint's memory (REMOTE_READ or REMOTE_WRITE). */
+    fun remoteAccess(which: Long)
+
+    /** The memory region registered under [key] in the endpoint's domain, or null. */
+    fun region(key: Long): MemoryRegion?
+
+    /** A peer is gone: PEER_DOWN on the bound event queue. */
+    fun peerDown(addr: Long, message: String)
+
+    /** A control-path failure the application should hear of (a refused peer, a foreign file): an error event. */
+    fun eventError(err: Int, message: String)
+
+    /**
+     * Runs [body] as a duty cycle from a thread of the rail's own (a timer): under the domain
+     * lock, with deferred work that completions make due held until [body] is over, and the
+     * completions of suspended and future operations handed out once the lock is released —
+     * the rule every thread that drives a rail follows, kept here in one place.
+     */
+    fun <T> cycle(body: () -> T): T
+}

@@ -1,0 +1,138 @@
+package braid.provider.tcp
+
+import braid.core.OpFlags
+import braid.provider.ControlOutlet
+import braid.provider.MsgInbound
+import braid.provider.MsgTxOp
+import braid.provider.SendOutlet
+import braid.provider.SendOutlet.Companion.HEAD_EAGER
+import braid.provider.SendOutlet.Companion.HEAD_NONE
+import braid.provider.SendOutlet.Companion.HEAD_RTS
+import braid.provider.tcp.TcpFrameDescriptor.ACK
+import braid.provider.tcp.TcpFrameDescriptor.CTS
+import braid.provider.tcp.TcpFrameDescriptor.DATA
+import braid.provider.tcp.TcpFrameDescriptor.DISCARDED
+import braid.provider.tcp.TcpFrameDescriptor.EAGER
+import braid.provider.tcp.TcpFrameDescriptor.HEADER_LENGTH
+import braid.provider.tcp.TcpFrameDescriptor.HEAD_COST
+import braid.provider.tcp.TcpFrameDescriptor.RTS
+import braid.provider.tcp.TcpFrameDescriptor.frameCost
+import org.agrona.DirectBuffer
+
+/**
+ * One tcp peer's outbound buffer as the message engine's outlets, both ways: heads within the
+ * credit the peer lent ([SendOutlet]), DATA frames written from the sender's memory (straight
+ * from direct memory, a chunk at a time, for large ones), and control frames back
+ * ([ControlOutlet]). Every frame written marks the peer busy, so the transport flushes it.
+ */
+internal class TcpPeerOutlet(private val t: TcpTransport, private val p: TcpPeer) : SendOutlet, ControlOutlet {
+    override val open: Boolean get() = p.established
+
+    /**
+     * EAGER when the message is small enough for the peer's window and the credit covers its
+     * bytes, else an RTS (never for an inject) if the credit covers a head.
+     */
+    override fun writeHead(buffer: DirectBuffer, length: Int, tag: Long, data: Long, flags: Long, msgId: Long): Int {
+        val wire = TcpFrameDescriptor.wireFlags(flags and OpFlags.TAGGED != 0L, flags and OpFlags.REMOTE_CQ_DATA != 0L, flags and OpFlags.DELIVERY_COMPLETE != 0L)
+        val eagerCost = frameCost(length)
+        if (length <= eagerLimit() && p.credit >= eagerCost && p.ensureRoom(HEADER_LENGTH + length)) {
+            p.putHeader(EAGER, wire, length, msgId, tag, data, length.toLong())
+            if (length > 0) {
+                p.outView.putBytes(p.outTail, buffer, 0, length)
+                p.outTail += length
+            }
+            p.credit -= eagerCost
+            return HEAD_EAGER
+        }
+        if (flags and OpFlags.INJECT != 0L) return HEAD_NONE
+        if (p.credit >= frameCost(0) && p.ensureRoom(HEADER_LENGTH)) {
+            p.putHeader(RTS, wire, 0, msgId, tag, data, length.toLong())
+            p.credit -= frameCost(0)
+            return HEAD_RTS
+        }
+        return HEAD_NONE
+    }
+
+    private fun eagerLimit(): Int = minOf(t.eagerSize.toLong(), p.theirWindow / 2 - HEAD_COST).toInt()
+
+    override fun streamStarting(op: MsgTxOp) {
+        op.directMode = directView(op)
+        t.markBusy(p)
+    }
+
+    /** Whether [op]'s bytes can go to the socket straight from the sender's (direct) memory. */
+    private fun directView(op: MsgTxOp): Boolean {
+        val bb = op.buffer.byteBuffer() ?: return false
+        if (!bb.isDirect || op.accepted < DIRECT_MIN) return false
+        if (op.viewSource !== bb) { op.view = bb.duplicate(); op.viewSource = bb }
+        op.viewBase = op.buffer.wrapAdjustment()
+        return true
+    }
+
+    /** Puts the next part of a CTS'd message in the stream; true once all accepted bytes have gone. */
+    override fun stream(op: MsgTxOp): Boolean {
+        if (op.directMode) {
+            if (p.direct != null) return false // the previous chunk is still being written
+            if (op.sent == op.accepted) return true
+            if (!p.ensureRoom(HEADER_LENGTH)) return false
+            val n = minOf(DIRECT_CHUNK.toLong(), op.accepted - op.sent).toInt()
+            p.putHeader(DATA, 0, n, op.msgId, 0, 0, op.sent)
+            val v = op.view!!
+            val from = op.viewBase + op.sent.toInt()
+            v.limit(from + n).position(from)
+            p.directMark = p.outTail
+            p.direct = v
+            op.sent += n
+            return false
+        }
+        while (op.sent < op.accepted) {
+            val want = minOf(COPY_CHUNK.toLong(), op.accepted - op.sent).toInt()
+            if (!p.ensureRoom(HEADER_LENGTH + minOf(want, MIN_COPY_CHUNK, p.out.capacity() - HEADER_LENGTH))) return false
+            val n = minOf(want, p.out.capacity() - p.outTail - HEADER_LENGTH)
+            p.putHeader(DATA, 0, n, op.msgId, 0, 0, op.sent)
+            p.outView.putBytes(p.outTail, op.buffer, op.sent.toInt(), n)
+            p.outTail += n
+            op.sent += n
+        }
+        return true
+    }
+
+    override fun writeControl(type: Int, msgId: Long, value: Long): Boolean {
+        if (p.dead) return true // nothing more goes to a dead peer
+        t.markBusy(p)
+        if (!p.ensureRoom(HEADER_LENGTH)) return false
+        val frame = when (type) {
+            ControlOutlet.CTS -> CTS
+            ControlOutlet.ACK -> ACK
+            else -> DISCARDED
+        }
+        p.putHeader(frame, 0, 0, msgId, 0, 0, value)
+        return true
+    }
+
+    override fun release(cost: Long) = t.returnCredit(p, cost)
+
+    /** A large receive into direct memory is read from the socket straight into it. */
+    override fun inboundStarted(inb: MsgInbound) {
+        val e = inb.entry!!
+        val bb = e.buffer.byteBuffer()
+        inb.directMode = bb != null && bb.isDirect && inb.expected >= DIRECT_MIN
+        if (inb.directMode) {
+            p.directPending++
+            if (inb.viewSource !== bb) { inb.view = bb!!.duplicate(); inb.viewSource = bb }
+            inb.viewBase = e.buffer.wrapAdjustment()
+        }
+    }
+
+    override fun inboundEnded(inb: MsgInbound) {
+        if (inb.directMode) p.directPending--
+    }
+
+    internal companion object {
+        /** Payloads at least this large go between the socket and direct application memory without a copy. */
+        const val DIRECT_MIN = 64 * 1024
+        const val DIRECT_CHUNK = 1 shl 20
+        const val COPY_CHUNK = 256 * 1024
+        const val MIN_COPY_CHUNK = 4096
+    }
+}

@@ -1,0 +1,68 @@
+package braid.it
+
+import braid.core.Braid
+import braid.core.Caps
+import braid.core.CompletionError
+import braid.core.CqFormat
+import braid.core.Errno
+import braid.core.Event
+import braid.core.EventType
+import braid.core.Hints
+import braid.core.OpFlags
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.shouldBe
+import io.kotest.matchers.string.shouldContain
+import org.agrona.concurrent.UnsafeBuffer
+import java.nio.file.Files
+
+/**
+ * A sender that dies at the worst moment of a ring record's life, claimed and not committed,
+ * leaves no ring stuck: the receiver still finds it gone, fails what waits on it and reports
+ * PEER_DOWN within the liveness period (issue 11, item 1).
+ */
+class ShmSenderDeathIT : FunSpec({
+    test("a sender killed between claiming and committing a ring record leaves no ring stuck: receives directed at it fail and PEER_DOWN arrives") {
+        val dir = Files.createTempDirectory("braid-it")
+        val info = Braid.getInfo(Hints(caps = Caps.MSG or Caps.TAGGED, provider = "shm")).first()
+        val fabric = Braid.fabric(info)
+        try {
+            val domain = fabric.domain(info)
+            val cq = domain.completionQueue(CqFormat.TAGGED)
+            val av = domain.addressVector()
+            val eq = fabric.eventQueue()
+            val ep = domain.endpoint().apply { bind(cq, OpFlags.TRANSMIT or OpFlags.RECV); bind(av); bind(eq); enable() }
+            Rendezvous.publish(dir, "rx", ep.address)
+            val kid = ChildJvm(PeerMain::class.java.name, listOf("shm", "send", "$dir", "tx", "rx", "0", "1"), log = dir.resolve("tx.log").toFile(),
+                jvmArgs = listOf("-Xmx256m", "-Dbraid.shm.testStallAfterClaim=true"))
+            try {
+                val tx = av.insert(Rendezvous.lookup(dir, "tx"))
+                ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, tx, 12345, 0, "directed") shouldBe 0
+                var deadline = System.nanoTime() + 60_000_000_000L
+                while ("CLAIMED" !in kid.output()) {
+                    domain.progress()
+                    check(System.nanoTime() < deadline) { "the sender never claimed a record:\n${kid.output()}" }
+                }
+                repeat(1000) { domain.progress() }
+                kid.process.destroyForcibly().waitFor()
+                val err = CompletionError()
+                deadline = System.nanoTime() + 10_000_000_000L
+                while (true) {
+                    domain.progress()
+                    if (cq.readErr(err) == 1) break
+                    check(System.nanoTime() < deadline) { "the receive directed at the killed sender never failed; ${ep.describe()}" }
+                }
+                err.context shouldBe "directed"
+                err.err shouldBe Errno.EHOSTDOWN
+                err.message shouldContain "died"
+                val event = Event()
+                eq.read(event) shouldBe 1
+                event.type shouldBe EventType.PEER_DOWN
+                event.data shouldBe tx
+            } finally {
+                kid.close()
+            }
+        } finally {
+            fabric.close()
+        }
+    }
+})
