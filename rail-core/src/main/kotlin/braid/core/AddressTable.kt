@@ -128,6 +128,21 @@ internal class AddressTable {
         return true
     }
 
+    /**
+     * Makes room for [entries] more addresses filed under [keys] index keys each, so a bulk
+     * insert grows the slot arrays and rehashes the index once, not every time they fill.
+     */
+    fun reserve(entries: Int, keys: Int) {
+        val need = slots.toLong() + entries
+        if (need > where.size) {
+            val size = minOf(Int.MAX_VALUE.toLong(), maxOf(need, where.size * 2L)).toInt()
+            where = where.copyOf(size)
+            generations = generations.copyOf(size)
+        }
+        val wantKeys = indexUsed.toLong() + entries.toLong() * keys
+        if (wantKeys * 5 > (indexMask + 1) * 3L && wantKeys < (1L shl 27)) rehash(wantKeys.toInt())
+    }
+
     // ## The reverse index ##
 
     /** Files [slot] under [hash]. */
@@ -193,8 +208,8 @@ internal class AddressTable {
         generations = generations.copyOf(size)
     }
 
-    private fun rehash() {
-        val liveKeys = countIndexLive()
+    private fun rehash(atLeast: Int = 0) {
+        val liveKeys = maxOf(countIndexLive(), atLeast)
         val capacity = BitUtil.findNextPositivePowerOfTwo(maxOf(INDEX_INITIAL, liveKeys * 2 + 2))
         val old = index
         val oldSize = indexMask + 1
@@ -250,12 +265,17 @@ internal class AddressTable {
 
         private fun recordLength(blob: Int): Int = (RECORD_HEADER + blob + 7) and 7.inv()
 
-        /** Spreads a key hash over the index (the stored hash stays as given). */
+        /**
+         * Spreads a key hash over the index (the stored hash stays as given): MurmurHash3's
+         * 64-bit finalizer, so that every bit of the hash reaches the low bits the index uses
+         * (FNV-1a's low bits depend only on the low bits of each character).
+         */
         fun mix(h: Long): Long {
             var x = h xor (h ushr 33)
             x *= -0xae502812aa7333L
             x = x xor (x ushr 33)
-            return x
+            x *= -0x3b314601e57a13adL
+            return x xor (x ushr 33)
         }
 
         /** The 64-bit hash of a rail address key (FNV-1a over its characters). */

@@ -43,6 +43,7 @@ public class AddressVector internal constructor(
 
     /** Inserts several blobs, returning their fabric addresses in order. */
     public fun insert(addresses: List<ByteArray>): LongArray = synchronized(domain.lock) {
+        if (addresses.size > 1) table.reserve(addresses.size, indexKeys(domain.provider.parseAddress(addresses[0])).size)
         LongArray(addresses.size) { insertLocked(addresses[it]) }
     }
 
