@@ -90,7 +90,8 @@ internal class ShmDomain(private val domain: Domain) : DomainProvider {
 
     override fun parseAddress(raw: ByteArray): PeerAddress = ShmAddressDescriptor.parse(raw)
 
-    override fun openEndpoint(endpoint: Endpoint, info: Info, av: RailAv): Transport = ShmTransport(endpoint, info, av, ShmProvider.hostId)
+    override fun openEndpoint(endpoint: Endpoint, info: Info, av: RailAv): Transport =
+        ShmTransport(endpoint, info, av, ShmProvider.hostId, ShmJobKey(ShmJobKey.resolve(info.domainAttr.jobKey, domain.info.domainAttr.jobKey)))
 
     override fun close() {}
 }

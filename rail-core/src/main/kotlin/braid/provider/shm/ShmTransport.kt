@@ -73,6 +73,7 @@ internal class ShmTransport(
     private val info: Info,
     private val av: RailAv,
     private val hostId: Long,
+    private val jobKey: ShmJobKey,
 ) : Transport {
     private val name = ShmDirectory.newEndpointName()
     override val address: ByteArray = ShmAddressDescriptor.encode(hostId, name)
@@ -84,6 +85,10 @@ internal class ShmTransport(
     private val livenessNanos = (System.getenv("BRAID_SHM_LIVENESS_MS")?.toLongOrNull() ?: 50L) * 1_000_000
 
     private var file: MappedFile? = null
+    /** Published in our endpoint file: senders prove the job key over it ([ShmJobKey]). */
+    private val nonce = ShmJobKey.nonce()
+    /** Channel files refused for a failed key proof, so a second announcement is not looked at again. */
+    private val refused = HashSet<String>()
     private lateinit var doorbell: ManyToOneRingBuffer
     private val outs = ArrayList<OutChannel>()
     private val outByName = HashMap<String, OutChannel>()
@@ -110,6 +115,7 @@ internal class ShmTransport(
         b.putInt(EndpointFileDescriptor.VERSION_OFFSET, EndpointFileDescriptor.VERSION)
         b.putLong(EndpointFileDescriptor.PID_OFFSET, ShmDirectory.self.pid())
         b.putInt(EndpointFileDescriptor.DOORBELL_CAPACITY_OFFSET, EndpointFileDescriptor.DOORBELL_CAPACITY)
+        b.putBytes(EndpointFileDescriptor.NONCE_OFFSET, nonce)
         doorbell = ManyToOneRingBuffer(UnsafeBuffer(b, EndpointFileDescriptor.DOORBELL_OFFSET, EndpointFileDescriptor.DOORBELL_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH))
         b.putIntVolatile(EndpointFileDescriptor.STATE_OFFSET, EndpointFileDescriptor.STATE_OPEN)
         file = f
@@ -146,7 +152,7 @@ internal class ShmTransport(
     private fun startSend(buffer: DirectBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int {
         val out = outFor(dest)
         if (out == null) return lastResolveError
-        if (out.dead) return -Errno.EHOSTDOWN
+        if (out.dead) return if (out.refused) -Errno.EACCES else -Errno.EHOSTDOWN
         val length = buffer.capacity()
         val inject = flags and OpFlags.INJECT != 0L
         // Inject copies into the ring at once, so it is bounded by what one ring record holds.
@@ -221,6 +227,8 @@ internal class ShmTransport(
         b.putInt(ChannelFileDescriptor.VERSION_OFFSET, ChannelFileDescriptor.VERSION)
         b.putInt(ChannelFileDescriptor.DATA_CAPACITY_OFFSET, ringCapacity)
         b.putInt(ChannelFileDescriptor.CTRL_CAPACITY_OFFSET, ChannelFileDescriptor.CTRL_CAPACITY)
+        val theirNonce = ByteArray(EndpointFileDescriptor.NONCE_LENGTH).also { epFile.buffer.getBytes(EndpointFileDescriptor.NONCE_OFFSET, it) }
+        b.putBytes(ChannelFileDescriptor.PROOF_OFFSET, jobKey.proof(dst, name, theirNonce))
         b.putIntVolatile(ChannelFileDescriptor.SENDER_STATE_OFFSET, EndpointFileDescriptor.STATE_OPEN)
         val out = OutChannel(dst, owner, epFile, ch)
         outs += out
@@ -277,6 +285,8 @@ internal class ShmTransport(
         var nextMsgId = 1L
         var announced = false
         var dead = false
+        /** The receiver refused our key proof: sends to it fail with EACCES. */
+        var refused = false
         val rmaPath = RmaPath(ShmRingOutlet(bulk, MSG_RMA), dst)
         private val ctrlHandler = MessageHandler { type, buffer, index, length ->
             if (type == MSG_RMA_REPLY) rma.onReply(rmaPath, buffer, index, length) else onCtrl(type, buffer, index)
@@ -414,6 +424,10 @@ internal class ShmTransport(
                 "waiting CTS ${waitingCts.size}, streaming ${streaming.size}, waiting ACK ${waitingAck.size}, next id $nextMsgId, dead $dead"
 
         fun receiverGone(): String? {
+            if (file.buffer.getIntVolatile(ChannelFileDescriptor.RECEIVER_STATE_OFFSET) == ChannelFileDescriptor.RECEIVER_REFUSED) {
+                refused = true
+                return "refused this endpoint: it does not hold the receiver's job key (BRAID_JOB_KEY differs); nothing it sent was used"
+            }
             val state = epFile.buffer.getIntVolatile(EndpointFileDescriptor.STATE_OFFSET)
             if (state != EndpointFileDescriptor.STATE_OPEN) return "closed its endpoint"
             if (!owner.alive()) return "(process ${ShmDirectory.pidOf(dst)}) died"
@@ -457,7 +471,7 @@ internal class ShmTransport(
 
     private fun rmaPath(dest: Long): RmaPath? {
         val out = outFor(dest) ?: return null
-        if (out.dead) { lastResolveError = -Errno.EHOSTDOWN; return null }
+        if (out.dead) { lastResolveError = if (out.refused) -Errno.EACCES else -Errno.EHOSTDOWN; return null }
         return out.rmaPath
     }
 
@@ -477,8 +491,28 @@ internal class ShmTransport(
             ep.eq?.writeErr(ep, e.code, "shm endpoint $name refused the channel from $sender: ${e.message}")
             return
         }
+        if (!proven(sender, f)) return
         f.buffer.putIntVolatile(ChannelFileDescriptor.RECEIVER_STATE_OFFSET, EndpointFileDescriptor.STATE_OPEN)
         ins += InChannel(ins.size, sender, f, capacity)
+    }
+
+    /**
+     * Whether the sender of channel [f] proved our job key ([ShmJobKey]). If not, the channel is
+     * marked refused (its sender fails its sends with EACCES), the refusal is logged and reported
+     * on the event queue, and nothing in the channel is ever read.
+     */
+    private fun proven(sender: String, f: MappedFile): Boolean {
+        val proof = ByteArray(ChannelFileDescriptor.PROOF_LENGTH).also { f.buffer.getBytes(ChannelFileDescriptor.PROOF_OFFSET, it) }
+        if (jobKey.verify(name, sender, nonce, proof)) return true
+        f.buffer.putIntVolatile(ChannelFileDescriptor.RECEIVER_STATE_OFFSET, ChannelFileDescriptor.RECEIVER_REFUSED)
+        f.unmap()
+        if (refused.add(sender)) {
+            val why = "shm endpoint $name refused the channel from $sender (process ${ShmDirectory.pidOf(sender)}): " +
+                "it does not hold this job's key (BRAID_JOB_KEY differs); nothing it sent is used"
+            log.log(System.Logger.Level.WARNING, why)
+            ep.eq?.writeErr(ep, Errno.EACCES, why)
+        }
+        return false
     }
 
     private inner class InChannel(val index: Int, val sender: String, val file: MappedFile, capacity: Int) : ControlledMessageHandler {
@@ -741,7 +775,7 @@ internal class ShmTransport(
             val out = outs[i]
             if (out.dead) continue
             val why = out.receiverGone() ?: continue
-            out.fail(if (why.startsWith("closed")) Errno.ECONNRESET else Errno.EHOSTDOWN, why)
+            out.fail(if (out.refused) Errno.EACCES else if (why.startsWith("closed")) Errno.ECONNRESET else Errno.EHOSTDOWN, why)
         }
         for (i in 0 until ins.size) {
             val ch = ins[i]
@@ -850,3 +884,5 @@ internal class TripleQueue {
         if (head == tail) { head = 0; tail = 0 }
     }
 }
+
+private val log: System.Logger = System.getLogger("braid.provider.shm")
