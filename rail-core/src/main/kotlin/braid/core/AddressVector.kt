@@ -7,55 +7,63 @@ import braid.provider.PeerAddress
  * used by data operations. TABLE addresses are indices 0, 1, 2, … in insertion order and never
  * reused; MAP addresses carry a generation in their upper half, so a removed address that is
  * used again is refused instead of reaching whoever took its slot.
+ *
+ * Bookkeeping follows libfabric's own AV (`fi_av(3)`, and its util AV for what the page leaves
+ * to providers): inserting an address that is already in the AV returns the fi_addr it already
+ * has and counts the insert; [remove] undoes one insert, and the address leaves the AV when its
+ * last insert is removed. So every fi_addr the application still holds keeps resolving the
+ * peer's messages to it. A removed address may be inserted again (it gets a new fi_addr).
+ *
+ * Sized for millions of peers: blobs and the reverse index live off the heap
+ * ([AddressTable]); the heap holds a few bytes per entry.
  */
 public class AddressVector internal constructor(
     public val domain: Domain,
     public val type: AvType,
 ) : PeerAddressVector, AutoCloseable {
-    private val peers = ArrayList<PeerAddress?>()
-    private val generations = ArrayList<Int>()
-    private val byKey = HashMap<String, Long>()
-    private val freeSlots = ArrayDeque<Int>()
+    private val table = AddressTable()
+    /** Parsed addresses of recently used slots: rails ask for the same few peers again and again. */
+    private val cacheSlot = IntArray(CACHE_SIZE) { -1 }
+    private val cachePeer = arrayOfNulls<PeerAddress>(CACHE_SIZE)
 
-    /** Bumped on every insert and remove, so providers can refresh what they cached. */
+    /** Bumped on every insert and remove that changes what an fi_addr means, so providers can refresh what they cached. */
     @Volatile
     public var generation: Long = 0
         private set
 
-    /** Addresses currently inserted. */
-    public val count: Int get() = synchronized(domain.lock) { peers.count { it != null } }
+    /** Addresses currently inserted (an address inserted twice counts once). */
+    public val count: Int get() = synchronized(domain.lock) { table.live }
 
     /**
      * Inserts one address blob (`fi_av_insert`) and returns its fabric address. A malformed blob
-     * is refused with [FabricException] naming what is wrong.
+     * is refused with [FabricException] naming what is wrong. An address already inserted
+     * returns its fi_addr again, and takes one more [remove] to leave.
      */
-    public fun insert(address: ByteArray): Long = synchronized(domain.lock) {
-        val peer = domain.provider.parseAddress(address)
-        val slot = if (type == AvType.MAP && freeSlots.isNotEmpty()) freeSlots.removeFirst() else {
-            peers += null; generations += 0; peers.size - 1
-        }
-        peers[slot] = peer
-        val gen = generations[slot] + 1
-        generations[slot] = gen
-        val fiAddr = if (type == AvType.MAP) (gen.toLong() shl 32) or slot.toLong() else slot.toLong()
-        byKey.putIfAbsent(peer.key, fiAddr)
-        for (k in peer.partKeys) byKey.putIfAbsent(k, fiAddr)
-        generation++
-        fiAddr
-    }
+    public fun insert(address: ByteArray): Long = synchronized(domain.lock) { insertLocked(address) }
 
     /** Inserts several blobs, returning their fabric addresses in order. */
-    public fun insert(addresses: List<ByteArray>): LongArray = LongArray(addresses.size) { insert(addresses[it]) }
+    public fun insert(addresses: List<ByteArray>): LongArray = synchronized(domain.lock) {
+        if (addresses.size > 1) table.reserve(addresses.size, indexKeys(domain.provider.parseAddress(addresses[0])).size)
+        LongArray(addresses.size) { insertLocked(addresses[it]) }
+    }
 
-    /** Removes [fiAddr] (`fi_av_remove`); later use of it fails with `-EINVAL`. */
+    /**
+     * Removes one insert of [fiAddr] (`fi_av_remove`); once its last insert is removed, later use
+     * of it fails with `-EINVAL`. Unknown or stale fi_addrs are refused with ENOENT.
+     */
     public fun remove(fiAddr: Long): Unit = synchronized(domain.lock) {
         val slot = slotOf(fiAddr)
         if (slot < 0) throw FabricException(Errno.ENOENT, "address vector: fi_addr $fiAddr is not inserted")
-        val peer = peers[slot]!!
-        peers[slot] = null
-        if (byKey[peer.key] == fiAddr) byKey.remove(peer.key)
-        for (k in peer.partKeys) if (byKey[k] == fiAddr) byKey.remove(k)
-        if (type == AvType.MAP) freeSlots.addLast(slot)
+        val inserts = table.inserts(slot)
+        if (inserts > 1) {
+            table.setInserts(slot, inserts - 1)
+            return
+        }
+        val peer = parsed(slot)
+        for (k in indexKeys(peer)) table.indexRemove(AddressTable.keyHash(k), slot)
+        table.release(slot, reuse = type == AvType.MAP)
+        cacheSlot[slot and CACHE_MASK] = -1
+        cachePeer[slot and CACHE_MASK] = null
         generation++
     }
 
@@ -63,7 +71,7 @@ public class AddressVector internal constructor(
     public fun lookup(fiAddr: Long): ByteArray = synchronized(domain.lock) {
         val slot = slotOf(fiAddr)
         if (slot < 0) throw FabricException(Errno.ENOENT, "address vector: fi_addr $fiAddr is not inserted")
-        peers[slot]!!.raw.copyOf()
+        table.blob(slot)
     }
 
     /** A printable form of an address blob (`fi_av_straddr`). */
@@ -75,12 +83,13 @@ public class AddressVector internal constructor(
     override fun query(): AvAttr = AvAttr(type, count)
 
     override fun epAddr(endpoint: Endpoint): Long = synchronized(domain.lock) {
-        val key = try {
-            domain.provider.parseAddress(endpoint.address).key
+        val peer = try {
+            domain.provider.parseAddress(endpoint.address)
         } catch (e: FabricException) {
             return FiAddr.NOTAVAIL // an endpoint of another provider cannot be in this AV
         }
-        reverse(key)
+        val slot = table.indexFind(AddressTable.keyHash(indexKeys(peer).first())) { table.holds(it, peer.raw) }
+        if (slot < 0) FiAddr.NOTAVAIL else fiAddrOf(slot)
     }
 
     /** A new AV set (`fi_av_set`) of [addrs], each of which must be inserted here. */
@@ -92,23 +101,68 @@ public class AddressVector internal constructor(
     /** The parsed peer behind [fiAddr], or null if it is not inserted. Caller holds the lock. */
     internal fun peer(fiAddr: Long): PeerAddress? {
         val slot = slotOf(fiAddr)
-        return if (slot < 0) null else peers[slot]
+        return if (slot < 0) null else parsed(slot)
     }
 
     /**
      * The fabric address of the peer whose key, or the key of one of whose rail parts, is [key],
      * or [FiAddr.NOTAVAIL]. Caller holds the lock.
      */
-    internal fun reverse(key: String): Long = byKey[key] ?: FiAddr.NOTAVAIL
+    internal fun reverse(key: String): Long {
+        val slot = table.indexFind(AddressTable.keyHash(key)) { s -> parsed(s).let { it.key == key || key in it.partKeys } }
+        return if (slot < 0) FiAddr.NOTAVAIL else fiAddrOf(slot)
+    }
+
+    /** Heap and off-heap bytes the AV's storage holds now (for benchmarks). */
+    internal fun storageBytes(): LongArray = longArrayOf(table.heapBytes(), table.offHeapBytes())
+
+    private fun insertLocked(address: ByteArray): Long {
+        val peer = domain.provider.parseAddress(address)
+        val keys = indexKeys(peer)
+        val raw = peer.raw
+        val existing = table.indexFind(AddressTable.keyHash(keys[0])) { table.holds(it, raw) }
+        if (existing >= 0) {
+            table.setInserts(existing, table.inserts(existing) + 1)
+            return fiAddrOf(existing)
+        }
+        val slot = table.allocate(reuse = type == AvType.MAP)
+        table.store(slot, raw)
+        for (k in keys) table.indexAdd(AddressTable.keyHash(k), slot)
+        cacheSlot[slot and CACHE_MASK] = slot
+        cachePeer[slot and CACHE_MASK] = peer
+        generation++
+        return fiAddrOf(slot)
+    }
+
+    /** The parsed address in [slot] (which holds one): from the cache, else parsed from its blob. */
+    private fun parsed(slot: Int): PeerAddress {
+        val i = slot and CACHE_MASK
+        if (cacheSlot[i] == slot) return cachePeer[i]!!
+        val peer = domain.provider.parseAddress(table.blob(slot))
+        cacheSlot[i] = slot
+        cachePeer[i] = peer
+        return peer
+    }
+
+    private fun fiAddrOf(slot: Int): Long =
+        if (type == AvType.MAP) (table.generation(slot).toLong() shl 32) or slot.toLong() else slot.toLong()
 
     private fun slotOf(fiAddr: Long): Int {
         if (fiAddr < 0) return -1
         val slot = (fiAddr and 0xffff_ffffL).toInt()
-        if (slot >= peers.size || peers[slot] == null) return -1
-        if (type == AvType.MAP && (fiAddr ushr 32).toInt() != generations[slot]) return -1
+        if (slot < 0 || !table.occupied(slot)) return -1
+        if (type == AvType.MAP && (fiAddr ushr 32).toInt() != table.generation(slot)) return -1
         if (type != AvType.MAP && fiAddr ushr 32 != 0L) return -1
         return slot
     }
 
     override fun close() {}
+
+    private companion object {
+        const val CACHE_SIZE = 1024
+        const val CACHE_MASK = CACHE_SIZE - 1
+
+        /** The keys an address is found by: each rail part's, or its own when it has no parts. */
+        fun indexKeys(peer: PeerAddress): List<String> = peer.partKeys.ifEmpty { listOf(peer.key) }
+    }
 }

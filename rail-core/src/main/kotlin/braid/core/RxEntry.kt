@@ -7,8 +7,9 @@ import org.agrona.concurrent.UnsafeBuffer
  * application posted, waiting for a message, or a message that arrived first (unexpected), held
  * by the provider that received it ([peer], [peerContext]) until a receive claims it.
  *
- * Entries are pooled by their [SharedReceiveContext] and linked intrusively into up to two
- * lists at once (one per source, one in arrival order), so matching and removal allocate nothing.
+ * Entries are pooled by their [SharedReceiveContext] and linked intrusively into up to three
+ * lists at once (one per source, one in arrival order, and for an unexpected tagged message
+ * one per tag), so matching and removal allocate nothing.
  */
 public class RxEntry internal constructor() {
     /** Posted: the source filter ([FiAddr.UNSPEC] for any). Unexpected: the sender's address. */
@@ -63,6 +64,9 @@ public class RxEntry internal constructor() {
     internal var allPrev: RxEntry? = null
     internal var allNext: RxEntry? = null
     internal var allList: EntryList? = null
+    internal var tagPrev: RxEntry? = null
+    internal var tagNext: RxEntry? = null
+    internal var tagList: EntryList? = null
     internal var inUse: Boolean = false
 
     internal fun matches(msgTag: Long): Boolean = !tagged || (msgTag or ignore) == (tag or ignore)
@@ -89,40 +93,80 @@ public interface SrxPeer {
     public fun discardTag(entry: RxEntry)
 }
 
-/** A doubly-linked list threaded through either the per-source or the arrival-order links. */
-internal class EntryList(private val bySource: Boolean) {
+/**
+ * A doubly-linked list threaded through one of an entry's three sets of links: per source
+ * ([BY_SOURCE]), arrival order ([ALL]) or per tag ([BY_TAG], unexpected tagged messages only).
+ */
+internal class EntryList(private val links: Int) {
     var head: RxEntry? = null
         private set
     private var tail: RxEntry? = null
     var size: Int = 0
         private set
 
+    /** The key this list is filed under, where a map of lists keeps it (the tag of a [BY_TAG] list). */
+    var key: Long = 0
+
     fun isEmpty(): Boolean = head == null
 
-    fun next(e: RxEntry): RxEntry? = if (bySource) e.srcNext else e.allNext
+    fun next(e: RxEntry): RxEntry? = when (links) {
+        BY_SOURCE -> e.srcNext
+        ALL -> e.allNext
+        else -> e.tagNext
+    }
+
+    private fun prev(e: RxEntry): RxEntry? = when (links) {
+        BY_SOURCE -> e.srcPrev
+        ALL -> e.allPrev
+        else -> e.tagPrev
+    }
+
+    private fun setNext(e: RxEntry, next: RxEntry?) {
+        when (links) {
+            BY_SOURCE -> e.srcNext = next
+            ALL -> e.allNext = next
+            else -> e.tagNext = next
+        }
+    }
+
+    private fun setPrev(e: RxEntry, prev: RxEntry?) {
+        when (links) {
+            BY_SOURCE -> e.srcPrev = prev
+            ALL -> e.allPrev = prev
+            else -> e.tagPrev = prev
+        }
+    }
+
+    private fun setList(e: RxEntry, list: EntryList?) {
+        when (links) {
+            BY_SOURCE -> e.srcList = list
+            ALL -> e.allList = list
+            else -> e.tagList = list
+        }
+    }
 
     fun add(e: RxEntry) {
         val t = tail
-        if (bySource) { e.srcPrev = t; e.srcNext = null; e.srcList = this } else { e.allPrev = t; e.allNext = null; e.allList = this }
-        if (t == null) head = e else if (bySource) t.srcNext = e else t.allNext = e
+        setPrev(e, t); setNext(e, null); setList(e, this)
+        if (t == null) head = e else setNext(t, e)
         tail = e
         size++
     }
 
     fun remove(e: RxEntry) {
-        val prev = if (bySource) e.srcPrev else e.allPrev
-        val next = if (bySource) e.srcNext else e.allNext
-        if (prev == null) head = next else if (bySource) prev.srcNext = next else prev.allNext = next
-        if (next == null) tail = prev else if (bySource) next.srcPrev = prev else next.allPrev = prev
-        if (bySource) { e.srcPrev = null; e.srcNext = null; e.srcList = null } else { e.allPrev = null; e.allNext = null; e.allList = null }
+        val prev = prev(e)
+        val next = next(e)
+        if (prev == null) head = next else setNext(prev, next)
+        if (next == null) tail = prev else setPrev(next, prev)
+        setPrev(e, null); setNext(e, null); setList(e, null)
         size--
     }
 
     /** Inserts [e] just before [at], which is in this list. */
     fun insertBefore(at: RxEntry, e: RxEntry) {
-        val prev = if (bySource) at.srcPrev else at.allPrev
-        if (bySource) { e.srcPrev = prev; e.srcNext = at; e.srcList = this; at.srcPrev = e } else { e.allPrev = prev; e.allNext = at; e.allList = this; at.allPrev = e }
-        if (prev == null) head = e else if (bySource) prev.srcNext = e else prev.allNext = e
+        val prev = prev(at)
+        setPrev(e, prev); setNext(e, at); setList(e, this); setPrev(at, e)
+        if (prev == null) head = e else setNext(prev, e)
         size++
     }
 
@@ -134,5 +178,11 @@ internal class EntryList(private val bySource: Boolean) {
             e = next(e)
         }
         return null
+    }
+
+    companion object {
+        const val BY_SOURCE = 0
+        const val ALL = 1
+        const val BY_TAG = 2
     }
 }

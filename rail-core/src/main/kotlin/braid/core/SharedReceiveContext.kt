@@ -269,9 +269,17 @@ internal class MatchQueue(val tagged: Boolean) {
     /** Entries examined by matching so far: lets tests check the cost of a match without a clock. */
     var examined: Long = 0
     private val postedBySource = Long2ObjectHashMap<EntryList>()
-    private val postedAny = EntryList(bySource = true)
+    private val postedAny = EntryList(EntryList.BY_SOURCE)
     private val unexpectedBySource = Long2ObjectHashMap<EntryList>()
-    private val unexpectedAll = EntryList(bySource = false)
+    private val unexpectedAll = EntryList(EntryList.ALL)
+    /**
+     * Unexpected tagged messages by tag, each list in arrival order: an any-source receive for
+     * one exact tag takes the head of its tag's list, however many messages of other tags wait.
+     * A list is dropped when it empties (a million distinct tags must not stay behind) and
+     * pooled, so a warm exchange allocates none.
+     */
+    private val unexpectedByTag = Long2ObjectHashMap<EntryList>()
+    private val tagListPool = ArrayDeque<EntryList>()
     /** Senders [resolveUnspec] found messages of, with receives posted for them (reused). */
     private val resolved = LongArrayList()
 
@@ -320,7 +328,17 @@ internal class MatchQueue(val tagged: Boolean) {
         return e
     }
 
+    /**
+     * The earliest-arrived unexpected message a receive for [src], [tag] and [ignore] takes. An
+     * any-source receive for an exact tag reads its tag's list: the head of that list is the
+     * earliest message with the tag, from whichever sender, so arrival order and each sender's
+     * order hold without looking at other tags. A masked any-source receive scans in arrival order.
+     */
     fun findUnexpected(src: Long, tag: Long, ignore: Long): RxEntry? {
+        if (tagged && ignore == 0L && src == FiAddr.UNSPEC) {
+            examined++
+            return unexpectedByTag.get(tag)?.head
+        }
         val list = if (src == FiAddr.UNSPEC) unexpectedAll else unexpectedBySource.get(src) ?: return null
         return if (!tagged) list.head else list.first { examined++; (it.tag or ignore) == (tag or ignore) }
     }
@@ -334,11 +352,26 @@ internal class MatchQueue(val tagged: Boolean) {
     fun addUnexpected(e: RxEntry) {
         unexpectedAll.add(e)
         listFor(unexpectedBySource, e.addr).add(e)
+        if (tagged) {
+            var list = unexpectedByTag.get(e.tag)
+            if (list == null) {
+                list = tagListPool.removeLastOrNull() ?: EntryList(EntryList.BY_TAG)
+                list.key = e.tag
+                unexpectedByTag.put(e.tag, list)
+            }
+            list.add(e)
+        }
     }
 
     fun removeUnexpected(e: RxEntry) {
         e.allList?.remove(e)
         e.srcList?.remove(e)
+        val byTag = e.tagList ?: return
+        byTag.remove(e)
+        if (byTag.isEmpty()) {
+            unexpectedByTag.remove(byTag.key)
+            if (tagListPool.size < TAG_LIST_POOL) tagListPool.addLast(byTag)
+        }
     }
 
     /**
@@ -391,10 +424,15 @@ internal class MatchQueue(val tagged: Boolean) {
         list.insertBefore(after, e)
     }
 
+    private companion object {
+        /** Empty per-tag lists kept for reuse: enough for the tags a warm exchange cycles through. */
+        const val TAG_LIST_POOL = 64
+    }
+
     private fun listFor(map: Long2ObjectHashMap<EntryList>, addr: Long): EntryList {
         var list = map.get(addr)
         if (list == null) {
-            list = EntryList(bySource = true)
+            list = EntryList(EntryList.BY_SOURCE)
             map.put(addr, list)
         }
         return list

@@ -28,13 +28,21 @@ internal object AddressHeader {
     const val KIND_TCP: Int = 2
     const val KIND_LINK: Int = 3
 
-    private val kindNames = mapOf(KIND_SHM to "shm", KIND_TCP to "tcp", KIND_LINK to "link")
-
     /** The address kind of rail [provider], or -1. */
-    fun kindOf(provider: String): Int = kindNames.entries.firstOrNull { it.value == provider }?.key ?: -1
+    fun kindOf(provider: String): Int = when (provider) {
+        "shm" -> KIND_SHM
+        "tcp" -> KIND_TCP
+        "link" -> KIND_LINK
+        else -> -1
+    }
 
     /** The rail whose addresses have [kind], or null. */
-    fun nameOf(kind: Int): String? = kindNames[kind]
+    fun nameOf(kind: Int): String? = when (kind) {
+        KIND_SHM -> "shm"
+        KIND_TCP -> "tcp"
+        KIND_LINK -> "link"
+        else -> null
+    }
 
     fun write(b: UnsafeBuffer, version: Int, kind: Int) {
         b.putShort(MAGIC_OFFSET, MAGIC.toShort(), ByteOrder.LITTLE_ENDIAN)
@@ -48,7 +56,7 @@ internal object AddressHeader {
      * the offset and the field that are wrong.
      */
     fun check(raw: ByteArray, kind: Int, minLength: Int, tooShort: String): UnsafeBuffer {
-        val rail = kindNames[kind] ?: "kind $kind"
+        val rail = nameOf(kind) ?: "kind $kind"
         fun bad(what: String): Nothing = throw FabricException.invalid("$rail address (${raw.size} bytes): $what")
         if (raw.size < LENGTH) bad("too short: ${raw.size} bytes, $tooShort")
         val b = UnsafeBuffer(raw)
@@ -58,7 +66,7 @@ internal object AddressHeader {
         if (version < 1) bad("version $version at offset $VERSION_OFFSET is not valid")
         val found = b.getByte(KIND_OFFSET).toInt() and 0xff
         if (found != kind) {
-            val other = kindNames[found]
+            val other = nameOf(found)
             bad("kind $found at offset $KIND_OFFSET is not $rail ($kind)" + if (other != null) "; it is an $other address: insert it into an $other domain's AV" else "")
         }
         if (raw.size < minLength) bad("too short: ${raw.size} bytes, $tooShort")

@@ -39,6 +39,48 @@ class SharedReceiveContextTest : FunSpec({
         srx.unexpectedCount shouldBe 1_000_000
     }
 
+    test("an any-source receive for an exact tag finds its message in O(1) behind a million unexpected messages of other tags") {
+        val srx = SharedReceiveContext(unexpectedLimit = 2_000_000)
+        val peer = RecordingPeer()
+        for (i in 0 until 1_000_000) srx.arrive(peer, src = (i % 1000).toLong() + 10, tag = 2 + (i % 5000).toLong(), id = i)
+        srx.arrive(peer, src = 7, tag = 1, id = -1)
+        val before = srx.examined
+        srx.post(true, FiAddr.UNSPEC, 1, 0, 0, "any", buffer, 0, 8)!!.peerContext shouldBe -1
+        (srx.examined - before) shouldBeLessThan 3
+        srx.unexpectedCount shouldBe 1_000_000
+    }
+
+    test("exact-tag any-source receives keep arrival order across senders, per-sender order, and agree with masked and directed receives") {
+        val srx = SharedReceiveContext(unexpectedLimit = 100)
+        val peer = RecordingPeer()
+        // tag 5 from senders 1, 2, 1; tag 6 from 2; tag 5 from 2; then one whose sender is not yet known
+        val arrivals = listOf(Triple(1L, 5L, 1), Triple(2L, 5L, 2), Triple(1L, 5L, 3), Triple(2L, 6L, 4), Triple(2L, 5L, 5))
+        for ((src, tag, id) in arrivals) srx.arrive(peer, src, tag, id)
+        srx.arrive(peer, FiAddr.NOTAVAIL, 5, 6)
+        srx.post(true, FiAddr.UNSPEC, 5, 0, 0, null, buffer, 0, 8)!!.peerContext shouldBe 1
+        srx.post(true, 2, 5, 0, 0, null, buffer, 0, 8)!!.peerContext shouldBe 2 // directed takes 2's first tag-5 message
+        srx.post(true, FiAddr.UNSPEC, 4, 3, 0, null, buffer, 0, 8)!!.peerContext shouldBe 3 // masked (4..7): earliest eligible
+        srx.post(true, FiAddr.UNSPEC, 5, 0, 0, null, buffer, 0, 8)!!.peerContext shouldBe 5
+        srx.foreachUnspecAddr { 1L }
+        srx.post(true, FiAddr.UNSPEC, 5, 0, 0, null, buffer, 0, 8)!!.peerContext shouldBe 6 // re-keyed, still findable by tag
+        srx.post(true, FiAddr.UNSPEC, 5, 0, 0, null, buffer, 0, 8) shouldBe null
+        srx.post(true, FiAddr.UNSPEC, 6, 0, 0, null, buffer, 0, 8)!!.peerContext shouldBe 4
+        srx.unexpectedCount shouldBe 0
+    }
+
+    test("a message taken by peek and claim or discard leaves its tag's list, so an exact-tag any-source receive never finds it again") {
+        val srx = SharedReceiveContext(unexpectedLimit = 100)
+        val peer = RecordingPeer()
+        srx.arrive(peer, 1, 9, 1)
+        srx.arrive(peer, 2, 9, 2)
+        srx.arrive(peer, 3, 9, 3)
+        srx.claim(srx.peek(true, FiAddr.UNSPEC, 9, 0)!!, "claimed")
+        srx.remove(srx.peek(true, 2, 9, 0)!!)
+        srx.post(true, FiAddr.UNSPEC, 9, 0, 0, null, buffer, 0, 8)!!.peerContext shouldBe 3
+        srx.post(true, FiAddr.UNSPEC, 9, 0, 0, null, buffer, 0, 8) shouldBe null
+        srx.takeClaimed("claimed")!!.peerContext shouldBe 1
+    }
+
     test("an arriving message looks only at its sender's directed receives and the any-source ones") {
         val srx = SharedReceiveContext(unexpectedLimit = 10)
         val peer = RecordingPeer()

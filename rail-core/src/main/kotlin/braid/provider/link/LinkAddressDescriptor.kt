@@ -96,7 +96,8 @@ internal class LinkAddress(
     private val parts: Map<Int, PeerAddress>,
     override val raw: ByteArray,
 ) : PeerAddress {
-    override val key: String = "link-" + parts.values.joinToString("+") { it.key }
+    /** Built when asked (the AV files a link address under its [partKeys], and inserts must stay cheap). */
+    override val key: String get() = "link-" + parts.values.joinToString("+") { it.key }
 
     override val partKeys: List<String> = parts.values.map { it.key }
 

@@ -113,7 +113,7 @@ internal object ShmFileHeader {
  * +---------------------------------------------------------------+
  * |                      magic "BRDE" (32)                        |
  * +---------------------------------------------------------------+
- * |                      version = 1 (32)                         |
+ * |                      version = 2 (32)                         |
  * +---------------------------------------------------------------+
  * |                      owner pid (64)                           |
  * |                                                               |
@@ -121,6 +121,10 @@ internal object ShmFileHeader {
  * |                      state (32): 1 open, 2 closed             |
  * +---------------------------------------------------------------+
  * |                      doorbell capacity (32)                   |
+ * +---------------------------------------------------------------+
+ * |                      key nonce (256): random, fresh to this   |
+ * |                      endpoint; senders prove the job key over |
+ * |                      it ([ShmJobKey])                         |
  * +---------------------------------------------------------------+
  * |                 ... padding to offset 128 ...                 |
  * +---------------------------------------------------------------+
@@ -130,12 +134,15 @@ internal object ShmFileHeader {
  */
 internal object EndpointFileDescriptor {
     const val MAGIC: Int = 0x42524445 // "BRDE"
-    const val VERSION: Int = 1
+    /** Version 2 added the key nonce. */
+    const val VERSION: Int = 2
     const val MAGIC_OFFSET = ShmFileHeader.MAGIC_OFFSET
     const val VERSION_OFFSET = ShmFileHeader.VERSION_OFFSET
     const val PID_OFFSET = 8
     const val STATE_OFFSET = 16
     const val DOORBELL_CAPACITY_OFFSET = 20
+    const val NONCE_OFFSET = 24
+    const val NONCE_LENGTH = ShmJobKey.NONCE_LENGTH
     const val DOORBELL_OFFSET = 128
     const val DOORBELL_CAPACITY = 64 * 1024
     const val STATE_OPEN = 1
@@ -162,7 +169,7 @@ internal object EndpointFileDescriptor {
  * +---------------------------------------------------------------+
  * |                      magic "BRDC" (32)                        |
  * +---------------------------------------------------------------+
- * |                      version = 3 (32)                         |
+ * |                      version = 4 (32)                         |
  * +---------------------------------------------------------------+
  * |                      data (and bulk) ring capacity (32)       |
  * +---------------------------------------------------------------+
@@ -170,7 +177,14 @@ internal object EndpointFileDescriptor {
  * +---------------------------------------------------------------+
  * |                      sender state (32): 1 open, 2 closed      |
  * +---------------------------------------------------------------+
- * |                      receiver state (32): 0, 1 open, 2 closed |
+ * |                      receiver state (32): 0, 1 open, 2 closed,|
+ * |                      3 refused (the key proof failed)         |
+ * +---------------------------------------------------------------+
+ * |                      reserved (64)                            |
+ * +---------------------------------------------------------------+
+ * |                      key proof (256): HMAC-SHA-256 over the   |
+ * |                      receiver's nonce and both names          |
+ * |                      ([ShmJobKey.proof])                      |
  * +---------------------------------------------------------------+
  * |                 ... padding to offset 128 ...                 |
  * +---------------------------------------------------------------+
@@ -185,20 +199,25 @@ internal object EndpointFileDescriptor {
  * |  (CTS, ACK, …; RMA replies)                                   |
  * +---------------------------------------------------------------+
  * ```
- * Version 3 added the RMA records (see [FrameDescriptor]).
+ * Version 3 added the RMA records (see [FrameDescriptor]); version 4 the key proof: a receiver
+ * reads nothing from a channel before the proof checks out (see [ShmJobKey]).
  * Fragments have a ring of their own because a receiver may leave an unexpected message head
  * in the data ring to push its sender back; fragments of a message already matched must still
  * flow past it, or the receive waiting for them would never complete.
  */
 internal object ChannelFileDescriptor {
     const val MAGIC: Int = 0x42524443 // "BRDC"
-    const val VERSION: Int = 3
+    const val VERSION: Int = 4
     const val MAGIC_OFFSET = ShmFileHeader.MAGIC_OFFSET
     const val VERSION_OFFSET = ShmFileHeader.VERSION_OFFSET
     const val DATA_CAPACITY_OFFSET = 8
     const val CTRL_CAPACITY_OFFSET = 12
     const val SENDER_STATE_OFFSET = 16
     const val RECEIVER_STATE_OFFSET = 20
+    const val PROOF_OFFSET = 32
+    const val PROOF_LENGTH = ShmJobKey.PROOF_LENGTH
+    /** Receiver state: the sender's key proof failed; nothing in the channel is read. */
+    const val RECEIVER_REFUSED = 3
     const val DATA_RING_OFFSET = 128
     const val CTRL_CAPACITY = 64 * 1024
 

@@ -1,5 +1,6 @@
 package braid.provider.shm
 
+import braid.core.Errno
 import braid.core.OpFlags
 import braid.provider.MsgTxOp
 import braid.provider.RmaPath
@@ -60,6 +61,10 @@ internal class ShmOutChannel(
     val rmaPath = RmaPath(ShmRingOutlet(bulk, MSG_RMA), dst)
     private var announced = false
     val dead: Boolean get() = sendPath.dead
+    /** The receiver refused our key proof: sends to it fail with EACCES. */
+    var refused = false
+    /** What a send or RMA to this channel returns once it is dead. */
+    val deadErrno: Int get() = if (refused) -Errno.EACCES else -Errno.EHOSTDOWN
     private val ctrlHandler = MessageHandler { type, buffer, index, length ->
         if (type == MSG_RMA_REPLY) t.rma.onReply(rmaPath, buffer, index, length) else onCtrl(type, buffer, index)
     }
@@ -155,6 +160,10 @@ internal class ShmOutChannel(
         "data ring ${data.size()} B, bulk ring ${bulk.size()} B, control ring ${ctrl.size()} B, ${sendPath.describe()}, next id ${sendPath.nextMsgId}, dead $dead"
 
     fun receiverGone(): String? {
+        if (file.buffer.getIntVolatile(ChannelFileDescriptor.RECEIVER_STATE_OFFSET) == ChannelFileDescriptor.RECEIVER_REFUSED) {
+            refused = true
+            return "refused this endpoint: it does not hold the receiver's job key (BRAID_JOB_KEY differs); nothing it sent was used"
+        }
         val state = epFile.buffer.getIntVolatile(EndpointFileDescriptor.STATE_OFFSET)
         if (state != EndpointFileDescriptor.STATE_OPEN) return "closed its endpoint"
         if (!owner.alive()) return "(process ${ShmDirectory.pidOf(dst)}) died"

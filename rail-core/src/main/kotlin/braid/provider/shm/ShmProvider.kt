@@ -76,7 +76,8 @@ internal class ShmDomain(private val domain: Domain) : DomainProvider {
 
     override fun parseAddress(raw: ByteArray): PeerAddress = ShmAddressDescriptor.parse(raw)
 
-    override fun openEndpoint(endpoint: Endpoint, info: Info, av: RailAv): Transport = ShmTransport(endpoint.sink, info, av, HostIdentity.id)
+    override fun openEndpoint(endpoint: Endpoint, info: Info, av: RailAv): Transport =
+        ShmTransport(endpoint.sink, info, av, HostIdentity.id, ShmJobKey(ShmJobKey.resolve(info.domainAttr.jobKey, domain.info.domainAttr.jobKey)))
 
     override fun close() {}
 }

@@ -50,6 +50,7 @@ internal class ShmTransport(
     private val info: Info,
     internal val av: RailAv,
     private val hostId: Long,
+    private val jobKey: ShmJobKey,
 ) : Transport {
     private val name = ShmDirectory.newEndpointName()
     override val address: ByteArray = ShmAddressDescriptor.encode(hostId, name)
@@ -61,6 +62,10 @@ internal class ShmTransport(
     private val livenessNanos = (System.getenv("BRAID_SHM_LIVENESS_MS")?.toLongOrNull() ?: 50L) * 1_000_000
 
     private var file: MappedFile? = null
+    /** Published in our endpoint file: senders prove the job key over it ([ShmJobKey]). */
+    private val nonce = ShmJobKey.nonce()
+    /** Channel files refused for a failed key proof, so a second announcement is not looked at again. */
+    private val refused = HashSet<String>()
     private lateinit var doorbell: ManyToOneRingBuffer
     private val outs = ArrayList<ShmOutChannel>()
     private val outByName = HashMap<String, ShmOutChannel>()
@@ -83,6 +88,7 @@ internal class ShmTransport(
         b.putInt(EndpointFileDescriptor.VERSION_OFFSET, EndpointFileDescriptor.VERSION)
         b.putLong(EndpointFileDescriptor.PID_OFFSET, ShmDirectory.self.pid())
         b.putInt(EndpointFileDescriptor.DOORBELL_CAPACITY_OFFSET, EndpointFileDescriptor.DOORBELL_CAPACITY)
+        b.putBytes(EndpointFileDescriptor.NONCE_OFFSET, nonce)
         doorbell = ManyToOneRingBuffer(UnsafeBuffer(b, EndpointFileDescriptor.DOORBELL_OFFSET, EndpointFileDescriptor.DOORBELL_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH))
         b.putIntVolatile(EndpointFileDescriptor.STATE_OFFSET, EndpointFileDescriptor.STATE_OPEN)
         file = f
@@ -114,7 +120,7 @@ internal class ShmTransport(
     override fun send(buffer: DirectBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int {
         val out = outFor(dest)
         if (out !is ShmOutChannel) return out as Int
-        if (out.dead) return -Errno.EHOSTDOWN
+        if (out.dead) return out.deadErrno
         // Inject copies into the ring at once, so it is bounded by what one ring record holds.
         if (flags and OpFlags.INJECT != 0L && buffer.capacity() > eagerSize) return -Errno.EMSGSIZE
         return engine.send(out.sendPath, buffer, tag, data, flags, context)
@@ -168,6 +174,8 @@ internal class ShmTransport(
         b.putInt(ChannelFileDescriptor.VERSION_OFFSET, ChannelFileDescriptor.VERSION)
         b.putInt(ChannelFileDescriptor.DATA_CAPACITY_OFFSET, ringCapacity)
         b.putInt(ChannelFileDescriptor.CTRL_CAPACITY_OFFSET, ChannelFileDescriptor.CTRL_CAPACITY)
+        val theirNonce = ByteArray(EndpointFileDescriptor.NONCE_LENGTH).also { epFile.buffer.getBytes(EndpointFileDescriptor.NONCE_OFFSET, it) }
+        b.putBytes(ChannelFileDescriptor.PROOF_OFFSET, jobKey.proof(dst, name, theirNonce))
         b.putIntVolatile(ChannelFileDescriptor.SENDER_STATE_OFFSET, EndpointFileDescriptor.STATE_OPEN)
         val out = ShmOutChannel(this, dst, owner, epFile, ch)
         outs += out
@@ -207,7 +215,7 @@ internal class ShmTransport(
     private fun rmaPath(dest: Long): Any {
         val out = outFor(dest)
         if (out !is ShmOutChannel) return out
-        return if (out.dead) -Errno.EHOSTDOWN else out.rmaPath
+        return if (out.dead) out.deadErrno else out.rmaPath
     }
 
     // ## Receive side ##
@@ -226,8 +234,28 @@ internal class ShmTransport(
             ep.eventError(e.code, "shm endpoint $name refused the channel from $sender: ${e.message}")
             return
         }
+        if (!proven(sender, f)) return
         f.buffer.putIntVolatile(ChannelFileDescriptor.RECEIVER_STATE_OFFSET, EndpointFileDescriptor.STATE_OPEN)
         ins += ShmInChannel(this, sender, f, capacity)
+    }
+
+    /**
+     * Whether the sender of channel [f] proved our job key ([ShmJobKey]). If not, the channel is
+     * marked refused (its sender fails its sends with EACCES), the refusal is logged and reported
+     * on the event queue, and nothing in the channel is ever read.
+     */
+    private fun proven(sender: String, f: MappedFile): Boolean {
+        val proof = ByteArray(ChannelFileDescriptor.PROOF_LENGTH).also { f.buffer.getBytes(ChannelFileDescriptor.PROOF_OFFSET, it) }
+        if (jobKey.verify(name, sender, nonce, proof)) return true
+        f.buffer.putIntVolatile(ChannelFileDescriptor.RECEIVER_STATE_OFFSET, ChannelFileDescriptor.RECEIVER_REFUSED)
+        f.unmap()
+        if (refused.add(sender)) {
+            val why = "shm endpoint $name refused the channel from $sender (process ${ShmDirectory.pidOf(sender)}): " +
+                "it does not hold this job's key (BRAID_JOB_KEY differs); nothing it sent is used"
+            log.log(System.Logger.Level.WARNING, why)
+            ep.eventError(Errno.EACCES, why)
+        }
+        return false
     }
 
     // ## Peer operations of the shared receive context: the engine's ##
@@ -251,7 +279,7 @@ internal class ShmTransport(
             val out = outs[i]
             if (out.dead) continue
             val why = out.receiverGone() ?: continue
-            out.fail(if (why.startsWith("closed")) Errno.ECONNRESET else Errno.EHOSTDOWN, why)
+            out.fail(if (out.refused) Errno.EACCES else if (why.startsWith("closed")) Errno.ECONNRESET else Errno.EHOSTDOWN, why)
         }
         for (i in 0 until ins.size) {
             val ch = ins[i]
@@ -332,3 +360,5 @@ internal class ShmTransport(
         f.unmap()
     }
 }
+
+private val log: System.Logger = System.getLogger("braid.provider.shm")

@@ -1,0 +1,134 @@
+package braid.it
+
+import braid.core.Braid
+import braid.core.Completion
+import braid.core.CompletionError
+import braid.core.Errno
+import braid.core.FiAddr
+import braid.core.OpFlags
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.collections.shouldContainExactlyInAnyOrder
+import io.kotest.matchers.shouldBe
+import io.kotest.matchers.string.shouldContain
+import org.agrona.concurrent.UnsafeBuffer
+import java.nio.ByteBuffer
+import java.nio.file.Files
+import java.nio.file.Path
+
+/**
+ * The job key on same-host rails: a receiver whose key is `alpha` matches the messages of a
+ * same-host process with key `alpha` and none of those of processes with key `beta` or with no
+ * key, over shm and over a link (whose same-host peers take shm). Real processes, real shm files.
+ */
+class JobKeyIT : FunSpec({
+    for (provider in listOf("shm", "link")) {
+        test("$provider: a receiver with key alpha matches its alpha peer's messages and none from same-host peers with key beta or no key, which are refused and told so") {
+            val dir = Files.createTempDirectory("braid-key-it")
+            val info = Braid.getInfo(PeerMain.hints(provider)).first().let { it.copy(domainAttr = it.domainAttr.copy(jobKey = "alpha")) }
+            val fabric = Braid.fabric(info)
+            val domain = fabric.domain(info)
+            val cq = domain.completionQueue()
+            val eq = fabric.eventQueue()
+            val ep = domain.endpoint().also { it.bind(cq, OpFlags.TRANSMIT or OpFlags.RECV); it.bind(domain.addressVector()); it.bind(eq); it.enable() }
+            Rendezvous.publish(dir, "receiver", ep.address)
+            val peers = listOf(Triple("friend", 1L, mapOf("BRAID_JOB_KEY" to "alpha")), Triple("beta", 2L, mapOf("BRAID_JOB_KEY" to "beta")), Triple("keyless", 3L, emptyMap()))
+            val kids = peers.map { (name, tag, env) ->
+                ChildJvm(JobKeyPeer::class.java.name, listOf(provider, "$dir", name, "$tag"), env, dir.resolve("$name.log").toFile())
+            }
+            try {
+                val buffers = List(3 * JobKeyPeer.MESSAGES) { UnsafeBuffer(ByteBuffer.allocateDirect(JobKeyPeer.LARGE)) }
+                for ((i, b) in buffers.withIndex()) {
+                    val tag = 1L + i / JobKeyPeer.MESSAGES
+                    ep.tryTrecv(b, 0, b.capacity(), FiAddr.UNSPEC, tag, 0, "rx-tag$tag-$i") shouldBe 0
+                }
+                val matched = ArrayList<Long>()
+                val refusals = ArrayList<String>()
+                val c = Completion()
+                val err = CompletionError()
+                val deadline = System.nanoTime() + 120_000_000_000L
+                // Until the friend's messages are in and both intruders have seen their refusal.
+                var spins = 0
+                fun intrudersRefused() = ++spins % 1024 == 0 && kids.drop(1).all { "REFUSED" in it.output() }
+                while (matched.size < JobKeyPeer.MESSAGES || refusals.size < 2 || !intrudersRefused()) {
+                    check(System.nanoTime() < deadline) {
+                        "waited 120 s for ${JobKeyPeer.MESSAGES} messages of the alpha peer (got tags $matched), two refusals (got $refusals) and both intruders to see theirs:\n" +
+                            kids.joinToString("\n") { it.output() }
+                    }
+                    when (cq.readFrom(c)) {
+                        1 -> {
+                            check(c.tag == 1L) { "matched a message with tag ${c.tag}, from a peer without key alpha" }
+                            matched += c.tag
+                        }
+                        -Errno.EAVAIL -> { cq.readErr(err); error("error completion: ${Errno.name(err.err)} ${err.message}") }
+                    }
+                    if (eq.readErr(err) == 1) { err.err shouldBe Errno.EACCES; refusals += err.message }
+                    Thread.onSpinWait()
+                }
+                repeat(1000) { domain.progress() } // anything an intruder sent had its chance to be matched
+                cq.readFrom(c) shouldBe -Errno.EAGAIN
+                matched shouldBe List(JobKeyPeer.MESSAGES) { 1L }
+                ep.srx.unexpectedCount shouldBe 0
+                refusals.forEach { it shouldContain "does not hold this job's key" }
+                Rendezvous.mark(dir, "receiver")
+                kids[0].awaitOk(60) shouldContain "OK sent"
+                for (k in kids.drop(1)) k.awaitOk(60) shouldContain "EACCES"
+                refusals.map { it.substringAfter("(process ").substringBefore(")") } shouldContainExactlyInAnyOrder kids.drop(1).map { "${it.process.pid()}" }
+            } finally {
+                kids.forEach { it.close() }
+                ep.close()
+                fabric.close()
+                dir.toFile().deleteRecursively()
+            }
+        }
+    }
+})
+
+/**
+ * A same-host sender for [JobKeyIT] with the job key of its environment: `JobKeyPeer PROVIDER DIR
+ * NAME TAG` sends [MESSAGES] messages with TAG (eager ones and a rendezvous one of [LARGE]
+ * bytes) to the process published as `receiver`, prints `REFUSED` with the error once a send
+ * fails with EACCES, and exits once the receiver marks itself done, printing OK with what it saw.
+ */
+object JobKeyPeer {
+    const val MESSAGES = 4
+    const val LARGE = 256 * 1024
+
+    @JvmStatic
+    fun main(args: Array<String>): Unit = childMain {
+        val (provider, dirName, name, tagText) = args
+        val dir = Path.of(dirName)
+        val tag = tagText.toLong()
+        PeerMain.Node(provider, dir, name).use { node ->
+            val dest = node.peer("receiver")
+            val sizes = List(MESSAGES) { if (it == MESSAGES - 1) LARGE else 16 + it }
+            val buffers = sizes.map { UnsafeBuffer(ByteBuffer.allocateDirect(it)) }
+            val errors = ArrayList<String>()
+            var completed = 0
+            var posted = 0
+            val err = CompletionError()
+            val deadline = System.nanoTime() + 120_000_000_000L
+            while (!Rendezvous.marked(dir, "receiver")) {
+                check(System.nanoTime() < deadline) { "the receiver never finished; completed $completed, errors $errors" }
+                if (posted < MESSAGES) {
+                    val rc = node.ep.tryTsend(buffers[posted], 0, sizes[posted], dest, tag, posted)
+                    when (rc) {
+                        0 -> posted++
+                        -Errno.EAGAIN -> {}
+                        else -> { errors += "send $posted: ${Errno.name(-rc)}"; posted++; println("REFUSED ${Errno.name(-rc)}") }
+                    }
+                }
+                when (node.cq.readFrom(node.c)) {
+                    1 -> completed++
+                    -Errno.EAVAIL -> {
+                        node.cq.readErr(err)
+                        errors += "${Errno.name(err.err)}: ${err.message}"
+                        if (err.err == Errno.EACCES) println("REFUSED ${err.message}")
+                        System.out.flush()
+                    }
+                }
+                node.domain.progress()
+            }
+            println("OK sent $posted, completed $completed, errors $errors")
+        }
+    }
+}
