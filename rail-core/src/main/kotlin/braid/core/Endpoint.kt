@@ -333,6 +333,15 @@ public class Endpoint internal constructor(
         return TriggeredEndpoint(this, counter, threshold)
     }
 
+    /**
+     * Closes the endpoint (`fi_close`), the same way on every rail. Operations waited on in their
+     * suspend, future or blocking forms end with ESHUTDOWN; operations posted with the `try…`
+     * forms and not yet complete — receives still posted included — produce no completion (as
+     * with fi_close, the application stops expecting them); deferred work aimed at the endpoint
+     * is cancelled. To its peers the endpoint is gone as if its process had died: their sends
+     * and RMA to it fail, their receives directed at it fail with EHOSTDOWN, and their event
+     * queues get PEER_DOWN.
+     */
     override fun close() {
         if (closed) return
         closed = true
@@ -407,7 +416,7 @@ public class Endpoint internal constructor(
             val rc = checkRecv(tagged, src, tag, peer)
             if (rc != 0) return rc
             val mask = if (peer) ignore else PeerTags.applicationMask(peerTransferOpen, ignore)
-            if (flags and (OpFlags.PEEK or OpFlags.CLAIM) != 0L) return probe(tagged, buffer, offset, length, src, tag, mask, flags, context)
+            if (flags and (OpFlags.PEEK or OpFlags.CLAIM) != 0L) return srx.probe(sink, tagged, buffer, offset, length, src, tag, mask, flags, context)
             srx.post(tagged, src, tag, mask, flags or rxOpFlags or (if (peer) OpFlags.COMPLETION else 0), context, buffer, offset, length)
             return 0
         }
@@ -429,48 +438,10 @@ public class Endpoint internal constructor(
             if (rc != 0) return rc
             val mask = PeerTags.applicationMask(peerTransferOpen, ignore)
             view.wrap(buffer, buffer.position(), buffer.remaining())
-            if (flags and (OpFlags.PEEK or OpFlags.CLAIM) != 0L) return probe(tagged, view, 0, view.capacity(), src, tag, mask, flags, context)
+            if (flags and (OpFlags.PEEK or OpFlags.CLAIM) != 0L) return srx.probe(sink, tagged, view, 0, view.capacity(), src, tag, mask, flags, context)
             srx.post(tagged, src, tag, mask, flags or rxOpFlags, context, view, 0, view.capacity())
             return 0
         }
-    }
-
-    /** PEEK, CLAIM and DISCARD (fi_tagged(3)); caller holds the lock. */
-    private fun probe(tagged: Boolean, buffer: DirectBuffer, offset: Int, length: Int, src: Long, tag: Long, ignore: Long, flags: Long, context: Any?): Int {
-        val base = recvFlags(tagged, flags)
-        if (flags and OpFlags.PEEK != 0L) {
-            val e = srx.peek(tagged, src, tag, ignore)
-            if (e == null) {
-                sink.rxError(context, base, 0, 0, tag, 0, Errno.ENOMSG, FiAddr.NOTAVAIL, "no unexpected message matches tag 0x${java.lang.Long.toHexString(tag)} from source $src")
-                return 0
-            }
-            val dataFlag = e.flags and OpFlags.REMOTE_CQ_DATA
-            val size = e.size; val t = e.tag; val a = e.addr; val d = e.data
-            if (flags and OpFlags.CLAIM != 0L) {
-                if (context == null) return -Errno.EINVAL
-                srx.claim(e, context)
-            } else if (flags and OpFlags.DISCARD != 0L) {
-                srx.remove(e)
-                srx.discard(e)
-            }
-            rxCq!!.write(context, base or dataFlag, size, d, t, a)
-            return 0
-        }
-        // CLAIM without PEEK: take the message reserved for this context.
-        if (context == null) return -Errno.EINVAL
-        val e = srx.takeClaimed(context) ?: return -Errno.ENOENT
-        if (flags and OpFlags.DISCARD != 0L) {
-            val dataFlag = e.flags and OpFlags.REMOTE_CQ_DATA
-            val size = e.size; val t = e.tag; val a = e.addr; val d = e.data
-            srx.discard(e)
-            rxCq!!.write(context, base or dataFlag, size, d, t, a)
-            return 0
-        }
-        e.context = context
-        e.flags = e.flags or flags
-        e.buffer.wrap(buffer, offset, length)
-        srx.start(e)
-        return 0
     }
 
     private fun checkNotEnabled(what: String) {

@@ -372,8 +372,7 @@ internal class MessageEngine(
         e.peerContext = null
         val bytes = h.bytes
         if (bytes != null) {
-            heldBytes -= bytes.capacity()
-            ep.held(-bytes.capacity().toLong())
+            unhold(bytes)
             deliver(path, e, bytes, 0, h.wantAck, h.msgId, h.cost)
             payloads.release(bytes)
         } else if (path.dead) {
@@ -393,8 +392,7 @@ internal class MessageEngine(
         e.peerContext = null
         val bytes = h.bytes
         if (bytes != null) {
-            heldBytes -= bytes.capacity()
-            ep.held(-bytes.capacity().toLong())
+            unhold(bytes)
             payloads.release(bytes)
             if (h.wantAck) control(path, ACK, h.msgId, 0)
         } else {
@@ -403,6 +401,12 @@ internal class MessageEngine(
         if (h.cost != 0L) path.outlet.release(h.cost)
         ep.srx.freeEntry(e)
         releaseHeld(h)
+    }
+
+    /** [bytes] of an unexpected message are no longer held (for this rail and the endpoint's bound). */
+    private fun unhold(bytes: UnsafeBuffer) {
+        heldBytes -= bytes.capacity()
+        ep.held(-bytes.capacity().toLong())
     }
 
     private fun releaseHeld(h: MsgHeld) {

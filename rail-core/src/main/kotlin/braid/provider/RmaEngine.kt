@@ -40,9 +40,13 @@ internal interface RmaOutlet {
 
 /**
  * What RMA keeps per peer connection (shm: per channel direction): requests and replies that
- * wait for room in its [outlet]. [peer] names the other end in messages.
+ * wait for room in its [outlet]. [peer] names the other end in messages (its `toString`, read
+ * when a message is written, so a name learnt later shows); nothing else reads it.
  */
-internal class RmaPath(val outlet: RmaOutlet, val peer: Any) {
+internal class RmaPath(val outlet: RmaOutlet, private val peer: Any) {
+    /** The other end, in words. */
+    val peerName: String get() = peer.toString()
+
     internal val requests = ArrayDeque<RmaOp>()
     internal val replies = ArrayDeque<RmaReply>()
     val idle: Boolean get() = requests.isEmpty() && replies.isEmpty()
@@ -268,7 +272,7 @@ internal class RmaEngine(
             KIND_READ -> "RMA read of ${op.length} bytes from"
             else -> "${if (op.hasCompare) "compare-atomic" else if (op.fetch) "fetch-atomic" else "atomic"} ${op.aop} of ${op.count} ${op.type} on"
         }
-        return "$rail: $what peer ${op.dest} (${op.path!!.peer}) at key ${op.key}, offset ${op.remoteOffset}"
+        return "$rail: $what peer ${op.dest} (${op.path!!.peerName}) at key ${op.key}, offset ${op.remoteOffset}"
     }
 
     private fun refusal(op: RmaOp, reason: Int, detail: Long): String = describe(op) + ": " + when (reason) {

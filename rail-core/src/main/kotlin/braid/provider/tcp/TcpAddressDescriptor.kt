@@ -1,7 +1,8 @@
 package braid.provider.tcp
 
-import braid.core.FabricException
 import braid.provider.AddressHeader
+
+import braid.core.FabricException
 import braid.provider.PeerAddress
 import org.agrona.concurrent.UnsafeBuffer
 import java.net.Inet4Address

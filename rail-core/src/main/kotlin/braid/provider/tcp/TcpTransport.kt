@@ -14,7 +14,6 @@ import braid.core.RxEntry
 import braid.provider.MessageEngine
 import braid.provider.RailAv
 import braid.provider.RecvPath
-import braid.provider.RmaPath
 import braid.provider.SendPath
 import braid.provider.Transport
 import braid.provider.tcp.TcpFrameDescriptor.BYE
@@ -242,37 +241,37 @@ internal class TcpTransport(
     override fun maxAtomicCount(type: AtomicDatatype, form: AtomicForm): Int = rma.engine.maxAtomicCount(type, form)
 
     override fun write(buffer: DirectBuffer, dest: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int {
-        val path = rmaPath(dest)
-        if (path !is RmaPath) return path as Int
-        return posted(path, rma.engine.write(path, dest, buffer, remoteOffset, key, flags, context))
+        val p = rmaPeer(dest)
+        if (p !is TcpPeer) return p as Int
+        return posted(p, rma.engine.write(rma.path(p), dest, buffer, remoteOffset, key, flags, context))
     }
 
     override fun read(buffer: MutableDirectBuffer, src: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int {
-        val path = rmaPath(src)
-        if (path !is RmaPath) return path as Int
-        return posted(path, rma.engine.read(path, src, buffer, remoteOffset, key, flags, context))
+        val p = rmaPeer(src)
+        if (p !is TcpPeer) return p as Int
+        return posted(p, rma.engine.read(rma.path(p), src, buffer, remoteOffset, key, flags, context))
     }
 
     override fun atomic(
         operand: DirectBuffer, compare: DirectBuffer?, result: MutableDirectBuffer?, dest: Long, remoteOffset: Long, key: Long,
         type: AtomicDatatype, op: AtomicOp, count: Int, flags: Long, context: Any?,
     ): Int {
-        val path = rmaPath(dest)
-        if (path !is RmaPath) return path as Int
-        return posted(path, rma.engine.atomic(path, dest, operand, compare, result, remoteOffset, key, type, op, count, flags, context))
+        val p = rmaPeer(dest)
+        if (p !is TcpPeer) return p as Int
+        return posted(p, rma.engine.atomic(rma.path(p), dest, operand, compare, result, remoteOffset, key, type, op, count, flags, context))
     }
 
-    /** [dest]'s RMA path, connecting if need be; or the negated errno (a cached boxed Int) saying why it cannot be reached. */
-    internal fun rmaPath(dest: Long): Any {
+    /** The peer [dest] names, connecting if need be; or the negated errno (a cached boxed Int) saying why it cannot be reached. */
+    private fun rmaPeer(dest: Long): Any {
         val p = peerFor(dest) ?: return -Errno.EINVAL
         if (p.conn == null && !p.dead) ensureConnection(p)
         if (p.dead) return refusal(p)
-        return rma.path(p)
+        return p
     }
 
-    /** An RMA or atomic request just posted on [path] ([rc] 0) goes to the socket now, as a send does. */
-    internal fun posted(path: RmaPath, rc: Int): Int {
-        if (rc == 0) writeNow(path.peer as TcpPeer)
+    /** An RMA or atomic request just posted to [p] ([rc] 0) goes to the socket now, as a send does. */
+    private fun posted(p: TcpPeer, rc: Int): Int {
+        if (rc == 0) writeNow(p)
         return rc
     }
 
