@@ -46,6 +46,18 @@ internal object ByteBuffers {
         return view
     }
 
+    /** A view of [b]'s position..limit for an object that keeps it (a deferred operation), after [check]. */
+    fun viewOf(b: ByteBuffer, writable: Boolean, role: String, what: Any): UnsafeBuffer {
+        check(b, writable, role, what.toString())
+        return UnsafeBuffer(b, b.position(), b.remaining())
+    }
+
+    /** [viewOf] for atomic elements of [type] ([count] of them, or all [b] holds if 0), after [checkAtomic]. */
+    fun atomicViewOf(b: ByteBuffer, type: AtomicDatatype, count: Int, writable: Boolean, role: String, what: Any): UnsafeBuffer {
+        checkAtomic(b, type, count, writable, role, what.toString())
+        return UnsafeBuffer(b, b.position(), b.remaining())
+    }
+
     /** Throws what [problem] found, as a [FabricException] with [Errno.EINVAL]. */
     fun check(b: ByteBuffer, writable: Boolean, role: String, what: String) {
         problem(b, writable, role)?.let { throw FabricException.invalid("$what: $it") }
