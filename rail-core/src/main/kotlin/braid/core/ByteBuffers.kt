@@ -48,23 +48,23 @@ internal object ByteBuffers {
 
     /** A view of [b]'s position..limit for an object that keeps it (a deferred operation), after [check]. */
     fun viewOf(b: ByteBuffer, writable: Boolean, role: String, what: Any): UnsafeBuffer {
-        check(b, writable, role, what.toString())
+        check(b, writable, role, what)
         return UnsafeBuffer(b, b.position(), b.remaining())
     }
 
     /** [viewOf] for atomic elements of [type] ([count] of them, or all [b] holds if 0), after [checkAtomic]. */
     fun atomicViewOf(b: ByteBuffer, type: AtomicDatatype, count: Int, writable: Boolean, role: String, what: Any): UnsafeBuffer {
-        checkAtomic(b, type, count, writable, role, what.toString())
+        checkAtomic(b, type, count, writable, role, what)
         return UnsafeBuffer(b, b.position(), b.remaining())
     }
 
-    /** Throws what [problem] found, as a [FabricException] with [Errno.EINVAL]. */
-    fun check(b: ByteBuffer, writable: Boolean, role: String, what: String) {
+    /** Throws what [problem] found, as a [FabricException] with [Errno.EINVAL]; [what] (the endpoint, say) names the operation, formatted only then. */
+    fun check(b: ByteBuffer, writable: Boolean, role: String, what: Any) {
         problem(b, writable, role)?.let { throw FabricException.invalid("$what: $it") }
     }
 
     /** Throws what [atomicProblem] found, as a [FabricException] with [Errno.EINVAL]. */
-    fun checkAtomic(b: ByteBuffer, type: AtomicDatatype, count: Int, writable: Boolean, role: String, what: String) {
-        atomicProblem(b, type, count, writable, role)?.let { throw FabricException.invalid("$what: $it") }
+    fun checkAtomic(b: ByteBuffer, type: AtomicDatatype, count: Int, writable: Boolean, role: String, what: Any) {
+        atomicProblem(b, type, count, writable, role)?.let { throw FabricException.invalid("$what: $type: $it") }
     }
 }

@@ -22,7 +22,10 @@ import java.util.concurrent.TimeoutException
  * `thenApply`, `thenCompose`, `isDone()` polling and `get()` all just work, with no progress
  * call; a blocking `get()` or `join()` also drives progress itself while it waits. Dependent
  * stages added without an executor run on the thread that completed the future (the driver's or
- * the engine's): keep them short, or use the `…Async(fn, executor)` stages. A caller that wants
+ * the engine's): keep them short, or use the `…Async(fn, executor)` stages. The driver costs what
+ * a waiting thread costs under the idle policy (under BACKOFF about a thousand short wake-ups a
+ * second once idle), for as long as a future is outstanding: `cancel()` a receive you abandon,
+ * or it keeps the driver running. A caller that wants
  * no background activity at all drives progress itself with the `try…` forms and
  * [CompletionQueue.read], or the `suspend` forms, which allocate nothing on a quick completion.
  *

@@ -17,7 +17,7 @@ internal object Ops {
 
     /** A message operation on [b]'s position..limit ([writable] for receives). */
     fun bytes(ep: Endpoint, kind: Int, b: ByteBuffer, addr: Long, tag: Long, writable: Boolean, pooled: Boolean): PendingOp {
-        ByteBuffers.check(b, writable, "message", "$ep")
+        ByteBuffers.check(b, writable, "message", ep)
         val op = of(ep, kind, EMPTY, 0, 0, addr, tag, pooled)
         op.buffer = op.view(0, b)
         op.length = b.remaining()
@@ -48,7 +48,7 @@ internal object Ops {
         ep: Endpoint, kind: Int, b: ByteBuffer, compare: ByteBuffer?, fetch: ByteBuffer?, peer: Long, remoteOffset: Long, key: Long,
         type: AtomicDatatype, op: AtomicOp, pooled: Boolean,
     ): PendingOp {
-        val what = "$ep: $op on $type"
+        val what = ep
         ByteBuffers.checkAtomic(b, type, 0, false, "operand", what)
         val count = b.remaining() / type.size
         if (compare != null) ByteBuffers.checkAtomic(compare, type, count, false, "compare", what)

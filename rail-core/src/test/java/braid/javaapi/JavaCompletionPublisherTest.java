@@ -1,7 +1,5 @@
 package braid.javaapi;
 
-import braid.core.AddressVector;
-import braid.core.Braid;
 import braid.core.Caps;
 import braid.core.Completion;
 import braid.core.CompletionError;
@@ -9,15 +7,12 @@ import braid.core.CompletionQueue;
 import braid.core.Counter;
 import braid.core.DeferredOp;
 import braid.core.DeferredWork;
-import braid.core.Domain;
 import braid.core.Endpoint;
 import braid.core.EndpointFutures;
 import braid.core.Errno;
 import braid.core.Fabric;
 import braid.core.FabricException;
 import braid.core.FiAddr;
-import braid.core.Hints;
-import braid.core.Info;
 import braid.core.OpFlags;
 import braid.core.TriggeredEndpoint;
 import org.junit.jupiter.api.AfterEach;
@@ -52,24 +47,12 @@ class JavaCompletionPublisherTest {
 
     @BeforeEach
     void setUp() {
-        Info info = Braid.getInfo(new Hints(Caps.TAGGED | Caps.MSG | Caps.TRIGGER)).stream()
-            .filter(i -> i.getProvider().equals("shm")).findFirst().orElseThrow();
-        fabric = Braid.fabric(info);
-        Domain da = fabric.domain(info);
-        Domain db = fabric.domain(info);
-        AddressVector avA = da.addressVector();
-        a = da.endpoint();
-        a.bind(da.completionQueue(), OpFlags.TRANSMIT | OpFlags.RECV);
-        a.bind(avA);
-        a.enable();
-        cqB = db.completionQueue();
-        AddressVector avB = db.addressVector();
-        b = db.endpoint();
-        b.bind(cqB, OpFlags.TRANSMIT | OpFlags.RECV);
-        b.bind(avB);
-        b.enable();
-        aToB = avA.insert(b.getAddress());
-        avB.insert(a.getAddress());
+        TwoEndpoints two = new TwoEndpoints(Caps.TAGGED | Caps.MSG | Caps.TRIGGER);
+        fabric = two.fabric;
+        a = two.a;
+        b = two.b;
+        cqB = two.cqB;
+        aToB = two.enable().aToB;
     }
 
     @AfterEach

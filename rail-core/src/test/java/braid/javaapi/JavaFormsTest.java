@@ -1,22 +1,17 @@
 package braid.javaapi;
 
-import braid.core.AddressVector;
 import braid.core.AtomicDatatype;
 import braid.core.AtomicOp;
-import braid.core.Braid;
 import braid.core.Caps;
 import braid.core.Completion;
 import braid.core.CompletionQueue;
 import braid.core.Counter;
-import braid.core.Domain;
 import braid.core.Endpoint;
 import braid.core.EndpointFutures;
 import braid.core.Errno;
 import braid.core.Fabric;
 import braid.core.FabricException;
 import braid.core.FiAddr;
-import braid.core.Hints;
-import braid.core.Info;
 import braid.core.MemoryRegion;
 import braid.core.MrAccess;
 import braid.core.OpFlags;
@@ -61,29 +56,16 @@ class JavaFormsTest {
 
     @BeforeEach
     void setUp() {
-        Info info = Braid.getInfo(new Hints(Caps.TAGGED | Caps.MSG | Caps.RMA_ALL)).stream()
-            .filter(i -> i.getProvider().equals("shm")).findFirst().orElseThrow();
-        fabric = Braid.fabric(info);
-        Domain da = fabric.domain(info);
-        Domain db = fabric.domain(info);
-        cqA = da.completionQueue();
-        AddressVector avA = da.addressVector();
-        a = da.endpoint();
-        a.bind(cqA, OpFlags.TRANSMIT | OpFlags.RECV);
-        a.bind(avA);
-        a.enable();
-        CompletionQueue cqB = db.completionQueue();
-        AddressVector avB = db.addressVector();
-        b = db.endpoint();
-        b.bind(cqB, OpFlags.TRANSMIT | OpFlags.RECV);
-        b.bind(avB);
-        remoteWrites = db.counter();
+        TwoEndpoints two = new TwoEndpoints(Caps.TAGGED | Caps.MSG | Caps.RMA_ALL);
+        fabric = two.fabric;
+        a = two.a;
+        b = two.b;
+        cqA = two.cqA;
+        remoteWrites = b.getDomain().counter();
         b.bind(remoteWrites, OpFlags.REMOTE_WRITE);
-        b.enable();
-        aToB = avA.insert(b.getAddress());
-        avB.insert(a.getAddress());
-        mr = db.registerMemory(ByteBuffer.allocateDirect(4096), MrAccess.REMOTE);
-        assertEquals(ProgressModel.MANUAL, da.getProgressModel());
+        aToB = two.enable().aToB;
+        mr = b.getDomain().registerMemory(ByteBuffer.allocateDirect(4096), MrAccess.REMOTE);
+        assertEquals(ProgressModel.MANUAL, a.getDomain().getProgressModel());
     }
 
     @AfterEach
