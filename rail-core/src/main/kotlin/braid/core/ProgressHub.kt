@@ -6,6 +6,7 @@ import kotlinx.coroutines.CoroutineName
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.CoroutineStart
 import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.delay
 import kotlinx.coroutines.launch
 import org.agrona.DirectBuffer
 
@@ -226,6 +227,13 @@ internal class ProgressHub(private val domain: Domain) {
     @Volatile var asyncWaiters: Int = 0
         private set
 
+    /**
+     * Threads blocked in a blocking form or a future's `get()`, each driving progress itself
+     * under manual progress: while there are any, the driver leaves polling to them (two
+     * pollers on one domain only contend for its lock) and looks again after a park.
+     */
+    val blockedDrivers: java.util.concurrent.atomic.AtomicInteger = java.util.concurrent.atomic.AtomicInteger()
+
     /** Whether anything waits for the driver: suspended coroutines or outstanding futures. */
     private val needsDriver: Boolean get() = suspendedWaiters > 0 || asyncWaiters > 0
 
@@ -306,7 +314,8 @@ internal class ProgressHub(private val domain: Domain) {
         var normalExit = false
         try {
             while (true) {
-                val work = domain.progress()
+                val lending = blockedDrivers.get() > 0
+                val work = if (lending) 0 else domain.progress()
                 // Stop as soon as the last waiter is resumed, before idling: the resumed caller's
                 // next operation then finds no driver and polls inline, without suspending.
                 if (!needsDriver || automatic) {
@@ -318,7 +327,7 @@ internal class ProgressHub(private val domain: Domain) {
                     }
                     if (normalExit) return
                 }
-                idle.idle(work)
+                if (lending) delay(domain.idlePolicy.maxParkMillis) else idle.idle(work)
             }
         } finally {
             if (!normalExit) {

@@ -251,6 +251,7 @@ internal object Waiting {
         val timed = timeoutNanos != Long.MAX_VALUE
         val me = Thread.currentThread()
         var interrupted = false
+        hub.blockedDrivers.incrementAndGet()
         try {
             while (!op.isDone) {
                 val automatic = hub.automatic
@@ -283,6 +284,7 @@ internal object Waiting {
             }
             return true
         } finally {
+            hub.blockedDrivers.decrementAndGet()
             if (interrupted) me.interrupt()
         }
     }
