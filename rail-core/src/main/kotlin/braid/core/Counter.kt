@@ -114,6 +114,7 @@ public class Counter internal constructor(public val domain: Domain) : AutoClose
             w = CounterWait(this, threshold, errors.get())
             if (!w.due(success.get(), errors.get())) {
                 w.listed = true
+                if (asyncWaits.isEmpty()) hub.waitedCounters.add(this)
                 asyncWaits.add(w)
                 asyncWaitCount = asyncWaits.size
                 startDriver = hub.asyncWaiterAddedLocked()
@@ -132,6 +133,20 @@ public class Counter internal constructor(public val domain: Domain) : AutoClose
         w.listed = false
         asyncWaits.remove(w)
         asyncWaitCount = asyncWaits.size
+        if (asyncWaits.isEmpty()) domain.hub.waitedCounters.remove(this)
+    }
+
+    /** Fails every outstanding [waitAsync] with [err] (the domain is closing). Caller holds the lock, then dispatches. */
+    internal fun failWaitsLocked(err: Int) {
+        while (asyncWaits.isNotEmpty()) {
+            val w = asyncWaits[asyncWaits.size - 1]
+            w.listed = false
+            asyncWaits.removeAt(asyncWaits.size - 1)
+            w.fail(err)
+            domain.hub.asyncWaiterDoneLocked()
+            domain.hub.pushReady(w)
+        }
+        asyncWaitCount = 0
     }
 
     private fun settleWaits() {

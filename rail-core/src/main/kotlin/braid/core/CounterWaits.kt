@@ -16,6 +16,12 @@ internal class CounterWait(private val counter: Counter, private val threshold: 
     /** Guarded by the domain lock: whether this wait is still in its counter's list. */
     @JvmField var listed: Boolean = false
     private var failed = false
+    private var closedErr = 0
+
+    /** Ends this wait with [err] instead of a count (the domain closed). Caller holds the lock. */
+    fun fail(err: Int) {
+        closedErr = err
+    }
 
     val future: CompletableFuture<Long> = object : CompletableFuture<Long>() {
         override fun cancel(mayInterruptIfRunning: Boolean): Boolean {
@@ -33,7 +39,9 @@ internal class CounterWait(private val counter: Counter, private val threshold: 
     }
 
     override fun fire() {
-        if (failed) {
+        if (closedErr != 0) {
+            future.completeExceptionally(FabricException(closedErr, "$counter: the domain was closed while waiting for the success count to reach $threshold"))
+        } else if (failed) {
             future.completeExceptionally(
                 FabricException(Errno.EIO, "$counter: the error count moved from $errorsBefore while waiting for the success count to reach $threshold"),
             )

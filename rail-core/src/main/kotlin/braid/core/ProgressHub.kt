@@ -249,6 +249,14 @@ internal class ProgressHub(private val domain: Domain) {
         return true
     }
 
+    /** Counters with futures of [Counter.waitAsync] outstanding, so closing the domain fails them. Guarded by the lock. */
+    val waitedCounters: ArrayList<Counter> = ArrayList(0)
+
+    /** The domain is closing: fails every counter wait still outstanding. Caller then dispatches. */
+    fun domainClosedLocked() {
+        while (waitedCounters.isNotEmpty()) waitedCounters.removeAt(waitedCounters.size - 1).failWaitsLocked(Errno.ESHUTDOWN)
+    }
+
     /** One outstanding future completed (or was withdrawn). Caller holds the lock. */
     fun asyncWaiterDoneLocked() {
         asyncWaiters--

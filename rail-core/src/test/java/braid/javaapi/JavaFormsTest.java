@@ -271,4 +271,12 @@ class JavaFormsTest {
         assertEquals(1L, counted.get(10, TimeUnit.SECONDS));
         assertEquals(1L, write.get(10, TimeUnit.SECONDS).len);
     }
+
+    @Test
+    void aCounterWaitFailsWithEshutdownWhenItsDomainCloses() {
+        CompletableFuture<Long> never = a.getDomain().counter().waitAsync(5);
+        a.getDomain().close();
+        ExecutionException e = assertThrows(ExecutionException.class, () -> never.get(10, TimeUnit.SECONDS));
+        assertEquals(Errno.ESHUTDOWN, assertInstanceOf(FabricException.class, e.getCause()).getCode());
+    }
 }
