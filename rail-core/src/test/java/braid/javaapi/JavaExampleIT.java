@@ -50,4 +50,13 @@ class JavaExampleIT {
             client.destroyForcibly();
         }
     }
+
+    @Test
+    void theReadmeShowsExactlyThisExample() throws Exception {
+        Path readme = Path.of("..", "README.md");
+        Path source = Path.of("src", "test", "java", "braid", "javaapi", "example", "HelloBraid.java");
+        String body = Files.readString(source).replace("package braid.javaapi.example;\n\n", "");
+        assertTrue(Files.readString(readme).contains("```java\n" + body + "```"),
+            "README.md's Java example differs from " + source + "; copy the file (without its package line) into the README");
+    }
 }
