@@ -32,7 +32,17 @@ public enum class AtomicOp(public val code: Int) {
     }
 }
 
-/** Element types of atomic operations (`enum fi_datatype`, libfabric's values), native byte order. */
+/**
+ * Element types of atomic operations (`enum fi_datatype`, libfabric's values).
+ *
+ * **Byte order.** Elements are in the platform's native byte order (`ByteOrder.nativeOrder()`,
+ * little-endian on x86 and ARM) in every buffer: operands, compare values, fetched results and
+ * the target's registered memory. Agrona buffers already read and write that order. A
+ * `java.nio.ByteBuffer` passed to an atomic must be set to it (`buffer.order(ByteOrder.nativeOrder())`;
+ * a new ByteBuffer is big-endian): one in another order is refused (`-EINVAL` from a `try…`
+ * form, a [FabricException] naming the buffer and the order from the others) instead of silently
+ * giving a wrong counter. [MemoryRegion.byteBuffer] returns registered memory in native order.
+ */
 public enum class AtomicDatatype(public val code: Int, public val size: Int, internal val floating: Boolean, internal val unsigned: Boolean) {
     INT32(4, 4, false, false),
     UINT32(5, 4, false, true),

@@ -23,23 +23,32 @@ import kotlinx.coroutines.flow.flow
  * Completions of operations started through the suspend and future forms go to their callers
  * and never appear here.
  */
+@JvmSynthetic // Java: CompletionQueue.publisher()
 public fun CompletionQueue.completions(
     onError: (CompletionError) -> Unit = { throw FabricException(it.err, "completion queue on domain '${domain.name}': $it") },
-): Flow<Completion> = flow {
+): Flow<Completion> = flow { pump(onError, {}) { emit(it) } }
+
+/**
+ * Reads this queue until it is closed: before each read waits for [ready] (a subscriber's
+ * demand), passes each completion, as a fresh [Completion] with its source, to [deliver] and
+ * each error completion to [onError]; between completions idles as [completions] describes.
+ */
+internal suspend fun CompletionQueue.pump(onError: (CompletionError) -> Unit, ready: suspend () -> Unit, deliver: suspend (Completion) -> Unit) {
     val c = Completion()
     val e = CompletionError()
     val idle = CoroutineIdle(domain.idlePolicy)
     while (true) {
+        ready()
         when (readFrom(c)) {
             1 -> {
                 idle.reset()
-                emit(Completion().also { it.context = c.context; it.flags = c.flags; it.len = c.len; it.data = c.data; it.tag = c.tag; it.source = c.source })
+                deliver(Completion().also { it.context = c.context; it.flags = c.flags; it.len = c.len; it.data = c.data; it.tag = c.tag; it.source = c.source })
             }
             -Errno.EAVAIL -> {
                 idle.reset()
                 if (readErr(e) == 1) onError(e.copy())
             }
-            else -> if (isClosed) return@flow else idleForWrite(idle)
+            else -> if (isClosed) return else idleForWrite(idle)
         }
     }
 }

@@ -1,5 +1,6 @@
 package braid.core
 
+import kotlinx.coroutines.asCoroutineDispatcher
 import org.agrona.concurrent.IdleStrategy
 
 /**
@@ -163,6 +164,24 @@ public class CompletionQueue internal constructor(
         errorSlots[slot] = errors.size
         if (waiters.count != 0) waiters.signal()
     }
+
+    /**
+     * The completions of this queue as a `java.util.concurrent.Flow.Publisher`, the Java form of
+     * the Kotlin flow `completions()`: each subscriber reads the queue on [executor] (the common
+     * coroutine pool if null), taking a completion off the queue only when it has demand, so
+     * reading drives progress under manual progress and the subscriber gets every completion
+     * without a progress call. [onErrorCompletion] receives error completions and the stream
+     * goes on; without one, the first error completion ends the stream with `onError` (a
+     * [FabricException]). Closing the queue ends it with `onComplete`. One subscriber at a time
+     * should read a queue, as with [read]; completions of the future and `suspend` forms go to
+     * their callers and never appear here.
+     */
+    @JvmOverloads
+    public fun publisher(onErrorCompletion: java.util.function.Consumer<CompletionError>? = null, executor: java.util.concurrent.Executor? = null): java.util.concurrent.Flow.Publisher<Completion> =
+        CompletionPublisher(
+            this, onErrorCompletion,
+            if (executor == null) kotlinx.coroutines.Dispatchers.Default else executor.asCoroutineDispatcher(),
+        )
 
     override fun close() {
         closed = true

@@ -1,6 +1,7 @@
 package braid.core
 
 import org.agrona.concurrent.IdleStrategy
+import java.util.concurrent.CompletableFuture
 import java.util.concurrent.atomic.AtomicLong
 import java.util.concurrent.locks.LockSupport
 
@@ -51,6 +52,7 @@ public class Counter internal constructor(public val domain: Domain) : AutoClose
 
     private fun changed() {
         waiters.signal()
+        if (asyncWaitCount > 0) settleWaits()
         // After the update: a request queued meanwhile either is seen armed here or sees the new count.
         if (armed) domain.deferredWork.counterChanged(this)
     }
@@ -88,6 +90,83 @@ public class Counter internal constructor(public val domain: Domain) : AutoClose
                 }
             } finally {
                 waiters.remove(me)
+            }
+        }
+    }
+
+    // ## Futures of waitAsync (the list is guarded by the domain lock) ##
+    private val asyncWaits = ArrayList<CounterWait>(0)
+    @Volatile private var asyncWaitCount = 0
+
+    /**
+     * A future that completes with the success count once it reaches [threshold]
+     * (`fi_cntr_wait` as a future), or exceptionally with a [FabricException] carrying
+     * [Errno.EIO] if the error count moves first. Like every future Braid hands out it completes
+     * on its own under either progress model: under manual progress the domain drives progress
+     * in the background while it is outstanding (see `EndpointFutures.sendAsync`). Cancelling it
+     * withdraws the wait.
+     */
+    public fun waitAsync(threshold: Long): CompletableFuture<Long> {
+        val hub = domain.hub
+        val w: CounterWait
+        var startDriver = false
+        synchronized(domain.lock) {
+            w = CounterWait(this, threshold, errors.get())
+            if (!w.due(success.get(), errors.get())) {
+                w.listed = true
+                if (asyncWaits.isEmpty()) hub.waitedCounters.add(this)
+                asyncWaits.add(w)
+                asyncWaitCount = asyncWaits.size
+                startDriver = hub.asyncWaiterAddedLocked()
+                // An update between the checks above and the listing is seen here.
+                if (w.due(success.get(), errors.get())) settleWaitsLocked()
+            } else {
+                hub.pushReady(w)
+            }
+        }
+        hub.dispatchReady()
+        if (startDriver) hub.launchDriver(null)
+        return w.future
+    }
+
+    internal fun removeWait(w: CounterWait) {
+        w.listed = false
+        asyncWaits.remove(w)
+        asyncWaitCount = asyncWaits.size
+        if (asyncWaits.isEmpty()) domain.hub.waitedCounters.remove(this)
+    }
+
+    /** Fails every outstanding [waitAsync] with [err] (the domain is closing). Caller holds the lock, then dispatches. */
+    internal fun failWaitsLocked(err: Int) {
+        while (asyncWaits.isNotEmpty()) {
+            val w = asyncWaits[asyncWaits.size - 1]
+            w.listed = false
+            asyncWaits.removeAt(asyncWaits.size - 1)
+            w.fail(err)
+            domain.hub.asyncWaiterDoneLocked()
+            domain.hub.pushReady(w)
+        }
+        asyncWaitCount = 0
+    }
+
+    private fun settleWaits() {
+        synchronized(domain.lock) { settleWaitsLocked() }
+        // Inside a duty cycle the caller dispatches after releasing the lock; otherwise do it now.
+        if (!Thread.holdsLock(domain.lock)) domain.hub.dispatchReady()
+    }
+
+    private fun settleWaitsLocked() {
+        val s = success.get()
+        val e = errors.get()
+        var i = 0
+        while (i < asyncWaits.size) {
+            val w = asyncWaits[i]
+            if (w.due(s, e)) {
+                removeWait(w)
+                domain.hub.asyncWaiterDoneLocked()
+                domain.hub.pushReady(w)
+            } else {
+                i++
             }
         }
     }

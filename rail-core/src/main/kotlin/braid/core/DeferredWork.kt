@@ -2,6 +2,7 @@ package braid.core
 
 import org.agrona.DirectBuffer
 import org.agrona.MutableDirectBuffer
+import java.nio.ByteBuffer
 
 /** Where a [DeferredWork] request stands. */
 public enum class WorkStatus {
@@ -99,6 +100,10 @@ public sealed class DeferredOp {
     public class Send(
         override val endpoint: Endpoint, public val buffer: DirectBuffer, public val offset: Int, public val length: Int, public val dest: Long,
     ) : DeferredOp() {
+        /** Sends [buffer]'s position..limit (read when the request fires). */
+        public constructor(endpoint: Endpoint, buffer: ByteBuffer, dest: Long) :
+            this(endpoint, ByteBuffers.viewOf(buffer, false, "send", endpoint), 0, buffer.remaining(), dest)
+
         override val kind: Kind get() = Kind.TX
         override val cqFlags: Long get() = OpFlags.SEND or OpFlags.MSG
         override fun check(): Unit = checkRange(endpoint, buffer.capacity(), offset, length.toLong())
@@ -110,6 +115,10 @@ public sealed class DeferredOp {
     public class Tsend(
         override val endpoint: Endpoint, public val buffer: DirectBuffer, public val offset: Int, public val length: Int, public val dest: Long, public val tag: Long,
     ) : DeferredOp() {
+        /** Sends [buffer]'s position..limit (read when the request fires). */
+        public constructor(endpoint: Endpoint, buffer: ByteBuffer, dest: Long, tag: Long) :
+            this(endpoint, ByteBuffers.viewOf(buffer, false, "tsend", endpoint), 0, buffer.remaining(), dest, tag)
+
         override val kind: Kind get() = Kind.TX
         override val cqFlags: Long get() = OpFlags.SEND or OpFlags.TAGGED
         override fun check(): Unit = checkRange(endpoint, buffer.capacity(), offset, length.toLong())
@@ -121,6 +130,10 @@ public sealed class DeferredOp {
     public class Recv(
         override val endpoint: Endpoint, public val buffer: MutableDirectBuffer, public val offset: Int, public val length: Int, public val src: Long,
     ) : DeferredOp() {
+        /** Receives into [buffer]'s position..limit. */
+        public constructor(endpoint: Endpoint, buffer: ByteBuffer, src: Long) :
+            this(endpoint, ByteBuffers.viewOf(buffer, true, "recv", endpoint), 0, buffer.remaining(), src)
+
         override val kind: Kind get() = Kind.RX
         override val cqFlags: Long get() = OpFlags.RECV or OpFlags.MSG
         override fun check(): Unit = checkRange(endpoint, buffer.capacity(), offset, length.toLong())
@@ -133,6 +146,11 @@ public sealed class DeferredOp {
         override val endpoint: Endpoint, public val buffer: MutableDirectBuffer, public val offset: Int, public val length: Int, public val src: Long,
         public val tag: Long, public val ignore: Long = 0,
     ) : DeferredOp() {
+        /** Receives into [buffer]'s position..limit. */
+        @JvmOverloads
+        public constructor(endpoint: Endpoint, buffer: ByteBuffer, src: Long, tag: Long, ignore: Long = 0) :
+            this(endpoint, ByteBuffers.viewOf(buffer, true, "trecv", endpoint), 0, buffer.remaining(), src, tag, ignore)
+
         override val kind: Kind get() = Kind.RX
         override val cqFlags: Long get() = OpFlags.RECV or OpFlags.TAGGED
         override fun check(): Unit = checkRange(endpoint, buffer.capacity(), offset, length.toLong())
@@ -145,6 +163,10 @@ public sealed class DeferredOp {
         override val endpoint: Endpoint, public val buffer: DirectBuffer, public val offset: Int, public val length: Int,
         public val dest: Long, public val remoteOffset: Long, public val key: Long,
     ) : DeferredOp() {
+        /** Writes [buffer]'s position..limit. */
+        public constructor(endpoint: Endpoint, buffer: ByteBuffer, dest: Long, remoteOffset: Long, key: Long) :
+            this(endpoint, ByteBuffers.viewOf(buffer, false, "write", endpoint), 0, buffer.remaining(), dest, remoteOffset, key)
+
         override val kind: Kind get() = Kind.RMA
         override val cqFlags: Long get() = OpFlags.RMA or OpFlags.WRITE
         override fun check() { checkRma(endpoint, Caps.WRITE, remoteOffset); checkRange(endpoint, buffer.capacity(), offset, length.toLong()) }
@@ -157,6 +179,10 @@ public sealed class DeferredOp {
         override val endpoint: Endpoint, public val buffer: MutableDirectBuffer, public val offset: Int, public val length: Int,
         public val src: Long, public val remoteOffset: Long, public val key: Long,
     ) : DeferredOp() {
+        /** Reads into [buffer]'s position..limit. */
+        public constructor(endpoint: Endpoint, buffer: ByteBuffer, src: Long, remoteOffset: Long, key: Long) :
+            this(endpoint, ByteBuffers.viewOf(buffer, true, "read", endpoint), 0, buffer.remaining(), src, remoteOffset, key)
+
         override val kind: Kind get() = Kind.RMA
         override val cqFlags: Long get() = OpFlags.RMA or OpFlags.READ
         override fun check() { checkRma(endpoint, Caps.READ, remoteOffset); checkRange(endpoint, buffer.capacity(), offset, length.toLong()) }
@@ -169,6 +195,10 @@ public sealed class DeferredOp {
         override val endpoint: Endpoint, public val buffer: DirectBuffer, public val offset: Int, public val count: Int,
         public val dest: Long, public val remoteOffset: Long, public val key: Long, public val type: AtomicDatatype, public val op: AtomicOp,
     ) : DeferredOp() {
+        /** The elements between [buffer]'s position and limit, in native byte order (see [AtomicDatatype]). */
+        public constructor(endpoint: Endpoint, buffer: ByteBuffer, dest: Long, remoteOffset: Long, key: Long, type: AtomicDatatype, op: AtomicOp) :
+            this(endpoint, ByteBuffers.atomicViewOf(buffer, type, 0, false, "operand", endpoint), 0, buffer.remaining() / type.size, dest, remoteOffset, key, type, op)
+
         override val kind: Kind get() = Kind.RMA
         override val cqFlags: Long get() = OpFlags.ATOMIC or OpFlags.WRITE
         override fun check() {
@@ -185,6 +215,13 @@ public sealed class DeferredOp {
         public val result: MutableDirectBuffer, public val resultOffset: Int,
         public val dest: Long, public val remoteOffset: Long, public val key: Long, public val type: AtomicDatatype, public val op: AtomicOp,
     ) : DeferredOp() {
+        /** With ByteBuffers in native byte order (see [AtomicDatatype]); old values go to [result] from its position. */
+        public constructor(endpoint: Endpoint, buffer: ByteBuffer, result: ByteBuffer, dest: Long, remoteOffset: Long, key: Long, type: AtomicDatatype, op: AtomicOp) :
+            this(
+                endpoint, ByteBuffers.atomicViewOf(buffer, type, 0, false, "operand", endpoint), 0, buffer.remaining() / type.size,
+                ByteBuffers.atomicViewOf(result, type, buffer.remaining() / type.size, true, "result", endpoint), 0, dest, remoteOffset, key, type, op,
+            )
+
         override val kind: Kind get() = Kind.RMA
         override val cqFlags: Long get() = OpFlags.ATOMIC or OpFlags.READ
         override fun check() {
@@ -204,6 +241,15 @@ public sealed class DeferredOp {
         public val compare: DirectBuffer, public val compareOffset: Int, public val result: MutableDirectBuffer, public val resultOffset: Int,
         public val dest: Long, public val remoteOffset: Long, public val key: Long, public val type: AtomicDatatype, public val op: AtomicOp,
     ) : DeferredOp() {
+        /** With ByteBuffers in native byte order (see [AtomicDatatype]). */
+        public constructor(
+            endpoint: Endpoint, buffer: ByteBuffer, compare: ByteBuffer, result: ByteBuffer, dest: Long, remoteOffset: Long, key: Long, type: AtomicDatatype, op: AtomicOp,
+        ) : this(
+            endpoint, ByteBuffers.atomicViewOf(buffer, type, 0, false, "operand", endpoint), 0, buffer.remaining() / type.size,
+            ByteBuffers.atomicViewOf(compare, type, buffer.remaining() / type.size, false, "compare", endpoint), 0,
+            ByteBuffers.atomicViewOf(result, type, buffer.remaining() / type.size, true, "result", endpoint), 0, dest, remoteOffset, key, type, op,
+        )
+
         override val kind: Kind get() = Kind.RMA
         override val cqFlags: Long get() = OpFlags.ATOMIC or OpFlags.READ
         override fun check() {

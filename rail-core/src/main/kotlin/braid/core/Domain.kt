@@ -193,6 +193,8 @@ public class Domain internal constructor(
         if (closed) return
         val eps = synchronized(lock) { endpoints.toList() }
         eps.forEach { it.close() }
+        synchronized(lock) { hub.domainClosedLocked() }
+        hub.dispatchReady()
         closed = true
         if (owner != null) synchronized(lock) { owner.peers = owner.peers.filter { it !== this }.toTypedArray() }
         hub.engine?.close()

@@ -45,6 +45,9 @@ public class Endpoint internal constructor(
     private val view = UnsafeBuffer(0L, 0)
     private val compareView = UnsafeBuffer(0L, 0)
     private val resultView = UnsafeBuffer(0L, 0)
+    private val byteView = UnsafeBuffer(0L, 0)
+    private val compareByteView = UnsafeBuffer(0L, 0)
+    private val resultByteView = UnsafeBuffer(0L, 0)
     private val txOpFlags = info.txAttr.opFlags
     private val rxOpFlags = info.rxAttr.opFlags
     private val maxMsgSize = info.endpointAttr.maxMsgSize
@@ -159,7 +162,7 @@ public class Endpoint internal constructor(
 
     /** Sends [buffer]'s position..limit to [dest]. */
     public fun trySend(buffer: ByteBuffer, dest: Long, context: Any?): Int =
-        postSend(buffer, dest, 0, 0, OpFlags.MSG, context)
+        postBytes(buffer, dest, 0, 0, OpFlags.MSG, context)
 
     /** Sends with remote CQ data (`fi_senddata`). */
     public fun trySenddata(buffer: DirectBuffer, offset: Int, length: Int, data: Long, dest: Long, context: Any?): Int =
@@ -175,7 +178,7 @@ public class Endpoint internal constructor(
 
     /** Sends [buffer]'s position..limit as a tagged message. */
     public fun tryTsend(buffer: ByteBuffer, dest: Long, tag: Long, context: Any?): Int =
-        postSend(buffer, dest, tag, 0, OpFlags.TAGGED, context)
+        postBytes(buffer, dest, tag, 0, OpFlags.TAGGED, context)
 
     /** Sends a tagged message with remote CQ data (`fi_tsenddata`). */
     public fun tryTsenddata(buffer: DirectBuffer, offset: Int, length: Int, data: Long, dest: Long, tag: Long, context: Any?): Int =
@@ -321,6 +324,83 @@ public class Endpoint internal constructor(
             return transport.atomic(view, if (compare != null) compareView else null, if (result != null) resultView else null,
                 dest, remoteOffset, key, type, op, count, flags, context)
         }
+    }
+
+    // ## ByteBuffer forms of send-with-data, inject, RMA and atomics ##
+    //
+    // Each reads or fills the buffer's position..limit (position and limit stay as they are) and
+    // returns the same codes as its DirectBuffer form, plus -EINVAL for a buffer it cannot use:
+    // a read-only one to write into, a read-only heap one, and for atomics a buffer not in the
+    // native byte order or not holding a whole number of elements (see AtomicDatatype).
+
+    /** [trySenddata] from [buffer]'s position..limit. */
+    public fun trySenddata(buffer: ByteBuffer, data: Long, dest: Long, context: Any?): Int =
+        postBytes(buffer, dest, 0, data, OpFlags.MSG or OpFlags.REMOTE_CQ_DATA, context)
+
+    /** [tryTsenddata] from [buffer]'s position..limit. */
+    public fun tryTsenddata(buffer: ByteBuffer, data: Long, dest: Long, tag: Long, context: Any?): Int =
+        postBytes(buffer, dest, tag, data, OpFlags.TAGGED or OpFlags.REMOTE_CQ_DATA, context)
+
+    /** [tryInject] from [buffer]'s position..limit. */
+    public fun tryInject(buffer: ByteBuffer, dest: Long): Int = postBytes(buffer, dest, 0, 0, OpFlags.MSG or OpFlags.INJECT, null)
+
+    /** [tryTinject] from [buffer]'s position..limit. */
+    public fun tryTinject(buffer: ByteBuffer, dest: Long, tag: Long): Int = postBytes(buffer, dest, tag, 0, OpFlags.TAGGED or OpFlags.INJECT, null)
+
+    /** [trySendmsg] from [buffer]'s position..limit. */
+    public fun trySendmsg(buffer: ByteBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int =
+        postBytes(buffer, dest, tag, data, if (flags and OpFlags.TAGGED != 0L) flags else flags or OpFlags.MSG, context)
+
+    /** [tryWrite] from [buffer]'s position..limit. */
+    @JvmOverloads
+    public fun tryWrite(buffer: ByteBuffer, dest: Long, remoteOffset: Long, key: Long, context: Any?, flags: Long = 0): Int = synchronized(domain.lock) {
+        if (ByteBuffers.problem(buffer, false, "") != null) return -Errno.EINVAL
+        val v = ByteBuffers.wrap(byteView, buffer)
+        postRma(true, v, 0, v.capacity(), dest, remoteOffset, key, context, flags)
+    }
+
+    /** [tryRead] into [buffer]'s position..limit. */
+    @JvmOverloads
+    public fun tryRead(buffer: ByteBuffer, src: Long, remoteOffset: Long, key: Long, context: Any?, flags: Long = 0): Int = synchronized(domain.lock) {
+        if (ByteBuffers.problem(buffer, true, "") != null) return -Errno.EINVAL
+        val v = ByteBuffers.wrap(byteView, buffer)
+        postRma(false, v, 0, v.capacity(), src, remoteOffset, key, context, flags)
+    }
+
+    /** [tryAtomic] with the elements between [buffer]'s position and limit (native byte order). */
+    @JvmOverloads
+    public fun tryAtomic(buffer: ByteBuffer, dest: Long, remoteOffset: Long, key: Long, type: AtomicDatatype, op: AtomicOp, context: Any?, flags: Long = 0): Int =
+        postAtomicBytes(AtomicForm.UPDATE, buffer, null, null, dest, remoteOffset, key, type, op, context, flags)
+
+    /** [tryFetchAtomic] with ByteBuffers in native byte order; the old values go to [result]'s position onwards. */
+    @JvmOverloads
+    public fun tryFetchAtomic(
+        buffer: ByteBuffer, result: ByteBuffer, dest: Long, remoteOffset: Long, key: Long, type: AtomicDatatype, op: AtomicOp, context: Any?, flags: Long = 0,
+    ): Int = postAtomicBytes(AtomicForm.FETCH, buffer, null, result, dest, remoteOffset, key, type, op, context, flags)
+
+    /** [tryCompareAtomic] with ByteBuffers in native byte order. */
+    @JvmOverloads
+    public fun tryCompareAtomic(
+        buffer: ByteBuffer, compare: ByteBuffer, result: ByteBuffer, dest: Long, remoteOffset: Long, key: Long,
+        type: AtomicDatatype, op: AtomicOp, context: Any?, flags: Long = 0,
+    ): Int = postAtomicBytes(AtomicForm.COMPARE, buffer, compare, result, dest, remoteOffset, key, type, op, context, flags)
+
+    private fun postBytes(buffer: ByteBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int {
+        if (ByteBuffers.problem(buffer, false, "") != null) return -Errno.EINVAL
+        return postSend(buffer, dest, tag, data, flags, context)
+    }
+
+    private fun postAtomicBytes(
+        form: AtomicForm, buffer: ByteBuffer, compare: ByteBuffer?, result: ByteBuffer?, dest: Long, remoteOffset: Long, key: Long,
+        type: AtomicDatatype, op: AtomicOp, context: Any?, flags: Long,
+    ): Int = synchronized(domain.lock) {
+        if (ByteBuffers.atomicProblem(buffer, type, 0, false, "") != null) return -Errno.EINVAL
+        val count = buffer.remaining() / type.size
+        if (compare != null && ByteBuffers.atomicProblem(compare, type, count, false, "") != null) return -Errno.EINVAL
+        if (result != null && ByteBuffers.atomicProblem(result, type, count, true, "") != null) return -Errno.EINVAL
+        val c = if (compare != null) ByteBuffers.wrap(compareByteView, compare) else null
+        val r = if (result != null) ByteBuffers.wrap(resultByteView, result) else null
+        postAtomic(form, ByteBuffers.wrap(byteView, buffer), 0, count, c, 0, r, 0, dest, remoteOffset, key, type, op, context, flags)
     }
 
     /**

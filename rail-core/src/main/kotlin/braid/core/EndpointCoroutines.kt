@@ -1,9 +1,11 @@
 @file:JvmName("EndpointCoroutines")
+@file:JvmMultifileClass
 
 package braid.core
 
 import org.agrona.DirectBuffer
 import org.agrona.MutableDirectBuffer
+import java.nio.ByteBuffer
 
 // The `suspend` forms of an endpoint's data operations: the convenient form beside each `try…`
 // form. Each starts the operation with the operation itself as its context, so its completion
@@ -22,6 +24,12 @@ import org.agrona.MutableDirectBuffer
 // first returns its message. A send the rail has taken is not withdrawn: a cancelled sender
 // still waits for the send's completion (its buffer is in use until then). Closing the endpoint
 // ends every waiting operation with FabricException(ESHUTDOWN).
+//
+// Buffers: every form takes an Agrona buffer region or a java.nio.ByteBuffer (heap or direct),
+// whose position..limit it sends, or receives into; position and limit are left as they are. A
+// ByteBuffer the operation cannot use (read-only where data is written, a read-only heap
+// buffer; for atomics, see ByteBuffers) is refused with FabricException(EINVAL) before anything
+// is posted.
 //
 // Failures: an error completion (truncation, a dead peer, a closed endpoint) is thrown as
 // FabricException with its errno code; a refused start (-EINVAL, -EMSGSIZE, …) likewise. A
@@ -73,3 +81,45 @@ public suspend fun Endpoint.inject(buffer: DirectBuffer, offset: Int, length: In
 public suspend fun Endpoint.tinject(buffer: DirectBuffer, offset: Int, length: Int, dest: Long, tag: Long) {
     Waiting.inject(this, PendingOp.TINJECT, buffer, offset, length, dest, tag)
 }
+
+/** [send] from [buffer]'s position..limit. */
+public suspend fun Endpoint.send(buffer: ByteBuffer, dest: Long, into: Completion? = null): Completion =
+    Waiting.runPrepared(Ops.bytes(this, PendingOp.SEND, buffer, dest, 0, false, true), into)
+
+/** [tsend] from [buffer]'s position..limit. */
+public suspend fun Endpoint.tsend(buffer: ByteBuffer, dest: Long, tag: Long, into: Completion? = null): Completion =
+    Waiting.runPrepared(Ops.bytes(this, PendingOp.TSEND, buffer, dest, tag, false, true), into)
+
+/** [recv] into [buffer]'s position..limit. */
+public suspend fun Endpoint.recv(buffer: ByteBuffer, src: Long, into: Completion? = null): Completion =
+    Waiting.runPrepared(Ops.bytes(this, PendingOp.RECV, buffer, src, 0, true, true), into)
+
+/** [trecv] into [buffer]'s position..limit. */
+public suspend fun Endpoint.trecv(buffer: ByteBuffer, src: Long, tag: Long, ignore: Long = 0, into: Completion? = null): Completion =
+    Waiting.runPrepared(Ops.bytes(this, PendingOp.TRECV, buffer, src, tag, true, true).also { it.ignore = ignore }, into)
+
+/** [inject] from [buffer]'s position..limit. */
+public suspend fun Endpoint.inject(buffer: ByteBuffer, dest: Long) {
+    Waiting.injectPrepared(Ops.bytes(this, PendingOp.INJECT, buffer, dest, 0, false, true))
+}
+
+/** [tinject] from [buffer]'s position..limit. */
+public suspend fun Endpoint.tinject(buffer: ByteBuffer, dest: Long, tag: Long) {
+    Waiting.injectPrepared(Ops.bytes(this, PendingOp.TINJECT, buffer, dest, tag, false, true))
+}
+
+/** [send] carrying [data] as remote CQ data (`fi_senddata`): the receiver's completion has it in [Completion.data]. */
+public suspend fun Endpoint.senddata(buffer: DirectBuffer, offset: Int, length: Int, data: Long, dest: Long, into: Completion? = null): Completion =
+    Waiting.runPrepared(Ops.withData(Ops.of(this, PendingOp.SENDDATA, buffer, offset, length, dest, 0, true), data), into)
+
+/** [senddata] from [buffer]'s position..limit. */
+public suspend fun Endpoint.senddata(buffer: ByteBuffer, data: Long, dest: Long, into: Completion? = null): Completion =
+    Waiting.runPrepared(Ops.withData(Ops.bytes(this, PendingOp.SENDDATA, buffer, dest, 0, false, true), data), into)
+
+/** [tsend] carrying [data] as remote CQ data (`fi_tsenddata`). */
+public suspend fun Endpoint.tsenddata(buffer: DirectBuffer, offset: Int, length: Int, data: Long, dest: Long, tag: Long, into: Completion? = null): Completion =
+    Waiting.runPrepared(Ops.withData(Ops.of(this, PendingOp.TSENDDATA, buffer, offset, length, dest, tag, true), data), into)
+
+/** [tsenddata] from [buffer]'s position..limit. */
+public suspend fun Endpoint.tsenddata(buffer: ByteBuffer, data: Long, dest: Long, tag: Long, into: Completion? = null): Completion =
+    Waiting.runPrepared(Ops.withData(Ops.bytes(this, PendingOp.TSENDDATA, buffer, dest, tag, false, true), data), into)

@@ -140,6 +140,13 @@ public enum class AvType { UNSPEC, MAP, TABLE }
 
 public enum class Threading { UNSPEC, SAFE, DOMAIN, COMPLETION, ENDPOINT }
 
+/**
+ * How a domain makes progress (`fi_progress`). Under [MANUAL] (the default) progress happens
+ * when the application calls in: reading a CQ or counter, a blocking or `suspend` data
+ * operation, [Domain.progress] — and, while any `CompletableFuture` the domain handed out is
+ * incomplete, a driver on the common coroutine pool, so futures complete without a `get()`.
+ * Under [AUTO] a [ProgressEngine] thread drives the domain and every waiter parks.
+ */
 public enum class ProgressModel { UNSPEC, MANUAL, AUTO }
 
 /** Memory registration modes (`fi_domain_attr::mr_mode`). */

@@ -2,6 +2,7 @@ package braid.core
 
 import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
+import java.nio.ByteOrder
 
 /** Access rights of a [MemoryRegion] (`fi_mr_reg` access flags, libfabric's values). */
 public object MrAccess {
@@ -30,6 +31,23 @@ public class MemoryRegion internal constructor(
     public val address: Long get() = buffer.addressOffset()
 
     public val length: Int get() = buffer.capacity()
+
+    /**
+     * The region as a direct [ByteBuffer] in the native byte order (position 0, limit
+     * [length]), sharing its memory: what peers write appears in it, and atomics' elements read
+     * correctly with `getLong`/`getInt` (atomics use the native order; a plain
+     * `ByteBuffer.allocateDirect` is big-endian). Each call returns a new view with its own position.
+     */
+    public fun byteBuffer(): ByteBuffer {
+        val bb = buffer.byteBuffer()
+        val view = if (bb != null) {
+            val start = buffer.wrapAdjustment()
+            bb.duplicate().clear().position(start).limit(start + length).slice()
+        } else {
+            com.sun.jna.Pointer(buffer.addressOffset()).getByteBuffer(0, length.toLong())
+        }
+        return view.order(ByteOrder.nativeOrder())
+    }
 
     /** The local descriptor (`fi_mr_desc`). */
     public val descriptor: Any get() = this

@@ -74,6 +74,18 @@ public class PeerTransfer internal constructor(
         }
     }
 
+    /** [trySend] of [buffer]'s position..limit; -EINVAL for a read-only heap buffer. */
+    public fun trySend(buffer: java.nio.ByteBuffer, dest: Long, tag: Long, context: Any?): Int {
+        if (ByteBuffers.problem(buffer, false, "") != null) return -Errno.EINVAL
+        return trySend(org.agrona.concurrent.UnsafeBuffer(buffer, buffer.position(), buffer.remaining()), 0, buffer.remaining(), dest, tag, context)
+    }
+
+    /** [tryRecv] into [buffer]'s position..limit; -EINVAL for a read-only buffer. */
+    public fun tryRecv(buffer: java.nio.ByteBuffer, src: Long, tag: Long, ignore: Long, context: Any?): Int {
+        if (ByteBuffers.problem(buffer, true, "") != null) return -Errno.EINVAL
+        return tryRecv(org.agrona.concurrent.UnsafeBuffer(buffer, buffer.position(), buffer.remaining()), 0, buffer.remaining(), src, tag, ignore, context)
+    }
+
     /** Posts a receive for the peer's traffic from [src] with [tag] / [ignore] (bit 63 aside). */
     public fun tryRecv(buffer: org.agrona.MutableDirectBuffer, offset: Int, length: Int, src: Long, tag: Long, ignore: Long, context: Any?): Int {
         if (PeerTags.outOfRange(tag)) return -Errno.EINVAL

@@ -3,6 +3,7 @@ package braid.core
 import kotlinx.coroutines.CancellableContinuation
 import org.agrona.DirectBuffer
 import org.agrona.MutableDirectBuffer
+import org.agrona.concurrent.UnsafeBuffer
 import java.util.concurrent.CompletableFuture
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
 import java.util.concurrent.locks.LockSupport
@@ -48,6 +49,24 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
     @JvmField var addr: Long = 0
     @JvmField var tag: Long = 0
     @JvmField var ignore: Long = 0
+
+    // ## Send-with-data, RMA and atomics ##
+    /** Remote CQ data of a send-with-data. */
+    @JvmField var data: Long = 0
+    @JvmField var remoteOffset: Long = 0
+    @JvmField var key: Long = 0
+    @JvmField var atomicType: AtomicDatatype = AtomicDatatype.INT64
+    @JvmField var atomicOp: AtomicOp = AtomicOp.SUM
+    @JvmField var compare: DirectBuffer = NO_BUFFER
+    @JvmField var compareOffset: Int = 0
+    @JvmField var fetch: MutableDirectBuffer = NO_BUFFER
+    @JvmField var fetchOffset: Int = 0
+
+    /** Views of a caller's [java.nio.ByteBuffer]s, made once per operation and kept by the pool. */
+    private var views: Array<UnsafeBuffer>? = null
+
+    /** Whether this operation is counted in [ProgressHub.asyncWaiters] (a future not yet complete). */
+    @JvmField var asyncCounted: Boolean = false
 
     constructor(ep: Endpoint, kind: Int, buffer: DirectBuffer, offset: Int, length: Int, addr: Long, tag: Long, ignore: Long) :
         this(ep.domain.hub) {
@@ -103,9 +122,33 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
         get() = state == DONE && future == null && thread == null && toResume == null && cont == null &&
             !registered && !queuedForRetry && !driving && err != Errno.ESHUTDOWN
 
+    /** Sets the RMA target: [key]'s region at [remoteOffset] of the peer. */
+    fun rma(remoteOffset: Long, key: Long): PendingOp {
+        this.remoteOffset = remoteOffset; this.key = key
+        return this
+    }
+
+    /** Sets an atomic's type and operation, and the compare and fetch buffers its form uses. */
+    fun atomic(type: AtomicDatatype, op: AtomicOp, compare: DirectBuffer?, compareOffset: Int, fetch: MutableDirectBuffer?, fetchOffset: Int): PendingOp {
+        atomicType = type; atomicOp = op
+        if (compare != null) { this.compare = compare; this.compareOffset = compareOffset }
+        if (fetch != null) { this.fetch = fetch; this.fetchOffset = fetchOffset }
+        return this
+    }
+
+    /** A view of [b]'s position..limit, in slot [i] of this operation's views (allocated once). */
+    fun view(i: Int, b: java.nio.ByteBuffer): UnsafeBuffer {
+        val vs = views ?: Array(3) { UnsafeBuffer(0L, 0) }.also { views = it }
+        val v = vs[i]
+        v.wrap(b, b.position(), b.remaining())
+        return v
+    }
+
     /** Clears everything but [hub], for the pool; drops the reference to the caller's buffer. */
     fun clear() {
         kind = SEND; buffer = NO_BUFFER; offset = 0; length = 0; addr = 0; tag = 0; ignore = 0
+        data = 0; remoteOffset = 0; key = 0; compare = NO_BUFFER; compareOffset = 0; fetch = NO_BUFFER; fetchOffset = 0
+        views?.let { vs -> for (v in vs) v.wrap(0L, 0) }
         STATE.lazySet(this, NEW); result = null
         err = 0; errMessage = ""; decision = UNDECIDED; prev = null; next = null
     }
@@ -122,6 +165,15 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
         TRECV -> ep.postRecv(true, buffer as MutableDirectBuffer, offset, length, addr, tag, ignore, OpFlags.COMPLETION, this)
         INJECT -> ep.tryInject(buffer, offset, length, addr)
         TINJECT -> ep.tryTinject(buffer, offset, length, addr, tag)
+        SENDDATA -> ep.trySendmsg(buffer, offset, length, addr, 0, data, OpFlags.REMOTE_CQ_DATA or OpFlags.COMPLETION, this)
+        TSENDDATA -> ep.trySendmsg(buffer, offset, length, addr, tag, data, OpFlags.TAGGED or OpFlags.REMOTE_CQ_DATA or OpFlags.COMPLETION, this)
+        WRITE -> ep.tryWrite(buffer, offset, length, addr, remoteOffset, key, this, OpFlags.COMPLETION)
+        READ -> ep.tryRead(buffer as MutableDirectBuffer, offset, length, addr, remoteOffset, key, this, OpFlags.COMPLETION)
+        ATOMIC -> ep.tryAtomic(buffer, offset, length, addr, remoteOffset, key, atomicType, atomicOp, this, OpFlags.COMPLETION)
+        FETCH_ATOMIC -> ep.tryFetchAtomic(buffer, offset, length, fetch, fetchOffset, addr, remoteOffset, key, atomicType, atomicOp, this, OpFlags.COMPLETION)
+        COMPARE_ATOMIC -> ep.tryCompareAtomic(
+            buffer, offset, length, compare, compareOffset, fetch, fetchOffset, addr, remoteOffset, key, atomicType, atomicOp, this, OpFlags.COMPLETION,
+        )
         else -> error("unknown operation kind $kind")
     }
 
@@ -159,6 +211,10 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
 
     private fun finish() {
         state = DONE
+        if (asyncCounted) {
+            asyncCounted = false
+            hub.asyncWaiterDoneLocked()
+        }
         if (queuedForRetry) hub.dropRetry(this)
         hub.unregister(this)
         val c = cont
@@ -236,8 +292,13 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
 
     fun describe(): String {
         val what = NAMES[kind]
+        if (kind >= WRITE) {
+            val size = if (kind >= ATOMIC) "$length $atomicType element(s), $atomicOp" else "$length bytes"
+            val dir = if (kind == READ) "from" else "to"
+            return "$what of $size $dir $addr at offset $remoteOffset of key $key on $ep"
+        }
         val peer = if (isReceive) (if (addr == FiAddr.UNSPEC) "from any source" else "from $addr") else "to $addr"
-        val tagged = if (kind == TSEND || kind == TRECV || kind == TINJECT) ", tag 0x${java.lang.Long.toHexString(tag)}" else ""
+        val tagged = if (kind == TSEND || kind == TRECV || kind == TINJECT || kind == TSENDDATA) ", tag 0x${java.lang.Long.toHexString(tag)}" else ""
         val ign = if (kind == TRECV && ignore != 0L) " ignore 0x${java.lang.Long.toHexString(ignore)}" else ""
         return "$what of $length bytes $peer$tagged$ign on $ep"
     }
@@ -251,7 +312,19 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
         const val TRECV = 3
         const val INJECT = 4
         const val TINJECT = 5
-        private val NAMES = arrayOf("send", "tsend", "recv", "trecv", "inject", "tinject")
+        const val SENDDATA = 6
+        const val TSENDDATA = 7
+        /** RMA and atomic kinds follow; [describe] relies on WRITE being the first. */
+        const val WRITE = 8
+        const val READ = 9
+        /** [length] counts elements for the atomic kinds. */
+        const val ATOMIC = 10
+        const val FETCH_ATOMIC = 11
+        const val COMPARE_ATOMIC = 12
+        private val NAMES = arrayOf(
+            "send", "tsend", "recv", "trecv", "inject", "tinject", "senddata", "tsenddata",
+            "RMA write", "RMA read", "atomic", "fetching atomic", "compare atomic",
+        )
 
         const val NEW = 0
         const val PENDING = 1
@@ -266,7 +339,7 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
         /** The [result] of a suspend inject: written by no one, read by no one. */
         @JvmField val NO_RESULT: Completion = Completion()
 
-        private val NO_BUFFER: DirectBuffer = org.agrona.concurrent.UnsafeBuffer(ByteArray(0))
+        private val NO_BUFFER: UnsafeBuffer = UnsafeBuffer(ByteArray(0))
     }
 }
 

@@ -6,6 +6,7 @@ import kotlinx.coroutines.CoroutineName
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.CoroutineStart
 import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.delay
 import kotlinx.coroutines.launch
 import org.agrona.DirectBuffer
 
@@ -24,8 +25,11 @@ import org.agrona.DirectBuffer
  *   nothing; it keeps at most [POOL_LIMIT].
  * - The **driver**, under manual progress: while coroutines are suspended in operations of this
  *   domain, one coroutine drives progress on the dispatcher of the waiter that started it (the
- *   waiters lend their dispatcher to progress; no thread is created). It stops when the last
- *   waiter is resumed. Under automatic progress the [ProgressEngine] does this instead.
+ *   waiters lend their dispatcher to progress; no thread is created). While futures (or counter
+ *   waits) handed out by this domain are outstanding ([asyncWaiters]), the same driver runs on the
+ *   default dispatcher, so a future completes whether or not anyone calls `get()` on it. It stops
+ *   when the last waiter is resumed and the last future completed. Under automatic progress the
+ *   [ProgressEngine] does this instead.
  *
  * Everything here is guarded by the domain lock except the volatile fields read on fast paths.
  */
@@ -215,6 +219,49 @@ internal class ProgressHub(private val domain: Domain) {
     /** Whether a coroutine drives progress for the suspended waiters (inline, or [driverLoop]). */
     private var driverRunning = false
 
+    /**
+     * Futures and counter waits handed out and not yet complete: while there are any (under
+     * manual progress) the driver runs, so they complete without anyone calling `get()`.
+     * Guarded by the lock.
+     */
+    @Volatile var asyncWaiters: Int = 0
+        private set
+
+    /**
+     * Threads blocked in a blocking form or a future's `get()`, each driving progress itself
+     * under manual progress: while there are any, the driver leaves polling to them (two
+     * pollers on one domain only contend for its lock) and looks again after a park.
+     */
+    val blockedDrivers: java.util.concurrent.atomic.AtomicInteger = java.util.concurrent.atomic.AtomicInteger()
+
+    /** Whether anything waits for the driver: suspended coroutines or outstanding futures. */
+    private val needsDriver: Boolean get() = suspendedWaiters > 0 || asyncWaiters > 0
+
+    /**
+     * Counts one more outstanding future; starts the driver on the default dispatcher if none
+     * runs. Caller holds the lock, and calls [launchDriver]`(null)` after releasing it if this
+     * returns true.
+     */
+    fun asyncWaiterAddedLocked(): Boolean {
+        asyncWaiters++
+        if (automatic || driverRunning) return false
+        driverRunning = true
+        return true
+    }
+
+    /** Counters with futures of [Counter.waitAsync] outstanding, so closing the domain fails them. Guarded by the lock. */
+    val waitedCounters: ArrayList<Counter> = ArrayList(0)
+
+    /** The domain is closing: fails every counter wait still outstanding. Caller then dispatches. */
+    fun domainClosedLocked() {
+        while (waitedCounters.isNotEmpty()) waitedCounters.removeAt(waitedCounters.size - 1).failWaitsLocked(Errno.ESHUTDOWN)
+    }
+
+    /** One outstanding future completed (or was withdrawn). Caller holds the lock. */
+    fun asyncWaiterDoneLocked() {
+        asyncWaiters--
+    }
+
     /** Called by [PendingOp] when its coroutine is detached. Caller holds the lock. */
     fun waiterDetached() {
         suspendedWaiters--
@@ -258,7 +305,7 @@ internal class ProgressHub(private val domain: Domain) {
      * then starts with [launchDriver] once it has released the lock. Caller holds the lock.
      */
     fun releaseDriverLocked(): Boolean {
-        if (suspendedWaiters > 0 && !automatic) return true
+        if (needsDriver && !automatic) return true
         driverRunning = false
         return false
     }
@@ -275,25 +322,26 @@ internal class ProgressHub(private val domain: Domain) {
         var normalExit = false
         try {
             while (true) {
-                val work = domain.progress()
+                val lending = blockedDrivers.get() > 0
+                val work = if (lending) 0 else domain.progress()
                 // Stop as soon as the last waiter is resumed, before idling: the resumed caller's
                 // next operation then finds no driver and polls inline, without suspending.
-                if (suspendedWaiters == 0 || automatic) {
+                if (!needsDriver || automatic) {
                     synchronized(lock) {
-                        if (suspendedWaiters == 0 || automatic) {
+                        if (!needsDriver || automatic) {
                             driverRunning = false
                             normalExit = true
                         }
                     }
                     if (normalExit) return
                 }
-                idle.idle(work)
+                if (lending) delay(domain.idlePolicy.maxParkMillis) else idle.idle(work)
             }
         } finally {
             if (!normalExit) {
                 // Cancelled (the dispatcher was shut down) or a provider threw: let another driver take over.
                 synchronized(lock) { driverRunning = false }
-                if (suspendedWaiters > 0 && tryAcquireDriver()) launchDriver(Dispatchers.Default)
+                if (needsDriver && tryAcquireDriver()) launchDriver(Dispatchers.Default)
             }
         }
     }
@@ -320,7 +368,7 @@ internal class ProgressHub(private val domain: Domain) {
         val needDriver = synchronized(lock) {
             if (engine !== e) return
             engine = null
-            suspendedWaiters > 0 && !driverRunning && run { driverRunning = true; true }
+            needsDriver && !driverRunning && run { driverRunning = true; true }
         }
         // Coroutines that relied on the engine still wait: drive for them under manual progress.
         if (needDriver) launchDriver(Dispatchers.Default)

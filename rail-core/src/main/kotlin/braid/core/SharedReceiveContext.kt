@@ -106,7 +106,7 @@ public class SharedReceiveContext internal constructor(
      * in posting order, the earliest-arrived message that matches it. Their providers are told to
      * start them ([SrxPeer.startMsg], [SrxPeer.startTag]) before this returns.
      */
-    public fun foreachUnspecAddr(resolve: (RxEntry) -> Long) {
+    public fun foreachUnspecAddr(resolve: java.util.function.ToLongFunction<RxEntry>) {
         msgQueue.resolveUnspec(resolve, matchResolved)
         tagQueue.resolveUnspec(resolve, matchResolved)
         // Only now: a start may complete a receive, and a completion may post another (triggered work).
@@ -382,12 +382,12 @@ internal class MatchQueue(val tagged: Boolean) {
      * Only the directed receives need a look: an any-source receive is matched against unknown
      * senders' messages when it is posted and when they arrive, so none posted matches them.
      */
-    fun resolveUnspec(resolve: (RxEntry) -> Long, matched: (posted: RxEntry, message: RxEntry) -> Unit) {
+    fun resolveUnspec(resolve: java.util.function.ToLongFunction<RxEntry>, matched: (posted: RxEntry, message: RxEntry) -> Unit) {
         val unknown = unexpectedBySource.get(FiAddr.NOTAVAIL) ?: return
         var e = unknown.head
         while (e != null) {
             val next = unknown.next(e)
-            val addr = resolve(e)
+            val addr = resolve.applyAsLong(e)
             if (addr != FiAddr.NOTAVAIL) {
                 unknown.remove(e)
                 e.addr = addr

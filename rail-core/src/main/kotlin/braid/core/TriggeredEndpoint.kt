@@ -2,6 +2,7 @@ package braid.core
 
 import org.agrona.DirectBuffer
 import org.agrona.MutableDirectBuffer
+import java.nio.ByteBuffer
 
 /**
  * The trigger condition of one operation posted on a [TriggeredEndpoint]
@@ -75,6 +76,46 @@ public class TriggeredEndpoint internal constructor(
         result: MutableDirectBuffer, resultOffset: Int, dest: Long, remoteOffset: Long, key: Long,
         type: AtomicDatatype, op: AtomicOp, context: Any?, flags: Long = 0,
     ): Int = defer(DeferredOp.CompareAtomic(endpoint, buffer, offset, count, compare, compareOffset, result, resultOffset, dest, remoteOffset, key, type, op), context, flags)
+
+    // ## ByteBuffer forms: position..limit, read when the operation fires; -EINVAL for a buffer
+    // the operation cannot use (see ByteBuffers; atomics need the native byte order). ##
+
+    public fun trySend(buffer: ByteBuffer, dest: Long, context: Any?): Int = deferChecked(context, 0) { DeferredOp.Send(endpoint, buffer, dest) }
+
+    public fun tryTsend(buffer: ByteBuffer, dest: Long, tag: Long, context: Any?): Int = deferChecked(context, 0) { DeferredOp.Tsend(endpoint, buffer, dest, tag) }
+
+    public fun tryRecv(buffer: ByteBuffer, src: Long, context: Any?): Int = deferChecked(context, 0) { DeferredOp.Recv(endpoint, buffer, src) }
+
+    public fun tryTrecv(buffer: ByteBuffer, src: Long, tag: Long, ignore: Long, context: Any?): Int =
+        deferChecked(context, 0) { DeferredOp.Trecv(endpoint, buffer, src, tag, ignore) }
+
+    @JvmOverloads
+    public fun tryWrite(buffer: ByteBuffer, dest: Long, remoteOffset: Long, key: Long, context: Any?, flags: Long = 0): Int =
+        deferChecked(context, flags) { DeferredOp.Write(endpoint, buffer, dest, remoteOffset, key) }
+
+    @JvmOverloads
+    public fun tryRead(buffer: ByteBuffer, src: Long, remoteOffset: Long, key: Long, context: Any?, flags: Long = 0): Int =
+        deferChecked(context, flags) { DeferredOp.Read(endpoint, buffer, src, remoteOffset, key) }
+
+    @JvmOverloads
+    public fun tryAtomic(buffer: ByteBuffer, dest: Long, remoteOffset: Long, key: Long, type: AtomicDatatype, op: AtomicOp, context: Any?, flags: Long = 0): Int =
+        deferChecked(context, flags) { DeferredOp.Atomic(endpoint, buffer, dest, remoteOffset, key, type, op) }
+
+    @JvmOverloads
+    public fun tryFetchAtomic(
+        buffer: ByteBuffer, result: ByteBuffer, dest: Long, remoteOffset: Long, key: Long, type: AtomicDatatype, op: AtomicOp, context: Any?, flags: Long = 0,
+    ): Int = deferChecked(context, flags) { DeferredOp.FetchAtomic(endpoint, buffer, result, dest, remoteOffset, key, type, op) }
+
+    @JvmOverloads
+    public fun tryCompareAtomic(
+        buffer: ByteBuffer, compare: ByteBuffer, result: ByteBuffer, dest: Long, remoteOffset: Long, key: Long,
+        type: AtomicDatatype, op: AtomicOp, context: Any?, flags: Long = 0,
+    ): Int = deferChecked(context, flags) { DeferredOp.CompareAtomic(endpoint, buffer, compare, result, dest, remoteOffset, key, type, op) }
+
+    private inline fun deferChecked(context: Any?, flags: Long, op: () -> DeferredOp): Int {
+        val o = try { op() } catch (e: FabricException) { return -e.code }
+        return defer(o, context, flags)
+    }
 
     private fun defer(op: DeferredOp, context: Any?, flags: Long): Int {
         val trigger = context as? TriggeredContext

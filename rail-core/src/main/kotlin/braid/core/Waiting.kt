@@ -44,14 +44,35 @@ internal object Waiting {
      * [FabricException] on failure.
      */
     suspend fun run(ep: Endpoint, kind: Int, buffer: DirectBuffer, offset: Int, length: Int, addr: Long, tag: Long, ignore: Long, into: Completion?): Completion {
-        val r = startInline(coroutineContext, ep, kind, buffer, offset, length, addr, tag, ignore, into)
+        val r = startInline(coroutineContext, null, ep, kind, buffer, offset, length, addr, tag, ignore, into)
         if (r is Completion) return r
         return awaitSuspended(r as PendingOp) // a tail call: no continuation is allocated unless this suspends
     }
 
+    /**
+     * An operation from the domain's pool for [run] of a [prepared][runPrepared] operation: the
+     * caller fills in what [PendingOp.set] does not carry (RMA target, atomic, views of ByteBuffers).
+     */
+    fun obtain(ep: Endpoint, kind: Int, buffer: DirectBuffer, offset: Int, length: Int, addr: Long, tag: Long): PendingOp =
+        synchronized(ep.domain.lock) { ep.domain.hub.obtainLocked(ep, kind, buffer, offset, length, addr, tag, 0) }
+
+    /** [run] for an operation [obtain]ed and filled in by the caller. */
+    suspend fun runPrepared(op: PendingOp, into: Completion?): Completion {
+        val r = startInline(coroutineContext, op, op.ep, op.kind, op.buffer, op.offset, op.length, op.addr, op.tag, op.ignore, into)
+        if (r is Completion) return r
+        return awaitSuspended(r as PendingOp)
+    }
+
+    /** [inject] for an operation [obtain]ed and filled in by the caller. */
+    suspend fun injectPrepared(op: PendingOp) {
+        val r = startInline(coroutineContext, op, op.ep, op.kind, op.buffer, op.offset, op.length, op.addr, op.tag, 0, PendingOp.NO_RESULT)
+        if (r is Completion) return
+        awaitInjected(r as PendingOp)
+    }
+
     /** [run] for an inject, which returns no completion. */
     suspend fun inject(ep: Endpoint, kind: Int, buffer: DirectBuffer, offset: Int, length: Int, addr: Long, tag: Long) {
-        val r = startInline(coroutineContext, ep, kind, buffer, offset, length, addr, tag, 0, PendingOp.NO_RESULT)
+        val r = startInline(coroutineContext, null, ep, kind, buffer, offset, length, addr, tag, 0, PendingOp.NO_RESULT)
         if (r is Completion) return
         awaitInjected(r as PendingOp)
     }
@@ -67,7 +88,7 @@ internal object Waiting {
      * holding the driver role if it took it) for [awaitSuspended].
      */
     private fun startInline(
-        context: CoroutineContext, ep: Endpoint, kind: Int, buffer: DirectBuffer, offset: Int, length: Int,
+        context: CoroutineContext, prepared: PendingOp?, ep: Endpoint, kind: Int, buffer: DirectBuffer, offset: Int, length: Int,
         addr: Long, tag: Long, ignore: Long, into: Completion?,
     ): Any {
         val domain = ep.domain
@@ -77,7 +98,7 @@ internal object Waiting {
         var failure: FabricException? = null
         var handOver = false
         synchronized(domain.lock) {
-            op = hub.obtainLocked(ep, kind, buffer, offset, length, addr, tag, ignore)
+            op = prepared ?: hub.obtainLocked(ep, kind, buffer, offset, length, addr, tag, ignore)
             op.result = into
             val rc = hub.submitLocked(op)
             if (rc != 0) {
@@ -230,6 +251,7 @@ internal object Waiting {
         val timed = timeoutNanos != Long.MAX_VALUE
         val me = Thread.currentThread()
         var interrupted = false
+        hub.blockedDrivers.incrementAndGet()
         try {
             while (!op.isDone) {
                 val automatic = hub.automatic
@@ -262,6 +284,7 @@ internal object Waiting {
             }
             return true
         } finally {
+            hub.blockedDrivers.decrementAndGet()
             if (interrupted) me.interrupt()
         }
     }
@@ -288,11 +311,25 @@ internal object Waiting {
         return op.resultOrThrow()
     }
 
-    /** Starts [op] and returns its future. */
+    /**
+     * Starts [op] and returns its future. Under manual progress an incomplete future is counted
+     * in [ProgressHub.asyncWaiters], which keeps the domain's driver running until it completes:
+     * the future completes whether or not anyone calls `get()` on it.
+     */
     fun runAsync(op: PendingOp): OpFuture {
         val f = OpFuture(op)
-        val rc = op.hub.submit(op)
-        op.hub.dispatchReady()
+        val hub = op.hub
+        var startDriver = false
+        val rc = synchronized(op.ep.domain.lock) {
+            val rc = hub.submitLocked(op)
+            if (rc == 0 && !op.isDone) {
+                op.asyncCounted = true
+                startDriver = hub.asyncWaiterAddedLocked()
+            }
+            rc
+        }
+        hub.dispatchReady()
+        if (startDriver) hub.launchDriver(null)
         if (rc != 0) f.completeExceptionally(refused(op, rc))
         return f
     }
@@ -300,7 +337,9 @@ internal object Waiting {
     fun refused(op: PendingOp, rc: Int): FabricException {
         val why = when (-rc) {
             Errno.EOPBADSTATE -> "the endpoint is not enabled, or closed; enable() it before use"
-            Errno.EMSGSIZE -> "${op.length} bytes exceed the limit (max message size ${op.ep.info.endpointAttr.maxMsgSize}, inject size ${op.ep.info.txAttr.injectSize})"
+            Errno.EMSGSIZE -> if (op.kind >= PendingOp.ATOMIC) "${op.length} elements exceed what one atomic carries (see Endpoint.atomicValid)" else "${op.length} bytes exceed the limit (max message size ${op.ep.info.endpointAttr.maxMsgSize}, inject size ${op.ep.info.txAttr.injectSize})"
+            Errno.ENOSYS -> "this rail does not carry RMA or atomics (ask Braid.getInfo for Caps.RMA or Caps.ATOMIC)"
+            Errno.EOPNOTSUPP -> "${op.atomicOp} does not apply to ${op.atomicType} in this form (see Endpoint.atomicValid)"
             Errno.EINVAL -> "the buffer region [${op.offset}, ${op.offset.toLong() + op.length}) does not fit a buffer of ${op.buffer.capacity()} bytes, or address ${op.addr} is not in the address vector"
             Errno.EHOSTDOWN -> "the peer at ${op.addr} is down"
             Errno.EHOSTUNREACH -> "the peer at ${op.addr} is not reachable by this rail"

@@ -55,4 +55,35 @@ class HotPathAllocationTest : FunSpec({
             a.domain.suspendedOps shouldBe 0
         }
     }
+
+    test("suspend forms with ByteBuffers, heap and direct, that complete without suspending allocate nothing per message") {
+        ProgressFabric().use { f ->
+            val (a, b) = f.nodes
+            val toB = f.addrs[0][1]
+            val toA = f.addrs[1][0]
+            val out = ByteBuffer.allocate(64)
+            val inA = ByteBuffer.allocateDirect(64)
+            val inB = ByteBuffer.allocate(64)
+            val got = Completion()
+            val tid = Thread.currentThread().id
+            fun rounds(n: Int): Long = runBlocking {
+                val before = threads.getThreadAllocatedBytes(tid)
+                for (i in 0 until n) {
+                    a.ep.tsend(out, toB, 1, got)
+                    b.ep.trecv(inB, toA, 1, into = got)
+                    check(got.len == 64L) { "round $i: tagged receive got $got" }
+                    b.ep.senddata(out, 7, toA, got)
+                    a.ep.recv(inA, toB, got)
+                    check(got.len == 64L && got.data == 7L) { "round $i: receive got $got" }
+                }
+                threads.getThreadAllocatedBytes(tid) - before
+            }
+            rounds(20_000)
+            val n = 20_000
+            val allocated = rounds(n)
+            withClue("$allocated bytes allocated over ${n * 2} messages (${n * 4} suspend calls)") { (allocated / (n * 2)) shouldBeLessThan 1L }
+            a.domain.pendingOps shouldBe 0
+            b.domain.pendingOps shouldBe 0
+        }
+    }
 })

@@ -100,7 +100,9 @@ internal object LinkProvider : Provider {
 
     private fun linkInfo(link: LinkSelector, rails: List<Info>): Info {
         val network = rails.firstOrNull { it.provider != SHM }
-        val common = Caps.MSG or Caps.TAGGED or Caps.SEND or Caps.RECV or Caps.SOURCE or Caps.DIRECTED_RECV
+        // What the link carries: what every one of its rails carries (messages, RMA and atomics
+        // through each rail; triggered operations through the domain's deferred work queue).
+        val common = Caps.MSG or Caps.TAGGED or Caps.SEND or Caps.RECV or Caps.SOURCE or Caps.DIRECTED_RECV or Caps.RMA_ALL or Caps.TRIGGER
         var caps = common
         for (r in rails) caps = caps and r.caps
         for (r in rails) caps = caps or (r.caps and (Caps.LOCAL_COMM or Caps.REMOTE_COMM))
