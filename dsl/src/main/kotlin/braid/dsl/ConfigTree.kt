@@ -125,7 +125,7 @@ internal class ConfigTree(private val linkDescriptor: SerialDescriptor) {
                 val min = if (kind == PrimitiveKind.LONG) Long.MIN_VALUE else Int.MIN_VALUE.toLong()
                 val n: Long? = when {
                     type == ConfigValueType.NUMBER -> integral(raw as Number)
-                    type == ConfigValueType.STRING && byteCount -> ByteSizes.parse(raw as String)
+                    type == ConfigValueType.STRING && byteCount -> braid.core.ByteSize.parse(raw as String)
                     else -> return wrongType(v, path, if (byteCount) "a number of bytes (4096, or \"4 KiB\")" else "an integer")
                 }
                 when {
@@ -208,15 +208,3 @@ internal class ConfigTree(private val linkDescriptor: SerialDescriptor) {
     }
 }
 
-/** Byte counts written as sizes: `4096`, `"64 KiB"`, `"64k"`, `"4 MiB"`, `"1g"` (powers of 1024). */
-internal object ByteSizes {
-    private val SIZE = Regex("""\s*(\d{1,19})\s*([kKmMgG]?)(?:[iI]?[bB])?\s*""")
-
-    fun parse(text: String): Long? {
-        val m = SIZE.matchEntire(text) ?: return null
-        val n = m.groupValues[1].toLongOrNull() ?: return null
-        val shift = when (m.groupValues[2].lowercase()) { "k" -> 10; "m" -> 20; "g" -> 30; else -> 0 }
-        if (n > (Long.MAX_VALUE shr shift)) return null
-        return n shl shift
-    }
-}

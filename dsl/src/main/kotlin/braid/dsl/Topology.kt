@@ -2,10 +2,12 @@ package braid.dsl
 
 import braid.core.Braid
 import braid.core.Caps
+import braid.core.CoreParams
 import braid.core.Errno
 import braid.core.FabricException
 import braid.core.Hints
 import braid.core.Info
+import braid.provider.link.LinkParams
 import java.io.IOException
 import java.nio.file.Files
 import java.nio.file.Paths
@@ -100,20 +102,21 @@ public object Topology {
     private fun infoFor(spec: TopologySpec, survey: LinkSurvey, caps: Long): Info {
         val present = survey.present
         val linkString = present.joinToString("+") { if (it.rail.isShm) SHM else "${it.rail.provider}:${it.info!!.domainName}" }
-        val offer = Braid.getInfo(Hints(caps = caps, provider = LINK, links = linkString, linkDisableShm = false)).first()
+        val offer = Braid.getInfo(Hints(caps = caps, provider = LINK).with(LinkParams.LINKS, linkString).with(LinkParams.DISABLE_SHM, false)).first()
         val rails = offer.rails.map { railInfo ->
             val rail = present.first { it.rail.provider == railInfo.provider }.rail
             Limited.apply(railInfo, rail.limits.orElse(survey.link.limits.copy(unexpectedLimit = null)))
         }
         val key = jobKey(spec)
         val progress = spec.progress
-        return offer.copy(
+        val info = offer.copy(
             rails = rails,
-            endpointAttr = offer.endpointAttr.copy(eagerSize = rails.minOf { it.endpointAttr.eagerSize }, ringCapacity = rails.minOf { it.endpointAttr.ringCapacity }),
+            endpointAttr = offer.endpointAttr.copy(eagerSize = rails.minOf { it.endpointAttr.eagerSize }),
             txAttr = offer.txAttr.copy(injectSize = rails.minOf { it.txAttr.injectSize }),
             rxAttr = offer.rxAttr.copy(unexpectedLimit = survey.link.limits.unexpectedLimit ?: offer.rxAttr.unexpectedLimit),
-            domainAttr = offer.domainAttr.copy(progress = progress.model, idle = progress.idle.toPolicy(), jobKey = key ?: offer.domainAttr.jobKey),
+            domainAttr = offer.domainAttr.copy(progress = progress.model, idle = progress.idle.toPolicy()),
         )
+        return if (key == null) info else info.with(CoreParams.JOB_KEY, key)
     }
 }
 

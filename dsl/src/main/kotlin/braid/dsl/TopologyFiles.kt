@@ -1,5 +1,6 @@
 package braid.dsl
 
+import braid.core.Braid
 import com.typesafe.config.Config
 import com.typesafe.config.ConfigException
 import com.typesafe.config.ConfigFactory
@@ -97,19 +98,50 @@ public object TopologyFiles {
         }
         val tree = ConfigTree(LinkSpec.serializer().descriptor)
         val plain = tree.check(config.root(), TopologySpec.serializer().descriptor)
-        if (tree.problems.isNotEmpty()) fail(tree.problems)
-        return try {
+        // One round: type and key problems, and rails naming a provider this build lacks, together.
+        val providers = providerProblems(plain, tree)
+        if (tree.problems.isNotEmpty()) fail(tree.problems + providers)
+        val spec = try {
             when (format) {
                 Format.JSON -> json.decodeFromJsonElement(TopologySpec.serializer(), toJson(plain))
                 Format.HOCON -> hocon.decodeFromConfig(TopologySpec.serializer(), toConfig(plain))
             }
         } catch (e: SpecException) {
-            fail(e.problems.map { it.copy(line = tree.lineOf(it.path)) }, e)
+            fail((e.problems.map { it.copy(line = tree.lineOf(it.path)) } + providers).sortedBy { it.line ?: Int.MAX_VALUE }, e)
         } catch (e: SerializationException) {
             fail(listOf(SpecProblem("", "cannot decode the topology: ${e.message}", "check the file against samples/config/")), e)
         } catch (e: ConfigException) {
             fail(listOf(SpecProblem("", "cannot decode the topology: ${e.message}", "check the file against samples/config/", lineOf(e))), e)
         }
+        if (providers.isNotEmpty()) fail(providers)
+        return spec
+    }
+
+    /**
+     * A required rail whose provider this build does not have (`provider = tpc`): a problem at
+     * its path and line with a did-you-mean, as a misspelt key gets. An optional rail may name a
+     * provider this build lacks (it is left out when opened).
+     */
+    private fun providerProblems(plain: Any?, tree: ConfigTree): List<SpecProblem> {
+        val known = Braid.providerNames().filter { it != LINK }
+        val out = ArrayList<SpecProblem>()
+        val links = (plain as? Map<*, *>)?.get("links") as? List<*> ?: return out
+        links.forEachIndexed { i, link ->
+            val rails = (link as? Map<*, *>)?.get("rails") as? List<*> ?: return@forEachIndexed
+            rails.forEachIndexed { j, rail ->
+                val r = rail as? Map<*, *> ?: return@forEachIndexed
+                val provider = (if (r.containsKey("provider")) r["provider"] else r["name"]) as? String ?: return@forEachIndexed
+                val path = "links[$i].rails[$j].provider"
+                if (provider in known || provider == LINK || r["optional"] == true || tree.problems.any { it.path == path }) return@forEachIndexed
+                out += SpecProblem(
+                    path,
+                    "rail '${r["name"]}': no provider '$provider' in this build",
+                    ConfigTree.suggestion(provider, known, "providers") + "; or mark the rail optional = true",
+                    tree.lineOf(path),
+                )
+            }
+        }
+        return out
     }
 
     /** [spec] as text in [format]. Links that are plain link strings are written as strings. */

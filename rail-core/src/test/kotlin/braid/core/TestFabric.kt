@@ -11,8 +11,8 @@ class TestFabric(
     format: CqFormat = CqFormat.TAGGED,
 ) : RailFabric {
     override val info: Info = Braid.getInfo(Hints(caps = Caps.MSG or Caps.TAGGED, provider = "shm")).first().let {
-        it.copy(
-            endpointAttr = it.endpointAttr.copy(ringCapacity = ringCapacity, eagerSize = eagerSize),
+        it.with(braid.provider.shm.ShmParams.RING_SIZE, ringCapacity).copy(
+            endpointAttr = it.endpointAttr.copy(eagerSize = eagerSize),
             rxAttr = it.rxAttr.copy(unexpectedLimit = unexpectedLimit),
         )
     }

@@ -1,13 +1,16 @@
 package braid.provider.shm
 
 import braid.core.Caps
+import braid.core.CoreParams
 import braid.core.Domain
 import braid.core.DomainAttr
 import braid.core.Endpoint
 import braid.core.EndpointAttr
 import braid.core.EndpointType
-import braid.core.FabricException
+import braid.core.Hints
 import braid.core.Info
+import braid.core.Param
+import braid.core.Settings
 import braid.core.RxAttr
 import braid.core.TxAttr
 import braid.provider.DomainProvider
@@ -26,20 +29,20 @@ import java.nio.file.Paths
  * receive (rendezvous) and then stream through the same ring in fragments, so a message of any
  * size needs no ring as large as itself.
  *
- * Tuning (environment, read when [infos] is called): `BRAID_SHM_RING_SIZE` (bytes per channel
- * ring, a power of two, default 4 MiB), `BRAID_SHM_EAGER_SIZE` (default 16 KiB),
- * `BRAID_SHM_DIR` (default /dev/shm).
+ * Tuning: the parameters of [ShmParams] (ring size, eager size, directory, single-copy pulls,
+ * liveness), resolved from the hints' [braid.core.Settings] when [infos] is called and from the
+ * Info's when an endpoint opens.
  */
 internal object ShmProvider : Provider {
     override val name: String = "shm"
 
-    const val DEFAULT_RING = 4 * 1024 * 1024
-    const val DEFAULT_EAGER = 16 * 1024
     const val INJECT_SIZE = 4096
 
-    /** The identity of this host: shm reaches only endpoints with the same one. */
+    override val parameters: List<Param<*>> get() = ShmParams.ALL
+
+    /** The identity of this host ([CoreParams.HOST_ID]): shm reaches only endpoints with the same one. */
     val hostId: Long by lazy {
-        val explicit = System.getenv("BRAID_HOST_ID")
+        val explicit = Settings.DEFAULT[CoreParams.HOST_ID].ifEmpty { null }
         val identity = explicit ?: run {
             val host = runCatching { InetAddress.getLocalHost().hostName }.getOrDefault("localhost")
             val boot = runCatching { Files.readString(Paths.get("/proc/sys/kernel/random/boot_id")).trim() }.getOrDefault("")
@@ -50,9 +53,12 @@ internal object ShmProvider : Provider {
 
     override val canBePeer: Boolean get() = true
 
-    override fun infos(): List<Info> {
-        val ring = envInt("BRAID_SHM_RING_SIZE", DEFAULT_RING)
-        val eager = envInt("BRAID_SHM_EAGER_SIZE", DEFAULT_EAGER)
+    override fun infos(): List<Info> = infos(Hints())
+
+    override fun infos(hints: Hints): List<Info> {
+        val settings = hints.settings.check(ShmParams.ALL + CoreParams.UNEXPECTED_LIMIT)
+        val ring = settings[ShmParams.RING_SIZE]
+        val eager = settings[ShmParams.EAGER_SIZE]
         return listOf(
             Info(
                 provider = name,
@@ -62,19 +68,15 @@ internal object ShmProvider : Provider {
                 mode = 0,
                 endpointType = EndpointType.RDM,
                 domainAttr = DomainAttr(),
-                endpointAttr = EndpointAttr(protocol = "BRAID_SHM", maxMsgSize = Int.MAX_VALUE.toLong(), eagerSize = eager, ringCapacity = ring),
+                endpointAttr = EndpointAttr(protocol = "BRAID_SHM", maxMsgSize = Int.MAX_VALUE.toLong(), eagerSize = eager),
                 txAttr = TxAttr(injectSize = minOf(INJECT_SIZE, eager, ring / 8 - FrameDescriptor.HEADER_LENGTH)),
-                rxAttr = RxAttr(),
+                rxAttr = RxAttr(unexpectedLimit = settings[CoreParams.UNEXPECTED_LIMIT]),
+                settings = hints.settings,
             ),
         )
     }
 
     override fun openDomain(domain: Domain, info: Info): DomainProvider = ShmDomain(domain)
-
-    private fun envInt(name: String, default: Int): Int {
-        val v = System.getenv(name) ?: return default
-        return v.trim().toIntOrNull() ?: throw FabricException.invalid("environment $name='$v' is not an integer")
-    }
 
     private fun fnv64(s: String): Long {
         var h = -0x340d631b7bdddcdbL
@@ -90,7 +92,9 @@ internal class ShmDomain(private val domain: Domain) : DomainProvider {
 
     override fun parseAddress(raw: ByteArray): PeerAddress = ShmAddressDescriptor.parse(raw)
 
-    override fun openEndpoint(endpoint: Endpoint, info: Info, av: RailAv): Transport = ShmTransport(endpoint, info, av, ShmProvider.hostId)
+    // The endpoint's rail Info's own settings over its domain's (a link's rail over the link).
+    override fun openEndpoint(endpoint: Endpoint, info: Info, av: RailAv): Transport =
+        ShmTransport(endpoint, info.withSettings(domain.info.settings.overlay(info.settings)), av, ShmProvider.hostId)
 
     override fun close() {}
 }

@@ -77,11 +77,12 @@ internal class ShmTransport(
     private val name = ShmDirectory.newEndpointName()
     override val address: ByteArray = ShmAddressDescriptor.encode(hostId, name)
 
-    private val ringCapacity = info.endpointAttr.ringCapacity
+    private val ringCapacity = info.settings[ShmParams.RING_SIZE]
     private val maxRecord = ringCapacity / 8
     private val eagerSize = minOf(info.endpointAttr.eagerSize, maxRecord - HEADER_LENGTH)
     private val fragSize = (maxRecord - FRAG_HEADER_LENGTH) and 7.inv()
-    private val livenessNanos = (System.getenv("BRAID_SHM_LIVENESS_MS")?.toLongOrNull() ?: 50L) * 1_000_000
+    private val livenessNanos = info.settings[ShmParams.LIVENESS_MS] * 1_000_000
+    private val cma = info.settings[ShmParams.CMA] && CrossMemoryAttach.available
 
     private var file: MappedFile? = null
     private lateinit var doorbell: ManyToOneRingBuffer
@@ -101,7 +102,7 @@ internal class ShmTransport(
 
     override fun enable() {
         if (ringCapacity < 1024 || Integer.bitCount(ringCapacity) != 1) {
-            throw FabricException.invalid("shm endpoint: ring capacity $ringCapacity must be a power of two ≥ 1024; set EndpointAttr.ringCapacity or BRAID_SHM_RING_SIZE")
+            throw FabricException.invalid("shm endpoint: ring capacity $ringCapacity must be a power of two ≥ 1024; set ShmParams.RING_SIZE (BRAID_SHM_RING_SIZE)")
         }
         if (eagerSize < 0) throw FabricException.invalid("shm endpoint: eager size ${info.endpointAttr.eagerSize} must be ≥ 0")
         val f = ShmDirectory.createAndMap(ShmDirectory.endpointFile(name), EndpointFileDescriptor.length())
@@ -326,7 +327,7 @@ internal class ShmTransport(
             val b = data.buffer()
             putHeader(b, index, wireFlags(op.flags), op.tag, op.data, op.msgId, op.length.toLong())
             // Off-heap memory has a stable address the receiver may read directly.
-            val pullable = CrossMemoryAttach.available && op.buffer.byteArray() == null
+            val pullable = cma && op.buffer.byteArray() == null
             b.putLong(index + SRC_ADDRESS_OFFSET, if (pullable) op.buffer.addressOffset() else 0L)
             data.commit(index)
             waitingCts.put(op.msgId, op)
@@ -488,7 +489,7 @@ internal class ShmTransport(
         private val owner: PeerProcess? = ShmDirectory.owner(sender)?.let { PeerProcess.watch(it) }
         private val senderPid = ShmDirectory.pidOf(sender).toIntOrNull() ?: 0
         /** Whether single-copy pulls from this sender work; cleared on the first that fails. */
-        private var pullable = CrossMemoryAttach.available && owner != null
+        private var pullable = cma && owner != null
         val rmaPath = RmaPath(ShmRingOutlet(ctrl, MSG_RMA_REPLY), sender)
         private val fragHandler = MessageHandler { type, b, index, length ->
             if (type == MSG_FRAG) onFrag(b, index, length) else if (type == MSG_RMA) rma.serve(rmaPath, b, index, length)

@@ -87,7 +87,7 @@ internal class TcpTransport(
 ) : Transport {
     /** This endpoint's id: random, non-zero, never reused. */
     val id: Long = newId()
-    private val bufferSize = maxOf(4096, info.endpointAttr.ringCapacity)
+    private val bufferSize = maxOf(TcpParams.MIN_BUFFER, settings.bufferSize)
     private val eagerSize = info.endpointAttr.eagerSize.coerceIn(0, bufferSize - HEADER_LENGTH)
     private val txSize = info.txAttr.size
 
