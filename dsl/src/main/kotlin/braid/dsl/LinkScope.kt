@@ -1,5 +1,7 @@
 package braid.dsl
 
+import java.util.function.Consumer
+
 /**
  * The limits every link and rail block can set ([LimitsSpec]); unset (null) means "inherit": a
  * rail inherits its link's, a link the providers' defaults.
@@ -60,13 +62,27 @@ public class LinkScope internal constructor(
     public var policy: RailPolicy? = null
 
     /** The rail named [name]: a new one (provider [name] unless set), or the one already there. */
+    @JvmSynthetic
     public fun rail(name: String, block: RailScope.() -> Unit = {}) {
         val rail = rails.firstOrNull { it.name == name } ?: RailScope(name).also { rails += it }
         rail.block()
     }
 
     /** The shared-memory rail, named `shm`. */
+    @JvmSynthetic
     public fun shm(block: RailScope.() -> Unit = {}): Unit = rail(SHM) { provider = SHM; block() }
+
+    /** [rail] for Java. */
+    public fun rail(name: String, block: Consumer<RailScope>): Unit = rail(name) { block.accept(this) }
+
+    /** [rail] for Java: the rail [name] as it is. */
+    public fun rail(name: String): Unit = rail(name) { }
+
+    /** [shm] for Java. */
+    public fun shm(block: Consumer<RailScope>): Unit = shm { block.accept(this) }
+
+    /** [shm] for Java: the shm rail as it is. */
+    public fun shm(): Unit = shm { }
 
     /** Takes every field [o] sets; rails are matched by name, new ones appended. */
     internal fun merge(o: LinkScope) {

@@ -35,6 +35,18 @@ public object Topology {
     /** Capabilities asked for when the caller names none: messages and tagged messages. */
     public const val DEFAULT_CAPS: Long = Caps.MSG or Caps.TAGGED
 
+    /**
+     * A [TopologySpec] built by [block], for Java callers (Kotlin has [topology]):
+     * ```java
+     * TopologySpec spec = Topology.spec(t -> {
+     *     t.link("shm+tcp:lo", l -> { l.rail("tcp", r -> r.setInjectSize(2048)); l.setUnexpectedLimit(65536); });
+     *     t.progress(p -> p.idle(IdleKind.BACKOFF));
+     * });
+     * ```
+     */
+    @JvmStatic
+    public fun spec(block: java.util.function.Consumer<TopologyScope>): TopologySpec = topology { block.accept(this) }
+
     /** Which rails of each link of [spec] this host can open, and why not. */
     @JvmStatic
     @JvmOverloads

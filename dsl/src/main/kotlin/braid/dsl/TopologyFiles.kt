@@ -34,7 +34,7 @@ import java.nio.file.Path
  *                            { name = cxi0, provider = cxi, optional = true } ],
  *     limits { unexpectedLimit = 8192 } }
  * ]
- * progress { model = AUTO, idle { kind = BACKOFF, maxParkNanos = 200000 } }
+ * progress { model = AUTO, idle { kind = BACKOFF } }
  * jobKey { env = MY_JOB_KEY }          # or { file = "/run/braid/key" }, or { value = "…" }
  * ```
  * Byte counts may be written as sizes (`"64 KiB"`, `"4m"`; powers of 1024), enum constants in
@@ -118,9 +118,18 @@ public object TopologyFiles {
     }
 
     /**
-     * A required rail whose provider this build does not have (`provider = tpc`): a problem at
-     * its path and line with a did-you-mean, as a misspelt key gets. An optional rail may name a
-     * provider this build lacks (it is left out when opened).
+     * Providers of libfabric (`fi_provider(7)`) that a topology may name for hosts or builds that
+     * have them: a required rail naming one this build lacks only makes its link unopenable here
+     * (links are alternatives), so it is not a misspelling.
+     */
+    private val LIBFABRIC_PROVIDERS = setOf(
+        "cxi", "efa", "lnx", "lpp", "net", "opx", "psm2", "psm3", "rxd", "rxm", "shm", "sockets", "tcp", "ucx", "udp", "usnic", "verbs",
+    )
+
+    /**
+     * A required rail whose provider neither this build nor libfabric knows (`provider = tpc`): a
+     * problem at its path and line with a did-you-mean, as a misspelt key gets. An optional rail
+     * may name any provider (it is left out where absent).
      */
     private fun providerProblems(plain: Any?, tree: ConfigTree): List<SpecProblem> {
         val known = Braid.providerNames().filter { it != LINK }
@@ -132,10 +141,11 @@ public object TopologyFiles {
                 val r = rail as? Map<*, *> ?: return@forEachIndexed
                 val provider = (if (r.containsKey("provider")) r["provider"] else r["name"]) as? String ?: return@forEachIndexed
                 val path = "links[$i].rails[$j].provider"
-                if (provider in known || provider == LINK || r["optional"] == true || tree.problems.any { it.path == path }) return@forEachIndexed
+                if (provider in known || provider in LIBFABRIC_PROVIDERS || provider == LINK || r["optional"] == true) return@forEachIndexed
+                if (tree.problems.any { it.path == path }) return@forEachIndexed
                 out += SpecProblem(
                     path,
-                    "rail '${r["name"]}': no provider '$provider' in this build",
+                    "rail '${r["name"]}': no provider '$provider' (neither this build nor libfabric has one of that name)",
                     ConfigTree.suggestion(provider, known, "providers") + "; or mark the rail optional = true",
                     tree.lineOf(path),
                 )

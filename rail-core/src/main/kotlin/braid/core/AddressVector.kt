@@ -11,6 +11,7 @@ import braid.provider.PeerAddress
 public class AddressVector internal constructor(
     public val domain: Domain,
     public val type: AvType,
+    @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden(),
 ) : PeerAddressVector, AutoCloseable {
     private val peers = ArrayList<PeerAddress?>()
     private val generations = ArrayList<Int>()

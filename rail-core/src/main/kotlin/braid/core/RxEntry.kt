@@ -10,7 +10,7 @@ import org.agrona.concurrent.UnsafeBuffer
  * Entries are pooled by their [SharedReceiveContext] and linked intrusively into up to two
  * lists at once (one per source, one in arrival order), so matching and removal allocate nothing.
  */
-public class RxEntry internal constructor() {
+public class RxEntry internal constructor(@Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden()) {
     /** Posted: the source filter ([FiAddr.UNSPEC] for any). Unexpected: the sender's address. */
     public var addr: Long = FiAddr.UNSPEC
         internal set
