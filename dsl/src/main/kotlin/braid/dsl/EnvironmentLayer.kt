@@ -1,5 +1,6 @@
 package braid.dsl
 
+import braid.core.Braid
 import braid.core.CoreParams
 import braid.core.Param
 import braid.core.ParamType
@@ -56,6 +57,12 @@ public object EnvironmentLayer {
             draft.dropShmFromDefault = true
         }
         if (env[JOB_KEY] != null) draft.jobKey = JobKeySpec(env = JOB_KEY)
+        // The environment over a file's settings, as over its other values.
+        val byKey = Braid.parameters().associateBy { it.key }
+        for ((provider, values) in draft.links.orEmpty().flatMap { it.settings.entries }) for (name in values.keys.toList()) {
+            val param = byKey["$provider.$name"] ?: continue
+            env[param.env]?.takeIf { it.isNotBlank() }?.let { values[name] = it }
+        }
         for (limit in RAIL_LIMITS) {
             val value = parsed(limit.param, env) ?: continue
             // Over the file's values now; under the DSL's, when the draft becomes a spec.

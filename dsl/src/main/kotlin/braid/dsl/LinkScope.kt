@@ -61,6 +61,13 @@ public class LinkScope internal constructor(
     /** How traffic is spread over the rails; unset: [RailPolicy.LOCALITY]. */
     public var policy: RailPolicy? = null
 
+    internal val settings = LinkedHashMap<String, MutableMap<String, String>>()
+
+    /** Sets the provider parameter [param] (`TcpParams.TIMEOUT_MS`, see `braid info -e`) for this link. */
+    public fun <T : Any> setting(param: braid.core.Param<T>, value: T) {
+        settings.getOrPut(param.provider) { LinkedHashMap() }[param.name] = value.toString()
+    }
+
     /** The rail named [name]: a new one (provider [name] unless set), or the one already there. */
     @JvmSynthetic
     public fun rail(name: String, block: RailScope.() -> Unit = {}) {
@@ -89,6 +96,7 @@ public class LinkScope internal constructor(
         o.name?.let { name = it }
         o.policy?.let { policy = it }
         limits.merge(o.limits)
+        o.settings.forEach { (p, m) -> settings.getOrPut(p) { LinkedHashMap() }.putAll(m) }
         for (r in o.rails) {
             val mine = rails.firstOrNull { it.name == r.name } ?: RailScope(r.name).also { rails += it }
             mine.merge(r)
@@ -102,6 +110,7 @@ public class LinkScope internal constructor(
             rails = railSpecs,
             limits = limits.toSpec(),
             policy = policy ?: RailPolicy.LOCALITY,
+            settings = settings.mapValues { (_, m) -> m.toMap() },
         )
     }
 
@@ -109,6 +118,7 @@ public class LinkScope internal constructor(
         /** Every field of [s], set. */
         fun of(s: LinkSpec): LinkScope = LinkScope(s.name, Limits.of(s.limits)).also { l ->
             l.policy = s.policy
+            s.settings.forEach { (p, m) -> l.settings[p] = LinkedHashMap(m) }
             s.rails.forEach { l.rails += RailScope.of(it) }
         }
 

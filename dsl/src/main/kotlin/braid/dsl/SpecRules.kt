@@ -1,6 +1,9 @@
 package braid.dsl
 
+import braid.core.Braid
 import braid.core.ByteSize
+import braid.core.ParamSource
+import braid.core.Settings
 import braid.core.IdlePolicy
 import braid.core.ProgressModel
 
@@ -41,6 +44,24 @@ internal object SpecRules {
             spec.jobKey?.let { jobKey(it) }
         }
 
+        /** Each setting names a parameter rail-core declares and obeys its rule (rail-core's check, placed at the spec's path). */
+        fun settings(settings: Map<String, Map<String, String>>, at: String) {
+            val params = Braid.parameters().associateBy { it.key }
+            val none = Settings.ofEnvironment(emptyMap())
+            for ((provider, values) in settings) for ((name, text) in values) {
+                val key = "$provider.$name"
+                val path = "$at.$key"
+                val param = params[key]
+                if (param == null) {
+                    add(path, "no parameter '$key'", ConfigTree.suggestion(key, params.keys.sorted(), "parameters (braid info -e)"))
+                    continue
+                }
+                none.withText(param, text, ParamSource.FILE, path).problems(listOf(param)).forEach { p ->
+                    add(path, "setting $key '${if (param.secret) "<set>" else text}' ${p.violation.problem}", p.violation.fixFor(key))
+                }
+            }
+        }
+
         fun link(link: LinkSpec, at: String) {
             val who = "link '${link.name}'"
             if (!NAME.matches(link.name)) {
@@ -63,6 +84,7 @@ internal object SpecRules {
                 )
             }
             limitsSigns(link.limits, "$at.limits", who)
+            settings(link.settings, "$at.settings")
             link.rails.forEachIndexed { j, rail -> rail(rail, link, "$at.rails[$j]") }
         }
 

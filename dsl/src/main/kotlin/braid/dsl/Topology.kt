@@ -7,6 +7,8 @@ import braid.core.Errno
 import braid.core.FabricException
 import braid.core.Hints
 import braid.core.Info
+import braid.core.ParamSource
+import braid.core.Settings
 import braid.provider.link.LinkParams
 import java.io.IOException
 import java.nio.file.Files
@@ -106,6 +108,18 @@ public object Topology {
         return key
     }
 
+    /** [info] and its rails with [link]'s settings over their own (checked already: [SpecRules]). */
+    private fun withSettings(link: LinkSpec, info: Info): Info {
+        if (link.settings.isEmpty()) return info
+        val byKey = Braid.parameters().associateBy { it.key }
+        var extra = Settings.DEFAULT
+        for ((provider, values) in link.settings) for ((name, text) in values) {
+            extra = extra.withText(byKey.getValue("$provider.$name"), text, ParamSource.FILE, "topology settings.$provider.$name")
+        }
+        fun applied(i: Info): Info = i.copy(settings = i.settings.overlay(extra), rails = i.rails.map { applied(it) })
+        return applied(info)
+    }
+
     /**
      * The Info of [survey]'s link, through the link provider (a single rail is a link too): its
      * rails the ones present, each with its limits; the link's own limits the tightest of its
@@ -121,13 +135,13 @@ public object Topology {
         }
         val key = jobKey(spec)
         val progress = spec.progress
-        val info = offer.copy(
+        val info = withSettings(survey.link, offer.copy(
             rails = rails,
             endpointAttr = offer.endpointAttr.copy(eagerSize = rails.minOf { it.endpointAttr.eagerSize }),
             txAttr = offer.txAttr.copy(injectSize = rails.minOf { it.txAttr.injectSize }),
             rxAttr = offer.rxAttr.copy(unexpectedLimit = survey.link.limits.unexpectedLimit ?: offer.rxAttr.unexpectedLimit),
             domainAttr = offer.domainAttr.copy(progress = progress.model, idle = progress.idle.toPolicy()),
-        )
+        ))
         return if (key == null) info else info.with(CoreParams.JOB_KEY, key)
     }
 }

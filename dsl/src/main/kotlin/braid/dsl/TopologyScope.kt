@@ -85,6 +85,14 @@ public class TopologyScope internal constructor() : BraidScope {
         edits += { d -> d.jobKey = k.toSpec() }
     }
 
+    /**
+     * Sets the provider parameter [param] (`TcpParams.TIMEOUT_MS`, see `braid info -e`) for every
+     * link, over the environment and the file ([LinkScope.setting] sets it for one link).
+     */
+    public fun <T : Any> setting(param: braid.core.Param<T>, value: T) {
+        edits += { d -> d.settings.getOrPut(param.provider) { LinkedHashMap() }[param.name] = value.toString() }
+    }
+
     // ## The same blocks for Java callers: Consumer instead of a Kotlin receiver lambda ##
 
     /** [link] for Java: the link [linkString], refined by [block]. */
@@ -213,6 +221,9 @@ internal class Draft {
     /** BRAID_LINK_DISABLE_SHM applies to the default links too. */
     var dropShmFromDefault = false
 
+    /** Provider parameters the DSL sets for every link, by provider, then name, as text. */
+    val settings = LinkedHashMap<String, MutableMap<String, String>>()
+
     fun absorb(spec: TopologySpec) {
         links = spec.links.mapTo(ArrayList()) { LinkScope.of(it) }
         progress.merge(ProgressScope.of(spec.progress))
@@ -240,6 +251,7 @@ internal class Draft {
             l.name = null
         }
         all.forEach { l -> l.rails.forEach { it.underlay(envLimits[it.providerName]) } }
+        all.forEach { l -> settings.forEach { (p, m) -> l.settings.getOrPut(p) { LinkedHashMap() }.putAll(m) } }
         return TopologySpec(all.map { it.toSpec() }, progress.toSpec(), jobKey)
     }
 }

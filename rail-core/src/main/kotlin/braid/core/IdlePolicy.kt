@@ -19,7 +19,7 @@ public enum class IdleKind {
 
 /**
  * The idle strategy of a domain ([DomainAttr.idle]): what blocking reads ([CompletionQueue.sread],
- * [Counter.wait]), the blocking and suspending forms of data operations, and a [ProgressEngine]
+ * [Counter.waitFor]), the blocking and suspending forms of data operations, and a [ProgressEngine]
  * do when a duty cycle finds no work.
  *
  * Under [BACKOFF], a waiter that has backed off to parking wakes at once when a thread of this
