@@ -6,19 +6,10 @@ import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldContain
 import io.kotest.matchers.string.shouldNotContain
-import java.io.ByteArrayOutputStream
-import java.io.PrintStream
 
 /** `braid info`'s settings views (`-v`, `-e`) and fi_info's filters (`-p -d -f -t -c`). */
 class InfoCommandTest : FunSpec({
-    class Result(val status: Int, val out: String, val err: String)
-
-    fun braid(vararg args: String): Result {
-        val out = ByteArrayOutputStream()
-        val err = ByteArrayOutputStream()
-        val status = PrintStream(out, true).use { o -> PrintStream(err, true).use { e -> BraidCommand.run(args.toList(), o, e) } }
-        return Result(status, out.toString(), err.toString())
-    }
+    fun braid(vararg args: String): BraidRun = BraidRun.braid(*args)
 
     test("-e lists every BRAID_* variable with its current value, default and meaning") {
         val r = braid("info", "-e")
