@@ -32,7 +32,48 @@ public object CoreParams {
         ParamRule { v -> if (v < 1) ParamViolation("is below 1 message", "set {name} ≥ 1") else null },
     )
 
+    /** The progress model of domains whose hints leave it unspecified ([DomainAttr.progress]). */
+    @JvmField
+    public val PROGRESS: Param<String> = Param.string(
+        "core", "progress", "BRAID_PROGRESS", ProgressModel.MANUAL.name,
+        "how domains make progress unless the hints say: MANUAL (reading a CQ or counter drives it) or AUTO (a progress thread)",
+        oneOf(ProgressModel.MANUAL.name, ProgressModel.AUTO.name),
+    )
+
+    /** The idle strategy's kind of new domains ([DomainAttr.idle]). */
+    @JvmField
+    public val IDLE: Param<String> = Param.string(
+        "core", "idle", "BRAID_IDLE", IdleKind.BACKOFF.name,
+        "what waiting costs: SPIN, YIELD, or BACKOFF (spin, yield, then park up to core.idle_max_park_ns)",
+        oneOf(*IdleKind.values().map { it.name }.toTypedArray()),
+    )
+
+    /** The longest park of the BACKOFF idle strategy ([IdlePolicy.maxParkNanos]; below 1 ms it slows the suspend API, see there). */
+    @JvmField
+    public val IDLE_MAX_PARK_NS: Param<Long> = Param.long(
+        "core", "idle_max_park_ns", "BRAID_IDLE_MAX_PARK_NS", 1_000_000, "ns",
+        "the longest park under BACKOFF: how late work from another process may be seen while idle (below 1 ms the suspend API waits whole milliseconds)",
+        Param.atLeast(1_000L, "ns"),
+    )
+
     /** Every core parameter. */
     @JvmField
-    public val ALL: List<Param<*>> = listOf(JOB_KEY, HOST_ID, UNEXPECTED_LIMIT)
+    public val ALL: List<Param<*>> = listOf(JOB_KEY, HOST_ID, UNEXPECTED_LIMIT, PROGRESS, IDLE, IDLE_MAX_PARK_NS)
+
+    /**
+     * The domain attributes a provider offers under [settings]: [PROGRESS], [IDLE] and
+     * [IDLE_MAX_PARK_NS] applied to the defaults. (Hints that name a progress model override it.)
+     */
+    @JvmStatic
+    public fun domainAttr(settings: Settings): DomainAttr {
+        val maxPark = settings[IDLE_MAX_PARK_NS]
+        return DomainAttr(
+            progress = ProgressModel.valueOf(settings[PROGRESS].trim().uppercase()),
+            idle = IdlePolicy(IdleKind.valueOf(settings[IDLE].trim().uppercase()), maxPark),
+        )
+    }
+
+    private fun oneOf(vararg names: String): ParamRule<String> = ParamRule { v ->
+        if (names.any { it.equals(v.trim(), ignoreCase = true) }) null else ParamViolation("is not one of ${names.joinToString()}", "set {name} to one of ${names.joinToString()}")
+    }
 }

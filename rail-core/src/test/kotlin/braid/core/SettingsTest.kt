@@ -102,6 +102,22 @@ class SettingsTest : FunSpec({
         (listOf(tuned) + tuned.rails).forEach { it.settings[ShmParams.RING_SIZE] shouldBe (1 shl 14) }
     }
 
+    test("progress and idle: BRAID_PROGRESS, BRAID_IDLE and BRAID_IDLE_MAX_PARK_NS set the domain attributes offered; hints still override") {
+        val env = Settings.ofEnvironment(mapOf("BRAID_PROGRESS" to "auto", "BRAID_IDLE" to "BACKOFF", "BRAID_IDLE_MAX_PARK_NS" to "2000000"))
+        for (provider in listOf("shm", "tcp", "link")) {
+            withClue(provider) {
+                val info = Braid.getInfo(Hints(provider = provider, settings = env)).first()
+                info.domainAttr.progress shouldBe ProgressModel.AUTO
+                info.domainAttr.idle.maxParkNanos shouldBe 2_000_000L
+            }
+        }
+        Braid.getInfo(Hints(provider = "shm", progress = ProgressModel.MANUAL, settings = env)).single().domainAttr.progress shouldBe ProgressModel.MANUAL
+        Braid.getInfo(Hints(provider = "shm", settings = none)).single().domainAttr shouldBe DomainAttr()
+        shouldThrow<SettingsException> { Braid.getInfo(Hints(provider = "shm", settings = Settings.ofEnvironment(mapOf("BRAID_IDLE" to "NAP")))) }.message!! shouldContain
+            "environment BRAID_IDLE='NAP': core.idle is not one of SPIN, YIELD, BACKOFF; set BRAID_IDLE to one of SPIN, YIELD, BACKOFF"
+        shouldThrow<SettingsException> { Settings.ofEnvironment(mapOf("BRAID_IDLE_MAX_PARK_NS" to "10"))[CoreParams.IDLE_MAX_PARK_NS] }.message!! shouldContain "is below 1000 ns"
+    }
+
     test("the job key is never printed: not by Settings, Info, Hints, a problem or braid info's rendering") {
         val s = none.with(CoreParams.JOB_KEY, "s3cret")
         s.toString() shouldNotContain "s3cret"
@@ -116,7 +132,7 @@ class SettingsTest : FunSpec({
         all.map { it.key }.toSet() shouldHaveSize all.size
         all shouldContainAll CoreParams.ALL + ShmParams.ALL + TcpParams.ALL + LinkParams.ALL
         all.map { it.env }.toSet() shouldContainAll listOf(
-            "BRAID_JOB_KEY", "BRAID_HOST_ID", "BRAID_UNEXPECTED_LIMIT",
+            "BRAID_JOB_KEY", "BRAID_HOST_ID", "BRAID_UNEXPECTED_LIMIT", "BRAID_PROGRESS", "BRAID_IDLE", "BRAID_IDLE_MAX_PARK_NS",
             "BRAID_SHM_RING_SIZE", "BRAID_SHM_EAGER_SIZE", "BRAID_SHM_DIR", "BRAID_SHM_CMA", "BRAID_SHM_LIVENESS_MS",
             "BRAID_TCP_EAGER_SIZE", "BRAID_TCP_BUFFER_SIZE", "BRAID_TCP_WINDOW", "BRAID_TCP_TIMEOUT_MS", "BRAID_TCP_ADDR", "BRAID_TCP_IFACE",
             "BRAID_LINKS", "BRAID_LINK_DISABLE_SHM", "BRAID_LINK_USE_SRQ", "BRAID_LINK_DUMP_STATS",

@@ -3,7 +3,6 @@ package braid.provider.link
 import braid.core.Braid
 import braid.core.Caps
 import braid.core.Domain
-import braid.core.DomainAttr
 import braid.core.Endpoint
 import braid.core.EndpointAttr
 import braid.core.EndpointType
@@ -119,7 +118,7 @@ internal object LinkProvider : Provider {
             caps = caps,
             mode = 0,
             endpointType = EndpointType.RDM,
-            domainAttr = DomainAttr(),
+            domainAttr = rails.first().domainAttr,
             endpointAttr = EndpointAttr(
                 protocol = "BRAID_LINK",
                 maxMsgSize = rails.minOf { it.endpointAttr.maxMsgSize },

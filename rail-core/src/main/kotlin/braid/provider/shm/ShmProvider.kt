@@ -3,7 +3,6 @@ package braid.provider.shm
 import braid.core.Caps
 import braid.core.CoreParams
 import braid.core.Domain
-import braid.core.DomainAttr
 import braid.core.Endpoint
 import braid.core.EndpointAttr
 import braid.core.EndpointType
@@ -56,7 +55,7 @@ internal object ShmProvider : Provider {
     override fun infos(): List<Info> = infos(Hints())
 
     override fun infos(hints: Hints): List<Info> {
-        val settings = hints.settings.check(ShmParams.ALL + CoreParams.UNEXPECTED_LIMIT)
+        val settings = hints.settings.check(ShmParams.ALL + CoreParams.ALL)
         val ring = settings[ShmParams.RING_SIZE]
         val eager = settings[ShmParams.EAGER_SIZE]
         return listOf(
@@ -67,7 +66,7 @@ internal object ShmProvider : Provider {
                 caps = Caps.MSG or Caps.TAGGED or Caps.SEND or Caps.RECV or Caps.RMA_ALL or Caps.TRIGGER or Caps.SOURCE or Caps.DIRECTED_RECV or Caps.LOCAL_COMM,
                 mode = 0,
                 endpointType = EndpointType.RDM,
-                domainAttr = DomainAttr(),
+                domainAttr = CoreParams.domainAttr(settings),
                 endpointAttr = EndpointAttr(protocol = "BRAID_SHM", maxMsgSize = Int.MAX_VALUE.toLong(), eagerSize = eager),
                 txAttr = TxAttr(injectSize = minOf(INJECT_SIZE, eager, ring / 8 - FrameDescriptor.HEADER_LENGTH)),
                 rxAttr = RxAttr(unexpectedLimit = settings[CoreParams.UNEXPECTED_LIMIT]),

@@ -3,7 +3,6 @@ package braid.provider.tcp
 import braid.core.Caps
 import braid.core.CoreParams
 import braid.core.Domain
-import braid.core.DomainAttr
 import braid.core.Endpoint
 import braid.core.EndpointAttr
 import braid.core.EndpointType
@@ -53,7 +52,7 @@ internal object TcpProvider : Provider {
     override fun infos(): List<Info> = infos(Hints())
 
     override fun infos(hints: Hints): List<Info> {
-        val settings = hints.settings.check(TcpParams.ALL + CoreParams.JOB_KEY + CoreParams.UNEXPECTED_LIMIT)
+        val settings = hints.settings.check(TcpParams.ALL + CoreParams.ALL)
         val eager = settings[TcpParams.EAGER_SIZE]
         return interfaces(settings).map { nic ->
             Info(
@@ -63,7 +62,7 @@ internal object TcpProvider : Provider {
                 caps = Caps.MSG or Caps.TAGGED or Caps.SEND or Caps.RECV or Caps.RMA_ALL or Caps.TRIGGER or Caps.SOURCE or Caps.DIRECTED_RECV or Caps.LOCAL_COMM or Caps.REMOTE_COMM,
                 mode = 0,
                 endpointType = EndpointType.RDM,
-                domainAttr = DomainAttr(),
+                domainAttr = CoreParams.domainAttr(settings),
                 endpointAttr = EndpointAttr(protocol = "BRAID_TCP", maxMsgSize = Int.MAX_VALUE.toLong(), eagerSize = eager),
                 txAttr = TxAttr(injectSize = minOf(INJECT_SIZE, eager)),
                 rxAttr = RxAttr(unexpectedLimit = settings[CoreParams.UNEXPECTED_LIMIT]),
