@@ -57,7 +57,8 @@ internal class ConfigTree(private val linkDescriptor: SerialDescriptor) {
             StructureKind.LIST -> list(v, d, path)
             SerialKind.ENUM -> enumConstant(v, d, path)
             is PrimitiveKind -> primitive(v, kind, path, byteCount)
-            is PolymorphicKind, StructureKind.MAP, StructureKind.OBJECT, SerialKind.CONTEXTUAL ->
+            StructureKind.MAP -> map(v, d, path)
+            is PolymorphicKind, StructureKind.OBJECT, SerialKind.CONTEXTUAL ->
                 problem(path, v, "${at(path)}: this version cannot read ${d.serialName} from a file", null)
         }
     }
@@ -80,6 +81,24 @@ internal class ConfigTree(private val linkDescriptor: SerialDescriptor) {
         for (i in 0 until d.elementsCount) {
             if (!d.isElementOptional(i) && d.getElementName(i) !in v.keys) {
                 problem(if (path.isEmpty()) d.getElementName(i) else "$path.${d.getElementName(i)}", v, "missing key '${d.getElementName(i)}'", "add it (${expected(d.getElementDescriptor(i))})")
+            }
+        }
+        return out
+    }
+
+    /** A map with string keys (the spec's `settings`): scalar values are read as their text. */
+    private fun map(v: ConfigValue, d: SerialDescriptor, path: String): Any? {
+        if (v !is ConfigObject) return wrongType(v, path, "an object { … }")
+        val element = d.getElementDescriptor(1)
+        val out = LinkedHashMap<String, Any?>()
+        for ((key, child) in v) {
+            val childPath = if (path.isEmpty()) key else "$path.$key"
+            val scalar = child.valueType() in setOf(ConfigValueType.NUMBER, ConfigValueType.BOOLEAN, ConfigValueType.STRING)
+            out[key] = if (element.kind == PrimitiveKind.STRING && scalar) {
+                child.origin()?.lineNumber()?.takeIf { it > 0 }?.let { lines[childPath] = it }
+                child.unwrapped().toString()
+            } else {
+                value(child, element, childPath, byteCount = false)
             }
         }
         return out
@@ -125,7 +144,7 @@ internal class ConfigTree(private val linkDescriptor: SerialDescriptor) {
                 val min = if (kind == PrimitiveKind.LONG) Long.MIN_VALUE else Int.MIN_VALUE.toLong()
                 val n: Long? = when {
                     type == ConfigValueType.NUMBER -> integral(raw as Number)
-                    type == ConfigValueType.STRING && byteCount -> ByteSizes.parse(raw as String)
+                    type == ConfigValueType.STRING && byteCount -> braid.core.ByteSize.parse(raw as String)
                     else -> return wrongType(v, path, if (byteCount) "a number of bytes (4096, or \"4 KiB\")" else "an integer")
                 }
                 when {
@@ -208,15 +227,3 @@ internal class ConfigTree(private val linkDescriptor: SerialDescriptor) {
     }
 }
 
-/** Byte counts written as sizes: `4096`, `"64 KiB"`, `"64k"`, `"4 MiB"`, `"1g"` (powers of 1024). */
-internal object ByteSizes {
-    private val SIZE = Regex("""\s*(\d{1,19})\s*([kKmMgG]?)(?:[iI]?[bB])?\s*""")
-
-    fun parse(text: String): Long? {
-        val m = SIZE.matchEntire(text) ?: return null
-        val n = m.groupValues[1].toLongOrNull() ?: return null
-        val shift = when (m.groupValues[2].lowercase()) { "k" -> 10; "m" -> 20; "g" -> 30; else -> 0 }
-        if (n > (Long.MAX_VALUE shr shift)) return null
-        return n shl shift
-    }
-}

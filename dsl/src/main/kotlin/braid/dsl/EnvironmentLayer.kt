@@ -1,9 +1,15 @@
 package braid.dsl
 
+import braid.core.Braid
+import braid.core.CoreParams
+import braid.core.Param
+import braid.core.ParamType
+import braid.provider.link.LinkParams
+
 /**
  * The environment's layer of a topology, between the file and the DSL (see [topology]). The
- * variables are the ones the rails and the link read themselves, so a topology means the same
- * whether a process gets a setting from the environment or from its spec:
+ * variables are the ones the rails and the link declare as their parameters ([braid.core.Param]),
+ * so a topology means the same whether a process gets a setting from the environment or from its spec:
  *
  * | variable | effect on the spec |
  * |---|---|
@@ -16,36 +22,49 @@ package braid.dsl
  * A malformed value is a [SpecException] at the variable's name.
  */
 public object EnvironmentLayer {
-    public const val LINKS: String = "BRAID_LINKS"
-    public const val DISABLE_SHM: String = "BRAID_LINK_DISABLE_SHM"
-    public const val JOB_KEY: String = "BRAID_JOB_KEY"
+    @JvmField public val LINKS: String = LinkParams.LINKS.env
+    @JvmField public val DISABLE_SHM: String = LinkParams.DISABLE_SHM.env
+    @JvmField public val JOB_KEY: String = CoreParams.JOB_KEY.env
 
-    private class RailLimit(val variable: String, val provider: String, val set: (Limits, Int) -> Unit)
+    /** A rail limit the environment sets: rail-core's [param] for rails of [provider]. */
+    private class RailLimit(val param: Param<Int>, val provider: String, val set: (Limits, Int) -> Unit)
 
-    private val RAIL_LIMITS = listOf(
-        RailLimit("BRAID_SHM_EAGER_SIZE", SHM) { l, v -> l.eagerSize = v },
-        RailLimit("BRAID_SHM_RING_SIZE", SHM) { l, v -> l.ringCapacity = v },
-        RailLimit("BRAID_TCP_EAGER_SIZE", TCP) { l, v -> l.eagerSize = v },
-        RailLimit("BRAID_TCP_BUFFER_SIZE", TCP) { l, v -> l.ringCapacity = v },
-    )
+    private val RAIL_LIMITS = listOf(SHM, TCP).flatMap { p ->
+        listOfNotNull(
+            RailParams.eager(p)?.let { RailLimit(it, p) { l, v -> l.eagerSize = v } },
+            RailParams.ring(p)?.let { RailLimit(it, p) { l, v -> l.ringCapacity = v } },
+        )
+    }
 
     /** The variables this layer reads. */
     @JvmStatic
-    public fun variables(): List<String> = listOf(LINKS, DISABLE_SHM, JOB_KEY) + RAIL_LIMITS.map { it.variable }
+    public fun variables(): List<String> = listOf(LINKS, DISABLE_SHM, JOB_KEY) + RAIL_LIMITS.map { it.param.env }
+
+    /** [param]'s variable parsed (its rule is checked later, at the spec's path), or a [SpecException] at the variable. */
+    private fun <T : Any> parsed(param: Param<T>, env: Map<String, String>): T? {
+        val raw = env[param.env]?.takeIf { it.isNotBlank() } ?: return null
+        return param.parse(raw) ?: throw SpecException(
+            listOf(SpecProblem(param.env, "environment ${param.env}='$raw' ${if (param.type == ParamType.BOOL) "must be 0 or 1" else "is not an integer or a size"}", "set it to ${if (param.type == ParamType.BOOL) "1 or 0" else "a number of bytes"}, or unset it")),
+        )
+    }
 
     internal fun apply(draft: Draft, env: Map<String, String>) {
         env[LINKS]?.takeIf { it.isNotBlank() }?.let { text ->
             draft.replaceLinks(LinkStrings.parse(text, LINKS).map { LinkScope.parse(it.name, LINKS) })
         }
-        if (env[DISABLE_SHM]?.trim() == "1") {
+        if (parsed(LinkParams.DISABLE_SHM, env) == true) {
             draft.links?.forEach { l -> l.rails.removeAll { it.providerName == SHM } }
             draft.dropShmFromDefault = true
         }
         if (env[JOB_KEY] != null) draft.jobKey = JobKeySpec(env = JOB_KEY)
+        // The environment over a file's settings, as over its other values.
+        val byKey = Braid.parameters().associateBy { it.key }
+        for ((provider, values) in draft.links.orEmpty().flatMap { it.settings.entries }) for (name in values.keys.toList()) {
+            val param = byKey["$provider.$name"] ?: continue
+            env[param.env]?.takeIf { it.isNotBlank() }?.let { values[name] = it }
+        }
         for (limit in RAIL_LIMITS) {
-            val raw = env[limit.variable] ?: continue
-            val value = raw.trim().toIntOrNull()
-                ?: throw SpecException(listOf(SpecProblem(limit.variable, "environment ${limit.variable}='$raw' is not an integer", "set it to a number of bytes, or unset it")))
+            val value = parsed(limit.param, env) ?: continue
             // Over the file's values now; under the DSL's, when the draft becomes a spec.
             draft.links?.flatMap { it.rails }?.filter { it.providerName == limit.provider }?.forEach { limit.set(it.limits, value) }
             limit.set(draft.envLimits.getOrPut(limit.provider) { Limits() }, value)

@@ -31,7 +31,7 @@ public class RailSurvey internal constructor(
             append(": can open, domain ").append(i.domainName)
             append(", inject ").append(SpecRules.bytes(i.txAttr.injectSize))
             append(", eager ").append(SpecRules.bytes(i.endpointAttr.eagerSize))
-            append(", ring ").append(SpecRules.bytes(i.endpointAttr.ringCapacity))
+            RailParams.ringOf(i)?.let { append(", ring ").append(SpecRules.bytes(it)) }
             if (limitProblem != null) append("; but ").append(limitProblem)
         }
     }
@@ -87,10 +87,15 @@ internal object HostSurvey {
 
 /** Spec limits applied to a provider's [Info]. */
 internal object Limited {
-    fun apply(info: Info, limits: LimitsSpec): Info = info.copy(
+    fun apply(info: Info, limits: LimitsSpec): Info {
+        val ring = RailParams.ring(info.provider)
+        val ringed = if (ring != null && limits.ringCapacity != null) info.with(ring, limits.ringCapacity) else info
+        return applyAttrs(ringed, limits)
+    }
+
+    private fun applyAttrs(info: Info, limits: LimitsSpec): Info = info.copy(
         endpointAttr = info.endpointAttr.copy(
             eagerSize = limits.eagerSize ?: info.endpointAttr.eagerSize,
-            ringCapacity = limits.ringCapacity ?: info.endpointAttr.ringCapacity,
         ),
         txAttr = info.txAttr.copy(injectSize = limits.injectSize ?: minOf(info.txAttr.injectSize, limits.eagerSize ?: Int.MAX_VALUE)),
         rxAttr = info.rxAttr.copy(unexpectedLimit = limits.unexpectedLimit ?: info.rxAttr.unexpectedLimit),

@@ -1,5 +1,7 @@
 package braid.dsl
 
+import java.util.function.Consumer
+
 /**
  * The limits every link and rail block can set ([LimitsSpec]); unset (null) means "inherit": a
  * rail inherits its link's, a link the providers' defaults.
@@ -59,20 +61,42 @@ public class LinkScope internal constructor(
     /** How traffic is spread over the rails; unset: [RailPolicy.LOCALITY]. */
     public var policy: RailPolicy? = null
 
+    internal val settings = LinkedHashMap<String, MutableMap<String, String>>()
+
+    /** Sets the provider parameter [param] (`TcpParams.TIMEOUT_MS`, see `braid info -e`) for this link. */
+    public fun <T : Any> setting(param: braid.core.Param<T>, value: T) {
+        settings.getOrPut(param.provider) { LinkedHashMap() }[param.name] = value.toString()
+    }
+
     /** The rail named [name]: a new one (provider [name] unless set), or the one already there. */
+    @JvmSynthetic
     public fun rail(name: String, block: RailScope.() -> Unit = {}) {
         val rail = rails.firstOrNull { it.name == name } ?: RailScope(name).also { rails += it }
         rail.block()
     }
 
     /** The shared-memory rail, named `shm`. */
+    @JvmSynthetic
     public fun shm(block: RailScope.() -> Unit = {}): Unit = rail(SHM) { provider = SHM; block() }
+
+    /** [rail] for Java. */
+    public fun rail(name: String, block: Consumer<RailScope>): Unit = rail(name) { block.accept(this) }
+
+    /** [rail] for Java: the rail [name] as it is. */
+    public fun rail(name: String): Unit = rail(name) { }
+
+    /** [shm] for Java. */
+    public fun shm(block: Consumer<RailScope>): Unit = shm { block.accept(this) }
+
+    /** [shm] for Java: the shm rail as it is. */
+    public fun shm(): Unit = shm { }
 
     /** Takes every field [o] sets; rails are matched by name, new ones appended. */
     internal fun merge(o: LinkScope) {
         o.name?.let { name = it }
         o.policy?.let { policy = it }
         limits.merge(o.limits)
+        o.settings.forEach { (p, m) -> settings.getOrPut(p) { LinkedHashMap() }.putAll(m) }
         for (r in o.rails) {
             val mine = rails.firstOrNull { it.name == r.name } ?: RailScope(r.name).also { rails += it }
             mine.merge(r)
@@ -86,6 +110,7 @@ public class LinkScope internal constructor(
             rails = railSpecs,
             limits = limits.toSpec(),
             policy = policy ?: RailPolicy.LOCALITY,
+            settings = settings.mapValues { (_, m) -> m.toMap() },
         )
     }
 
@@ -93,6 +118,7 @@ public class LinkScope internal constructor(
         /** Every field of [s], set. */
         fun of(s: LinkSpec): LinkScope = LinkScope(s.name, Limits.of(s.limits)).also { l ->
             l.policy = s.policy
+            s.settings.forEach { (p, m) -> l.settings[p] = LinkedHashMap(m) }
             s.rails.forEach { l.rails += RailScope.of(it) }
         }
 

@@ -1,22 +1,26 @@
 package braid.dsl
 
+import braid.core.Braid
+import braid.core.ByteSize
+import braid.core.ParamSource
+import braid.core.Settings
+import braid.core.IdlePolicy
 import braid.core.ProgressModel
 
 /**
  * Every rule a [TopologySpec] obeys, checked at once so that one error lists every problem. Each
  * problem names the link or rail, the value and the fix, at the path a config file spells
- * (`links[0].rails[1].weight`). Rules about this host (is there such an interface? does the
- * provider exist in this build?) are not here: they are checked when the topology is opened.
+ * (`links[0].rails[1].weight`). The rules of rail-core's own values (a rail's ring size, the idle
+ * policy) are rail-core's ([braid.core.Param] rules, [IdlePolicy.violations]): this object only
+ * places their problems at the spec's paths. Rules about this host (is there such an interface?
+ * does the provider exist in this build?) are not here: they are checked when the topology is
+ * opened, and for files when they are read ([TopologyFiles]).
  */
 internal object SpecRules {
     private val NAME = Regex("[A-Za-z0-9_.:+@-]{1,64}")
     private val PROVIDER = Regex("[a-z][a-z0-9_]{0,31}")
     private val DOMAIN = Regex("[A-Za-z0-9_.@/-]{1,64}")
     private val ENV_NAME = Regex("[A-Za-z_][A-Za-z0-9_]*")
-
-    /** The smallest ring shm accepts (a power of two) and the smallest tcp connection buffer. */
-    const val SHM_MIN_RING: Int = 1024
-    const val TCP_MIN_BUFFER: Int = 4096
 
     fun check(spec: TopologySpec) {
         val problems = ArrayList<SpecProblem>()
@@ -38,6 +42,24 @@ internal object SpecRules {
             }
             progress(spec.progress)
             spec.jobKey?.let { jobKey(it) }
+        }
+
+        /** Each setting names a parameter rail-core declares and obeys its rule (rail-core's check, placed at the spec's path). */
+        fun settings(settings: Map<String, Map<String, String>>, at: String) {
+            val params = Braid.parameters().associateBy { it.key }
+            val none = Settings.ofEnvironment(emptyMap())
+            for ((provider, values) in settings) for ((name, text) in values) {
+                val key = "$provider.$name"
+                val path = "$at.$key"
+                val param = params[key]
+                if (param == null) {
+                    add(path, "no parameter '$key'", ConfigTree.suggestion(key, params.keys.sorted(), "parameters (braid info -e)"))
+                    continue
+                }
+                none.withText(param, text, ParamSource.FILE, path).problems(listOf(param)).forEach { p ->
+                    add(path, "setting $key '${if (param.secret) "<set>" else text}' ${p.violation.problem}", p.violation.fixFor(key))
+                }
+            }
         }
 
         fun link(link: LinkSpec, at: String) {
@@ -62,6 +84,7 @@ internal object SpecRules {
                 )
             }
             limitsSigns(link.limits, "$at.limits", who)
+            settings(link.settings, "$at.settings")
             link.rails.forEachIndexed { j, rail -> rail(rail, link, "$at.rails[$j]") }
         }
 
@@ -104,15 +127,15 @@ internal object SpecRules {
                     "set injectSize ≤ ${bytes(eager)} or raise eagerSize",
                 )
             }
-            val ring = eff.ringCapacity ?: return
-            if (ring <= 0) return
-            when (rail.provider) {
-                SHM -> if (ring < SHM_MIN_RING || Integer.bitCount(ring) != 1) {
-                    add(pathOf("ringCapacity", own.ringCapacity), "$who: ringCapacity ${bytes(ring)} is not a power of two ≥ ${bytes(SHM_MIN_RING)}", "use a power of two such as ${bytes(Integer.highestOneBit(ring).coerceAtLeast(SHM_MIN_RING))}")
-                }
-                TCP -> if (ring < TCP_MIN_BUFFER) {
-                    add(pathOf("ringCapacity", own.ringCapacity), "$who: ringCapacity ${bytes(ring)} is below tcp's smallest connection buffer ${bytes(TCP_MIN_BUFFER)}", "set ringCapacity ≥ ${bytes(TCP_MIN_BUFFER)}")
-                }
+            // The provider's own rules for the values behind eagerSize and ringCapacity.
+            for ((field, param, value) in listOf(
+                Triple("eagerSize", RailParams.eager(rail.provider), eager to own.eagerSize),
+                Triple("ringCapacity", RailParams.ring(rail.provider), eff.ringCapacity to own.ringCapacity),
+            )) {
+                val v = value.first ?: continue
+                if (param == null || v <= 0) continue
+                val broken = param.violation(v) ?: continue
+                add(pathOf(field, value.second), "$who: $field ${bytes(v)} ${broken.problem}", broken.fixFor(field))
             }
         }
 
@@ -126,11 +149,9 @@ internal object SpecRules {
         fun progress(p: ProgressSpec) {
             if (p.model == ProgressModel.UNSPEC) add("progress.model", "progress model UNSPEC is not a choice", "choose MANUAL or AUTO")
             val idle = p.idle
-            if (idle.maxSpins < 0) add("progress.idle.maxSpins", "idle maxSpins ${idle.maxSpins} must be ≥ 0", "set maxSpins ≥ 0")
-            if (idle.maxYields < 0) add("progress.idle.maxYields", "idle maxYields ${idle.maxYields} must be ≥ 0", "set maxYields ≥ 0")
-            if (idle.maxParkNanos < 1_000) add("progress.idle.maxParkNanos", "idle maxParkNanos ${idle.maxParkNanos} is below 1 µs", "set maxParkNanos ≥ 1000")
-            if (idle.minParkNanos < 1 || idle.minParkNanos > idle.maxParkNanos) {
-                add("progress.idle.minParkNanos", "idle minParkNanos ${idle.minParkNanos} is outside 1..maxParkNanos (${idle.maxParkNanos})", "set 1 ≤ minParkNanos ≤ maxParkNanos")
+            val values = mapOf("maxSpins" to idle.maxSpins, "maxYields" to idle.maxYields, "maxParkNanos" to idle.maxParkNanos, "minParkNanos" to idle.minParkNanos)
+            for ((field, v) in IdlePolicy.violations(idle.maxParkNanos, idle.maxSpins, idle.maxYields, idle.minParkNanos)) {
+                add("progress.idle.$field", "idle $field ${values[field]} ${v.problem}", v.fix)
             }
         }
 
@@ -146,11 +167,7 @@ internal object SpecRules {
     }
 
     /** 4096 → "4 KiB"; other values in bytes. */
-    fun bytes(n: Int): String = when {
-        n >= (1 shl 20) && n % (1 shl 20) == 0 -> "${n shr 20} MiB"
-        n >= 1024 && n % 1024 == 0 -> "${n shr 10} KiB"
-        else -> "$n"
-    }
+    fun bytes(n: Int): String = ByteSize.render(n)
 
     fun number(d: Double): String = if (d.isFinite() && d == Math.rint(d) && kotlin.math.abs(d) < 1e15) d.toLong().toString() else d.toString()
 }

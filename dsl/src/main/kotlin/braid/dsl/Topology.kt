@@ -2,10 +2,14 @@ package braid.dsl
 
 import braid.core.Braid
 import braid.core.Caps
+import braid.core.CoreParams
 import braid.core.Errno
 import braid.core.FabricException
 import braid.core.Hints
 import braid.core.Info
+import braid.core.ParamSource
+import braid.core.Settings
+import braid.provider.link.LinkParams
 import java.io.IOException
 import java.nio.file.Files
 import java.nio.file.Paths
@@ -32,6 +36,18 @@ import java.nio.file.Paths
 public object Topology {
     /** Capabilities asked for when the caller names none: messages and tagged messages. */
     public const val DEFAULT_CAPS: Long = Caps.MSG or Caps.TAGGED
+
+    /**
+     * A [TopologySpec] built by [block], for Java callers (Kotlin has [topology]):
+     * ```java
+     * TopologySpec spec = Topology.spec(t -> {
+     *     t.link("shm+tcp:lo", l -> { l.rail("tcp", r -> r.setInjectSize(2048)); l.setUnexpectedLimit(65536); });
+     *     t.progress(p -> p.idle(IdleKind.BACKOFF));
+     * });
+     * ```
+     */
+    @JvmStatic
+    public fun spec(block: java.util.function.Consumer<TopologyScope>): TopologySpec = topology { block.accept(this) }
 
     /** Which rails of each link of [spec] this host can open, and why not. */
     @JvmStatic
@@ -92,6 +108,18 @@ public object Topology {
         return key
     }
 
+    /** [info] and its rails with [link]'s settings over their own (checked already: [SpecRules]). */
+    private fun withSettings(link: LinkSpec, info: Info): Info {
+        if (link.settings.isEmpty()) return info
+        val byKey = Braid.parameters().associateBy { it.key }
+        var extra = Settings.DEFAULT
+        for ((provider, values) in link.settings) for ((name, text) in values) {
+            extra = extra.withText(byKey.getValue("$provider.$name"), text, ParamSource.FILE, "topology settings.$provider.$name")
+        }
+        fun applied(i: Info): Info = i.copy(settings = i.settings.overlay(extra), rails = i.rails.map { applied(it) })
+        return applied(info)
+    }
+
     /**
      * The Info of [survey]'s link, through the link provider (a single rail is a link too): its
      * rails the ones present, each with its limits; the link's own limits the tightest of its
@@ -100,20 +128,21 @@ public object Topology {
     private fun infoFor(spec: TopologySpec, survey: LinkSurvey, caps: Long): Info {
         val present = survey.present
         val linkString = present.joinToString("+") { if (it.rail.isShm) SHM else "${it.rail.provider}:${it.info!!.domainName}" }
-        val offer = Braid.getInfo(Hints(caps = caps, provider = LINK, links = linkString, linkDisableShm = false)).first()
+        val offer = Braid.getInfo(Hints(caps = caps, provider = LINK).with(LinkParams.LINKS, linkString).with(LinkParams.DISABLE_SHM, false)).first()
         val rails = offer.rails.map { railInfo ->
             val rail = present.first { it.rail.provider == railInfo.provider }.rail
             Limited.apply(railInfo, rail.limits.orElse(survey.link.limits.copy(unexpectedLimit = null)))
         }
         val key = jobKey(spec)
         val progress = spec.progress
-        return offer.copy(
+        val info = withSettings(survey.link, offer.copy(
             rails = rails,
-            endpointAttr = offer.endpointAttr.copy(eagerSize = rails.minOf { it.endpointAttr.eagerSize }, ringCapacity = rails.minOf { it.endpointAttr.ringCapacity }),
+            endpointAttr = offer.endpointAttr.copy(eagerSize = rails.minOf { it.endpointAttr.eagerSize }),
             txAttr = offer.txAttr.copy(injectSize = rails.minOf { it.txAttr.injectSize }),
             rxAttr = offer.rxAttr.copy(unexpectedLimit = survey.link.limits.unexpectedLimit ?: offer.rxAttr.unexpectedLimit),
-            domainAttr = offer.domainAttr.copy(progress = progress.model, idle = progress.idle.toPolicy(), jobKey = key ?: offer.domainAttr.jobKey),
-        )
+            domainAttr = offer.domainAttr.copy(progress = progress.model, idle = progress.idle.toPolicy()),
+        ))
+        return if (key == null) info else info.with(CoreParams.JOB_KEY, key)
     }
 }
 

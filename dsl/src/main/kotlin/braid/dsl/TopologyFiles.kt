@@ -1,5 +1,6 @@
 package braid.dsl
 
+import braid.core.Braid
 import com.typesafe.config.Config
 import com.typesafe.config.ConfigException
 import com.typesafe.config.ConfigFactory
@@ -33,7 +34,7 @@ import java.nio.file.Path
  *                            { name = cxi0, provider = cxi, optional = true } ],
  *     limits { unexpectedLimit = 8192 } }
  * ]
- * progress { model = AUTO, idle { kind = BACKOFF, maxParkNanos = 200000 } }
+ * progress { model = AUTO, idle { kind = BACKOFF } }
  * jobKey { env = MY_JOB_KEY }          # or { file = "/run/braid/key" }, or { value = "…" }
  * ```
  * Byte counts may be written as sizes (`"64 KiB"`, `"4m"`; powers of 1024), enum constants in
@@ -97,19 +98,60 @@ public object TopologyFiles {
         }
         val tree = ConfigTree(LinkSpec.serializer().descriptor)
         val plain = tree.check(config.root(), TopologySpec.serializer().descriptor)
-        if (tree.problems.isNotEmpty()) fail(tree.problems)
-        return try {
+        // One round: type and key problems, and rails naming a provider this build lacks, together.
+        val providers = providerProblems(plain, tree)
+        if (tree.problems.isNotEmpty()) fail(tree.problems + providers)
+        val spec = try {
             when (format) {
                 Format.JSON -> json.decodeFromJsonElement(TopologySpec.serializer(), toJson(plain))
                 Format.HOCON -> hocon.decodeFromConfig(TopologySpec.serializer(), toConfig(plain))
             }
         } catch (e: SpecException) {
-            fail(e.problems.map { it.copy(line = tree.lineOf(it.path)) }, e)
+            fail((e.problems.map { it.copy(line = tree.lineOf(it.path)) } + providers).sortedBy { it.line ?: Int.MAX_VALUE }, e)
         } catch (e: SerializationException) {
             fail(listOf(SpecProblem("", "cannot decode the topology: ${e.message}", "check the file against samples/config/")), e)
         } catch (e: ConfigException) {
             fail(listOf(SpecProblem("", "cannot decode the topology: ${e.message}", "check the file against samples/config/", lineOf(e))), e)
         }
+        if (providers.isNotEmpty()) fail(providers)
+        return spec
+    }
+
+    /**
+     * Providers of libfabric (`fi_provider(7)`) that a topology may name for hosts or builds that
+     * have them: a required rail naming one this build lacks only makes its link unopenable here
+     * (links are alternatives), so it is not a misspelling.
+     */
+    private val LIBFABRIC_PROVIDERS = setOf(
+        "cxi", "efa", "lnx", "lpp", "net", "opx", "psm2", "psm3", "rxd", "rxm", "shm", "sockets", "tcp", "ucx", "udp", "usnic", "verbs",
+    )
+
+    /**
+     * A required rail whose provider neither this build nor libfabric knows (`provider = tpc`): a
+     * problem at its path and line with a did-you-mean, as a misspelt key gets. An optional rail
+     * may name any provider (it is left out where absent).
+     */
+    private fun providerProblems(plain: Any?, tree: ConfigTree): List<SpecProblem> {
+        val known = Braid.providerNames().filter { it != LINK }
+        val out = ArrayList<SpecProblem>()
+        val links = (plain as? Map<*, *>)?.get("links") as? List<*> ?: return out
+        links.forEachIndexed { i, link ->
+            val rails = (link as? Map<*, *>)?.get("rails") as? List<*> ?: return@forEachIndexed
+            rails.forEachIndexed { j, rail ->
+                val r = rail as? Map<*, *> ?: return@forEachIndexed
+                val provider = (if (r.containsKey("provider")) r["provider"] else r["name"]) as? String ?: return@forEachIndexed
+                val path = "links[$i].rails[$j].provider"
+                if (provider in known || provider in LIBFABRIC_PROVIDERS || provider == LINK || r["optional"] == true) return@forEachIndexed
+                if (tree.problems.any { it.path == path }) return@forEachIndexed
+                out += SpecProblem(
+                    path,
+                    "rail '${r["name"]}': no provider '$provider' (neither this build nor libfabric has one of that name)",
+                    ConfigTree.suggestion(provider, known, "providers") + "; or mark the rail optional = true",
+                    tree.lineOf(path),
+                )
+            }
+        }
+        return out
     }
 
     /** [spec] as text in [format]. Links that are plain link strings are written as strings. */

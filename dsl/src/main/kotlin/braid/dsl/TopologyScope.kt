@@ -4,6 +4,7 @@ import braid.core.IdleKind
 import braid.core.ProgressModel
 import java.nio.file.Path
 import java.nio.file.Paths
+import java.util.function.Consumer
 
 /** The marker of Braid's DSL: an inner block cannot call an outer block's builders by accident. */
 @DslMarker
@@ -32,6 +33,8 @@ public interface BraidScope
  * Precedence, lowest first: the [file], then the environment ([environment], see
  * [EnvironmentLayer]), then what the block says, applied in the order it says it. [link]
  * refines the link of that name (or adds one); [links] replaces the list of links.
+ *
+ * From Java: [Topology.spec] with `Consumer` blocks, `Topology.spec(t -> t.link("shm+tcp:lo", l -> l.setUnexpectedLimit(4096)))`.
  */
 public fun topology(block: TopologyScope.() -> Unit): TopologySpec = TopologyScope().apply(block).build()
 
@@ -57,26 +60,55 @@ public class TopologyScope internal constructor() : BraidScope {
     }
 
     /** The link [linkString] (`shm+tcp:lo`), refined by [block]: merged into the link of that name, or added. */
+    @JvmSynthetic
     public fun link(linkString: String, block: LinkScope.() -> Unit = {}) {
         val link = LinkScope.parse(linkString, "link(\"$linkString\")").apply(block)
         edits += { d -> d.mergeLink(link) }
     }
 
     /** A link described rail by rail ([LinkScope.rail], [LinkScope.shm]); named by [LinkScope.name] or its link string. */
+    @JvmSynthetic
     public fun link(block: LinkScope.() -> Unit) {
         val link = LinkScope().apply(block)
         edits += { d -> d.mergeLink(link) }
     }
 
+    @JvmSynthetic
     public fun progress(block: ProgressScope.() -> Unit) {
         val p = ProgressScope().apply(block)
         edits += { d -> d.progress.merge(p) }
     }
 
+    @JvmSynthetic
     public fun jobKey(block: JobKeyScope.() -> Unit) {
         val k = JobKeyScope().apply(block)
         edits += { d -> d.jobKey = k.toSpec() }
     }
+
+    /**
+     * Sets the provider parameter [param] (`TcpParams.TIMEOUT_MS`, see `braid info -e`) for every
+     * link, over the environment and the file ([LinkScope.setting] sets it for one link).
+     */
+    public fun <T : Any> setting(param: braid.core.Param<T>, value: T) {
+        edits += { d -> d.settings.getOrPut(param.provider) { LinkedHashMap() }[param.name] = value.toString() }
+    }
+
+    // ## The same blocks for Java callers: Consumer instead of a Kotlin receiver lambda ##
+
+    /** [link] for Java: the link [linkString], refined by [block]. */
+    public fun link(linkString: String, block: Consumer<LinkScope>): Unit = link(linkString) { block.accept(this) }
+
+    /** [link] for Java: the link [linkString] as it is. */
+    public fun link(linkString: String): Unit = link(linkString) { }
+
+    /** [link] for Java: a link described rail by rail. */
+    public fun link(block: Consumer<LinkScope>): Unit = link { block.accept(this) }
+
+    /** [progress] for Java. */
+    public fun progress(block: Consumer<ProgressScope>): Unit = progress { block.accept(this) }
+
+    /** [jobKey] for Java. */
+    public fun jobKey(block: Consumer<JobKeyScope>): Unit = jobKey { block.accept(this) }
 
     /** Adds an edit of the draft (tests reach rules the DSL cannot break). */
     internal fun edit(change: (Draft) -> Unit) {
@@ -104,10 +136,14 @@ public class ProgressScope internal constructor() : BraidScope {
     }
 
     /** The idle strategy, field by field. */
+    @JvmSynthetic
     public fun idle(block: IdleScope.() -> Unit) {
         val i = idle ?: IdleScope().also { idle = it }
         i.block()
     }
+
+    /** [idle] for Java. */
+    public fun idle(block: Consumer<IdleScope>): Unit = idle { block.accept(this) }
 
     internal fun merge(o: ProgressScope) {
         o.model?.let { model = it }
@@ -136,6 +172,11 @@ public class IdleScope internal constructor() : BraidScope {
     public var maxSpins: Int? = null
     public var maxYields: Int? = null
     public var minParkNanos: Long? = null
+    /**
+     * The longest park under BACKOFF (default 1 ms; see [braid.core.IdlePolicy.maxParkNanos]). Below 1 ms
+     * it costs the `suspend` API dearly: a coroutine cannot park for less than 1 ms, so once this
+     * much time has passed it waits in whole milliseconds.
+     */
     public var maxParkNanos: Long? = null
 
     internal fun merge(o: IdleScope) {
@@ -180,6 +221,9 @@ internal class Draft {
     /** BRAID_LINK_DISABLE_SHM applies to the default links too. */
     var dropShmFromDefault = false
 
+    /** Provider parameters the DSL sets for every link, by provider, then name, as text. */
+    val settings = LinkedHashMap<String, MutableMap<String, String>>()
+
     fun absorb(spec: TopologySpec) {
         links = spec.links.mapTo(ArrayList()) { LinkScope.of(it) }
         progress.merge(ProgressScope.of(spec.progress))
@@ -207,6 +251,7 @@ internal class Draft {
             l.name = null
         }
         all.forEach { l -> l.rails.forEach { it.underlay(envLimits[it.providerName]) } }
+        all.forEach { l -> settings.forEach { (p, m) -> l.settings.getOrPut(p) { LinkedHashMap() }.putAll(m) } }
         return TopologySpec(all.map { it.toSpec() }, progress.toSpec(), jobKey)
     }
 }

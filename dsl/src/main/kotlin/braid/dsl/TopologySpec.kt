@@ -62,6 +62,14 @@ public data class LinkSpec internal constructor(
     val rails: List<RailSpec>,
     val limits: LimitsSpec = LimitsSpec(),
     val policy: RailPolicy = RailPolicy.LOCALITY,
+    /**
+     * Provider parameters ([braid.core.Param], `braid info -e`) for this link, by provider, then
+     * name, as text: `settings { tcp.timeout_ms = 300, shm.liveness_ms = 20 }`. Each must be a
+     * parameter this build declares, with a value its rule accepts; the environment overrides a
+     * file's value (as it does every file value), the DSL overrides both, and the link opened
+     * uses them.
+     */
+    val settings: Map<String, Map<String, String>> = emptyMap(),
 ) {
     /** The link in `BRAID_LINKS` syntax (`shm+tcp:lo`): what the link provider is asked for. */
     public val linkString: String get() = LinkStrings.format(rails)

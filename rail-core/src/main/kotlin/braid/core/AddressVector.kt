@@ -20,6 +20,7 @@ import braid.provider.PeerAddress
 public class AddressVector internal constructor(
     public val domain: Domain,
     public val type: AvType,
+    @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden(),
 ) : PeerAddressVector, AutoCloseable {
     private val table = AddressTable()
     /** Parsed addresses of recently used slots: rails ask for the same few peers again and again. */

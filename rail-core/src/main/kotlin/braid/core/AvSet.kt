@@ -6,7 +6,7 @@ package braid.core
  * `_insert` and `_remove`; members keep the order they were first inserted in. As a
  * [PeerAvSet] it hands its members to an offload provider paired with the AV's provider.
  */
-public class AvSet internal constructor(public val av: AddressVector) : PeerAvSet {
+public class AvSet internal constructor(public val av: AddressVector, @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden()) : PeerAvSet {
     private val order = LinkedHashSet<Long>()
 
     /** How many members the set has. */

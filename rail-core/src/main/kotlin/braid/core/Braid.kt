@@ -61,6 +61,13 @@ public object Braid {
         return Fabric(info, provider(info.provider))
     }
 
+    /**
+     * Every parameter Braid and its providers declare ([CoreParams] first, then each provider's),
+     * as `fi_getparams` lists libfabric's; resolve their values with [Settings].
+     */
+    @JvmStatic
+    public fun parameters(): List<Param<*>> = CoreParams.ALL + synchronized(providers) { providers.flatMap { it.parameters } }
+
     /** The provider named [name], or a FabricException naming the known ones. */
     internal fun provider(name: String): Provider = synchronized(providers) { providers.firstOrNull { it.name == name } }
         ?: throw FabricException.invalid("no provider '$name' (known: ${providerNames()})")

@@ -29,6 +29,7 @@ public class CompletionQueue internal constructor(
     initialCapacity: Int,
     /** The owner's queue this one was imported from ([Domain.importCompletionQueue]), or null. */
     public val owner: PeerCq? = null,
+    @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden(),
 ) : PeerCq, AutoCloseable {
     private var capacity = Integer.highestOneBit(maxOf(16, initialCapacity) * 2 - 1)
     private var contexts = arrayOfNulls<Any>(capacity)

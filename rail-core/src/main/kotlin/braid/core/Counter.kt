@@ -13,7 +13,7 @@ import java.util.concurrent.locks.LockSupport
  * [setErr] moves one that requests wait on, those whose threshold the success plus error count
  * now meets fire. A counter nobody waits on pays one volatile read per update for this.
  */
-public class Counter internal constructor(public val domain: Domain) : AutoCloseable {
+public class Counter internal constructor(public val domain: Domain, @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden()) : AutoCloseable {
     private val success = AtomicLong()
     private val errors = AtomicLong()
     private val waiters = WaitSet()
@@ -66,9 +66,11 @@ public class Counter internal constructor(public val domain: Domain) : AutoClose
      * (it arms itself before its last look, so no update is missed) or, under manual progress,
      * until its park period ends and it drives progress again; under automatic progress it
      * leaves polling to the [ProgressEngine].
+     *
+     * (Not named `wait`: from Java, `counter.wait(3, 1000)` would bind to `Object.wait(long, int)`.)
      */
     @JvmOverloads
-    public fun wait(threshold: Long, timeoutMillis: Long, idle: IdleStrategy = domain.idleStrategy()): Int {
+    public fun waitFor(threshold: Long, timeoutMillis: Long, idle: IdleStrategy = domain.idleStrategy()): Int {
         val deadline = if (timeoutMillis < 0) Long.MAX_VALUE else System.nanoTime() + timeoutMillis * 1_000_000
         val errorsBefore = errors.get()
         idle.reset()
@@ -170,6 +172,11 @@ public class Counter internal constructor(public val domain: Domain) : AutoClose
             }
         }
     }
+
+    /** The old name of [waitFor], for Kotlin callers only: Java never sees it, so it cannot bind to `Object.wait`. */
+    @Deprecated("renamed: Java binds counter.wait(n, ms) to Object.wait", ReplaceWith("waitFor(threshold, timeoutMillis, idle)"))
+    @JvmSynthetic
+    public fun wait(threshold: Long, timeoutMillis: Long, idle: IdleStrategy = domain.idleStrategy()): Int = waitFor(threshold, timeoutMillis, idle)
 
     override fun close() {}
 

@@ -23,7 +23,7 @@ package braid.core
  * completion counter and, if it asked for completions, writes an error completion; its
  * [DeferredWork.status] is FAILED. What a rail cannot carry at all is refused when queued.
  */
-public class DeferredWorkQueue internal constructor(private val domain: Domain) {
+public class DeferredWorkQueue internal constructor(private val domain: Domain, @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden()) {
     private val lock: Any get() = domain.lock
     private var nextSeq = 0L
     private val dirty = ArrayDeque<Counter>()

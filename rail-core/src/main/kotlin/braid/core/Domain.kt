@@ -27,6 +27,7 @@ public class Domain internal constructor(
     public val info: Info,
     /** The domain this one was opened as a peer of ([Fabric.domain] with an owner), or null. */
     public val owner: Domain? = null,
+    @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden(),
 ) : AutoCloseable {
     internal val lock: Any = owner?.lock ?: Any()
     private var peers: Array<Domain> = emptyArray()

@@ -24,6 +24,7 @@ import java.nio.ByteBuffer
 public class Endpoint internal constructor(
     public val domain: Domain,
     public val info: Info,
+    @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden(),
 ) : AutoCloseable {
     internal var av: AddressVector? = null
 

@@ -33,7 +33,7 @@ internal class EndpointSink(private val ep: Endpoint) : RailHost {
     var heldBytesMax: Long = 0L
         private set
 
-    override val unexpectedBytesLimit: Long = unexpectedBytesDefault()
+    override val unexpectedBytesLimit: Long = unexpectedBytesLimit(domain.info.settings.overlay(ep.info.settings))
 
     override fun held(delta: Long) {
         heldBytes += delta
@@ -115,17 +115,11 @@ internal class EndpointSink(private val ep: Endpoint) : RailHost {
 
     companion object {
         /**
-         * The bound on unexpected bytes an endpoint holds: `BRAID_UNEXPECTED_BYTES` (or the
-         * system property `braid.unexpectedBytes`), else an eighth of the heap, at most 64 MiB.
+         * The bound on unexpected bytes an endpoint holds ([CoreParams.UNEXPECTED_BYTES]), else
+         * an eighth of the heap, at most 64 MiB.
          */
-        fun unexpectedBytesDefault(): Long {
-            val set = System.getProperty("braid.unexpectedBytes") ?: System.getenv("BRAID_UNEXPECTED_BYTES")
-            if (set != null) {
-                return set.trim().toLongOrNull()?.takeIf { it > 0 }
-                    ?: throw FabricException.invalid("BRAID_UNEXPECTED_BYTES='$set' is not a positive number of bytes")
-            }
-            return minOf(64L shl 20, Runtime.getRuntime().maxMemory() / 8)
-        }
+        fun unexpectedBytesLimit(settings: Settings): Long =
+            settings[CoreParams.UNEXPECTED_BYTES].takeIf { it > 0 } ?: minOf(64L shl 20, Runtime.getRuntime().maxMemory() / 8)
 
         const val RMA_FLAGS: Long = OpFlags.RMA or OpFlags.ATOMIC or OpFlags.READ or OpFlags.WRITE
 

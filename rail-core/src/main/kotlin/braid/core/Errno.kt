@@ -73,7 +73,7 @@ public object Errno {
  * bad attribute, a size over a limit). [code] is an [Errno] value; the message names the object,
  * the value and the fix. Operations already in flight never throw: they complete in error.
  */
-public open class FabricException(
+public open class FabricException @JvmOverloads constructor(
     public val code: Int,
     message: String,
     cause: Throwable? = null,

@@ -26,6 +26,7 @@ public class Event {
 public class EventQueue internal constructor(
     /** The owner's queue this one was imported from ([Fabric.importEventQueue]): writes go there, reads return `-ENOSYS`. */
     public val owner: EventQueue? = null,
+    @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden(),
 ) : AutoCloseable {
     private val lock = ReentrantLock()
     private val nonEmpty = lock.newCondition()

@@ -6,6 +6,7 @@ import braid.provider.Provider
 public class Fabric internal constructor(
     public val info: Info,
     internal val provider: Provider,
+    @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden(),
 ) : AutoCloseable {
     private val domains = ArrayList<Domain>()
 

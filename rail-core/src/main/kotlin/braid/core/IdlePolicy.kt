@@ -19,7 +19,7 @@ public enum class IdleKind {
 
 /**
  * The idle strategy of a domain ([DomainAttr.idle]): what blocking reads ([CompletionQueue.sread],
- * [Counter.wait]), the blocking and suspending forms of data operations, and a [ProgressEngine]
+ * [Counter.waitFor]), the blocking and suspending forms of data operations, and a [ProgressEngine]
  * do when a duty cycle finds no work.
  *
  * Under [BACKOFF], a waiter that has backed off to parking wakes at once when a thread of this
@@ -36,7 +36,14 @@ public enum class IdleKind {
  */
 public data class IdlePolicy @JvmOverloads constructor(
     val kind: IdleKind = IdleKind.BACKOFF,
-    /** The longest single park under [IdleKind.BACKOFF], in nanoseconds (≥ 1 µs). */
+    /**
+     * The longest single park under [IdleKind.BACKOFF], in nanoseconds (≥ 1 µs). Smaller values
+     * let blocking threads see another process's work sooner, at more wake-ups per idle second;
+     * but a coroutine (the `suspend` API) cannot park for less than 1 ms, so it yields only this
+     * long before it waits in whole milliseconds: below the 1 ms default, every wait longer than
+     * this costs a suspended caller a millisecond (200 µs made the `suspend` ping-pong 60–450×
+     * slower). Keep the default unless you measured otherwise.
+     */
     val maxParkNanos: Long = 1_000_000,
     /** Attempts that spin before yielding starts, under [IdleKind.BACKOFF]. */
     val maxSpins: Int = 100,
@@ -46,9 +53,11 @@ public data class IdlePolicy @JvmOverloads constructor(
     val minParkNanos: Long = minOf(1_000L, maxParkNanos),
 ) {
     init {
-        if (maxParkNanos < 1_000) throw FabricException.invalid("idle policy: maxParkNanos $maxParkNanos must be ≥ 1000 (1 µs)")
-        if (maxSpins < 0 || maxYields < 0) throw FabricException.invalid("idle policy: maxSpins $maxSpins and maxYields $maxYields must be ≥ 0")
-        if (minParkNanos < 1 || minParkNanos > maxParkNanos) throw FabricException.invalid("idle policy: minParkNanos $minParkNanos must be in 1..maxParkNanos ($maxParkNanos)")
+        val problems = violations(maxParkNanos, maxSpins, maxYields, minParkNanos)
+        if (problems.isNotEmpty()) {
+            val fields = mapOf("maxParkNanos" to maxParkNanos, "maxSpins" to maxSpins, "maxYields" to maxYields, "minParkNanos" to minParkNanos)
+            throw FabricException.invalid("idle policy: " + problems.entries.joinToString("; ") { (f, v) -> "$f ${fields[f]} ${v.problem} (${v.fix})" })
+        }
     }
 
     /** A fresh Agrona strategy for one waiting thread (strategies keep per-waiter state). */
@@ -67,6 +76,23 @@ public data class IdlePolicy @JvmOverloads constructor(
     }
 
     public companion object {
+        /**
+         * The rules an idle policy's fields obey: each broken one by field name, with what is
+         * wrong and the fix. Empty when the fields make a valid policy. (The topology DSL reports
+         * these at its own paths.)
+         */
+        @JvmStatic
+        public fun violations(maxParkNanos: Long, maxSpins: Int, maxYields: Int, minParkNanos: Long): Map<String, ParamViolation> {
+            val out = LinkedHashMap<String, ParamViolation>()
+            if (maxSpins < 0) out["maxSpins"] = ParamViolation("must be ≥ 0", "set maxSpins ≥ 0")
+            if (maxYields < 0) out["maxYields"] = ParamViolation("must be ≥ 0", "set maxYields ≥ 0")
+            if (maxParkNanos < 1_000) out["maxParkNanos"] = ParamViolation("is below 1 µs", "set maxParkNanos ≥ 1000")
+            if (minParkNanos < 1 || minParkNanos > maxParkNanos) {
+                out["minParkNanos"] = ParamViolation("is outside 1..maxParkNanos ($maxParkNanos)", "set 1 ≤ minParkNanos ≤ maxParkNanos")
+            }
+            return out
+        }
+
         /** Busy spin. */
         @JvmField public val SPIN: IdlePolicy = IdlePolicy(IdleKind.SPIN)
 

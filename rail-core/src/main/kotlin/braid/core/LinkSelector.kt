@@ -92,4 +92,5 @@ public class LinkStringException internal constructor(
     public val problem: String,
     /** How to fix it, with an example. */
     public val hint: String,
+    @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden(),
 ) : FabricException(Errno.EINVAL, "$source='$text': ${if (link != null) "link '$link': " else ""}$problem; $hint")

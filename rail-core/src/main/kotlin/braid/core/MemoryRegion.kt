@@ -26,6 +26,7 @@ public class MemoryRegion internal constructor(
     public val buffer: UnsafeBuffer,
     public val access: Int,
     public val key: Long,
+    @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden(),
 ) : AutoCloseable {
     /** The native address of the region's first byte. */
     public val address: Long get() = buffer.addressOffset()

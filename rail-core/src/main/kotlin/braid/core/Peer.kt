@@ -62,6 +62,7 @@ public interface PeerTransferOps {
 public class PeerTransfer internal constructor(
     public val endpoint: Endpoint,
     internal val ops: PeerTransferOps,
+    @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden(),
 ) {
     /** Sends `buffer[offset, offset+length)` with [tag] (below [TAG_BIT]) to [dest], as the peer. */
     public fun trySend(buffer: org.agrona.DirectBuffer, offset: Int, length: Int, dest: Long, tag: Long, context: Any?): Int {

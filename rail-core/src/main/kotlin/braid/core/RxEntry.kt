@@ -11,7 +11,7 @@ import org.agrona.concurrent.UnsafeBuffer
  * lists at once (one per source, one in arrival order, and for an unexpected tagged message
  * one per tag), so matching and removal allocate nothing.
  */
-public class RxEntry internal constructor() {
+public class RxEntry internal constructor(@Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden()) {
     /** Posted: the source filter ([FiAddr.UNSPEC] for any). Unexpected: the sender's address. */
     public var addr: Long = FiAddr.UNSPEC
         internal set

@@ -34,6 +34,7 @@ public class SharedReceiveContext internal constructor(
     public val unexpectedLimit: Int,
     /** The lock of the domain whose endpoint owns this context; importers must share it. */
     internal val lock: Any = Any(),
+    @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden(),
 ) {
     private val msgQueue = MatchQueue(tagged = false)
     private val tagQueue = MatchQueue(tagged = true)

@@ -34,6 +34,7 @@ public class TriggeredEndpoint internal constructor(
     public val endpoint: Endpoint,
     @Volatile public var counter: Counter,
     @Volatile public var threshold: Long,
+    @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden(),
 ) {
     /** Bumped by one as each deferred operation completes (its error side when it fails); optional. */
     @Volatile public var completionCounter: Counter? = null

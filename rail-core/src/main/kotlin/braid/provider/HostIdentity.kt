@@ -1,5 +1,7 @@
 package braid.provider
 
+import braid.core.CoreParams
+import braid.core.Settings
 import java.net.InetAddress
 import java.nio.file.Files
 import java.nio.file.Paths
@@ -12,7 +14,7 @@ import java.nio.file.Paths
  */
 internal object HostIdentity {
     val id: Long by lazy {
-        val explicit = System.getenv("BRAID_HOST_ID")
+        val explicit = Settings.DEFAULT[CoreParams.HOST_ID].ifEmpty { null }
         val identity = explicit ?: run {
             val host = runCatching { InetAddress.getLocalHost().hostName }.getOrDefault("localhost")
             val boot = runCatching { Files.readString(Paths.get("/proc/sys/kernel/random/boot_id")).trim() }.getOrDefault("")

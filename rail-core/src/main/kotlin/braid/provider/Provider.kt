@@ -9,6 +9,7 @@ import braid.core.Errno
 import braid.core.FiAddr
 import braid.core.Hints
 import braid.core.Info
+import braid.core.Param
 import braid.core.RailCounters
 import braid.core.RailStats
 import braid.core.SrxPeer
@@ -25,8 +26,11 @@ internal interface Provider {
     /** What this provider offers on this machine, most desirable first. */
     fun infos(): List<Info>
 
-    /** [infos] for [hints]; a provider whose offer depends on the hints (the link) overrides it. */
+    /** [infos] for [hints]; the providers resolve their parameters from [Hints.settings] here. */
     fun infos(hints: Hints): List<Info> = infos()
+
+    /** The parameters this provider declares ([braid.core.Settings] resolves them; `braid info -e` lists them). */
+    val parameters: List<Param<*>> get() = emptyList()
 
     /**
      * Whether this provider can serve as a peer under an owner (a link's rail): write into the

@@ -21,7 +21,7 @@ object AvScale {
 
     /** A fabric and domain of [rail] (the link as shm+tcp on loopback); close the fabric when done. */
     fun open(rail: String): Pair<Fabric, Domain> {
-        val hints = if (rail == "link") Hints(provider = "link", links = "shm+tcp:lo") else Hints(provider = rail, domainName = if (rail == "tcp") "lo" else null)
+        val hints = if (rail == "link") Hints(provider = "link").with(braid.provider.link.LinkParams.LINKS, "shm+tcp:lo") else Hints(provider = rail, domainName = if (rail == "tcp") "lo" else null)
         val info = Braid.getInfo(hints).first()
         val fabric = Braid.fabric(info)
         return fabric to fabric.domain(info)

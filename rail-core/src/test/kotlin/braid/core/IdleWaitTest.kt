@@ -52,7 +52,7 @@ class IdleWaitTest : FunSpec({
             val (a, b) = f.nodes
             b.ep.tryRecv(UnsafeBuffer(ByteArray(8)), 0, 8, FiAddr.UNSPEC, "r") shouldBe 0
             val rc = AtomicInteger(-1)
-            val waiter = thread(name = "cntr-wait") { rc.set(f.recvCounters[1]!!.wait(1, 30_000)) }
+            val waiter = thread(name = "cntr-wait") { rc.set(f.recvCounters[1]!!.waitFor(1, 30_000)) }
             shouldIdle("counter wait (manual progress)", idleSecondCpu(waiter))
             a.ep.tryInject(buf("wake"), 0, 4, f.addrs[0][1]) shouldBe 0
             waiter.join(10_000)
@@ -105,7 +105,7 @@ class IdleWaitTest : FunSpec({
                             start.acquire()
                             when (what) {
                                 "blocking CQ read" -> check(b.cq.sread(c, 30_000) == 1) { "round $i: no completion" }
-                                "counter wait" -> check(f.recvCounters[1]!!.wait(i + 1L, 30_000) == 0) { "round $i: counter wait failed" }
+                                "counter wait" -> check(f.recvCounters[1]!!.waitFor(i + 1L, 30_000) == 0) { "round $i: counter wait failed" }
                                 else -> b.ep.trecvBlocking(UnsafeBuffer(ByteArray(8)), 0, 8, FiAddr.UNSPEC, i.toLong(), 0, 30_000)
                             }
                             done.release()

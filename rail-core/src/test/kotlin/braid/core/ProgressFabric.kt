@@ -19,8 +19,8 @@ class ProgressFabric(
     counters: Boolean = false,
 ) : AutoCloseable {
     val info: Info = Braid.getInfo(Hints(caps = Caps.MSG or Caps.TAGGED, provider = "shm")).first().let {
-        it.copy(
-            endpointAttr = it.endpointAttr.copy(ringCapacity = ringCapacity, eagerSize = eagerSize),
+        it.with(braid.provider.shm.ShmParams.RING_SIZE, ringCapacity).copy(
+            endpointAttr = it.endpointAttr.copy(eagerSize = eagerSize),
             domainAttr = it.domainAttr.copy(idle = idle, progress = progress),
             txAttr = it.txAttr.copy(size = txSize),
         )

@@ -20,7 +20,7 @@ import java.nio.file.StandardOpenOption
 class RailFaultTest : FunSpec({
     test("a rail that throws in its duty cycle fails its operations and reports it; the progress engine and the domain's other endpoints go on") {
         val info = Braid.getInfo(Hints(caps = Caps.MSG or Caps.TAGGED, provider = "shm")).first().let {
-            it.copy(endpointAttr = it.endpointAttr.copy(ringCapacity = 1 shl 16, eagerSize = 1024))
+            it.with(braid.provider.shm.ShmParams.RING_SIZE, 1 shl 16).copy(endpointAttr = it.endpointAttr.copy(eagerSize = 1024))
         }
         val fabric = Braid.fabric(info)
         try {

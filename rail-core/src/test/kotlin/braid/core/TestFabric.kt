@@ -9,10 +9,11 @@ class TestFabric(
     eagerSize: Int = 1024,
     unexpectedLimit: Int = 1 shl 20,
     format: CqFormat = CqFormat.TAGGED,
+    unexpectedBytes: Long = 0L,
 ) : RailFabric {
     override val info: Info = Braid.getInfo(Hints(caps = Caps.MSG or Caps.TAGGED, provider = "shm")).first().let {
-        it.copy(
-            endpointAttr = it.endpointAttr.copy(ringCapacity = ringCapacity, eagerSize = eagerSize),
+        it.with(braid.provider.shm.ShmParams.RING_SIZE, ringCapacity).with(CoreParams.UNEXPECTED_BYTES, unexpectedBytes).copy(
+            endpointAttr = it.endpointAttr.copy(eagerSize = eagerSize),
             rxAttr = it.rxAttr.copy(unexpectedLimit = unexpectedLimit),
         )
     }

@@ -14,12 +14,7 @@ class UnexpectedBytesBoundTest : FunSpec({
         val limit = 256L shl 10
         val size = 16 shl 10
         val perSender = 100
-        System.setProperty("braid.unexpectedBytes", "$limit")
-        val f = try {
-            TestFabric(5, ringCapacity = 1 shl 20, eagerSize = size)
-        } finally {
-            System.clearProperty("braid.unexpectedBytes")
-        }
+        val f = TestFabric(5, ringCapacity = 1 shl 20, eagerSize = size, unexpectedBytes = limit)
         f.use {
             val rx = f.nodes[0]
             val senders = f.nodes.drop(1)

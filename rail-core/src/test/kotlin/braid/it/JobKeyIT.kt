@@ -1,6 +1,7 @@
 package braid.it
 
 import braid.core.Braid
+import braid.core.CoreParams
 import braid.core.Completion
 import braid.core.CompletionError
 import braid.core.Errno
@@ -24,7 +25,7 @@ class JobKeyIT : FunSpec({
     for (provider in listOf("shm", "link")) {
         test("$provider: a receiver with key alpha matches its alpha peer's messages and none from same-host peers with key beta or no key, which are refused and told so") {
             val dir = Files.createTempDirectory("braid-key-it")
-            val info = Braid.getInfo(PeerMain.hints(provider)).first().let { it.copy(domainAttr = it.domainAttr.copy(jobKey = "alpha")) }
+            val info = Braid.getInfo(PeerMain.hints(provider)).first().let { it.with(CoreParams.JOB_KEY, "alpha") }
             val fabric = Braid.fabric(info)
             val domain = fabric.domain(info)
             val cq = domain.completionQueue()

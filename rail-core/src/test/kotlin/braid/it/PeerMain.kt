@@ -86,7 +86,7 @@ object PeerMain {
     fun hints(provider: String): Hints = when (provider) {
         "shm" -> Hints(provider = "shm")
         "tcp" -> Hints(provider = "tcp", domainName = System.getenv("BRAID_TCP_IFACE") ?: "lo")
-        "link" -> Hints(provider = "link", links = "shm+tcp:${System.getenv("BRAID_TCP_IFACE") ?: "lo"}")
+        "link" -> Hints(provider = "link").with(braid.provider.link.LinkParams.LINKS, "shm+tcp:${System.getenv("BRAID_TCP_IFACE") ?: "lo"}")
         else -> error("unknown provider '$provider' (shm, tcp, link)")
     }
 
@@ -255,7 +255,7 @@ object PeerMain {
             val buffer = UnsafeBuffer(ByteBuffer.allocateDirect(size))
             Traffic.fill(buffer, 0, 0, size)
             check(ep.tryTsend(buffer, 0, size, dest, 1, "slow") == 0)
-            println("SENDING through a ${ep.info.endpointAttr.ringCapacity}-byte ring")
+            println("SENDING through a ${ep.info.settings[braid.provider.shm.ShmParams.RING_SIZE]}-byte ring")
             // Drive the transfer for a while, then stop driving it: the receiver is left mid-transfer.
             repeat(200) {
                 if (poll() != null) println("COMPLETED early: the whole message was sent")

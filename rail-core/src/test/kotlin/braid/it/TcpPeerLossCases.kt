@@ -96,7 +96,7 @@ fun FunSpec.tcpPeerLossCases(open: () -> Hosts, silences: List<Silence>) {
         test("a peer ${silence.how} is declared dead after the time-out: what waits on it fails with EHOSTDOWN") {
             val dir = Files.createTempDirectory("braid-tcp-it")
             open().use { hosts ->
-                TcpTestFabric(1, settings = TcpSettings(timeoutMillis = 1000), iface = hosts.iface).use { f ->
+                TcpTestFabric(1, settings = TcpTestFabric.SETTINGS.with(braid.provider.tcp.TcpParams.TIMEOUT_MS, 1000L), iface = hosts.iface).use { f ->
                     val me = f.nodes[0]
                     val kid = hosts.start(0, main, PeerMain.args("tcp", "hold", dir, "peer"), dir.resolve("peer.log").toFile())
                     val peer = me.av.insert(Rendezvous.lookup(dir, "peer"))

@@ -43,7 +43,7 @@ class CapsTruthTest : FunSpec({
     val providers = listOf(
         "shm" to Hints(provider = "shm"),
         "tcp" to Hints(provider = "tcp", domainName = "lo"),
-        "link" to Hints(provider = "link", links = "shm+tcp:lo"),
+        "link" to Hints(provider = "link").with(braid.provider.link.LinkParams.LINKS, "shm+tcp:lo"),
     )
     val exercisedElsewhere = Caps.LOCAL_COMM or Caps.REMOTE_COMM
 
@@ -70,7 +70,7 @@ class CapsTruthTest : FunSpec({
     }
 
     test("hints asking the link for RMA and atomics find it (it carries them through both rails)") {
-        val info = Braid.getInfo(Hints(caps = Caps.TAGGED or Caps.RMA_ALL or Caps.TRIGGER, provider = "link", links = "shm+tcp:lo")).first()
+        val info = Braid.getInfo(Hints(caps = Caps.TAGGED or Caps.RMA_ALL or Caps.TRIGGER, provider = "link").with(braid.provider.link.LinkParams.LINKS, "shm+tcp:lo")).first()
         (info.caps and Caps.RMA_ALL) shouldBe Caps.RMA_ALL
     }
 })

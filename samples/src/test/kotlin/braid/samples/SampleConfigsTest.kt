@@ -38,7 +38,7 @@ class SampleConfigsTest : FunSpec({
                 rail("net") { provider = "tcp"; domain = "lo"; injectSize = 2048 }
                 unexpectedLimit = 65536
             }
-            progress { model = ProgressModel.MANUAL; idle { kind = IdleKind.BACKOFF; maxParkNanos = 200_000 } }
+            progress { model = ProgressModel.MANUAL; idle { kind = IdleKind.BACKOFF } }
         }
     }
 
@@ -47,5 +47,14 @@ class SampleConfigsTest : FunSpec({
         read("optional-rail.conf").links.single().rail("cxi0")!!.optional shouldBe true
         read("fallback.conf").links.map { it.linkString } shouldBe listOf("shm+cxi:cxi0", "shm+tcp:lo")
         read("tcp-only.json").links.single().let { it.rails.single().limits shouldBe LimitsSpec(eagerSize = 8192, ringCapacity = 256 shl 10); it.limits.unexpectedLimit shouldBe 1024 }
+    }
+
+    test("the README's HOCON block is samples/config/local.conf, and no sample parks for less than the default 1 ms") {
+        val readme = Files.readString(Paths.get("../README.md"))
+        val local = Files.readString(dir.resolve("local.conf"))
+        withClue("README.md must show samples/config/local.conf verbatim in a ```hocon block") { readme.contains("```hocon\n$local```") shouldBe true }
+        Files.list(dir).use { s -> s.toList() }.forEach { f ->
+            withClue(f.fileName) { (read(f.fileName.toString()).progress.idle.maxParkNanos >= 1_000_000) shouldBe true }
+        }
     }
 })

@@ -3,7 +3,6 @@ package braid.provider.link
 import braid.core.Braid
 import braid.core.Caps
 import braid.core.Domain
-import braid.core.DomainAttr
 import braid.core.Endpoint
 import braid.core.EndpointAttr
 import braid.core.EndpointType
@@ -12,6 +11,8 @@ import braid.core.Hints
 import braid.core.Info
 import braid.core.LinkSelector
 import braid.core.LinkStringException
+import braid.core.Param
+import braid.core.ParamSource
 import braid.core.RxAttr
 import braid.core.TxAttr
 import braid.provider.AddressHeader
@@ -28,19 +29,22 @@ import braid.provider.Transport
  * endpoint's one shared receive context, write into its completion queues and counters, and
  * resolve addresses through its AV (each sees its own part of a [LinkAddress]).
  *
- * Which links: [Hints.links], else `BRAID_LINKS`, else `shm+tcp`, in the syntax of
+ * Which links: [LinkParams.LINKS] (`BRAID_LINKS`, default `shm+tcp`) in the hints' settings, in the syntax of
  * [LinkSelector.parse]; as in LNX a link joins at most shm and one network rail, either may stand
  * alone. One Info per permutation (one per tcp interface), named `shm+tcp:<interface>`, with the
  * rails' own Info in [Info.rails].
  *
- * Environment, as LNX's: `BRAID_LINK_DISABLE_SHM=1` leaves shm out (same-host peers then go over
- * the network rail); `BRAID_LINK_USE_SRQ=0` promises no any-source receive (they are refused with
- * EINVAL — matching is per-source indexed either way, so this only checks the promise);
- * `BRAID_LINK_DUMP_STATS=1` prints [braid.core.Endpoint.stats] to stderr when an endpoint closes.
+ * Parameters ([LinkParams]), as LNX's: `BRAID_LINK_DISABLE_SHM=1` leaves shm out (same-host peers
+ * then go over the network rail); `BRAID_LINK_USE_SRQ=0` promises no any-source receive (they are
+ * refused with EINVAL — matching is per-source indexed either way, so this only checks the
+ * promise); `BRAID_LINK_DUMP_STATS=1` prints [braid.core.Endpoint.stats] to stderr when an
+ * endpoint closes.
  */
 internal object LinkProvider : Provider {
     override val name: String = "link"
     const val DEFAULT_LINKS: String = "shm+tcp"
+
+    override val parameters: List<Param<*>> get() = LinkParams.ALL
 
     /** Providers that may be a link's network rail. */
     private val networkRails = setOf("tcp")
@@ -49,25 +53,28 @@ internal object LinkProvider : Provider {
     override fun infos(): List<Info> = infos(Hints())
 
     override fun infos(hints: Hints): List<Info> {
-        val (text, source) = when {
-            hints.links != null -> hints.links to "Hints.links"
-            System.getenv("BRAID_LINKS") != null -> System.getenv("BRAID_LINKS") to "environment BRAID_LINKS"
-            else -> DEFAULT_LINKS to "the default links"
+        val settings = hints.settings.check(LinkParams.ALL)
+        val links = settings.resolve(LinkParams.LINKS)
+        val text = links.value
+        val source = when (links.source) {
+            ParamSource.DEFAULT -> "the default links"
+            ParamSource.API -> "Hints.links" // set through the hints' settings; errors keep the name callers know
+            else -> links.origin
         }
-        val disableShm = hints.linkDisableShm ?: envFlag("BRAID_LINK_DISABLE_SHM", false)
+        val disableShm = settings[LinkParams.DISABLE_SHM]
         val offers = ArrayList<Info>()
         val refused = ArrayList<String>()
         for (link in LinkSelector.parse(text, source).map { lnx(it, text, source) }) {
             val rails = if (disableShm) link.rails.filter { it.provider != SHM } else link.rails
             if (rails.isEmpty()) { refused += "link '$link' has no rail left with BRAID_LINK_DISABLE_SHM=1"; continue }
             val choices = rails.map { sel ->
-                val all = Braid.provider(sel.provider).infos()
+                val all = Braid.provider(sel.provider).infos(Hints(settings = hints.settings))
                 val picked = if (sel.domains.isEmpty()) all else sel.domains.mapNotNull { d -> all.firstOrNull { it.domainName == d } }
                 val missing = sel.domains.filter { d -> all.none { it.domainName == d } }
                 if (missing.isNotEmpty()) refused += "link '$link': ${sel.provider} has no domain ${missing.joinToString { "'$it'" }} (has: ${all.joinToString { it.domainName }})"
                 picked
             }
-            for (combination in permutations(choices)) offers += linkInfo(LinkSelector(rails), combination)
+            for (combination in permutations(choices)) offers += linkInfo(LinkSelector(rails), combination).copy(settings = hints.settings)
         }
         if (offers.isEmpty()) throw FabricException.noData("link: $source='$text' offers nothing: ${refused.joinToString("; ")}")
         return offers
@@ -113,15 +120,14 @@ internal object LinkProvider : Provider {
             caps = caps,
             mode = 0,
             endpointType = EndpointType.RDM,
-            domainAttr = DomainAttr(),
+            domainAttr = rails.first().domainAttr,
             endpointAttr = EndpointAttr(
                 protocol = "BRAID_LINK",
                 maxMsgSize = rails.minOf { it.endpointAttr.maxMsgSize },
                 eagerSize = rails.minOf { it.endpointAttr.eagerSize },
-                ringCapacity = rails.minOf { it.endpointAttr.ringCapacity },
             ),
             txAttr = TxAttr(injectSize = rails.minOf { it.txAttr.injectSize }),
-            rxAttr = RxAttr(),
+            rxAttr = RxAttr(unexpectedLimit = rails.minOf { it.rxAttr.unexpectedLimit }),
             rails = rails,
         )
     }
@@ -129,12 +135,6 @@ internal object LinkProvider : Provider {
     private fun permutations(choices: List<List<Info>>): List<List<Info>> =
         choices.fold(listOf(emptyList())) { acc, options -> acc.flatMap { prefix -> options.map { prefix + it } } }
 
-    fun envFlag(name: String, default: Boolean): Boolean = when (val v = System.getenv(name)?.trim()?.lowercase()) {
-        null, "" -> default
-        "1", "yes", "true", "on" -> true
-        "0", "no", "false", "off" -> false
-        else -> throw FabricException.invalid("environment $name='$v' must be 0 or 1")
-    }
 }
 
 /** A link's part of a domain: each rail's own domain part, opened as the link's peer. */
@@ -179,10 +179,11 @@ internal class LinkDomain(private val domain: Domain, private val info: Info) : 
             opened.forEach { runCatching { it.second.close() } }
             throw e
         }
+        val settings = domain.info.settings.overlay(info.settings)
         return LinkTransport(
             endpoint.sink, av, info, HostIdentity.id, opened,
-            useSrq = LinkProvider.envFlag("BRAID_LINK_USE_SRQ", true),
-            dumpStats = LinkProvider.envFlag("BRAID_LINK_DUMP_STATS", false),
+            useSrq = settings[LinkParams.USE_SRQ],
+            dumpStats = settings[LinkParams.DUMP_STATS],
         )
     }
 

@@ -12,9 +12,8 @@ import com.sun.jna.Pointer
  * to streaming fragments through the bulk ring.
  */
 internal object CrossMemoryAttach {
-    /** Whether the call is available at all (JNA loaded, libc found, not disabled by BRAID_SHM_CMA=0). */
+    /** Whether the call is available at all (JNA loaded, libc found); an endpoint also asks [ShmParams.CMA]. */
     val available: Boolean by lazy {
-        if (System.getenv("BRAID_SHM_CMA") == "0") return@lazy false
         try {
             Native.register(Libc::class.java, "c")
             true

@@ -1,6 +1,7 @@
 package braid.provider.shm
 
 import braid.core.FabricException
+import braid.core.Settings
 import org.agrona.IoUtil
 import org.agrona.concurrent.UnsafeBuffer
 import java.io.IOException
@@ -30,9 +31,13 @@ internal object ShmDirectory {
     const val PREFIX = "braid-"
     private val counter = AtomicInteger()
 
-    /** /dev/shm where it exists (tmpfs: no disk behind the rings), else the temp directory. Override with BRAID_SHM_DIR. */
+    /**
+     * /dev/shm where it exists (tmpfs: no disk behind the rings), else the temp directory;
+     * [ShmParams.DIR] (`BRAID_SHM_DIR`) overrides it for the whole process, as peers find each
+     * other's files here.
+     */
     val root: Path by lazy {
-        val configured = System.getenv("BRAID_SHM_DIR") ?: System.getProperty("braid.shm.dir")
+        val configured = Settings.DEFAULT[ShmParams.DIR].ifEmpty { null }
         val dir = when {
             configured != null -> Paths.get(configured)
             Files.isDirectory(Paths.get("/dev/shm")) && Files.isWritable(Paths.get("/dev/shm")) -> Paths.get("/dev/shm")

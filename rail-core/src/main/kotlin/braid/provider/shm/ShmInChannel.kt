@@ -57,7 +57,7 @@ internal class ShmInChannel(
     private val owner: PeerProcess? = ShmDirectory.owner(sender)?.let { PeerProcess.watch(it) }
     private val senderPid = ShmDirectory.pidOf(sender).toIntOrNull() ?: 0
     /** Whether single-copy pulls from this sender work; cleared on the first that fails. */
-    private var pullable = CrossMemoryAttach.available && owner != null
+    private var pullable = t.cma && owner != null
     val recvPath = RecvPath(this, sender)
     val rmaPath = RmaPath(ShmRingOutlet(ctrl, MSG_RMA_REPLY), sender)
     private val engine = t.engine

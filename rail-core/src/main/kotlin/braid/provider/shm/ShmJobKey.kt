@@ -57,8 +57,5 @@ internal class ShmJobKey(jobKey: String) {
         private val random = SecureRandom()
 
         fun nonce(): ByteArray = ByteArray(NONCE_LENGTH).also { random.nextBytes(it) }
-
-        /** The job key of an shm endpoint: the rail's or the domain's DomainAttr.jobKey, else BRAID_JOB_KEY, else none (""). */
-        fun resolve(railKey: String?, domainKey: String?): String = railKey ?: domainKey ?: System.getenv("BRAID_JOB_KEY") ?: ""
     }
 }

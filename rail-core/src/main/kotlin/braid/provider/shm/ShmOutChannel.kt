@@ -106,7 +106,7 @@ internal class ShmOutChannel(
         val b = this.data.buffer()
         putHeader(b, index, wire, tag, data, msgId, length.toLong())
         // Off-heap memory has a stable address the receiver may read directly.
-        val pullable = CrossMemoryAttach.available && buffer.byteArray() == null
+        val pullable = t.cma && buffer.byteArray() == null
         b.putLong(index + SRC_ADDRESS_OFFSET, if (pullable) buffer.addressOffset() else 0L)
         this.data.commit(index)
         return HEAD_RTS

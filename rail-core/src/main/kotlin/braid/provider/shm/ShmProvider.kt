@@ -1,13 +1,15 @@
 package braid.provider.shm
 
 import braid.core.Caps
+import braid.core.CoreParams
 import braid.core.Domain
-import braid.core.DomainAttr
 import braid.core.Endpoint
 import braid.core.EndpointAttr
 import braid.core.EndpointType
-import braid.core.FabricException
+import braid.core.Hints
 import braid.core.Info
+import braid.core.Param
+import braid.core.Settings
 import braid.core.RxAttr
 import braid.core.TxAttr
 import braid.provider.DomainProvider
@@ -26,25 +28,28 @@ import braid.provider.Transport
  * streamed in fragments through the bulk ring, so a message of any size needs no ring as large
  * as itself.
  *
- * Tuning (environment, read when [infos] is called): `BRAID_SHM_RING_SIZE` (bytes per channel
- * ring, a power of two, default 4 MiB), `BRAID_SHM_EAGER_SIZE` (default 16 KiB),
- * `BRAID_SHM_DIR` (default /dev/shm).
+ * Tuning: the parameters of [ShmParams] (ring size, eager size, directory, single-copy pulls,
+ * liveness), resolved from the hints' [braid.core.Settings] when [infos] is called and from the
+ * Info's when an endpoint opens.
  */
 internal object ShmProvider : Provider {
     override val name: String = "shm"
 
-    const val DEFAULT_RING = 4 * 1024 * 1024
-    const val DEFAULT_EAGER = 16 * 1024
     const val INJECT_SIZE = 4096
+
+    override val parameters: List<Param<*>> get() = ShmParams.ALL
 
     /** The identity of this host ([HostIdentity]): shm reaches only endpoints with the same one. */
     val hostId: Long get() = HostIdentity.id
 
     override val canBePeer: Boolean get() = true
 
-    override fun infos(): List<Info> {
-        val ring = envInt("BRAID_SHM_RING_SIZE", DEFAULT_RING)
-        val eager = envInt("BRAID_SHM_EAGER_SIZE", DEFAULT_EAGER)
+    override fun infos(): List<Info> = infos(Hints())
+
+    override fun infos(hints: Hints): List<Info> {
+        val settings = hints.settings.check(ShmParams.ALL + CoreParams.ALL)
+        val ring = settings[ShmParams.RING_SIZE]
+        val eager = settings[ShmParams.EAGER_SIZE]
         return listOf(
             Info(
                 provider = name,
@@ -53,20 +58,16 @@ internal object ShmProvider : Provider {
                 caps = Caps.MSG or Caps.TAGGED or Caps.SEND or Caps.RECV or Caps.RMA_ALL or Caps.TRIGGER or Caps.SOURCE or Caps.DIRECTED_RECV or Caps.LOCAL_COMM,
                 mode = 0,
                 endpointType = EndpointType.RDM,
-                domainAttr = DomainAttr(),
-                endpointAttr = EndpointAttr(protocol = "BRAID_SHM", maxMsgSize = Int.MAX_VALUE.toLong(), eagerSize = eager, ringCapacity = ring),
+                domainAttr = CoreParams.domainAttr(settings),
+                endpointAttr = EndpointAttr(protocol = "BRAID_SHM", maxMsgSize = Int.MAX_VALUE.toLong(), eagerSize = eager),
                 txAttr = TxAttr(injectSize = minOf(INJECT_SIZE, eager, ring / 8 - FrameDescriptor.HEADER_LENGTH)),
-                rxAttr = RxAttr(),
+                rxAttr = RxAttr(unexpectedLimit = settings[CoreParams.UNEXPECTED_LIMIT]),
+                settings = hints.settings,
             ),
         )
     }
 
     override fun openDomain(domain: Domain, info: Info): DomainProvider = ShmDomain(domain)
-
-    private fun envInt(name: String, default: Int): Int {
-        val v = System.getenv(name) ?: return default
-        return v.trim().toIntOrNull() ?: throw FabricException.invalid("environment $name='$v' is not an integer")
-    }
 }
 
 internal class ShmDomain(private val domain: Domain) : DomainProvider {
@@ -76,8 +77,11 @@ internal class ShmDomain(private val domain: Domain) : DomainProvider {
 
     override fun parseAddress(raw: ByteArray): PeerAddress = ShmAddressDescriptor.parse(raw)
 
-    override fun openEndpoint(endpoint: Endpoint, info: Info, av: RailAv): Transport =
-        ShmTransport(endpoint.sink, info, av, HostIdentity.id, ShmJobKey(ShmJobKey.resolve(info.domainAttr.jobKey, domain.info.domainAttr.jobKey)))
+    // The endpoint's rail Info's own settings over its domain's (a link's rail over the link).
+    override fun openEndpoint(endpoint: Endpoint, info: Info, av: RailAv): Transport {
+        val settings = domain.info.settings.overlay(info.settings)
+        return ShmTransport(endpoint.sink, info.withSettings(settings), av, HostIdentity.id, ShmJobKey(settings[CoreParams.JOB_KEY]))
+    }
 
     override fun close() {}
 }

@@ -55,11 +55,13 @@ internal class ShmTransport(
     private val name = ShmDirectory.newEndpointName()
     override val address: ByteArray = ShmAddressDescriptor.encode(hostId, name)
 
-    internal val ringCapacity = info.endpointAttr.ringCapacity
+    internal val ringCapacity = info.settings[ShmParams.RING_SIZE]
     private val maxRecord = ringCapacity / 8
     internal val eagerSize = minOf(info.endpointAttr.eagerSize, maxRecord - HEADER_LENGTH)
     internal val fragSize = (maxRecord - FRAG_HEADER_LENGTH) and 7.inv()
-    private val livenessNanos = (System.getenv("BRAID_SHM_LIVENESS_MS")?.toLongOrNull() ?: 50L) * 1_000_000
+    private val livenessNanos = info.settings[ShmParams.LIVENESS_MS] * 1_000_000
+    /** Whether a receiver may pull a rendezvous payload with one copy (`process_vm_readv`). */
+    internal val cma = info.settings[ShmParams.CMA] && CrossMemoryAttach.available
 
     private var file: MappedFile? = null
     /** Published in our endpoint file: senders prove the job key over it ([ShmJobKey]). */
@@ -79,7 +81,7 @@ internal class ShmTransport(
 
     override fun enable() {
         if (ringCapacity < 1024 || Integer.bitCount(ringCapacity) != 1) {
-            throw FabricException.invalid("shm endpoint: ring capacity $ringCapacity must be a power of two ≥ 1024; set EndpointAttr.ringCapacity or BRAID_SHM_RING_SIZE")
+            throw FabricException.invalid("shm endpoint: ring capacity $ringCapacity must be a power of two ≥ 1024; set ShmParams.RING_SIZE (BRAID_SHM_RING_SIZE)")
         }
         if (eagerSize < 0) throw FabricException.invalid("shm endpoint: eager size ${info.endpointAttr.eagerSize} must be ≥ 0")
         val f = ShmDirectory.createAndMap(ShmDirectory.endpointFile(name), EndpointFileDescriptor.length())

@@ -1,13 +1,16 @@
 package braid.provider.tcp
 
 import braid.core.Caps
+import braid.core.CoreParams
 import braid.core.Domain
-import braid.core.DomainAttr
 import braid.core.Endpoint
 import braid.core.EndpointAttr
 import braid.core.EndpointType
 import braid.core.FabricException
+import braid.core.Hints
 import braid.core.Info
+import braid.core.Param
+import braid.core.Settings
 import braid.core.RxAttr
 import braid.core.TxAttr
 import braid.provider.DomainProvider
@@ -29,37 +32,29 @@ import java.net.NetworkInterface
  *
  * [infos] offers one entry per usable network interface, like `fi_info -p tcp`: its domain is the
  * interface's name ("eth0", "lo"), its fabric the interface's network ("192.0.2.0/24"). The first
- * entry is the interface `BRAID_TCP_ADDR` (an address, optionally `:port`, or `[v6]:port`)
- * belongs to, else `BRAID_TCP_IFACE`, else the first non-loopback interface that is up; loopback
- * comes last. An endpoint listens on its domain's interface address (or on `BRAID_TCP_ADDR`, port
+ * entry is the interface [TcpParams.ADDR] (an address, optionally `:port`, or `[v6]:port`)
+ * belongs to, else [TcpParams.IFACE], else the first non-loopback interface that is up; loopback
+ * comes last. An endpoint listens on its domain's interface address (or on [TcpParams.ADDR], port
  * included — a fixed port serves one endpoint), port 0 otherwise.
  *
- * Tuning (environment, read when [infos] is called): `BRAID_TCP_EAGER_SIZE` (default 16 KiB),
- * `BRAID_TCP_BUFFER_SIZE` (bytes of each connection's send and receive buffers, default
- * 256 KiB); the job key (unless [braid.core.DomainAttr.jobKey] sets it), peer time-out and credit
- * window are in [TcpSettings].
+ * Tuning: the parameters of [TcpParams] and the job key [CoreParams.JOB_KEY], resolved from the
+ * hints' [Settings] when [infos] is called and from the Info's when an endpoint opens ([TcpSettings]).
  */
 internal object TcpProvider : Provider {
     override val name: String = "tcp"
 
-    const val DEFAULT_EAGER = 16 * 1024
-    const val DEFAULT_BUFFER = 256 * 1024
     const val INJECT_SIZE = 4096
 
-    /** Tests set this to give the endpoints they open other settings than the environment's. */
-    @Volatile
-    var settingsOverride: TcpSettings? = null
-
-    fun settings(): TcpSettings = settingsOverride ?: TcpSettings.fromEnvironment()
+    override val parameters: List<Param<*>> get() = TcpParams.ALL
 
     override val canBePeer: Boolean get() = true
 
-    override fun infos(): List<Info> {
-        val eager = envInt("BRAID_TCP_EAGER_SIZE", DEFAULT_EAGER)
-        val buffer = envInt("BRAID_TCP_BUFFER_SIZE", DEFAULT_BUFFER)
-        if (eager < 0) throw FabricException.invalid("environment BRAID_TCP_EAGER_SIZE=$eager must be ≥ 0")
-        if (buffer < 4096) throw FabricException.invalid("environment BRAID_TCP_BUFFER_SIZE=$buffer must be ≥ 4096")
-        return interfaces().map { nic ->
+    override fun infos(): List<Info> = infos(Hints())
+
+    override fun infos(hints: Hints): List<Info> {
+        val settings = hints.settings.check(TcpParams.ALL + CoreParams.ALL)
+        val eager = settings[TcpParams.EAGER_SIZE]
+        return interfaces(settings).map { nic ->
             Info(
                 provider = name,
                 fabricName = nic.network,
@@ -67,23 +62,24 @@ internal object TcpProvider : Provider {
                 caps = Caps.MSG or Caps.TAGGED or Caps.SEND or Caps.RECV or Caps.RMA_ALL or Caps.TRIGGER or Caps.SOURCE or Caps.DIRECTED_RECV or Caps.LOCAL_COMM or Caps.REMOTE_COMM,
                 mode = 0,
                 endpointType = EndpointType.RDM,
-                domainAttr = DomainAttr(),
-                endpointAttr = EndpointAttr(protocol = "BRAID_TCP", maxMsgSize = Int.MAX_VALUE.toLong(), eagerSize = eager, ringCapacity = buffer),
+                domainAttr = CoreParams.domainAttr(settings),
+                endpointAttr = EndpointAttr(protocol = "BRAID_TCP", maxMsgSize = Int.MAX_VALUE.toLong(), eagerSize = eager),
                 txAttr = TxAttr(injectSize = minOf(INJECT_SIZE, eager)),
-                rxAttr = RxAttr(),
+                rxAttr = RxAttr(unexpectedLimit = settings[CoreParams.UNEXPECTED_LIMIT]),
+                settings = hints.settings,
             )
         }
     }
 
-    override fun openDomain(domain: Domain, info: Info): DomainProvider = TcpDomain(domain, bindAddress(info.domainName))
+    override fun openDomain(domain: Domain, info: Info): DomainProvider = TcpDomain(domain, bindAddress(info.domainName, info.settings))
 
     /** One usable interface: its name, the address endpoints listen on, its network in CIDR form. */
     class Nic(val name: String, val bind: InetSocketAddress, val network: String)
 
     /** The usable interfaces, the preferred one first (see the class comment). */
-    fun interfaces(): List<Nic> {
-        val explicit = explicitAddress()
-        val wanted = System.getenv("BRAID_TCP_IFACE")?.trim()?.takeIf { it.isNotEmpty() }
+    fun interfaces(settings: Settings = Settings.DEFAULT): List<Nic> {
+        val explicit = explicitAddress(settings.resolve(TcpParams.ADDR).value.trim())
+        val wanted = settings[TcpParams.IFACE].trim().takeIf { it.isNotEmpty() }
         val all = NetworkInterface.networkInterfaces().use { s -> s.toList() }
             .filter { runCatching { it.isUp }.getOrDefault(false) }
             .sortedBy { it.index }
@@ -92,19 +88,19 @@ internal object TcpProvider : Provider {
         val first: Nic = when {
             explicit != null -> {
                 val nic = NetworkInterface.getByInetAddress(explicit.address)
-                    ?: throw FabricException.invalid("environment BRAID_TCP_ADDR: ${explicit.address.hostAddress} is not an address of this host (interfaces: ${all.joinToString { "${it.name} ${it.bind.address.hostAddress}" }})")
+                    ?: throw FabricException.invalid("tcp.addr (BRAID_TCP_ADDR): ${explicit.address.hostAddress} is not an address of this host (interfaces: ${all.joinToString { "${it.name} ${it.bind.address.hostAddress}" }})")
                 Nic(nic.name, explicit, all.firstOrNull { it.name == nic.name }?.network ?: explicit.address.hostAddress)
             }
             wanted != null -> all.firstOrNull { it.name == wanted }
-                ?: throw FabricException.invalid("environment BRAID_TCP_IFACE='$wanted': no interface of that name is up with an address (known: ${all.joinToString { it.name }})")
+                ?: throw FabricException.invalid("tcp.iface (BRAID_TCP_IFACE) = '$wanted': no interface of that name is up with an address (known: ${all.joinToString { it.name }})")
             else -> all.firstOrNull { !isLoopback(it) } ?: all.first()
         }
         val rest = all.filter { it.name != first.name }.sortedBy { isLoopback(it) }
         return listOf(first) + rest
     }
 
-    private fun bindAddress(domainName: String): InetSocketAddress {
-        val nics = interfaces()
+    private fun bindAddress(domainName: String, settings: Settings): InetSocketAddress {
+        val nics = interfaces(settings)
         return nics.firstOrNull { it.name == domainName }?.bind
             ?: throw FabricException.invalid("tcp domain '$domainName': no interface of that name is up with an address (known: ${nics.joinToString { it.name }})")
     }
@@ -131,10 +127,10 @@ internal object TcpProvider : Provider {
         return "$net/$prefix"
     }
 
-    /** BRAID_TCP_ADDR: `host`, `host:port`, `[v6]` or `[v6]:port`. */
-    private fun explicitAddress(): InetSocketAddress? {
-        val v = System.getenv("BRAID_TCP_ADDR")?.trim()?.takeIf { it.isNotEmpty() } ?: return null
-        fun bad(why: String): Nothing = throw FabricException.invalid("environment BRAID_TCP_ADDR='$v': $why; write an address, optionally with :port (IPv6 in brackets: [::1]:7000)")
+    /** [TcpParams.ADDR] ([v], trimmed): `host`, `host:port`, `[v6]` or `[v6]:port`. */
+    private fun explicitAddress(v: String): InetSocketAddress? {
+        if (v.isEmpty()) return null
+        fun bad(why: String): Nothing = throw FabricException.invalid("tcp.addr (BRAID_TCP_ADDR) = '$v': $why; write an address, optionally with :port (IPv6 in brackets: [::1]:7000)")
         val (host, port) = when {
             v.startsWith("[") -> {
                 val end = v.indexOf(']').takeIf { it > 0 } ?: bad("no closing ']'")
@@ -150,19 +146,15 @@ internal object TcpProvider : Provider {
         return InetSocketAddress(ip, p)
     }
 
-    private fun envInt(name: String, default: Int): Int {
-        val v = System.getenv(name) ?: return default
-        return v.trim().toIntOrNull() ?: throw FabricException.invalid("environment $name='$v' is not an integer")
-    }
 }
 
 internal class TcpDomain(private val domain: Domain, private val bind: InetSocketAddress) : DomainProvider {
     override fun parseAddress(raw: ByteArray): PeerAddress = TcpAddressDescriptor.parse(raw)
 
     override fun openEndpoint(endpoint: Endpoint, info: Info, av: RailAv): Transport {
-        val settings = TcpProvider.settings()
-        val key = info.domainAttr.jobKey ?: domain.info.domainAttr.jobKey
-        return TcpTransport(endpoint.sink, info, av, bind, HostIdentity.id, if (key == null) settings else settings.copy(jobKey = key))
+        // The endpoint's rail Info's own settings over its domain's (a link's rail over the link).
+        val settings = TcpSettings.of(domain.info.settings.overlay(info.settings))
+        return TcpTransport(endpoint.sink, info, av, bind, HostIdentity.id, settings)
     }
 
     override fun close() {}

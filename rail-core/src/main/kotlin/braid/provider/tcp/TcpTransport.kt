@@ -68,7 +68,7 @@ internal class TcpTransport(
 ) : Transport {
     /** This endpoint's id: random, non-zero, never reused. */
     val id: Long = newId()
-    internal val bufferSize = maxOf(4096, info.endpointAttr.ringCapacity)
+    internal val bufferSize = maxOf(TcpParams.MIN_BUFFER, settings.bufferSize)
     internal val eagerSize = info.endpointAttr.eagerSize.coerceIn(0, bufferSize - HEADER_LENGTH)
     internal val txSize = info.txAttr.size
 

@@ -12,6 +12,7 @@ import braid.core.lateSenderContract
 import braid.core.matchingContract
 import braid.core.pingPongAllocatesNothing
 import braid.provider.AddressHeader
+import braid.provider.link.LinkParams
 import braid.provider.PeerAddress
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
@@ -31,7 +32,7 @@ class LinkTest : FunSpec({
 
     test("getInfo offers one link entry per tcp interface, carrying each rail's Info") {
         val tcpDomains = Braid.getInfo(Hints(provider = "tcp")).map { it.domainName }
-        val infos = Braid.getInfo(Hints(provider = "link", links = "shm+tcp"))
+        val infos = Braid.getInfo(Hints(provider = "link").with(LinkParams.LINKS, "shm+tcp"))
         infos.map { it.domainName } shouldBe tcpDomains.map { "shm+tcp:$it" }
         for (info in infos) {
             info.provider shouldBe "link"
@@ -39,17 +40,17 @@ class LinkTest : FunSpec({
             info.rails.map { it.provider } shouldBe listOf("shm", "tcp")
             info.domainName shouldBe "shm+tcp:${info.rails[1].domainName}"
         }
-        Braid.getInfo(Hints(provider = "link", links = "tcp:lo|shm+tcp:lo")).map { it.domainName } shouldBe listOf("tcp:lo", "shm+tcp:lo")
-        Braid.getInfo(Hints(provider = "link", links = "shm")).single().rails.map { it.provider } shouldBe listOf("shm")
-        Braid.getInfo(Hints(provider = "link", links = "shm+tcp:lo")).single().describe() shouldContain "link_rail:"
-        Braid.getInfo(Hints(provider = "link", links = "shm+tcp:lo", linkDisableShm = true)).single().rails.map { it.provider } shouldBe listOf("tcp")
-        Braid.getInfo(Hints(provider = "link", links = "shm+tcp:lo", linkDisableShm = false)).single().rails.map { it.provider } shouldBe listOf("shm", "tcp")
-        shouldThrow<FabricException> { Braid.getInfo(Hints(provider = "link", links = "shm", linkDisableShm = true)) }.message!! shouldContain "no rail left"
+        Braid.getInfo(Hints(provider = "link").with(LinkParams.LINKS, "tcp:lo|shm+tcp:lo")).map { it.domainName } shouldBe listOf("tcp:lo", "shm+tcp:lo")
+        Braid.getInfo(Hints(provider = "link").with(LinkParams.LINKS, "shm")).single().rails.map { it.provider } shouldBe listOf("shm")
+        Braid.getInfo(Hints(provider = "link").with(LinkParams.LINKS, "shm+tcp:lo")).single().describe() shouldContain "link_rail:"
+        Braid.getInfo(Hints(provider = "link").with(LinkParams.LINKS, "shm+tcp:lo").with(LinkParams.DISABLE_SHM, true)).single().rails.map { it.provider } shouldBe listOf("tcp")
+        Braid.getInfo(Hints(provider = "link").with(LinkParams.LINKS, "shm+tcp:lo").with(LinkParams.DISABLE_SHM, false)).single().rails.map { it.provider } shouldBe listOf("shm", "tcp")
+        shouldThrow<FabricException> { Braid.getInfo(Hints(provider = "link").with(LinkParams.LINKS, "shm").with(LinkParams.DISABLE_SHM, true)) }.message!! shouldContain "no rail left"
     }
 
     test("malformed link strings are refused naming the link and what is wrong") {
         fun refused(links: String): String =
-            shouldThrow<FabricException> { Braid.getInfo(Hints(provider = "link", links = links)) }.message!!
+            shouldThrow<FabricException> { Braid.getInfo(Hints(provider = "link").with(LinkParams.LINKS, links)) }.message!!
         refused("shm++tcp") shouldContain "an empty rail between '+'"
         refused("shm+verbs") shouldContain "Hints.links='shm+verbs': link 'shm+verbs': unknown rail provider 'verbs' (known: shm, tcp)"
         refused("shm+tcp+tcp") shouldContain "joins 2 network rails"

@@ -35,11 +35,11 @@ internal class LinkTestFabric(
     }
 
     companion object {
-        fun linkInfo(links: String): Info = Braid.getInfo(Hints(provider = "link", links = links)).first()
+        fun linkInfo(links: String): Info = Braid.getInfo(Hints(provider = "link").with(braid.provider.link.LinkParams.LINKS, links)).first()
 
         private fun tuned(info: Info, eager: Int): Info = info.copy(
             rails = info.rails.map { r ->
-                r.copy(endpointAttr = r.endpointAttr.copy(eagerSize = eager, ringCapacity = if (r.provider == "shm") 1 shl 16 else r.endpointAttr.ringCapacity))
+                (if (r.provider == "shm") r.with(braid.provider.shm.ShmParams.RING_SIZE, 1 shl 16) else r).copy(endpointAttr = r.endpointAttr.copy(eagerSize = eager))
             },
         )
     }

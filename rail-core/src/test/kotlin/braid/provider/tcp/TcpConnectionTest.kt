@@ -3,6 +3,7 @@ package braid.provider.tcp
 import braid.core.Braid
 import braid.core.Completion
 import braid.core.CompletionError
+import braid.core.CoreParams
 import braid.core.Errno
 import braid.core.CqFormat
 import braid.core.Event
@@ -129,13 +130,14 @@ class TcpConnectionTest : FunSpec({
 
     test("DomainAttr.jobKey is the key a domain's endpoints present, over the environment's, and is never printed") {
         val base = TcpTestFabric.loopbackInfo()
-        fun keyed(key: String) = base.copy(domainAttr = base.domainAttr.copy(jobKey = key))
+        // The environment says "env"; the key set through the API is the one used.
+        fun keyed(key: String) = base.withSettings(base.settings.withEnvironment(mapOf("BRAID_JOB_KEY" to "env"))).with(CoreParams.JOB_KEY, key)
         keyed("s3cret").toString() shouldNotContain "s3cret"
         captureLog { _ ->
             for ((keys, accepted) in listOf(listOf("k1", "k1") to true, listOf("k1", "k2") to false)) {
                 Braid.fabric(base).use { fabric ->
                     // The environment's key (here: the override every test endpoint gets) is not the one used.
-                    val (a, b) = TcpTestFabric.withSettings(TcpSettings(jobKey = "env")) { keys.map { TestFabric.Node(fabric.domain(keyed(it)), CqFormat.TAGGED) } }
+                    val (a, b) = keys.map { TestFabric.Node(fabric.domain(keyed(it)), CqFormat.TAGGED) }
                     a.ep.enable(); b.ep.enable()
                     val ab = a.av.insert(b.ep.address)
                     b.ep.tryTrecv(UnsafeBuffer(ByteArray(16)), 0, 16, FiAddr.UNSPEC, 0, -1L, "rx") shouldBe 0
@@ -253,7 +255,7 @@ class TcpConnectionTest : FunSpec({
     }
 
     test("a frame that promises more bytes and then goes silent is closed by the time-out, not waited on for ever") {
-        TcpTestFabric(1, settings = TcpSettings(timeoutMillis = 300)).use { f ->
+        TcpTestFabric(1, settings = TcpTestFabric.SETTINGS.with(TcpParams.TIMEOUT_MS, 300L)).use { f ->
             val b = f.nodes[0]
             RawTcpPeer().use { raw ->
                 val r = b.av.insert(raw.address)
@@ -295,7 +297,7 @@ class TcpConnectionTest : FunSpec({
     }
 
     test("a peer that stops answering (its domain frozen, as a stopped process) is declared dead after the time-out") {
-        TcpTestFabric(2, settings = TcpSettings(timeoutMillis = 400)).use { f ->
+        TcpTestFabric(2, settings = TcpTestFabric.SETTINGS.with(TcpParams.TIMEOUT_MS, 400L)).use { f ->
             val (a, b) = f.nodes
             a.ep.tryTsend(buf("hi"), 0, 2, f.addrs[0][1], 1, null) shouldBe 0
             b.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, FiAddr.UNSPEC, 1, 0, null) shouldBe 0

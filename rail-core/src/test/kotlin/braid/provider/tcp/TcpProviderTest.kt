@@ -4,6 +4,7 @@ import braid.core.Braid
 import braid.core.Caps
 import braid.core.FabricException
 import braid.core.Hints
+import braid.core.Settings
 import braid.provider.shm.ShmAddressDescriptor
 import braid.provider.shm.ShmProvider
 import io.kotest.assertions.throwables.shouldThrow
@@ -63,10 +64,11 @@ class TcpProviderTest : FunSpec({
     }
 
     test("settings come from the environment with defaults, and a bad value is refused naming the variable") {
-        TcpSettings.fromEnvironment { null } shouldBe TcpSettings("", 5000, 4 shl 20)
-        TcpSettings.fromEnvironment { mapOf("BRAID_JOB_KEY" to "k", "BRAID_TCP_TIMEOUT_MS" to "250", "BRAID_TCP_WINDOW" to "1048576")[it] } shouldBe TcpSettings("k", 250, 1 shl 20)
-        shouldThrow<FabricException> { TcpSettings.fromEnvironment { if (it == "BRAID_TCP_TIMEOUT_MS") "soon" else null } }.message!! shouldContain "BRAID_TCP_TIMEOUT_MS='soon'"
-        shouldThrow<FabricException> { TcpSettings.fromEnvironment { if (it == "BRAID_TCP_WINDOW") "100" else null } }.message!! shouldContain "BRAID_TCP_WINDOW"
+        fun fromEnvironment(env: Map<String, String>) = TcpSettings.of(Settings.ofEnvironment(env))
+        fromEnvironment(emptyMap()) shouldBe TcpSettings("", 5000, 4 shl 20)
+        fromEnvironment(mapOf("BRAID_JOB_KEY" to "k", "BRAID_TCP_TIMEOUT_MS" to "250", "BRAID_TCP_WINDOW" to "1048576")) shouldBe TcpSettings("k", 250, 1 shl 20)
+        shouldThrow<FabricException> { fromEnvironment(mapOf("BRAID_TCP_TIMEOUT_MS" to "soon")) }.message!! shouldContain "BRAID_TCP_TIMEOUT_MS='soon'"
+        shouldThrow<FabricException> { fromEnvironment(mapOf("BRAID_TCP_WINDOW" to "100")) }.message!! shouldContain "BRAID_TCP_WINDOW"
         TcpSettings(jobKey = "secret").toString() shouldContain "<set>"
     }
 })

@@ -8,13 +8,15 @@ import braid.core.Fabric
 import braid.core.Hints
 import braid.core.Info
 import braid.core.RailFabric
+import braid.core.CoreParams
+import braid.core.Settings
 import braid.core.TestFabric
 
 /**
  * Two or more tcp endpoints in this process on 127.0.0.1 (port 0), each with its own domain,
  * CQ and AV, all in each other's AV — the tcp twin of [TestFabric]. [settings] are what the
- * endpoints get instead of the environment's (job key, time-out, window); [iface] is the
- * interface they listen on.
+ * endpoints get (job key, time-out, window; by default [SETTINGS], which ignore the environment),
+ * [keys] each node's job key; [iface] is the interface they listen on.
  */
 internal class TcpTestFabric(
     count: Int = 2,
@@ -22,19 +24,19 @@ internal class TcpTestFabric(
     eagerSize: Int = 1024,
     unexpectedLimit: Int = 1 shl 20,
     format: CqFormat = CqFormat.TAGGED,
-    settings: TcpSettings = TcpSettings(),
+    settings: Settings = SETTINGS,
     keys: List<String>? = null,
     iface: String = "lo",
 ) : RailFabric {
-    override val info: Info = Braid.getInfo(Hints(provider = "tcp", domainName = iface)).first().let {
-        it.copy(
-            endpointAttr = it.endpointAttr.copy(ringCapacity = bufferSize, eagerSize = eagerSize),
+    override val info: Info = Braid.getInfo(Hints(provider = "tcp", domainName = iface, settings = settings)).first().let {
+        it.with(TcpParams.BUFFER_SIZE, bufferSize).copy(
+            endpointAttr = it.endpointAttr.copy(eagerSize = eagerSize),
             rxAttr = it.rxAttr.copy(unexpectedLimit = unexpectedLimit),
         )
     }
     override val fabric: Fabric = Braid.fabric(info)
     override val nodes: List<TestFabric.Node> = List(count) { i ->
-        withSettings(if (keys == null) settings else settings.copy(jobKey = keys[i])) { TestFabric.Node(fabric.domain(info), format) }
+        TestFabric.Node(fabric.domain(if (keys == null) info else info.with(CoreParams.JOB_KEY, keys[i])), format)
     }
     /** Each node's event queue (PEER_DOWN and connection errors). */
     val eqs: List<EventQueue> = nodes.map { n -> fabric.eventQueue().also { n.ep.bind(it) } }
@@ -52,18 +54,10 @@ internal class TcpTestFabric(
     }
 
     companion object {
-        fun loopbackInfo(): Info = Braid.getInfo(Hints(provider = "tcp", domainName = "lo")).first()
+        /** The settings test endpoints get unless told otherwise: the defaults, whatever this process's environment says. */
+        val SETTINGS: Settings = Settings.ofEnvironment(emptyMap())
 
-        /** Runs [block] (which opens endpoints) with [settings] instead of the environment's. */
-        fun <T> withSettings(settings: TcpSettings, block: () -> T): T {
-            val before = TcpProvider.settingsOverride
-            TcpProvider.settingsOverride = settings
-            try {
-                return block()
-            } finally {
-                TcpProvider.settingsOverride = before
-            }
-        }
+        fun loopbackInfo(): Info = Braid.getInfo(Hints(provider = "tcp", domainName = "lo", settings = SETTINGS)).first()
     }
 }
 

@@ -20,7 +20,7 @@ import java.util.concurrent.atomic.AtomicBoolean
  */
 class TcpTransportFuzzTest : FunSpec({
     test("hundreds of authenticated peers sending mutated frame streams never break the endpoint") {
-        TcpTestFabric(2, eagerSize = 512, settings = TcpSettings(timeoutMillis = 2000)).use { f ->
+        TcpTestFabric(2, eagerSize = 512, settings = TcpTestFabric.SETTINGS.with(TcpParams.TIMEOUT_MS, 2000L)).use { f ->
             val (a, b) = f.nodes
             val random = Random(20_251_121)
             val rxBuffers = List(4) { UnsafeBuffer(ByteArray(4096)) }

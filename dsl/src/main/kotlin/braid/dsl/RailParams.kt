@@ -1,0 +1,31 @@
+package braid.dsl
+
+import braid.core.Info
+import braid.core.Param
+import braid.provider.shm.ShmParams
+import braid.provider.tcp.TcpParams
+
+/**
+ * The rail-core parameters behind a rail's limits in a spec: the spec says `eagerSize` and
+ * `ringCapacity` for every rail, each provider names them its own way (`shm.ring_size`,
+ * `tcp.buffer_size`). Defaults, environment variables and rules all come from those declarations;
+ * the dsl only maps them onto its paths.
+ */
+internal object RailParams {
+    /** The parameter a rail of [provider] reads its eager size from, or null for a provider without one. */
+    fun eager(provider: String): Param<Int>? = when (provider) {
+        SHM -> ShmParams.EAGER_SIZE
+        TCP -> TcpParams.EAGER_SIZE
+        else -> null
+    }
+
+    /** The parameter behind `ringCapacity` for [provider]: shm's ring, tcp's connection buffers. */
+    fun ring(provider: String): Param<Int>? = when (provider) {
+        SHM -> ShmParams.RING_SIZE
+        TCP -> TcpParams.BUFFER_SIZE
+        else -> null
+    }
+
+    /** [info]'s ring capacity (its provider's [ring] parameter), or null. */
+    fun ringOf(info: Info): Int? = ring(info.provider)?.let { info.settings[it] }
+}

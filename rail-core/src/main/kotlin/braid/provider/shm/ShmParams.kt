@@ -1,0 +1,50 @@
+package braid.provider.shm
+
+import braid.core.Param
+import braid.core.ParamRule
+import braid.core.ParamViolation
+
+/**
+ * The shm rail's parameters, declared once: set them through the environment, a topology file,
+ * or [braid.core.Hints.settings] / [braid.core.Info.with]. `braid info -e` lists them.
+ */
+public object ShmParams {
+    /** The smallest ring: a power of two ≥ this. */
+    public const val MIN_RING: Int = 1024
+
+    @JvmField
+    public val RING_SIZE: Param<Int> = Param.size(
+        "shm", "ring_size", "BRAID_SHM_RING_SIZE", 4 shl 20,
+        "bytes of each sender-to-receiver ring (a power of two); a message of any size crosses a ring of any size",
+        Param.powerOfTwo(MIN_RING),
+    )
+
+    @JvmField
+    public val EAGER_SIZE: Param<Int> = Param.size(
+        "shm", "eager_size", "BRAID_SHM_EAGER_SIZE", 16 shl 10,
+        "the largest message copied into the ring whole; larger ones wait for their receive (rendezvous)",
+        Param.atLeast(0),
+    )
+
+    @JvmField
+    public val DIR: Param<String> = Param.string(
+        "shm", "dir", "BRAID_SHM_DIR", "",
+        "the directory of the ring files (empty: /dev/shm where writable, else <tmpdir>/braid-shm); every process of a job must use the same",
+    )
+
+    @JvmField
+    public val CMA: Param<Boolean> = Param.bool(
+        "shm", "cma", "BRAID_SHM_CMA", true,
+        "single-copy pulls of large messages with process_vm_readv; 0 streams fragments through the ring instead",
+    )
+
+    @JvmField
+    public val LIVENESS_MS: Param<Long> = Param.long(
+        "shm", "liveness_ms", "BRAID_SHM_LIVENESS_MS", 50, "ms",
+        "how often a waiting endpoint checks that its peers' processes still run; a death is reported within this",
+        ParamRule { v -> if (v < 1) ParamViolation("is below 1 ms", "set {name} ≥ 1") else null },
+    )
+
+    @JvmField
+    public val ALL: List<Param<*>> = listOf(RING_SIZE, EAGER_SIZE, DIR, CMA, LIVENESS_MS)
+}

@@ -1,0 +1,59 @@
+package braid.samples
+
+import braid.core.Braid
+import io.kotest.assertions.withClue
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.shouldBe
+import io.kotest.matchers.string.shouldContain
+import io.kotest.matchers.string.shouldNotContain
+
+/** `braid info`'s settings views (`-v`, `-e`) and fi_info's filters (`-p -d -f -t -c`). */
+class InfoCommandTest : FunSpec({
+    fun braid(vararg args: String): BraidRun = BraidRun.braid(*args)
+
+    test("-e lists every BRAID_* variable with its current value, default and meaning") {
+        val r = braid("info", "-e")
+        r.status shouldBe 0
+        for (p in Braid.parameters()) {
+            withClue(p.env) {
+                r.out shouldContain "# ${p.env}: "
+                r.out shouldContain "${p.key}\n# ${p.help}\n#     default: ${p.render(p.default)}; current: "
+            }
+        }
+        r.out shouldContain "# BRAID_SHM_RING_SIZE: size (bytes), shm.ring_size"
+        r.out shouldContain "# BRAID_UNEXPECTED_LIMIT: int (messages), core.unexpected_limit"
+        // -p keeps Braid's own variables and that provider's.
+        braid("info", "-e", "-p", "tcp").out.let {
+            it shouldContain "BRAID_TCP_TIMEOUT_MS"
+            it shouldContain "BRAID_JOB_KEY"
+            it shouldNotContain "BRAID_SHM_RING_SIZE"
+        }
+    }
+
+    test("-v lists the provider's parameters with their current values and sources; a link lists its rails' too") {
+        val shm = braid("info", "-v", "-p", "shm").out
+        shm shouldContain "    parameters:\n"
+        shm shouldContain "        shm.ring_size: "
+        listOf("core.job_key: <", "core.unexpected_limit: ", "shm.eager_size: ", "shm.dir: ", "shm.cma: ", "shm.liveness_ms: ").forEach { shm shouldContain it }
+        shm shouldContain "unexpected_limit: " // the bound, in the attributes too
+        val link = braid("info", "-v", "-p", "link", "-d", "shm+tcp:lo").out
+        listOf("link.links: ", "link.disable_shm: ", "link.use_srq: ", "link.dump_stats: ", "shm.ring_size: ", "tcp.timeout_ms: ", "tcp.window: ", "tcp.buffer_size: ")
+            .forEach { withClue(it) { link shouldContain it } }
+        link shouldContain "(default)"
+    }
+
+    test("fi_info's filters: -d domain, -f fabric, -t endpoint type, -c capabilities") {
+        braid("info", "-p", "tcp", "-d", "lo").out.let {
+            it shouldContain "domain: lo\n"
+            it.split("provider: ").size shouldBe 2
+        }
+        val lo = braid("info", "-p", "tcp", "-d", "lo").out.substringAfter("fabric: ").substringBefore('\n')
+        braid("info", "-f", lo).out shouldContain "fabric: $lo\n"
+        braid("info", "-f", "no-such-fabric").let { it.status shouldBe 1; it.err shouldContain "no-such-fabric" }
+        braid("info", "-t", "FI_EP_RDM", "-p", "shm").status shouldBe 0
+        braid("info", "-t", "FI_EP_MSG").let { it.status shouldBe 1; it.err shouldContain "endpoint type" }
+        braid("info", "-c", "FI_MSG|FI_TAGGED", "-p", "shm").out shouldContain "provider: shm"
+        braid("info", "-c", "FI_BOGUS").let { it.status shouldBe 2; it.err shouldContain "unknown capability 'FI_BOGUS'" }
+        braid("info", "-t", "FI_EP_NOPE").let { it.status shouldBe 2; it.err shouldContain "unknown endpoint type" }
+    }
+})
