@@ -7,11 +7,11 @@ package braid.bootstrap
  * `kvs-get`, `abort`, `finalize`. Over the inherited `PMI_FD` (Slurm has no port mode for
  * tasks) or `PMI_PORT`.
  *
- * PMI-2's `abort` carries a message but no exit code: this rank asks for the job to end (under
- * Slurm: [abortFrame]) and then exits with the code itself, which the launcher reports for it.
- * Hydra 4.0.2's server does not know PMI-2's `abort` ("Unrecognized PMI command", and the job
- * ends with 255), so under Hydra the exit alone ends the job: Hydra kills the other ranks when
- * one exits with a non-zero code.
+ * PMI-2's `abort` carries a message but no exit code. Under Slurm ([abortFrame]) this rank sends
+ * it and exits with the code itself, which the launcher reports for it. Hydra 4.0.2's server
+ * does not know PMI-2's `abort` ("Unrecognized PMI command", and the job ends with 255; a bare
+ * exit ends it with the 9 of the ranks Hydra then kills), but its proxy takes PMI-1's
+ * `cmd=abort exitcode=N` line on the same connection and ends the job with N: that is sent there.
  */
 internal class Pmi2Bootstrap(
     private val stream: PmiStream,
@@ -84,11 +84,14 @@ internal class Pmi2Bootstrap(
     override fun abort(exitCode: Int, message: String): Nothing {
         System.err.println("rank $rank: abort ($exitCode): $message")
         System.err.flush()
-        if (abortFrame) {
-            // The message travels as a frame value: keep it free of the frame's separators.
-            val text = "exit code $exitCode: $message".replace(';', ',').replace('=', ':').take(900)
-            stream.write(Pmi2Frame.of("cmd" to "abort", "isworld" to "TRUE", "msg" to text).encode())
+        if (!abortFrame) {
+            // Hydra: PMI-1's abort line, which its proxy accepts on a PMI-2 connection too.
+            stream.write(PmiLine.of("cmd" to "abort", "exitcode" to exitCode).encode())
+            awaitKill(exitCode)
         }
+        // The message travels as a frame value: keep it free of the frame's separators.
+        val text = "exit code $exitCode: $message".replace(';', ',').replace('=', ':').take(900)
+        stream.write(Pmi2Frame.of("cmd" to "abort", "isworld" to "TRUE", "msg" to text).encode())
         // PMI-2's abort carries no exit code: exiting with it is how the launcher learns it.
         Runtime.getRuntime().halt(exitCode)
         throw IllegalStateException("unreachable")
