@@ -50,14 +50,18 @@ fun javaCommand(main: String, args: List<String>, jvmArgs: List<String> = listOf
         listOf("-cp", System.getProperty("java.class.path"), main) + args
 
 /**
- * One job: the launcher's process with its output in [log]. Every rank JVM carries a marker
+ * One job: the launcher's process ([commandLine] of the rank's command) with its output in
+ * [log]. Every rank JVM carries a marker
  * system property, so [leftovers] can find any rank the launcher left running.
  */
-class Job(launcher: Launcher, ranks: Int, mode: List<String>, val log: File, env: Map<String, String> = emptyMap()) : AutoCloseable {
+class Job(commandLine: (List<String>) -> List<String>, mode: List<String>, val log: File) : AutoCloseable {
+    constructor(launcher: Launcher, ranks: Int, mode: List<String>, log: File) :
+        this({ rank -> launcher.commandLine(ranks, rank) }, mode, log)
+
     private val marker = "braid.test.job=${UUID.randomUUID()}"
     val process: Process = ProcessBuilder(
-        launcher.commandLine(ranks, javaCommand("braid.bootstrap.RankMain", mode, listOf("-Xmx192m", "-XX:+UseSerialGC", "-D$marker"))),
-    ).redirectErrorStream(true).redirectOutput(log).also { it.environment().putAll(env) }.start()
+        commandLine(javaCommand("braid.bootstrap.RankMain", mode, listOf("-Xmx192m", "-XX:+UseSerialGC", "-D$marker"))),
+    ).redirectErrorStream(true).redirectOutput(log).start()
 
     /** Waits for the launcher to exit and returns its exit code; fails with the job's output after [seconds]. */
     fun await(seconds: Long): Int {

@@ -70,6 +70,9 @@ object RankMain {
         println("FAILED: rank ${boot.rank} was not ended by the launcher within 120 s of rank 1 leaving")
     }
 
+    /** This process's network namespace (`net:[INODE]`): which host it is on when hosts are namespaces. */
+    fun netNamespace(): String = java.nio.file.Files.readSymbolicLink(java.nio.file.Path.of("/proc/self/ns/net")).toString()
+
     /** The ~10 KiB value rank [rank] puts: every byte value, in an order that depends on the rank. */
     fun bigValue(rank: Int): ByteArray = ByteArray(10_000 + 37 * rank) { ((it * 31 + rank * 7) % 256).toByte() }
 
@@ -129,7 +132,7 @@ object RankMain {
             // Nobody closes its endpoint while another may still be sending to it.
             boot.fence()
             ep.close()
-            println("OK rank $me of $n ${boot.kind}")
+            println("OK rank $me of $n ${boot.kind} ${netNamespace()}")
         }
     }
 }
