@@ -1,5 +1,6 @@
 package braid.bootstrap
 
+import java.io.File
 import java.io.IOException
 import java.io.InputStream
 import java.io.PrintStream
@@ -48,6 +49,7 @@ public class JobLauncher @JvmOverloads public constructor(
             val hook = Thread({ processes.forEach { kill(it) } }, "braid-run-cleanup")
             Runtime.getRuntime().addShutdownHook(hook)
             try {
+                checkRunnable(command.first())
                 for (r in 0 until ranks) {
                     val p = try {
                         start(r, server.port, job)
@@ -75,7 +77,10 @@ public class JobLauncher @JvmOverloads public constructor(
     }
 
     private fun start(rank: Int, port: String, job: String): Process {
-        val pb = ProcessBuilder(command)
+        // Each rank in a session of its own, as Hydra's proxy does (setsid): the terminal's Ctrl-C
+        // reaches the launcher alone, which ends the ranks; and under the kernel's autogroup
+        // scheduling each rank gets a share of the CPU like any other session, not one share for all.
+        val pb = ProcessBuilder(if (SETSID != null) listOf(SETSID) + command else command)
         val env = pb.environment()
         env.keys.removeIf { k -> INHERITED_LAUNCHER_VARIABLES.any { k == it || (it.endsWith("*") && k.startsWith(it.dropLast(1))) } }
         env.putAll(environment)
@@ -148,7 +153,19 @@ public class JobLauncher @JvmOverloads public constructor(
         }
     }, "braid-run-output-$rank").apply { isDaemon = true; start() }
 
+    /** Fails naming [program] when it is neither an executable file nor one on PATH. */
+    private fun checkRunnable(program: String) {
+        val found = if ('/' in program) File(program).let { it.isFile && it.canExecute() } else onPath(program) != null
+        if (!found) throw BootstrapException("braid run: cannot start rank 0 ($program): not an executable file or a program on PATH")
+    }
+
     private companion object {
+        fun onPath(program: String): String? = System.getenv("PATH").orEmpty().split(File.pathSeparator)
+            .filter { it.isNotEmpty() }.map { File(it, program) }.firstOrNull { it.isFile && it.canExecute() }?.path
+
+        /** util-linux's `setsid`, which execs the rank in a new session (keeping its pid); null if absent. */
+        val SETSID: String? = onPath("setsid")
+
         /** Variables of a launcher that may have started `braid run` itself; its ranks must not see them. */
         val INHERITED_LAUNCHER_VARIABLES = listOf(
             "PMI_FD", "PMI_PORT", "PMI_ID", "PMI_RANK", "PMI_SIZE", "PMI_JOBID", "PMI_SPAWNED", "PMI2_SUN_PATH",

@@ -55,6 +55,6 @@ class RunCommandTest : FunSpec({
     test("a command that cannot be started fails with status 1 naming it") {
         val r = braid("run", "-n", "1", "/nonexistent/braid-no-such-program")
         r.status shouldBe 1
-        r.err shouldContain "cannot start rank 0 (/nonexistent/braid-no-such-program)"
+        r.err shouldContain "cannot start rank 0 (/nonexistent/braid-no-such-program): not an executable file"
     }
 })
