@@ -8,8 +8,8 @@ import braid.core.CqFormat
 import braid.core.Errno
 import braid.core.Hints
 import braid.core.OpFlags
+import braid.it.childMain
 import org.agrona.concurrent.UnsafeBuffer
-import kotlin.system.exitProcess
 
 /**
  * One rank of a launcher test, started by a real launcher (`mpiexec.mpich`, `mpirun.openmpi`,
@@ -22,37 +22,28 @@ import kotlin.system.exitProcess
  */
 object RankMain {
     @JvmStatic
-    fun main(args: Array<String>) {
-        try {
-            when (args.firstOrNull() ?: "exchange") {
-                "exchange" -> Bootstrap.detect().use { exchange(it) }
-                "abort" -> Bootstrap.detect().use { boot ->
-                    exchange(boot)
-                    if (boot.rank == 1) boot.abort(args[1].toInt(), "rank 1 was told to abort")
-                    awaitEnd(boot)
-                }
-                "die" -> Bootstrap.detect().use { boot ->
-                    exchange(boot)
-                    if (boot.rank == 1) {
-                        System.out.flush()
-                        ProcessBuilder("kill", "-KILL", ProcessHandle.current().pid().toString()).start().waitFor()
-                        Thread.sleep(60_000)
-                    }
-                    awaitEnd(boot)
-                }
-                "singleton" -> Bootstrap.detect().use { boot ->
-                    check(boot.kind == "singleton" && boot.size == 1 && boot.rank == 0) { "not a singleton: $boot" }
-                    exchange(boot)
-                }
-                else -> error("unknown mode ${args[0]}")
+    fun main(args: Array<String>): Unit = childMain {
+        when (args.firstOrNull() ?: "exchange") {
+            "exchange" -> Bootstrap.detect().use { exchange(it) }
+            "abort" -> Bootstrap.detect().use { boot ->
+                exchange(boot)
+                if (boot.rank == 1) boot.abort(args[1].toInt(), "rank 1 was told to abort")
+                awaitEnd(boot)
             }
-            System.out.flush()
-            exitProcess(0)
-        } catch (t: Throwable) {
-            println("FAILED: $t")
-            t.printStackTrace(System.out)
-            System.out.flush()
-            exitProcess(1)
+            "die" -> Bootstrap.detect().use { boot ->
+                exchange(boot)
+                if (boot.rank == 1) {
+                    System.out.flush()
+                    ProcessBuilder("kill", "-KILL", ProcessHandle.current().pid().toString()).start().waitFor()
+                    Thread.sleep(60_000)
+                }
+                awaitEnd(boot)
+            }
+            "singleton" -> Bootstrap.detect().use { boot ->
+                check(boot.kind == "singleton" && boot.size == 1 && boot.rank == 0) { "not a singleton: $boot" }
+                exchange(boot)
+            }
+            else -> error("unknown mode ${args[0]}")
         }
     }
 

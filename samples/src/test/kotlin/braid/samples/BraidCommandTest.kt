@@ -5,20 +5,9 @@ import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldContain
 import io.kotest.matchers.string.shouldStartWith
-import java.io.ByteArrayOutputStream
-import java.io.PrintStream
 
 /** `braid` in this JVM: dispatch, `info`, and the exit status and message of every kind of error. */
 class BraidCommandTest : FunSpec({
-    class Result(val status: Int, val out: String, val err: String)
-
-    fun braid(vararg args: String): Result {
-        val out = ByteArrayOutputStream()
-        val err = ByteArrayOutputStream()
-        val status = PrintStream(out, true).use { o -> PrintStream(err, true).use { e -> BraidCommand.run(args.toList(), o, e) } }
-        return Result(status, out.toString(), err.toString())
-    }
-
     test("info prints fi_info's short form; -l lists providers; -v describes") {
         val info = braid("info")
         info.status shouldBe 0

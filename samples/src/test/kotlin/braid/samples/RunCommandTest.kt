@@ -4,8 +4,6 @@ import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldContainExactlyInAnyOrder
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldContain
-import java.io.ByteArrayOutputStream
-import java.io.PrintStream
 
 /**
  * `braid run` through the `braid` command with real processes (`sh`): the command's own options
@@ -14,15 +12,6 @@ import java.io.PrintStream
  * LaunchersIT (the same launcher, JobLauncher).
  */
 class RunCommandTest : FunSpec({
-    class Result(val status: Int, val out: String, val err: String)
-
-    fun braid(vararg args: String): Result {
-        val out = ByteArrayOutputStream()
-        val err = ByteArrayOutputStream()
-        val status = PrintStream(out, true).use { o -> PrintStream(err, true).use { e -> BraidCommand.run(args.toList(), o, e) } }
-        return Result(status, out.toString(), err.toString())
-    }
-
     test("every rank's output comes back on its stream prefixed with its rank, with the PMI variables set") {
         val r = braid("run", "-n", "3", "sh", "-c", "echo out \$PMI_ID of \$PMI_SIZE; echo err \$PMI_RANK >&2")
         r.status shouldBe 0
