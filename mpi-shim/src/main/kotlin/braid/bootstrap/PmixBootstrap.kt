@@ -31,7 +31,7 @@ internal class PmixBootstrap : Bootstrap {
         rank = D.rank(self)
         val wildcard = D.proc(nspace, D.RANK_WILDCARD)
         size = getUint32(wildcard, D.KEY_JOB_SIZE)
-            ?: throw BootstrapException("PMIx: the server gave no job size ($D.KEY_JOB_SIZE) for namespace $nspace")
+            ?: throw BootstrapException("PMIx: the server gave no job size (${D.KEY_JOB_SIZE}) for namespace $nspace")
         universeSize = getUint32(wildcard, D.KEY_UNIV_SIZE) ?: size
         appnum = getUint32(self, D.KEY_APPNUM) ?: 0
     }
