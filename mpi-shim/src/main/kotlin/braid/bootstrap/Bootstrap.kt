@@ -52,6 +52,27 @@ public interface Bootstrap : AutoCloseable {
 
     /** Leaves the job's key-value store (PMI finalize); the process may go on without it. */
     override fun close()
+
+    public companion object {
+        /**
+         * The bootstrap the environment calls for, connected and initialised:
+         * - `BRAID_BOOTSTRAP=pmi1|pmi2|pmix|singleton` forces one;
+         * - `PMIX_NAMESPACE` and `PMIX_RANK` (Open MPI's `mpirun`, `srun --mpi=pmix`): PMIx through
+         *   `libpmix.so.2`;
+         * - `PMI_FD` (Hydra's default, Slurm's pmi2 plugin) or `PMI_PORT` (Hydra's `-pmi-port`,
+         *   `braid run`): PMI-2 when `PMI_JOBID` is set (Slurm) or `BRAID_PMI_VERSION=2`, else
+         *   PMI-1; `braid run` (which sets `BRAID_RUN`) reports itself as `braid-run`;
+         * - otherwise a singleton world of one.
+         *
+         * Throws [BootstrapException] when the launcher's variables are there but it cannot be reached.
+         */
+        @JvmStatic
+        public fun detect(): Bootstrap = detect(System.getenv())
+
+        /** [detect] over the variables [env] rather than this process's environment. */
+        @JvmStatic
+        public fun detect(env: Map<String, String>): Bootstrap = BootstrapSelection.open(env)
+    }
 }
 
 /** A bootstrap that failed: the launcher's answer, a missing key, a lost connection. */

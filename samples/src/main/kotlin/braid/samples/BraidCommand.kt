@@ -7,7 +7,7 @@ import java.io.PrintStream
 import kotlin.system.exitProcess
 
 /**
- * The `braid` command: `braid info`, `braid pingpong`, `braid demo`.
+ * The `braid` command: `braid info`, `braid pingpong`, `braid demo`, `braid run`.
  *
  * Exit status: 0 on success, 1 when a command fails while running (its message on stderr), 2 for
  * a usage error (the message and the command's usage on stderr).
@@ -19,6 +19,7 @@ Commands:
   info       the fabric interfaces Braid offers here, like fi_info
   pingpong   ping pong client and server, like fi_pingpong
   demo       a pingpong between this process and a server process it starts
+  run        N processes of a command on this machine as one job (braid run -n N COMMAND...)
 
 Run 'braid <command> --help' for a command's options; 'braid --version' for the version.
 """
@@ -43,6 +44,7 @@ Run 'braid <command> --help' for a command's options; 'braid --version' for the 
                 InfoCommand.COMMAND -> InfoCommand.run(rest, out)
                 PingpongOptions.COMMAND -> PingpongCommand.run(rest, out)
                 DemoCommand.COMMAND -> DemoCommand.run(rest, out, err)
+                RunCommand.COMMAND -> RunCommand.run(rest, out, err)
                 else -> throw UsageException(null, "unknown command '$command'")
             }
         } catch (e: UsageException) {
@@ -70,6 +72,7 @@ Run 'braid <command> --help' for a command's options; 'braid --version' for the 
         InfoCommand.COMMAND -> InfoCommand.usage()
         PingpongOptions.COMMAND -> PingpongOptions.usage()
         DemoCommand.COMMAND -> DemoCommand.usage()
+        RunCommand.COMMAND -> RunCommand.usage()
         else -> USAGE
     }
 }

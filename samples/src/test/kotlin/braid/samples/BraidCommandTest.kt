@@ -8,8 +8,6 @@ import io.kotest.matchers.string.shouldStartWith
 
 /** `braid` in this JVM: dispatch, `info`, and the exit status and message of every kind of error. */
 class BraidCommandTest : FunSpec({
-    fun braid(vararg args: String): BraidRun = BraidRun.braid(*args)
-
     test("info prints fi_info's short form; -l lists providers; -v describes") {
         val info = braid("info")
         info.status shouldBe 0

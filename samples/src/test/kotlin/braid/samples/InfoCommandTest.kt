@@ -9,8 +9,6 @@ import io.kotest.matchers.string.shouldNotContain
 
 /** `braid info`'s settings views (`-v`, `-e`) and fi_info's filters (`-p -d -f -t -c`). */
 class InfoCommandTest : FunSpec({
-    fun braid(vararg args: String): BraidRun = BraidRun.braid(*args)
-
     test("-e lists every BRAID_* variable with its current value, default and meaning") {
         val r = braid("info", "-e")
         r.status shouldBe 0

@@ -1,0 +1,97 @@
+package braid.bootstrap
+
+import java.io.File
+import java.util.UUID
+import java.util.concurrent.TimeUnit
+
+/**
+ * The real launchers the ITs start jobs with, and how each is invoked. A launcher not installed
+ * here disables its tests with the reason printed, unless `BRAID_REQUIRE_LAUNCHERS=1` (set by
+ * `.ci/run`), which makes its absence a failure.
+ */
+enum class Launcher(val title: String, private val program: String?) {
+    HYDRA_FD("mpiexec.mpich (PMI-1 over PMI_FD)", "mpiexec.mpich"),
+    HYDRA_PORT("mpiexec.mpich -pmi-port (PMI-1 over TCP)", "mpiexec.mpich"),
+    HYDRA_PMI2("mpiexec.mpich with PMI-2 frames", "mpiexec.mpich"),
+    OPEN_MPI("mpirun.openmpi (PMIx)", "mpirun.openmpi"),
+    BRAID_RUN("braid run", null);
+
+    /** The launcher's command line for [ranks] copies of [command]. */
+    fun commandLine(ranks: Int, command: List<String>): List<String> = when (this) {
+        HYDRA_FD -> listOf("mpiexec.mpich", "-n", "$ranks") + command
+        HYDRA_PORT -> listOf("mpiexec.mpich", "-pmi-port", "-n", "$ranks") + command
+        HYDRA_PMI2 -> listOf("mpiexec.mpich", "-genv", "BRAID_PMI_VERSION", "2", "-n", "$ranks") + command
+        OPEN_MPI -> listOf("mpirun.openmpi", "--allow-run-as-root", "--oversubscribe", "-np", "$ranks") + command
+        BRAID_RUN -> javaCommand("braid.bootstrap.LaunchMain", listOf("-n", "$ranks") + command)
+    }
+
+    /** The bootstrap kind the ranks report. */
+    val kind: String get() = when (this) {
+        HYDRA_FD, HYDRA_PORT -> "pmi1"
+        HYDRA_PMI2 -> "pmi2"
+        OPEN_MPI -> "pmix"
+        BRAID_RUN -> "braid-run"
+    }
+
+    /** Why this launcher cannot be used here, or null when it can. */
+    val missing: String? get() = program?.takeIf { !onPath(it) }?.let { "$it is not installed (Debian: ${if (this == OPEN_MPI) "openmpi-bin" else "mpich"})" }
+
+    companion object {
+        val required: Boolean get() = System.getenv("BRAID_REQUIRE_LAUNCHERS") == "1"
+
+        fun onPath(program: String): Boolean =
+            System.getenv("PATH").orEmpty().split(File.pathSeparator).any { File(it, program).canExecute() }
+    }
+}
+
+/** `java … MAIN ARGS` with this JVM's java and the test class path. */
+fun javaCommand(main: String, args: List<String>, jvmArgs: List<String> = listOf("-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")): List<String> =
+    listOf(ProcessHandle.current().info().command().orElse("java")) + jvmArgs +
+        listOf("-cp", System.getProperty("java.class.path"), main) + args
+
+/**
+ * One job: the launcher's process ([commandLine] of the rank's command) with its output in
+ * [log]. Every rank JVM carries a marker
+ * system property, so [leftovers] can find any rank the launcher left running.
+ */
+class Job(commandLine: (List<String>) -> List<String>, mode: List<String>, val log: File) : AutoCloseable {
+    constructor(launcher: Launcher, ranks: Int, mode: List<String>, log: File) :
+        this({ rank -> launcher.commandLine(ranks, rank) }, mode, log)
+
+    private val marker = "braid.test.job=${UUID.randomUUID()}"
+    val process: Process = ProcessBuilder(
+        commandLine(javaCommand("braid.bootstrap.RankMain", mode, listOf("-Xmx192m", "-XX:+UseSerialGC", "-D$marker"))),
+    ).redirectErrorStream(true).redirectOutput(log).start()
+
+    /** Waits for the launcher to exit and returns its exit code; fails with the job's output after [seconds]. */
+    fun await(seconds: Long): Int {
+        if (!process.waitFor(seconds, TimeUnit.SECONDS)) {
+            close()
+            error("the job did not end within $seconds s; its output:\n${output()}")
+        }
+        return process.exitValue()
+    }
+
+    fun output(): String = if (log.exists()) log.readText() else ""
+
+    /** Rank processes of this job still running, waiting up to [seconds] for them to go. */
+    fun leftovers(seconds: Long = 10): List<ProcessHandle> {
+        val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds)
+        while (true) {
+            val left = ProcessHandle.allProcesses().filter { p ->
+                p.info().arguments().map { args -> args.any { it.contains(marker) } }.orElse(false)
+            }.toList()
+            if (left.isEmpty() || System.nanoTime() > deadline) return left
+            Thread.sleep(100)
+        }
+    }
+
+    override fun close() {
+        if (process.isAlive) {
+            process.descendants().forEach { it.destroyForcibly() }
+            process.destroyForcibly()
+            process.waitFor(10, TimeUnit.SECONDS)
+        }
+        leftovers(0).forEach { it.destroyForcibly() }
+    }
+}
