@@ -175,7 +175,7 @@ public sealed class Comm(
         var idle = 0
         while (true) {
             iprobe(source, tag)?.let { return it }
-            backOff(++idle)
+            mpi.idle(++idle)
         }
     }
 
@@ -194,15 +194,10 @@ public sealed class Comm(
         var idle = 0
         while (true) {
             improbe(source, tag)?.let { return it }
-            backOff(++idle)
+            mpi.idle(++idle)
         }
     }
 
-    private fun backOff(idle: Int) = when {
-        idle < 200 -> Thread.onSpinWait()
-        idle < 400 -> Thread.yield()
-        else -> java.util.concurrent.locks.LockSupport.parkNanos(20_000)
-    }
 
     // ## Internals ##
 

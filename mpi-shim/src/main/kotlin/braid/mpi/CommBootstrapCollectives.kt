@@ -38,9 +38,7 @@ internal class CommBootstrapCollectives(
         val ignore = MatchBitsDescriptor.ignore(any, false)
         val probe = ProbeOp(mpi, null, claim = true)
         var idle = 0
-        while (!probe.look(bits, ignore)) {
-            if (++idle > 400) java.util.concurrent.locks.LockSupport.parkNanos(20_000) else Thread.onSpinWait()
-        }
+        while (!probe.look(bits, ignore)) mpi.idle(++idle)
         val out = ByteArray(probe.bytes.toInt())
         probe.receive(Region(UnsafeBuffer(out), null, ByteBuffer.wrap(out), out.size, Datatype.BYTE))
         probe.waitFor()

@@ -192,17 +192,24 @@ public class Mpi private constructor(
         }
     }
 
-    /** Progress until [done] says so: spins, then yields, then parks briefly between polls. */
+    /**
+     * Progress until [done] says so: polls busily (as MPI implementations do), then yields,
+     * and parks briefly only after [SPIN_POLLS] + [YIELD_POLLS] empty polls in a row.
+     */
     internal inline fun progressUntil(done: () -> Boolean) {
         var idle = 0
         while (!done()) {
             if (progress() > 0) { idle = 0; continue }
-            idle++
-            when {
-                idle < 200 -> Thread.onSpinWait()
-                idle < 400 -> Thread.yield()
-                else -> LockSupport.parkNanos(20_000)
-            }
+            idle(++idle)
+        }
+    }
+
+    /** One step of the idle policy after [idle] empty polls. */
+    internal fun idle(idle: Int) {
+        when {
+            idle < SPIN_POLLS -> Thread.onSpinWait()
+            idle < SPIN_POLLS + YIELD_POLLS -> Thread.yield()
+            else -> LockSupport.parkNanos(PARK_NANOS)
         }
     }
 
@@ -228,6 +235,9 @@ public class Mpi private constructor(
         public const val SUBVERSION: Int = 1
 
         internal const val ADDRESS_KEY: String = "braid.mpi.addr"
+        private val SPIN_POLLS = System.getenv("BRAID_MPI_SPIN_POLLS")?.toIntOrNull() ?: 20_000
+        private val YIELD_POLLS = System.getenv("BRAID_MPI_YIELD_POLLS")?.toIntOrNull() ?: 2_000
+        private const val PARK_NANOS = 50_000L
 
         private val live = AtomicInteger()
         @Volatile private var everInitialized = false
