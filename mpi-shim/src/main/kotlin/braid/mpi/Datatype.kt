@@ -136,26 +136,24 @@ public class Datatype private constructor(
      * [inbuf], to [outbuf] at byte [position] (absolute); returns the position after them.
      */
     public fun pack(inbuf: ByteBuffer, offset: Int, count: Int, outbuf: ByteBuffer, position: Int): Int {
-        val call = "MPI_Pack"
-        checkUsable(call)
-        if (count < 0) throw MPIException.of(ErrorClass.ERR_COUNT, call, "count is $count; it must be ≥ 0")
-        checkFits(call, "input", inbuf.capacity(), offset, count)
-        if (position < 0 || position + count * size > outbuf.capacity()) {
-            throw MPIException.of(ErrorClass.ERR_TRUNCATE, call, "${count * size} packed bytes at position $position do not fit an output buffer of ${outbuf.capacity()}")
-        }
+        checkPack("MPI_Pack", "input", inbuf, offset, count, outbuf, position)
         return packInto(inbuf, offset, count, outbuf, position)
     }
 
     /** `MPI_Unpack`: the reverse of [pack]; returns the position after the bytes read. */
     public fun unpack(inbuf: ByteBuffer, position: Int, outbuf: ByteBuffer, offset: Int, count: Int): Int {
-        val call = "MPI_Unpack"
+        checkPack("MPI_Unpack", "output", outbuf, offset, count, inbuf, position)
+        return unpackFrom(inbuf, position, outbuf, offset, count)
+    }
+
+    /** [pack]'s and [unpack]'s checks: [laid] holds the elements at [offset], [packed] the bytes at [position]. */
+    private fun checkPack(call: String, what: String, laid: ByteBuffer, offset: Int, count: Int, packed: ByteBuffer, position: Int) {
         checkUsable(call)
         if (count < 0) throw MPIException.of(ErrorClass.ERR_COUNT, call, "count is $count; it must be ≥ 0")
-        checkFits(call, "output", outbuf.capacity(), offset, count)
-        if (position < 0 || position + count * size > inbuf.capacity()) {
-            throw MPIException.of(ErrorClass.ERR_TRUNCATE, call, "$count × $name needs ${count * size} packed bytes at position $position but the input holds ${inbuf.capacity()}")
+        checkFits(call, what, laid.capacity(), offset, count)
+        if (position < 0 || position + count * size > packed.capacity()) {
+            throw MPIException.of(ErrorClass.ERR_TRUNCATE, call, "$count × $name is ${count * size} packed bytes at position $position; the packed buffer holds ${packed.capacity()}")
         }
-        return unpackFrom(inbuf, position, outbuf, offset, count)
     }
 
     override fun toString(): String = name

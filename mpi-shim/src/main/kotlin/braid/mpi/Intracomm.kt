@@ -71,19 +71,14 @@ public class Intracomm internal constructor(
         val call = "MPI_Intercomm_create"
         if (localLeader !in 0 until size) throw MPIException.of(ErrorClass.ERR_RANK, call, "local leader $localLeader is out of range for ${getName()} of size $size")
         if (tag !in 0..Mpi.TAG_UB) throw MPIException.of(ErrorClass.ERR_TAG, call, "tag $tag is outside 0..${Mpi.TAG_UB}")
-        val mask = internal.allreduceAnd(mpi.contexts.mask())
-        var payload: ByteArray? = null
-        if (rank == localLeader) {
+        intercommFrom(localLeader, "intercomm(${getName()})") { mask ->
             peerComm.checkUsable(call)
             if (remoteLeader !in 0 until peerComm.peerCount) throw MPIException.of(ErrorClass.ERR_RANK, call, "remote leader $remoteLeader is out of range for ${peerComm.getName()}")
             val leaders = CommBootstrapCollectives(mpi, peerComm.context, MatchBitsDescriptor.SUB_LEADERS, peerComm.rank, peerComm.destAddr)
             val theirs = CommBootstrapCollectives.split(leaders.exchange(remoteLeader, tag, CommBootstrapCollectives.join(arrayOf(mask) + blobs(localGroup))))
             ContextIdPool.and(mask, theirs[0])
-            val id = mpi.contexts.lowest(mask, call)
-            payload = CommBootstrapCollectives.join(arrayOf(intBytes(id)) + theirs.copyOfRange(1, theirs.size))
+            arrayOf(intBytes(mpi.contexts.lowest(mask, call))) + theirs.copyOfRange(1, theirs.size)
         }
-        val got = CommBootstrapCollectives.split(internal.bcast(localLeader, payload))
-        fromAgreement(got, "intercomm(${getName()})")
     }
 
     /** `MPI_Comm_accept`: waits (at [root]) for a [connect] to [port]; collective over this communicator. */
@@ -103,8 +98,19 @@ public class Intracomm internal constructor(
         return id
     }
 
+    /**
+     * The end of every intercommunicator construction: each member contributes its free-id
+     * mask to a local AND; [root] runs [lead] on the result (which talks to the other group and
+     * returns the context id and the remote group's address blobs), and broadcasts its answer.
+     */
+    internal fun intercommFrom(root: Int, name: String, lead: (ByteArray) -> Array<ByteArray>): Intercomm {
+        val mask = internal.allreduceAnd(mpi.contexts.mask())
+        val payload = if (rank == root) CommBootstrapCollectives.join(lead(mask)) else null
+        return fromAgreement(CommBootstrapCollectives.split(internal.bcast(root, payload)), name)
+    }
+
     /** Builds the intercommunicator from a leader's broadcast: [id, remote address blobs…]. */
-    internal fun fromAgreement(got: Array<ByteArray>, name: String): Intercomm {
+    private fun fromAgreement(got: Array<ByteArray>, name: String): Intercomm {
         val id = java.nio.ByteBuffer.wrap(got[0]).getInt()
         mpi.contexts.reserve(id)
         val remote = IntArray(got.size - 1) { mpi.processes.intern(mpi, got[it + 1]) }

@@ -45,50 +45,37 @@ internal class Ports(private val mpi: Mpi) {
         }
     }
 
-    private val leaders = CommBootstrapCollectivesFactory()
-
-    /** A channel in context 0 whose rank 0 is the process at [addr]. */
-    private inner class CommBootstrapCollectivesFactory {
-        fun to(addr: Long) = CommBootstrapCollectives(mpi, ContextIdPool.PORTS, MatchBitsDescriptor.SUB_LEADERS, 0, longArrayOf(addr))
-    }
+    /** A channel in context 0 whose only rank, 0, is the process at [addr] (receives ignore it). */
+    private fun leader(addr: Long) = CommBootstrapCollectives(mpi, ContextIdPool.PORTS, MatchBitsDescriptor.SUB_LEADERS, 0, longArrayOf(addr))
 
     fun accept(comm: Intracomm, port: String, root: Int): Intercomm {
         val call = "MPI_Comm_accept"
         checkRoot(call, comm, root)
-        val mask = comm.internal.allreduceAnd(mpi.contexts.mask())
-        var payload: ByteArray? = null
-        if (comm.rank == root) {
+        return comm.intercommFrom(root, "accept($port)") { mask ->
             val (_, portId) = parse(call, port)
             if (port !in synchronized(this) { open }) throw MPIException.of(ErrorClass.ERR_PORT, call, "port '$port' is not open in this process (open it with openPort)")
-            val req = CommBootstrapCollectives.split(leaders.to(0).recv(Mpi.ANY_SOURCE, portId))
+            val req = CommBootstrapCollectives.split(leader(0).recv(Mpi.ANY_SOURCE, portId))
             val replyTag = ByteBuffer.wrap(req[0]).getInt()
             ContextIdPool.and(mask, req[1])
-            val id = mpi.contexts.lowest(mask, call)
+            val id = Intracomm.intBytes(mpi.contexts.lowest(mask, call))
             val connector = mpi.processes.intern(mpi, req[2])
-            val reply = CommBootstrapCollectives.join(arrayOf(Intracomm.intBytes(id)) + comm.blobs(comm.localGroup))
-            leaders.to(mpi.processes.fiAddr(connector)).send(0, replyTag, reply).waitFor()
-            payload = CommBootstrapCollectives.join(arrayOf(Intracomm.intBytes(id)) + req.copyOfRange(3, req.size))
+            leader(mpi.processes.fiAddr(connector)).send(0, replyTag, CommBootstrapCollectives.join(arrayOf(id) + comm.blobs(comm.localGroup))).waitFor()
+            arrayOf(id) + req.copyOfRange(3, req.size)
         }
-        return comm.fromAgreement(CommBootstrapCollectives.split(comm.internal.bcast(root, payload)), "accept($port)")
     }
 
     fun connect(comm: Intracomm, port: String, root: Int): Intercomm {
         val call = "MPI_Comm_connect"
         checkRoot(call, comm, root)
-        val mask = comm.internal.allreduceAnd(mpi.contexts.mask())
-        var payload: ByteArray? = null
-        if (comm.rank == root) {
+        return comm.intercommFrom(root, "connect($port)") { mask ->
             val (blob, portId) = parse(call, port)
-            val acceptor = mpi.processes.intern(mpi, blob)
+            val ch = leader(mpi.processes.fiAddr(mpi.processes.intern(mpi, blob)))
             val replyTag = ThreadLocalRandom.current().nextInt(1, Mpi.TAG_UB)
-            val req = arrayOf(Intracomm.intBytes(replyTag), mask, mpi.ep.address) + comm.blobs(comm.localGroup)
-            val ch = leaders.to(mpi.processes.fiAddr(acceptor))
-            val sent = ch.send(0, portId, CommBootstrapCollectives.join(req))
+            val sent = ch.send(0, portId, CommBootstrapCollectives.join(arrayOf(Intracomm.intBytes(replyTag), mask, mpi.ep.address) + comm.blobs(comm.localGroup)))
             val reply = ch.recv(Mpi.ANY_SOURCE, replyTag)
             sent.waitFor()
-            payload = reply
+            CommBootstrapCollectives.split(reply)
         }
-        return comm.fromAgreement(CommBootstrapCollectives.split(comm.internal.bcast(root, payload)), "connect($port)")
     }
 
     private fun checkRoot(call: String, comm: Comm, root: Int) {
