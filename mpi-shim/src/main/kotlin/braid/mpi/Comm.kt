@@ -134,7 +134,9 @@ public sealed class Comm(
         checkTag(call, tag, receive = true)
         checkBuffer(call, buf, count, type, receive = true)
         if (source == Mpi.PROC_NULL) return@guard DoneRequest(mpi, this, Status.PROC_NULL)
-        val op = RecvOp(mpi, this, Region.of(buf, count, type, packNow = false), recvBits(source, tag), recvIgnore(source, tag))
+        val from = if (source == Mpi.ANY_SOURCE) braid.core.FiAddr.UNSPEC else destAddr[source]
+        if (source != Mpi.ANY_SOURCE) failedPeer(call, source)?.let { return@guard it }
+        val op = RecvOp(mpi, this, Region.of(buf, count, type, packNow = false), recvBits(source, tag), recvIgnore(source, tag), from)
         mpi.submit(op)
         op
     }
@@ -207,6 +209,7 @@ public sealed class Comm(
         checkTag(call, tag, receive = false)
         checkBuffer(call, buf, count, type, receive = false)
         if (dest == Mpi.PROC_NULL) return@guard DoneRequest(mpi, this, Status.PROC_NULL)
+        failedPeer(call, dest)?.let { return@guard it }
         val bits = MatchBitsDescriptor.bits(context, MatchBitsDescriptor.SUB_PT2PT, rank, tag)
         val op = if (mode == MODE_BUFFERED) {
             val (copy, free) = mpi.buffered.stage(buf, count, type)
@@ -218,6 +221,14 @@ public sealed class Comm(
             SendOp(mpi, this, region.view, destAddr[dest], bits, flags).also { mpi.submit(it) }
         }
         op
+    }
+
+    /** A request already failed with ERR_PROC_FAILED if [peer] was reported dead, else null. */
+    private fun failedPeer(call: String, peer: Int): Request? {
+        val why = mpi.deadPeer(destAddr[peer]) ?: return null
+        return DoneRequest(mpi, this, Status(peer, Mpi.ANY_TAG, 0, false, ErrorClass.ERR_PROC_FAILED, -1)).also {
+            it.errorMessage = "$call: rank $peer of $name has failed: $why"
+        }
     }
 
     internal fun recvBits(source: Int, tag: Int): Long =

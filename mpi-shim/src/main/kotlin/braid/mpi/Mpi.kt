@@ -11,6 +11,9 @@ import braid.core.CqFormat
 import braid.core.Domain
 import braid.core.Endpoint
 import braid.core.Errno
+import braid.core.Event
+import braid.core.EventQueue
+import braid.core.EventType
 import braid.core.Fabric
 import braid.core.Hints
 import braid.core.OpFlags
@@ -47,7 +50,13 @@ public class Mpi private constructor(
     internal val cq: CompletionQueue
     internal val av: AddressVector
     internal val ep: Endpoint
+    private val eq: EventQueue
+    private val event = Event()
     internal val lock = ReentrantLock()
+    /** Fabric addresses of peers the endpoint reported dead (PEER_DOWN), with the report; under [lock]. */
+    private val dead = HashMap<Long, String>()
+    /** Receives posted to the endpoint and directed at one peer, so a peer's death can fail them; under [lock]. */
+    private val directed = LinkedHashSet<RecvOp>()
     /** Serializes communicator construction in this process (context ids are agreed one at a time). */
     internal val constructLock = ReentrantLock()
     private val backlog = ArrayDeque<Request>()
@@ -74,7 +83,8 @@ public class Mpi private constructor(
         domain = fabric.domain(info)
         cq = domain.completionQueue(CqFormat.TAGGED, options.cqSize)
         av = domain.addressVector()
-        ep = domain.endpoint().apply { bind(cq, OpFlags.TRANSMIT or OpFlags.RECV); bind(av); enable() }
+        eq = fabric.eventQueue()
+        ep = domain.endpoint().apply { bind(cq, OpFlags.TRANSMIT or OpFlags.RECV); bind(av); bind(eq); enable() }
         val n = bootstrap.size
         if (n - 1 > MatchBitsDescriptor.RANK_MAX) throw MPIException.of(ErrorClass.ERR_OTHER, "MPI_Init", "$n ranks exceed the ${MatchBitsDescriptor.RANK_MAX + 1} the match bits can name")
         bootstrap.put(ADDRESS_KEY, ep.address)
@@ -184,11 +194,38 @@ public class Mpi private constructor(
                 when (cq.read(completion)) {
                     1 -> { work++; (completion.context as? Request)?.onCompletion(completion) }
                     -Errno.EAVAIL -> if (cq.readErr(error) == 1) { work++; (error.context as? Request)?.onError(error) }
-                    else -> return work
+                    else -> break
                 }
             }
+            while (eq.read(event) == 1) {
+                work++
+                if (event.type == EventType.PEER_DOWN) peerDown(event.data, event.message)
+            }
+            return work
         } finally {
             lock.unlock()
+        }
+    }
+
+    // ## Failed peers (MPI 4's ULFM semantics, in part) ##
+    //
+    // When the endpoint reports a peer dead, receives directed at it fail with ERR_PROC_FAILED
+    // (they are cancelled, and their cancellation completes as that error), and later sends and
+    // directed receives naming it fail at once. Sends in flight to it fail through the rail
+    // (EHOSTDOWN). Receives from ANY_SOURCE are left posted: another sender may still match them.
+
+    /** Whether the peer at [fiAddr] was reported dead; the report, or null. */
+    internal fun deadPeer(fiAddr: Long): String? = lock.withLock { dead[fiAddr] }
+
+    internal fun postedDirected(op: RecvOp) { directed += op }
+
+    internal fun finishedDirected(op: RecvOp) { directed -= op }
+
+    private fun peerDown(fiAddr: Long, message: String) {
+        dead[fiAddr] = message
+        for (op in directed.filter { it.sourceAddr == fiAddr }) {
+            op.failedPeer = message
+            ep.cancel(op)
         }
     }
 

@@ -60,15 +60,27 @@ internal class SendOp(
     }
 }
 
-/** A receive: posted with any source, matching the source through the match bits. */
+/**
+ * A receive: posted with any source, matching the source through the match bits. [sourceAddr]
+ * is the sender's fabric address when the receive names one (so its death can fail it), else
+ * `FiAddr.UNSPEC`.
+ */
 internal class RecvOp(
     mpi: Mpi,
     comm: Comm?,
     private val region: Region,
     private val bits: Long,
     private val ignore: Long,
+    val sourceAddr: Long,
 ) : Request(mpi, comm) {
-    override fun post(): Int = mpi.ep.tryTrecv(region.view, 0, region.view.capacity(), FiAddr.UNSPEC, bits, ignore, this)
+    /** Set when the sender died: the cancellation that follows completes as ERR_PROC_FAILED. */
+    var failedPeer: String? = null
+
+    override fun post(): Int {
+        val rc = mpi.ep.tryTrecv(region.view, 0, region.view.capacity(), FiAddr.UNSPEC, bits, ignore, this)
+        if (rc == 0 && sourceAddr != FiAddr.UNSPEC) mpi.postedDirected(this)
+        return rc
+    }
 
     override fun cancelPosted() {
         mpi.lock.lock()
@@ -76,11 +88,20 @@ internal class RecvOp(
     }
 
     override fun onCompletion(c: Completion) {
+        if (sourceAddr != FiAddr.UNSPEC) mpi.finishedDirected(this)
         region.unpack(c.len)
         complete(Status(MatchBitsDescriptor.rank(c.tag), MatchBitsDescriptor.tag(c.tag), c.len, false, ErrorClass.SUCCESS, -1))
     }
 
-    override fun onError(e: CompletionError) = completeError(this, region, e)
+    override fun onError(e: CompletionError) {
+        if (sourceAddr != FiAddr.UNSPEC) mpi.finishedDirected(this)
+        val failed = failedPeer
+        if (failed != null && e.err == Errno.ECANCELED) {
+            complete(Status(MatchBitsDescriptor.rank(bits), MatchBitsDescriptor.tag(bits), 0, false, ErrorClass.ERR_PROC_FAILED, -1), "the sender failed: $failed")
+        } else {
+            completeError(this, region, e)
+        }
+    }
 }
 
 /** The error outcome of a receive: cancelled, truncated (the bytes that fit are kept) or failed. */

@@ -46,6 +46,14 @@ class MpiMultiProcessIT : FunSpec({
         }
     }
 
+    test("a rank that dies fails the receives and sends naming it with MPIX_ERR_PROC_FAILED; the others go on, nothing hangs") {
+        Job(3, "peer-death").use { job ->
+            val codes = job.exitCodes(60)
+            check(codes == listOf(0, 0, 9)) { "exit codes $codes\n${job.output()}" }
+            check("failed as expected" in job.logs[0].readText() && "OK" in job.logs[1].readText()) { job.output() }
+        }
+    }
+
     test("abort from one rank ends every rank of the job with its exit code") {
         Job(3, "abort").use { job ->
             job.exitCodes(60) shouldBe listOf(7, 7, 7)

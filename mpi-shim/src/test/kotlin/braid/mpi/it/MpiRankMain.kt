@@ -23,6 +23,7 @@ object MpiRankMain {
                 mpi.world.setErrhandler(ErrorHandler.ERRORS_RETURN)
                 when (scenario) {
                     "semantics" -> semantics(mpi)
+                    "peer-death" -> peerDeath(mpi)
                     "abort" -> if (mpi.world.rank == 1) mpi.world.abort(7) else mpi.world.recv(ByteBuffer.allocate(4), 1, Datatype.INT, 1, 0)
                     else -> error("unknown scenario $scenario")
                 }
@@ -37,6 +38,36 @@ object MpiRankMain {
     }
 
     private fun check(ok: Boolean, what: () -> String) { if (!ok) throw AssertionError(what()) }
+
+    /**
+     * Rank 2 dies (halts) after a first exchange; rank 0's receive from it and rank 1's large send
+     * to it fail with ERR_PROC_FAILED, later calls naming it fail at once, and 0 and 1 go on.
+     */
+    private fun peerDeath(mpi: Mpi) {
+        val w = mpi.world
+        val b = ByteBuffer.allocateDirect(1 shl 20)
+        w.sendRecv(ByteBuffer.allocate(4), 1, Datatype.INT, (w.rank + 1) % 3, 0, ByteBuffer.allocate(4), 1, Datatype.INT, (w.rank + 2) % 3, 0)
+        w.internal.barrier()
+        when (w.rank) {
+            2 -> Runtime.getRuntime().halt(9)
+            0 -> expectProcFailed { w.recv(b, 1, Datatype.INT, 2, 5) }
+            1 -> expectProcFailed { w.send(b, 1 shl 20, Datatype.BYTE, 2, 5) }
+        }
+        expectProcFailed { w.isend(b, 1, Datatype.INT, 2, 6).waitFor() }
+        val got = ByteBuffer.allocate(4)
+        w.sendRecv(ByteBuffer.allocate(4).putInt(0, 40 + w.rank), 1, Datatype.INT, 1 - w.rank, 7, got, 1, Datatype.INT, 1 - w.rank, 7)
+        check(got.getInt(0) == 40 + 1 - w.rank) { "after the failure: got ${got.getInt(0)}" }
+    }
+
+    private fun expectProcFailed(call: () -> Unit) {
+        try {
+            call()
+            throw AssertionError("expected MPIX_ERR_PROC_FAILED, the call succeeded")
+        } catch (e: braid.mpi.MPIException) {
+            check(e.errorClass == braid.mpi.ErrorClass.ERR_PROC_FAILED) { "expected MPIX_ERR_PROC_FAILED, got ${e.message}" }
+            println("failed as expected: ${e.message}")
+        }
+    }
 
     private fun semantics(mpi: Mpi) {
         val w = mpi.world
