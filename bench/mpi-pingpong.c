@@ -35,6 +35,7 @@ int main(int argc, char **argv) {
     char *bufs[WINDOW];
     for (int i = 0; i < WINDOW; i++) bufs[i] = malloc(1 << 20);
     MPI_Request reqs[WINDOW];
+    MPI_Status stats[WINDOW];
     int ack = 0;
     int bw_sizes[] = {1, 64, 1024, 4096, 16384, 65536, 262144, 1 << 20};
     for (int s = 0; s < 8; s++) {
@@ -45,11 +46,11 @@ int main(int argc, char **argv) {
             if (i == warm) { MPI_Barrier(MPI_COMM_WORLD); t0 = MPI_Wtime(); }
             if (rank == 0) {
                 for (int k = 0; k < WINDOW; k++) MPI_Isend(bufs[k], size, MPI_BYTE, peer, 2, MPI_COMM_WORLD, &reqs[k]);
-                MPI_Waitall(WINDOW, reqs, MPI_STATUSES_IGNORE);
+                MPI_Waitall(WINDOW, reqs, stats);
                 MPI_Recv(&ack, 1, MPI_INT, peer, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             } else {
                 for (int k = 0; k < WINDOW; k++) MPI_Irecv(bufs[k], size, MPI_BYTE, peer, 2, MPI_COMM_WORLD, &reqs[k]);
-                MPI_Waitall(WINDOW, reqs, MPI_STATUSES_IGNORE);
+                MPI_Waitall(WINDOW, reqs, stats);
                 MPI_Send(&ack, 1, MPI_INT, peer, 3, MPI_COMM_WORLD);
             }
         }
