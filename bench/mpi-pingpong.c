@@ -1,0 +1,62 @@
+/* The loops of braid.mpi.bench.MpiPingPong, in C against MPICH: latency (half round trip,
+ * 0 B - 1 MiB) and bandwidth (window of 64 isends, then a 4-byte ack). Prints the same lines:
+ * "lat SIZE USEC" and "bw SIZE MBPS". Build: mpicc.mpich -O2; run: mpiexec.mpich -n 2. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define WINDOW 64
+
+int main(int argc, char **argv) {
+    int rank;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    int peer = 1 - rank;
+    char *buf = malloc(1 << 20);
+    int sizes[22]; sizes[0] = 0;
+    for (int i = 0; i <= 20; i++) sizes[i + 1] = 1 << i;
+    for (int s = 0; s < 22; s++) {
+        int size = sizes[s];
+        int iters = size <= 8192 ? 20000 : size <= 131072 ? 2000 : 500, warm = iters / 10;
+        double t0 = 0;
+        for (int i = 0; i < warm + iters; i++) {
+            if (i == warm) { MPI_Barrier(MPI_COMM_WORLD); t0 = MPI_Wtime(); }
+            if (rank == 0) {
+                MPI_Send(buf, size, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+                MPI_Recv(buf, size, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            } else {
+                MPI_Recv(buf, size, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Send(buf, size, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+            }
+        }
+        double t = MPI_Wtime() - t0;
+        if (rank == 0) printf("lat %d %.2f\n", size, t * 1e6 / (2.0 * iters));
+    }
+    char *bufs[WINDOW];
+    for (int i = 0; i < WINDOW; i++) bufs[i] = malloc(1 << 20);
+    MPI_Request reqs[WINDOW];
+    MPI_Status stats[WINDOW];
+    int ack = 0;
+    int bw_sizes[] = {1, 64, 1024, 4096, 16384, 65536, 262144, 1 << 20};
+    for (int s = 0; s < 8; s++) {
+        int size = bw_sizes[s];
+        int iters = size <= 16384 ? 500 : 50, warm = 10;
+        double t0 = 0;
+        for (int i = 0; i < warm + iters; i++) {
+            if (i == warm) { MPI_Barrier(MPI_COMM_WORLD); t0 = MPI_Wtime(); }
+            if (rank == 0) {
+                for (int k = 0; k < WINDOW; k++) MPI_Isend(bufs[k], size, MPI_BYTE, peer, 2, MPI_COMM_WORLD, &reqs[k]);
+                MPI_Waitall(WINDOW, reqs, stats);
+                MPI_Recv(&ack, 1, MPI_INT, peer, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            } else {
+                for (int k = 0; k < WINDOW; k++) MPI_Irecv(bufs[k], size, MPI_BYTE, peer, 2, MPI_COMM_WORLD, &reqs[k]);
+                MPI_Waitall(WINDOW, reqs, stats);
+                MPI_Send(&ack, 1, MPI_INT, peer, 3, MPI_COMM_WORLD);
+            }
+        }
+        double t = MPI_Wtime() - t0;
+        if (rank == 0) printf("bw %d %.1f\n", size, (double)size * WINDOW * iters / t / 1e6);
+    }
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,293 @@
+package braid.mpi
+
+import braid.core.OpFlags
+import java.nio.ByteBuffer
+
+/**
+ * A communicator (`MPI_Comm`): a context on this process's one endpoint, a local group, and the
+ * processes point-to-point calls address ([Intracomm]: the group itself; [Intercomm]: the
+ * remote group). This class holds point-to-point communication and what every communicator
+ * has; construction lives in the subclasses.
+ *
+ * Buffers: a call's data starts at byte 0 of its `ByteBuffer` (heap or direct; slice it to start
+ * elsewhere) and spans `count` elements of the datatype. A contiguous layout is sent and
+ * received in place; any other is packed into a staging copy.
+ *
+ * Modes: standard ([send]), synchronous ([ssend]: completes only once a receive has matched —
+ * rail-core's delivery-complete), ready ([rsend]: as standard, which the standard permits) and
+ * buffered ([bsend]: copied into the attached buffer, completes at once). Messages between one
+ * pair of processes on one communicator are non-overtaking, whatever their sizes.
+ */
+public sealed class Comm(
+    /** The process this communicator belongs to. */
+    public val mpi: Mpi,
+    internal val context: Int,
+    internal val localGroup: Group,
+    /** Process-table indices of the ranks point-to-point calls name. */
+    internal val targets: IntArray,
+    private var name: String,
+) {
+    /** This process's rank in the (local) group. */
+    public val rank: Int = localGroup.rank
+
+    /** The number of processes in the (local) group. */
+    public val size: Int get() = localGroup.size
+
+    internal val destAddr: LongArray = LongArray(targets.size) { mpi.processes.fiAddr(targets[it]) }
+
+    @Volatile internal var freed: Boolean = false
+    @Volatile private var handler: ErrorHandler = ErrorHandler.ERRORS_ARE_FATAL
+
+    public fun getName(): String = name
+    public fun setName(name: String) { this.name = name }
+
+    /** `MPI_Comm_group`: the (local) group. */
+    public fun getGroup(): Group = localGroup
+
+    /** Whether this is an intercommunicator (`MPI_Comm_test_inter`). */
+    public abstract val isInter: Boolean
+
+    /** `MPI_Comm_set_errhandler`. */
+    public fun setErrhandler(h: ErrorHandler) { handler = h }
+
+    /** `MPI_Comm_get_errhandler`. */
+    public fun getErrhandler(): ErrorHandler = handler
+
+    /** `MPI_Comm_call_errhandler`: applies this communicator's handler to [code]. */
+    public fun callErrhandler(code: Int) {
+        throw raise(MPIException(code, "$name: user-raised error ${ErrorClass.errorString(code)}"))
+    }
+
+    /** `MPI_Comm_free`: releases the context id; any later call on this communicator raises `MPI_ERR_COMM`. */
+    public open fun free() {
+        guard { checkUsable("MPI_Comm_free") }
+        if (this === mpi.world || this === mpi.self) throw raise(MPIException.of(ErrorClass.ERR_COMM, "MPI_Comm_free", "$name cannot be freed"))
+        freed = true
+        mpi.contexts.release(context)
+    }
+
+    /** `MPI_Comm_get_attr` for the predefined keys; null when the key has no value. */
+    public fun getAttr(key: Int): Int? = when (key) {
+        TAG_UB -> Mpi.TAG_UB
+        UNIVERSE_SIZE -> mpi.bootstrap.universeSize
+        APPNUM -> mpi.bootstrap.appnum
+        WTIME_IS_GLOBAL -> 0
+        else -> throw raise(MPIException.of(ErrorClass.ERR_ARG, "MPI_Comm_get_attr", "key $key is not a predefined attribute (TAG_UB, UNIVERSE_SIZE, APPNUM, WTIME_IS_GLOBAL)"))
+    }
+
+    /** `MPI_Abort` on this communicator: ends the whole job through the launcher. */
+    public fun abort(errorCode: Int): Nothing = mpi.abortJob(errorCode, "MPI_Abort on $name with code $errorCode")
+
+    override fun toString(): String = name
+
+    // ## Point-to-point: blocking ##
+
+    /** `MPI_Send`. */
+    public fun send(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int) { startSend("MPI_Send", buf, count, type, dest, tag, MODE_STANDARD).waitFor() }
+
+    /** `MPI_Ssend`: returns only once the receiver has matched the message. */
+    public fun ssend(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int) { startSend("MPI_Ssend", buf, count, type, dest, tag, MODE_SYNCHRONOUS).waitFor() }
+
+    /** `MPI_Rsend` (carried as a standard send). */
+    public fun rsend(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int) { startSend("MPI_Rsend", buf, count, type, dest, tag, MODE_READY).waitFor() }
+
+    /** `MPI_Bsend`: copies into the attached buffer and returns. */
+    public fun bsend(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int) { startSend("MPI_Bsend", buf, count, type, dest, tag, MODE_BUFFERED).waitFor() }
+
+    /** `MPI_Recv`. [source] may be [Mpi.ANY_SOURCE], [tag] [Mpi.ANY_TAG]. */
+    public fun recv(buf: ByteBuffer, count: Int, type: Datatype, source: Int, tag: Int): Status = irecv(buf, count, type, source, tag).waitFor()
+
+    /** `MPI_Sendrecv`: the send and the receive proceed together. */
+    public fun sendRecv(
+        sendBuf: ByteBuffer, sendCount: Int, sendType: Datatype, dest: Int, sendTag: Int,
+        recvBuf: ByteBuffer, recvCount: Int, recvType: Datatype, source: Int, recvTag: Int,
+    ): Status {
+        val r = irecv(recvBuf, recvCount, recvType, source, recvTag)
+        val s = isend(sendBuf, sendCount, sendType, dest, sendTag)
+        return Request.waitAll(arrayOf(r, s))[0]
+    }
+
+    /** `MPI_Sendrecv_replace`: sends [buf]'s contents and receives into [buf]. */
+    public fun sendRecvReplace(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, sendTag: Int, source: Int, recvTag: Int): Status {
+        val copy = guard {
+            checkBuffer("MPI_Sendrecv_replace", buf, count, type, receive = false)
+            val bytes = (count * type.size).toInt()
+            (if (buf.isDirect) ByteBuffer.allocateDirect(bytes) else ByteBuffer.allocate(bytes)).also { type.packInto(buf, 0, count, it, 0) }
+        }
+        val r = irecv(buf, count, type, source, recvTag)
+        val s = isend(copy, count * type.size.toInt(), Datatype.BYTE, dest, sendTag)
+        return Request.waitAll(arrayOf(r, s))[0]
+    }
+
+    // ## Point-to-point: nonblocking ##
+
+    public fun isend(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int): Request = startSend("MPI_Isend", buf, count, type, dest, tag, MODE_STANDARD)
+    public fun issend(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int): Request = startSend("MPI_Issend", buf, count, type, dest, tag, MODE_SYNCHRONOUS)
+    public fun irsend(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int): Request = startSend("MPI_Irsend", buf, count, type, dest, tag, MODE_READY)
+    public fun ibsend(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int): Request = startSend("MPI_Ibsend", buf, count, type, dest, tag, MODE_BUFFERED)
+
+    /** `MPI_Irecv`. */
+    public fun irecv(buf: ByteBuffer, count: Int, type: Datatype, source: Int, tag: Int): Request = guard {
+        val call = "MPI_Irecv"
+        checkUsable(call)
+        checkSource(call, source)
+        checkTag(call, tag, receive = true)
+        checkBuffer(call, buf, count, type, receive = true)
+        if (source == Mpi.PROC_NULL) return@guard DoneRequest(mpi, this, Status.PROC_NULL)
+        val from = if (source == Mpi.ANY_SOURCE) braid.core.FiAddr.UNSPEC else destAddr[source]
+        if (source != Mpi.ANY_SOURCE) failedPeer(call, source)?.let { return@guard it }
+        val op = RecvOp(mpi, this, Region.of(buf, count, type, packNow = false), recvBits(source, tag), recvIgnore(source, tag), from)
+        mpi.submit(op)
+        op
+    }
+
+    // ## Persistent requests ##
+
+    public fun sendInit(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int): Prequest = persistentSend("MPI_Send_init", buf, count, type, dest, tag, MODE_STANDARD)
+    public fun ssendInit(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int): Prequest = persistentSend("MPI_Ssend_init", buf, count, type, dest, tag, MODE_SYNCHRONOUS)
+    public fun rsendInit(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int): Prequest = persistentSend("MPI_Rsend_init", buf, count, type, dest, tag, MODE_READY)
+    public fun bsendInit(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int): Prequest = persistentSend("MPI_Bsend_init", buf, count, type, dest, tag, MODE_BUFFERED)
+
+    /** `MPI_Recv_init`. */
+    public fun recvInit(buf: ByteBuffer, count: Int, type: Datatype, source: Int, tag: Int): Prequest = guard {
+        val call = "MPI_Recv_init"
+        checkUsable(call); checkSource(call, source); checkTag(call, tag, receive = true); checkBuffer(call, buf, count, type, receive = true)
+        Prequest(mpi, this) { irecv(buf, count, type, source, tag) }
+    }
+
+    private fun persistentSend(call: String, buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int, mode: Int): Prequest = guard {
+        checkUsable(call); checkDest(call, dest); checkTag(call, tag, receive = false); checkBuffer(call, buf, count, type, receive = false)
+        Prequest(mpi, this) { startSend(call, buf, count, type, dest, tag, mode) }
+    }
+
+    // ## Probes ##
+
+    /** `MPI_Iprobe`: the status of a matching message that has arrived, or null. */
+    public fun iprobe(source: Int, tag: Int): Status? = guard {
+        val call = "MPI_Iprobe"
+        checkUsable(call); checkSource(call, source); checkTag(call, tag, receive = true)
+        if (source == Mpi.PROC_NULL) return@guard Status.PROC_NULL
+        val p = ProbeOp(mpi, this, claim = false)
+        mpi.progress()
+        if (p.look(recvBits(source, tag), recvIgnore(source, tag))) p.status else null
+    }
+
+    /** `MPI_Probe`: waits for a matching message and returns its status without receiving it. */
+    public fun probe(source: Int, tag: Int): Status {
+        var idle = 0
+        while (true) {
+            iprobe(source, tag)?.let { return it }
+            mpi.idle(++idle)
+        }
+    }
+
+    /** `MPI_Improbe`: a matching message, now reserved for the returned [Message], or null. */
+    public fun improbe(source: Int, tag: Int): Message? = guard {
+        val call = "MPI_Improbe"
+        checkUsable(call); checkSource(call, source); checkTag(call, tag, receive = true)
+        if (source == Mpi.PROC_NULL) return@guard Message.noProc(this)
+        val p = ProbeOp(mpi, this, claim = true)
+        mpi.progress()
+        if (p.look(recvBits(source, tag), recvIgnore(source, tag))) Message(this, p, p.status) else null
+    }
+
+    /** `MPI_Mprobe`: waits for a matching message and reserves it. */
+    public fun mprobe(source: Int, tag: Int): Message {
+        var idle = 0
+        while (true) {
+            improbe(source, tag)?.let { return it }
+            mpi.idle(++idle)
+        }
+    }
+
+
+    // ## Internals ##
+
+    private fun startSend(call: String, buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int, mode: Int): Request = guard {
+        checkUsable(call)
+        checkDest(call, dest)
+        checkTag(call, tag, receive = false)
+        checkBuffer(call, buf, count, type, receive = false)
+        if (dest == Mpi.PROC_NULL) return@guard DoneRequest(mpi, this, Status.PROC_NULL)
+        failedPeer(call, dest)?.let { return@guard it }
+        val bits = MatchBitsDescriptor.bits(context, MatchBitsDescriptor.SUB_PT2PT, rank, tag)
+        val op = if (mode == MODE_BUFFERED) {
+            val (copy, free) = mpi.buffered.stage(buf, count, type)
+            mpi.submit(SendOp(mpi, this, org.agrona.concurrent.UnsafeBuffer(copy, 0, copy.capacity()), destAddr[dest], bits, 0, free))
+            DoneRequest(mpi, this, Status(Mpi.ANY_SOURCE, Mpi.ANY_TAG, count * type.size, false, ErrorClass.SUCCESS, -1))
+        } else {
+            val region = Region.of(buf, count, type, packNow = true)
+            val flags = if (mode == MODE_SYNCHRONOUS) OpFlags.DELIVERY_COMPLETE else 0L
+            SendOp(mpi, this, region.view, destAddr[dest], bits, flags).also { mpi.submit(it) }
+        }
+        op
+    }
+
+    /** A request already failed with ERR_PROC_FAILED if [peer] was reported dead, else null. */
+    private fun failedPeer(call: String, peer: Int): Request? {
+        val why = mpi.deadPeer(destAddr[peer]) ?: return null
+        return DoneRequest(mpi, this, Status(peer, Mpi.ANY_TAG, 0, false, ErrorClass.ERR_PROC_FAILED, -1)).also {
+            it.errorMessage = "$call: rank $peer of $name has failed: $why"
+        }
+    }
+
+    internal fun recvBits(source: Int, tag: Int): Long =
+        MatchBitsDescriptor.bits(context, MatchBitsDescriptor.SUB_PT2PT, if (source == Mpi.ANY_SOURCE) 0 else source, if (tag == Mpi.ANY_TAG) 0 else tag)
+
+    internal fun recvIgnore(source: Int, tag: Int): Long = MatchBitsDescriptor.ignore(source == Mpi.ANY_SOURCE, tag == Mpi.ANY_TAG)
+
+    /** Runs [block], passing an [MPIException] it throws through this communicator's error handler. */
+    internal inline fun <T> guard(block: () -> T): T =
+        try { block() } catch (e: MPIException) { throw raise(e) }
+
+    /** Applies the error handler to [e] (aborting under ERRORS_ARE_FATAL) and returns it to throw. */
+    internal fun raise(e: MPIException): MPIException = handler.handle(this, e)
+
+    internal fun checkUsable(call: String) {
+        mpi.checkLive(call)
+        if (freed) throw MPIException.of(ErrorClass.ERR_COMM, call, "communicator $name has been freed")
+    }
+
+    /** The number of ranks point-to-point calls may name (the remote group's size for an intercommunicator). */
+    internal val peerCount: Int get() = targets.size
+
+    private fun checkDest(call: String, dest: Int) {
+        if (dest == Mpi.PROC_NULL) return
+        if (dest !in 0 until peerCount) throw MPIException.of(ErrorClass.ERR_RANK, call, "rank $dest is out of range for ${rankSpace()} of size $peerCount")
+    }
+
+    private fun checkSource(call: String, source: Int) {
+        if (source == Mpi.PROC_NULL || source == Mpi.ANY_SOURCE) return
+        if (source !in 0 until peerCount) throw MPIException.of(ErrorClass.ERR_RANK, call, "source rank $source is out of range for ${rankSpace()} of size $peerCount")
+    }
+
+    private fun rankSpace(): String = if (isInter) "the remote group of intercommunicator $name" else "communicator $name"
+
+    private fun checkTag(call: String, tag: Int, receive: Boolean) {
+        if (receive && tag == Mpi.ANY_TAG) return
+        if (tag < 0 || tag > Mpi.TAG_UB) throw MPIException.of(ErrorClass.ERR_TAG, call, "tag $tag is outside 0..${Mpi.TAG_UB}${if (receive) " (or ANY_TAG)" else ""}")
+    }
+
+    internal fun checkBuffer(call: String, buf: ByteBuffer, count: Int, type: Datatype, receive: Boolean) {
+        if (count < 0) throw MPIException.of(ErrorClass.ERR_COUNT, call, "count is $count; it must be ≥ 0")
+        type.checkUsable(call)
+        if (receive && buf.isReadOnly) throw MPIException.of(ErrorClass.ERR_BUFFER, call, "the receive buffer is read-only")
+        type.checkFits(call, if (receive) "receive buffer" else "send buffer", buf.capacity(), 0, count)
+    }
+
+    public companion object {
+        /** `MPI_TAG_UB`'s attribute key. */
+        public const val TAG_UB: Int = 0
+        /** `MPI_UNIVERSE_SIZE`'s attribute key. */
+        public const val UNIVERSE_SIZE: Int = 1
+        /** `MPI_APPNUM`'s attribute key. */
+        public const val APPNUM: Int = 2
+        /** `MPI_WTIME_IS_GLOBAL`'s attribute key. */
+        public const val WTIME_IS_GLOBAL: Int = 3
+
+        internal const val MODE_STANDARD = 0
+        internal const val MODE_SYNCHRONOUS = 1
+        internal const val MODE_READY = 2
+        internal const val MODE_BUFFERED = 3
+    }
+}

@@ -1,0 +1,313 @@
+package braid.mpi
+
+import braid.bootstrap.Bootstrap
+import braid.core.AddressVector
+import braid.core.Braid
+import braid.core.Caps
+import braid.core.Completion
+import braid.core.CompletionError
+import braid.core.CompletionQueue
+import braid.core.CqFormat
+import braid.core.Domain
+import braid.core.Endpoint
+import braid.core.Errno
+import braid.core.Event
+import braid.core.EventQueue
+import braid.core.EventType
+import braid.core.Fabric
+import braid.core.Hints
+import braid.core.OpFlags
+import java.net.InetAddress
+import java.util.concurrent.atomic.AtomicInteger
+import java.util.concurrent.locks.LockSupport
+import java.util.concurrent.locks.ReentrantLock
+import kotlin.concurrent.withLock
+
+/**
+ * One MPI process: its endpoint, its view of the job and the environment calls (`MPI_Init` …
+ * `MPI_Finalize`). [init] opens one endpoint, publishes its address through the [Bootstrap],
+ * reads every other rank's, and builds [world] and [self]; every communicator is a context on
+ * that one endpoint ([MatchBitsDescriptor]).
+ *
+ * Several instances may live in one JVM (each its own rank, as the tests run them); the static
+ * [isInitialized]/[isFinalized] describe the JVM as a whole.
+ *
+ * Threads: point-to-point calls, requests and progress are safe from any thread (posting and
+ * completion dispatch share one lock), so [ThreadLevel.MULTIPLE] is provided when asked for.
+ * Communicator construction (dup, split, create, intercommunicators, ports) is serialized per
+ * process; two threads building communicators at once must build them in the same order in
+ * every process, or they wait on each other.
+ */
+public class Mpi private constructor(
+    /** The launcher's key-value store this process started from. */
+    public val bootstrap: Bootstrap,
+    /** The thread level actually provided (`MPI_Query_thread`). */
+    public val threadLevel: ThreadLevel,
+    options: MpiOptions,
+) : AutoCloseable {
+    internal val fabric: Fabric
+    internal val domain: Domain
+    internal val cq: CompletionQueue
+    internal val av: AddressVector
+    internal val ep: Endpoint
+    private val eq: EventQueue
+    private val event = Event()
+    internal val lock = ReentrantLock()
+    /** Fabric addresses of peers the endpoint reported dead (PEER_DOWN), with the report; under [lock]. */
+    private val dead = HashMap<Long, String>()
+    /** Receives posted to the endpoint and directed at one peer, so a peer's death can fail them; under [lock]. */
+    private val directed = LinkedHashSet<RecvOp>()
+    /** Serializes communicator construction in this process (context ids are agreed one at a time). */
+    internal val constructLock = ReentrantLock()
+    private val backlog = ArrayDeque<Request>()
+    private val completion = Completion()
+    private val error = CompletionError()
+    internal val contexts = ContextIdPool()
+    internal val processes = ProcessTable()
+    internal val buffered = BufferedSends(this)
+    internal val ports = Ports(this)
+    private val mainThread = Thread.currentThread()
+
+    /** `MPI_COMM_WORLD`. */
+    public val world: Intracomm
+
+    /** `MPI_COMM_SELF`. */
+    public val self: Intracomm
+
+    @Volatile private var closed = false
+
+    init {
+        val info = options.info ?: Braid.getInfo(Hints(caps = Caps.MSG or Caps.TAGGED, provider = options.provider, links = options.links)).firstOrNull()
+            ?: throw MPIException.of(ErrorClass.ERR_OTHER, "MPI_Init", "provider '${options.provider}' is not available here; set BRAID_MPI_PROVIDER or MpiOptions.provider to one `braid info` lists")
+        fabric = Braid.fabric(info)
+        domain = fabric.domain(info)
+        cq = domain.completionQueue(CqFormat.TAGGED, options.cqSize)
+        av = domain.addressVector()
+        eq = fabric.eventQueue()
+        ep = domain.endpoint().apply { bind(cq, OpFlags.TRANSMIT or OpFlags.RECV); bind(av); bind(eq); enable() }
+        val n = bootstrap.size
+        if (n - 1 > MatchBitsDescriptor.RANK_MAX) throw MPIException.of(ErrorClass.ERR_OTHER, "MPI_Init", "$n ranks exceed the ${MatchBitsDescriptor.RANK_MAX + 1} the match bits can name")
+        bootstrap.put(ADDRESS_KEY, ep.address)
+        bootstrap.fence()
+        for (r in 0 until n) {
+            val blob = if (r == bootstrap.rank) ep.address else bootstrap.get(r, ADDRESS_KEY)
+            processes.add(blob, av.insert(blob))
+        }
+        val me = bootstrap.rank
+        world = Intracomm(this, ContextIdPool.WORLD, Group(IntArray(n) { it }, me), "MPI_COMM_WORLD")
+        self = Intracomm(this, ContextIdPool.SELF, Group(intArrayOf(me), me), "MPI_COMM_SELF")
+        live.incrementAndGet()
+        everInitialized = true
+    }
+
+    /** This process's index in its own process table (its world rank). */
+    internal val selfProc: Int get() = bootstrap.rank
+
+    /** `MPI_Finalize`: finishes pending buffered sends, closes the endpoint and leaves the bootstrap. */
+    public fun finalizeMpi() {
+        if (closed) return
+        buffered.drain()
+        closed = true
+        ep.close(); av.close(); cq.close(); domain.close(); fabric.close()
+        bootstrap.close()
+        live.decrementAndGet()
+    }
+
+    /** [finalizeMpi]. */
+    override fun close(): Unit = finalizeMpi()
+
+    /** Whether this instance has been finalized. */
+    public val finalized: Boolean get() = closed
+
+    /** `MPI_Is_thread_main`. */
+    public fun isThreadMain(): Boolean = Thread.currentThread() === mainThread
+
+    /** `MPI_Get_processor_name`. */
+    public fun processorName(): String = runCatching { InetAddress.getLocalHost().hostName }.getOrDefault("localhost")
+
+    /** `MPI_Abort`: ends the whole job through the launcher with [errorCode]. */
+    public fun abort(errorCode: Int, message: String): Nothing = abortJob(errorCode, message)
+
+    internal fun abortJob(code: Int, message: String): Nothing = bootstrap.abort(code, message)
+
+    /** `MPI_Buffer_attach`: the space buffered sends copy into. */
+    public fun bufferAttach(buffer: java.nio.ByteBuffer): Unit = buffered.attach(buffer)
+
+    /** `MPI_Buffer_detach`: waits for the buffered sends still using it, then returns it. */
+    public fun bufferDetach(): java.nio.ByteBuffer = buffered.detach()
+
+    /** `MPI_Open_port`: a port name other jobs (or this one) can [Intracomm.connect] to. */
+    public fun openPort(): String = ports.open()
+
+    /** `MPI_Close_port`. */
+    public fun closePort(port: String): Unit = ports.close(port)
+
+    /** `MPI_Publish_name` (through a directory of files: see [Ports]). */
+    public fun publishName(service: String, port: String): Unit = ports.publish(service, port)
+
+    /** `MPI_Lookup_name`. */
+    public fun lookupName(service: String): String = ports.lookup(service)
+
+    /** `MPI_Unpublish_name`. */
+    public fun unpublishName(service: String, port: String): Unit = ports.unpublish(service, port)
+
+    /** Throws `MPI_ERR_OTHER` if finalized. */
+    internal fun checkLive(call: String) {
+        if (closed) throw MPIException.of(ErrorClass.ERR_OTHER, call, "MPI has been finalized in this process")
+    }
+
+    // ## Posting and progress ##
+
+    /**
+     * Posts [op] to the endpoint, or queues it behind earlier operations the endpoint pushed
+     * back (`-EAGAIN`): operations reach the endpoint in the order they were called, which is
+     * what keeps MPI's non-overtaking rule for sends and the matching order of receives.
+     */
+    internal fun submit(op: Request) {
+        lock.withLock {
+            if (backlog.isEmpty()) {
+                val rc = op.post()
+                if (rc == 0) return
+                if (rc != -Errno.EAGAIN) { op.failPost(rc); return }
+            }
+            backlog.addLast(op)
+        }
+    }
+
+    /** Removes [op] from the backlog if it is still there (it never reached the endpoint). */
+    internal fun withdraw(op: Request): Boolean = lock.withLock { backlog.remove(op) }
+
+    /** Drives the endpoint once: posts what the backlog holds and dispatches completions. Returns the work done. */
+    internal fun progress(): Int {
+        if (closed) return 0
+        if (!lock.tryLock()) return 0 // another thread is dispatching; its completions reach our requests too
+        try {
+            var work = 0
+            while (backlog.isNotEmpty()) {
+                val rc = backlog.first().post()
+                if (rc == -Errno.EAGAIN) break
+                val op = backlog.removeFirst()
+                if (rc != 0) op.failPost(rc)
+                work++
+            }
+            while (true) {
+                when (cq.read(completion)) {
+                    1 -> { work++; (completion.context as? Request)?.onCompletion(completion) }
+                    -Errno.EAVAIL -> if (cq.readErr(error) == 1) { work++; (error.context as? Request)?.onError(error) }
+                    else -> break
+                }
+            }
+            while (eq.read(event) == 1) {
+                work++
+                if (event.type == EventType.PEER_DOWN) peerDown(event.data, event.message)
+            }
+            return work
+        } finally {
+            lock.unlock()
+        }
+    }
+
+    // ## Failed peers (MPI 4's ULFM semantics, in part) ##
+    //
+    // When the endpoint reports a peer dead, receives directed at it fail with ERR_PROC_FAILED
+    // (they are cancelled, and their cancellation completes as that error), and later sends and
+    // directed receives naming it fail at once. Sends in flight to it fail through the rail
+    // (EHOSTDOWN). Receives from ANY_SOURCE are left posted: another sender may still match them.
+
+    /** Whether the peer at [fiAddr] was reported dead; the report, or null. */
+    internal fun deadPeer(fiAddr: Long): String? = lock.withLock { dead[fiAddr] }
+
+    internal fun postedDirected(op: RecvOp) { directed += op }
+
+    internal fun finishedDirected(op: RecvOp) { directed -= op }
+
+    private fun peerDown(fiAddr: Long, message: String) {
+        dead[fiAddr] = message
+        for (op in directed.filter { it.sourceAddr == fiAddr }) {
+            op.failedPeer = message
+            ep.cancel(op)
+        }
+    }
+
+    /**
+     * Progress until [done] says so: polls busily (as MPI implementations do), then yields,
+     * and parks briefly only after [SPIN_POLLS] + [YIELD_POLLS] empty polls in a row.
+     */
+    internal inline fun progressUntil(done: () -> Boolean) {
+        var idle = 0
+        while (!done()) {
+            if (progress() > 0) { idle = 0; continue }
+            idle(++idle)
+        }
+    }
+
+    /** One step of the idle policy after [idle] empty polls. */
+    internal fun idle(idle: Int) {
+        when {
+            idle < SPIN_POLLS -> Thread.onSpinWait()
+            idle < SPIN_POLLS + YIELD_POLLS -> Thread.yield()
+            else -> LockSupport.parkNanos(PARK_NANOS)
+        }
+    }
+
+    override fun toString(): String = "Mpi(rank ${bootstrap.rank} of ${bootstrap.size}, ${ep.info.provider})"
+
+    public companion object {
+        /** `MPI_ANY_SOURCE`. */
+        public const val ANY_SOURCE: Int = -2
+        /** `MPI_ANY_TAG`. */
+        public const val ANY_TAG: Int = -1
+        /** `MPI_PROC_NULL`: sends and receives with it complete at once, moving nothing. */
+        public const val PROC_NULL: Int = -3
+        /** `MPI_ROOT` (intercommunicator collectives). */
+        public const val ROOT: Int = -4
+        /** `MPI_UNDEFINED`. */
+        public const val UNDEFINED: Int = -32766
+        /** `MPI_BSEND_OVERHEAD`: bytes of attached buffer each buffered send uses beyond its data. */
+        public const val BSEND_OVERHEAD: Int = 64
+        /** `MPI_TAG_UB`. */
+        public const val TAG_UB: Int = MatchBitsDescriptor.TAG_UB
+        /** `MPI_VERSION` and `MPI_SUBVERSION` of the semantics implemented. */
+        public const val VERSION: Int = 3
+        public const val SUBVERSION: Int = 1
+
+        internal const val ADDRESS_KEY: String = "braid.mpi.addr"
+        private val SPIN_POLLS = System.getenv("BRAID_MPI_SPIN_POLLS")?.toIntOrNull() ?: 20_000
+        private val YIELD_POLLS = System.getenv("BRAID_MPI_YIELD_POLLS")?.toIntOrNull() ?: 2_000
+        private const val PARK_NANOS = 50_000L
+
+        private val live = AtomicInteger()
+        @Volatile private var everInitialized = false
+        private val start = System.nanoTime()
+
+        /**
+         * `MPI_Init_thread`: opens this process's endpoint and builds the world from [bootstrap]
+         * (collective over the job: every rank calls it). [required] is what the caller needs;
+         * [Mpi.threadLevel] says what it got (up to [ThreadLevel.MULTIPLE]).
+         */
+        @JvmStatic
+        @JvmOverloads
+        public fun init(bootstrap: Bootstrap, required: ThreadLevel = ThreadLevel.SINGLE, options: MpiOptions = MpiOptions()): Mpi =
+            Mpi(bootstrap, required, options)
+
+        /** `MPI_Initialized`: whether any instance in this JVM has been initialized. */
+        @JvmStatic
+        public fun isInitialized(): Boolean = everInitialized
+
+        /** `MPI_Finalized`: whether instances were initialized and all of them are finalized. */
+        @JvmStatic
+        public fun isFinalized(): Boolean = everInitialized && live.get() == 0
+
+        /** `MPI_Wtime`: seconds since an arbitrary point fixed in this JVM. */
+        @JvmStatic
+        public fun wtime(): Double = (System.nanoTime() - start) / 1e9
+
+        /** `MPI_Wtick`: [wtime]'s resolution in seconds. */
+        @JvmStatic
+        public fun wtick(): Double = 1e-9
+
+        /** `MPI_Get_library_version`. */
+        @JvmStatic
+        public fun libraryVersion(): String = "Braid mpi-shim (MPI $VERSION.$SUBVERSION semantics over braid rail-core)"
+    }
+}

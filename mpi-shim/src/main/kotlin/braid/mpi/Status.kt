@@ -1,0 +1,46 @@
+package braid.mpi
+
+/**
+ * What a completed operation reports (`MPI_Status`): the [source] rank and [tag] of a receive
+ * or probe, the bytes it carried ([getCount] turns them into elements), whether it was
+ * cancelled, and its error class. In the any/some forms, [index] is the request's position.
+ */
+public class Status internal constructor(
+    /** The sender's rank in the communicator (its remote group for an intercommunicator). */
+    @get:JvmName("getSource") public val source: Int,
+    public val tag: Int,
+    /** Bytes received (or sent). */
+    public val bytes: Long,
+    /** Whether the operation was cancelled (`MPI_Test_cancelled`). */
+    @get:JvmName("isCancelled") public val isCancelled: Boolean,
+    /** `ErrorClass.SUCCESS`, or the class of the error that ended the operation. */
+    public val error: Int,
+    /** The index of the request in the array given to an any/some call; -1 otherwise. */
+    public val index: Int,
+) {
+    /** The number of [type] elements received (`MPI_Get_count`), or [Mpi.UNDEFINED] if not a whole number. */
+    public fun getCount(type: Datatype): Int = when {
+        type.size == 0L -> if (bytes == 0L) 0 else Mpi.UNDEFINED
+        bytes % type.size != 0L -> Mpi.UNDEFINED
+        else -> (bytes / type.size).toInt()
+    }
+
+    /**
+     * The number of basic elements received (`MPI_Get_elements`), or [Mpi.UNDEFINED]; for a
+     * struct that mixes element kinds, the whole elements of [type] (as [getCount]).
+     */
+    public fun getElements(type: Datatype): Int {
+        val b = type.basic ?: return getCount(type)
+        return if (bytes % b.size == 0L) (bytes / b.size).toInt() else Mpi.UNDEFINED
+    }
+
+    internal fun withIndex(i: Int): Status = Status(source, tag, bytes, isCancelled, error, i)
+
+    override fun toString(): String =
+        "Status(source=$source, tag=$tag, bytes=$bytes, cancelled=$isCancelled, error=${ErrorClass.name(error)}${if (index >= 0) ", index=$index" else ""})"
+
+    internal companion object {
+        val EMPTY = Status(Mpi.ANY_SOURCE, Mpi.ANY_TAG, 0, false, ErrorClass.SUCCESS, -1)
+        val PROC_NULL = Status(Mpi.PROC_NULL, Mpi.ANY_TAG, 0, false, ErrorClass.SUCCESS, -1)
+    }
+}

@@ -1,0 +1,62 @@
+package braid.mpi.it
+
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.shouldBe
+import java.io.File
+import java.util.concurrent.TimeUnit
+import kotlin.io.path.createTempDirectory
+
+/** Starts [n] child JVMs running [MpiRankMain] with [scenario] over a fresh [braid.mpi.testing.FileBootstrap] directory. */
+private class Job(n: Int, scenario: String) : AutoCloseable {
+    val dir: File = createTempDirectory("braid-mpi-it").toFile()
+    val logs = List(n) { File(dir, "rank$it.log") }
+    val procs: List<Process> = List(n) { r ->
+        ProcessBuilder(
+            ProcessHandle.current().info().command().orElse("java"), "-XX:+UseSerialGC", "-Xmx256m",
+            "-cp", System.getProperty("java.class.path"), MpiRankMain::class.java.name, dir.path, "$r", "$n", scenario,
+        ).redirectErrorStream(true).redirectOutput(logs[r]).start()
+    }
+
+    /** Each rank's exit code, failing with every log if one is still running after [seconds]. */
+    fun exitCodes(seconds: Long): List<Int> {
+        val deadline = System.nanoTime() + seconds * 1_000_000_000
+        procs.forEachIndexed { r, p ->
+            if (!p.waitFor(maxOf(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                error("rank $r did not exit within $seconds s\n${output()}")
+            }
+        }
+        return procs.map { it.exitValue() }
+    }
+
+    fun output(): String = logs.mapIndexed { r, f -> "--- rank $r ---\n" + (if (f.exists()) f.readText() else "") }.joinToString("\n")
+
+    override fun close() {
+        procs.forEach { if (it.isAlive) { it.destroyForcibly(); it.waitFor(10, TimeUnit.SECONDS) } }
+        dir.deleteRecursively()
+    }
+}
+
+class MpiMultiProcessIT : FunSpec({
+
+    test("four processes: rings of eager and rendezvous messages with any-source receives, split traffic beside the parent's, ssend after probe") {
+        Job(4, "semantics").use { job ->
+            val codes = job.exitCodes(120)
+            check(codes.all { it == 0 }) { "exit codes $codes\n${job.output()}" }
+            job.logs.forEach { check("OK" in it.readText()) { job.output() } }
+        }
+    }
+
+    test("a rank that dies fails the receives and sends naming it with MPIX_ERR_PROC_FAILED; the others go on, nothing hangs") {
+        Job(3, "peer-death").use { job ->
+            val codes = job.exitCodes(60)
+            check(codes == listOf(0, 0, 9)) { "exit codes $codes\n${job.output()}" }
+            check("failed as expected" in job.logs[0].readText() && "OK" in job.logs[1].readText()) { job.output() }
+        }
+    }
+
+    test("abort from one rank ends every rank of the job with its exit code") {
+        Job(3, "abort").use { job ->
+            job.exitCodes(60) shouldBe listOf(7, 7, 7)
+        }
+    }
+})

@@ -1,0 +1,48 @@
+package braid.mpi.testing
+
+import braid.mpi.ErrorHandler
+import braid.mpi.Mpi
+import braid.mpi.MpiOptions
+import braid.mpi.ThreadLevel
+import java.util.concurrent.atomic.AtomicReferenceArray
+
+/**
+ * Runs [body] as each of [n] ranks of one [MemoryJob], one thread per rank, each rank with its
+ * own shm endpoint; fails with every rank's exception, or names the ranks still running after
+ * [seconds]. The world's error handler is ERRORS_RETURN, so bad calls throw.
+ */
+fun runRanks(n: Int, seconds: Long = 60, job: MemoryJob = MemoryJob(n), body: (Mpi) -> Unit) {
+    val errors = AtomicReferenceArray<Throwable?>(n)
+    val threads = List(n) { r ->
+        Thread({
+            try {
+                Mpi.init(job.rank(r), ThreadLevel.MULTIPLE, MpiOptions().provider("shm")).use { mpi ->
+                    mpi.world.setErrhandler(ErrorHandler.ERRORS_RETURN)
+                    body(mpi)
+                }
+            } catch (t: Throwable) {
+                errors.set(r, t)
+            }
+        }, "rank-$r").apply { isDaemon = true; start() }
+    }
+    val deadline = System.nanoTime() + seconds * 1_000_000_000
+    threads.forEach { it.join(maxOf(1, (deadline - System.nanoTime()) / 1_000_000)) }
+    val stuck = threads.filter { it.isAlive }
+    if (stuck.isNotEmpty()) {
+        val traces = stuck.joinToString("\n\n") { t -> t.name + ":\n" + t.stackTrace.take(25).joinToString("\n") { "    at $it" } }
+        stuck.forEach { it.interrupt() }
+        error("ranks still running after $seconds s: ${stuck.map { it.name }}\n$traces")
+    }
+    val failed = (0 until n).mapNotNull { r -> errors.get(r)?.let { r to it } }
+    if (failed.isNotEmpty()) {
+        val first = failed.first().second
+        failed.drop(1).forEach { (_, t) -> first.addSuppressed(t) }
+        throw AssertionError("ranks ${failed.map { it.first }} failed: ${first.message}", first)
+    }
+}
+
+/** A heap buffer of [n] ints holding [values]. */
+fun ints(vararg values: Int): java.nio.ByteBuffer =
+    java.nio.ByteBuffer.allocate(values.size * 4).also { b -> values.forEachIndexed { i, v -> b.putInt(i * 4, v) } }
+
+fun java.nio.ByteBuffer.intAt(i: Int): Int = getInt(i * 4)
