@@ -16,6 +16,7 @@ import braid.core.EventQueue
 import braid.core.EventType
 import braid.core.Fabric
 import braid.core.Hints
+import braid.provider.link.LinkParams
 import braid.core.OpFlags
 import java.net.InetAddress
 import java.util.concurrent.atomic.AtomicInteger
@@ -77,7 +78,7 @@ public class Mpi private constructor(
     @Volatile private var closed = false
 
     init {
-        val info = options.info ?: Braid.getInfo(Hints(caps = Caps.MSG or Caps.TAGGED, provider = options.provider, links = options.links)).firstOrNull()
+        val info = options.info ?: Braid.getInfo(hints(options)).firstOrNull()
             ?: throw MPIException.of(ErrorClass.ERR_OTHER, "MPI_Init", "provider '${options.provider}' is not available here; set BRAID_MPI_PROVIDER or MpiOptions.provider to one `braid info` lists")
         fabric = Braid.fabric(info)
         domain = fabric.domain(info)
@@ -310,4 +311,10 @@ public class Mpi private constructor(
         @JvmStatic
         public fun libraryVersion(): String = "Braid mpi-shim (MPI $VERSION.$SUBVERSION semantics over braid rail-core)"
     }
+}
+
+/** The hints [MpiOptions] describe: its provider, and for a link its rails ([LinkParams.LINKS]). */
+private fun hints(options: MpiOptions): Hints {
+    val hints = Hints(caps = Caps.MSG or Caps.TAGGED, provider = options.provider)
+    return options.links?.let { hints.with(LinkParams.LINKS, it) } ?: hints
 }
