@@ -327,43 +327,23 @@ internal class Algorithms(private val s: Schedule, private val r: Int, private v
 
     // ## Scan, exscan ##
 
-    /** Inclusive scan by recursive doubling; [out] holds this rank's input, [partial] a copy of it. */
-    fun scan(partial: MutableDirectBuffer, out: MutableDirectBuffer, count: Int, es: Int, commutative: Boolean) {
+    /**
+     * Prefix reduction by recursive doubling (MPICH's): [partial] holds this rank's input and
+     * travels; [out] gets the ranks below (exclusive) or up to this one (inclusive, and then
+     * [out] holds this rank's input at the start). Rank 0's [out] is left as it was for exscan.
+     */
+    fun prefix(partial: MutableDirectBuffer, out: MutableDirectBuffer, count: Int, es: Int, commutative: Boolean, exclusive: Boolean) {
         val bytes = count * es
         val tmp = s.scratch(bytes)
+        val phase = if (exclusive) 17 else 16
         var mask = 1
         var k = 0
+        var first = exclusive
         while (mask < p) {
             val dst = r xor mask
             if (dst < p) {
-                s.send(dst, partial, 0, bytes, (16 shl 16) or k)
-                s.recv(dst, tmp, 0, bytes, (16 shl 16) or k)
-                s.round()
-                if (r > dst) {
-                    s.reduce(tmp, 0, partial, 0, count, true)
-                    s.reduce(tmp, 0, out, 0, count, true)
-                } else {
-                    s.reduce(tmp, 0, partial, 0, count, commutative)
-                }
-                s.round()
-            }
-            mask = mask shl 1
-            k++
-        }
-    }
-
-    /** Exclusive scan by recursive doubling; [partial] holds this rank's input; rank 0's [out] is left as it was. */
-    fun exscan(partial: MutableDirectBuffer, out: MutableDirectBuffer, count: Int, es: Int, commutative: Boolean) {
-        val bytes = count * es
-        val tmp = s.scratch(bytes)
-        var mask = 1
-        var k = 0
-        var first = true
-        while (mask < p) {
-            val dst = r xor mask
-            if (dst < p) {
-                s.send(dst, partial, 0, bytes, (17 shl 16) or k)
-                s.recv(dst, tmp, 0, bytes, (17 shl 16) or k)
+                s.send(dst, partial, 0, bytes, (phase shl 16) or k)
+                s.recv(dst, tmp, 0, bytes, (phase shl 16) or k)
                 s.round()
                 if (r > dst) {
                     s.reduce(tmp, 0, partial, 0, count, true)

@@ -90,12 +90,12 @@ internal object ScheduleCompiler {
             CollectiveOp.SCAN -> {
                 val partial = s.scratch(bytes)
                 s.copy(input, 0, partial, 0, bytes); s.copy(input, 0, s.recv, 0, bytes); s.round()
-                a.scan(partial, s.recv, count, es, commutative)
+                a.prefix(partial, s.recv, count, es, commutative, exclusive = false)
             }
             CollectiveOp.EXSCAN -> {
                 val partial = s.scratch(bytes)
                 s.copy(input, 0, partial, 0, bytes); s.round()
-                a.exscan(partial, s.recv, count, es, commutative)
+                a.prefix(partial, s.recv, count, es, commutative, exclusive = true)
             }
             CollectiveOp.ALLGATHER -> {
                 if (!key.inPlace) { s.copy(s.send, 0, s.recv, r * bytes, bytes); s.round() }

@@ -13,7 +13,7 @@ import java.util.concurrent.Executors
 import java.util.concurrent.TimeUnit
 
 /** [count] shm endpoints in this process, each with its own domain, CQ and AV holding every endpoint (itself included). */
-class LocalFabric(count: Int, ringCapacity: Int = 1 shl 18, eagerSize: Int = 1 shl 16) : AutoCloseable {
+class LocalFabric(count: Int, ringCapacity: Int = 1 shl 20, eagerSize: Int = 1 shl 16) : AutoCloseable {
     val info: Info = Braid.getInfo(Hints(caps = Caps.MSG or Caps.TAGGED, provider = "shm")).first().let {
         it.copy(endpointAttr = it.endpointAttr.copy(ringCapacity = ringCapacity, eagerSize = eagerSize))
     }
