@@ -81,7 +81,7 @@ public sealed class DeferredOp {
     /** The endpoint the operation is issued on; null for counter operations. */
     public abstract val endpoint: Endpoint?
 
-    internal enum class Kind { TX, RX, RMA, COUNTER }
+    internal enum class Kind { TX, RX, RMA, COUNTER, LOCAL }
 
     internal abstract val kind: Kind
 
@@ -111,9 +111,12 @@ public sealed class DeferredOp {
         override fun describe(): String = "send of $length bytes to $dest"
     }
 
-    /** Sends a tagged message (`FI_OP_TSEND`). */
+    /**
+     * Sends a tagged message (`FI_OP_TSEND`). [tag] may be changed while the request is not
+     * queued or in flight: a re-armed schedule gives each run its own tags without allocating.
+     */
     public class Tsend(
-        override val endpoint: Endpoint, public val buffer: DirectBuffer, public val offset: Int, public val length: Int, public val dest: Long, public val tag: Long,
+        override val endpoint: Endpoint, public val buffer: DirectBuffer, public val offset: Int, public val length: Int, public val dest: Long, public var tag: Long,
     ) : DeferredOp() {
         /** Sends [buffer]'s position..limit (read when the request fires). */
         public constructor(endpoint: Endpoint, buffer: ByteBuffer, dest: Long, tag: Long) :
@@ -141,10 +144,10 @@ public sealed class DeferredOp {
         override fun describe(): String = "recv of up to $length bytes from $src"
     }
 
-    /** Posts a tagged receive (`FI_OP_TRECV`). */
+    /** Posts a tagged receive (`FI_OP_TRECV`). [tag] may be changed as [Tsend]'s may. */
     public class Trecv @JvmOverloads constructor(
         override val endpoint: Endpoint, public val buffer: MutableDirectBuffer, public val offset: Int, public val length: Int, public val src: Long,
-        public val tag: Long, public val ignore: Long = 0,
+        public var tag: Long, public val ignore: Long = 0,
     ) : DeferredOp() {
         /** Receives into [buffer]'s position..limit. */
         @JvmOverloads
@@ -284,6 +287,72 @@ public sealed class DeferredOp {
         override fun describe(): String = "counter add of $value to $counter"
     }
 
+    // ## Braid's extensions: local steps (libfabric's off_coll REDUCE and COPY work items) ##
+    //
+    // fi_trigger(3) defines no local operations; a collective built as a schedule of deferred
+    // work needs them between its transfers. They run on the thread that fires them, under the
+    // domain lock, when their threshold is met; they complete at once (bumping the completion
+    // counter, or its error side when they fail) and never write a CQ entry, so OpFlags.COMPLETION
+    // is refused for them. They have no endpoint; any domain's queue runs them.
+
+    /**
+     * Combines `count` elements: `dst[i] = src[i] ∘ dst[i]` when [srcFirst], else
+     * `dst[i] = dst[i] ∘ src[i]`, with ∘ the [reduction] (Braid's extension, off_coll's
+     * `UTIL_COLL_REDUCE`). The element size is the reduction's.
+     */
+    public class Reduce(
+        public val reduction: LocalReduction, public val src: DirectBuffer, public val srcOffset: Int,
+        public val dst: MutableDirectBuffer, public val dstOffset: Int, public val count: Int, public val srcFirst: Boolean,
+    ) : DeferredOp() {
+        override val endpoint: Endpoint? get() = null
+        override val kind: Kind get() = Kind.LOCAL
+        override val cqFlags: Long get() = 0
+        override fun check() {
+            val bytes = count.toLong() * reduction.elementSize()
+            checkLocal("reduce", src.capacity(), srcOffset, bytes)
+            checkLocal("reduce", dst.capacity(), dstOffset, bytes)
+        }
+        override fun post(work: DeferredWork, flags: Long): Int {
+            val rc = reduction.reduce(src, srcOffset, dst, dstOffset, count, srcFirst)
+            return if (rc == 0) DONE else rc
+        }
+        override fun describe(): String = "local reduce of $count elements by $reduction"
+    }
+
+    /** Copies `length` bytes from `src` to `dst` (Braid's extension, off_coll's `UTIL_COLL_COPY`). */
+    public class Copy(
+        public val src: DirectBuffer, public val srcOffset: Int, public val dst: MutableDirectBuffer, public val dstOffset: Int, public val length: Int,
+    ) : DeferredOp() {
+        override val endpoint: Endpoint? get() = null
+        override val kind: Kind get() = Kind.LOCAL
+        override val cqFlags: Long get() = 0
+        override fun check() {
+            checkLocal("copy", src.capacity(), srcOffset, length.toLong())
+            checkLocal("copy", dst.capacity(), dstOffset, length.toLong())
+        }
+        override fun post(work: DeferredWork, flags: Long): Int {
+            if (length > 0) dst.putBytes(dstOffset, src, srcOffset, length)
+            return DONE
+        }
+        override fun describe(): String = "local copy of $length bytes"
+    }
+
+    /**
+     * Runs [step] (Braid's extension): what a schedule does between its transfers that is neither
+     * a reduction nor a copy — noting its own end, checking that its earlier steps succeeded.
+     */
+    public class Local(public val step: LocalStep) : DeferredOp() {
+        override val endpoint: Endpoint? get() = null
+        override val kind: Kind get() = Kind.LOCAL
+        override val cqFlags: Long get() = 0
+        override fun check() {}
+        override fun post(work: DeferredWork, flags: Long): Int {
+            val rc = step.run(work)
+            return if (rc == 0) DONE else rc
+        }
+        override fun describe(): String = "local step $step"
+    }
+
     internal companion object {
         /** [post]'s result for an operation that completed inside it. */
         const val DONE = 1
@@ -292,6 +361,12 @@ public sealed class DeferredOp {
         fun checkRange(ep: Endpoint, capacity: Int, offset: Int, length: Long) {
             if (offset < 0 || length < 0 || offset + length > capacity) {
                 throw FabricException.invalid("deferred work on $ep: [$offset, ${offset + length}) is not inside the buffer of $capacity bytes")
+            }
+        }
+
+        fun checkLocal(what: String, capacity: Int, offset: Int, length: Long) {
+            if (offset < 0 || length < 0 || offset + length > capacity) {
+                throw FabricException.invalid("deferred local $what: [$offset, ${offset + length}) is not inside the buffer of $capacity bytes")
             }
         }
 
@@ -315,4 +390,25 @@ public sealed class DeferredOp {
             if (remoteOffset < 0) throw FabricException.invalid("deferred work on $ep: remote offset $remoteOffset must be ≥ 0")
         }
     }
+}
+
+/**
+ * The combining function of a [DeferredOp.Reduce] (Braid's extension): `dst[i] = src[i] ∘ dst[i]`
+ * when `srcFirst`, else `dst[i] = dst[i] ∘ src[i]`, for `count` elements of [elementSize] bytes.
+ * Returns 0, or a negated errno that fails the request. Runs under the domain lock: it must not
+ * block or call back into the domain.
+ */
+public interface LocalReduction {
+    /** The size in bytes of one element. */
+    public fun elementSize(): Int
+
+    public fun reduce(src: DirectBuffer, srcOffset: Int, dst: MutableDirectBuffer, dstOffset: Int, count: Int, srcFirst: Boolean): Int
+}
+
+/**
+ * The body of a [DeferredOp.Local] request: returns 0, or a negated errno that fails [work].
+ * Runs under the domain lock when the request fires; it may queue or cancel deferred work.
+ */
+public fun interface LocalStep {
+    public fun run(work: DeferredWork): Int
 }

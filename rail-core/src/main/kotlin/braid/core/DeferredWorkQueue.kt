@@ -101,7 +101,9 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain, 
         foreign(work.triggeringCounter.domain, "triggering counter", work)
         work.completionCounter?.let { foreign(it.domain, "completion counter", work) }
         val op = work.op
-        if (op.kind == DeferredOp.Kind.COUNTER) {
+        if (op.kind == DeferredOp.Kind.LOCAL) {
+            if (work.flags and OpFlags.COMPLETION != 0L) throw FabricException.invalid("${what(work)}: a local step writes no completion; drop OpFlags.COMPLETION")
+        } else if (op.kind == DeferredOp.Kind.COUNTER) {
             if (work.completionCounter != null) throw FabricException.invalid("${what(work)}: a counter operation takes no completion counter (fi_trigger(3)); pass null")
             if (work.flags and OpFlags.COMPLETION != 0L) throw FabricException.invalid("${what(work)}: a counter operation writes no completion; drop OpFlags.COMPLETION")
             foreign((op as? DeferredOp.CounterSet)?.counter?.domain ?: (op as DeferredOp.CounterAdd).counter.domain, "counter", work)
@@ -184,7 +186,7 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain, 
         val rc = w.op.post(w, w.flags)
         if (w.status != WorkStatus.FIRED) return false // completed or failed inside the post
         when {
-            rc == DeferredOp.DONE -> { removeFlight(w); w.status = WorkStatus.COMPLETED }
+            rc == DeferredOp.DONE -> { removeFlight(w); w.status = WorkStatus.COMPLETED; w.completionCounter?.add(1) }
             rc == -Errno.EAGAIN -> return true
             rc != 0 -> failed(w, -rc, "${w.op.describe()}: the rail refused it when it fired: ${Errno.name(rc)}")
         }

@@ -4,8 +4,11 @@ import java.util.concurrent.TimeUnit
 import java.util.concurrent.locks.ReentrantLock
 import kotlin.concurrent.withLock
 
-/** Kinds of event on an [EventQueue] (`fi_eq` events). */
-public enum class EventType { NOTIFY, AV_COMPLETE, MR_COMPLETE, PEER_DOWN }
+/**
+ * Kinds of event on an [EventQueue] (`fi_eq` events). JOIN_COMPLETE is `FI_JOIN_COMPLETE`: a
+ * collective group's join finished (the event's context is the join's context).
+ */
+public enum class EventType { NOTIFY, AV_COMPLETE, MR_COMPLETE, PEER_DOWN, JOIN_COMPLETE }
 
 /** One event read from an [EventQueue]. */
 public class Event {

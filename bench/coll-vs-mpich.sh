@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Collectives against MPICH in one run: allreduce (8 B, 4 KiB, 64 KiB, 1 MiB of doubles, SUM),
+# broadcast at the same sizes and barrier, OSU-style averages (the slowest rank's), with 2 and 4
+# processes: MPICH's MPI_* (mpicc.mpich, mpiexec.mpich) and Braid's collectives over shm, one
+# JVM per rank (braid.collectives.CollBench). Then the time to build the schedule of a 1024-rank
+# allreduce and alltoall (a simulated group: nothing is sent) and the memory per cached schedule.
+# On a 2-core machine the 4-process rows measure the idle policy (spinning ranks share 2 cores)
+# as much as the algorithms. Usage: bench/coll-vs-mpich.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mvn -q -B -o -pl collectives -am test-compile
+# collectives adds no library of its own: rail-core's classpath (as bench/trigger-bench.sh builds it) serves.
+mvn -q -B -o -pl rail-core dependency:build-classpath -Dmdep.outputFile="$PWD/rail-core/target/bench-classpath.txt" -Dmdep.includeScope=test
+CP="collectives/target/classes:collectives/target/test-classes:rail-core/target/classes:$(cat rail-core/target/bench-classpath.txt)"
+mkdir -p collectives/target/bench
+mpicc.mpich -O2 -o collectives/target/bench/osu_coll bench/coll/osu_coll.c
+for n in 2 4; do
+  mpiexec.mpich -n "$n" collectives/target/bench/osu_coll > "collectives/target/bench/mpich-$n.txt"
+  java -Xmx1g -cp "$CP" braid.collectives.CollBench run "$n" > "collectives/target/bench/braid-$n.txt"
+  echo "== $n processes (usec per call, slowest rank; ratio = Braid / MPICH) =="
+  printf '%-10s %9s %12s %12s %7s\n' op bytes mpich braid ratio
+  awk 'NR==FNR { m[$1" "$2] = $3; next } ($1" "$2) in m { printf "%-10s %9s %12.2f %12.2f %7.2f\n", $1, $2, m[$1" "$2], $3, $3 / m[$1" "$2] }' \
+    "collectives/target/bench/mpich-$n.txt" "collectives/target/bench/braid-$n.txt"
+done
+echo "== schedule build (simulated group; nothing sent) =="
+java -Xmx2g -cp "$CP" braid.collectives.CollBench build

@@ -1,0 +1,283 @@
+package braid.collectives
+
+import braid.core.AvSet
+import braid.core.Endpoint
+import braid.core.FabricException
+import braid.core.LocalReduction
+import org.agrona.DirectBuffer
+import org.agrona.MutableDirectBuffer
+
+/**
+ * A collective group (`fid_mc` of `fi_join_collective`): the members of an [AvSet], ranked in
+ * the set's order, on one [endpoint] — any provider's (shm, tcp, link). Join one with
+ * [Collectives.join] and friends.
+ *
+ * Every operation has a `start…` form that returns a [CollectiveRequest] (test / wait /
+ * `suspend` await / future) and a blocking form. Arguments are MPI's: a buffer and a byte
+ * offset, a count of elements of a [Datatype], a built-in [ReduceOp] or a [UserReduction], a
+ * root rank; counts and displacements of the `v` forms are in elements. A null send buffer
+ * means in place (MPI_IN_PLACE): the input is taken from the receive buffer.
+ *
+ * Each call's shape (operation, algorithm, datatype, reduction, counts, root) is compiled once
+ * to a [Schedule] of deferred work and cached; later calls of that shape re-arm it, wrapping
+ * its buffer views over the caller's buffers, and allocate nothing. Several collectives may be
+ * in flight at once, on this group and on overlapping groups: every message's tag holds the
+ * group's context id, the call's sequence number and the step (bit 63 stays clear). Members must
+ * call collectives in the same order, as MPI requires.
+ *
+ * Mismatches between ranks. A rank sending more than its peer expects fails the peer's
+ * collective with ETRUNC. What cannot be detected: a rank sending fewer bytes than its peer
+ * expects (the receive completes short), a different datatype of the same size, a different
+ * reduction, or a different root that still pairs every send with a receive.
+ */
+public class CollectiveGroup internal constructor(
+    /** The endpoint the group's messages go through. */
+    public val endpoint: Endpoint,
+    /** The members, in rank order. */
+    public val avSet: AvSet,
+    private val members: LongArray,
+    /** This process's rank. */
+    public val rank: Int,
+    /** The group's context id, agreed at the join (0 is the joins' own). */
+    public val contextId: Int,
+    /** How algorithms are chosen. */
+    public val tuning: CollectiveTuning,
+    firstSequence: Int,
+) {
+    /** How many members. */
+    public val size: Int get() = members.size
+
+    internal val lock = Any()
+    private var sequence = firstSequence
+    private val cache = HashMap<ShapeKey, ArrayList<Schedule>>()
+    private val probe = ShapeKey()
+
+    /** Schedules built so far (cache misses). */
+    public var schedulesBuilt: Int = 0
+        private set
+
+    /** The fi_addr of rank [rank] in the endpoint's AV. */
+    public fun addressOf(rank: Int): Long = members[rank]
+
+    internal fun tagBase(seq: Int): Long = (contextId.toLong() shl 40) or ((seq and 0xffff).toLong() shl 24)
+
+    // ## Barrier, broadcast ##
+
+    public fun startBarrier(): CollectiveRequest = run(probe.set(CollectiveOp.BARRIER, algo(CollectiveOp.BARRIER, 0, true), null, null, 0, 0, false), null, 0, 0, null, 0, 0)
+
+    public fun barrier(): Unit = startBarrier().waitFor(-1)
+
+    public fun startBroadcast(buffer: MutableDirectBuffer, offset: Int, count: Int, datatype: Datatype, root: Int): CollectiveRequest {
+        checkRoot(root); checkCount(count)
+        val bytes = count * datatype.size
+        return run(probe.set(CollectiveOp.BROADCAST, algo(CollectiveOp.BROADCAST, bytes, true), datatype, null, count, root, false), null, 0, 0, buffer, offset, bytes)
+    }
+
+    public fun broadcast(buffer: MutableDirectBuffer, offset: Int, count: Int, datatype: Datatype, root: Int): Unit =
+        startBroadcast(buffer, offset, count, datatype, root).waitFor(-1)
+
+    // ## Reductions ##
+
+    /** Reduces to [root]; [recv] matters only there (null elsewhere is fine). */
+    public fun startReduce(send: DirectBuffer?, sendOffset: Int, recv: MutableDirectBuffer?, recvOffset: Int, count: Int, datatype: Datatype, op: ReduceOp, root: Int): CollectiveRequest =
+        reduceLike(CollectiveOp.REDUCE, send, sendOffset, recv, recvOffset, count, datatype, op, true, root)
+
+    public fun startReduce(send: DirectBuffer?, sendOffset: Int, recv: MutableDirectBuffer?, recvOffset: Int, count: Int, datatype: Datatype, op: UserReduction, root: Int): CollectiveRequest =
+        reduceLike(CollectiveOp.REDUCE, send, sendOffset, recv, recvOffset, count, datatype, op, op.isCommutative(), root)
+
+    public fun startAllreduce(send: DirectBuffer?, sendOffset: Int, recv: MutableDirectBuffer, recvOffset: Int, count: Int, datatype: Datatype, op: ReduceOp): CollectiveRequest =
+        reduceLike(CollectiveOp.ALLREDUCE, send, sendOffset, recv, recvOffset, count, datatype, op, true, 0)
+
+    public fun startAllreduce(send: DirectBuffer?, sendOffset: Int, recv: MutableDirectBuffer, recvOffset: Int, count: Int, datatype: Datatype, op: UserReduction): CollectiveRequest =
+        reduceLike(CollectiveOp.ALLREDUCE, send, sendOffset, recv, recvOffset, count, datatype, op, op.isCommutative(), 0)
+
+    public fun allreduce(send: DirectBuffer?, sendOffset: Int, recv: MutableDirectBuffer, recvOffset: Int, count: Int, datatype: Datatype, op: ReduceOp): Unit =
+        startAllreduce(send, sendOffset, recv, recvOffset, count, datatype, op).waitFor(-1)
+
+    public fun allreduce(send: DirectBuffer?, sendOffset: Int, recv: MutableDirectBuffer, recvOffset: Int, count: Int, datatype: Datatype, op: UserReduction): Unit =
+        startAllreduce(send, sendOffset, recv, recvOffset, count, datatype, op).waitFor(-1)
+
+    /** Reduces `size × recvCount` elements and leaves block [rank] in [recv] (`MPI_Reduce_scatter_block`). */
+    public fun startReduceScatterBlock(send: DirectBuffer?, sendOffset: Int, recv: MutableDirectBuffer, recvOffset: Int, recvCount: Int, datatype: Datatype, op: ReduceOp): CollectiveRequest =
+        reduceLike(CollectiveOp.REDUCE_SCATTER_BLOCK, send, sendOffset, recv, recvOffset, recvCount, datatype, op, true, 0)
+
+    public fun startReduceScatterBlock(send: DirectBuffer?, sendOffset: Int, recv: MutableDirectBuffer, recvOffset: Int, recvCount: Int, datatype: Datatype, op: UserReduction): CollectiveRequest =
+        reduceLike(CollectiveOp.REDUCE_SCATTER_BLOCK, send, sendOffset, recv, recvOffset, recvCount, datatype, op, op.isCommutative(), 0)
+
+    /** Inclusive prefix reduction (`MPI_Scan`). */
+    public fun startScan(send: DirectBuffer?, sendOffset: Int, recv: MutableDirectBuffer, recvOffset: Int, count: Int, datatype: Datatype, op: ReduceOp): CollectiveRequest =
+        reduceLike(CollectiveOp.SCAN, send, sendOffset, recv, recvOffset, count, datatype, op, true, 0)
+
+    public fun startScan(send: DirectBuffer?, sendOffset: Int, recv: MutableDirectBuffer, recvOffset: Int, count: Int, datatype: Datatype, op: UserReduction): CollectiveRequest =
+        reduceLike(CollectiveOp.SCAN, send, sendOffset, recv, recvOffset, count, datatype, op, op.isCommutative(), 0)
+
+    /** Exclusive prefix reduction (`MPI_Exscan`); rank 0's [recv] is left untouched. */
+    public fun startExscan(send: DirectBuffer?, sendOffset: Int, recv: MutableDirectBuffer, recvOffset: Int, count: Int, datatype: Datatype, op: ReduceOp): CollectiveRequest =
+        reduceLike(CollectiveOp.EXSCAN, send, sendOffset, recv, recvOffset, count, datatype, op, true, 0)
+
+    public fun startExscan(send: DirectBuffer?, sendOffset: Int, recv: MutableDirectBuffer, recvOffset: Int, count: Int, datatype: Datatype, op: UserReduction): CollectiveRequest =
+        reduceLike(CollectiveOp.EXSCAN, send, sendOffset, recv, recvOffset, count, datatype, op, op.isCommutative(), 0)
+
+    private fun reduceLike(kind: CollectiveOp, send: DirectBuffer?, sendOffset: Int, recv: MutableDirectBuffer?, recvOffset: Int, count: Int,
+                           datatype: Datatype, op: Any, commutative: Boolean, root: Int): CollectiveRequest {
+        checkRoot(root); checkCount(count)
+        if (op is ReduceOp && !datatype.supports(op)) throw FabricException.invalid("$kind: $op is not defined on $datatype; MPI defines it on ${Datatype.entries.filter { it.supports(op) }.joinToString()}")
+        val needRecv = kind != CollectiveOp.REDUCE || rank == root
+        if (needRecv && recv == null) throw FabricException.invalid("$kind on rank $rank: a receive buffer is required")
+        if (send == null && !needRecv) throw FabricException.invalid("$kind on rank $rank: in place (a null send buffer) only at the root")
+        val bytes = count * datatype.size
+        val total = if (kind == CollectiveOp.REDUCE_SCATTER_BLOCK) bytes * size else bytes
+        val algorithm = algo(kind, total, commutative)
+        val key = probe.set(kind, algorithm, datatype, op, count, root, send == null)
+        val recvBytes = if (needRecv) bytes else 0
+        return run(key, send, sendOffset, if (send == null) 0 else total, if (needRecv) recv else null, recvOffset, if (kind == CollectiveOp.REDUCE_SCATTER_BLOCK && send == null) total else recvBytes)
+    }
+
+    // ## Gather, scatter, allgather, alltoall ##
+
+    public fun startAllgather(send: DirectBuffer?, sendOffset: Int, recv: MutableDirectBuffer, recvOffset: Int, count: Int, datatype: Datatype): CollectiveRequest {
+        checkCount(count)
+        val bytes = count * datatype.size
+        return run(probe.set(CollectiveOp.ALLGATHER, algo(CollectiveOp.ALLGATHER, bytes * size, true), datatype, null, count, 0, send == null),
+            send, sendOffset, if (send == null) 0 else bytes, recv, recvOffset, bytes * size)
+    }
+
+    /** `MPI_Allgatherv`: rank i's `recvCounts[i]` elements land at `displs[i]`. */
+    public fun startAllgatherv(send: DirectBuffer?, sendOffset: Int, recv: MutableDirectBuffer, recvOffset: Int, recvCounts: IntArray, displs: IntArray, datatype: Datatype): CollectiveRequest {
+        checkVector("recvCounts", recvCounts, displs)
+        val es = datatype.size
+        return run(probe.set(CollectiveOp.ALLGATHERV, CollectiveAlgorithm.RING, datatype, null, 0, 0, send == null, recvCounts, displs),
+            send, sendOffset, if (send == null) 0 else recvCounts[rank] * es, recv, recvOffset, extent(recvCounts, displs) * es)
+    }
+
+    public fun startGather(send: DirectBuffer?, sendOffset: Int, recv: MutableDirectBuffer?, recvOffset: Int, count: Int, datatype: Datatype, root: Int): CollectiveRequest {
+        checkRoot(root); checkCount(count)
+        val counts = IntArray(size) { count }
+        val displs = IntArray(size) { it * count }
+        return gatherv(CollectiveOp.GATHER, send, sendOffset, count, recv, recvOffset, if (rank == root) counts else null, if (rank == root) displs else null, datatype, root)
+    }
+
+    public fun startGatherv(send: DirectBuffer?, sendOffset: Int, sendCount: Int, recv: MutableDirectBuffer?, recvOffset: Int, recvCounts: IntArray?, displs: IntArray?, datatype: Datatype, root: Int): CollectiveRequest =
+        gatherv(CollectiveOp.GATHERV, send, sendOffset, sendCount, recv, recvOffset, recvCounts, displs, datatype, root)
+
+    private fun gatherv(kind: CollectiveOp, send: DirectBuffer?, sendOffset: Int, sendCount: Int, recv: MutableDirectBuffer?, recvOffset: Int,
+                        recvCounts: IntArray?, displs: IntArray?, datatype: Datatype, root: Int): CollectiveRequest {
+        checkRoot(root); checkCount(sendCount)
+        val es = datatype.size
+        if (rank == root) {
+            if (recv == null || recvCounts == null || displs == null) throw FabricException.invalid("$kind at the root (rank $rank): the receive buffer, counts and displacements are required")
+            checkVector("recvCounts", recvCounts, displs)
+            if (send == null) {
+                return run(probe.set(kind, CollectiveAlgorithm.LINEAR, datatype, null, sendCount, root, true, recvCounts, displs), null, 0, 0, recv, recvOffset, extent(recvCounts, displs) * es)
+            }
+            return run(probe.set(kind, CollectiveAlgorithm.LINEAR, datatype, null, sendCount, root, false, recvCounts, displs), send, sendOffset, sendCount * es, recv, recvOffset, extent(recvCounts, displs) * es)
+        }
+        if (send == null) throw FabricException.invalid("$kind on rank $rank: a send buffer is required (in place only at the root)")
+        return run(probe.set(kind, CollectiveAlgorithm.LINEAR, datatype, null, sendCount, root, false), send, sendOffset, sendCount * es, null, 0, 0)
+    }
+
+    public fun startScatter(send: DirectBuffer?, sendOffset: Int, recv: MutableDirectBuffer?, recvOffset: Int, count: Int, datatype: Datatype, root: Int): CollectiveRequest {
+        checkRoot(root); checkCount(count)
+        val counts = IntArray(size) { count }
+        val displs = IntArray(size) { it * count }
+        return scatterv(CollectiveOp.SCATTER, send, sendOffset, if (rank == root) counts else null, if (rank == root) displs else null, recv, recvOffset, count, datatype, root)
+    }
+
+    public fun startScatterv(send: DirectBuffer?, sendOffset: Int, sendCounts: IntArray?, displs: IntArray?, recv: MutableDirectBuffer?, recvOffset: Int, recvCount: Int, datatype: Datatype, root: Int): CollectiveRequest =
+        scatterv(CollectiveOp.SCATTERV, send, sendOffset, sendCounts, displs, recv, recvOffset, recvCount, datatype, root)
+
+    private fun scatterv(kind: CollectiveOp, send: DirectBuffer?, sendOffset: Int, sendCounts: IntArray?, displs: IntArray?, recv: MutableDirectBuffer?, recvOffset: Int,
+                         recvCount: Int, datatype: Datatype, root: Int): CollectiveRequest {
+        checkRoot(root); checkCount(recvCount)
+        val es = datatype.size
+        if (rank == root) {
+            if (send == null || sendCounts == null || displs == null) throw FabricException.invalid("$kind at the root (rank $rank): the send buffer, counts and displacements are required")
+            checkVector("sendCounts", sendCounts, displs)
+            return run(probe.set(kind, CollectiveAlgorithm.LINEAR, datatype, null, recvCount, root, recv == null, sendCounts, displs),
+                send, sendOffset, extent(sendCounts, displs) * es, recv, recvOffset, if (recv == null) 0 else recvCount * es)
+        }
+        if (recv == null) throw FabricException.invalid("$kind on rank $rank: a receive buffer is required")
+        return run(probe.set(kind, CollectiveAlgorithm.LINEAR, datatype, null, recvCount, root, false), null, 0, 0, recv, recvOffset, recvCount * es)
+    }
+
+    public fun startAlltoall(send: DirectBuffer, sendOffset: Int, recv: MutableDirectBuffer, recvOffset: Int, count: Int, datatype: Datatype): CollectiveRequest {
+        checkCount(count)
+        val bytes = count * datatype.size * size
+        return run(probe.set(CollectiveOp.ALLTOALL, CollectiveAlgorithm.PAIRWISE, datatype, null, count, 0, false), send, sendOffset, bytes, recv, recvOffset, bytes)
+    }
+
+    public fun startAlltoallv(send: DirectBuffer, sendOffset: Int, sendCounts: IntArray, sendDispls: IntArray, recv: MutableDirectBuffer, recvOffset: Int,
+                              recvCounts: IntArray, recvDispls: IntArray, datatype: Datatype): CollectiveRequest {
+        checkVector("sendCounts", sendCounts, sendDispls); checkVector("recvCounts", recvCounts, recvDispls)
+        val es = datatype.size
+        return run(probe.set(CollectiveOp.ALLTOALLV, CollectiveAlgorithm.PAIRWISE, datatype, null, 0, 0, false, sendCounts, sendDispls, recvCounts, recvDispls),
+            send, sendOffset, extent(sendCounts, sendDispls) * es, recv, recvOffset, extent(recvCounts, recvDispls) * es)
+    }
+
+    // ## Running a call ##
+
+    private fun run(key: ShapeKey, send: DirectBuffer?, sendOffset: Int, sendBytes: Int, recv: MutableDirectBuffer?, recvOffset: Int, recvBytes: Int): CollectiveRequest {
+        if (send != null) checkRange("send", send.capacity(), sendOffset, sendBytes)
+        if (recv != null) checkRange("receive", recv.capacity(), recvOffset, recvBytes)
+        synchronized(lock) {
+            val s = scheduleFor(key)
+            if (send != null && sendBytes > 0) s.send.wrap(send, sendOffset, sendBytes) else s.send.wrap(EMPTY, 0, 0)
+            if (recv != null && recvBytes > 0) s.recv.wrap(recv, recvOffset, recvBytes) else s.recv.wrap(EMPTY, 0, 0)
+            s.startRun(sequence++)
+            return s.request
+        }
+    }
+
+    private fun scheduleFor(key: ShapeKey): Schedule {
+        var list = cache[key]
+        if (list != null) {
+            for (i in list.indices) if (list[i].reusable()) return list[i]
+        } else {
+            list = ArrayList(1)
+            cache[key.copy()] = list
+        }
+        val s = ScheduleCompiler.compile(this, key)
+        schedulesBuilt++
+        list += s
+        return s
+    }
+
+    /** Builds (and does not run) the schedule of [key]; for measuring and tests. */
+    internal fun compile(key: ShapeKey): Schedule = ScheduleCompiler.compile(this, key)
+
+    private fun algo(op: CollectiveOp, bytes: Int, commutative: Boolean): CollectiveAlgorithm =
+        ScheduleCompiler.choose(this, op, bytes, commutative)
+
+    internal fun kernelFor(key: ShapeKey, maxCount: Int): LocalReduction? = when (val r = key.reduction) {
+        is ReduceOp -> Kernels.builtin(key.datatype!!, r)
+        is UserReduction -> UserKernel(r, key.datatype!!, maxCount)
+        else -> null
+    }
+
+    private fun checkRoot(root: Int) {
+        if (root !in 0 until size) throw FabricException.invalid("root $root is not a rank of this group of $size")
+    }
+
+    private fun checkCount(count: Int) {
+        if (count < 0) throw FabricException.invalid("count $count must be ≥ 0")
+    }
+
+    private fun checkVector(name: String, counts: IntArray, displs: IntArray) {
+        if (counts.size != size || displs.size != size) throw FabricException.invalid("$name and displacements need $size entries (one per rank), not ${counts.size} and ${displs.size}")
+        for (i in 0 until size) if (counts[i] < 0 || displs[i] < 0) throw FabricException.invalid("$name[$i] = ${counts[i]}, displacement ${displs[i]}: both must be ≥ 0")
+    }
+
+    private fun extent(counts: IntArray, displs: IntArray): Int { var m = 0; for (i in counts.indices) m = maxOf(m, displs[i] + counts[i]); return m }
+
+    private fun checkRange(what: String, capacity: Int, offset: Int, bytes: Int) {
+        if (offset < 0 || bytes < 0 || offset.toLong() + bytes > capacity) {
+            throw FabricException.invalid("rank $rank: the $what buffer of $capacity bytes does not hold [$offset, ${offset.toLong() + bytes}); pass a larger buffer or a smaller count")
+        }
+    }
+
+    override fun toString(): String = "CollectiveGroup(rank $rank of $size, context $contextId, $endpoint)"
+
+    private companion object {
+        val EMPTY = org.agrona.concurrent.UnsafeBuffer(ByteArray(0))
+    }
+}

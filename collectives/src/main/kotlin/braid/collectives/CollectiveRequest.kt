@@ -1,0 +1,172 @@
+package braid.collectives
+
+import braid.core.Errno
+import braid.core.FabricException
+import braid.core.ProgressModel
+import kotlinx.coroutines.CancellableContinuation
+import kotlinx.coroutines.suspendCancellableCoroutine
+import kotlinx.coroutines.yield
+import java.util.concurrent.CompletableFuture
+import java.util.concurrent.TimeUnit
+import kotlin.coroutines.resume
+
+/**
+ * A started collective (`MPI_Request` of a nonblocking collective): [test], [waitFor], the
+ * `suspend` [await] or a [toFuture]. Once started the collective advances under any progress
+ * driver; these only wait for its end. A failure — a step's error completion, a peer found dead,
+ * [cancel], a flush of the domain's deferred work — ends it with a [FabricException] carrying
+ * the errno of the first failure and a message naming the step.
+ *
+ * A request belongs to its schedule and is reused: once it has been seen complete (by
+ * [test] returning true, [waitFor], [await] or the future), the next call of the same shape may
+ * re-arm it. Hold on to it only until then.
+ */
+public class CollectiveRequest internal constructor(private val schedule: Schedule) {
+    private val domain = schedule.group.endpoint.domain
+    private val idle = domain.idleStrategy()
+
+    @Volatile private var done = true
+    @Volatile internal var released: Boolean = true
+        private set
+
+    /** 0 while running or after success; the errno of the failure once it failed. */
+    @Volatile public var errorCode: Int = 0
+        private set
+
+    /** What failed, once it failed. */
+    @Volatile public var errorMessage: String = ""
+        private set
+
+    private var waiter: Any? = null
+
+    /** Whether it has ended (successfully or not), without driving progress. */
+    public val isDone: Boolean get() = done
+
+    internal fun arm() {
+        errorCode = 0
+        errorMessage = ""
+        released = false
+        done = false
+    }
+
+    /** Under the domain lock, from the schedule's end or gate (or [cancel]). */
+    internal fun complete(err: Int, message: String) {
+        if (done) return
+        errorCode = err
+        errorMessage = message
+        val w = synchronized(this) {
+            done = true
+            waiter.also { waiter = null }
+        }
+        when (w) {
+            is CancellableContinuation<*> -> {
+                @Suppress("UNCHECKED_CAST")
+                (w as CancellableContinuation<Unit>).resume(Unit)
+            }
+            is CompletableFuture<*> -> {
+                released = true
+                @Suppress("UNCHECKED_CAST")
+                if (err == 0) (w as CompletableFuture<Void?>).complete(null) else w.completeExceptionally(failure())
+            }
+        }
+    }
+
+    private fun failure(): FabricException = FabricException(errorCode, errorMessage)
+
+    private fun finished(): Boolean {
+        if (!done && schedule.flushedAway()) {
+            schedule.abortLocked(Errno.ECANCELED, "its deferred work was flushed off the queue")
+        }
+        if (!done) return false
+        released = true
+        if (errorCode != 0) throw failure()
+        return true
+    }
+
+    /** Drives progress once; true once the collective has completed. Throws [FabricException] if it failed. */
+    public fun test(): Boolean {
+        if (done) return finished()
+        domain.progress()
+        return finished()
+    }
+
+    /**
+     * Waits for the end, driving progress under the domain's idle policy; throws
+     * [FabricException] if it failed, or with ETIMEDOUT after [timeoutMillis] (negative: no
+     * limit; the collective keeps running — [cancel] it to stop it).
+     */
+    @Throws(FabricException::class)
+    public fun waitFor(timeoutMillis: Long) {
+        if (done) { finished(); return }
+        val deadline = if (timeoutMillis < 0) Long.MAX_VALUE else System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis)
+        idle.reset()
+        while (true) {
+            val work = domain.progress()
+            if (finished()) return
+            if (System.nanoTime() > deadline) throw FabricException(Errno.ETIMEDOUT, "${schedule.name}: not complete after $timeoutMillis ms")
+            idle.idle(work)
+        }
+    }
+
+    /**
+     * Suspends until the end; throws [FabricException] if it failed. Under manual progress it
+     * drives progress between yields; under automatic progress it suspends until the engine's
+     * thread completes it.
+     */
+    public suspend fun await() {
+        if (domain.progressModel == ProgressModel.AUTO) {
+            if (!done) {
+                suspendCancellableCoroutine<Unit> { cont ->
+                    val now = synchronized(this) { if (done) true else { waiter = cont; false } }
+                    if (now) cont.resume(Unit)
+                }
+            }
+            finished()
+            return
+        }
+        while (true) {
+            domain.progress()
+            if (finished()) return
+            yield()
+        }
+    }
+
+    /**
+     * The end as a future (for Java): completes normally, or exceptionally with the
+     * [FabricException]. Under manual progress it completes when something drives progress; its
+     * `get()` and `join()` do.
+     */
+    public fun toFuture(): CompletableFuture<Void?> {
+        val f = DrivingFuture(this)
+        val now = synchronized(this) { if (done) true else { waiter = f; false } }
+        if (now) {
+            released = true
+            if (errorCode == 0) f.complete(null) else f.completeExceptionally(failure())
+        }
+        return f
+    }
+
+    /** Fails the collective with ECANCELED, taking back its queued steps and posted receives; false if it had ended. */
+    public fun cancel(): Boolean {
+        if (done) return false
+        schedule.abortLocked(Errno.ECANCELED, "cancelled")
+        return true
+    }
+
+    internal fun drive(): Boolean { domain.progress(); return done }
+
+    override fun toString(): String = "CollectiveRequest(${schedule.name}, ${if (!done) "running" else if (errorCode == 0) "complete" else Errno.name(errorCode)})"
+}
+
+/** A future whose blocking reads drive progress, so it completes under manual progress too. */
+private class DrivingFuture(private val request: CollectiveRequest) : CompletableFuture<Void?>() {
+    private fun driveUntilDone(deadline: Long) {
+        while (!isDone && System.nanoTime() < deadline) { if (!request.drive()) Thread.onSpinWait() }
+    }
+
+    override fun get(): Void? { driveUntilDone(Long.MAX_VALUE); return super.get() }
+
+    override fun get(timeout: Long, unit: TimeUnit): Void? { driveUntilDone(System.nanoTime() + unit.toNanos(timeout)); return super.get(timeout, unit) }
+
+    override fun join(): Void? { driveUntilDone(Long.MAX_VALUE); return super.join() }
+}

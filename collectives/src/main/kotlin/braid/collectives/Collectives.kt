@@ -1,0 +1,171 @@
+package braid.collectives
+
+import braid.core.AvSet
+import braid.core.Endpoint
+import braid.core.Errno
+import braid.core.EventQueue
+import braid.core.EventType
+import braid.core.FabricException
+import braid.core.FiAddr
+import org.agrona.DirectBuffer
+import org.agrona.MutableDirectBuffer
+import org.agrona.concurrent.UnsafeBuffer
+import java.util.WeakHashMap
+import java.util.concurrent.CompletableFuture
+import java.util.concurrent.ExecutionException
+import java.util.concurrent.TimeUnit
+import java.util.concurrent.TimeoutException
+
+/**
+ * Joining collective groups (`fi_join_collective`). The join is itself a collective over the
+ * set's members: an allreduce that agrees on the group's context id (the largest id any member
+ * has free, so the id is new on every member's endpoint) and checks that every member passed
+ * the same set (a hash of the members' addresses, in order). Joins on one endpoint run one at a
+ * time (a second returns EAGAIN while one is under way, as cxi's do); every member must
+ * have its own endpoint's address inserted in the AV and in the set.
+ */
+public object Collectives {
+    private class EndpointState { var next = 1; var joining = false }
+
+    private val states = WeakHashMap<Endpoint, EndpointState>()
+
+    /**
+     * Starts joining the group of [set]'s members on [endpoint]. When the join ends, a
+     * [EventType.JOIN_COMPLETE] event with [context] is written to [eq] if given (an error
+     * entry if it failed), and the returned [CollectiveJoin] completes.
+     */
+    @JvmStatic
+    @JvmOverloads
+    public fun startJoin(endpoint: Endpoint, set: AvSet, eq: EventQueue? = null, context: Any? = null, options: JoinOptions = JoinOptions.DEFAULT): CollectiveJoin {
+        val members = set.toLongArray()
+        val self = set.av.epAddr(endpoint)
+        val rank = if (self == FiAddr.NOTAVAIL) -1 else members.indexOf(self)
+        if (rank < 0) throw FabricException.invalid("join on $endpoint: its own address is not a member of $set; insert endpoint.address into the AV and the set")
+        val hash = membershipHash(set, members)
+        val state = synchronized(states) {
+            val st = states.getOrPut(endpoint) { EndpointState() }
+            if (st.joining) throw FabricException(Errno.EAGAIN, "join on $endpoint: another join is under way on this endpoint; retry once it completes")
+            st.joining = true
+            st
+        }
+        val proposal = synchronized(states) { state.next }
+        val scratch = CollectiveGroup(endpoint, set, members, rank, 0, CollectiveTuning.DEFAULT, (hash and 0xffff).toInt())
+        val send = UnsafeBuffer(ByteArray(24)).apply { putLong(0, proposal.toLong()); putLong(8, hash); putLong(16, hash) }
+        val recv = UnsafeBuffer(ByteArray(24))
+        val request = try {
+            scratch.startAllreduce(send, 0, recv, 0, 3, Datatype.INT64, AGREE)
+        } catch (e: Throwable) {
+            synchronized(states) { state.joining = false }
+            throw e
+        }
+        val join = CollectiveJoin(request)
+        request.toFuture().whenComplete { _, failure ->
+            synchronized(states) { state.joining = false }
+            val err: Throwable? = failure?.let { (it as? java.util.concurrent.CompletionException)?.cause ?: it }
+                ?: if (recv.getLong(8) != hash || recv.getLong(16) != hash) FabricException.invalid("join on $endpoint: the members passed different sets (rank $rank's has ${members.size} members); every member must join with the same members in the same order")
+                else if (recv.getLong(0) >= MAX_CONTEXT) FabricException(Errno.ENOSPC, "join on $endpoint: no context id left ($MAX_CONTEXT groups joined)")
+                else null
+            if (err != null) {
+                eq?.writeErr(context, (err as? FabricException)?.code ?: Errno.EIO, err.message ?: err.toString())
+                join.future.completeExceptionally(err)
+            } else {
+                val ctx = recv.getLong(0).toInt()
+                synchronized(states) { state.next = maxOf(state.next, ctx + 1) }
+                val group = CollectiveGroup(endpoint, set, members, rank, ctx, options.tuning, 0)
+                eq?.write(EventType.JOIN_COMPLETE, context, ctx.toLong())
+                join.future.complete(group)
+            }
+        }
+        return join
+    }
+
+    /** Joins and waits (driving progress) up to [timeoutMillis]; throws [FabricException] on failure or ETIMEDOUT. */
+    @JvmStatic
+    @JvmOverloads
+    public fun join(endpoint: Endpoint, set: AvSet, timeoutMillis: Long, options: JoinOptions = JoinOptions.DEFAULT): CollectiveGroup =
+        startJoin(endpoint, set, null, null, options).waitFor(timeoutMillis)
+
+    /** Joins as a future (for Java); see [CollectiveRequest.toFuture] for when it completes under manual progress. */
+    @JvmStatic
+    @JvmOverloads
+    public fun joinAsync(endpoint: Endpoint, set: AvSet, options: JoinOptions = JoinOptions.DEFAULT): CompletableFuture<CollectiveGroup> =
+        startJoin(endpoint, set, null, null, options).toFuture()
+
+    /** Joins, suspending until it is done. */
+    public suspend fun joinSuspend(endpoint: Endpoint, set: AvSet, options: JoinOptions = JoinOptions.DEFAULT): CollectiveGroup =
+        startJoin(endpoint, set, null, null, options).await()
+
+    private const val MAX_CONTEXT = 1L shl 23
+
+    /** FNV-1a over the members' address blobs in order: equal on every member iff the sets are. */
+    private fun membershipHash(set: AvSet, members: LongArray): Long {
+        var h = -0x340d631b7bdddcdbL
+        for (m in members) {
+            for (b in set.av.lookup(m)) { h = h xor (b.toLong() and 0xff); h *= 0x100000001b3L }
+            h = h xor 0xff; h *= 0x100000001b3L
+        }
+        return h
+    }
+
+    /** The join's reduction over (proposed context id, hash, hash): max, min, max. */
+    private val AGREE = object : UserReduction {
+        override fun reduce(input: DirectBuffer, inputOffset: Int, inout: MutableDirectBuffer, inoutOffset: Int, count: Int, datatype: Datatype) {
+            inout.putLong(inoutOffset, maxOf(input.getLong(inputOffset), inout.getLong(inoutOffset)))
+            inout.putLong(inoutOffset + 8, minOf(input.getLong(inputOffset + 8), inout.getLong(inoutOffset + 8)))
+            inout.putLong(inoutOffset + 16, maxOf(input.getLong(inputOffset + 16), inout.getLong(inoutOffset + 16)))
+        }
+
+        override fun isCommutative(): Boolean = true
+
+        override fun toString(): String = "join agreement"
+    }
+}
+
+/** What a join sets up besides the members: the [tuning] its group chooses algorithms by. */
+public class JoinOptions private constructor(
+    @get:JvmName("tuning") public val tuning: CollectiveTuning,
+) {
+    public fun withTuning(tuning: CollectiveTuning): JoinOptions = JoinOptions(tuning)
+
+    public companion object {
+        /** The tuning of the environment ([CollectiveTuning.fromEnvironment]). */
+        @JvmField
+        public val DEFAULT: JoinOptions = JoinOptions(CollectiveTuning.fromEnvironment())
+    }
+}
+
+/** A join under way: its group once it completes. */
+public class CollectiveJoin internal constructor(private val request: CollectiveRequest) {
+    internal val future = CompletableFuture<CollectiveGroup>()
+
+    /** Drives progress once; the group once joined, null before. Throws [FabricException] if the join failed. */
+    public fun test(): CollectiveGroup? {
+        if (!future.isDone) request.drive()
+        return if (future.isDone) result() else null
+    }
+
+    /** Waits, driving progress, up to [timeoutMillis] (negative: no limit). */
+    @Throws(FabricException::class)
+    public fun waitFor(timeoutMillis: Long): CollectiveGroup {
+        val deadline = if (timeoutMillis < 0) Long.MAX_VALUE else System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis)
+        while (!future.isDone) {
+            request.drive()
+            if (System.nanoTime() > deadline) throw FabricException(Errno.ETIMEDOUT, "join: not complete after $timeoutMillis ms")
+            Thread.onSpinWait()
+        }
+        return result()
+    }
+
+    public suspend fun await(): CollectiveGroup {
+        while (!future.isDone) { request.drive(); kotlinx.coroutines.yield() }
+        return result()
+    }
+
+    public fun toFuture(): CompletableFuture<CollectiveGroup> = future
+
+    private fun result(): CollectiveGroup = try {
+        future.get()
+    } catch (e: ExecutionException) {
+        throw (e.cause as? FabricException) ?: FabricException(Errno.EIO, "join failed: ${e.cause}")
+    }
+}

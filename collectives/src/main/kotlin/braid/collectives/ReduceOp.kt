@@ -1,0 +1,27 @@
+package braid.collectives
+
+import org.agrona.DirectBuffer
+import org.agrona.MutableDirectBuffer
+
+/**
+ * The built-in reduction operations (MPI's predefined ops); all are commutative and associative
+ * (floating-point sums and products only up to rounding, which is why a reduction's result may
+ * differ with the algorithm's order). [Datatype.supports] says which apply to which type.
+ */
+public enum class ReduceOp { SUM, PROD, MIN, MAX, LAND, LOR, LXOR, BAND, BOR, BXOR, MINLOC, MAXLOC }
+
+/**
+ * A reduction the application supplies (MPI's `MPI_Op_create`): [reduce] combines `count`
+ * elements of [Datatype] as `inout[i] = input[i] ∘ inout[i]`, where `input` holds the
+ * contribution of lower ranks — the order MPI defines, so a non-commutative ∘ gets the ranks'
+ * values combined in rank order. It runs under the endpoint's domain lock on whichever thread
+ * drives progress: it must not block or use the group.
+ *
+ * [isCommutative] false restricts the algorithms to order-preserving ones (recursive doubling,
+ * binomial trees over ranks in order).
+ */
+public interface UserReduction {
+    public fun reduce(input: DirectBuffer, inputOffset: Int, inout: MutableDirectBuffer, inoutOffset: Int, count: Int, datatype: Datatype)
+
+    public fun isCommutative(): Boolean
+}

@@ -1,0 +1,95 @@
+package braid.collectives.javaapi;
+
+import braid.collectives.CollectiveGroup;
+import braid.collectives.CollectiveJoin;
+import braid.collectives.CollectiveOp;
+import braid.collectives.CollectiveAlgorithm;
+import braid.collectives.CollectiveRequest;
+import braid.collectives.CollectiveTuning;
+import braid.collectives.Collectives;
+import braid.collectives.Datatype;
+import braid.collectives.JoinOptions;
+import braid.collectives.ReduceOp;
+import braid.collectives.UserReduction;
+import braid.core.AddressVector;
+import braid.core.AvSet;
+import braid.core.Braid;
+import braid.core.Caps;
+import braid.core.CompletionQueue;
+import braid.core.Domain;
+import braid.core.Endpoint;
+import braid.core.Event;
+import braid.core.EventQueue;
+import braid.core.EventType;
+import braid.core.Fabric;
+import braid.core.Hints;
+import braid.core.Info;
+import braid.core.OpFlags;
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/** Collectives from plain Java: joins, the start/wait and future forms, a user reduction. */
+class CollectivesJavaApiTest {
+    /** A non-commutative reduction in Java: keeps the lower rank's value. */
+    static final class First implements UserReduction {
+        @Override public void reduce(DirectBuffer input, int inputOffset, MutableDirectBuffer inout, int inoutOffset, int count, Datatype datatype) {
+            for (int i = 0; i < count; i++) inout.putInt(inoutOffset + i * datatype.size(), input.getInt(inputOffset + i * datatype.size()));
+        }
+        @Override public boolean isCommutative() { return false; }
+    }
+
+    @Test
+    void twoRanksJoinAllreduceAndBroadcastFromJava() throws Exception {
+        Info info = Braid.getInfo(new Hints(Caps.TAGGED)).get(0);
+        try (Fabric fabric = Braid.fabric(info)) {
+            Domain[] domains = { fabric.domain(info), fabric.domain(info) };
+            Endpoint[] eps = new Endpoint[2];
+            AddressVector[] avs = new AddressVector[2];
+            for (int i = 0; i < 2; i++) {
+                CompletionQueue cq = domains[i].completionQueue();
+                avs[i] = domains[i].addressVector();
+                eps[i] = domains[i].endpoint();
+                eps[i].bind(cq, OpFlags.TRANSMIT | OpFlags.RECV);
+                eps[i].bind(avs[i]);
+            }
+            EventQueue eq = fabric.eventQueue();
+            eps[0].bind(eq);
+            for (Endpoint e : eps) e.enable();
+            for (int i = 0; i < 2; i++) for (Endpoint e : eps) avs[i].insert(e.getAddress());
+            JoinOptions options = JoinOptions.DEFAULT.withTuning(CollectiveTuning.DEFAULT.withAlgorithm(CollectiveOp.ALLREDUCE, CollectiveAlgorithm.RECURSIVE_DOUBLING));
+            CollectiveJoin j0 = Collectives.startJoin(eps[0], avs[0].avSet(0L, 1L), eq, "join-0", options);
+            CompletableFuture<CollectiveGroup> f1 = Collectives.joinAsync(eps[1], avs[1].avSet(0L, 1L));
+            CollectiveGroup g0 = null;
+            while (g0 == null || !f1.isDone()) { g0 = j0.test(); domains[1].progress(); }
+            CollectiveGroup g1 = f1.get();
+            Event ev = new Event();
+            assertEquals(1, eq.read(ev));
+            assertEquals(EventType.JOIN_COMPLETE, ev.type);
+            assertEquals("join-0", ev.context);
+
+            UnsafeBuffer s0 = new UnsafeBuffer(ByteBuffer.allocateDirect(16)), s1 = new UnsafeBuffer(ByteBuffer.allocateDirect(16));
+            UnsafeBuffer r0 = new UnsafeBuffer(ByteBuffer.allocateDirect(16)), r1 = new UnsafeBuffer(ByteBuffer.allocateDirect(16));
+            s0.putInt(0, 5); s1.putInt(0, 7);
+            CollectiveRequest a = g0.startAllreduce(s0, 0, r0, 0, 1, Datatype.INT32, ReduceOp.SUM);
+            CompletableFuture<Void> b = g1.startAllreduce(s1, 0, r1, 0, 1, Datatype.INT32, ReduceOp.SUM).toFuture();
+            while (!a.test() || !b.isDone()) domains[1].progress();
+            assertEquals(12, r0.getInt(0));
+            assertEquals(12, r1.getInt(0));
+
+            CollectiveRequest c = g0.startAllreduce(s0, 0, r0, 0, 1, Datatype.INT32, new First());
+            CollectiveRequest d = g1.startAllreduce(s1, 0, r1, 0, 1, Datatype.INT32, new First());
+            while (!c.test() | !d.test()) { }
+            assertEquals(5, r0.getInt(0));
+            assertEquals(5, r1.getInt(0));
+            eps[0].close(); eps[1].close();
+        }
+    }
+}

@@ -1,0 +1,105 @@
+package braid.collectives
+
+import braid.core.Braid
+import braid.core.Errno
+import braid.core.FabricException
+import braid.core.Hints
+import braid.core.OpFlags
+import java.nio.file.Files
+import java.nio.file.Path
+import java.nio.file.Paths
+import java.nio.file.StandardCopyOption
+import kotlin.system.exitProcess
+
+/**
+ * One rank of [CollectivesMultiProcessIT]: `RankMain PROVIDER DIR RANK SIZE MODE`. Publishes its
+ * address as DIR/RANK.addr, inserts every rank's address in rank order, joins the group of all,
+ * then runs MODE:
+ * - `matrix`: the whole [Matrix], then the forced-algorithm cases under every [Matrix.FORCED] tuning;
+ * - `quick`: the quick matrix and the forced cases;
+ * - `victim` / `survivor`: allreduces in a loop; the test kills the victim; a survivor must see
+ *   its collective fail with an error (not hang) and prints `FAILED-AS-EXPECTED`.
+ * Prints a line starting OK on success; exits 1 with the failure otherwise.
+ */
+object RankMain {
+    fun hints(provider: String): Hints = when (provider) {
+        "shm" -> Hints(provider = "shm")
+        "tcp" -> Hints(provider = "tcp", domainName = "lo")
+        "link" -> Hints(provider = "link", links = "shm+tcp:lo")
+        else -> error("unknown provider '$provider'")
+    }
+
+    @JvmStatic
+    fun main(args: Array<String>) {
+        try {
+            run(args)
+            System.out.flush()
+            exitProcess(0)
+        } catch (t: Throwable) {
+            println("FAILED: $t")
+            t.printStackTrace(System.out)
+            System.out.flush()
+            exitProcess(1)
+        }
+    }
+
+    private fun run(args: Array<String>) {
+        val (provider, dirName, rankS, sizeS, mode) = args
+        val dir = Paths.get(dirName)
+        val rank = rankS.toInt(); val size = sizeS.toInt()
+        val info = Braid.getInfo(hints(provider)).first()
+        val fabric = Braid.fabric(info)
+        val domain = fabric.domain(info)
+        val cq = domain.completionQueue()
+        val av = domain.addressVector()
+        val ep = domain.endpoint().also { it.bind(cq, OpFlags.TRANSMIT or OpFlags.RECV); it.bind(av); it.enable() }
+        publish(dir, rank, ep.address)
+        val addrs = (0 until size).map { av.insert(lookup(dir, it)) }
+        val set = av.avSet(*addrs.toLongArray())
+        val group = Collectives.join(ep, set, 60_000)
+        check(group.rank == rank) { "joined as rank ${group.rank}, expected $rank" }
+        when (mode) {
+            "matrix", "quick" -> {
+                var runs = Matrix(group, quick = mode == "quick").runAll()
+                for (t in Matrix.FORCED) runs += Matrix(Collectives.join(ep, set, 60_000, JoinOptions.DEFAULT.withTuning(t))).allreduceCases()
+                println("OK $provider rank $rank of $size: $runs collectives matched the reference")
+            }
+            "victim", "survivor" -> {
+                val n = 4096
+                val send = Reference.buffer(n * 8); val recv = Reference.buffer(n * 8)
+                Files.write(dir.resolve("$rank.running"), ByteArray(0))
+                var i = 0
+                try {
+                    while (true) {
+                        group.startAllreduce(send, 0, recv, 0, n, Datatype.INT64, ReduceOp.SUM).waitFor(30_000)
+                        i++
+                    }
+                } catch (e: FabricException) {
+                    check(mode == "survivor") { "the victim's collective failed: $e" }
+                    check(e.code != Errno.ETIMEDOUT) { "a survivor waited 30 s: the failure did not reach it ($e)" }
+                    println("FAILED-AS-EXPECTED after $i allreduces: ${Errno.name(e.code)}: ${e.message}")
+                    println("OK survivor $rank")
+                }
+            }
+            else -> error("unknown mode $mode")
+        }
+        ep.close()
+        fabric.close()
+    }
+
+    private fun publish(dir: Path, rank: Int, address: ByteArray) {
+        val tmp = dir.resolve("$rank.tmp")
+        Files.write(tmp, address)
+        Files.move(tmp, dir.resolve("$rank.addr"), StandardCopyOption.ATOMIC_MOVE)
+    }
+
+    private fun lookup(dir: Path, rank: Int): ByteArray {
+        val f = dir.resolve("$rank.addr")
+        val deadline = System.nanoTime() + 60_000_000_000L
+        while (!Files.exists(f)) {
+            check(System.nanoTime() < deadline) { "no address from rank $rank in $dir after 60 s" }
+            Thread.sleep(5)
+        }
+        return Files.readAllBytes(f)
+    }
+}
