@@ -15,7 +15,7 @@ import java.util.concurrent.TimeUnit
 /** [count] shm endpoints in this process, each with its own domain, CQ and AV holding every endpoint (itself included). */
 class LocalFabric(count: Int, ringCapacity: Int = 1 shl 20, eagerSize: Int = 1 shl 16) : AutoCloseable {
     val info: Info = Braid.getInfo(Hints(caps = Caps.MSG or Caps.TAGGED, provider = "shm")).first().let {
-        it.copy(endpointAttr = it.endpointAttr.copy(ringCapacity = ringCapacity, eagerSize = eagerSize))
+        it.with(braid.provider.shm.ShmParams.RING_SIZE, ringCapacity).copy(endpointAttr = it.endpointAttr.copy(eagerSize = eagerSize))
     }
     val fabric: Fabric = Braid.fabric(info)
     val nodes: List<Node> = List(count) { Node(fabric.domain(info)) }

@@ -25,7 +25,7 @@ object RankMain {
     fun hints(provider: String): Hints = when (provider) {
         "shm" -> Hints(provider = "shm")
         "tcp" -> Hints(provider = "tcp", domainName = "lo")
-        "link" -> Hints(provider = "link", links = "shm+tcp:lo")
+        "link" -> Hints(provider = "link").with(braid.provider.link.LinkParams.LINKS, "shm+tcp:lo")
         else -> error("unknown provider '$provider'")
     }
 
