@@ -304,6 +304,11 @@ public sealed class DeferredOp {
         public val reduction: LocalReduction, public val src: DirectBuffer, public val srcOffset: Int,
         public val dst: MutableDirectBuffer, public val dstOffset: Int, public val count: Int, public val srcFirst: Boolean,
     ) : DeferredOp() {
+        /** Over ByteBuffers, from their positions: [count] elements of [src] into [dst]. */
+        public constructor(reduction: LocalReduction, src: ByteBuffer, dst: ByteBuffer, count: Int, srcFirst: Boolean) :
+            this(reduction, ByteBuffers.viewOf(src, false, "reduce source", "deferred reduce"), 0,
+                ByteBuffers.viewOf(dst, true, "reduce destination", "deferred reduce"), 0, count, srcFirst)
+
         override val endpoint: Endpoint? get() = null
         override val kind: Kind get() = Kind.LOCAL
         override val cqFlags: Long get() = 0
@@ -323,6 +328,11 @@ public sealed class DeferredOp {
     public class Copy(
         public val src: DirectBuffer, public val srcOffset: Int, public val dst: MutableDirectBuffer, public val dstOffset: Int, public val length: Int,
     ) : DeferredOp() {
+        /** Over ByteBuffers: [src]'s remaining bytes to [dst] from its position. */
+        public constructor(src: ByteBuffer, dst: ByteBuffer) :
+            this(ByteBuffers.viewOf(src, false, "copy source", "deferred copy"), 0,
+                ByteBuffers.viewOf(dst, true, "copy destination", "deferred copy"), 0, src.remaining())
+
         override val endpoint: Endpoint? get() = null
         override val kind: Kind get() = Kind.LOCAL
         override val cqFlags: Long get() = 0
@@ -403,6 +413,10 @@ public interface LocalReduction {
     public fun elementSize(): Int
 
     public fun reduce(src: DirectBuffer, srcOffset: Int, dst: MutableDirectBuffer, dstOffset: Int, count: Int, srcFirst: Boolean): Int
+
+    /** [reduce] over ByteBuffers, from their positions (a convenience for callers; allocates two views). */
+    public fun reduce(src: ByteBuffer, dst: ByteBuffer, count: Int, srcFirst: Boolean): Int =
+        reduce(ByteBuffers.viewOf(src, false, "reduce source", this), 0, ByteBuffers.viewOf(dst, true, "reduce destination", this), 0, count, srcFirst)
 }
 
 /**
