@@ -135,7 +135,7 @@ public sealed class Comm(
         checkBuffer(call, buf, count, type, receive = true)
         if (source == Mpi.PROC_NULL) return@guard DoneRequest(mpi, this, Status.PROC_NULL)
         val from = if (source == Mpi.ANY_SOURCE) braid.core.FiAddr.UNSPEC else destAddr[source]
-        if (source != Mpi.ANY_SOURCE) failedPeer(call, source)?.let { return@guard it }
+        // No early failure for a dead source: its messages that arrived before it went still match (RecvOp.post).
         val op = RecvOp(mpi, this, Region.of(buf, count, type, packNow = false), recvBits(source, tag), recvIgnore(source, tag), from)
         mpi.submit(op)
         op

@@ -78,7 +78,13 @@ internal class RecvOp(
 
     override fun post(): Int {
         val rc = mpi.ep.tryTrecv(region.view, 0, region.view.capacity(), FiAddr.UNSPEC, bits, ignore, this)
-        if (rc == 0 && sourceAddr != FiAddr.UNSPEC) mpi.postedDirected(this)
+        if (rc == 0 && sourceAddr != FiAddr.UNSPEC) {
+            mpi.postedDirected(this)
+            // A rail reports a peer dead (or closed: it finished) only after delivering all it had
+            // sent, so a receive from it that matched none of that cannot complete: fail it
+            // (the cancel is refused, 0 aside, when the receive already matched a message).
+            mpi.deadPeer(sourceAddr)?.let { why -> failedPeer = why; mpi.ep.cancel(this) }
+        }
         return rc
     }
 
