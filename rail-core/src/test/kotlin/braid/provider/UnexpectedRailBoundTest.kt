@@ -57,7 +57,7 @@ class UnexpectedRailBoundTest : FunSpec({
  * receive for each and checks every message arrived intact. Returns the most messages and the
  * most bytes node 0 held unexpected at once.
  */
-private fun flood(f: RailFabric, perSender: Int, size: Int): Pair<Int, Long> {
+internal fun flood(f: RailFabric, perSender: Int, size: Int): Pair<Int, Long> {
     val rx = f.nodes[0]
     val senders = f.nodes.drop(1)
     val payloads = senders.indices.map { s -> UnsafeBuffer(ByteArray(size) { (s * 31 + it).toByte() }) }
