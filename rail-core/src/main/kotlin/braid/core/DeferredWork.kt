@@ -35,14 +35,26 @@ public enum class WorkStatus {
  * [threshold] — how a schedule is re-armed without allocating.
  */
 public class DeferredWork @JvmOverloads constructor(
-    public val triggeringCounter: Counter,
+    triggeringCounter: Counter,
     threshold: Long,
-    public val op: DeferredOp,
-    public val completionCounter: Counter? = null,
-    public val flags: Long = 0,
-    /** The application's own context, for its bookkeeping. */
-    public val context: Any? = null,
+    op: DeferredOp,
+    completionCounter: Counter? = null,
+    flags: Long = 0,
+    context: Any? = null,
 ) {
+    // Reassigned only when a trigger-able endpoint refills one of its pooled requests.
+    public var triggeringCounter: Counter = triggeringCounter
+        internal set
+    public var op: DeferredOp = op
+        internal set
+    public var completionCounter: Counter? = completionCounter
+        internal set
+    public var flags: Long = flags
+        internal set
+    /** The application's own context, for its bookkeeping. */
+    public var context: Any? = context
+        internal set
+
     /** The success plus error count of [triggeringCounter] at which [op] is issued; fixed while QUEUED. */
     public var threshold: Long = threshold
         set(value) {
@@ -66,6 +78,8 @@ public class DeferredWork @JvmOverloads constructor(
     internal var retrying = false
     /** Issued through a trigger-able endpoint: completes like any operation of that endpoint, with [context]. */
     internal var triggered = false
+    /** The trigger-able endpoint whose pool this request goes back to once it is done, if any. */
+    internal var pool: TriggeredEndpoint? = null
     internal var prevFlight: DeferredWork? = null
     internal var nextFlight: DeferredWork? = null
 

@@ -247,6 +247,7 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain, 
             (if (kind == DeferredOp.Kind.RX) ep.rxCq else ep.txCq)!!.write(w, reported, len, data, tag, source)
         }
         w.completionCounter?.add(1)
+        w.pool?.recycle(w)
     }
 
     internal fun failed(w: DeferredWork, kind: DeferredOp.Kind, flags: Long, len: Long, tag: Long, olen: Long, err: Int, source: Long, message: String) {
@@ -268,6 +269,7 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain, 
             cq!!.writeErr(w, flags and OpFlags.COMPLETION.inv(), len, 0, tag, olen, err, source, message)
         }
         w.completionCounter?.addErr(1)
+        w.pool?.recycle(w)
     }
 
     private fun failed(w: DeferredWork, err: Int, message: String) =
@@ -299,6 +301,7 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain, 
         w.status = WorkStatus.CANCELLED
         w.error = Errno.ECANCELED
         w.errorMessage = "cancelled before it fired"
+        w.pool?.recycle(w)
     }
 
     private fun addFlight(w: DeferredWork) {

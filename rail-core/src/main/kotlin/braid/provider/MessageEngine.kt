@@ -207,9 +207,15 @@ internal class MessageEngine(
     /**
      * Whether an unexpected message of [length] payload bytes must be pushed back rather than
      * held: the receive context is full (messages), or holding it would pass the endpoint's
-     * bound on unexpected bytes (shared by every rail of the endpoint).
+     * bound on unexpected bytes (shared by every rail of the endpoint). [pendingMsgs] and
+     * [pendingBytes]: unexpected messages the rail is still reading, to be held once read.
      */
-    fun mustPushBack(length: Long): Boolean = ep.srx.unexpectedFull || ep.holdsNoMore(length)
+    fun mustPushBack(length: Long, pendingMsgs: Int = 0, pendingBytes: Long = 0): Boolean {
+        val srx = ep.srx
+        if (srx.unexpectedCount + pendingMsgs >= srx.unexpectedLimit) return true
+        val held = ep.heldBytes + pendingBytes
+        return held + length > ep.unexpectedBytesLimit && held > 0
+    }
 
     /** A pooled buffer of [length] bytes for an unexpected eager payload, given to [hold] or [releasePayload]. */
     fun payload(length: Int): UnsafeBuffer = payloads.acquire(length)

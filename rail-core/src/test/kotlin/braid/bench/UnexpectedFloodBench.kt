@@ -22,9 +22,12 @@ object UnexpectedFloodBench {
     fun main(args: Array<String>) {
         val count = args.getOrNull(0)?.toInt() ?: 2000
         println("rail   messages  held max (bytes)  bound (bytes)  received")
-        run("shm", count) { TestFabric(5, ringCapacity = 4 shl 20, eagerSize = SIZE) }
-        run("tcp", count) { TcpTestFabric(5, bufferSize = 1 shl 20, eagerSize = SIZE) }
-        run("link", count) { LinkTestFabric(List(5) { "shm+tcp:lo" }, eagerSize = SIZE) }
+        // The bound, passed through the API (the test fabrics ignore the environment otherwise); 0: the default.
+        val bound = System.getenv("BRAID_UNEXPECTED_BYTES")?.toLong() ?: 0L
+        run("shm", count) { TestFabric(5, ringCapacity = 4 shl 20, eagerSize = SIZE, unexpectedBytes = bound) }
+        run("tcp", count) { TcpTestFabric(5, bufferSize = 1 shl 20, eagerSize = SIZE, unexpectedBytes = bound) }
+        // Two senders on this host (shm) and two that the link reaches over its tcp rail.
+        run("link", count) { LinkTestFabric(listOf("shm+tcp:lo", "shm+tcp:lo", "shm+tcp:lo", "tcp:lo", "tcp:lo"), eagerSize = SIZE, unexpectedBytes = bound) }
     }
 
     private fun run(rail: String, count: Int, open: () -> RailFabric) {

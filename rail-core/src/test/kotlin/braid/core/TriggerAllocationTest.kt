@@ -62,4 +62,35 @@ class TriggerAllocationTest : FunSpec({
             withClue("$bytes bytes per triggered send") { bytes shouldBeLessThan 1L }
         }
     }
+
+    test("a trigger-able endpoint's try forms allocate nothing once warm: sends and receives, DirectBuffer and ByteBuffer forms") {
+        TestFabric().use { f ->
+            val (a, b) = f.nodes
+            val trigger = a.domain.counter()
+            val rxTrigger = b.domain.counter()
+            val alias = a.ep.triggerAlias(trigger)
+            val rxAlias = b.ep.triggerAlias(rxTrigger)
+            val payload = UnsafeBuffer(ByteBuffer.allocateDirect(8))
+            val payloadBuffer = ByteBuffer.allocateDirect(8)
+            val rx = UnsafeBuffer(ByteBuffer.allocateDirect(8))
+            val rxBuffer = ByteBuffer.allocateDirect(8)
+            val c = Completion()
+            val dest = f.addrs[0][1]
+            val bytes = perOp(20_000) {
+                // Waiting receives and a send, then the counters fire them.
+                rxAlias.threshold = rxTrigger.value + 1
+                check(rxAlias.tryTrecv(rx, 0, 8, FiAddr.UNSPEC, 3, 0, null) == 0)
+                check(rxAlias.tryTrecv(rxBuffer, FiAddr.UNSPEC, 4, 0, null) == 0)
+                alias.threshold = trigger.value + 1
+                check(alias.tryTsend(payload, 0, 8, dest, 3, null) == 0)
+                check(alias.tryTsend(payloadBuffer, dest, 4, null) == 0)
+                rxTrigger.add(1)
+                trigger.add(1)
+                var got = 0
+                while (got < 2) { if (b.cq.read(c) == 1) got++; a.domain.progress() }
+                while (a.cq.read(c) == 1) {}
+            }
+            withClue("$bytes bytes per round of four triggered operations") { bytes shouldBeLessThan 1L }
+        }
+    }
 })

@@ -173,7 +173,9 @@ internal class LinkDomain(private val domain: Domain, private val info: Info) : 
         val opened = ArrayList<Pair<String, Transport>>()
         try {
             for ((railInfo, provider) in rails) {
-                opened += railInfo.provider to provider.openEndpoint(endpoint, railInfo, RailAv(endpoint, railInfo.provider))
+                // The link's unexpected limit bounds its one shared queue: each rail is opened with it, not its own.
+                val rail = railInfo.copy(rxAttr = railInfo.rxAttr.copy(unexpectedLimit = info.rxAttr.unexpectedLimit))
+                opened += railInfo.provider to provider.openEndpoint(endpoint, rail, RailAv(endpoint, railInfo.provider))
             }
         } catch (e: Exception) {
             opened.forEach { runCatching { it.second.close() } }

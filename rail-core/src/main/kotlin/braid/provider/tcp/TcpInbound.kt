@@ -4,6 +4,7 @@ import braid.core.Errno
 import braid.core.RxEntry
 import braid.provider.tcp.TcpFrameAdapter.Companion.CONTINUE
 import braid.provider.tcp.TcpFrameAdapter.Companion.FAIL
+import braid.provider.tcp.TcpFrameAdapter.Companion.PAUSE
 import braid.provider.tcp.TcpFrameAdapter.Companion.STOP
 import braid.provider.tcp.TcpFrameDescriptor.ACK
 import braid.provider.tcp.TcpFrameDescriptor.BYE
@@ -35,17 +36,19 @@ private const val RENDEZVOUS_PREFETCH = 8192
  * straight into its receive buffer when that is direct memory.
  */
 internal fun TcpTransport.read(c: TcpConnection) {
+    if (c.paused) return
     var reads = 0
     var drained = false
     var filled: Boolean
     while (true) {
         val buf = c.inbound
-        if (buf.position() > 0) {
+        if (buf.position() > 0 || c.adapter.paused) {
             buf.flip()
             val rc = c.adapter.decode(buf, c.handler)
             buf.compact()
             if (c.state == TcpConnection.State.CLOSED) return
             if (rc == FAIL) { corrupt(c); return }
+            if (rc == PAUSE) return // pushed back: the rest waits in this buffer, the socket and the sender's credit
             if (rc == STOP) {
                 if (c.established) c.growInbound(bufferSize)
                 continue
@@ -90,6 +93,32 @@ internal fun TcpTransport.read(c: TcpConnection) {
     }
 }
 
+/**
+ * Offers each pushed-back connection's waiting header again (a receive may have been posted,
+ * or held messages taken); one that goes through reads on. Returns how many went through.
+ */
+internal fun TcpTransport.retryPaused(): Int {
+    var work = 0
+    var i = paused.size - 1
+    while (i >= 0) {
+        val c = paused[i]
+        val last = paused.size - 1
+        paused[i] = paused[last]
+        paused.removeAt(last)
+        c.paused = false
+        if (c.state != TcpConnection.State.CLOSED) {
+            try {
+                read(c)
+            } catch (e: java.io.IOException) {
+                lost(c, Errno.ECONNRESET, "reset the connection (${e.message})")
+            }
+            if (!c.paused) work++
+        }
+        i--
+    }
+    return work
+}
+
 internal fun TcpTransport.endOfStream(c: TcpConnection) {
     val why = if (c.adapter.midFrame) {
         "closed the connection in the middle of a ${c.adapter.describePosition()}: truncated frame"
@@ -109,11 +138,12 @@ internal fun TcpTransport.corrupt(c: TcpConnection) {
 internal fun TcpTransport.onHeader(c: TcpConnection, a: TcpFrameAdapter): Int {
     if (!c.established) return handshake.onHeader(c, a)
     val p = c.peer!!
-    if (a.credit != 0L) {
+    if (a.credit != 0L && !a.resumed) {
         p.credit += a.credit
         if (p.credit > p.theirWindow) return a.fail("${a.typeName()} returned ${a.credit} bytes of credit, more than was lent (window ${p.theirWindow})")
         if (p.sendPath.backlog.isNotEmpty()) markBusy(p)
     }
+    if ((a.type == EAGER || a.type == RTS) && pushBack(p, a)) return PAUSE
     return when (a.type) {
         EAGER -> onEagerHeader(p, a)
         DATA -> onDataHeader(p, a)
@@ -142,6 +172,32 @@ internal fun TcpTransport.onFrame(c: TcpConnection, a: TcpFrameAdapter): Int {
     }
 }
 
+/**
+ * Whether the message [a] heads must wait where it is (in the socket and the sender's credit):
+ * no posted receive takes it and holding it would pass the endpoint's unexpected bounds, in
+ * messages or bytes, counting the unexpected payloads being read now. A receive it matches
+ * is kept for it in [TcpPeer.rxEntry]. Not while this endpoint waits for frames from [p] that
+ * may be behind the head (then [p]'s credit window bounds what it adds). Pushing back stops this connection's input at the
+ * header; [retryPaused] offers it again each duty cycle.
+ */
+internal fun TcpTransport.pushBack(p: TcpPeer, a: TcpFrameAdapter): Boolean {
+    if (p.rxEntry != null) return false
+    // Frames this endpoint waits for from p (rendezvous DATA, the CTS or ACK of its sends, RMA
+    // replies) may be behind this head: never stop in front of them (p's credit bounds what it adds).
+    if (!p.recvPath.inflight.isEmpty() || !p.sendPath.waitingCts.isEmpty() || !p.sendPath.waitingAck.isEmpty() || !rma.idle(p)) return false
+    val length = if (a.type == RTS) 0L else a.payloadLength.toLong()
+    if (!engine.mustPushBack(length, holding, holdingBytes)) return false
+    val size = if (a.type == RTS) a.value else length
+    val e = entryFor(p, a, size, count = !a.resumed)
+    if (engine.isMatched(e)) {
+        p.rxEntry = e
+        return false
+    }
+    ep.srx.freeEntry(e)
+    p.conn?.let { if (!it.paused) { it.paused = true; paused += it } }
+    return true
+}
+
 /** Checks a message head's sequence and credit; returns null if fine, else the failure. */
 internal fun TcpTransport.admit(p: TcpPeer, a: TcpFrameAdapter, cost: Long): String? {
     if (a.msgId != p.rxNextId) return "${a.typeName()} message id ${a.msgId} out of sequence (expected ${p.rxNextId})"
@@ -161,7 +217,7 @@ internal fun TcpTransport.onEagerHeader(p: TcpPeer, a: TcpFrameAdapter): Int {
     val len = a.payloadLength
     if (a.value != len.toLong()) return a.fail("EAGER frame of $len payload bytes for a message of ${a.value}")
     admit(p, a, frameCost(len))?.let { return a.fail(it) }
-    val e = entryFor(p, a, len.toLong())
+    val e = p.rxEntry ?: entryFor(p, a, len.toLong(), count = !a.resumed)
     if (engine.isMatched(e)) {
         p.rxEntry = e
         a.sinkTo(e.buffer, 0, minOf(len, e.buffer.capacity()))
@@ -170,6 +226,8 @@ internal fun TcpTransport.onEagerHeader(p: TcpPeer, a: TcpFrameAdapter): Int {
         ep.srx.freeEntry(e)
         val bytes = engine.payload(len)
         p.rxBytes = bytes
+        holding++
+        holdingBytes += len
         a.sinkTo(bytes, 0, len)
     }
     return CONTINUE
@@ -187,6 +245,8 @@ internal fun TcpTransport.onEagerFrame(p: TcpPeer, a: TcpFrameAdapter): Int {
     }
     val bytes = p.rxBytes!!
     p.rxBytes = null
+    holding--
+    holdingBytes -= len
     val e = entryFor(p, a, len.toLong(), count = false)
     if (engine.isMatched(e)) {
         engine.deliver(p.recvPath, e, bytes, 0, wantAck, a.msgId, cost)
@@ -202,7 +262,8 @@ internal fun TcpTransport.onRts(p: TcpPeer, a: TcpFrameAdapter): Int {
     val cost = frameCost(0)
     admit(p, a, cost)?.let { return a.fail(it) }
     val wantAck = a.flags and FLAG_ACK != 0
-    val e = entryFor(p, a, a.value)
+    val e = p.rxEntry ?: entryFor(p, a, a.value, count = !a.resumed)
+    p.rxEntry = null
     if (engine.isMatched(e)) {
         returnCredit(p, cost)
         engine.startRendezvous(p.recvPath, e, a.msgId, wantAck, 0)

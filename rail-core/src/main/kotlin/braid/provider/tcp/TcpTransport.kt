@@ -52,7 +52,11 @@ import java.util.function.Consumer
  *
  * Sends are written to the socket when posted ([writeNow]); DATA frames go from and into the
  * applications' memory directly when it is a direct buffer. Credit ([TcpFrameDescriptor])
- * bounds what each peer can make this endpoint hold.
+ * bounds what each peer can have in flight; the endpoint's unexpected bounds (messages and
+ * bytes, shared by all its peers and rails) are kept by pushing back: a message head no
+ * posted receive takes, arriving past a bound, stops its connection's input there ([pushBack])
+ * — its bytes wait in the socket and its credit is not returned — until a receive is posted or
+ * held messages are taken ([retryPaused]). Nothing is dropped.
  *
  * Failures: a corrupt or truncated frame, a reset, an end of stream, or silence past the
  * time-out ([TcpSettings]) closes that peer's connection and turns every operation waiting on
@@ -96,6 +100,11 @@ internal class TcpTransport(
     internal val engine = MessageEngine(ep, "tcp", txSize)
     internal val rma = TcpRma(ep, bufferSize, txSize, ::markBusy)
     private var readyCount = 0
+    /** Connections stopped at a message header this endpoint cannot hold now ([pushBack]). */
+    internal val paused = ArrayList<TcpConnection>()
+    /** Unexpected eager payloads being read now, and their bytes: held once read, so they count against the bounds already. */
+    internal var holding = 0
+    internal var holdingBytes = 0L
     internal var registered = false
     @Volatile internal var closed = false
 
@@ -164,6 +173,7 @@ internal class TcpTransport(
             log.log(Level.WARNING, "tcp endpoint $self: select failed: ${e.message}")
         }
         var work = readyCount
+        if (paused.isNotEmpty()) work += retryPaused()
         if (av.bound && av.generation != resolvedGeneration) {
             // The AV changed: messages held from senders it did not know may be theirs now.
             resolvedGeneration = av.generation
@@ -191,6 +201,10 @@ internal class TcpTransport(
         if (a === SERVER) { acceptAll(); return }
         val c = a as TcpConnection
         if (!key.isValid || c.state == TcpConnection.State.CLOSED) return
+        if (c.paused && key.readyOps() == SelectionKey.OP_READ) {
+            readyCount-- // input waits while pushed back; retryPaused reads it
+            return
+        }
         try {
             val ops = key.readyOps()
             if (ops and SelectionKey.OP_CONNECT != 0) {
@@ -404,7 +418,11 @@ internal class TcpTransport(
         p.discardOutbound()
         p.rxEntry?.let { engine.failPartial(it, err, msg) }
         p.rxEntry = null
-        p.rxBytes?.let { engine.releasePayload(it) }
+        p.rxBytes?.let {
+            holding--
+            holdingBytes -= it.capacity()
+            engine.releasePayload(it)
+        }
         p.rxBytes = null
         p.rxInbound = null
         engine.failRecv(p.recvPath, err, why, msg)

@@ -17,8 +17,15 @@ internal class LinkTestFabric(
     links: List<String> = listOf("shm+tcp:lo", "shm+tcp:lo"),
     eagerSize: Int = 1024,
     format: CqFormat = CqFormat.TAGGED,
+    /** The link's own bounds on its one shared unexpected queue (messages; bytes, 0 for the default); its rails keep their defaults. */
+    unexpectedLimit: Int = braid.core.CoreParams.UNEXPECTED_LIMIT.default,
+    unexpectedBytes: Long = 0L,
 ) : RailFabric {
-    val infos: List<Info> = links.map { tuned(linkInfo(it), eagerSize) }
+    val infos: List<Info> = links.map {
+        tuned(linkInfo(it), eagerSize).with(braid.core.CoreParams.UNEXPECTED_BYTES, unexpectedBytes).let { i ->
+            i.copy(rxAttr = i.rxAttr.copy(unexpectedLimit = unexpectedLimit))
+        }
+    }
     override val info: Info = infos.first()
     override val fabric: Fabric = Braid.fabric(info)
     override val nodes: List<TestFabric.Node> = infos.map { TestFabric.Node(fabric.domain(it), format) }

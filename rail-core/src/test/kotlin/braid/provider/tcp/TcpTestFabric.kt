@@ -27,9 +27,10 @@ internal class TcpTestFabric(
     settings: Settings = SETTINGS,
     keys: List<String>? = null,
     iface: String = "lo",
+    unexpectedBytes: Long = 0L,
 ) : RailFabric {
     override val info: Info = Braid.getInfo(Hints(provider = "tcp", domainName = iface, settings = settings)).first().let {
-        it.with(TcpParams.BUFFER_SIZE, bufferSize).copy(
+        it.with(TcpParams.BUFFER_SIZE, bufferSize).with(CoreParams.UNEXPECTED_BYTES, unexpectedBytes).copy(
             endpointAttr = it.endpointAttr.copy(eagerSize = eagerSize),
             rxAttr = it.rxAttr.copy(unexpectedLimit = unexpectedLimit),
         )
