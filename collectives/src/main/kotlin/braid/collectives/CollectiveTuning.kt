@@ -6,8 +6,8 @@ import braid.core.FabricException
  * How a group chooses its algorithms: the crossovers (bytes per call) and any algorithm forced
  * per operation. [fromEnvironment] reads `BRAID_COLL_<OP>=<algorithm>` (for example
  * `BRAID_COLL_ALLREDUCE=ring`, what tuners expect) and `BRAID_COLL_<NAME>` for the crossovers
- * (`BRAID_COLL_ALLREDUCE_RD_MAX=4096`). The defaults are this repository's measurements on a
- * 2-core VM over shm (`bench/coll-vs-mpich.sh`), not copied from MPICH or Open MPI.
+ * (`BRAID_COLL_ALLREDUCE_RD_MAX=4096`). The defaults are first guesses, not yet measured: the
+ * crossovers are to be set from `bench/coll-vs-mpich.sh` runs (forcing each algorithm in turn).
  */
 public class CollectiveTuning private constructor(
     private val forced: Map<CollectiveOp, CollectiveAlgorithm>,
@@ -35,7 +35,7 @@ public class CollectiveTuning private constructor(
         "CollectiveTuning(forced=$forced, allreduceRdMax=$allreduceRdMax, allreduceRingMinRanks=$allreduceRingMinRanks, bcastBinomialMax=$bcastBinomialMax, allgatherRdMax=$allgatherRdMax)"
 
     public companion object {
-        /** The measured defaults, nothing forced. */
+        /** The default crossovers (first guesses, not yet measured), nothing forced. */
         @JvmField
         public val DEFAULT: CollectiveTuning = CollectiveTuning(emptyMap(), 16384, 64, 16384, 65536)
 
