@@ -5,11 +5,11 @@ import braid.core.Errno
 import braid.core.FabricException
 import braid.core.Hints
 import braid.core.OpFlags
+import braid.it.childMain
 import java.nio.file.Files
 import java.nio.file.Path
 import java.nio.file.Paths
 import java.nio.file.StandardCopyOption
-import kotlin.system.exitProcess
 
 /**
  * One rank of [CollectivesMultiProcessIT]: `RankMain PROVIDER DIR RANK SIZE MODE`. Publishes its
@@ -30,18 +30,7 @@ object RankMain {
     }
 
     @JvmStatic
-    fun main(args: Array<String>) {
-        try {
-            run(args)
-            System.out.flush()
-            exitProcess(0)
-        } catch (t: Throwable) {
-            println("FAILED: $t")
-            t.printStackTrace(System.out)
-            System.out.flush()
-            exitProcess(1)
-        }
-    }
+    fun main(args: Array<String>): Unit = childMain { run(args) }
 
     private fun run(args: Array<String>) {
         val (provider, dirName, rankS, sizeS, mode) = args
