@@ -9,9 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mvn -q -B -o -pl collectives -am test-compile
-# collectives adds no library of its own: rail-core's classpath (as bench/trigger-bench.sh builds it) serves.
-mvn -q -B -o -pl rail-core dependency:build-classpath -Dmdep.outputFile="$PWD/rail-core/target/bench-classpath.txt" -Dmdep.includeScope=test
-CP="collectives/target/classes:collectives/target/test-classes:rail-core/target/classes:$(cat rail-core/target/bench-classpath.txt)"
+# collectives adds no library of its own: rail-core's class path serves, with collectives' classes in front.
+CP="collectives/target/classes:collectives/target/test-classes:$(bench/rail-core-cp.sh)"
 mkdir -p collectives/target/bench
 mpicc.mpich -O2 -o collectives/target/bench/osu_coll bench/coll/osu_coll.c
 for n in 2 4; do

@@ -5,8 +5,6 @@
 # Usage: bench/trigger-bench.sh [ITERATIONS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mvn -q -B -pl rail-core -am test-compile
-mvn -q -B -pl rail-core dependency:build-classpath -Dmdep.outputFile="$PWD/rail-core/target/bench-classpath.txt" -Dmdep.includeScope=test
+cp=$(bench/rail-core-cp.sh)
 export BRAID_TCP_IFACE=lo
-exec java -Xmx2g -cp "rail-core/target/classes:rail-core/target/test-classes:$(cat rail-core/target/bench-classpath.txt)" \
-  braid.bench.TriggerBench "${1:-200000}"
+exec java -Xmx2g -cp "$cp" braid.bench.TriggerBench "${1:-200000}"

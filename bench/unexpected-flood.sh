@@ -6,8 +6,6 @@
 # Usage: bench/unexpected-flood.sh [MESSAGES_PER_SENDER]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mvn -q -B -pl rail-core -am test-compile
-mvn -q -B -pl rail-core dependency:build-classpath -Dmdep.outputFile="$PWD/rail-core/target/bench-classpath.txt" -Dmdep.includeScope=test
+cp=$(bench/rail-core-cp.sh)
 export BRAID_TCP_IFACE=lo
-exec java -Xmx1g -cp "rail-core/target/classes:rail-core/target/test-classes:$(cat rail-core/target/bench-classpath.txt)" \
-  braid.bench.UnexpectedFloodBench "${1:-2000}"
+exec java -Xmx1g -cp "$cp" braid.bench.UnexpectedFloodBench "${1:-2000}"
