@@ -39,29 +39,37 @@ public object ErrorClass {
     public const val ERR_PROC_FAILED: Int = 101
     public const val ERR_LASTCODE: Int = 0x3fffffff
 
-    private val names = mapOf(
-        SUCCESS to "MPI_SUCCESS", ERR_BUFFER to "MPI_ERR_BUFFER", ERR_COUNT to "MPI_ERR_COUNT",
-        ERR_TYPE to "MPI_ERR_TYPE", ERR_TAG to "MPI_ERR_TAG", ERR_COMM to "MPI_ERR_COMM",
-        ERR_RANK to "MPI_ERR_RANK", ERR_ROOT to "MPI_ERR_ROOT", ERR_GROUP to "MPI_ERR_GROUP",
-        ERR_OP to "MPI_ERR_OP", ERR_TOPOLOGY to "MPI_ERR_TOPOLOGY", ERR_DIMS to "MPI_ERR_DIMS",
-        ERR_ARG to "MPI_ERR_ARG", ERR_UNKNOWN to "MPI_ERR_UNKNOWN", ERR_TRUNCATE to "MPI_ERR_TRUNCATE",
-        ERR_OTHER to "MPI_ERR_OTHER", ERR_INTERN to "MPI_ERR_INTERN", ERR_IN_STATUS to "MPI_ERR_IN_STATUS",
-        ERR_PENDING to "MPI_ERR_PENDING", ERR_REQUEST to "MPI_ERR_REQUEST", ERR_NAME to "MPI_ERR_NAME",
-        ERR_NO_MEM to "MPI_ERR_NO_MEM", ERR_NOT_SAME to "MPI_ERR_NOT_SAME", ERR_PORT to "MPI_ERR_PORT",
-        ERR_SERVICE to "MPI_ERR_SERVICE", ERR_UNSUPPORTED_OPERATION to "MPI_ERR_UNSUPPORTED_OPERATION",
-        ERR_PROC_FAILED to "MPIX_ERR_PROC_FAILED",
-    )
-    private val strings = mapOf(
-        SUCCESS to "no error", ERR_BUFFER to "invalid buffer pointer", ERR_COUNT to "invalid count argument",
-        ERR_TYPE to "invalid datatype", ERR_TAG to "invalid tag", ERR_COMM to "invalid communicator",
-        ERR_RANK to "invalid rank", ERR_ROOT to "invalid root", ERR_GROUP to "invalid group",
-        ERR_OP to "invalid operation", ERR_TOPOLOGY to "invalid topology", ERR_DIMS to "invalid dimension argument",
-        ERR_ARG to "invalid argument", ERR_UNKNOWN to "unknown error", ERR_TRUNCATE to "message truncated",
-        ERR_OTHER to "other error", ERR_INTERN to "internal error", ERR_IN_STATUS to "error code is in status",
-        ERR_PENDING to "pending request", ERR_REQUEST to "invalid request", ERR_NAME to "invalid service name",
-        ERR_NO_MEM to "out of memory", ERR_NOT_SAME to "collective arguments not identical",
-        ERR_PORT to "invalid port", ERR_SERVICE to "invalid service", ERR_UNSUPPORTED_OPERATION to "unsupported operation",
-        ERR_PROC_FAILED to "process failed",
+    /** A built-in class's MPI name and its error string. */
+    private class Described(val name: String, val string: String)
+
+    private val builtins = mapOf(
+        SUCCESS to Described("MPI_SUCCESS", "no error"),
+        ERR_BUFFER to Described("MPI_ERR_BUFFER", "invalid buffer pointer"),
+        ERR_COUNT to Described("MPI_ERR_COUNT", "invalid count argument"),
+        ERR_TYPE to Described("MPI_ERR_TYPE", "invalid datatype"),
+        ERR_TAG to Described("MPI_ERR_TAG", "invalid tag"),
+        ERR_COMM to Described("MPI_ERR_COMM", "invalid communicator"),
+        ERR_RANK to Described("MPI_ERR_RANK", "invalid rank"),
+        ERR_ROOT to Described("MPI_ERR_ROOT", "invalid root"),
+        ERR_GROUP to Described("MPI_ERR_GROUP", "invalid group"),
+        ERR_OP to Described("MPI_ERR_OP", "invalid operation"),
+        ERR_TOPOLOGY to Described("MPI_ERR_TOPOLOGY", "invalid topology"),
+        ERR_DIMS to Described("MPI_ERR_DIMS", "invalid dimension argument"),
+        ERR_ARG to Described("MPI_ERR_ARG", "invalid argument"),
+        ERR_UNKNOWN to Described("MPI_ERR_UNKNOWN", "unknown error"),
+        ERR_TRUNCATE to Described("MPI_ERR_TRUNCATE", "message truncated"),
+        ERR_OTHER to Described("MPI_ERR_OTHER", "other error"),
+        ERR_INTERN to Described("MPI_ERR_INTERN", "internal error"),
+        ERR_IN_STATUS to Described("MPI_ERR_IN_STATUS", "error code is in status"),
+        ERR_PENDING to Described("MPI_ERR_PENDING", "pending request"),
+        ERR_REQUEST to Described("MPI_ERR_REQUEST", "invalid request"),
+        ERR_NAME to Described("MPI_ERR_NAME", "invalid service name"),
+        ERR_NO_MEM to Described("MPI_ERR_NO_MEM", "out of memory"),
+        ERR_NOT_SAME to Described("MPI_ERR_NOT_SAME", "collective arguments not identical"),
+        ERR_PORT to Described("MPI_ERR_PORT", "invalid port"),
+        ERR_SERVICE to Described("MPI_ERR_SERVICE", "invalid service"),
+        ERR_UNSUPPORTED_OPERATION to Described("MPI_ERR_UNSUPPORTED_OPERATION", "unsupported operation"),
+        ERR_PROC_FAILED to Described("MPIX_ERR_PROC_FAILED", "process failed"),
     )
 
     // User-defined classes and codes: code → class, code → string. Codes start above the built-ins.
@@ -71,7 +79,7 @@ public object ErrorClass {
 
     /** `MPI_ERR_RANK` for [ERR_RANK]; `MPI_ERR_<code>` for a user-defined one. */
     @JvmStatic
-    public fun name(errorClass: Int): String = names[errorClass] ?: "MPI_ERR_$errorClass"
+    public fun name(errorClass: Int): String = builtins[errorClass]?.name ?: "MPI_ERR_$errorClass"
 
     /** The class of [code] (`MPI_Error_class`): the code itself for built-ins and user classes. */
     @JvmStatic
@@ -80,7 +88,7 @@ public object ErrorClass {
     /** `MPI_Error_string`: the string set for [code], else its class's. */
     @JvmStatic
     public fun errorString(code: Int): String =
-        userStrings[code] ?: strings[code] ?: userStrings[classOf(code)] ?: strings[classOf(code)] ?: "unknown error code $code"
+        userStrings[code] ?: builtins[code]?.string ?: userStrings[classOf(code)] ?: builtins[classOf(code)]?.string ?: "unknown error code $code"
 
     /** `MPI_Add_error_class`: a new class, which is also its own code. */
     @JvmStatic
