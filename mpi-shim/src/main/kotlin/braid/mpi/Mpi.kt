@@ -216,7 +216,7 @@ public class Mpi private constructor(
     // (EHOSTDOWN). Receives from ANY_SOURCE are left posted: another sender may still match them.
 
     /** Whether the peer at [fiAddr] was reported dead; the report, or null. */
-    internal fun deadPeer(fiAddr: Long): String? = lock.withLock { dead[fiAddr] }
+    internal fun deadPeer(fiAddr: Long): String? = lock.withLock { if (dead.isEmpty()) null else dead[fiAddr] } // no boxed key while no peer died
 
     internal fun postedDirected(op: RecvOp) { directed += op }
 
