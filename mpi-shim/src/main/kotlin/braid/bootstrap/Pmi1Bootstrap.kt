@@ -94,8 +94,7 @@ internal class Pmi1Bootstrap(
     }
 
     override fun abort(exitCode: Int, message: String): Nothing {
-        System.err.println("rank $rank: abort ($exitCode): $message")
-        System.err.flush()
+        AbortNotice.print(rank, exitCode, message)
         stream.write(PmiLine.of("cmd" to "abort", "exitcode" to exitCode).encode())
         awaitKill(exitCode)
     }

@@ -82,8 +82,7 @@ internal class Pmi2Bootstrap(
     }
 
     override fun abort(exitCode: Int, message: String): Nothing {
-        System.err.println("rank $rank: abort ($exitCode): $message")
-        System.err.flush()
+        AbortNotice.print(rank, exitCode, message)
         if (!abortFrame) {
             // Hydra: PMI-1's abort line, which its proxy accepts on a PMI-2 connection too.
             stream.write(PmiLine.of("cmd" to "abort", "exitcode" to exitCode).encode())

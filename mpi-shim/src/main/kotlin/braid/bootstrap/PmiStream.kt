@@ -117,7 +117,7 @@ internal class SocketPmiStream(hostPort: String) : PmiStream("PMI_PORT=$hostPort
  */
 internal class FdPmiStream(private val fd: Int) : PmiStream("PMI_FD=$fd") {
     init {
-        Libc.ensureRegistered()
+        Libc.ensureRegistered("use PMI_FD")
     }
 
     override fun readSome(dst: ByteArray, offset: Int, length: Int): Int {
@@ -129,7 +129,7 @@ internal class FdPmiStream(private val fd: Int) : PmiStream("PMI_FD=$fd") {
                 return n.toInt()
             }
             val errno = Native.getLastError()
-            if (errno != EINTR) throw IOException("read(PMI_FD=$fd) failed: errno $errno")
+            if (errno != Libc.EINTR) throw IOException("read(PMI_FD=$fd) failed: errno $errno")
         }
     }
 
@@ -140,7 +140,7 @@ internal class FdPmiStream(private val fd: Int) : PmiStream("PMI_FD=$fd") {
             val n = Libc.write(fd, chunk, chunk.size.toLong())
             if (n < 0) {
                 val errno = Native.getLastError()
-                if (errno == EINTR) continue
+                if (errno == Libc.EINTR) continue
                 throw BootstrapException("write(PMI_FD=$fd) to the launcher failed: errno $errno")
             }
             done += n.toInt()
@@ -149,28 +149,5 @@ internal class FdPmiStream(private val fd: Int) : PmiStream("PMI_FD=$fd") {
 
     override fun close() {
         Libc.close(fd)
-    }
-
-    private object Libc {
-        private val registered: Boolean by lazy {
-            Native.register(Libc::class.java, "c")
-            true
-        }
-
-        fun ensureRegistered() {
-            try {
-                check(registered)
-            } catch (t: Throwable) {
-                throw BootstrapException("cannot load libc through JNA to use PMI_FD: $t", t)
-            }
-        }
-
-        @JvmStatic external fun read(fd: Int, buf: ByteArray, count: Long): Long
-        @JvmStatic external fun write(fd: Int, buf: ByteArray, count: Long): Long
-        @JvmStatic external fun close(fd: Int): Int
-    }
-
-    private companion object {
-        const val EINTR = 4
     }
 }

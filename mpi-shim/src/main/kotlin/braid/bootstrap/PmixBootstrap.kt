@@ -107,8 +107,7 @@ internal class PmixBootstrap : Bootstrap {
     }
 
     override fun abort(exitCode: Int, message: String): Nothing {
-        System.err.println("rank $rank: abort ($exitCode): $message")
-        System.err.flush()
+        AbortNotice.print(rank, exitCode, message)
         lib.PMIx_Abort(exitCode, message, null, 0)
         try {
             Thread.sleep(10_000)
