@@ -1,10 +1,10 @@
 package braid.core
 
+import braid.testsupport.SteadyAllocation
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.longs.shouldBeLessThan
 import org.agrona.concurrent.UnsafeBuffer
-import java.lang.management.ManagementFactory
 import java.nio.ByteBuffer
 
 /**
@@ -13,14 +13,9 @@ import java.nio.ByteBuffer
  * queued again and fired by a counter again and again.
  */
 class TriggerAllocationTest : FunSpec({
-    val threads = ManagementFactory.getThreadMXBean() as com.sun.management.ThreadMXBean
-
     fun perOp(rounds: Int, warm: Int = rounds, round: () -> Unit): Long {
         repeat(warm) { round() }
-        val tid = Thread.currentThread().id
-        val before = threads.getThreadAllocatedBytes(tid)
-        repeat(rounds) { round() }
-        return (threads.getThreadAllocatedBytes(tid) - before) / rounds
+        return SteadyAllocation.least(3, rounds - 1L) { repeat(rounds) { round() } } / rounds
     }
 
     for ((rail, open) in listOf<Pair<String, () -> RailFabric>>("shm" to { TestFabric() }, "tcp" to { braid.provider.tcp.TcpTestFabric() })) {
