@@ -1,12 +1,13 @@
 package braid.it
 
+import braid.testsupport.Deadline
+import java.time.Duration
 import braid.core.Braid
 import braid.core.FiAddr
 import braid.core.Hints
 import braid.core.OneThread
 import braid.core.OpFlags
 import braid.core.outcome
-import braid.core.spinUntil
 import braid.core.suspendedOps
 import braid.core.trecv
 import braid.core.tsend
@@ -52,7 +53,7 @@ class ProgressMultiProcessIT : FunSpec({
                             ep.tsend(reply, 0, ProgressPeerMain.MESSAGE, peer.get(), i.toLong())
                         }
                     }
-                    spinUntil("$n receives to suspend", 60_000) { domain.suspendedOps == n }
+                    Deadline.await("$n receives to suspend", Duration.ofSeconds(60)) { domain.suspendedOps == n }
                     val perWaiter = (usedHeapAfterGc() - heapBefore) / n
                     val extraThreads = threads.peakThreadCount - threadsBefore
                     println("$n suspended receives: $perWaiter bytes of heap each (coroutine, continuation, operation, SRX entry); $extraThreads extra threads")

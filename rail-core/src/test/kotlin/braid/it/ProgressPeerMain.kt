@@ -1,5 +1,7 @@
 package braid.it
 
+import braid.testsupport.Deadline
+import java.time.Duration
 import braid.core.Braid
 import braid.core.Hints
 import braid.core.OpFlags
@@ -47,8 +49,8 @@ object ProgressPeerMain {
                     }
                 }.awaitAll()
             }
-            val deadline = System.nanoTime() + 120_000_000_000L
-            while (!Rendezvous.marked(dir, peerName)) { check(System.nanoTime() < deadline) { "$peerName never finished" }; Thread.sleep(1) }
+            val deadline = Deadline.of("'$peerName' to finish", Duration.ofSeconds(120))
+            while (!Rendezvous.marked(dir, peerName)) { deadline.check(); Thread.sleep(1) }
             ep.close()
         }
         println("OK $count pings answered")

@@ -1,5 +1,6 @@
 package braid.provider
 
+import braid.testsupport.Deadline
 import braid.core.AtomicDatatype
 import braid.core.AtomicOp
 import braid.core.Braid
@@ -127,7 +128,8 @@ private fun exerciseAll(info: Info): Long {
                         val payload = org.agrona.concurrent.UnsafeBuffer("trig".toByteArray())
                         a.domain.deferredWork.queue(DeferredWork(trigger, 1, DeferredOp.Tsend(a.ep, payload, 0, 4, aToB, 9)))
                         trigger.add(1)
-                        while (!r.isCompleted) { a.domain.progress(); kotlinx.coroutines.yield() }
+                        val deadline = Deadline.of("the triggered send's receive")
+                        while (!r.isCompleted) { a.domain.progress(); kotlinx.coroutines.yield(); deadline.check() }
                         r.await().len shouldBe 4L
                         done = done or Caps.TRIGGER
                     }
