@@ -4,11 +4,13 @@ import braid.core.Braid
 import braid.core.Hints
 import braid.core.IdlePolicy
 import braid.core.OpFlags
+import braid.testsupport.Deadline
 import java.io.File
 import java.lang.management.ManagementFactory
 import java.nio.file.Files
 import java.nio.file.Path
 import java.nio.file.StandardCopyOption
+import java.time.Duration
 import kotlin.system.exitProcess
 
 /**
@@ -57,7 +59,7 @@ object CollBench {
         val tmp = dir.resolve("$rank.tmp"); Files.write(tmp, ep.address); Files.move(tmp, dir.resolve("$rank.addr"), StandardCopyOption.ATOMIC_MOVE)
         val addrs = (0 until n).map { r ->
             val f = dir.resolve("$r.addr")
-            while (!Files.exists(f)) Thread.sleep(2)
+            Deadline.await("the address of rank $r in $dir", Duration.ofSeconds(60)) { Files.exists(f) }
             av.insert(Files.readAllBytes(f))
         }
         val g = Collectives.join(ep, av.avSet(*addrs.toLongArray()), 60_000)
@@ -91,7 +93,7 @@ object CollBench {
 
     private fun build() {
         val threads = ManagementFactory.getThreadMXBean() as com.sun.management.ThreadMXBean
-        val f = LocalFabric(1)
+        val f = collectiveFabric(1)
         val ep = f.nodes[0].ep
         println("%-34s %6s %10s %9s %8s %12s %12s".format("schedule", "ranks", "build us", "requests", "rounds", "heap bytes", "scratch B"))
         for (p in intArrayOf(16, 64, 256, 1024)) {

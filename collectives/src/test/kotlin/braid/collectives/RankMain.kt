@@ -6,10 +6,12 @@ import braid.core.FabricException
 import braid.core.Hints
 import braid.core.OpFlags
 import braid.it.childMain
+import braid.testsupport.Deadline
 import java.nio.file.Files
 import java.nio.file.Path
 import java.nio.file.Paths
 import java.nio.file.StandardCopyOption
+import java.time.Duration
 
 /**
  * One rank of [CollectivesMultiProcessIT]: `RankMain PROVIDER DIR RANK SIZE MODE`. Publishes its
@@ -84,9 +86,9 @@ object RankMain {
 
     private fun lookup(dir: Path, rank: Int): ByteArray {
         val f = dir.resolve("$rank.addr")
-        val deadline = System.nanoTime() + 60_000_000_000L
+        val deadline = Deadline.of("the address of rank $rank in $dir", Duration.ofSeconds(60))
         while (!Files.exists(f)) {
-            check(System.nanoTime() < deadline) { "no address from rank $rank in $dir after 60 s" }
+            deadline.check()
             Thread.sleep(5)
         }
         return Files.readAllBytes(f)

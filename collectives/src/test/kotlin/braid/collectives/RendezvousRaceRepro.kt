@@ -14,7 +14,7 @@ import io.kotest.core.spec.style.FunSpec
  */
 class RendezvousRaceRepro : FunSpec({
     test("allreduce of 5003 INT64 on 3 in-process shm ranks with rendezvous messages, 150 times per algorithm") {
-        for (fi in 0..1) LocalFabric(3, ringCapacity = 1 shl 16, eagerSize = 1024).use { f ->
+        for (fi in 0..1) collectiveFabric(3, ringCapacity = 1 shl 16, eagerSize = 1024).use { f ->
             val groups = f.join(JoinOptions.DEFAULT.withTuning(Matrix.FORCED[fi]))
             onEveryRank(groups) { g ->
                 val count = 5003

@@ -1,8 +1,8 @@
 package braid.bench
 
-import braid.core.Rail
 import braid.core.Completion
 import braid.core.Errno
+import braid.core.Rail
 import braid.core.TestFabric
 import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer

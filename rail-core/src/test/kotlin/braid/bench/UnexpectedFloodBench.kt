@@ -1,7 +1,7 @@
 package braid.bench
 
-import braid.core.Rail
 import braid.core.FiAddr
+import braid.core.Rail
 import braid.core.TestFabric
 import org.agrona.concurrent.UnsafeBuffer
 

@@ -1,8 +1,8 @@
 package braid.core
 
 import braid.provider.DomainProvider
-import braid.provider.RailAv
 import braid.provider.Provider
+import braid.provider.RailAv
 import braid.provider.Transport
 import braid.provider.shm.ShmProvider
 import io.kotest.assertions.throwables.shouldThrow

@@ -1,7 +1,7 @@
 package braid.core
 
-import braid.testsupport.Deadline
 import braid.provider.Provider
+import braid.testsupport.Deadline
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldContainExactlyInAnyOrder

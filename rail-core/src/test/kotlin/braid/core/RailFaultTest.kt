@@ -1,10 +1,10 @@
 package braid.core
 
-import braid.testsupport.Deadline
 import braid.provider.shm.ChannelFileDescriptor
 import braid.provider.shm.FrameDescriptor
 import braid.provider.shm.ShmAddressDescriptor
 import braid.provider.shm.ShmDirectory
+import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldContain

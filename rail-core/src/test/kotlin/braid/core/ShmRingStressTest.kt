@@ -1,10 +1,10 @@
 package braid.core
 
 import braid.testsupport.Deadline
-import java.time.Duration
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import org.agrona.concurrent.UnsafeBuffer
+import java.time.Duration
 import java.util.concurrent.ConcurrentLinkedQueue
 import java.util.concurrent.CountDownLatch
 import java.util.concurrent.TimeUnit

@@ -1,11 +1,11 @@
 package braid.it
 
 import braid.testsupport.Deadline
-import java.time.Duration
 import java.io.File
 import java.nio.file.Files
 import java.nio.file.Path
 import java.nio.file.StandardCopyOption
+import java.time.Duration
 import java.util.concurrent.TimeUnit
 import kotlin.system.exitProcess
 

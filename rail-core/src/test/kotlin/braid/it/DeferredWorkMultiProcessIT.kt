@@ -1,7 +1,5 @@
 package braid.it
 
-import braid.testsupport.Deadline
-import java.time.Duration
 import braid.core.AtomicDatatype
 import braid.core.AtomicOp
 import braid.core.Completion
@@ -14,6 +12,7 @@ import braid.core.OpFlags
 import braid.core.WorkStatus
 import braid.core.direct
 import braid.it.PeerMain.Rma
+import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldContain
@@ -21,6 +20,7 @@ import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
 import java.nio.file.Files
 import java.nio.file.Path
+import java.time.Duration
 
 /**
  * Deferred work and atomics between separate JVM processes, over shm, tcp (loopback) and the

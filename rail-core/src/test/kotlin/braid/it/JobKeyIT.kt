@@ -1,14 +1,13 @@
 package braid.it
 
-import braid.testsupport.Deadline
-import java.time.Duration
 import braid.core.Braid
-import braid.core.CoreParams
 import braid.core.Completion
 import braid.core.CompletionError
+import braid.core.CoreParams
 import braid.core.Errno
 import braid.core.FiAddr
 import braid.core.OpFlags
+import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldContainExactlyInAnyOrder
 import io.kotest.matchers.shouldBe
@@ -17,6 +16,7 @@ import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
 import java.nio.file.Files
 import java.nio.file.Path
+import java.time.Duration
 
 /**
  * The job key on same-host rails: a receiver whose key is `alpha` matches the messages of a

@@ -1,12 +1,12 @@
 package braid.it
 
-import braid.testsupport.Deadline
-import java.time.Duration
 import braid.core.Errno
 import braid.core.FiAddr
 import braid.core.OpFlags
+import braid.testsupport.Deadline
 import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
+import java.time.Duration
 
 /**
  * `PeerMain … mesh`: [node] and the other processes of [placement] (`NAME@HOST`, this one

@@ -1,7 +1,5 @@
 package braid.it
 
-import braid.testsupport.Deadline
-import java.time.Duration
 import braid.core.AddressVector
 import braid.core.AtomicDatatype
 import braid.core.AtomicOp
@@ -16,11 +14,13 @@ import braid.core.FiAddr
 import braid.core.Hints
 import braid.core.MrAccess
 import braid.core.OpFlags
+import braid.testsupport.Deadline
 import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
 import java.nio.file.Files
 import java.nio.file.Path
 import java.nio.file.Paths
+import java.time.Duration
 
 /**
  * The other processes of the multi-process tests, on any provider. Usage:

@@ -1,7 +1,5 @@
 package braid.it
 
-import braid.testsupport.Deadline
-import java.time.Duration
 import braid.core.Braid
 import braid.core.FiAddr
 import braid.core.Hints
@@ -11,6 +9,7 @@ import braid.core.outcome
 import braid.core.suspendedOps
 import braid.core.trecv
 import braid.core.tsend
+import braid.testsupport.Deadline
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.ints.shouldBeLessThan
@@ -21,6 +20,7 @@ import kotlinx.coroutines.CoroutineScope
 import org.agrona.concurrent.UnsafeBuffer
 import java.lang.management.ManagementFactory
 import java.nio.file.Files
+import java.time.Duration
 
 /** Many suspended operations in two real processes over shared memory. */
 class ProgressMultiProcessIT : FunSpec({

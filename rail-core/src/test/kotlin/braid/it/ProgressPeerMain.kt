@@ -1,18 +1,18 @@
 package braid.it
 
-import braid.testsupport.Deadline
-import java.time.Duration
 import braid.core.Braid
 import braid.core.Hints
 import braid.core.OpFlags
 import braid.core.ProgressModel
 import braid.core.trecv
 import braid.core.tsend
+import braid.testsupport.Deadline
 import kotlinx.coroutines.async
 import kotlinx.coroutines.awaitAll
 import kotlinx.coroutines.runBlocking
 import org.agrona.concurrent.UnsafeBuffer
 import java.nio.file.Paths
+import java.time.Duration
 
 /**
  * The other process of [ProgressMultiProcessIT], under automatic progress (an engine thread).

@@ -1,7 +1,5 @@
 package braid.it
 
-import braid.testsupport.Deadline
-import java.time.Duration
 import braid.core.Braid
 import braid.core.CompletionError
 import braid.core.Errno
@@ -11,6 +9,7 @@ import braid.core.FiAddr
 import braid.core.Hints
 import braid.core.OpFlags
 import braid.core.TestFabric
+import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.longs.shouldBeGreaterThan
 import io.kotest.matchers.shouldBe
@@ -21,6 +20,7 @@ import java.nio.ByteBuffer
 import java.nio.file.Files
 import java.nio.file.Path
 import java.nio.file.Paths
+import java.time.Duration
 
 /** Separate JVM processes over real shared-memory files. */
 class ShmMultiProcessIT : FunSpec({

@@ -1,7 +1,5 @@
 package braid.it
 
-import braid.testsupport.Deadline
-import java.time.Duration
 import braid.core.Braid
 import braid.core.Caps
 import braid.core.CompletionError
@@ -11,11 +9,13 @@ import braid.core.Event
 import braid.core.EventType
 import braid.core.Hints
 import braid.core.OpFlags
+import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldContain
 import org.agrona.concurrent.UnsafeBuffer
 import java.nio.file.Files
+import java.time.Duration
 
 /**
  * A sender that dies at the worst moment of a ring record's life, claimed and not committed,

@@ -1,16 +1,15 @@
 package braid.it
 
-import braid.testsupport.Deadline
-import java.time.Duration
-import braid.core.Rail
 import braid.core.Completion
 import braid.core.CompletionError
 import braid.core.Endpoint
 import braid.core.Errno
 import braid.core.FiAddr
+import braid.core.Rail
 import braid.core.TestFabric
 import braid.core.buf
 import braid.provider.tcp.RawPeerMain
+import braid.testsupport.Deadline
 import io.kotest.core.annotation.EnabledIf
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
@@ -19,6 +18,7 @@ import io.kotest.matchers.types.shouldBeInstanceOf
 import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
 import java.nio.file.Files
+import java.time.Duration
 import java.util.concurrent.TimeUnit
 
 /**

@@ -1,15 +1,14 @@
 package braid.it
 
-import braid.testsupport.Deadline
-import java.time.Duration
-import braid.core.Rail
 import braid.core.CompletionError
 import braid.core.Errno
 import braid.core.FiAddr
 import braid.core.OpFlags
+import braid.core.Rail
 import braid.core.TestFabric
 import braid.provider.tcp.TcpSettings
 import braid.provider.tcp.tcp
+import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.longs.shouldBeGreaterThan
 import io.kotest.matchers.shouldBe
@@ -18,6 +17,7 @@ import io.kotest.matchers.types.shouldBeInstanceOf
 import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
 import java.nio.file.Files
+import java.time.Duration
 import java.util.concurrent.TimeUnit
 
 /** A way to make the peer process on host 0 fall silent ([begin]) and to undo it ([end]). */

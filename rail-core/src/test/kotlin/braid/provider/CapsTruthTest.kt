@@ -1,6 +1,5 @@
 package braid.provider
 
-import braid.testsupport.Deadline
 import braid.core.AtomicDatatype
 import braid.core.AtomicOp
 import braid.core.Braid
@@ -22,6 +21,7 @@ import braid.core.send
 import braid.core.trecv
 import braid.core.tsend
 import braid.core.write
+import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldBeEmpty
 import io.kotest.matchers.collections.shouldNotBeEmpty

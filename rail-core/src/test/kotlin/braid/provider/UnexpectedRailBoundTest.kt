@@ -1,14 +1,14 @@
 package braid.provider
 
-import braid.testsupport.Deadline
-import java.time.Duration
-import braid.core.Rail
 import braid.core.Completion
 import braid.core.FiAddr
+import braid.core.Rail
 import braid.core.TestFabric
+import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import org.agrona.concurrent.UnsafeBuffer
+import java.time.Duration
 
 /**
  * The unexpected bounds are endpoint-wide on tcp and on a link too (issue 11, item 3): four

@@ -1,15 +1,15 @@
 package braid.provider.link
 
-import braid.core.driveUntil
-import braid.core.TestFabric
-import braid.core.Rail
 import braid.core.AtomicDatatype
 import braid.core.AtomicOp
 import braid.core.DeferredOp
 import braid.core.DeferredWork
 import braid.core.MrAccess
+import braid.core.Rail
+import braid.core.TestFabric
 import braid.core.WorkStatus
 import braid.core.direct
+import braid.core.driveUntil
 import braid.core.rmaContract
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe

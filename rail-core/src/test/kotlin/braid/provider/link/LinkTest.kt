@@ -1,7 +1,5 @@
 package braid.provider.link
 
-import braid.core.TestFabric
-import braid.core.Rail
 import braid.core.Braid
 import braid.core.Completion
 import braid.core.Errno
@@ -9,13 +7,15 @@ import braid.core.FabricException
 import braid.core.FiAddr
 import braid.core.Hints
 import braid.core.Info
+import braid.core.Rail
+import braid.core.TestFabric
 import braid.core.buf
 import braid.core.lateSenderContract
 import braid.core.matchingContract
 import braid.core.pingPongAllocatesNothing
 import braid.provider.AddressHeader
-import braid.provider.link.LinkParams
 import braid.provider.PeerAddress
+import braid.provider.link.LinkParams
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldContain

@@ -1,6 +1,5 @@
 package braid.provider.shm
 
-import braid.testsupport.Deadline
 import braid.core.Braid
 import braid.core.Completion
 import braid.core.CompletionError
@@ -12,6 +11,7 @@ import braid.core.Hints
 import braid.core.OpFlags
 import braid.core.buf
 import braid.core.text
+import braid.testsupport.Deadline
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe

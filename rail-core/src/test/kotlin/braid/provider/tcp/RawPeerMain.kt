@@ -1,10 +1,10 @@
 package braid.provider.tcp
 
-import braid.testsupport.Deadline
-import java.time.Duration
 import braid.it.Rendezvous
 import braid.it.childMain
+import braid.testsupport.Deadline
 import java.nio.file.Paths
+import java.time.Duration
 
 /**
  * A [RawTcpPeer] in a process of its own, so it can sit on another host ([braid.it.NetnsHosts]),

@@ -1,21 +1,20 @@
 package braid.provider.tcp
 
-import braid.testsupport.Deadline
-import java.time.Duration
-import braid.core.driveUntil
-import braid.core.Rail
 import braid.core.Braid
 import braid.core.Completion
 import braid.core.CompletionError
 import braid.core.CoreParams
-import braid.core.Errno
 import braid.core.CqFormat
+import braid.core.Errno
 import braid.core.Event
 import braid.core.EventType
 import braid.core.FiAddr
+import braid.core.Rail
 import braid.core.TestFabric
 import braid.core.buf
+import braid.core.driveUntil
 import braid.core.text
+import braid.testsupport.Deadline
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldContainExactlyInAnyOrder
@@ -25,6 +24,7 @@ import io.kotest.matchers.string.shouldNotContain
 import io.kotest.matchers.types.shouldBeInstanceOf
 import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
+import java.time.Duration
 import java.util.logging.Handler
 import java.util.logging.LogRecord
 import java.util.logging.Logger

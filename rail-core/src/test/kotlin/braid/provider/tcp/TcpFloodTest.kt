@@ -1,16 +1,18 @@
 package braid.provider.tcp
 
-import braid.core.driveUntil
-import braid.core.TestFabric
-import braid.core.Rail
 import braid.core.Completion
 import braid.core.FiAddr
+import braid.core.Rail
+import braid.core.TestFabric
+import braid.core.driveUntil
+import braid.testsupport.Deadline
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.types.shouldBeInstanceOf
 import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
+import java.time.Duration
 
 /** Floods of unexpected messages: what the receiver holds stays bounded, and everything arrives once the receives come. */
 class TcpFloodTest : FunSpec({
@@ -50,9 +52,9 @@ class TcpFloodTest : FunSpec({
                 if (a.ep.tryTsend(payload, 0, 3000, f.addrs[0][2], 1, null) == 0) queued++
                 if (c.ep.tryTsend(payload, 0, 3000, f.addrs[1][2], 2, null) == 0) queued++
             }
-            val deadline = System.nanoTime() + 5_000_000_000L
+            val settle = Deadline.of("the flood to settle", Duration.ofSeconds(5))
             var last = -1
-            while (System.nanoTime() < deadline) { // until nothing more moves
+            while (!settle.expired()) { // until nothing more moves (at most 5 s: the checks below hold either way)
                 repeat(200) { a.domain.progress(); c.domain.progress(); b.domain.progress() }
                 if (b.ep.srx.unexpectedCount == last) break
                 last = b.ep.srx.unexpectedCount

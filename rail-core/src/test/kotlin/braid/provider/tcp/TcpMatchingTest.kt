@@ -1,17 +1,17 @@
 package braid.provider.tcp
 
-import braid.testsupport.Deadline
-import braid.core.driveUntil
-import braid.core.TestFabric
-import braid.core.Rail
 import braid.core.Completion
 import braid.core.CompletionError
 import braid.core.Errno
 import braid.core.FiAddr
 import braid.core.OpFlags
+import braid.core.Rail
+import braid.core.TestFabric
 import braid.core.buf
+import braid.core.driveUntil
 import braid.core.lateSenderContract
 import braid.core.matchingContract
+import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldContainExactly
 import io.kotest.matchers.shouldBe

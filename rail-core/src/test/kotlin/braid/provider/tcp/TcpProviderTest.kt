@@ -1,12 +1,12 @@
 package braid.provider.tcp
 
-import braid.core.TestFabric
-import braid.core.Rail
 import braid.core.Braid
 import braid.core.Caps
 import braid.core.FabricException
 import braid.core.Hints
+import braid.core.Rail
 import braid.core.Settings
+import braid.core.TestFabric
 import braid.provider.shm.ShmAddressDescriptor
 import braid.provider.shm.ShmProvider
 import io.kotest.assertions.throwables.shouldThrow

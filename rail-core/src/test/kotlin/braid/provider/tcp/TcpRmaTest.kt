@@ -1,7 +1,7 @@
 package braid.provider.tcp
 
-import braid.core.TestFabric
 import braid.core.Rail
+import braid.core.TestFabric
 import braid.core.rmaContract
 import io.kotest.core.spec.style.FunSpec
 

@@ -1,16 +1,16 @@
 package braid.provider.tcp
 
-import braid.core.driveUntil
-import braid.core.TestFabric
-import braid.core.Rail
 import braid.core.Completion
 import braid.core.Errno
 import braid.core.FabricException
 import braid.core.FiAddr
 import braid.core.MrAccess
-import braid.core.direct
 import braid.core.ProgressEngine
+import braid.core.Rail
+import braid.core.TestFabric
 import braid.core.buf
+import braid.core.direct
+import braid.core.driveUntil
 import braid.core.text
 import braid.core.trecv
 import braid.core.tsend

@@ -1,13 +1,13 @@
 package braid.provider.tcp
 
-import braid.testsupport.Deadline
-import braid.core.TestFabric
-import braid.core.Rail
 import braid.core.Completion
 import braid.core.CompletionError
 import braid.core.Errno
 import braid.core.FiAddr
+import braid.core.Rail
+import braid.core.TestFabric
 import braid.core.buf
+import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.types.shouldBeInstanceOf
