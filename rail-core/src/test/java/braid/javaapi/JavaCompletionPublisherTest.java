@@ -1,6 +1,5 @@
 package braid.javaapi;
 
-import braid.testsupport.Deadline;
 import braid.core.Caps;
 import braid.core.Completion;
 import braid.core.CompletionError;
@@ -16,6 +15,7 @@ import braid.core.FabricException;
 import braid.core.FiAddr;
 import braid.core.OpFlags;
 import braid.core.TriggeredEndpoint;
+import braid.testsupport.Deadline;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

@@ -1,6 +1,5 @@
 package braid.javaapi;
 
-import braid.testsupport.Deadline;
 import braid.core.AtomicDatatype;
 import braid.core.AtomicOp;
 import braid.core.Caps;
@@ -18,6 +17,7 @@ import braid.core.MrAccess;
 import braid.core.OpFlags;
 import braid.core.ProgressEngine;
 import braid.core.ProgressModel;
+import braid.testsupport.Deadline;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -36,7 +36,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * Every data operation in its future and blocking forms, with heap and direct ByteBuffers and

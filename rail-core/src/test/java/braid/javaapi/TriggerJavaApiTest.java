@@ -1,6 +1,5 @@
 package braid.javaapi;
 
-import braid.testsupport.Deadline;
 import braid.core.AddressVector;
 import braid.core.AtomicDatatype;
 import braid.core.AtomicOp;
@@ -22,6 +21,7 @@ import braid.core.MrAccess;
 import braid.core.OpFlags;
 import braid.core.TriggeredEndpoint;
 import braid.core.WorkStatus;
+import braid.testsupport.Deadline;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 

@@ -36,7 +36,10 @@ class TestFabric(
     settings: Settings = SETTINGS,
     keys: List<String>? = null,
 ) : AutoCloseable {
-    private val size = (rail as? Rail.Link)?.perNode?.size ?: count
+    private val size = ((rail as? Rail.Link)?.perNode?.size ?: count).also { n ->
+        require(n == count || count == 2) { "TestFabric: count $count, but $rail lists $n link strings; give one per node and leave count out" }
+        require(keys == null || keys.size == n) { "TestFabric: ${keys?.size} job keys for $n nodes; give one per node" }
+    }
 
     /** Each node's info: the rail's offer, tuned as asked. */
     val infos: List<Info> = List(size) { i ->
@@ -70,7 +73,7 @@ class TestFabric(
     val addrs: List<LongArray>
 
     init {
-        require(keys == null || keys.size == size) { "TestFabric: ${keys?.size} job keys for $size nodes; give one per node" }
+
         nodes.forEach { it.ep.enable() }
         addrs = nodes.map { n -> LongArray(size) { j -> n.av.insert(nodes[j].ep.address) } }
     }

@@ -1,6 +1,5 @@
 package braid.collectives.javaapi;
 
-import braid.testsupport.Deadline;
 import braid.collectives.CollectiveGroup;
 import braid.collectives.CollectiveJoin;
 import braid.collectives.CollectiveOp;
@@ -26,6 +25,7 @@ import braid.core.Fabric;
 import braid.core.Hints;
 import braid.core.Info;
 import braid.core.OpFlags;
+import braid.testsupport.Deadline;
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
