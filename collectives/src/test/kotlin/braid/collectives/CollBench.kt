@@ -4,11 +4,11 @@ import braid.core.Braid
 import braid.core.Hints
 import braid.core.IdlePolicy
 import braid.core.OpFlags
+import braid.it.Rendezvous
 import java.io.File
 import java.lang.management.ManagementFactory
 import java.nio.file.Files
 import java.nio.file.Path
-import java.nio.file.StandardCopyOption
 import kotlin.system.exitProcess
 
 /**
@@ -54,12 +54,8 @@ object CollBench {
         val cq = domain.completionQueue()
         val av = domain.addressVector()
         val ep = domain.endpoint().also { it.bind(cq, OpFlags.TRANSMIT or OpFlags.RECV); it.bind(av); it.enable() }
-        val tmp = dir.resolve("$rank.tmp"); Files.write(tmp, ep.address); Files.move(tmp, dir.resolve("$rank.addr"), StandardCopyOption.ATOMIC_MOVE)
-        val addrs = (0 until n).map { r ->
-            val f = dir.resolve("$r.addr")
-            while (!Files.exists(f)) Thread.sleep(2)
-            av.insert(Files.readAllBytes(f))
-        }
+        Rendezvous.publish(dir, "$rank", ep.address)
+        val addrs = (0 until n).map { r -> av.insert(Rendezvous.lookup(dir, "$r")) }
         val g = Collectives.join(ep, av.avSet(*addrs.toLongArray()), 60_000)
         val send = Reference.buffer(1 shl 20); val recv = Reference.buffer(1 shl 20)
         val mine = Reference.buffer(8); val worst = Reference.buffer(8)
@@ -91,7 +87,7 @@ object CollBench {
 
     private fun build() {
         val threads = ManagementFactory.getThreadMXBean() as com.sun.management.ThreadMXBean
-        val f = LocalFabric(1)
+        val f = collectiveFabric(1)
         val ep = f.nodes[0].ep
         println("%-34s %6s %10s %9s %8s %12s %12s".format("schedule", "ranks", "build us", "requests", "rounds", "heap bytes", "scratch B"))
         for (p in intArrayOf(16, 64, 256, 1024)) {

@@ -1,9 +1,11 @@
 package braid.collectives
 
+import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.string.shouldContain
 import java.io.File
 import java.nio.file.Files
+import java.time.Duration
 import java.util.concurrent.TimeUnit
 
 /**
@@ -52,9 +54,9 @@ class CollectivesMultiProcessIT : FunSpec({
             val dir = Files.createTempDirectory("coll-kill-$provider-").toFile()
             val procs = (0 until 3).map { start(provider, dir, it, 3, if (it == 1) "victim" else "survivor") }
             try {
-                val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60)
+                val deadline = Deadline.of("all three ranks to start their allreduces", Duration.ofSeconds(60))
                 while ((0 until 3).any { !File(dir, "$it.running").exists() }) {
-                    check(System.nanoTime() < deadline) { "ranks never started their allreduces: ${(0 until 3).map { File(dir, "$it.log").readText() }}" }
+                    deadline.check { "rank logs: ${(0 until 3).map { File(dir, "$it.log").readText() }}" }
                     Thread.sleep(20)
                 }
                 Thread.sleep(300)

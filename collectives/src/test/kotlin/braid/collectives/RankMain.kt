@@ -5,11 +5,10 @@ import braid.core.Errno
 import braid.core.FabricException
 import braid.core.Hints
 import braid.core.OpFlags
+import braid.it.Rendezvous
 import braid.it.childMain
 import java.nio.file.Files
-import java.nio.file.Path
 import java.nio.file.Paths
-import java.nio.file.StandardCopyOption
 
 /**
  * One rank of [CollectivesMultiProcessIT]: `RankMain PROVIDER DIR RANK SIZE MODE`. Publishes its
@@ -42,8 +41,8 @@ object RankMain {
         val cq = domain.completionQueue()
         val av = domain.addressVector()
         val ep = domain.endpoint().also { it.bind(cq, OpFlags.TRANSMIT or OpFlags.RECV); it.bind(av); it.enable() }
-        publish(dir, rank, ep.address)
-        val addrs = (0 until size).map { av.insert(lookup(dir, it)) }
+        Rendezvous.publish(dir, "$rank", ep.address)
+        val addrs = (0 until size).map { av.insert(Rendezvous.lookup(dir, "$it")) }
         val set = av.avSet(*addrs.toLongArray())
         val group = Collectives.join(ep, set, 60_000)
         check(group.rank == rank) { "joined as rank ${group.rank}, expected $rank" }
@@ -76,19 +75,4 @@ object RankMain {
         fabric.close()
     }
 
-    private fun publish(dir: Path, rank: Int, address: ByteArray) {
-        val tmp = dir.resolve("$rank.tmp")
-        Files.write(tmp, address)
-        Files.move(tmp, dir.resolve("$rank.addr"), StandardCopyOption.ATOMIC_MOVE)
-    }
-
-    private fun lookup(dir: Path, rank: Int): ByteArray {
-        val f = dir.resolve("$rank.addr")
-        val deadline = System.nanoTime() + 60_000_000_000L
-        while (!Files.exists(f)) {
-            check(System.nanoTime() < deadline) { "no address from rank $rank in $dir after 60 s" }
-            Thread.sleep(5)
-        }
-        return Files.readAllBytes(f)
-    }
 }

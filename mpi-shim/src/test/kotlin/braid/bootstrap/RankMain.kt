@@ -9,7 +9,9 @@ import braid.core.Errno
 import braid.core.Hints
 import braid.core.OpFlags
 import braid.it.childMain
+import braid.testsupport.Deadline
 import org.agrona.concurrent.UnsafeBuffer
+import java.time.Duration
 
 /**
  * One rank of a launcher test, started by a real launcher (`mpiexec.mpich`, `mpirun.openmpi`,
@@ -98,14 +100,14 @@ object RankMain {
             }
             val c = Completion()
             var done = 0
-            val deadline = System.nanoTime() + 60_000_000_000L
+            val deadline = Deadline.of("rank $me's sends and receives to complete", Duration.ofSeconds(60))
             fun poll() {
                 when (val rc = cq.read(c)) {
                     1 -> done++
                     -Errno.EAVAIL -> { val e = CompletionError(); cq.readErr(e); error("rank $me: an operation failed: $e") }
                     else -> check(rc == -Errno.EAGAIN) { "cq.read returned $rc" }
                 }
-                check(System.nanoTime() < deadline) { "rank $me: $done of ${2 * expected} completions after 60 s" }
+                deadline.check { "$done of ${2 * expected} completions" }
             }
             for (r in 0 until n) if (r != me) {
                 while (true) {

@@ -4,9 +4,11 @@ import braid.mpi.testing.MemoryJob
 import braid.mpi.testing.intAt
 import braid.mpi.testing.ints
 import braid.mpi.testing.runRanks
+import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import java.nio.ByteBuffer
+import java.time.Duration
 import java.util.UUID
 import kotlin.concurrent.thread
 
@@ -119,11 +121,11 @@ class CommunicatorTest : FunSpec({
         runRanks(3) { mpi ->
             var port = ""
             if (mpi.world.rank == 0) {
-                val deadline = System.nanoTime() + 30_000_000_000
+                val deadline = Deadline.of("the server to publish '$service'", Duration.ofSeconds(30))
                 while (true) {
                     port = runCatching { mpi.lookupName(service) }.getOrNull() ?: ""
                     if (port.isNotEmpty()) break
-                    check(System.nanoTime() < deadline) { "the server never published '$service'" }
+                    deadline.check()
                     Thread.sleep(10)
                 }
             }

@@ -3,6 +3,7 @@ package braid.mpi
 import braid.mpi.testing.intAt
 import braid.mpi.testing.ints
 import braid.mpi.testing.runRanks
+import braid.testsupport.Deadline
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
@@ -228,7 +229,8 @@ class PointToPointTest : FunSpec({
             while (seen.size < 4) Request.waitSome(recvs).forEach { check(seen.add(it.index)) { "index ${it.index} reported twice" } }
             Request.waitAny(recvs).index shouldBe Mpi.UNDEFINED
             var all: Array<Status>? = null
-            while (all == null) all = Request.testAll(sends)
+            val deadline = Deadline.of("every send to test complete")
+            while (all == null) { all = Request.testAll(sends); deadline.check() }
             all.size shouldBe 4
             bufs.mapIndexed { i, bb -> bb.intAt(0) shouldBe i }
         }

@@ -15,6 +15,7 @@ import braid.core.FabricException;
 import braid.core.FiAddr;
 import braid.core.OpFlags;
 import braid.core.TriggeredEndpoint;
+import braid.testsupport.Deadline;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -90,12 +91,8 @@ class JavaCompletionPublisherTest {
             ended.countDown();
         }
 
-        void awaitItems(int n) throws InterruptedException {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (items.size() < n) {
-                if (System.nanoTime() > deadline) throw new AssertionError("the subscriber got " + items.size() + " of " + n + " completions within 10 s");
-                Thread.sleep(1);
-            }
+        void awaitItems(int n) {
+            Deadline.await(n + " completions at the subscriber", Deadline.DEFAULT, items::size, got -> got >= n);
         }
     }
 
@@ -120,8 +117,8 @@ class JavaCompletionPublisherTest {
         EndpointFutures.tsendAsync(a, text("after"), aToB, 9).get(10, TimeUnit.SECONDS);
         assertEquals(0, b.tryTrecv(ByteBuffer.allocate(8), FiAddr.UNSPEC, 9, 0, "rx9"));
         Completion c = new Completion();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (cqB.read(c) != 1) if (System.nanoTime() > deadline) throw new AssertionError("rx9 did not complete within 10 s");
+        Deadline deadline = Deadline.of("rx9's completion");
+        while (cqB.read(c) != 1) deadline.check();
         assertEquals("rx9", c.context);
         assertEquals(5, r.items.size());
     }

@@ -17,6 +17,7 @@ import braid.core.MrAccess;
 import braid.core.OpFlags;
 import braid.core.ProgressEngine;
 import braid.core.ProgressModel;
+import braid.testsupport.Deadline;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -35,7 +36,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * Every data operation in its future and blocking forms, with heap and direct ByteBuffers and
@@ -119,9 +119,9 @@ class JavaFormsTest {
             .thenCompose(c -> EndpointFutures.sendAsync(b, atB.duplicate().limit((int) c.len), c.source))
             .thenApply(c -> c);
         EndpointFutures.sendAsync(a, direct("echo me"), aToB);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        Deadline deadline = Deadline.of("the echo's reply, by isDone() polling alone");
         while (!replyArrived.isDone()) {
-            if (System.nanoTime() > deadline) fail("the echo's reply did not arrive within 10 s by isDone() polling alone");
+            deadline.check();
             Thread.onSpinWait();
         }
         assertEquals("echo me", text(back, 7));
@@ -196,8 +196,8 @@ class JavaFormsTest {
         // The try form with a ByteBuffer: its completion arrives on the CQ with our context.
         assertEquals(0, a.tryWrite(heap("try"), aToB, 200, mr.getKey(), "try-write"));
         Completion c = new Completion();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (cqA.read(c) != 1) if (System.nanoTime() > deadline) fail("no completion for the try write within 10 s");
+        Deadline deadline = Deadline.of("the try write's completion");
+        while (cqA.read(c) != 1) deadline.check();
         assertEquals("try-write", c.context);
         assertTrue(remoteWrites.waitAsync(3).get(10, TimeUnit.SECONDS) >= 3, "the target counted three remote writes");
     }

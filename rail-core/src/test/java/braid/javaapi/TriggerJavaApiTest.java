@@ -21,6 +21,7 @@ import braid.core.MrAccess;
 import braid.core.OpFlags;
 import braid.core.TriggeredEndpoint;
 import braid.core.WorkStatus;
+import braid.testsupport.Deadline;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 
@@ -66,11 +67,11 @@ class TriggerJavaApiTest {
             assertEquals(0, a.tryFetchAtomic(one, 0, 1, old, 8, toB, 0, mr.getKey(), AtomicDatatype.INT64, AtomicOp.SUM, "direct"));
             Completion c = new Completion();
             boolean direct = false;
-            long deadline = System.nanoTime() + 10_000_000_000L;
+            Deadline deadline = Deadline.of("the triggered and the direct fetch-add");
             while (done.getValue() < 1 || !direct) {
                 db.progress();
                 if (cqA.read(c) == 1) direct = true;
-                assertTrue(System.nanoTime() < deadline, "timed out: " + work);
+                deadline.check(work::toString);
             }
             assertEquals(2L, mr.getBuffer().getLong(0));
             assertEquals(1L, old.getLong(0) + old.getLong(8)); // one saw 0, the other 1

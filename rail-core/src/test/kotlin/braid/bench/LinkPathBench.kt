@@ -2,9 +2,8 @@ package braid.bench
 
 import braid.core.Completion
 import braid.core.Errno
-import braid.core.RailFabric
+import braid.core.Rail
 import braid.core.TestFabric
-import braid.provider.link.LinkTestFabric
 import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
 
@@ -34,10 +33,10 @@ object LinkPathBench {
         val batch = args.getOrNull(0)?.toInt() ?: 1_000_000
         val rails = args.getOrNull(1)?.split(",") ?: listOf("shm", "link")
         TestFabric().use { shm ->
-            LinkTestFabric().use { link ->
+            TestFabric(rail = Rail.LINK).use { link ->
                 val polls = rails.associateWith { LongArray(ROUNDS) }
                 val messages = rails.associateWith { LongArray(ROUNDS) }
-                val fabrics = linkedMapOf<String, RailFabric>("shm" to shm, "link" to link).filterKeys { it in rails }
+                val fabrics = linkedMapOf<String, TestFabric>("shm" to shm, "link" to link).filterKeys { it in rails }
                 for (warm in 0 until 3) for ((_, f) in fabrics) { idlePolls(f, batch); messages(f, batch / 10) }
                 for (r in 0 until ROUNDS) {
                     for ((name, f) in fabrics) {
@@ -54,7 +53,7 @@ object LinkPathBench {
         }
     }
 
-    private fun idlePolls(f: RailFabric, n: Int): Long {
+    private fun idlePolls(f: TestFabric, n: Int): Long {
         val c = Completion()
         val cq = f.nodes[0].cq
         val t0 = System.nanoTime()
@@ -65,7 +64,7 @@ object LinkPathBench {
     private val out = UnsafeBuffer(ByteBuffer.allocateDirect(64))
     private val rx = UnsafeBuffer(ByteBuffer.allocateDirect(64))
 
-    private fun messages(f: RailFabric, n: Int): Long {
+    private fun messages(f: TestFabric, n: Int): Long {
         val (a, b) = f.nodes
         val toB = f.addrs[0][1]
         val toA = f.addrs[1][0]

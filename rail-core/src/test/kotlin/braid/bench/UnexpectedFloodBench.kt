@@ -1,10 +1,8 @@
 package braid.bench
 
 import braid.core.FiAddr
-import braid.core.RailFabric
+import braid.core.Rail
 import braid.core.TestFabric
-import braid.provider.link.LinkTestFabric
-import braid.provider.tcp.TcpTestFabric
 import org.agrona.concurrent.UnsafeBuffer
 
 /**
@@ -25,12 +23,12 @@ object UnexpectedFloodBench {
         // The bound, passed through the API (the test fabrics ignore the environment otherwise); 0: the default.
         val bound = System.getenv("BRAID_UNEXPECTED_BYTES")?.toLong() ?: 0L
         run("shm", count) { TestFabric(5, ringCapacity = 4 shl 20, eagerSize = SIZE, unexpectedBytes = bound) }
-        run("tcp", count) { TcpTestFabric(5, bufferSize = 1 shl 20, eagerSize = SIZE, unexpectedBytes = bound) }
+        run("tcp", count) { TestFabric(5, Rail.TCP, bufferSize = 1 shl 20, eagerSize = SIZE, unexpectedBytes = bound) }
         // Two senders on this host (shm) and two that the link reaches over its tcp rail.
-        run("link", count) { LinkTestFabric(listOf("shm+tcp:lo", "shm+tcp:lo", "shm+tcp:lo", "tcp:lo", "tcp:lo"), eagerSize = SIZE, unexpectedBytes = bound) }
+        run("link", count) { TestFabric(rail = Rail.link("shm+tcp:lo", "shm+tcp:lo", "shm+tcp:lo", "tcp:lo", "tcp:lo"), eagerSize = SIZE, unexpectedBytes = bound) }
     }
 
-    private fun run(rail: String, count: Int, open: () -> RailFabric) {
+    private fun run(rail: String, count: Int, open: () -> TestFabric) {
         open().use { f ->
             val rx = f.nodes[0]
             val senders = f.nodes.drop(1)

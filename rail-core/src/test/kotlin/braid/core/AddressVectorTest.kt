@@ -1,7 +1,5 @@
 package braid.core
 
-import braid.provider.tcp.TcpTestFabric
-import braid.provider.link.LinkTestFabric
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.longs.shouldBeLessThanOrEqual
 import io.kotest.matchers.shouldBe
@@ -9,8 +7,8 @@ import io.kotest.matchers.shouldBe
 /** The address-vector bookkeeping contract ([avContract]) on each rail: shm, tcp (loopback) and the link. */
 class AddressVectorTest : FunSpec({
     avContract("shm") { count -> TestFabric(count) }
-    avContract("tcp") { count -> TcpTestFabric(count) }
-    avContract("link") { count -> LinkTestFabric(List(count) { "shm+tcp:lo" }) }
+    avContract("tcp") { count -> TestFabric(count, Rail.TCP) }
+    avContract("link") { count -> TestFabric(count, Rail.LINK) }
 
     for (rail in AvScale.rails) {
         test("the $rail address vector of a million peers holds at most 32 bytes of heap per entry, and resolves the first and last") {

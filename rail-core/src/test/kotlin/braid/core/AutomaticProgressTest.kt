@@ -1,5 +1,6 @@
 package braid.core
 
+import braid.testsupport.Deadline
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.longs.shouldBeGreaterThan
@@ -17,7 +18,7 @@ import java.util.concurrent.TimeUnit
 class AutomaticProgressTest : FunSpec({
 
     /** Posts [n] receives on b and [n] sends (eager and rendezvous) on a as futures; waits passively. */
-    fun exchangeWithoutCalls(f: ProgressFabric, n: Int) {
+    fun exchangeWithoutCalls(f: TestFabric, n: Int) {
         val (a, b) = f.nodes
         val rx = List(n) { UnsafeBuffer(ByteArray(4096)) }
         val receives = List(n) { i -> b.ep.trecvAsync(rx[i], 0, 4096, FiAddr.UNSPEC, i.toLong()) }
@@ -34,7 +35,7 @@ class AutomaticProgressTest : FunSpec({
     }
 
     test("with ProgressModel.AUTO, futures complete on the engine threads with no application calls") {
-        ProgressFabric(progress = ProgressModel.AUTO).use { f ->
+        TestFabric(progress = ProgressModel.AUTO).use { f ->
             f.nodes.forEach { it.domain.progressModel shouldBe ProgressModel.AUTO }
             exchangeWithoutCalls(f, 200)
             f.nodes.forEach { it.domain.progressEngine!!.busyCycles shouldBeGreaterThan 0L }
@@ -42,7 +43,7 @@ class AutomaticProgressTest : FunSpec({
     }
 
     test("a coroutine engine on a caller's dispatcher completes operations with no application calls, and stops with its parent job") {
-        ProgressFabric().use { f ->
+        TestFabric().use { f ->
             OneThread("engine").use { t ->
                 val parent = Job()
                 val engines = f.nodes.map { ProgressEngine.coroutine(it.domain, t.dispatcher + parent) }
@@ -56,7 +57,7 @@ class AutomaticProgressTest : FunSpec({
     }
 
     test("suspended operations complete under a thread engine while their coroutines only wait") {
-        ProgressFabric().use { f ->
+        TestFabric().use { f ->
             val (a, b) = f.nodes
             f.nodes.forEach { ProgressEngine.thread(it.domain) }
             OneThread("waiters").use { t ->
@@ -74,7 +75,7 @@ class AutomaticProgressTest : FunSpec({
     }
 
     test("a second engine on a domain is refused with EBUSY; closing the engine hands waiting coroutines back to manual progress") {
-        ProgressFabric().use { f ->
+        TestFabric().use { f ->
             val (a, b) = f.nodes
             val engine = ProgressEngine.thread(b.domain)
             val e = shouldThrow<FabricException> { ProgressEngine.coroutine(b.domain) }
@@ -83,7 +84,7 @@ class AutomaticProgressTest : FunSpec({
             OneThread("waiter").use { t ->
                 val rx = UnsafeBuffer(ByteArray(8))
                 val r = CoroutineScope(t.dispatcher).outcome { b.ep.trecv(rx, 0, 8, FiAddr.UNSPEC, 3) }
-                spinUntil("the receive to suspend") { b.domain.suspendedOps == 1 }
+                Deadline.await("the receive to suspend") { b.domain.suspendedOps == 1 }
                 engine.close()
                 engine.isRunning shouldBe false
                 b.domain.progressModel shouldBe ProgressModel.MANUAL
@@ -95,7 +96,7 @@ class AutomaticProgressTest : FunSpec({
     }
 
     test("closing a domain stops its engine thread") {
-        val f = ProgressFabric(progress = ProgressModel.AUTO)
+        val f = TestFabric(progress = ProgressModel.AUTO)
         val threads = f.nodes.map { it.domain.progressEngine!!.engineThread!! }
         threads.forEach { it.isAlive shouldBe true }
         f.close()

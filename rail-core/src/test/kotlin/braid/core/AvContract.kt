@@ -14,8 +14,8 @@ import org.agrona.concurrent.UnsafeBuffer
  * fi_addr it has now, so receives directed at it match. [open] gives `count` senders of the rail;
  * each case adds a receiver with an AV of the type under test.
  */
-fun FunSpec.avContract(rail: String, open: (count: Int) -> RailFabric) {
-    fun receiver(f: RailFabric, type: AvType): TestFabric.Node =
+fun FunSpec.avContract(rail: String, open: (count: Int) -> TestFabric) {
+    fun receiver(f: TestFabric, type: AvType): TestFabric.Node =
         TestFabric.Node(f.fabric.domain(f.info.copy(domainAttr = f.info.domainAttr.copy(avType = type))), CqFormat.TAGGED).also { it.ep.enable() }
 
     /** [from] sends [text] with [tag] to [to]'s endpoint ([to] inserted in its AV as [dest]). */

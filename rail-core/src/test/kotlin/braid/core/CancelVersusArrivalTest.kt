@@ -1,5 +1,6 @@
 package braid.core
 
+import braid.testsupport.Deadline
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.ints.shouldBeGreaterThan
@@ -23,11 +24,11 @@ import kotlin.random.Random
 class CancelVersusArrivalTest : FunSpec({
 
     test("a cancelled receive that never matched throws CancellationException and the message goes to a later receive") {
-        ProgressFabric().use { f ->
+        TestFabric().use { f ->
             val (a, b) = f.nodes
             OneThread("receiver").use { t ->
                 val job = CoroutineScope(t.dispatcher).outcome { b.ep.trecv(UnsafeBuffer(ByteArray(8)), 0, 8, FiAddr.UNSPEC, 4) }
-                spinUntil("the receive to suspend") { b.domain.suspendedOps == 1 }
+                Deadline.await("the receive to suspend") { b.domain.suspendedOps == 1 }
                 job.cancel()
                 job.await(10_000).exceptionOrNull().shouldBeInstanceOf<CancellationException>()
                 b.ep.postedReceives shouldBe 0
@@ -41,17 +42,17 @@ class CancelVersusArrivalTest : FunSpec({
     }
 
     test("a receive whose message matched before the cancel returns the message, though its coroutine was cancelled") {
-        ProgressFabric().use { f ->
+        TestFabric().use { f ->
             val (a, b) = f.nodes
             OneThread("receiver").use { t ->
                 val rx = UnsafeBuffer(ByteArray(8))
                 val job = CoroutineScope(t.dispatcher).outcome { b.ep.trecv(rx, 0, 8, FiAddr.UNSPEC, 5) }
-                spinUntil("the receive to suspend") { b.domain.suspendedOps == 1 }
+                Deadline.await("the receive to suspend") { b.domain.suspendedOps == 1 }
                 // Hold the receiver's thread so the coroutine is resumed but not yet run.
                 val hold = CountDownLatch(1)
                 CoroutineScope(t.dispatcher).launch { hold.await() }
                 a.ep.tryTinject(buf("mine"), 0, 4, f.addrs[0][1], 5) shouldBe 0
-                spinUntil("the receive to match") { b.domain.progress(); b.domain.pendingOps == 0 }
+                Deadline.await("the receive to match") { b.domain.progress(); b.domain.pendingOps == 0 }
                 job.cancel()
                 hold.countDown()
                 // The code after trecv gets the message; the cancellation shows at its next suspension.
@@ -66,7 +67,7 @@ class CancelVersusArrivalTest : FunSpec({
     for ((kind, size) in listOf("eager" to 256, "rendezvous" to 16 * 1024)) {
         val rounds = if (kind == "eager") 3000 else 1000
         test("cancel racing with the arrival of $kind messages: $rounds rounds, each with one outcome, no message lost or doubled") {
-            ProgressFabric(eagerSize = 1024, ringCapacity = 1 shl 16).use { f ->
+            TestFabric(eagerSize = 1024, ringCapacity = 1 shl 16).use { f ->
                 val (a, b) = f.nodes
                 // The sender's rendezvous steps need no help from this test.
                 ProgressEngine.thread(a.domain)
@@ -83,7 +84,7 @@ class CancelVersusArrivalTest : FunSpec({
                             val second = payload(size, i, 2)
                             val rx = UnsafeBuffer(ByteArray(size))
                             val job = CoroutineScope(t.dispatcher).outcome { b.ep.trecv(rx, 0, size, FiAddr.UNSPEC, tag) }
-                            spinUntil("round $i: the receive to be posted") { b.ep.postedReceives == 1 || job.isCompleted }
+                            Deadline.await("round $i: the receive to be posted") { b.ep.postedReceives == 1 || job.isCompleted }
                             val sendDelay = rnd.nextInt(1000)
                             val cancelDelay = rnd.nextInt(20_000)
                             // The sender also drives the receiver's progress, so the match races the cancel
@@ -129,7 +130,7 @@ class CancelVersusArrivalTest : FunSpec({
     }
 
     test("future.cancel withdraws an unmatched receive and refuses to cancel a matched one") {
-        ProgressFabric().use { f ->
+        TestFabric().use { f ->
             val (a, b) = f.nodes
             val unmatched = b.ep.trecvAsync(UnsafeBuffer(ByteArray(8)), 0, 8, FiAddr.UNSPEC, 1)
             unmatched.cancel(true) shouldBe true
@@ -137,7 +138,7 @@ class CancelVersusArrivalTest : FunSpec({
             val rx = UnsafeBuffer(ByteArray(8))
             val matched = b.ep.trecvAsync(rx, 0, 8, FiAddr.UNSPEC, 2)
             a.ep.tryTinject(buf("two"), 0, 3, f.addrs[0][1], 2) shouldBe 0
-            spinUntil("the receive to match") { b.domain.progress(); b.domain.pendingOps == 0 }
+            Deadline.await("the receive to match") { b.domain.progress(); b.domain.pendingOps == 0 }
             matched.cancel(true) shouldBe false
             matched.get(10, TimeUnit.SECONDS).len shouldBe 3
             rx.text(3) shouldBe "two"
@@ -145,23 +146,24 @@ class CancelVersusArrivalTest : FunSpec({
     }
 
     test("a cancelled send the rail has taken still completes; one still waiting for ring space is withdrawn and never sent") {
-        ProgressFabric(ringCapacity = 1024, eagerSize = 64, txSize = 1).use { f ->
+        TestFabric(ringCapacity = 1024, eagerSize = 64, txSize = 1).use { f ->
             val (a, b) = f.nodes
             val dest = f.addrs[0][1]
             OneThread("sender").use { t ->
                 // Taken: a rendezvous send waits for a receive that is not posted yet.
                 val big = payload(4096, 0, 1)
                 val taken = CoroutineScope(t.dispatcher).outcome { a.ep.tsend(big, 0, 4096, dest, 100) }
-                spinUntil("the rendezvous send to suspend") { a.domain.suspendedOps == 1 }
+                Deadline.await("the rendezvous send to suspend") { a.domain.suspendedOps == 1 }
                 taken.cancel()
                 // Fill the ring and the one-deep backlog, so the next send is refused (EAGAIN).
                 val small = UnsafeBuffer(ByteArray(64))
                 var smalls = 0
-                while (a.ep.tryTinject(small, 0, 64, dest, 1) == 0) smalls++
+                val full = Deadline.of("the ring to refuse an inject")
+                while (a.ep.tryTinject(small, 0, 64, dest, 1) == 0) { smalls++; full.check { "$smalls injects accepted" } }
                 a.ep.tryTsend(small, 0, 64, dest, 1, "backlog") shouldBe 0
                 smalls++
                 val queued = CoroutineScope(t.dispatcher).outcome { a.ep.tsend(payload(64, 0, 3), 0, 64, dest, 200) }
-                spinUntil("the refused send to suspend") { a.domain.suspendedOps == 2 }
+                Deadline.await("the refused send to suspend") { a.domain.suspendedOps == 2 }
                 queued.cancel()
                 queued.await(10_000).exceptionOrNull().shouldBeInstanceOf<CancellationException>()
                 taken.isCompleted shouldBe false
@@ -221,15 +223,6 @@ internal fun check(b: UnsafeBuffer, size: Int, round: Int): Int {
     val which = b.getInt(4)
     for (i in 8 until size) check(b.getByte(i) == (round * 31 + which * 7 + i).toByte()) { "round $round copy $which corrupt at byte $i" }
     return which
-}
-
-/** Spins (yielding) until [condition], failing after [millis]: for waits shorter than a sleep. */
-internal fun spinUntil(what: String, millis: Long = 10_000, condition: () -> Boolean) {
-    val deadline = System.nanoTime() + millis * 1_000_000
-    while (!condition()) {
-        check(System.nanoTime() < deadline) { "timed out after $millis ms waiting for $what" }
-        Thread.yield()
-    }
 }
 
 /** Burns about [n] short steps of CPU, to shift one side of a race. */

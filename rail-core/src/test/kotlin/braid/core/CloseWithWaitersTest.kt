@@ -1,5 +1,6 @@
 package braid.core
 
+import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldContain
@@ -15,7 +16,7 @@ import kotlin.concurrent.thread
 class CloseWithWaitersTest : FunSpec({
     for (progress in listOf(ProgressModel.MANUAL, ProgressModel.AUTO)) {
         test("closing an endpoint resumes every waiter with ESHUTDOWN naming its operation ($progress progress)") {
-            ProgressFabric(progress = progress).use { f ->
+            TestFabric(progress = progress).use { f ->
                 val (a, b) = f.nodes
                 OneThread("waiters").use { t ->
                     val scope = CoroutineScope(t.dispatcher)
@@ -27,7 +28,7 @@ class CloseWithWaitersTest : FunSpec({
                     val blocker = thread(name = "blocked-receiver") {
                         blocked.set(runCatching { b.ep.trecvBlocking(UnsafeBuffer(ByteArray(8)), 0, 8, FiAddr.UNSPEC, 1001, 0, 60_000) }.exceptionOrNull())
                     }
-                    spinUntil("103 operations to wait") { b.domain.pendingOps == 103 && b.domain.suspendedOps == 101 }
+                    Deadline.await("103 operations to wait") { b.domain.pendingOps == 103 && b.domain.suspendedOps == 101 }
                     b.ep.close()
                     for (r in receives + send) {
                         val e = r.await(10_000).exceptionOrNull().shouldBeInstanceOf<FabricException>()

@@ -1,8 +1,8 @@
 package braid.core
 
 import braid.provider.DomainProvider
-import braid.provider.RailAv
 import braid.provider.Provider
+import braid.provider.RailAv
 import braid.provider.Transport
 import braid.provider.shm.ShmProvider
 import io.kotest.assertions.throwables.shouldThrow
@@ -25,13 +25,6 @@ class DeferredWorkTest : FunSpec({
         return b.await(n, others = listOf(a)).map { (it as Completion).tag }
     }
 
-    fun until(what: String, vararg nodes: TestFabric.Node, done: () -> Boolean) {
-        val deadline = System.nanoTime() + 20_000_000_000L
-        while (!done()) {
-            nodes.forEach { it.domain.progress() }
-            check(System.nanoTime() < deadline) { "timed out waiting for $what" }
-        }
-    }
 
     test("requests fire in threshold order, ties in submission order, even when the counter jumps past several thresholds") {
         TestFabric().use { f ->
@@ -74,7 +67,7 @@ class DeferredWorkTest : FunSpec({
     }
 
     test("no completion reaches the CQ or the endpoint's counters unless asked; with COMPLETION one does, with the request as context") {
-        val f = ProgressFabric(counters = false)
+        val f = TestFabric(counters = false)
         f.use {
             val (a, b) = f.nodes
             val c = a.domain.counter()
@@ -228,7 +221,7 @@ class DeferredWorkTest : FunSpec({
             works.forEach { a.domain.deferredWork.queue(it) }
             counters[0].add(1)
             receiveTags(b, a, n) shouldContainExactly (0L until n).toList() // the receiver drains the small ring as it goes
-            until("the end of the chain", a, b) { counters[n].value == 1L }
+            driveUntil("the end of the chain", listOf(a, b), 20_000) { counters[n].value == 1L }
             works.forEach { it.status shouldBe WorkStatus.COMPLETED }
         }
     }
@@ -276,7 +269,7 @@ class DeferredWorkTest : FunSpec({
     }
 
     test("requests the rail has no room for are issued again by progress, in order") {
-        ProgressFabric(txSize = 2).use { f ->
+        TestFabric(txSize = 2).use { f ->
             val (a, b) = f.nodes
             val mr = b.domain.registerMemory(direct(80), MrAccess.REMOTE)
             val c = a.domain.counter(); val done = a.domain.counter()
@@ -286,7 +279,7 @@ class DeferredWorkTest : FunSpec({
             works.forEach { a.domain.deferredWork.queue(it) }
             c.add(1)
             a.domain.deferredWork.inFlight shouldBe 10
-            until("10 writes", a, b) { done.value == 10L }
+            driveUntil("10 writes", listOf(a, b), 20_000) { done.value == 10L }
             (0 until 10).map { mr.buffer.getLong(8 * it) } shouldBe (1L..10L).toList()
         }
     }

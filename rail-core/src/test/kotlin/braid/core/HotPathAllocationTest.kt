@@ -20,7 +20,7 @@ class HotPathAllocationTest : FunSpec({
     }
 
     test("suspend sends, injects and receives that complete without suspending allocate nothing per message") {
-        ProgressFabric().use { f ->
+        TestFabric().use { f ->
             val (a, b) = f.nodes
             val toB = f.addrs[0][1]
             val toA = f.addrs[1][0]
@@ -52,7 +52,7 @@ class HotPathAllocationTest : FunSpec({
     }
 
     test("suspend forms with ByteBuffers, heap and direct, that complete without suspending allocate nothing per message") {
-        ProgressFabric().use { f ->
+        TestFabric().use { f ->
             val (a, b) = f.nodes
             val toB = f.addrs[0][1]
             val toA = f.addrs[1][0]

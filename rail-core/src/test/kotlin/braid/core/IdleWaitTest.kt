@@ -1,5 +1,6 @@
 package braid.core
 
+import braid.testsupport.Deadline
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.longs.shouldBeLessThan
@@ -35,7 +36,7 @@ class IdleWaitTest : FunSpec({
     }
 
     test("an idle blocking CQ read parks instead of spinning, and returns when a message arrives") {
-        ProgressFabric().use { f ->
+        TestFabric().use { f ->
             val (a, b) = f.nodes
             b.ep.tryRecv(UnsafeBuffer(ByteArray(8)), 0, 8, FiAddr.UNSPEC, "r") shouldBe 0
             val rc = AtomicInteger(0)
@@ -48,7 +49,7 @@ class IdleWaitTest : FunSpec({
     }
 
     test("an idle counter wait parks instead of spinning, and returns when a receive completes") {
-        ProgressFabric(counters = true).use { f ->
+        TestFabric(counters = true).use { f ->
             val (a, b) = f.nodes
             b.ep.tryRecv(UnsafeBuffer(ByteArray(8)), 0, 8, FiAddr.UNSPEC, "r") shouldBe 0
             val rc = AtomicInteger(-1)
@@ -61,7 +62,7 @@ class IdleWaitTest : FunSpec({
     }
 
     test("a suspended receive and the coroutine driving progress for it cost little CPU while idle") {
-        ProgressFabric().use { f ->
+        TestFabric().use { f ->
             val (a, b) = f.nodes
             OneThread("suspended").use { t ->
                 val rx = UnsafeBuffer(ByteArray(8))
@@ -74,7 +75,7 @@ class IdleWaitTest : FunSpec({
     }
 
     test("an idle engine thread parks, and a blocking read under automatic progress neither polls nor misses the engine's completion") {
-        ProgressFabric(progress = ProgressModel.AUTO).use { f ->
+        TestFabric(progress = ProgressModel.AUTO).use { f ->
             val (a, b) = f.nodes
             shouldIdle("progress engine thread", idleSecondCpu(b.domain.progressEngine!!.engineThread!!))
             b.ep.tryRecv(UnsafeBuffer(ByteArray(8)), 0, 8, FiAddr.UNSPEC, "r") shouldBe 0
@@ -92,7 +93,7 @@ class IdleWaitTest : FunSpec({
 
     for (what in listOf("blocking CQ read", "counter wait", "blocking receive")) {
         test("a $what parked for a minute is woken by another thread's progress every time: 300 racing rounds") {
-            ProgressFabric(idle = parkForAMinute, counters = true).use { f ->
+            TestFabric(idle = parkForAMinute, counters = true).use { f ->
                 val (a, b) = f.nodes
                 val rounds = 300
                 val start = Semaphore(0)
@@ -121,7 +122,7 @@ class IdleWaitTest : FunSpec({
                         if (what != "blocking receive") b.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, FiAddr.UNSPEC, i.toLong(), 0, "r$i") shouldBe 0
                         start.release()
                         busy(rnd.nextInt(20_000))
-                        if (what == "blocking receive") spinUntil("round $i: the receive to be posted") { b.ep.postedReceives == 1 }
+                        if (what == "blocking receive") Deadline.await("round $i: the receive to be posted") { b.ep.postedReceives == 1 }
                         a.ep.tryTinject(buf("w"), 0, 1, f.addrs[0][1], i.toLong()) shouldBe 0
                         b.domain.progress() // this thread's progress completes the receive and must wake the waiter
                         withClue("round $i: the parked waiter was not woken (a lost wake-up)") { done.tryAcquire(5, TimeUnit.SECONDS) shouldBe true }

@@ -7,15 +7,6 @@ import io.kotest.matchers.string.shouldContain
 import io.kotest.matchers.types.shouldBeInstanceOf
 import org.agrona.concurrent.UnsafeBuffer
 
-/** Endpoints of one rail in this process, all in each other's AV: what the matching contract runs on. */
-interface RailFabric : AutoCloseable {
-    val info: Info
-    val fabric: Fabric
-    val nodes: List<TestFabric.Node>
-    /** addrs[i][j]: node j's fabric address in node i's AV. */
-    val addrs: List<LongArray>
-}
-
 /**
  * The matching rules every rail must keep, whatever its transport: the earliest posted receive
  * wins, directed receives take only their sender's messages, ignore masks, truncation, PEEK /
@@ -23,8 +14,8 @@ interface RailFabric : AutoCloseable {
  * rail's spec runs these with [open] (`count` endpoints, eager limit `eagerSize`) and adds its
  * own rail-specific cases (push-back, ordering under its flow control, …).
  */
-fun FunSpec.matchingContract(open: (count: Int, eagerSize: Int) -> RailFabric) {
-    fun UnsafeBuffer.send(f: RailFabric, from: Int, to: Int, tag: Long, ctx: Any? = null) =
+fun FunSpec.matchingContract(open: (count: Int, eagerSize: Int) -> TestFabric) {
+    fun UnsafeBuffer.send(f: TestFabric, from: Int, to: Int, tag: Long, ctx: Any? = null) =
         f.nodes[from].ep.tryTsend(this, 0, capacity(), f.addrs[from][to], tag, ctx) shouldBe 0
 
     test("the earliest posted receive wins whether it names the sender or accepts any source") {
@@ -272,11 +263,7 @@ fun FunSpec.lateSenderContract(info: () -> Info) {
     }
 
     fun arrived(a: TestFabric.Node, b: TestFabric.Node, count: Int) {
-        val deadline = System.nanoTime() + 10_000_000_000L
-        while (b.ep.srx.unexpectedCount < count) {
-            a.domain.progress(); b.domain.progress()
-            check(System.nanoTime() < deadline) { "only ${b.ep.srx.unexpectedCount} of $count messages arrived unexpected" }
-        }
+        driveUntil("$count messages to arrive unexpected", listOf(a, b), seen = { "${b.ep.srx.unexpectedCount} arrived" }) { b.ep.srx.unexpectedCount >= count }
     }
 
     test("a message from a sender not yet in the AV matches any-source receives and is re-keyed once the sender is inserted") {

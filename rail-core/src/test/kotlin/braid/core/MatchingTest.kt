@@ -1,5 +1,6 @@
 package braid.core
 
+import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldContainExactly
 import io.kotest.matchers.shouldBe
@@ -29,7 +30,8 @@ class MatchingTest : FunSpec({
             for (i in 0 until n) {
                 out.putInt(0, i)
                 // inject: the one buffer is reusable as soon as the call returns
-                while (a.ep.tryTinject(out, 0, 4, f.addrs[0][1], 42).also { if (it == -Errno.EAGAIN) a.domain.progress() } == -Errno.EAGAIN) Unit
+                val deadline = Deadline.of("inject $i to be accepted")
+                while (a.ep.tryTinject(out, 0, 4, f.addrs[0][1], 42).also { if (it == -Errno.EAGAIN) a.domain.progress() } == -Errno.EAGAIN) deadline.check()
                 if (i == n / 2) repeat(50) { b.domain.progress() } // half arrive unexpected
             }
             val seen = ArrayList<Int>()

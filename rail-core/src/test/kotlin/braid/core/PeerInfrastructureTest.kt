@@ -1,6 +1,7 @@
 package braid.core
 
 import braid.provider.Provider
+import braid.testsupport.Deadline
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldContainExactlyInAnyOrder
@@ -36,12 +37,12 @@ class PeerInfrastructureTest : FunSpec({
 
         fun drain(n: Int): List<Completion> {
             val out = ArrayList<Completion>()
-            val deadline = System.nanoTime() + 10_000_000_000L
+            val deadline = Deadline.of("$n completions")
             while (out.size < n) {
                 toOwner.domain.progress(); toPeer.domain.progress()
                 val c = Completion()
                 if (cq.read(c) == 1) out += c
-                check(System.nanoTime() < deadline) { "only ${out.size} of $n completions: $out" }
+                deadline.check { "${out.size}: $out" }
             }
             return out
         }
@@ -57,8 +58,8 @@ class PeerInfrastructureTest : FunSpec({
             Pair(ownerInfo, peerInfo).use { p ->
                 // One message arrives before any receive: it waits in the owner's unexpected queue, held by the peer rail.
                 p.toPeer.ep.tryTsend(buf("early"), 0, 5, p.peerAddr, 1, "s0") shouldBe 0
-                val deadline = System.nanoTime() + 10_000_000_000L
-                while (p.ownerEp.srx.unexpectedCount == 0) { p.toPeer.domain.progress(); p.owner.progress(); check(System.nanoTime() < deadline) }
+                val deadline = Deadline.of("the early message to wait unexpected at the owner")
+                while (p.ownerEp.srx.unexpectedCount == 0) { p.toPeer.domain.progress(); p.owner.progress(); deadline.check() }
                 val rx = List(3) { UnsafeBuffer(ByteArray(16)) }
                 for (i in 0 until 3) p.ownerEp.tryTrecv(rx[i], 0, 16, FiAddr.UNSPEC, 1, 0, "r$i") shouldBe 0
                 p.toOwner.ep.tryTsend(buf("via owner"), 0, 9, p.ownerAddr, 1, "s1") shouldBe 0
@@ -170,8 +171,7 @@ class PeerInfrastructureTest : FunSpec({
             val peerRx = UnsafeBuffer(ByteArray(64))
             tb.tryRecv(peerRx, 0, 64, FiAddr.UNSPEC, 5, 0, "peer-rx") shouldBe 0
             ta.trySend(buf("control"), 0, 7, f.addrs[0][1], 5, "peer-tx") shouldBe 0
-            val deadline = System.nanoTime() + 10_000_000_000L
-            while (opsB.done.isEmpty() || opsA.done.isEmpty()) { a.domain.progress(); b.domain.progress(); check(System.nanoTime() < deadline) }
+            driveUntil("the peer's receive and send to complete", listOf(a, b), seen = { "received ${opsB.done}, sent ${opsA.done}" }) { opsB.done.isNotEmpty() && opsA.done.isNotEmpty() }
             opsB.done.single().let { it.context shouldBe "peer-rx"; it.tag shouldBe 5; it.len shouldBe 7 }
             peerRx.text(7) shouldBe "control"
             opsA.done.single().context shouldBe "peer-tx"
@@ -180,7 +180,7 @@ class PeerInfrastructureTest : FunSpec({
             // A truncated peer receive is reported to the peer's compErr.
             tb.tryRecv(UnsafeBuffer(ByteArray(4)), 0, 4, FiAddr.UNSPEC, 6, 0, "small") shouldBe 0
             ta.trySend(buf("sixteen bytes!!!"), 0, 16, f.addrs[0][1], 6, null) shouldBe 0
-            while (opsB.failed.isEmpty()) { a.domain.progress(); b.domain.progress(); check(System.nanoTime() < deadline) }
+            driveUntil("the truncated peer receive to fail", listOf(a, b)) { opsB.failed.isNotEmpty() }
             opsB.failed.single().let { it.err shouldBe Errno.ETRUNC; it.context shouldBe "small" }
 
             // The application cannot reach into the peer's tag space; its own traffic still flows.

@@ -38,11 +38,7 @@ class PeerTransferAllocationTest : FunSpec({
                 check(ta.trySend(tx, 0, 4096, dest, 5, context) == 0)
                 val bytes = threads.getThreadAllocatedBytes(tid) - before
                 val target = done + 2
-                val deadline = System.nanoTime() + 10_000_000_000L
-                while (done < target) {
-                    a.domain.progress(); b.domain.progress()
-                    check(System.nanoTime() < deadline) { "the peer transfer did not complete" }
-                }
+                driveUntil("the peer transfer to complete", listOf(a, b)) { done >= target }
                 return bytes
             }
             repeat(20_000) { round() }

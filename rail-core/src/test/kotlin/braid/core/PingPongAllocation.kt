@@ -1,5 +1,6 @@
 package braid.core
 
+import braid.testsupport.Deadline
 import braid.testsupport.SteadyAllocation
 import io.kotest.assertions.withClue
 import io.kotest.matchers.longs.shouldBeLessThan
@@ -11,7 +12,7 @@ import java.nio.ByteBuffer
  * nodes of [f], [rounds] round trips per size after as many to warm up, must allocate less than
  * one byte per message on this thread in the steady state ([SteadyAllocation]: bytes, not time).
  */
-fun pingPongAllocatesNothing(f: RailFabric, sizes: List<Int>, rounds: (size: Int) -> Int) {
+fun pingPongAllocatesNothing(f: TestFabric, sizes: List<Int>, rounds: (size: Int) -> Int) {
     val (a, b) = f.nodes
     val toB = f.addrs[0][1]
     val toA = f.addrs[1][0]
@@ -21,12 +22,15 @@ fun pingPongAllocatesNothing(f: RailFabric, sizes: List<Int>, rounds: (size: Int
         val inB = UnsafeBuffer(ByteBuffer.allocateDirect(size))
         val c = Completion()
         val ctx = Any()
+        val deadline = Deadline.of("a ping-pong round's completions")
         fun drain(n: TestFabric.Node, count: Int) {
             var got = 0
+            deadline.restart()
             while (got < count) {
                 val rc = n.cq.read(c)
                 if (rc == 1) got++ else check(rc == -Errno.EAGAIN) { "cq read returned ${Errno.name(rc)}" }
                 a.domain.progress(); b.domain.progress()
+                deadline.check()
             }
         }
         fun round() {

@@ -4,6 +4,7 @@ import braid.provider.shm.ChannelFileDescriptor
 import braid.provider.shm.FrameDescriptor
 import braid.provider.shm.ShmAddressDescriptor
 import braid.provider.shm.ShmDirectory
+import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldContain
@@ -55,11 +56,11 @@ class RailFaultTest : FunSpec({
             val engine = ProgressEngine.thread(target)
             try {
                 val err = CompletionError()
-                spinUntil("the rail's failure on the event queue") { eq.readErr(err) == 1 }
+                Deadline.await("the rail's failure on the event queue") { eq.readErr(err) == 1 }
                 err.err shouldBe Errno.EIO
                 err.message shouldContain "failed in its duty cycle"
                 val c = CompletionError()
-                spinUntil("the directed receive to fail") { cq.readErr(c) == 1 }
+                Deadline.await("the directed receive to fail") { cq.readErr(c) == 1 }
                 c.context shouldBe "directed"
                 engine.isRunning shouldBe true
 
@@ -67,7 +68,7 @@ class RailFaultTest : FunSpec({
                 healthy.tryTrecv(UnsafeBuffer(ByteArray(64)), 0, 64, FiAddr.UNSPEC, 7, 0, "healthy") shouldBe 0
                 a.tryTsend(UnsafeBuffer(ByteArray(32)), 0, 32, toHealthy, 7, "second") shouldBe 0
                 val done = Completion()
-                spinUntil("the healthy endpoint's receive") {
+                Deadline.await("the healthy endpoint's receive") {
                     sender.progress()
                     sCq.read(done)
                     cq.read(done) == 1 && done.context == "healthy"

@@ -1,5 +1,6 @@
 package braid.core
 
+import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldContainExactly
 import io.kotest.matchers.ints.shouldBeGreaterThan
@@ -38,7 +39,7 @@ fun MutableDirectBuffer.element(i: Int, type: AtomicDatatype): Number = when (ty
  * refusals as return codes, and the READ/WRITE/REMOTE_* counters. Each rail's spec runs these
  * with [open] (`count` endpoints); [label] prefixes the test names when a spec runs it twice.
  */
-fun FunSpec.rmaContract(label: String = "", open: (count: Int) -> RailFabric) {
+fun FunSpec.rmaContract(label: String = "", open: (count: Int) -> TestFabric) {
     fun TestFabric.Node.register(size: Int, access: Int = MrAccess.REMOTE, key: Long = 0): MemoryRegion =
         domain.registerMemory(direct(size), access, key)
 
@@ -215,10 +216,10 @@ fun FunSpec.rmaContract(label: String = "", open: (count: Int) -> RailFabric) {
             init.tryFetchAtomic(buf, 0, 1, buf, 0, dest, 0, mr.key, AtomicDatatype.INT64, AtomicOp.ATOMIC_READ, null) shouldBe 0
             init.tryRead(buf, 0, 8, dest, 0, mr.key, null) shouldBe 0
             init.tryRead(buf, 0, 8, dest, 0, mr.key + 1000, null) shouldBe 0
-            val deadline = System.nanoTime() + 10_000_000_000L
+            val deadline = Deadline.of("5 operations on the initiator's counter")
             while (mine.value + mine.errorValue < 5) {
                 a.progress(); b.domain.progress()
-                check(System.nanoTime() < deadline) { "counters: $mine" }
+                deadline.check { "counters: $mine" }
             }
             mine.value shouldBe 4; mine.errorValue shouldBe 1
             writes.value shouldBe 2; reads.value shouldBe 2
@@ -237,11 +238,13 @@ fun FunSpec.rmaContract(label: String = "", open: (count: Int) -> RailFabric) {
             val results = List(2) { direct(8 * n) }
             for (i in 0 until n) {
                 for ((k, node) in listOf(a, b).withIndex()) {
+                    val deadline = Deadline.of("fetch-add $i from initiator $k to be accepted")
                     while (true) {
                         val rc = node.ep.tryFetchAtomic(one, 0, 1, results[k], 8 * i, f.addrs[k][2], 0, mr.key, AtomicDatatype.INT64, AtomicOp.SUM, null)
                         if (rc == 0) break
                         rc shouldBe -Errno.EAGAIN
                         node.domain.progress(); t.domain.progress()
+                        deadline.check()
                     }
                 }
                 t.domain.progress()

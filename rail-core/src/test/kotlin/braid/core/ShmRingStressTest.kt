@@ -1,8 +1,10 @@
 package braid.core
 
+import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import org.agrona.concurrent.UnsafeBuffer
+import java.time.Duration
 import java.util.concurrent.ConcurrentLinkedQueue
 import java.util.concurrent.CountDownLatch
 import java.util.concurrent.TimeUnit
@@ -22,10 +24,10 @@ class ShmRingStressTest : FunSpec({
             val rx = f.nodes[senders]
             val failures = ConcurrentLinkedQueue<Throwable>()
             val done = CountDownLatch(senders)
-            val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60)
+            val deadline = Deadline.of("every sender's messages to arrive", Duration.ofSeconds(60))
             val next = IntArray(senders)
             fun alive() {
-                check(System.nanoTime() < deadline) { "stress test ran past its deadline: received per sender ${next.toList()}\n" + f.nodes.joinToString("\n") { it.ep.describe() } }
+                deadline.check { "received per sender ${next.toList()}\n" + f.nodes.joinToString("\n") { it.ep.describe() } }
                 Thread.yield() // five busy threads share two cores: let the others run
             }
 
@@ -71,7 +73,7 @@ class ShmRingStressTest : FunSpec({
 
             // A second thread hammers the receiver's domain lock by driving progress concurrently.
             val progressor = thread(name = "progressor") {
-                while (done.count > 0 || rx.ep.srx.postedCount > 0) { rx.domain.progress(); Thread.yield(); if (System.nanoTime() > deadline) break }
+                while (done.count > 0 || rx.ep.srx.postedCount > 0) { rx.domain.progress(); Thread.yield(); if (deadline.expired()) break }
             }
 
             val buf = UnsafeBuffer(ByteArray(300))

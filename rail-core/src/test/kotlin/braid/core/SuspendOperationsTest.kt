@@ -21,7 +21,7 @@ import java.util.concurrent.TimeUnit
 class SuspendOperationsTest : FunSpec({
 
     test("a suspended tagged receive gets the message a suspended send sends, and neither shows up in the queue") {
-        ProgressFabric().use { f ->
+        TestFabric().use { f ->
             val (a, b) = f.nodes
             val rx = UnsafeBuffer(ByteArray(16))
             runBlocking {
@@ -44,7 +44,7 @@ class SuspendOperationsTest : FunSpec({
     }
 
     test("untagged send and receive, inject and tinject, with several waiters on one thread") {
-        ProgressFabric().use { f ->
+        TestFabric().use { f ->
             val (a, b) = f.nodes
             val toB = f.addrs[0][1]
             runBlocking {
@@ -62,7 +62,7 @@ class SuspendOperationsTest : FunSpec({
     }
 
     test("a truncated receive throws ETRUNC and a refused start names the limit") {
-        ProgressFabric().use { f ->
+        TestFabric().use { f ->
             val (a, b) = f.nodes
             runBlocking {
                 val small = async { runCatching { b.ep.trecv(UnsafeBuffer(ByteArray(2)), 0, 2, FiAddr.UNSPEC, 1) } }
@@ -82,7 +82,7 @@ class SuspendOperationsTest : FunSpec({
     test("sends refused with EAGAIN wait in order for resources and are started by progress") {
         // A 1 KiB ring holds a few messages and a backlog of 2 refuses the rest: the suspended
         // sends queue behind each other and go out, in order, as the receiver drains the ring.
-        ProgressFabric(ringCapacity = 1024, eagerSize = 64, txSize = 2).use { f ->
+        TestFabric(ringCapacity = 1024, eagerSize = 64, txSize = 2).use { f ->
             val (a, b) = f.nodes
             runBlocking {
                 val out = List(200) { i -> UnsafeBuffer(ByteArray(64)).also { it.putInt(0, i) } }
@@ -102,7 +102,7 @@ class SuspendOperationsTest : FunSpec({
     }
 
     test("futures complete with the completion, or exceptionally with the error, and drive progress from get()") {
-        ProgressFabric().use { f ->
+        TestFabric().use { f ->
             val (a, b) = f.nodes
             val rx = UnsafeBuffer(ByteArray(16))
             val r = b.ep.trecvAsync(rx, 0, 16, FiAddr.UNSPEC, 9)
@@ -120,7 +120,7 @@ class SuspendOperationsTest : FunSpec({
     }
 
     test("the Flow of a queue emits raw completions, wakes for a write by a raw post, and hands errors to its handler") {
-        ProgressFabric().use { f ->
+        TestFabric().use { f ->
             val (a, b) = f.nodes
             val errors = ArrayList<CompletionError>()
             OneThread("collector").use { t -> runBlocking {
@@ -146,7 +146,7 @@ class SuspendOperationsTest : FunSpec({
     }
 
     test("a Flow collector parked for a long time is woken by a write from another thread") {
-        ProgressFabric(idle = IdlePolicy(IdleKind.BACKOFF, maxParkNanos = 60_000_000_000, maxSpins = 0, maxYields = 0)).use { f ->
+        TestFabric(idle = IdlePolicy(IdleKind.BACKOFF, maxParkNanos = 60_000_000_000, maxSpins = 0, maxYields = 0)).use { f ->
             val (a, b) = f.nodes
             OneThread("collector").use { t ->
                 runBlocking {
@@ -160,7 +160,7 @@ class SuspendOperationsTest : FunSpec({
     }
 
     test("operations on an endpoint that is not enabled are refused with EOPBADSTATE") {
-        ProgressFabric().use { f ->
+        TestFabric().use { f ->
             val ep = f.nodes[0].domain.endpoint()
             val e = runBlocking { runCatching { ep.tsend(buf("x"), 0, 1, 0, 1) }.exceptionOrNull() as FabricException }
             e.code shouldBe Errno.EOPBADSTATE

@@ -1,5 +1,6 @@
 package braid.core
 
+import braid.testsupport.Deadline
 import braid.testsupport.SteadyAllocation
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
@@ -18,7 +19,7 @@ class TriggerAllocationTest : FunSpec({
         return SteadyAllocation.least(3, rounds - 1L) { repeat(rounds) { round() } } / rounds
     }
 
-    for ((rail, open) in listOf<Pair<String, () -> RailFabric>>("shm" to { TestFabric() }, "tcp" to { braid.provider.tcp.TcpTestFabric() })) {
+    for ((rail, open) in listOf<Pair<String, () -> TestFabric>>("shm" to { TestFabric() }, "tcp" to { TestFabric(rail = Rail.TCP) })) {
         test("$rail: a warm fetch-add round trip allocates nothing") {
             open().use { f ->
                 val (a, b) = f.nodes
@@ -27,9 +28,11 @@ class TriggerAllocationTest : FunSpec({
                 val result = UnsafeBuffer(ByteBuffer.allocateDirect(8))
                 val c = Completion()
                 val dest = f.addrs[0][1]
+                val deadline = Deadline.of("the fetch-add's completion")
                 val bytes = perOp(20_000) {
                     check(a.ep.tryFetchAtomic(one, 0, 1, result, 0, dest, 0, mr.key, AtomicDatatype.INT64, AtomicOp.SUM, null) == 0)
-                    while (a.cq.read(c) != 1) b.domain.progress()
+                    deadline.restart()
+                    while (a.cq.read(c) != 1) { b.domain.progress(); deadline.check() }
                 }
                 withClue("$bytes bytes per fetch-add") { bytes shouldBeLessThan 1L }
             }
@@ -45,6 +48,7 @@ class TriggerAllocationTest : FunSpec({
             val send = DeferredWork(trigger, 0, DeferredOp.Tsend(a.ep, payload, 0, 8, f.addrs[0][1], 3), done)
             val add = DeferredWork(done, 0, DeferredOp.CounterAdd(a.domain.counter(), 1))
             val c = Completion()
+            val deadline = Deadline.of("the triggered send's arrival")
             val bytes = perOp(20_000) {
                 send.threshold = trigger.value + 1
                 add.threshold = done.value + 1
@@ -52,7 +56,8 @@ class TriggerAllocationTest : FunSpec({
                 a.domain.deferredWork.queue(add)
                 check(b.ep.tryTrecv(rx, 0, 8, FiAddr.UNSPEC, 3, 0, null) == 0)
                 trigger.add(1)
-                while (b.cq.read(c) != 1) a.domain.progress()
+                deadline.restart()
+                while (b.cq.read(c) != 1) { a.domain.progress(); deadline.check() }
             }
             withClue("$bytes bytes per triggered send") { bytes shouldBeLessThan 1L }
         }
@@ -71,6 +76,7 @@ class TriggerAllocationTest : FunSpec({
             val rxBuffer = ByteBuffer.allocateDirect(8)
             val c = Completion()
             val dest = f.addrs[0][1]
+            val deadline = Deadline.of("both triggered messages' arrival")
             val bytes = perOp(20_000) {
                 // Waiting receives and a send, then the counters fire them.
                 rxAlias.threshold = rxTrigger.value + 1
@@ -82,7 +88,8 @@ class TriggerAllocationTest : FunSpec({
                 rxTrigger.add(1)
                 trigger.add(1)
                 var got = 0
-                while (got < 2) { if (b.cq.read(c) == 1) got++; a.domain.progress() }
+                deadline.restart()
+                while (got < 2) { if (b.cq.read(c) == 1) got++; a.domain.progress(); deadline.check() }
                 while (a.cq.read(c) == 1) {}
             }
             withClue("$bytes bytes per round of four triggered operations") { bytes shouldBeLessThan 1L }

@@ -1,9 +1,11 @@
 package braid.it
 
+import braid.testsupport.Deadline
 import java.io.File
 import java.nio.file.Files
 import java.nio.file.Path
 import java.nio.file.StandardCopyOption
+import java.time.Duration
 import java.util.concurrent.TimeUnit
 import kotlin.system.exitProcess
 
@@ -84,10 +86,10 @@ object Rendezvous {
     }
 
     fun lookup(dir: Path, name: String, seconds: Long = 60): ByteArray {
-        val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds)
+        val deadline = Deadline.of("the address of '$name' in $dir", Duration.ofSeconds(seconds))
         val f = dir.resolve("$name.addr")
         while (!Files.exists(f)) {
-            check(System.nanoTime() < deadline) { "no address from '$name' in $dir after $seconds s" }
+            deadline.check()
             Thread.sleep(5)
         }
         return Files.readAllBytes(f)

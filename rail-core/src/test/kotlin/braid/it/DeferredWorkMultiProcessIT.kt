@@ -12,6 +12,7 @@ import braid.core.OpFlags
 import braid.core.WorkStatus
 import braid.core.direct
 import braid.it.PeerMain.Rma
+import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldContain
@@ -19,6 +20,7 @@ import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
 import java.nio.file.Files
 import java.nio.file.Path
+import java.time.Duration
 
 /**
  * Deferred work and atomics between separate JVM processes, over shm, tcp (loopback) and the
@@ -67,7 +69,7 @@ class DeferredWorkMultiProcessIT : FunSpec({
                     d.deferredWork.queued shouldBe works.size
                     go.add(1)
                     set.value shouldBe 42
-                    val deadline = System.nanoTime() + 120_000_000_000L
+                    val deadline = Deadline.of("107 triggered operations, one failure and two CQ entries", Duration.ofSeconds(120))
                     val cqEntries = ArrayList<Any?>()
                     val c = Completion(); val e = braid.core.CompletionError()
                     while (done.value < 107 || failed.errorValue < 1 || cqEntries.size < 2) {
@@ -75,7 +77,7 @@ class DeferredWorkMultiProcessIT : FunSpec({
                             1 -> cqEntries += c.context
                             -Errno.EAVAIL -> { cq.readErr(e); cqEntries += e.context; e.err shouldBe Errno.EINVAL; e.message shouldContain "outside the target's region of ${Rma.REGION} bytes" }
                         }
-                        check(System.nanoTime() < deadline) { "done ${done.value}/107, failed $failed, CQ $cqEntries, works ${works.filter { it.status != WorkStatus.COMPLETED }}\nchild:\n${kid.output()}" }
+                        deadline.check { "done ${done.value}/107, failed $failed, CQ $cqEntries, works ${works.filter { it.status != WorkStatus.COMPLETED }}\nchild:\n${kid.output()}" }
                     }
                     cqEntries.toSet() shouldBe setOf(works[2], works[10])
                     done.errorValue shouldBe 0
@@ -107,10 +109,10 @@ class DeferredWorkMultiProcessIT : FunSpec({
                     ChildJvm(main, PeerMain.args(provider, "rma-fetch-add", dir, "adder$i", "target", i, count), log = dir.resolve("adder$i.log").toFile())
                 }
                 try {
-                    val deadline = System.nanoTime() + 240_000_000_000L
+                    val deadline = Deadline.of("the three adders to finish", Duration.ofSeconds(240))
                     while ((0 until 3).any { !Rendezvous.marked(dir, "adder$it") }) {
                         d.progress()
-                        check(System.nanoTime() < deadline) { "adders did not finish:\n" + kids.joinToString("\n") { it.output() } }
+                        deadline.check { "children:\n" + kids.joinToString("\n") { it.output() } }
                     }
                     kids.forEach { it.awaitOk(60) }
                     val total = count.toLong() * (1 + 2 + 3)

@@ -1,12 +1,13 @@
 package braid.it
 
 import braid.core.Braid
-import braid.core.CoreParams
 import braid.core.Completion
 import braid.core.CompletionError
+import braid.core.CoreParams
 import braid.core.Errno
 import braid.core.FiAddr
 import braid.core.OpFlags
+import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldContainExactlyInAnyOrder
 import io.kotest.matchers.shouldBe
@@ -15,6 +16,7 @@ import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
 import java.nio.file.Files
 import java.nio.file.Path
+import java.time.Duration
 
 /**
  * The job key on same-host rails: a receiver whose key is `alpha` matches the messages of a
@@ -46,12 +48,12 @@ class JobKeyIT : FunSpec({
                 val refusals = ArrayList<String>()
                 val c = Completion()
                 val err = CompletionError()
-                val deadline = System.nanoTime() + 120_000_000_000L
+                val deadline = Deadline.of("every message matched and both intruders refused", Duration.ofSeconds(120))
                 // Until the friend's messages are in and both intruders have seen their refusal.
                 var spins = 0
                 fun intrudersRefused() = ++spins % 1024 == 0 && kids.drop(1).all { "REFUSED" in it.output() }
                 while (matched.size < JobKeyPeer.MESSAGES || refusals.size < 2 || !intrudersRefused()) {
-                    check(System.nanoTime() < deadline) {
+                    deadline.check {
                         "waited 120 s for ${JobKeyPeer.MESSAGES} messages of the alpha peer (got tags $matched), two refusals (got $refusals) and both intruders to see theirs:\n" +
                             kids.joinToString("\n") { it.output() }
                     }
@@ -107,9 +109,9 @@ object JobKeyPeer {
             var completed = 0
             var posted = 0
             val err = CompletionError()
-            val deadline = System.nanoTime() + 120_000_000_000L
+            val deadline = Deadline.of("the receiver to finish", Duration.ofSeconds(120))
             while (!Rendezvous.marked(dir, "receiver")) {
-                check(System.nanoTime() < deadline) { "the receiver never finished; completed $completed, errors $errors" }
+                deadline.check { "completed $completed, errors $errors" }
                 if (posted < MESSAGES) {
                     val rc = node.ep.tryTsend(buffers[posted], 0, sizes[posted], dest, tag, posted)
                     when (rc) {

@@ -3,8 +3,10 @@ package braid.it
 import braid.core.Errno
 import braid.core.FiAddr
 import braid.core.OpFlags
+import braid.testsupport.Deadline
 import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
+import java.time.Duration
 
 /**
  * `PeerMain … mesh`: [node] and the other processes of [placement] (`NAME@HOST`, this one
@@ -59,7 +61,7 @@ internal class Mesh(private val node: PeerMain.Node, private val count: Int, pla
         val receiveTotal = others.size * 2 * count
 
         val c = node.c
-        val deadline = System.nanoTime() + 400_000_000_000L
+        val deadline = Deadline.of("every send and receive of the mesh", Duration.ofSeconds(400))
         while (sendsDone < sendsTotal || received < receiveTotal) {
             var tries = 0
             while (free.isNotEmpty() && tries < channels.size) {
@@ -81,7 +83,7 @@ internal class Mesh(private val node: PeerMain.Node, private val count: Int, pla
                 tries = 0
             }
             val ctx = node.poll()
-            if (ctx == null) { check(System.nanoTime() < deadline) { "sent $sendsDone of $sendsTotal, received $received of $receiveTotal" }; continue }
+            if (ctx == null) { deadline.check { "sent $sendsDone of $sendsTotal, received $received of $receiveTotal" }; continue }
             val slot = ctx as Slot
             if (c.flags and OpFlags.SEND != 0L) {
                 free.addLast(slot)

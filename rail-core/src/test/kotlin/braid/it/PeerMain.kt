@@ -14,11 +14,13 @@ import braid.core.FiAddr
 import braid.core.Hints
 import braid.core.MrAccess
 import braid.core.OpFlags
+import braid.testsupport.Deadline
 import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
 import java.nio.file.Files
 import java.nio.file.Path
 import java.nio.file.Paths
+import java.time.Duration
 
 /**
  * The other processes of the multi-process tests, on any provider. Usage:
@@ -146,10 +148,10 @@ object PeerMain {
 
         fun mark() = Rendezvous.mark(dir, name)
 
-        fun awaitMark(other: String, deadline: Long) {
+        fun awaitMark(other: String, deadline: Deadline) {
             while (!Rendezvous.marked(dir, other)) {
                 domain.progress()
-                check(System.nanoTime() < deadline) { "'$other' never finished" }
+                deadline.check { "no mark from '$other' yet" }
                 Thread.sleep(1)
             }
         }
@@ -162,7 +164,7 @@ object PeerMain {
             val free = ArrayDeque((0 until window).toList())
             var seq = 0
             var done = 0
-            val deadline = System.nanoTime() + 300_000_000_000L
+            val deadline = Deadline.of("every send to complete", Duration.ofSeconds(300))
             while (done < count) {
                 while (seq < count && free.isNotEmpty()) {
                     val slot = free.first()
@@ -175,7 +177,7 @@ object PeerMain {
                     seq++
                 }
                 val ctx = poll()
-                if (ctx == null) { check(System.nanoTime() < deadline) { "sent $done of $count" }; continue }
+                if (ctx == null) { deadline.check { "sent $done of $count" }; continue }
                 free.addLast(ctx as Int)
                 done++
             }
@@ -199,10 +201,10 @@ object PeerMain {
             }
             for (s in 0 until window) post(s)
             var got = 0
-            val deadline = System.nanoTime() + 300_000_000_000L
+            val deadline = Deadline.of("every message to arrive", Duration.ofSeconds(300))
             while (got < total) {
                 val ctx = poll()
-                if (ctx == null) { check(System.nanoTime() < deadline) { "received $got of $total" }; continue }
+                if (ctx == null) { deadline.check { "received $got of $total" }; continue }
                 val slot = ctx as Int
                 val sender = (c.tag ushr 32).toInt()
                 val seq = (c.tag and 0xffff_ffffL).toInt()
@@ -233,9 +235,9 @@ object PeerMain {
             check(ep.tryTsend(small, 0, 16, dest, 1, "small") == 0)
             check(ep.tryTsend(large, 0, 1 shl 20, dest, 2, "large") == 0)
             val refused = HashMap<Any?, String>()
-            val deadline = System.nanoTime() + 60_000_000_000L
+            val deadline = Deadline.of("two sends to be refused", Duration.ofSeconds(60))
             while (refused.size < 2) {
-                check(System.nanoTime() < deadline) { "sends not refused after 60 s: $refused" }
+                deadline.check { "refused $refused" }
                 when (val rc = cq.readFrom(c)) {
                     1 -> error("send '${c.context}' completed: the receiver took it")
                     -Errno.EAVAIL -> { cq.readErr(e); check(e.err == Errno.EACCES) { "send '${e.context}' failed with ${Errno.name(e.err)}, expected EACCES: ${e.message}" }; refused[e.context] = e.message }
@@ -269,8 +271,8 @@ object PeerMain {
         fun hold() {
             println("HOLDING")
             System.out.flush()
-            val deadline = System.nanoTime() + 600_000_000_000L
-            while (System.nanoTime() < deadline) {
+            val deadline = Deadline.of("the parent to end this holding peer", Duration.ofSeconds(600))
+            while (!deadline.expired()) {
                 domain.progress()
                 Thread.sleep(1)
             }
@@ -283,8 +285,8 @@ object PeerMain {
             check(ep.tryTsend(buffer, 0, size, dest, BIG_TAG, "big") == 0)
             println("SENDING $size bytes")
             System.out.flush()
-            val deadline = System.nanoTime() + 300_000_000_000L
-            while (poll() == null) check(System.nanoTime() < deadline) { "the $size-byte send did not complete" }
+            val deadline = Deadline.of("the $size-byte send to complete", Duration.ofSeconds(300))
+            while (poll() == null) deadline.check()
             awaitMark(receiver, deadline)
             println("OK sent $size bytes")
         }
@@ -293,8 +295,8 @@ object PeerMain {
             val src = peer(sender)
             val buffer = UnsafeBuffer(ByteBuffer.allocateDirect(size))
             check(ep.tryTrecv(buffer, 0, size, src, BIG_TAG, 0, "big") == 0)
-            val deadline = System.nanoTime() + 300_000_000_000L
-            while (poll() == null) check(System.nanoTime() < deadline) { "the $size-byte receive did not complete" }
+            val deadline = Deadline.of("the $size-byte receive to complete", Duration.ofSeconds(300))
+            while (poll() == null) deadline.check()
             check(c.len == size.toLong()) { "received ${c.len} bytes, expected $size" }
             val bad = Traffic.check(buffer, 7, 7, size)
             check(bad < 0) { "the $size-byte message is corrupt at byte $bad" }
@@ -314,10 +316,10 @@ object PeerMain {
             check(ep.trySend(UnsafeBuffer(Rma.FROM_TARGET.toByteArray()), 0, Rma.FROM_TARGET.length, peer, "send") == 0)
             check(ep.tryTsend(UnsafeBuffer(Rma.TAGGED_FROM_TARGET.toByteArray()), 0, Rma.TAGGED_FROM_TARGET.length, peer, 9, "tsend") == 0)
             val done = HashMap<Any, Long>()
-            val deadline = System.nanoTime() + 120_000_000_000L
+            val deadline = Deadline.of("4 completions and the initiator's mark", Duration.ofSeconds(120))
             while (done.size < 4 || !Rendezvous.marked(dir, initiator)) {
                 poll()?.let { done[it] = c.len }
-                check(System.nanoTime() < deadline) { "completions $done, initiator done ${Rendezvous.marked(dir, initiator)}" }
+                deadline.check { "completions $done, initiator done ${Rendezvous.marked(dir, initiator)}" }
             }
             fun text(b: UnsafeBuffer, len: Long) = String(ByteArray(len.toInt()).also { b.getBytes(0, it) })
             check(text(rx, done.getValue("recv")) == Rma.TO_TARGET) { "received '${text(rx, done.getValue("recv"))}'" }
@@ -338,7 +340,7 @@ object PeerMain {
             val operand = UnsafeBuffer(ByteBuffer.allocateDirect(8)).also { it.putLong(0, index + 1L) }
             val results = UnsafeBuffer(ByteBuffer.allocateDirect(8 * count))
             var posted = 0; var completed = 0
-            val deadline = System.nanoTime() + 180_000_000_000L
+            val deadline = Deadline.of("every fetch-add to complete", Duration.ofSeconds(180))
             while (completed < count) {
                 while (posted < count && posted - completed < window) {
                     val rc = ep.tryFetchAtomic(operand, 0, 1, results, 8 * posted, dest, 0, Rma.KEY, AtomicDatatype.INT64, AtomicOp.SUM, null)
@@ -347,7 +349,7 @@ object PeerMain {
                     posted++
                 }
                 if (poll() != null) completed++
-                check(System.nanoTime() < deadline) { "$completed of $count fetch-adds completed" }
+                deadline.check { "$completed of $count completed" }
             }
             val out = StringBuilder()
             for (i in 0 until count) out.append(results.getLong(8 * i)).append(' ').append(index + 1).append('\n')
@@ -360,7 +362,8 @@ object PeerMain {
             domain.registerMemory(ByteBuffer.allocateDirect(Rma.REGION), MrAccess.REMOTE, Rma.KEY)
             publish()
             var n = 0
-            while (++n and 0xfff != 0 || !Rendezvous.marked(dir, "stop")) domain.progress()
+            val deadline = Deadline.of("the 'stop' mark", Duration.ofSeconds(600))
+            while (++n and 0xfff != 0 || !Rendezvous.marked(dir, "stop")) { domain.progress(); if (n and 0xfff == 0) deadline.check() }
             println("OK served until stopped")
         }
 

@@ -6,10 +6,10 @@ import braid.core.Hints
 import braid.core.OneThread
 import braid.core.OpFlags
 import braid.core.outcome
-import braid.core.spinUntil
 import braid.core.suspendedOps
 import braid.core.trecv
 import braid.core.tsend
+import braid.testsupport.Deadline
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.ints.shouldBeLessThan
@@ -20,6 +20,7 @@ import kotlinx.coroutines.CoroutineScope
 import org.agrona.concurrent.UnsafeBuffer
 import java.lang.management.ManagementFactory
 import java.nio.file.Files
+import java.time.Duration
 
 /** Many suspended operations in two real processes over shared memory. */
 class ProgressMultiProcessIT : FunSpec({
@@ -52,7 +53,7 @@ class ProgressMultiProcessIT : FunSpec({
                             ep.tsend(reply, 0, ProgressPeerMain.MESSAGE, peer.get(), i.toLong())
                         }
                     }
-                    spinUntil("$n receives to suspend", 60_000) { domain.suspendedOps == n }
+                    Deadline.await("$n receives to suspend", Duration.ofSeconds(60)) { domain.suspendedOps == n }
                     val perWaiter = (usedHeapAfterGc() - heapBefore) / n
                     val extraThreads = threads.peakThreadCount - threadsBefore
                     println("$n suspended receives: $perWaiter bytes of heap each (coroutine, continuation, operation, SRX entry); $extraThreads extra threads")

@@ -6,11 +6,13 @@ import braid.core.OpFlags
 import braid.core.ProgressModel
 import braid.core.trecv
 import braid.core.tsend
+import braid.testsupport.Deadline
 import kotlinx.coroutines.async
 import kotlinx.coroutines.awaitAll
 import kotlinx.coroutines.runBlocking
 import org.agrona.concurrent.UnsafeBuffer
 import java.nio.file.Paths
+import java.time.Duration
 
 /**
  * The other process of [ProgressMultiProcessIT], under automatic progress (an engine thread).
@@ -47,8 +49,8 @@ object ProgressPeerMain {
                     }
                 }.awaitAll()
             }
-            val deadline = System.nanoTime() + 120_000_000_000L
-            while (!Rendezvous.marked(dir, peerName)) { check(System.nanoTime() < deadline) { "$peerName never finished" }; Thread.sleep(1) }
+            val deadline = Deadline.of("'$peerName' to finish", Duration.ofSeconds(120))
+            while (!Rendezvous.marked(dir, peerName)) { deadline.check(); Thread.sleep(1) }
             ep.close()
         }
         println("OK $count pings answered")

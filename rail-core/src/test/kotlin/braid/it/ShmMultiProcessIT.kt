@@ -9,6 +9,7 @@ import braid.core.FiAddr
 import braid.core.Hints
 import braid.core.OpFlags
 import braid.core.TestFabric
+import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.longs.shouldBeGreaterThan
 import io.kotest.matchers.shouldBe
@@ -19,6 +20,7 @@ import java.nio.ByteBuffer
 import java.nio.file.Files
 import java.nio.file.Path
 import java.nio.file.Paths
+import java.time.Duration
 
 /** Separate JVM processes over real shared-memory files. */
 class ShmMultiProcessIT : FunSpec({
@@ -76,8 +78,8 @@ class ShmMultiProcessIT : FunSpec({
                 val big = UnsafeBuffer(ByteBuffer.allocateDirect(32 shl 20))
                 me.ep.tryTrecv(big, 0, big.capacity(), tx, 1, 0, "big") shouldBe 0
                 me.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, tx, 2, 0, "never") shouldBe 0
-                val deadline = System.nanoTime() + 60_000_000_000L
-                while ("STALLED" !in kid.output()) { me.domain.progress(); check(System.nanoTime() < deadline) { "the sender never stalled:\n${kid.output()}" } }
+                val deadline = Deadline.of("the sender to stall", Duration.ofSeconds(60))
+                while ("STALLED" !in kid.output()) { me.domain.progress(); deadline.check { "child output:\n${kid.output()}" } }
                 repeat(1000) { me.domain.progress() }
                 kid.process.destroyForcibly()
                 val errors = me.await(2, millis = 10_000).map { it.shouldBeInstanceOf<CompletionError>() }.associateBy { it.context }
@@ -139,10 +141,10 @@ class ShmMultiProcessIT : FunSpec({
                 repeat(100) { domain.progress() }
                 kid.process.destroyForcibly()
                 val got = HashMap<Any?, CompletionError>()
-                val deadline = System.nanoTime() + 10_000_000_000L
+                val deadline = Deadline.of("two error completions", Duration.ofSeconds(10))
                 val err = CompletionError()
                 while (got.size < 2) {
-                    check(System.nanoTime() < deadline) { "no error completions after 10 s: $got" }
+                    deadline.check { got }
                     if (cq.read(braid.core.Completion()) == -Errno.EAVAIL) { cq.readErr(err); got[err.context] = CompletionError().also { it.err = err.err; it.message = err.message } }
                 }
                 got.getValue("rendezvous").err shouldBe Errno.EHOSTDOWN

@@ -9,11 +9,13 @@ import braid.core.Event
 import braid.core.EventType
 import braid.core.Hints
 import braid.core.OpFlags
+import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldContain
 import org.agrona.concurrent.UnsafeBuffer
 import java.nio.file.Files
+import java.time.Duration
 
 /**
  * A sender that dies at the worst moment of a ring record's life, claimed and not committed,
@@ -37,19 +39,19 @@ class ShmSenderDeathIT : FunSpec({
             try {
                 val tx = av.insert(Rendezvous.lookup(dir, "tx"))
                 ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, tx, 12345, 0, "directed") shouldBe 0
-                var deadline = System.nanoTime() + 60_000_000_000L
+                var deadline = Deadline.of("the sender to claim a record", Duration.ofSeconds(60))
                 while ("CLAIMED" !in kid.output()) {
                     domain.progress()
-                    check(System.nanoTime() < deadline) { "the sender never claimed a record:\n${kid.output()}" }
+                    deadline.check { "child output:\n${kid.output()}" }
                 }
                 repeat(1000) { domain.progress() }
                 kid.process.destroyForcibly().waitFor()
                 val err = CompletionError()
-                deadline = System.nanoTime() + 10_000_000_000L
+                deadline = Deadline.of("the receive directed at the killed sender to fail", Duration.ofSeconds(10))
                 while (true) {
                     domain.progress()
                     if (cq.readErr(err) == 1) break
-                    check(System.nanoTime() < deadline) { "the receive directed at the killed sender never failed; ${ep.describe()}" }
+                    deadline.check { ep.describe() }
                 }
                 err.context shouldBe "directed"
                 err.err shouldBe Errno.EHOSTDOWN

@@ -5,10 +5,11 @@ import braid.core.CompletionError
 import braid.core.Endpoint
 import braid.core.Errno
 import braid.core.FiAddr
+import braid.core.Rail
 import braid.core.TestFabric
 import braid.core.buf
 import braid.provider.tcp.RawPeerMain
-import braid.provider.tcp.TcpTestFabric
+import braid.testsupport.Deadline
 import io.kotest.core.annotation.EnabledIf
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
@@ -17,6 +18,7 @@ import io.kotest.matchers.types.shouldBeInstanceOf
 import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
 import java.nio.file.Files
+import java.time.Duration
 import java.util.concurrent.TimeUnit
 
 /**
@@ -33,7 +35,7 @@ class TcpCrossHostIT : FunSpec({
     test("a process on another host holding another job key is refused both ways, and nothing it sent is matched") {
         val dir = Files.createTempDirectory("braid-netns-it")
         NetnsHosts(1).use { net ->
-            TcpTestFabric(1, keys = listOf("alpha"), iface = net.iface).use { f ->
+            TestFabric(1, Rail.tcp(net.iface), keys = listOf("alpha")).use { f ->
                 val me = f.nodes[0]
                 Rendezvous.publish(dir, "root", me.ep.address)
                 me.ep.tryTrecv(UnsafeBuffer(ByteArray(16)), 0, 16, FiAddr.UNSPEC, 0, -1L, "any") shouldBe 0
@@ -59,7 +61,7 @@ class TcpCrossHostIT : FunSpec({
         test("$what from another host closes that connection, fails its operations, and a third host's stream goes on intact") {
             val dir = Files.createTempDirectory("braid-netns-it")
             NetnsHosts(2).use { net ->
-                TcpTestFabric(1, eagerSize = 4096, iface = net.iface).use { f ->
+                TestFabric(1, Rail.tcp(net.iface), eagerSize = 4096).use { f ->
                     val me = f.nodes[0]
                     Rendezvous.publish(dir, "root", me.ep.address)
                     val count = 600
@@ -124,13 +126,13 @@ private class Inbox(private val node: TestFabric.Node, private val kids: List<Ch
     val errors = HashMap<Any?, CompletionError>()
 
     fun until(what: String, seconds: Long = 60, cond: () -> Boolean) {
-        val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds)
+        val deadline = Deadline.of("$what", Duration.ofSeconds(seconds))
         while (!cond()) {
             when (node.cq.readFrom(node.entry)) {
                 1 -> (node.entry.context as? TrafficIn)?.complete(node.entry) ?: done.add(node.entry.context)
                 -Errno.EAVAIL -> { val e = CompletionError(); node.cq.readErr(e); errors[e.context] = e }
             }
-            check(System.nanoTime() < deadline) { "timed out waiting for $what; errors $errors; children:\n${kids.joinToString("\n") { it.output() }}" }
+            deadline.check { "errors $errors; children:\n${kids.joinToString("\n") { it.output() }}" }
         }
     }
 }

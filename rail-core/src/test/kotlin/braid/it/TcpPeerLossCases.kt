@@ -4,10 +4,11 @@ import braid.core.CompletionError
 import braid.core.Errno
 import braid.core.FiAddr
 import braid.core.OpFlags
+import braid.core.Rail
 import braid.core.TestFabric
 import braid.provider.tcp.TcpSettings
-import braid.provider.tcp.TcpTestFabric
 import braid.provider.tcp.tcp
+import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.longs.shouldBeGreaterThan
 import io.kotest.matchers.shouldBe
@@ -16,6 +17,7 @@ import io.kotest.matchers.types.shouldBeInstanceOf
 import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
 import java.nio.file.Files
+import java.time.Duration
 import java.util.concurrent.TimeUnit
 
 /** A way to make the peer process on host 0 fall silent ([begin]) and to undo it ([end]). */
@@ -32,10 +34,10 @@ class Silence(val how: String, val begin: (Hosts, ChildJvm) -> Unit, val end: (H
 
 /** Drives [node] until [done], failing with [what] and the child's output after [seconds]. */
 fun until(what: String, node: TestFabric.Node, kid: ChildJvm, seconds: Long = 60, done: () -> Boolean) {
-    val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds)
+    val deadline = Deadline.of("$what", Duration.ofSeconds(seconds))
     while (!done()) {
         node.domain.progress()
-        check(System.nanoTime() < deadline) { "timed out waiting for $what; child output:\n${kid.output()}" }
+        deadline.check { "child output:\n${kid.output()}" }
     }
 }
 
@@ -50,7 +52,7 @@ fun FunSpec.tcpPeerLossCases(open: () -> Hosts, silences: List<Silence>) {
     test("a sender killed (-9) mid-transfer fails the receive it was filling and the receives waiting on it") {
         val dir = Files.createTempDirectory("braid-tcp-it")
         open().use { hosts ->
-            TcpTestFabric(1, iface = hosts.iface).use { f ->
+            TestFabric(1, Rail.tcp(hosts.iface)).use { f ->
                 val me = f.nodes[0]
                 Rendezvous.publish(dir, "rx", me.ep.address)
                 val size = 64 shl 20
@@ -75,7 +77,7 @@ fun FunSpec.tcpPeerLossCases(open: () -> Hosts, silences: List<Silence>) {
     test("a receiver killed (-9) turns the sends waiting on it into error completions naming it") {
         val dir = Files.createTempDirectory("braid-tcp-it")
         open().use { hosts ->
-            TcpTestFabric(1, eagerSize = 1024, iface = hosts.iface).use { f ->
+            TestFabric(1, Rail.tcp(hosts.iface), eagerSize = 1024).use { f ->
                 val me = f.nodes[0]
                 val kid = hosts.start(0, main, PeerMain.args("tcp", "hold", dir, "rx"), dir.resolve("rx.log").toFile())
                 val rx = me.av.insert(Rendezvous.lookup(dir, "rx"))
@@ -96,7 +98,7 @@ fun FunSpec.tcpPeerLossCases(open: () -> Hosts, silences: List<Silence>) {
         test("a peer ${silence.how} is declared dead after the time-out: what waits on it fails with EHOSTDOWN") {
             val dir = Files.createTempDirectory("braid-tcp-it")
             open().use { hosts ->
-                TcpTestFabric(1, settings = TcpTestFabric.SETTINGS.with(braid.provider.tcp.TcpParams.TIMEOUT_MS, 1000L), iface = hosts.iface).use { f ->
+                TestFabric(1, Rail.tcp(hosts.iface), settings = TestFabric.SETTINGS.with(braid.provider.tcp.TcpParams.TIMEOUT_MS, 1000L)).use { f ->
                     val me = f.nodes[0]
                     val kid = hosts.start(0, main, PeerMain.args("tcp", "hold", dir, "peer"), dir.resolve("peer.log").toFile())
                     val peer = me.av.insert(Rendezvous.lookup(dir, "peer"))

@@ -21,6 +21,7 @@ import braid.core.send
 import braid.core.trecv
 import braid.core.tsend
 import braid.core.write
+import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldBeEmpty
 import io.kotest.matchers.collections.shouldNotBeEmpty
@@ -127,7 +128,8 @@ private fun exerciseAll(info: Info): Long {
                         val payload = org.agrona.concurrent.UnsafeBuffer("trig".toByteArray())
                         a.domain.deferredWork.queue(DeferredWork(trigger, 1, DeferredOp.Tsend(a.ep, payload, 0, 4, aToB, 9)))
                         trigger.add(1)
-                        while (!r.isCompleted) { a.domain.progress(); kotlinx.coroutines.yield() }
+                        val deadline = Deadline.of("the triggered send's receive")
+                        while (!r.isCompleted) { a.domain.progress(); kotlinx.coroutines.yield(); deadline.check() }
                         r.await().len shouldBe 4L
                         done = done or Caps.TRIGGER
                     }

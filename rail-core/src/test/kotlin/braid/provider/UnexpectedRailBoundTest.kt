@@ -2,12 +2,13 @@ package braid.provider
 
 import braid.core.Completion
 import braid.core.FiAddr
-import braid.core.RailFabric
-import braid.provider.link.LinkTestFabric
-import braid.provider.tcp.TcpTestFabric
+import braid.core.Rail
+import braid.core.TestFabric
+import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import org.agrona.concurrent.UnsafeBuffer
+import java.time.Duration
 
 /**
  * The unexpected bounds are endpoint-wide on tcp and on a link too (issue 11, item 3): four
@@ -19,7 +20,7 @@ import org.agrona.concurrent.UnsafeBuffer
  */
 class UnexpectedRailBoundTest : FunSpec({
     test("tcp: four senders are held to the endpoint's unexpected message limit, and none is lost") {
-        TcpTestFabric(5, eagerSize = 256, unexpectedLimit = 50).use { f ->
+        TestFabric(5, Rail.TCP, eagerSize = 256, unexpectedLimit = 50).use { f ->
             val (msgs, _) = flood(f, perSender = 200, size = 64)
             msgs shouldBe 50
         }
@@ -27,7 +28,7 @@ class UnexpectedRailBoundTest : FunSpec({
 
     test("tcp: four senders flooding 16 KiB unexpected messages are held to the endpoint's byte bound, and none is lost") {
         val limit = 256L shl 10
-        TcpTestFabric(5, eagerSize = 16 shl 10, unexpectedBytes = limit).use { f ->
+        TestFabric(5, Rail.TCP, eagerSize = 16 shl 10, unexpectedBytes = limit).use { f ->
             val (_, bytes) = flood(f, perSender = 100, size = 16 shl 10)
             (bytes <= limit) shouldBe true
             (bytes > limit / 2) shouldBe true
@@ -35,7 +36,7 @@ class UnexpectedRailBoundTest : FunSpec({
     }
 
     test("link: four senders reaching it over its tcp rail are held to the link's unexpected message limit, and none is lost") {
-        LinkTestFabric(listOf("shm+tcp:lo") + List(4) { "tcp:lo" }, eagerSize = 256, unexpectedLimit = 50).use { f ->
+        TestFabric(rail = Rail.link(listOf("shm+tcp:lo") + List(4) { "tcp:lo" }), eagerSize = 256, unexpectedLimit = 50).use { f ->
             val (msgs, _) = flood(f, perSender = 200, size = 64)
             msgs shouldBe 50
         }
@@ -43,7 +44,7 @@ class UnexpectedRailBoundTest : FunSpec({
 
     test("link: four senders (shm and tcp) flooding 16 KiB unexpected messages are held to the link's byte bound, and none is lost") {
         val limit = 256L shl 10
-        LinkTestFabric(listOf("shm+tcp:lo", "shm+tcp:lo", "shm+tcp:lo", "tcp:lo", "tcp:lo"), eagerSize = 16 shl 10, unexpectedBytes = limit).use { f ->
+        TestFabric(rail = Rail.link("shm+tcp:lo", "shm+tcp:lo", "shm+tcp:lo", "tcp:lo", "tcp:lo"), eagerSize = 16 shl 10, unexpectedBytes = limit).use { f ->
             val (_, bytes) = flood(f, perSender = 100, size = 16 shl 10)
             (bytes <= limit) shouldBe true
             (bytes > limit / 2) shouldBe true
@@ -57,12 +58,12 @@ class UnexpectedRailBoundTest : FunSpec({
  * receive for each and checks every message arrived intact. Returns the most messages and the
  * most bytes node 0 held unexpected at once.
  */
-internal fun flood(f: RailFabric, perSender: Int, size: Int): Pair<Int, Long> {
+internal fun flood(f: TestFabric, perSender: Int, size: Int): Pair<Int, Long> {
     val rx = f.nodes[0]
     val senders = f.nodes.drop(1)
     val payloads = senders.indices.map { s -> UnsafeBuffer(ByteArray(size) { (s * 31 + it).toByte() }) }
     val sent = IntArray(senders.size)
-    val deadline = System.nanoTime() + 60_000_000_000L
+    val deadline = Deadline.of("the senders to post their messages ($perSender each)", Duration.ofSeconds(60))
     while (sent.any { it < perSender }) {
         for ((s, node) in senders.withIndex()) {
             if (sent[s] < perSender && node.ep.tryTsend(payloads[s], 0, size, f.addrs[s + 1][0], (s + 1).toLong(), null) == 0) sent[s]++
@@ -70,7 +71,7 @@ internal fun flood(f: RailFabric, perSender: Int, size: Int): Pair<Int, Long> {
             node.cq.readFrom(node.entry)
         }
         rx.domain.progress()
-        check(System.nanoTime() < deadline) { "the senders could not post their messages: ${sent.toList()} of $perSender each" }
+        deadline.check { "posted ${sent.toList()}" }
     }
     repeat(3000) { senders.forEach { it.domain.progress(); it.cq.readFrom(it.entry) }; rx.domain.progress() }
     val heldMsgs = rx.ep.srx.stats().unexpectedMax

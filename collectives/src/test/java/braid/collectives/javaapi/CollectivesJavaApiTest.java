@@ -25,6 +25,7 @@ import braid.core.Fabric;
 import braid.core.Hints;
 import braid.core.Info;
 import braid.core.OpFlags;
+import braid.testsupport.Deadline;
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -68,7 +69,8 @@ class CollectivesJavaApiTest {
             CollectiveJoin j0 = Collectives.startJoin(eps[0], avs[0].avSet(0L, 1L), eq, "join-0", options);
             CompletableFuture<CollectiveGroup> f1 = Collectives.joinAsync(eps[1], avs[1].avSet(0L, 1L));
             CollectiveGroup g0 = null;
-            while (g0 == null || !f1.isDone()) { g0 = j0.test(); domains[1].progress(); }
+            Deadline joined = Deadline.of("both joins");
+            while (g0 == null || !f1.isDone()) { g0 = j0.test(); domains[1].progress(); joined.check(); }
             CollectiveGroup g1 = f1.get();
             Event ev = new Event();
             assertEquals(1, eq.read(ev));
@@ -80,13 +82,15 @@ class CollectivesJavaApiTest {
             s0.putInt(0, 5); s1.putInt(0, 7);
             CollectiveRequest a = g0.startAllreduce(s0, 0, r0, 0, 1, Datatype.INT32, ReduceOp.SUM);
             CompletableFuture<Void> b = g1.startAllreduce(s1, 0, r1, 0, 1, Datatype.INT32, ReduceOp.SUM).toFuture();
-            while (!a.test() || !b.isDone()) domains[1].progress();
+            Deadline summed = Deadline.of("both allreduces");
+            while (!a.test() || !b.isDone()) { domains[1].progress(); summed.check(); }
             assertEquals(12, r0.getInt(0));
             assertEquals(12, r1.getInt(0));
 
             CollectiveRequest c = g0.startAllreduce(s0, 0, r0, 0, 1, Datatype.INT32, new First());
             CollectiveRequest d = g1.startAllreduce(s1, 0, r1, 0, 1, Datatype.INT32, new First());
-            while (!c.test() | !d.test()) { }
+            Deadline firsts = Deadline.of("both allreduces with a Java operator");
+            while (!c.test() | !d.test()) firsts.check();
             assertEquals(5, r0.getInt(0));
             assertEquals(5, r1.getInt(0));
             eps[0].close(); eps[1].close();

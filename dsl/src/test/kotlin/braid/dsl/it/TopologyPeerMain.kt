@@ -6,12 +6,14 @@ import braid.core.Errno
 import braid.dsl.OpenLink
 import braid.dsl.Topology
 import braid.dsl.topology
+import braid.testsupport.Deadline
 import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
 import java.nio.file.Files
 import java.nio.file.Path
 import java.nio.file.Paths
 import java.nio.file.StandardCopyOption
+import java.time.Duration
 import kotlin.system.exitProcess
 
 /**
@@ -26,7 +28,7 @@ import kotlin.system.exitProcess
 object TopologyPeerMain {
     const val COUNT = 140
     private val SIZES = intArrayOf(0, 1, 64, 4096, 8192, 70_000, 262_144)
-    private const val DEADLINE_NANOS = 60_000_000_000L
+    private val TIMEOUT: Duration = Duration.ofSeconds(60)
 
     @JvmStatic
     fun main(args: Array<String>) {
@@ -46,10 +48,10 @@ object TopologyPeerMain {
                 }
                 // Neither closes before both are done, so no message in flight is cut off.
                 Files.write(dir.resolve("$role.done"), ByteArray(0))
-                val deadline = System.nanoTime() + DEADLINE_NANOS
+                val deadline = Deadline.of("the $other process to finish", TIMEOUT)
                 while (!Files.exists(dir.resolve("$other.done"))) {
                     link.domain.progress()
-                    check(System.nanoTime() < deadline) { "the $other process never finished" }
+                    deadline.check()
                 }
                 val stats = link.endpoint.stats()
                 println("rails: " + stats.rails.joinToString(" ") { "${it.rail}=${it.messagesSent}/${it.messagesReceived}" })
@@ -72,13 +74,13 @@ object TopologyPeerMain {
         val n = size(i)
         val buf = UnsafeBuffer(ByteBuffer.allocateDirect(maxOf(n, 1)))
         for (at in 0 until n) buf.putByte(at, pattern(i, at))
-        val deadline = System.nanoTime() + DEADLINE_NANOS
+        val deadline = Deadline.of("send $i to be accepted (not EAGAIN)", TIMEOUT)
         while (true) {
             val rc = link.endpoint.tryTsend(buf, 0, n, peer, i.toLong(), "send $i")
             if (rc == 0) break
             check(rc == -Errno.EAGAIN) { "send $i: ${Errno.name(rc)}" }
             link.domain.progress()
-            check(System.nanoTime() < deadline) { "send $i: still EAGAIN after 60 s" }
+            deadline.check()
         }
         await(link, "send $i")
     }
@@ -94,7 +96,7 @@ object TopologyPeerMain {
 
     private fun await(link: OpenLink, what: String): Completion {
         val c = Completion()
-        val deadline = System.nanoTime() + DEADLINE_NANOS
+        val deadline = Deadline.of("$what: its completion", TIMEOUT)
         while (true) {
             when (val rc = link.cq.read(c)) {
                 1 -> {
@@ -106,7 +108,7 @@ object TopologyPeerMain {
                     link.cq.readErr(e)
                     error("$what failed: ${Errno.name(e.err)}: ${e.message}")
                 }
-                -Errno.EAGAIN -> check(System.nanoTime() < deadline) { "$what: no completion within 60 s" }
+                -Errno.EAGAIN -> deadline.check()
                 else -> error("$what: reading the CQ returned ${Errno.name(rc)}")
             }
         }
@@ -120,9 +122,9 @@ object TopologyPeerMain {
 
     private fun lookup(dir: Path, name: String): ByteArray {
         val f = dir.resolve("$name.addr")
-        val deadline = System.nanoTime() + DEADLINE_NANOS
+        val deadline = Deadline.of("the address of '$name' in $dir", TIMEOUT)
         while (!Files.exists(f)) {
-            check(System.nanoTime() < deadline) { "no address from '$name' in $dir" }
+            deadline.check()
             Thread.sleep(5)
         }
         return Files.readAllBytes(f)

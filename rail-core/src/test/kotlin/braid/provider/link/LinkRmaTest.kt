@@ -5,8 +5,11 @@ import braid.core.AtomicOp
 import braid.core.DeferredOp
 import braid.core.DeferredWork
 import braid.core.MrAccess
+import braid.core.Rail
+import braid.core.TestFabric
 import braid.core.WorkStatus
 import braid.core.direct
+import braid.core.driveUntil
 import braid.core.rmaContract
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
@@ -16,11 +19,11 @@ import io.kotest.matchers.shouldBe
  * (the link picks shm), and from a node that has shm to nodes reached only over tcp.
  */
 class LinkRmaTest : FunSpec({
-    rmaContract("same host, over shm: ") { count -> LinkTestFabric(List(count) { "shm+tcp:lo" }) }
-    rmaContract("to peers without shm, over tcp: ") { count -> LinkTestFabric(listOf("shm+tcp:lo") + List(count - 1) { "tcp:lo" }) }
+    rmaContract("same host, over shm: ") { count -> TestFabric(count, Rail.LINK) }
+    rmaContract("to peers without shm, over tcp: ") { count -> TestFabric(rail = Rail.link(listOf("shm+tcp:lo") + List(count - 1) { "tcp:lo" })) }
 
     test("deferred work through the link: a triggered write, then on its completion a fetch-add, to a same-host peer and to one reached over tcp") {
-        LinkTestFabric(listOf("shm+tcp:lo", "shm+tcp:lo", "tcp:lo")).use { f ->
+        TestFabric(rail = Rail.link("shm+tcp:lo", "shm+tcp:lo", "tcp:lo")).use { f ->
             val a = f.nodes[0]
             val dw = a.domain.deferredWork
             val go = a.domain.counter()
@@ -35,11 +38,7 @@ class LinkRmaTest : FunSpec({
                 dw.queue(write); dw.queue(add)
                 src.putLong(0, 100L * peer) // read when the write fires, not when it was queued
                 go.add(1)
-                val deadline = System.nanoTime() + 20_000_000_000L
-                while (added.value < 1) {
-                    f.nodes.forEach { it.domain.progress() }
-                    check(System.nanoTime() < deadline) { "peer $peer: write $write, add $add" }
-                }
+                driveUntil("peer $peer: the triggered write and fetch-add", f.nodes, 20_000, seen = { "write $write, add $add" }) { added.value >= 1 }
                 write.status shouldBe WorkStatus.COMPLETED
                 result.getLong(0) shouldBe 100L * peer
                 mr.buffer.getLong(0) shouldBe 100L * peer + 5

@@ -7,13 +7,15 @@ import braid.core.FabricException
 import braid.core.FiAddr
 import braid.core.Hints
 import braid.core.Info
+import braid.core.Rail
+import braid.core.TestFabric
 import braid.core.buf
 import braid.core.lateSenderContract
 import braid.core.matchingContract
 import braid.core.pingPongAllocatesNothing
 import braid.provider.AddressHeader
-import braid.provider.link.LinkParams
 import braid.provider.PeerAddress
+import braid.provider.link.LinkParams
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldContain
@@ -27,8 +29,8 @@ import java.nio.ByteOrder
 /** The link provider in one process: its Info entries, link strings, address blobs, routing and shared matching. */
 class LinkTest : FunSpec({
     // Every rule of the shared receive context holds through a link (same host: the shm rail), late senders included.
-    matchingContract { count, eager -> LinkTestFabric(List(count) { "shm+tcp:lo" }, eagerSize = eager) }
-    lateSenderContract { LinkTestFabric.linkInfo("shm+tcp:lo") }
+    matchingContract { count, eager -> TestFabric(count, Rail.LINK, eagerSize = eager) }
+    lateSenderContract { Rail.LINK.info() }
 
     test("getInfo offers one link entry per tcp interface, carrying each rail's Info") {
         val tcpDomains = Braid.getInfo(Hints(provider = "tcp")).map { it.domainName }
@@ -63,7 +65,7 @@ class LinkTest : FunSpec({
     }
 
     test("a link address carries every rail's address and the host; malformed ones are refused naming the part") {
-        LinkTestFabric().use { f ->
+        TestFabric(rail = Rail.LINK).use { f ->
             val a = f.nodes[0]
             val raw = a.ep.address
             val parsed = f.nodes[1].av.straddr(raw)
@@ -84,7 +86,7 @@ class LinkTest : FunSpec({
     }
 
     test("a newer node's blob still parses: unknown rail parts and trailing fields are skipped") {
-        LinkTestFabric().use { f ->
+        TestFabric(rail = Rail.LINK).use { f ->
             val (a, b) = f.nodes
             val mine = LinkAddressDescriptor.parse(a.ep.address) { _, blob -> Parsed(blob) }
             val parts = listOf(
@@ -103,7 +105,7 @@ class LinkTest : FunSpec({
     }
 
     test("same-host peers go over shm, a peer without shm over tcp; both complete into the one CQ") {
-        LinkTestFabric(listOf("shm+tcp:lo", "shm+tcp:lo", "tcp:lo")).use { f ->
+        TestFabric(rail = Rail.link("shm+tcp:lo", "shm+tcp:lo", "tcp:lo")).use { f ->
             val (a, b, c) = f.nodes
             val n = 200
             val rx = List(2 * n) { UnsafeBuffer(ByteArray(64)) }
@@ -131,12 +133,12 @@ class LinkTest : FunSpec({
     }
 
     test("a warm ping-pong through the link allocates nothing per message, over shm and over tcp") {
-        LinkTestFabric(listOf("shm+tcp:lo", "shm+tcp:lo")).use { f -> pingPongAllocatesNothing(f, listOf(64, 64 * 1024)) { 10_000 } }
-        LinkTestFabric(listOf("tcp:lo", "tcp:lo")).use { f -> pingPongAllocatesNothing(f, listOf(64)) { 10_000 } }
+        TestFabric(rail = Rail.link("shm+tcp:lo", "shm+tcp:lo")).use { f -> pingPongAllocatesNothing(f, listOf(64, 64 * 1024)) { 10_000 } }
+        TestFabric(rail = Rail.link("tcp:lo", "tcp:lo")).use { f -> pingPongAllocatesNothing(f, listOf(64)) { 10_000 } }
     }
 
     test("a link domain refuses a rail that cannot be a peer, and an Info without rails") {
-        val info = LinkTestFabric.linkInfo("shm+tcp:lo")
+        val info = Rail.LINK.info()
         Braid.fabric(info).use { fabric ->
             shouldThrow<FabricException> { fabric.domain(info.copy(rails = emptyList())) }.message!! shouldContain "names no rails"
             val notPeer = object : braid.provider.Provider {

@@ -11,6 +11,7 @@ import braid.core.Hints
 import braid.core.OpFlags
 import braid.core.buf
 import braid.core.text
+import braid.testsupport.Deadline
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
@@ -48,10 +49,10 @@ class ShmFileFormatTest : FunSpec({
         /** Drives progress until an error event arrives; returns it. */
         fun awaitError(): CompletionError {
             val err = CompletionError()
-            val deadline = System.nanoTime() + 10_000_000_000L
+            val deadline = Deadline.of("an error event on the endpoint's event queue")
             while (eq.readErr(err) != 1) {
                 domain.progress()
-                check(System.nanoTime() < deadline) { "no error event on the endpoint's event queue within 10 s" }
+                deadline.check()
             }
             return err
         }
@@ -118,10 +119,10 @@ class ShmFileFormatTest : FunSpec({
                 r.ep.tryRecv(rx, 0, 5, FiAddr.UNSPEC, "rx") shouldBe 0
                 sender.ep.trySend(buf("hello"), 0, 5, sender.av.insert(r.ep.address), "tx") shouldBe 0
                 val c = Completion()
-                val deadline = System.nanoTime() + 10_000_000_000L
+                val deadline = Deadline.of("the message from a real sender")
                 while (r.cq.readFrom(c) != 1) {
                     sender.domain.progress()
-                    check(System.nanoTime() < deadline) { "the message from a real sender never arrived" }
+                    deadline.check()
                 }
                 c.context shouldBe "rx"
                 rx.text() shouldBe "hello"

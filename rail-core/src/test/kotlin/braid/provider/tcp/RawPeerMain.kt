@@ -2,7 +2,9 @@ package braid.provider.tcp
 
 import braid.it.Rendezvous
 import braid.it.childMain
+import braid.testsupport.Deadline
 import java.nio.file.Paths
+import java.time.Duration
 
 /**
  * A [RawTcpPeer] in a process of its own, so it can sit on another host ([braid.it.NetnsHosts]),
@@ -30,10 +32,10 @@ internal object RawPeerMain {
             check(welcome == TcpFrameDescriptor.WELCOME) { "handshake answered with frame type $welcome, not WELCOME" }
             raw.send(raw.eager(VALID_TAG, "valid".toByteArray()))
             Rendezvous.publish(dir, name, raw.address)
-            val deadline = System.nanoTime() + 120_000_000_000L
+            val deadline = Deadline.of("the '$GO' mark in $dir", Duration.ofSeconds(120))
             var beat = 0L
             while (!Rendezvous.marked(dir, GO)) {
-                check(System.nanoTime() < deadline) { "no '$GO' mark in $dir" }
+                deadline.check()
                 if (System.nanoTime() - beat > 500_000_000L) { // a live peer, however long TARGET takes
                     raw.send(raw.frame(TcpFrameDescriptor.HEARTBEAT, 0))
                     beat = System.nanoTime()

@@ -4,14 +4,17 @@ import braid.core.Braid
 import braid.core.Completion
 import braid.core.CompletionError
 import braid.core.CoreParams
-import braid.core.Errno
 import braid.core.CqFormat
+import braid.core.Errno
 import braid.core.Event
 import braid.core.EventType
 import braid.core.FiAddr
+import braid.core.Rail
 import braid.core.TestFabric
 import braid.core.buf
+import braid.core.driveUntil
 import braid.core.text
+import braid.testsupport.Deadline
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldContainExactlyInAnyOrder
@@ -21,6 +24,7 @@ import io.kotest.matchers.string.shouldNotContain
 import io.kotest.matchers.types.shouldBeInstanceOf
 import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
+import java.time.Duration
 import java.util.logging.Handler
 import java.util.logging.LogRecord
 import java.util.logging.Logger
@@ -45,14 +49,6 @@ class TcpConnectionTest : FunSpec({
         }
     }
 
-    /** Drives [nodes] until [done], failing with [what] after [millis]. */
-    fun until(what: String, nodes: List<TestFabric.Node>, millis: Long = 10_000, done: () -> Boolean) {
-        val deadline = System.nanoTime() + millis * 1_000_000
-        while (!done()) {
-            nodes.forEach { it.domain.progress() }
-            check(System.nanoTime() < deadline) { "timed out waiting for $what" }
-        }
-    }
 
     /** Runs [block] while a thread drives [node]'s progress (a raw peer blocks on its socket meanwhile). */
     fun <T> driving(node: TestFabric.Node, block: () -> T): T {
@@ -69,7 +65,7 @@ class TcpConnectionTest : FunSpec({
 
     test("two endpoints that connect to each other at once end with one connection, and each keeps its send order") {
         repeat(20) { trial ->
-            TcpTestFabric(eagerSize = 256).use { f ->
+            TestFabric(rail = Rail.TCP, eagerSize = 256).use { f ->
                 val (a, b) = f.nodes
                 val n = 60
                 val sizes = IntArray(n) { if (it % 7 == 3) 5000 else it } // eager and rendezvous, interleaved
@@ -95,7 +91,7 @@ class TcpConnectionTest : FunSpec({
                 }
                 a.await(n - sendsDone[0], others = listOf(b)).forEach { it.shouldBeInstanceOf<Completion>() }
                 b.await(n - sendsDone[1], others = listOf(a)).forEach { it.shouldBeInstanceOf<Completion>() }
-                until("the losing connection to close", f.nodes) { a.ep.tcp.connectionCount() == 1 && b.ep.tcp.connectionCount() == 1 }
+                driveUntil("the losing connection to close", f.nodes) { a.ep.tcp.connectionCount() == 1 && b.ep.tcp.connectionCount() == 1 }
                 withClue("trial $trial:\n${a.ep.describe()}\n${b.ep.describe()}") {
                     a.ep.tcp.establishedCount() shouldBe 1
                     b.ep.tcp.establishedCount() shouldBe 1
@@ -108,7 +104,7 @@ class TcpConnectionTest : FunSpec({
     test("a peer holding another job key is refused and logged, its sends fail with EACCES, and nothing it sent is matched") {
         captureLog { log ->
             for (keys in listOf(listOf("alpha", "beta"), listOf("", "beta"))) {
-                TcpTestFabric(keys = keys, eagerSize = 256).use { f ->
+                TestFabric(rail = Rail.TCP, keys = keys, eagerSize = 256).use { f ->
                     val (a, b) = f.nodes
                     val rx = UnsafeBuffer(ByteArray(16))
                     b.ep.tryTrecv(rx, 0, 16, FiAddr.UNSPEC, 0, -1L, "any") shouldBe 0
@@ -129,7 +125,7 @@ class TcpConnectionTest : FunSpec({
     }
 
     test("DomainAttr.jobKey is the key a domain's endpoints present, over the environment's, and is never printed") {
-        val base = TcpTestFabric.loopbackInfo()
+        val base = Rail.TCP.info()
         // The environment says "env"; the key set through the API is the one used.
         fun keyed(key: String) = base.withSettings(base.settings.withEnvironment(mapOf("BRAID_JOB_KEY" to "env"))).with(CoreParams.JOB_KEY, key)
         keyed("s3cret").toString() shouldNotContain "s3cret"
@@ -159,7 +155,7 @@ class TcpConnectionTest : FunSpec({
 
     test("garbage instead of a hello closes the connection, logged, and nothing is matched") {
         captureLog { log ->
-            TcpTestFabric(1).use { f ->
+            TestFabric(1, Rail.TCP).use { f ->
                 val b = f.nodes[0]
                 b.ep.tryTrecv(UnsafeBuffer(ByteArray(16)), 0, 16, FiAddr.UNSPEC, 0, -1L, "any") shouldBe 0
                 RawTcpPeer().use { raw ->
@@ -179,7 +175,7 @@ class TcpConnectionTest : FunSpec({
 
     test("a wrong key proven in AUTH closes the connection, and a message sent right behind it is never matched") {
         captureLog { log ->
-            TcpTestFabric(1).use { f ->
+            TestFabric(1, Rail.TCP).use { f ->
                 val b = f.nodes[0]
                 b.ep.tryTrecv(UnsafeBuffer(ByteArray(16)), 0, 16, FiAddr.UNSPEC, 0, -1L, "any") shouldBe 0
                 RawTcpPeer(jobKey = "not the job's").use { raw ->
@@ -197,7 +193,7 @@ class TcpConnectionTest : FunSpec({
     }
 
     test("garbage after a valid handshake closes only that connection: its operations fail, another peer keeps working") {
-        TcpTestFabric(2, eagerSize = 256).use { f ->
+        TestFabric(2, Rail.TCP, eagerSize = 256).use { f ->
             val (a, b) = f.nodes
             RawTcpPeer().use { raw ->
                 val r = b.av.insert(raw.address)
@@ -231,7 +227,7 @@ class TcpConnectionTest : FunSpec({
 
     for ((label, cut) in listOf("in the middle of a payload" to 10, "in the middle of a header" to -20)) {
         test("a stream that ends $label is a truncated frame: the receive it was filling fails, other peers are untouched") {
-            TcpTestFabric(2, eagerSize = 4096).use { f ->
+            TestFabric(2, Rail.TCP, eagerSize = 4096).use { f ->
                 val (a, b) = f.nodes
                 RawTcpPeer().use { raw ->
                     val r = b.av.insert(raw.address)
@@ -255,7 +251,7 @@ class TcpConnectionTest : FunSpec({
     }
 
     test("a frame that promises more bytes and then goes silent is closed by the time-out, not waited on for ever") {
-        TcpTestFabric(1, settings = TcpTestFabric.SETTINGS.with(TcpParams.TIMEOUT_MS, 300L)).use { f ->
+        TestFabric(1, Rail.TCP, settings = TestFabric.SETTINGS.with(TcpParams.TIMEOUT_MS, 300L)).use { f ->
             val b = f.nodes[0]
             RawTcpPeer().use { raw ->
                 val r = b.av.insert(raw.address)
@@ -271,7 +267,7 @@ class TcpConnectionTest : FunSpec({
     }
 
     test("an endpoint that closes fails what its peers still wait on from it with ECONNRESET, naming it, and reports PEER_DOWN") {
-        TcpTestFabric(2, eagerSize = 256).use { f ->
+        TestFabric(2, Rail.TCP, eagerSize = 256).use { f ->
             val (a, b) = f.nodes
             // Connect first, then leave a rendezvous send waiting on b and a receive directed at b.
             a.ep.tryTsend(buf("hi"), 0, 2, f.addrs[0][1], 1, "hi") shouldBe 0
@@ -297,7 +293,7 @@ class TcpConnectionTest : FunSpec({
     }
 
     test("a peer that stops answering (its domain frozen, as a stopped process) is declared dead after the time-out") {
-        TcpTestFabric(2, settings = TcpTestFabric.SETTINGS.with(TcpParams.TIMEOUT_MS, 400L)).use { f ->
+        TestFabric(2, Rail.TCP, settings = TestFabric.SETTINGS.with(TcpParams.TIMEOUT_MS, 400L)).use { f ->
             val (a, b) = f.nodes
             a.ep.tryTsend(buf("hi"), 0, 2, f.addrs[0][1], 1, null) shouldBe 0
             b.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, FiAddr.UNSPEC, 1, 0, null) shouldBe 0
@@ -326,12 +322,12 @@ class TcpConnectionTest : FunSpec({
     }
 
     test("a receive directed at a peer that never sent fails once that peer is gone") {
-        TcpTestFabric(2).use { f ->
+        TestFabric(2, Rail.TCP).use { f ->
             val (a, b) = f.nodes
             a.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, f.addrs[0][1], 1, 0, "from-b") shouldBe 0
             a.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, FiAddr.UNSPEC, 1, 0, "from-anyone") shouldBe 0
             // The keepalive connects to b because a receive waits for it alone.
-            until("a connection to the silent peer", f.nodes) { a.ep.tcp.establishedCount() == 1 }
+            driveUntil("a connection to the silent peer", f.nodes) { a.ep.tcp.establishedCount() == 1 }
             b.ep.close()
             val err = a.await(1).single().shouldBeInstanceOf<CompletionError>()
             err.context shouldBe "from-b"
@@ -341,8 +337,8 @@ class TcpConnectionTest : FunSpec({
     }
 
     test("a send to an address where nothing listens fails with ECONNREFUSED and a PEER_DOWN event") {
-        val gone = TcpTestFabric(1).use { it.nodes[0].ep.address }
-        TcpTestFabric(1).use { f ->
+        val gone = TestFabric(1, Rail.TCP).use { it.nodes[0].ep.address }
+        TestFabric(1, Rail.TCP).use { f ->
             val a = f.nodes[0]
             val dead = a.av.insert(gone)
             a.ep.tryTsend(buf("anyone?"), 0, 7, dead, 1, "lost") shouldBe 0
@@ -357,7 +353,7 @@ class TcpConnectionTest : FunSpec({
     }
 
     test("an endpoint sends to itself") {
-        TcpTestFabric(1, eagerSize = 256).use { f ->
+        TestFabric(1, Rail.TCP, eagerSize = 256).use { f ->
             val a = f.nodes[0]
             val rx = UnsafeBuffer(ByteArray(10_000))
             a.ep.tryTrecv(rx, 0, 10_000, FiAddr.UNSPEC, 1, 0, "rx") shouldBe 0
@@ -374,11 +370,7 @@ class TcpConnectionTest : FunSpec({
         val settle = System.nanoTime() + 5_000_000_000L
         while (TcpKeepalive.running.get() != 0 && System.nanoTime() < settle) Thread.sleep(10)
         val before = TcpKeepalive.running.get()
-        TcpTestFabric(2).use { TcpKeepalive.running.get() shouldBe before + 2 }
-        val deadline = System.nanoTime() + 10_000_000_000L
-        while (TcpKeepalive.running.get() != before) {
-            check(System.nanoTime() < deadline) { "${TcpKeepalive.running.get() - before} keepalive threads still running" }
-            Thread.sleep(10)
-        }
+        TestFabric(2, Rail.TCP).use { TcpKeepalive.running.get() shouldBe before + 2 }
+        Deadline.await<Int>("the closed endpoints' keepalive threads to end (count above the earlier tests')", Duration.ofSeconds(10), { TcpKeepalive.running.get() - before }) { it == 0 }
     }
 })

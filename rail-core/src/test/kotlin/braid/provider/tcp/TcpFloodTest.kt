@@ -2,27 +2,28 @@ package braid.provider.tcp
 
 import braid.core.Completion
 import braid.core.FiAddr
+import braid.core.Rail
+import braid.core.TestFabric
+import braid.core.driveUntil
+import braid.testsupport.Deadline
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.types.shouldBeInstanceOf
 import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
+import java.time.Duration
 
 /** Floods of unexpected messages: what the receiver holds stays bounded, and everything arrives once the receives come. */
 class TcpFloodTest : FunSpec({
     test("fifty unexpected 8 MiB messages wait as headers only (no payload byte held), then each arrives intact when its receive is posted") {
-        TcpTestFabric(bufferSize = 256 * 1024, eagerSize = 16 * 1024).use { f ->
+        TestFabric(rail = Rail.TCP, bufferSize = 256 * 1024, eagerSize = 16 * 1024).use { f ->
             val (a, b) = f.nodes
             val size = 8 shl 20
             val count = 50
             val out = UnsafeBuffer(ByteBuffer.allocateDirect(size)).also { for (i in 0 until size step 8) it.putLong(i, i.toLong() * 31) }
             for (i in 0 until count) a.ep.tryTsend(out, 0, size, f.addrs[0][1], i.toLong(), i) shouldBe 0
-            val deadline = System.nanoTime() + 30_000_000_000L
-            while (b.ep.srx.unexpectedCount < count) {
-                a.domain.progress(); b.domain.progress()
-                check(System.nanoTime() < deadline) { "only ${b.ep.srx.unexpectedCount} of $count arrived" }
-            }
+            driveUntil("$count messages to arrive unexpected", listOf(a, b), 30_000, seen = { "${b.ep.srx.unexpectedCount} arrived" }) { b.ep.srx.unexpectedCount >= count }
             repeat(100) { a.domain.progress(); b.domain.progress() }
             withClue(b.ep.describe()) {
                 b.ep.tcp.heldBytesMax shouldBe 0L
@@ -42,7 +43,7 @@ class TcpFloodTest : FunSpec({
     }
 
     test("a flood of small unexpected messages holds at most the credit window per sender; the rest wait at the sender") {
-        TcpTestFabric(3, eagerSize = 4096, unexpectedLimit = 512).use { f ->
+        TestFabric(3, Rail.TCP, eagerSize = 4096, unexpectedLimit = 512).use { f ->
             val (a, c, b) = f.nodes
             val window = b.ep.tcp.window
             val payload = UnsafeBuffer(ByteArray(3000))
@@ -51,9 +52,9 @@ class TcpFloodTest : FunSpec({
                 if (a.ep.tryTsend(payload, 0, 3000, f.addrs[0][2], 1, null) == 0) queued++
                 if (c.ep.tryTsend(payload, 0, 3000, f.addrs[1][2], 2, null) == 0) queued++
             }
-            val deadline = System.nanoTime() + 5_000_000_000L
+            val settle = Deadline.of("the flood to settle", Duration.ofSeconds(5))
             var last = -1
-            while (System.nanoTime() < deadline) { // until nothing more moves
+            while (!settle.expired()) { // until nothing more moves (at most 5 s: the checks below hold either way)
                 repeat(200) { a.domain.progress(); c.domain.progress(); b.domain.progress() }
                 if (b.ep.srx.unexpectedCount == last) break
                 last = b.ep.srx.unexpectedCount

@@ -1,5 +1,7 @@
 package braid.provider.tcp
 
+import braid.core.Rail
+import braid.core.TestFabric
 import braid.core.pingPongAllocatesNothing
 import io.kotest.core.spec.style.FunSpec
 
@@ -10,6 +12,6 @@ import io.kotest.core.spec.style.FunSpec
  */
 class TcpHotPathAllocationTest : FunSpec({
     test("a warm tcp ping-pong allocates nothing per message, eager or rendezvous") {
-        TcpTestFabric(eagerSize = 1024).use { f -> pingPongAllocatesNothing(f, listOf(64, 256 * 1024)) { size -> if (size > 1024) 2_000 else 20_000 } }
+        TestFabric(rail = Rail.TCP, eagerSize = 1024).use { f -> pingPongAllocatesNothing(f, listOf(64, 256 * 1024)) { size -> if (size > 1024) 2_000 else 20_000 } }
     }
 })

@@ -5,9 +5,13 @@ import braid.core.CompletionError
 import braid.core.Errno
 import braid.core.FiAddr
 import braid.core.OpFlags
+import braid.core.Rail
+import braid.core.TestFabric
 import braid.core.buf
+import braid.core.driveUntil
 import braid.core.lateSenderContract
 import braid.core.matchingContract
+import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldContainExactly
 import io.kotest.matchers.shouldBe
@@ -17,22 +21,22 @@ import org.agrona.concurrent.UnsafeBuffer
 
 /** The matching rules of the shared receive context, exercised through real tcp endpoints on 127.0.0.1 (the rail contracts, [matchingContract] and [lateSenderContract], and the tcp-specific cases). */
 class TcpMatchingTest : FunSpec({
-    matchingContract { count, eager -> TcpTestFabric(count, eagerSize = eager) }
-    lateSenderContract { TcpTestFabric.loopbackInfo() }
+    matchingContract { count, eager -> TestFabric(count, Rail.TCP, eagerSize = eager) }
+    lateSenderContract { Rail.TCP.info() }
 
-    fun UnsafeBuffer.send(f: TcpTestFabric, from: Int, to: Int, tag: Long, ctx: Any? = null) =
+    fun UnsafeBuffer.send(f: TestFabric, from: Int, to: Int, tag: Long, ctx: Any? = null) =
         f.nodes[from].ep.tryTsend(this, 0, capacity(), f.addrs[from][to], tag, ctx) shouldBe 0
 
     test("messages from one sender match in the order sent, across unexpected and posted receives") {
-        TcpTestFabric().use { f ->
+        TestFabric(rail = Rail.TCP).use { f ->
             val (a, b) = f.nodes
             val n = 500
             for (i in 0 until n) {
                 val out = UnsafeBuffer(ByteArray(4)).also { it.putInt(0, i) } // a send's buffer is the sender's until it completes
-                while (a.ep.tryTsend(out, 0, 4, f.addrs[0][1], 42, null).also { if (it == -Errno.EAGAIN) a.domain.progress() } == -Errno.EAGAIN) Unit
+                val accepted = Deadline.of("send $i to be accepted")
+                while (a.ep.tryTsend(out, 0, 4, f.addrs[0][1], 42, null).also { if (it == -Errno.EAGAIN) a.domain.progress() } == -Errno.EAGAIN) accepted.check()
                 if (i == n / 2) { // the first half arrive unexpected
-                    val deadline = System.nanoTime() + 10_000_000_000L
-                    while (b.ep.srx.unexpectedCount <= n / 2) { a.domain.progress(); b.domain.progress(); check(System.nanoTime() < deadline) { "only ${b.ep.srx.unexpectedCount} arrived" } }
+                    driveUntil("the first half to arrive unexpected", listOf(a, b), seen = { "${b.ep.srx.unexpectedCount} arrived" }) { b.ep.srx.unexpectedCount > n / 2 }
                 }
             }
             val seen = ArrayList<Int>()
@@ -47,12 +51,11 @@ class TcpMatchingTest : FunSpec({
     }
 
     test("the rail's stats count each message once, whether its receive was posted before it or after") {
-        TcpTestFabric(eagerSize = 1024).use { f ->
+        TestFabric(rail = Rail.TCP, eagerSize = 1024).use { f ->
             val (a, b) = f.nodes
             a.ep.tryTsend(buf("early"), 0, 5, f.addrs[0][1], 1, "unexpected eager") shouldBe 0
             a.ep.tryTsend(UnsafeBuffer(ByteArray(4000)), 0, 4000, f.addrs[0][1], 2, "unexpected rendezvous") shouldBe 0
-            val deadline = System.nanoTime() + 10_000_000_000L
-            while (b.ep.srx.unexpectedCount < 2) { a.domain.progress(); b.domain.progress(); check(System.nanoTime() < deadline) { "messages never arrived" } }
+            driveUntil("both messages to arrive unexpected", listOf(a, b), seen = { "${b.ep.srx.unexpectedCount} arrived" }) { b.ep.srx.unexpectedCount >= 2 }
             b.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, FiAddr.UNSPEC, 1, 0, "rx1") shouldBe 0
             b.ep.tryTrecv(UnsafeBuffer(ByteArray(4000)), 0, 4000, FiAddr.UNSPEC, 2, 0, "rx2") shouldBe 0
             b.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, FiAddr.UNSPEC, 3, 0, "rx3") shouldBe 0
@@ -63,7 +66,7 @@ class TcpMatchingTest : FunSpec({
     }
 
     test("past the credit window the sender is pushed back (EAGAIN on inject), holds stay within the window, and nothing is dropped") {
-        TcpTestFabric(unexpectedLimit = 8, bufferSize = 4096, eagerSize = 64).use { f ->
+        TestFabric(rail = Rail.TCP, unexpectedLimit = 8, bufferSize = 4096, eagerSize = 64).use { f ->
             val (a, b) = f.nodes
             val window = b.ep.tcp.window
             val n = 2000
@@ -94,7 +97,7 @@ class TcpMatchingTest : FunSpec({
     }
 
     test("a matched rendezvous message completes even while its sender is pushed back behind it") {
-        TcpTestFabric(unexpectedLimit = 1, bufferSize = 4096, eagerSize = 1024).use { f ->
+        TestFabric(rail = Rail.TCP, unexpectedLimit = 1, bufferSize = 4096, eagerSize = 1024).use { f ->
             val (a, b) = f.nodes
             val big = UnsafeBuffer(ByteArray(100_000) { it.toByte() })
             val rx = UnsafeBuffer(ByteArray(100_000))

@@ -4,7 +4,9 @@ import braid.core.Braid
 import braid.core.Caps
 import braid.core.FabricException
 import braid.core.Hints
+import braid.core.Rail
 import braid.core.Settings
+import braid.core.TestFabric
 import braid.provider.shm.ShmAddressDescriptor
 import braid.provider.shm.ShmProvider
 import io.kotest.assertions.throwables.shouldThrow
@@ -35,7 +37,7 @@ class TcpProviderTest : FunSpec({
     }
 
     test("an endpoint on the loopback domain listens on 127.0.0.1 and says so in its address") {
-        TcpTestFabric(1).use { f ->
+        TestFabric(1, Rail.TCP).use { f ->
             val a = TcpAddressDescriptor.parse(f.nodes[0].ep.address)
             a.socket.address shouldBe InetAddress.getByName("127.0.0.1")
             (a.socket.port > 0) shouldBe true

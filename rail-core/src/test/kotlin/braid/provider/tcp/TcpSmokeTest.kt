@@ -5,9 +5,12 @@ import braid.core.Errno
 import braid.core.FabricException
 import braid.core.FiAddr
 import braid.core.MrAccess
-import braid.core.direct
 import braid.core.ProgressEngine
+import braid.core.Rail
+import braid.core.TestFabric
 import braid.core.buf
+import braid.core.direct
+import braid.core.driveUntil
 import braid.core.text
 import braid.core.trecv
 import braid.core.tsend
@@ -27,7 +30,7 @@ import java.nio.ByteBuffer
 /** The tcp rail end to end in its simplest uses: raw operations, and the suspend forms under both progress models. */
 class TcpSmokeTest : FunSpec({
     test("an eager and a rendezvous message cross between two tcp endpoints, with the sender as source") {
-        TcpTestFabric().use { f ->
+        TestFabric(rail = Rail.TCP).use { f ->
             val (a, b) = f.nodes
             val rx = UnsafeBuffer(ByteArray(16))
             b.ep.tryTrecv(rx, 0, 16, FiAddr.UNSPEC, 7, 0, "rx") shouldBe 0
@@ -49,7 +52,7 @@ class TcpSmokeTest : FunSpec({
     }
 
     test("a send is on the socket when the call returns, without a progress call on the sender") {
-        TcpTestFabric().use { f ->
+        TestFabric(rail = Rail.TCP).use { f ->
             val (a, b) = f.nodes
             // Connect and authenticate first: until then frames wait in the peer's buffer.
             a.ep.tryTsend(buf("hi"), 0, 2, f.addrs[0][1], 0, null) shouldBe 0
@@ -79,14 +82,13 @@ class TcpSmokeTest : FunSpec({
     }
 
     test("a rendezvous payload goes straight from the socket into a direct receive buffer, all but a small prefetch of each frame") {
-        TcpTestFabric().use { f ->
+        TestFabric(rail = Rail.TCP).use { f ->
             val (a, b) = f.nodes
             val size = 3 shl 20
             val rx = UnsafeBuffer(ByteBuffer.allocateDirect(size))
             b.ep.tryTrecv(rx, 0, size, FiAddr.UNSPEC, 1, 0, "rx") shouldBe 0
             a.ep.tryTsend(UnsafeBuffer(ByteBuffer.allocateDirect(size)), 0, size, f.addrs[0][1], 1, "tx") shouldBe 0
-            val deadline = System.nanoTime() + 10_000_000_000L
-            while (b.ep.srx.postedCount > 0) { a.domain.progress(); b.domain.progress(); check(System.nanoTime() < deadline) { "the RTS never matched" } }
+            driveUntil("the RTS to match the receive", listOf(a, b)) { b.ep.srx.postedCount == 0 }
             // The sender alone streams what the sockets take, so the receiver finds far more than a header waiting.
             repeat(50) { a.domain.progress(); Thread.sleep(1) }
             b.await(1, others = listOf(a)).single().shouldBeInstanceOf<Completion>().len shouldBe size.toLong()
@@ -96,7 +98,7 @@ class TcpSmokeTest : FunSpec({
     }
 
     test("the tcp rail counts each message once, expected or not, eager or rendezvous") {
-        TcpTestFabric(eagerSize = 256).use { f ->
+        TestFabric(rail = Rail.TCP, eagerSize = 256).use { f ->
             val (a, b) = f.nodes
             // Unexpected first (held, then matched), then expected; eager and rendezvous each way.
             for ((i, size) in listOf(100, 5000).withIndex()) a.ep.tryTsend(UnsafeBuffer(ByteArray(size)), 0, size, f.addrs[0][1], i.toLong(), null) shouldBe 0
@@ -117,7 +119,7 @@ class TcpSmokeTest : FunSpec({
     }
 
     test("the suspend forms work over tcp under manual progress and with progress engines, and a dead peer is thrown as FabricException") {
-        TcpTestFabric(eagerSize = 256).use { f ->
+        TestFabric(rail = Rail.TCP, eagerSize = 256).use { f ->
             val (a, b) = f.nodes
             suspend fun exchange(tag: Long) = coroutineScope {
                 val rx = UnsafeBuffer(ByteArray(10_000))
