@@ -260,6 +260,11 @@ public class Mpi private constructor(
         public const val ANY_TAG: Int = -1
         /** `MPI_PROC_NULL`: sends and receives with it complete at once, moving nothing. */
         public const val PROC_NULL: Int = -3
+        /**
+         * `MPI_IN_PLACE`: pass this buffer (compared by identity) where MPI allows in-place
+         * collectives; the data is then taken from, and left in, the receive buffer.
+         */
+        @JvmField public val IN_PLACE: java.nio.ByteBuffer = java.nio.ByteBuffer.allocate(0)
         /** `MPI_ROOT` (intercommunicator collectives). */
         public const val ROOT: Int = -4
         /** `MPI_UNDEFINED`. */
