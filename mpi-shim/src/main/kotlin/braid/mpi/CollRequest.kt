@@ -28,7 +28,7 @@ internal class CollRequest(
 
     /** Starts the first stage; called once by the communicator. */
     fun start(): CollRequest {
-        synchronized(this) { startNext() }
+        synchronized(this) { if (stages.isNotEmpty()) startNext() }
         return this
     }
 
