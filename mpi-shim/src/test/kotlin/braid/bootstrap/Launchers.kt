@@ -50,17 +50,17 @@ fun javaCommand(main: String, args: List<String>, jvmArgs: List<String> = listOf
         listOf("-cp", System.getProperty("java.class.path"), main) + args
 
 /**
- * One job: the launcher's process ([commandLine] of the rank's command) with its output in
- * [log]. Every rank JVM carries a marker
+ * One job: the launcher's process ([commandLine] of the rank's command: a JVM running [main]
+ * with the arguments [mode]) with its output in [log]. Every rank JVM carries a marker
  * system property, so [leftovers] can find any rank the launcher left running.
  */
-class Job(commandLine: (List<String>) -> List<String>, mode: List<String>, val log: File) : AutoCloseable {
-    constructor(launcher: Launcher, ranks: Int, mode: List<String>, log: File) :
-        this({ rank -> launcher.commandLine(ranks, rank) }, mode, log)
+class Job(commandLine: (List<String>) -> List<String>, mode: List<String>, val log: File, main: String = "braid.bootstrap.RankMain") : AutoCloseable {
+    constructor(launcher: Launcher, ranks: Int, mode: List<String>, log: File, main: String = "braid.bootstrap.RankMain") :
+        this({ rank -> launcher.commandLine(ranks, rank) }, mode, log, main)
 
     private val marker = "braid.test.job=${UUID.randomUUID()}"
     val process: Process = ProcessBuilder(
-        commandLine(javaCommand("braid.bootstrap.RankMain", mode, listOf("-Xmx192m", "-XX:+UseSerialGC", "-D$marker"))),
+        commandLine(javaCommand(main, mode, listOf("-Xmx192m", "-XX:+UseSerialGC", "-D$marker"))),
     ).redirectErrorStream(true).redirectOutput(log).start()
 
     /** Waits for the launcher to exit and returns its exit code; fails with the job's output after [seconds]. */
