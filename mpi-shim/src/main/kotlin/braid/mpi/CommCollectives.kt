@@ -181,23 +181,14 @@ internal class CommCollectives(private val comm: Comm, members: LongArray, slot:
     fun igather(call: String, send: ByteBuffer?, sendCount: Int, sendType: Datatype, recv: ByteBuffer?, recvCounts: IntArray?, displs: IntArray?, recvType: Datatype?, root: Int, regular: Boolean): CollRequest {
         checkRoot(call, root)
         val atRoot = rank == root
-        val inPlace = send === Mpi.IN_PLACE
-        if (inPlace && !atRoot) throw MPIException.of(ErrorClass.ERR_BUFFER, call, "MPI_IN_PLACE is the root's send buffer only (rank $rank is not root $root)")
-        var r: CollBlocks? = null
-        if (atRoot) {
-            val buf = recv ?: missing(call, "receive")
-            val t = recvType ?: throw MPIException.of(ErrorClass.ERR_TYPE, call, "the root needs a receive datatype")
-            checkVector(call, "recvCounts", recvCounts!!, displs)
-            checkBlocks(call, buf, t, recvCounts, displs!!, "receive buffer")
-            r = CollBlocks(buf, t, recvCounts, displs)
-            if (inPlace) r.pack(rank)
-        }
+        val inPlace = inPlaceAtRoot(call, send, root, "send")
+        val r = if (atRoot) rootBlocks(call, recv, recvType, recvCounts, displs, "receive").also { if (inPlace) it.pack(rank) } else null
         val s = if (inPlace) null else sendBlocks(call, send, sendCount, sendType)
-        if (atRoot && s != null && s.byteCounts[0] != r!!.byteCounts[rank]) mismatch(call, s.byteCounts[0], r.byteCounts[rank])
+        if (r != null && s != null && s.byteCounts[0] != r.byteCounts[rank]) mismatch(call, s.byteCounts[0], r.byteCounts[rank])
         val sendBytes = s?.byteCounts?.get(0) ?: 0
-        return one({ if (atRoot) r!!.unpack() }) {
-            if (regular && (!atRoot || r!!.byteDispls.contentEquals(IntArray(size) { it * r.byteCounts[0] }))) {
-                group.startGather(s?.view, 0, r?.view, 0, if (atRoot) r!!.byteCounts[0] else sendBytes, braid.collectives.Datatype.BYTE, root)
+        return one({ r?.unpack() }) {
+            if (regular && (r == null || r.byteDispls.contentEquals(IntArray(size) { it * r.byteCounts[0] }))) {
+                group.startGather(s?.view, 0, r?.view, 0, r?.byteCounts?.get(0) ?: sendBytes, braid.collectives.Datatype.BYTE, root)
             } else {
                 group.startGatherv(s?.view, 0, sendBytes, r?.view, 0, r?.byteCounts, r?.byteDispls, braid.collectives.Datatype.BYTE, root)
             }
@@ -207,22 +198,14 @@ internal class CommCollectives(private val comm: Comm, members: LongArray, slot:
     fun iscatter(call: String, send: ByteBuffer?, sendCounts: IntArray?, displs: IntArray?, sendType: Datatype?, recv: ByteBuffer?, recvCount: Int, recvType: Datatype, root: Int): CollRequest {
         checkRoot(call, root)
         val atRoot = rank == root
-        val inPlace = recv === Mpi.IN_PLACE
-        if (inPlace && !atRoot) throw MPIException.of(ErrorClass.ERR_BUFFER, call, "MPI_IN_PLACE is the root's receive buffer only (rank $rank is not root $root)")
-        var s: CollBlocks? = null
-        if (atRoot) {
-            val buf = send ?: missing(call, "send")
-            val t = sendType ?: throw MPIException.of(ErrorClass.ERR_TYPE, call, "the root needs a send datatype")
-            checkVector(call, "sendCounts", sendCounts!!, displs)
-            checkBlocks(call, buf, t, sendCounts, displs!!, "send buffer")
-            s = CollBlocks(buf, t, sendCounts, displs).pack()
-        }
+        val inPlace = inPlaceAtRoot(call, recv, root, "receive")
+        val s = if (atRoot) rootBlocks(call, send, sendType, sendCounts, displs, "send").pack() else null
         val r = if (inPlace) null else {
             checkCount(call, recvCount)
             checkData(call, recv ?: missing(call, "receive"), recvCount, recvType, "receive buffer")
             CollBlocks.single(recv, recvType, recvCount)
         }
-        if (atRoot && r != null && r.byteCounts[0] != s!!.byteCounts[rank]) mismatch(call, s.byteCounts[rank], r.byteCounts[0])
+        if (s != null && r != null && r.byteCounts[0] != s.byteCounts[rank]) mismatch(call, s.byteCounts[rank], r.byteCounts[0])
         return one({ r?.unpack() }) {
             group.startScatterv(s?.view, 0, s?.byteCounts, s?.byteDispls, r?.view, 0, r?.byteCounts?.get(0) ?: 0, braid.collectives.Datatype.BYTE, root)
         }
@@ -286,6 +269,23 @@ internal class CommCollectives(private val comm: Comm, members: LongArray, slot:
     }
 
     // ## Checks ##
+
+    /** Whether [buf] is MPI_IN_PLACE, which only the root may pass as its [side] buffer. */
+    private fun inPlaceAtRoot(call: String, buf: ByteBuffer?, root: Int, side: String): Boolean {
+        val inPlace = buf === Mpi.IN_PLACE
+        if (inPlace && rank != root) throw MPIException.of(ErrorClass.ERR_BUFFER, call, "MPI_IN_PLACE is the root's $side buffer only (rank $rank is not root $root)")
+        return inPlace
+    }
+
+    /** The root's per-rank blocks of a gather(v) or scatter(v), checked. */
+    private fun rootBlocks(call: String, buf: ByteBuffer?, type: Datatype?, counts: IntArray?, displs: IntArray?, side: String): CollBlocks {
+        val b = buf ?: missing(call, side)
+        val t = type ?: throw MPIException.of(ErrorClass.ERR_TYPE, call, "the root needs a $side datatype")
+        if (counts == null || displs == null) throw MPIException.of(ErrorClass.ERR_ARG, call, "the root needs $side counts and displacements")
+        checkVector(call, "${side} counts", counts, displs)
+        checkBlocks(call, b, t, counts, displs, "$side buffer")
+        return CollBlocks(b, t, counts, displs)
+    }
 
     private fun sendBlocks(call: String, send: ByteBuffer?, count: Int, type: Datatype): CollBlocks {
         checkCount(call, count)

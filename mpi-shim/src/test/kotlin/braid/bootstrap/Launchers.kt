@@ -44,6 +44,24 @@ enum class Launcher(val title: String, private val program: String?) {
     }
 }
 
+/**
+ * Whether a test needing [launcher] runs: yes when it is installed or `BRAID_REQUIRE_LAUNCHERS=1`
+ * (then [job] fails on it), else disabled with the reason printed.
+ */
+fun enabledFor(launcher: Launcher): (io.kotest.core.test.TestCase) -> io.kotest.core.test.Enabled = {
+    val missing = launcher.missing
+    when {
+        missing == null || Launcher.required -> io.kotest.core.test.Enabled.enabled
+        else -> io.kotest.core.test.Enabled.disabled("skipped: $missing; set BRAID_REQUIRE_LAUNCHERS=1 to make this a failure").also { println(it.reason) }
+    }
+}
+
+/** A job of [ranks] JVMs running [main] under [launcher], logging to [log]; fails at once if the launcher is missing. */
+fun job(launcher: Launcher, ranks: Int, mode: List<String>, log: File, main: String = "braid.bootstrap.RankMain"): Job {
+    launcher.missing?.let { error("${launcher.title}: $it, and BRAID_REQUIRE_LAUNCHERS=1 requires it") }
+    return Job(launcher, ranks, mode, log, main)
+}
+
 /** `java … MAIN ARGS` with this JVM's java and the test class path. */
 fun javaCommand(main: String, args: List<String>, jvmArgs: List<String> = listOf("-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")): List<String> =
     listOf(ProcessHandle.current().info().command().orElse("java")) + jvmArgs +

@@ -2,9 +2,9 @@ package braid.mpi.it
 
 import braid.bootstrap.Job
 import braid.bootstrap.Launcher
+import braid.bootstrap.enabledFor
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
-import io.kotest.core.test.Enabled
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldContain
 import io.kotest.matchers.string.shouldNotContain
@@ -22,18 +22,9 @@ class MpiLaunchersIT : FunSpec({
     val dir = Files.createTempDirectory("braid-mpi-launchers").toFile()
     afterSpec { dir.deleteRecursively() }
 
-    fun enabled(launcher: Launcher): (io.kotest.core.test.TestCase) -> Enabled = {
-        val missing = launcher.missing
-        when {
-            missing == null || Launcher.required -> Enabled.enabled
-            else -> Enabled.disabled("skipped: $missing; set BRAID_REQUIRE_LAUNCHERS=1 to make this a failure").also { println(it.reason) }
-        }
-    }
-
-    fun job(launcher: Launcher, mode: List<String>, name: String): Job {
-        launcher.missing?.let { error("${launcher.title}: $it, and BRAID_REQUIRE_LAUNCHERS=1 requires it") }
-        return Job(launcher, 4, mode, File(dir, "$name-${launcher.name}.log"), "braid.mpi.javaapi.MpiProgram")
-    }
+    val enabled = ::enabledFor
+    fun job(launcher: Launcher, mode: List<String>, name: String): Job =
+        braid.bootstrap.job(launcher, 4, mode, File(dir, "$name-${launcher.name}.log"), "braid.mpi.javaapi.MpiProgram")
 
     for (launcher in listOf(Launcher.HYDRA_FD, Launcher.OPEN_MPI, Launcher.BRAID_RUN)) {
         test("a Java MPI program under ${launcher.title} with 4 ranks inits from the launcher, passes every point-to-point and collective check, and finalizes")
