@@ -62,18 +62,29 @@ public sealed class Comm(
     public open fun free() {
         guard { checkUsable("MPI_Comm_free") }
         if (this === mpi.world || this === mpi.self) throw raise(MPIException.of(ErrorClass.ERR_COMM, "MPI_Comm_free", "$name cannot be freed"))
+        guard { Attributes.deleteAll(this) }
         freed = true
         mpi.contexts.release(context)
     }
 
-    /** `MPI_Comm_get_attr` for the predefined keys; null when the key has no value. */
-    public fun getAttr(key: Int): Int? = when (key) {
+    /**
+     * `MPI_Comm_get_attr`: a predefined key's value (an `Int`), or the value set under a user
+     * keyval ([createKeyval]); null when the keyval has no value here.
+     */
+    public fun getAttr(key: Int): Any? = when (key) {
         TAG_UB -> Mpi.TAG_UB
         UNIVERSE_SIZE -> mpi.bootstrap.universeSize
         APPNUM -> mpi.bootstrap.appnum
         WTIME_IS_GLOBAL -> 0
-        else -> throw raise(MPIException.of(ErrorClass.ERR_ARG, "MPI_Comm_get_attr", "key $key is not a predefined attribute (TAG_UB, UNIVERSE_SIZE, APPNUM, WTIME_IS_GLOBAL)"))
+        else -> if (Attributes.isUser(key)) guard { Attributes.get(this, key)?.value }
+        else throw raise(MPIException.of(ErrorClass.ERR_ARG, "MPI_Comm_get_attr", "key $key is not a predefined attribute (TAG_UB, UNIVERSE_SIZE, APPNUM, WTIME_IS_GLOBAL) nor a keyval from createKeyval"))
     }
+
+    /** `MPI_Comm_set_attr`: [value] under user keyval [keyval]; a value already there is deleted first (its delete callback runs). */
+    public fun setAttr(keyval: Int, value: Any?): Unit = guard { checkUsable("MPI_Comm_set_attr"); Attributes.set(this, keyval, value) }
+
+    /** `MPI_Comm_delete_attr`: runs the keyval's delete callback and removes the value. */
+    public fun deleteAttr(keyval: Int): Unit = guard { checkUsable("MPI_Comm_delete_attr"); Attributes.delete(this, keyval) }
 
     /** `MPI_Abort` on this communicator: ends the whole job through the launcher. */
     public fun abort(errorCode: Int): Nothing = mpi.abortJob(errorCode, "MPI_Abort on $name with code $errorCode")
@@ -401,6 +412,25 @@ public sealed class Comm(
         public const val APPNUM: Int = 2
         /** `MPI_WTIME_IS_GLOBAL`'s attribute key. */
         public const val WTIME_IS_GLOBAL: Int = 3
+
+        /** `MPI_COMM_NULL_COPY_FN`: a dup gets no copy of the attribute. */
+        @JvmField public val NULL_COPY_FN: AttributeCopier = AttributeCopier { _, _, _, _ -> null }
+        /** `MPI_COMM_DUP_FN`: a dup gets the same value. */
+        @JvmField public val DUP_FN: AttributeCopier = AttributeCopier { _, _, _, value -> value }
+        /** `MPI_COMM_NULL_DELETE_FN`: nothing to do on delete. */
+        @JvmField public val NULL_DELETE_FN: AttributeDeleter = AttributeDeleter { _, _, _, _ -> }
+
+        /**
+         * `MPI_Comm_create_keyval`: a new keyval whose attributes [copy] decides on for a dup
+         * and [delete] is told of when deleted, replaced or their communicator freed;
+         * [extraState] is passed to both.
+         */
+        @JvmStatic
+        public fun createKeyval(copy: AttributeCopier, delete: AttributeDeleter, extraState: Any?): Int = Attributes.create(copy, delete, extraState)
+
+        /** `MPI_Comm_free_keyval`: no new attributes under [keyval]; those set stay until deleted. */
+        @JvmStatic
+        public fun freeKeyval(keyval: Int): Unit = Attributes.free(keyval)
 
         internal const val MODE_STANDARD = 0
         internal const val MODE_SYNCHRONOUS = 1

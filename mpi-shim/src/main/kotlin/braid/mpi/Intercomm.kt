@@ -53,7 +53,7 @@ public class Intercomm internal constructor(
         mpi.constructLock.lock()
         try {
             val (id, _) = agreeAcross("MPI_Comm_dup", 0)
-            Intercomm(mpi, id, localGroup, remoteGroup, "dup(${getName()})").also { it.setErrhandler(getErrhandler()) }
+            Intercomm(mpi, id, localGroup, remoteGroup, "dup(${getName()})").also { it.setErrhandler(getErrhandler()); Attributes.copyAll(this, it) }
         } finally { mpi.constructLock.unlock() }
     }
 

@@ -21,7 +21,7 @@ public class Intracomm internal constructor(
     /** `MPI_Comm_dup`: the same group with a new context. */
     public fun dup(): Intracomm = construct("MPI_Comm_dup") {
         val id = agree("MPI_Comm_dup")
-        Intracomm(mpi, id, localGroup, "dup(${getName()})").also { it.setErrhandler(getErrhandler()) }
+        Intracomm(mpi, id, localGroup, "dup(${getName()})").also { it.setErrhandler(getErrhandler()); Attributes.copyAll(this, it) }
     }
 
     /**
