@@ -95,7 +95,7 @@ public final class MpiProgram {
         }
 
         int checks = CollectiveChecks.runEverything(world);
-        System.out.println("OK rank " + rank + " of " + size + " " + mpi.getBootstrap().getKind() + ": point-to-point and " + checks + " collective checks passed");
+        System.out.println("OK rank " + rank + " of " + size + " " + mpi.getBootstrap().getKind() + ": point-to-point and " + checks + " collective checks passed via " + mpi);
         mpi.finalizeMpi();
         check(mpi.getFinalized(), "finalized");
     }
