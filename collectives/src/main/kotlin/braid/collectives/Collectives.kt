@@ -95,6 +95,28 @@ public object Collectives {
     public suspend fun joinSuspend(endpoint: Endpoint, set: AvSet, options: JoinOptions = JoinOptions.DEFAULT): CollectiveGroup =
         startJoin(endpoint, set, null, null, options).await()
 
+    /**
+     * A group over [set]'s members on [endpoint] with a context id its members have already
+     * agreed by other means, joined with no traffic. This is how a layer that agrees its own
+     * ids builds groups: an MPI layer agrees a new communicator's context id with a collective
+     * on the parent communicator's group and then makes the child's group here, so no group
+     * needs a join to exist (the world's group uses a fixed id). Every member must pass the
+     * same members in the same order and the same [contextId], in 1 until 2^23, which must not
+     * be in use by another group on any member's endpoint (joins hand out ids counting up from
+     * 1: do not mix the two on one endpoint without keeping the ranges apart). The group's first
+     * call has sequence number 0 on every member.
+     */
+    @JvmStatic
+    @JvmOverloads
+    public fun groupOf(endpoint: Endpoint, set: AvSet, contextId: Int, options: JoinOptions = JoinOptions.DEFAULT): CollectiveGroup {
+        if (contextId < 1 || contextId >= MAX_CONTEXT) throw FabricException.invalid("group on $endpoint: context id $contextId is outside 1 until $MAX_CONTEXT")
+        val members = set.toLongArray()
+        val self = set.av.epAddr(endpoint)
+        val rank = if (self == FiAddr.NOTAVAIL) -1 else members.indexOf(self)
+        if (rank < 0) throw FabricException.invalid("group on $endpoint: its own address is not a member of $set; insert endpoint.address into the AV and the set")
+        return CollectiveGroup(endpoint, set, members, rank, contextId, options.tuning, 0)
+    }
+
     private const val MAX_CONTEXT = 1L shl 23
 
     /** FNV-1a over the members' address blobs in order: equal on every member iff the sets are. */

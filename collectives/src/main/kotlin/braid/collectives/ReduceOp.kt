@@ -8,7 +8,19 @@ import org.agrona.MutableDirectBuffer
  * (floating-point sums and products only up to rounding, which is why a reduction's result may
  * differ with the algorithm's order). [Datatype.supports] says which apply to which type.
  */
-public enum class ReduceOp { SUM, PROD, MIN, MAX, LAND, LOR, LXOR, BAND, BOR, BXOR, MINLOC, MAXLOC }
+public enum class ReduceOp {
+    SUM, PROD, MIN, MAX, LAND, LOR, LXOR, BAND, BOR, BXOR, MINLOC, MAXLOC;
+
+    /**
+     * Combines locally, `inout[i] = input[i] op inout[i]` for [count] elements of [datatype] in
+     * native byte order — the same kernel a collective's reduction steps run (`MPI_Reduce_local`
+     * for a layer above). Throws [braid.core.FabricException] (EINVAL) if this op is not defined
+     * on [datatype]; the caller checks the ranges.
+     */
+    public fun reduceLocal(input: DirectBuffer, inputOffset: Int, inout: MutableDirectBuffer, inoutOffset: Int, count: Int, datatype: Datatype) {
+        Kernels.builtin(datatype, this).reduce(input, inputOffset, inout, inoutOffset, count, true)
+    }
+}
 
 /**
  * A reduction the application supplies (MPI's `MPI_Op_create`): [reduce] combines `count`

@@ -62,18 +62,29 @@ public sealed class Comm(
     public open fun free() {
         guard { checkUsable("MPI_Comm_free") }
         if (this === mpi.world || this === mpi.self) throw raise(MPIException.of(ErrorClass.ERR_COMM, "MPI_Comm_free", "$name cannot be freed"))
+        guard { Attributes.deleteAll(this) }
         freed = true
         mpi.contexts.release(context)
     }
 
-    /** `MPI_Comm_get_attr` for the predefined keys; null when the key has no value. */
-    public fun getAttr(key: Int): Int? = when (key) {
+    /**
+     * `MPI_Comm_get_attr`: a predefined key's value (an `Int`), or the value set under a user
+     * keyval ([createKeyval]); null when the keyval has no value here.
+     */
+    public fun getAttr(key: Int): Any? = when (key) {
         TAG_UB -> Mpi.TAG_UB
         UNIVERSE_SIZE -> mpi.bootstrap.universeSize
         APPNUM -> mpi.bootstrap.appnum
         WTIME_IS_GLOBAL -> 0
-        else -> throw raise(MPIException.of(ErrorClass.ERR_ARG, "MPI_Comm_get_attr", "key $key is not a predefined attribute (TAG_UB, UNIVERSE_SIZE, APPNUM, WTIME_IS_GLOBAL)"))
+        else -> if (Attributes.isUser(key)) guard { Attributes.get(this, key)?.value }
+        else throw raise(MPIException.of(ErrorClass.ERR_ARG, "MPI_Comm_get_attr", "key $key is not a predefined attribute (TAG_UB, UNIVERSE_SIZE, APPNUM, WTIME_IS_GLOBAL) nor a keyval from createKeyval"))
     }
+
+    /** `MPI_Comm_set_attr`: [value] under user keyval [keyval]; a value already there is deleted first (its delete callback runs). */
+    public fun setAttr(keyval: Int, value: Any?): Unit = guard { checkUsable("MPI_Comm_set_attr"); Attributes.set(this, keyval, value) }
+
+    /** `MPI_Comm_delete_attr`: runs the keyval's delete callback and removes the value. */
+    public fun deleteAttr(keyval: Int): Unit = guard { checkUsable("MPI_Comm_delete_attr"); Attributes.delete(this, keyval) }
 
     /** `MPI_Abort` on this communicator: ends the whole job through the launcher. */
     public fun abort(errorCode: Int): Nothing = mpi.abortJob(errorCode, "MPI_Abort on $name with code $errorCode")
@@ -200,6 +211,123 @@ public sealed class Comm(
         }
     }
 
+    // ## Collectives (CommCollectives.kt, IntercommCollectives.kt) ##
+    //
+    // Blocking forms wait for the nonblocking ones. Buffers start at byte 0, as for point-to-point;
+    // Mpi.IN_PLACE stands for MPI_IN_PLACE where MPI allows it. Intercommunicators support
+    // barrier, bcast (root: Mpi.ROOT / Mpi.PROC_NULL in the root's group), allgather, alltoall and
+    // allreduce; the other collectives raise MPI_ERR_COMM on them.
+
+    /** `MPI_Barrier`. */
+    public fun barrier() { ibarrier().waitFor() }
+    /** `MPI_Ibarrier`. */
+    public fun ibarrier(): Request = coll("MPI_Ibarrier", { it.ibarrier() }, { it.ibarrier() })
+
+    /** `MPI_Bcast` of [count] elements from [root]. */
+    public fun bcast(buf: ByteBuffer, count: Int, type: Datatype, root: Int) { ibcast(buf, count, type, root).waitFor() }
+    /** `MPI_Ibcast`. */
+    public fun ibcast(buf: ByteBuffer, count: Int, type: Datatype, root: Int): Request =
+        coll("MPI_Ibcast", { it.ibcast("MPI_Ibcast", buf, count, type, root) }, { it.ibcast("MPI_Ibcast", buf, count, type, root) })
+
+    /** `MPI_Reduce`: [recvBuf] matters at [root] only (null elsewhere); [sendBuf] may be [Mpi.IN_PLACE] at the root. */
+    public fun reduce(sendBuf: ByteBuffer, recvBuf: ByteBuffer?, count: Int, type: Datatype, op: Op, root: Int) { ireduce(sendBuf, recvBuf, count, type, op, root).waitFor() }
+    /** `MPI_Ireduce`. */
+    public fun ireduce(sendBuf: ByteBuffer, recvBuf: ByteBuffer?, count: Int, type: Datatype, op: Op, root: Int): Request =
+        intra("MPI_Ireduce") { it.ireduce("MPI_Ireduce", sendBuf, recvBuf, count, type, op, root) }
+
+    /** `MPI_Allreduce`; [sendBuf] may be [Mpi.IN_PLACE] (intracommunicators). */
+    public fun allreduce(sendBuf: ByteBuffer, recvBuf: ByteBuffer, count: Int, type: Datatype, op: Op) { iallreduce(sendBuf, recvBuf, count, type, op).waitFor() }
+    /** `MPI_Iallreduce`. */
+    public fun iallreduce(sendBuf: ByteBuffer, recvBuf: ByteBuffer, count: Int, type: Datatype, op: Op): Request =
+        coll("MPI_Iallreduce", { it.iallreduce("MPI_Iallreduce", sendBuf, recvBuf, count, type, op) }, { it.iallreduce("MPI_Iallreduce", sendBuf, recvBuf, count, type, op) })
+
+    /** `MPI_Reduce_scatter_block`: block [rank] (of [recvCount] elements) of the reduction. */
+    public fun reduceScatterBlock(sendBuf: ByteBuffer, recvBuf: ByteBuffer, recvCount: Int, type: Datatype, op: Op) { ireduceScatterBlock(sendBuf, recvBuf, recvCount, type, op).waitFor() }
+    /** `MPI_Ireduce_scatter_block`. */
+    public fun ireduceScatterBlock(sendBuf: ByteBuffer, recvBuf: ByteBuffer, recvCount: Int, type: Datatype, op: Op): Request =
+        intra("MPI_Ireduce_scatter_block") { it.ireduceScatterBlock("MPI_Ireduce_scatter_block", sendBuf, recvBuf, recvCount, type, op) }
+
+    /** `MPI_Reduce_scatter`: rank i keeps `recvCounts[i]` elements of the reduction. */
+    public fun reduceScatter(sendBuf: ByteBuffer, recvBuf: ByteBuffer, recvCounts: IntArray, type: Datatype, op: Op) { ireduceScatter(sendBuf, recvBuf, recvCounts, type, op).waitFor() }
+    /** `MPI_Ireduce_scatter`. */
+    public fun ireduceScatter(sendBuf: ByteBuffer, recvBuf: ByteBuffer, recvCounts: IntArray, type: Datatype, op: Op): Request =
+        intra("MPI_Ireduce_scatter") { it.ireduceScatter("MPI_Ireduce_scatter", sendBuf, recvBuf, recvCounts, type, op) }
+
+    /** `MPI_Scan` (inclusive prefix). */
+    public fun scan(sendBuf: ByteBuffer, recvBuf: ByteBuffer, count: Int, type: Datatype, op: Op) { iscan(sendBuf, recvBuf, count, type, op).waitFor() }
+    /** `MPI_Iscan`. */
+    public fun iscan(sendBuf: ByteBuffer, recvBuf: ByteBuffer, count: Int, type: Datatype, op: Op): Request =
+        intra("MPI_Iscan") { it.iscan("MPI_Iscan", sendBuf, recvBuf, count, type, op, exclusive = false) }
+
+    /** `MPI_Exscan` (exclusive prefix; rank 0's [recvBuf] is left as it was). */
+    public fun exscan(sendBuf: ByteBuffer, recvBuf: ByteBuffer, count: Int, type: Datatype, op: Op) { iexscan(sendBuf, recvBuf, count, type, op).waitFor() }
+    /** `MPI_Iexscan`. */
+    public fun iexscan(sendBuf: ByteBuffer, recvBuf: ByteBuffer, count: Int, type: Datatype, op: Op): Request =
+        intra("MPI_Iexscan") { it.iscan("MPI_Iexscan", sendBuf, recvBuf, count, type, op, exclusive = true) }
+
+    /** `MPI_Gather`: the receive arguments matter at [root] only; [sendBuf] may be [Mpi.IN_PLACE] there. */
+    public fun gather(sendBuf: ByteBuffer, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer?, recvCount: Int, recvType: Datatype, root: Int) { igather(sendBuf, sendCount, sendType, recvBuf, recvCount, recvType, root).waitFor() }
+    /** `MPI_Igather`. */
+    public fun igather(sendBuf: ByteBuffer, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer?, recvCount: Int, recvType: Datatype, root: Int): Request =
+        intra("MPI_Igather") { it.igather("MPI_Igather", sendBuf, sendCount, sendType, recvBuf, IntArray(size) { recvCount }, IntArray(size) { i -> i * recvCount }, recvType, root, regular = true) }
+
+    /** `MPI_Gatherv`: rank i's data lands at element `displs[i]` of [recvBuf] (at [root]). */
+    public fun gatherv(sendBuf: ByteBuffer, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer?, recvCounts: IntArray?, displs: IntArray?, recvType: Datatype?, root: Int) { igatherv(sendBuf, sendCount, sendType, recvBuf, recvCounts, displs, recvType, root).waitFor() }
+    /** `MPI_Igatherv`. */
+    public fun igatherv(sendBuf: ByteBuffer, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer?, recvCounts: IntArray?, displs: IntArray?, recvType: Datatype?, root: Int): Request =
+        intra("MPI_Igatherv") { it.igather("MPI_Igatherv", sendBuf, sendCount, sendType, recvBuf, recvCounts, displs, recvType, root, regular = false) }
+
+    /** `MPI_Scatter`: the send arguments matter at [root] only; [recvBuf] may be [Mpi.IN_PLACE] there. */
+    public fun scatter(sendBuf: ByteBuffer?, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer, recvCount: Int, recvType: Datatype, root: Int) { iscatter(sendBuf, sendCount, sendType, recvBuf, recvCount, recvType, root).waitFor() }
+    /** `MPI_Iscatter`. */
+    public fun iscatter(sendBuf: ByteBuffer?, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer, recvCount: Int, recvType: Datatype, root: Int): Request =
+        intra("MPI_Iscatter") { it.iscatter("MPI_Iscatter", sendBuf, IntArray(size) { sendCount }, IntArray(size) { i -> i * sendCount }, sendType, recvBuf, recvCount, recvType, root) }
+
+    /** `MPI_Scatterv`: rank i gets `sendCounts[i]` elements from element `displs[i]` of [sendBuf] (at [root]). */
+    public fun scatterv(sendBuf: ByteBuffer?, sendCounts: IntArray?, displs: IntArray?, sendType: Datatype?, recvBuf: ByteBuffer, recvCount: Int, recvType: Datatype, root: Int) { iscatterv(sendBuf, sendCounts, displs, sendType, recvBuf, recvCount, recvType, root).waitFor() }
+    /** `MPI_Iscatterv`. */
+    public fun iscatterv(sendBuf: ByteBuffer?, sendCounts: IntArray?, displs: IntArray?, sendType: Datatype?, recvBuf: ByteBuffer, recvCount: Int, recvType: Datatype, root: Int): Request =
+        intra("MPI_Iscatterv") { it.iscatter("MPI_Iscatterv", sendBuf, sendCounts, displs, sendType, recvBuf, recvCount, recvType, root) }
+
+    /** `MPI_Allgather`; [sendBuf] may be [Mpi.IN_PLACE] (intracommunicators). */
+    public fun allgather(sendBuf: ByteBuffer, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer, recvCount: Int, recvType: Datatype) { iallgather(sendBuf, sendCount, sendType, recvBuf, recvCount, recvType).waitFor() }
+    /** `MPI_Iallgather`. */
+    public fun iallgather(sendBuf: ByteBuffer, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer, recvCount: Int, recvType: Datatype): Request = coll("MPI_Iallgather",
+        { it.iallgather("MPI_Iallgather", sendBuf, sendCount, sendType, recvBuf, IntArray(size) { recvCount }, IntArray(size) { i -> i * recvCount }, recvType) },
+        { it.iallgather("MPI_Iallgather", sendBuf, sendCount, sendType, recvBuf, recvCount, recvType) })
+
+    /** `MPI_Allgatherv`. */
+    public fun allgatherv(sendBuf: ByteBuffer, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer, recvCounts: IntArray, displs: IntArray, recvType: Datatype) { iallgatherv(sendBuf, sendCount, sendType, recvBuf, recvCounts, displs, recvType).waitFor() }
+    /** `MPI_Iallgatherv`. */
+    public fun iallgatherv(sendBuf: ByteBuffer, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer, recvCounts: IntArray, displs: IntArray, recvType: Datatype): Request =
+        intra("MPI_Iallgatherv") { it.iallgather("MPI_Iallgatherv", sendBuf, sendCount, sendType, recvBuf, recvCounts, displs, recvType) }
+
+    /** `MPI_Alltoall`; [sendBuf] may be [Mpi.IN_PLACE] (intracommunicators). */
+    public fun alltoall(sendBuf: ByteBuffer, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer, recvCount: Int, recvType: Datatype) { ialltoall(sendBuf, sendCount, sendType, recvBuf, recvCount, recvType).waitFor() }
+    /** `MPI_Ialltoall`. */
+    public fun ialltoall(sendBuf: ByteBuffer, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer, recvCount: Int, recvType: Datatype): Request = coll("MPI_Ialltoall",
+        { it.ialltoall("MPI_Ialltoall", sendBuf, IntArray(size) { sendCount }, IntArray(size) { i -> i * sendCount }, sendType, recvBuf, IntArray(size) { recvCount }, IntArray(size) { i -> i * recvCount }, recvType) },
+        { it.ialltoall("MPI_Ialltoall", sendBuf, sendCount, sendType, recvBuf, recvCount, recvType) })
+
+    /** `MPI_Alltoallv`: displacements in elements of each side's type. */
+    public fun alltoallv(sendBuf: ByteBuffer, sendCounts: IntArray, sendDispls: IntArray, sendType: Datatype, recvBuf: ByteBuffer, recvCounts: IntArray, recvDispls: IntArray, recvType: Datatype) { ialltoallv(sendBuf, sendCounts, sendDispls, sendType, recvBuf, recvCounts, recvDispls, recvType).waitFor() }
+    /** `MPI_Ialltoallv`. */
+    public fun ialltoallv(sendBuf: ByteBuffer, sendCounts: IntArray, sendDispls: IntArray, sendType: Datatype, recvBuf: ByteBuffer, recvCounts: IntArray, recvDispls: IntArray, recvType: Datatype): Request =
+        intra("MPI_Ialltoallv") { it.ialltoall("MPI_Ialltoallv", sendBuf, sendCounts, sendDispls, sendType, recvBuf, recvCounts, recvDispls, recvType) }
+
+    private inline fun coll(call: String, intra: (CommCollectives) -> Request, inter: (IntercommCollectives) -> Request): Request = guard {
+        checkUsable(call)
+        when (this) { is Intracomm -> intra(coll); is Intercomm -> inter(coll) }
+    }
+
+    private inline fun intra(call: String, block: (CommCollectives) -> Request): Request = guard {
+        checkUsable(call)
+        when (this) {
+            is Intracomm -> block(coll)
+            is Intercomm -> throw MPIException.of(ErrorClass.ERR_COMM, call, "$name is an intercommunicator; its collectives here are barrier, bcast, allreduce, allgather and alltoall")
+        }
+    }
+
 
     // ## Internals ##
 
@@ -284,6 +412,25 @@ public sealed class Comm(
         public const val APPNUM: Int = 2
         /** `MPI_WTIME_IS_GLOBAL`'s attribute key. */
         public const val WTIME_IS_GLOBAL: Int = 3
+
+        /** `MPI_COMM_NULL_COPY_FN`: a dup gets no copy of the attribute. */
+        @JvmField public val NULL_COPY_FN: AttributeCopier = AttributeCopier { _, _, _, _ -> null }
+        /** `MPI_COMM_DUP_FN`: a dup gets the same value. */
+        @JvmField public val DUP_FN: AttributeCopier = AttributeCopier { _, _, _, value -> value }
+        /** `MPI_COMM_NULL_DELETE_FN`: nothing to do on delete. */
+        @JvmField public val NULL_DELETE_FN: AttributeDeleter = AttributeDeleter { _, _, _, _ -> }
+
+        /**
+         * `MPI_Comm_create_keyval`: a new keyval whose attributes [copy] decides on for a dup
+         * and [delete] is told of when deleted, replaced or their communicator freed;
+         * [extraState] is passed to both.
+         */
+        @JvmStatic
+        public fun createKeyval(copy: AttributeCopier, delete: AttributeDeleter, extraState: Any?): Int = Attributes.create(copy, delete, extraState)
+
+        /** `MPI_Comm_free_keyval`: no new attributes under [keyval]; those set stay until deleted. */
+        @JvmStatic
+        public fun freeKeyval(keyval: Int): Unit = Attributes.free(keyval)
 
         internal const val MODE_STANDARD = 0
         internal const val MODE_SYNCHRONOUS = 1

@@ -7,13 +7,12 @@ import java.io.DataOutputStream
 import java.nio.ByteBuffer
 
 /**
- * The few collectives communicator management needs (barrier, broadcast, allgather and the
- * AND-allreduce of context-id masks), built on point-to-point messages in a communicator's
- * [MatchBitsDescriptor.SUB_INTERNAL] sub-context so they never meet user traffic.
- *
- * **Temporary**: these are simple (binomial broadcast, gather-to-0 allgather) and blocking. Once
- * `braid.collectives` is merged, communicator construction should call its allgather and
- * allreduce on the parent's group instead, and this file goes away.
+ * The point-to-point channel communicator management keeps for what is not a collective of one
+ * group: two leaders' exchange (intercommunicator creation and agreement, in
+ * [MatchBitsDescriptor.SUB_LEADERS]) and port connections. Everything within one group — the
+ * AND of context-id masks, split's allgather, a leader's broadcast — runs on the collectives
+ * module ([CommCollectives]). Messages are byte arrays of any length ([recv] probes the size),
+ * and [join]/[split] frame several in one.
  */
 internal class CommBootstrapCollectives(
     private val mpi: Mpi,
@@ -45,51 +44,6 @@ internal class CommBootstrapCollectives(
         return out
     }
 
-    fun barrier() {
-        allgather(ByteArray(0))
-    }
-
-    /** Binomial-tree broadcast of [root]'s [data]; others pass anything (ignored). */
-    fun bcast(root: Int, data: ByteArray?): ByteArray {
-        val rel = (rank - root + size) % size
-        var buf = data
-        var mask = 1
-        while (mask < size) {
-            if (rel and mask != 0) { buf = recv((rank - mask + size) % size, TAG_BCAST); break }
-            mask = mask shl 1
-        }
-        mask = mask shr 1
-        val sends = ArrayList<Request>()
-        while (mask > 0) {
-            if (rel + mask < size) sends += send((rank + mask) % size, TAG_BCAST, buf!!)
-            mask = mask shr 1
-        }
-        sends.forEach { it.waitFor() }
-        return buf!!
-    }
-
-    /** Every rank's [data], indexed by rank. */
-    fun allgather(data: ByteArray): Array<ByteArray> {
-        val all: ByteArray
-        if (rank == 0) {
-            val parts = Array(size) { if (it == 0) data else ByteArray(0) }
-            for (i in 1 until size) parts[i] = recv(i, TAG_GATHER)
-            all = bcast(0, join(parts))
-        } else {
-            send(0, TAG_GATHER, data).waitFor()
-            all = bcast(0, null)
-        }
-        return split(all)
-    }
-
-    /** The bitwise AND of every rank's [mask]. */
-    fun allreduceAnd(mask: ByteArray): ByteArray {
-        val parts = allgather(mask)
-        val out = parts[0].copyOf()
-        for (i in 1 until parts.size) ContextIdPool.and(out, parts[i])
-        return out
-    }
-
     /** Sends [data] to [peer] and receives its message, on [tag] (the leaders' exchange). */
     fun exchange(peer: Int, tag: Int, data: ByteArray): ByteArray {
         val s = send(peer, tag, data)
@@ -99,9 +53,6 @@ internal class CommBootstrapCollectives(
     }
 
     companion object {
-        const val TAG_BCAST = 1
-        const val TAG_GATHER = 2
-
         fun join(parts: Array<ByteArray>): ByteArray {
             val bytes = ByteArrayOutputStream()
             DataOutputStream(bytes).use { out -> out.writeInt(parts.size); parts.forEach { out.writeInt(it.size); out.write(it) } }

@@ -5,7 +5,7 @@ import java.nio.ByteBuffer
 /**
  * An MPI datatype (`MPI_Datatype`): the built-ins as constants, derived ones from the factory
  * functions of the companion (contiguous, vector, hvector, indexed, hindexed, indexedBlock,
- * hindexedBlock, struct, subarray, resized). A derived type must be [commit]ted before it is
+ * hindexedBlock, struct, subarray, darray, resized). A derived type must be [commit]ted before it is
  * used in communication, and may be [free]d after.
  *
  * A type is held flattened: the byte segments (displacement, length) of one element in type-map
@@ -191,6 +191,26 @@ public class Datatype private constructor(
         public const val ORDER_C: Int = 0
         /** `MPI_ORDER_FORTRAN`: the first dimension varies fastest. */
         public const val ORDER_FORTRAN: Int = 1
+
+        /** `MPI_DISTRIBUTE_BLOCK` for [darray]. */
+        public const val DISTRIBUTE_BLOCK: Int = 121
+        /** `MPI_DISTRIBUTE_CYCLIC` for [darray]. */
+        public const val DISTRIBUTE_CYCLIC: Int = 122
+        /** `MPI_DISTRIBUTE_NONE` for [darray]: the dimension is not distributed. */
+        public const val DISTRIBUTE_NONE: Int = 123
+        /** `MPI_DISTRIBUTE_DFLT_DARG` for [darray]: the distribution's default block size. */
+        public const val DISTRIBUTE_DFLT_DARG: Int = -49767
+
+        /**
+         * `MPI_Type_create_darray`: the elements of a `gsizes` global array of [old] that process
+         * [rank] of [size] owns on a `psizes` process grid (row-major), distributed per dimension
+         * by [DISTRIBUTE_BLOCK], [DISTRIBUTE_CYCLIC] (block size `dargs[d]` or
+         * [DISTRIBUTE_DFLT_DARG]) or [DISTRIBUTE_NONE], listed in [order] ([ORDER_C] or
+         * [ORDER_FORTRAN]); lower bound 0, extent the whole array's.
+         */
+        @JvmStatic
+        public fun darray(size: Int, rank: Int, gsizes: IntArray, distribs: IntArray, dargs: IntArray, psizes: IntArray, order: Int, old: Datatype): Datatype =
+            Darray.create(size, rank, gsizes, distribs, dargs, psizes, order, old)
 
         /** `MPI_Type_contiguous`. */
         @JvmStatic

@@ -30,6 +30,8 @@ public object ErrorClass {
     public const val ERR_PENDING: Int = 18
     public const val ERR_REQUEST: Int = 19
     public const val ERR_NAME: Int = 33
+    /** An invalid or freed attribute keyval (`MPI_ERR_KEYVAL`). */
+    public const val ERR_KEYVAL: Int = 48
     public const val ERR_NO_MEM: Int = 34
     public const val ERR_NOT_SAME: Int = 35
     public const val ERR_PORT: Int = 38
@@ -64,6 +66,7 @@ public object ErrorClass {
         ERR_PENDING to Described("MPI_ERR_PENDING", "pending request"),
         ERR_REQUEST to Described("MPI_ERR_REQUEST", "invalid request"),
         ERR_NAME to Described("MPI_ERR_NAME", "invalid service name"),
+        ERR_KEYVAL to Described("MPI_ERR_KEYVAL", "invalid keyval"),
         ERR_NO_MEM to Described("MPI_ERR_NO_MEM", "out of memory"),
         ERR_NOT_SAME to Described("MPI_ERR_NOT_SAME", "collective arguments not identical"),
         ERR_PORT to Described("MPI_ERR_PORT", "invalid port"),

@@ -6,8 +6,8 @@ package braid.mpi
  * [Intracomm.createIntercomm], [Intracomm.accept] and [Intracomm.connect]; [merge] turns it
  * into an intracommunicator of both groups.
  *
- * Internally the local group talks in the context's [MatchBitsDescriptor.SUB_INTERNAL]
- * sub-context and the two leaders (rank 0 of each group) in [MatchBitsDescriptor.SUB_LEADERS].
+ * Internally the local group agrees through its own collectives group ([IntercommCollectives.local])
+ * and the two leaders (rank 0 of each group) talk in [MatchBitsDescriptor.SUB_LEADERS].
  */
 public class Intercomm internal constructor(
     mpi: Mpi,
@@ -22,9 +22,8 @@ public class Intercomm internal constructor(
     /** `MPI_Comm_remote_size`. */
     public val remoteSize: Int get() = remoteGroup.size
 
-    private val local: CommBootstrapCollectives by lazy {
-        CommBootstrapCollectives(mpi, context, MatchBitsDescriptor.SUB_INTERNAL, rank, LongArray(localGroup.size) { mpi.processes.fiAddr(localGroup.procs[it]) })
-    }
+    /** This intercommunicator's collectives, and its local group's (context-id agreement). */
+    internal val coll: IntercommCollectives by lazy { IntercommCollectives(this) }
     private val leaders: CommBootstrapCollectives by lazy {
         CommBootstrapCollectives(mpi, context, MatchBitsDescriptor.SUB_LEADERS, rank, destAddr)
     }
@@ -54,7 +53,7 @@ public class Intercomm internal constructor(
         mpi.constructLock.lock()
         try {
             val (id, _) = agreeAcross("MPI_Comm_dup", 0)
-            Intercomm(mpi, id, localGroup, remoteGroup, "dup(${getName()})").also { it.setErrhandler(getErrhandler()) }
+            Intercomm(mpi, id, localGroup, remoteGroup, "dup(${getName()})").also { it.setErrhandler(getErrhandler()); Attributes.copyAll(this, it) }
         } finally { mpi.constructLock.unlock() }
     }
 
@@ -63,14 +62,14 @@ public class Intercomm internal constructor(
      * broadcast) and reserves it; also passes [value] from each group to the other.
      */
     private fun agreeAcross(call: String, value: Int): Pair<Int, Int> {
-        val mask = local.allreduceAnd(mpi.contexts.mask())
+        val mask = coll.local.andMasks(mpi.contexts.mask())
         var payload: ByteArray? = null
         if (rank == 0) {
             val theirs = CommBootstrapCollectives.split(leaders.exchange(0, TAG_AGREE, CommBootstrapCollectives.join(arrayOf(mask, Intracomm.intBytes(value)))))
             ContextIdPool.and(mask, theirs[0])
             payload = CommBootstrapCollectives.join(arrayOf(Intracomm.intBytes(mpi.contexts.lowest(mask, call)), theirs[1]))
         }
-        val got = CommBootstrapCollectives.split(local.bcast(0, payload))
+        val got = CommBootstrapCollectives.split(coll.local.bcastBytes(0, payload))
         val id = java.nio.ByteBuffer.wrap(got[0]).getInt()
         mpi.contexts.reserve(id)
         return id to java.nio.ByteBuffer.wrap(got[1]).getInt()

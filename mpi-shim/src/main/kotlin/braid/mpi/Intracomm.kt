@@ -15,14 +15,13 @@ public class Intracomm internal constructor(
 ) : Comm(mpi, context, group, group.procs, name) {
     override val isInter: Boolean get() = false
 
-    internal val internal: CommBootstrapCollectives by lazy {
-        CommBootstrapCollectives(mpi, context, MatchBitsDescriptor.SUB_INTERNAL, rank, destAddr)
-    }
+    /** This communicator's collectives; also how its children's context ids are agreed ([CommCollectives]). */
+    internal val coll: CommCollectives by lazy { CommCollectives(this, destAddr, 0) }
 
     /** `MPI_Comm_dup`: the same group with a new context. */
     public fun dup(): Intracomm = construct("MPI_Comm_dup") {
         val id = agree("MPI_Comm_dup")
-        Intracomm(mpi, id, localGroup, "dup(${getName()})").also { it.setErrhandler(getErrhandler()) }
+        Intracomm(mpi, id, localGroup, "dup(${getName()})").also { it.setErrhandler(getErrhandler()); Attributes.copyAll(this, it) }
     }
 
     /**
@@ -32,8 +31,8 @@ public class Intracomm internal constructor(
     public fun split(color: Int, key: Int): Intracomm? = construct("MPI_Comm_split") {
         if (color < 0 && color != Mpi.UNDEFINED) throw MPIException.of(ErrorClass.ERR_ARG, "MPI_Comm_split", "color $color must be ≥ 0 or UNDEFINED")
         val mine = java.nio.ByteBuffer.allocate(8).putInt(color).putInt(key).array()
-        val all = internal.allgather(mine).map { java.nio.ByteBuffer.wrap(it) }.map { it.getInt(0) to it.getInt(4) }
-        val id = mpi.contexts.lowest(internal.allreduceAnd(mpi.contexts.mask()), "MPI_Comm_split")
+        val all = coll.allgatherFixed(mine).map { java.nio.ByteBuffer.wrap(it) }.map { it.getInt(0) to it.getInt(4) }
+        val id = mpi.contexts.lowest(coll.andMasks(mpi.contexts.mask()), "MPI_Comm_split")
         if (color == Mpi.UNDEFINED) return@construct null
         mpi.contexts.reserve(id)
         val members = all.indices.filter { all[it].first == color }.sortedWith(compareBy({ all[it].second }, { it }))
@@ -46,7 +45,7 @@ public class Intracomm internal constructor(
         group.procs.firstOrNull { it !in mine }?.let {
             throw MPIException.of(ErrorClass.ERR_GROUP, "MPI_Comm_create", "the group holds a process (table index $it) that is not in ${getName()}")
         }
-        val id = mpi.contexts.lowest(internal.allreduceAnd(mpi.contexts.mask()), "MPI_Comm_create")
+        val id = mpi.contexts.lowest(coll.andMasks(mpi.contexts.mask()), "MPI_Comm_create")
         if (group.rank == Mpi.UNDEFINED) return@construct null
         mpi.contexts.reserve(id)
         Intracomm(mpi, id, Group(group.procs, localGroup.self), "create(${getName()})")
@@ -93,7 +92,7 @@ public class Intracomm internal constructor(
 
     /** Agrees a context id over this communicator and reserves it. */
     internal fun agree(call: String): Int {
-        val id = mpi.contexts.lowest(internal.allreduceAnd(mpi.contexts.mask()), call)
+        val id = mpi.contexts.lowest(coll.andMasks(mpi.contexts.mask()), call)
         mpi.contexts.reserve(id)
         return id
     }
@@ -104,9 +103,9 @@ public class Intracomm internal constructor(
      * returns the context id and the remote group's address blobs), and broadcasts its answer.
      */
     internal fun intercommFrom(root: Int, name: String, lead: (ByteArray) -> Array<ByteArray>): Intercomm {
-        val mask = internal.allreduceAnd(mpi.contexts.mask())
+        val mask = coll.andMasks(mpi.contexts.mask())
         val payload = if (rank == root) CommBootstrapCollectives.join(lead(mask)) else null
-        return fromAgreement(CommBootstrapCollectives.split(internal.bcast(root, payload)), name)
+        return fromAgreement(CommBootstrapCollectives.split(coll.bcastBytes(root, payload)), name)
     }
 
     /** Builds the intercommunicator from a leader's broadcast: [id, remote address blobs…]. */

@@ -16,6 +16,7 @@ import braid.core.EventQueue
 import braid.core.EventType
 import braid.core.Fabric
 import braid.core.Hints
+import braid.provider.HostIdentity
 import braid.provider.link.LinkParams
 import braid.core.OpFlags
 import java.net.InetAddress
@@ -78,8 +79,9 @@ public class Mpi private constructor(
     @Volatile private var closed = false
 
     init {
-        val info = options.info ?: Braid.getInfo(hints(options)).firstOrNull()
-            ?: throw MPIException.of(ErrorClass.ERR_OTHER, "MPI_Init", "provider '${options.provider}' is not available here; set BRAID_MPI_PROVIDER or MpiOptions.provider to one `braid info` lists")
+        val provider = if (options.provider == MpiOptions.AUTO) chooseProvider(bootstrap) else options.provider
+        val info = options.info ?: Braid.getInfo(hints(provider, options.links)).firstOrNull()
+            ?: throw MPIException.of(ErrorClass.ERR_OTHER, "MPI_Init", "provider '$provider' is not available here; set BRAID_MPI_PROVIDER or MpiOptions.provider to one `braid info` lists")
         fabric = Braid.fabric(info)
         domain = fabric.domain(info)
         cq = domain.completionQueue(CqFormat.TAGGED, options.cqSize)
@@ -260,6 +262,11 @@ public class Mpi private constructor(
         public const val ANY_TAG: Int = -1
         /** `MPI_PROC_NULL`: sends and receives with it complete at once, moving nothing. */
         public const val PROC_NULL: Int = -3
+        /**
+         * `MPI_IN_PLACE`: pass this buffer (compared by identity) where MPI allows in-place
+         * collectives; the data is then taken from, and left in, the receive buffer.
+         */
+        @JvmField public val IN_PLACE: java.nio.ByteBuffer = java.nio.ByteBuffer.allocate(0)
         /** `MPI_ROOT` (intercommunicator collectives). */
         public const val ROOT: Int = -4
         /** `MPI_UNDEFINED`. */
@@ -291,6 +298,30 @@ public class Mpi private constructor(
         public fun init(bootstrap: Bootstrap, required: ThreadLevel = ThreadLevel.SINGLE, options: MpiOptions = MpiOptions()): Mpi =
             Mpi(bootstrap, required, options)
 
+        /**
+         * `MPI_Init`: the world the launcher started this process in ([Bootstrap.detect]: Hydra's
+         * PMI-1/PMI-2, Open MPI's PMIx, `braid run`, or a singleton world of one), with the
+         * endpoint [MpiOptions] chooses (shm for one host, the link for several).
+         */
+        @JvmStatic
+        public fun init(): Mpi = initThread(ThreadLevel.SINGLE)
+
+        /** `MPI_Init(argc, argv)`: [init]; the arguments are the program's own (nothing here reads them). */
+        @JvmStatic
+        public fun init(@Suppress("UNUSED_PARAMETER") args: Array<String>): Mpi = init()
+
+        /** `MPI_Init_thread`: [init] asking for [required]; [Mpi.threadLevel] says what was provided. */
+        @JvmStatic
+        @JvmOverloads
+        public fun initThread(required: ThreadLevel, options: MpiOptions = MpiOptions()): Mpi {
+            val boot = Bootstrap.detect()
+            return try { Mpi(boot, required, options) } catch (t: Throwable) { runCatching { boot.close() }; throw t }
+        }
+
+        /** `MPI_Init_thread(argc, argv, required)`. */
+        @JvmStatic
+        public fun initThread(@Suppress("UNUSED_PARAMETER") args: Array<String>, required: ThreadLevel): Mpi = initThread(required)
+
         /** `MPI_Initialized`: whether any instance in this JVM has been initialized. */
         @JvmStatic
         public fun isInitialized(): Boolean = everInitialized
@@ -313,8 +344,26 @@ public class Mpi private constructor(
     }
 }
 
-/** The hints [MpiOptions] describe: its provider, and for a link its rails ([LinkParams.LINKS]). */
-private fun hints(options: MpiOptions): Hints {
-    val hints = Hints(caps = Caps.MSG or Caps.TAGGED, provider = options.provider)
-    return options.links?.let { hints.with(LinkParams.LINKS, it) } ?: hints
+/** The hints for [provider], and for a link its rails ([LinkParams.LINKS]). */
+private fun hints(provider: String, links: String?): Hints {
+    val hints = Hints(caps = Caps.MSG or Caps.TAGGED, provider = provider)
+    return if (provider == "link" && links != null) hints.with(LinkParams.LINKS, links) else hints
 }
+
+/**
+ * [MpiOptions.AUTO]: every rank puts its host identity (rail-core's, so "same host" means what
+ * shm means by it) and reads the others'; shm when all are this host's, else the link.
+ */
+private fun chooseProvider(bootstrap: Bootstrap): String {
+    if (bootstrap.size == 1) return "shm"
+    val mine = HostIdentity.id
+    bootstrap.put(HOST_KEY, java.nio.ByteBuffer.allocate(8).putLong(mine).array())
+    bootstrap.fence()
+    for (r in 0 until bootstrap.size) {
+        if (r == bootstrap.rank) continue
+        if (java.nio.ByteBuffer.wrap(bootstrap.get(r, HOST_KEY)).getLong() != mine) return "link"
+    }
+    return "shm"
+}
+
+private const val HOST_KEY = "braid.mpi.host"

@@ -4,17 +4,23 @@ import braid.core.Info
 
 /**
  * How [Mpi.init] opens its endpoint. The provider is [provider] (default: the
- * `BRAID_MPI_PROVIDER` environment variable, else `link`, which reaches same-host ranks over shm
- * and the others over tcp); [links] selects the link's rails (`BRAID_LINKS` syntax); [info]
- * replaces the provider lookup altogether (a tuned `Info`). Fluent for Java:
- * `new MpiOptions().provider("shm")`.
+ * `BRAID_MPI_PROVIDER` environment variable, else [AUTO]); [links] selects the link's rails
+ * (`BRAID_LINKS` syntax; default: the `BRAID_MPI_LINK` environment variable, else the link's own
+ * default `shm+tcp`); [info] replaces the provider lookup altogether (a tuned `Info`). Fluent for
+ * Java: `new MpiOptions().provider("shm")`.
+ *
+ * [AUTO] decides from the hosts of the job's ranks, exchanged through the bootstrap before any
+ * endpoint is opened (each rank puts rail-core's `HostIdentity`, which `BRAID_HOST_ID`
+ * overrides): `shm` when every rank is on this host, the `link` provider (shm to same-host ranks,
+ * the network rail to the others) when they span several. Set `BRAID_MPI_PROVIDER=link` to use the
+ * link on one host too, or `BRAID_MPI_PROVIDER=tcp` to use tcp everywhere.
  */
 public class MpiOptions {
     /** The provider name given to `Braid.getInfo`. */
-    public var provider: String = System.getenv("BRAID_MPI_PROVIDER") ?: "link"
+    public var provider: String = System.getenv("BRAID_MPI_PROVIDER") ?: AUTO
         private set
     /** The link string for the `link` provider; null: its default. */
-    public var links: String? = null
+    public var links: String? = System.getenv("BRAID_MPI_LINK")
         private set
     /** An `Info` to open instead of looking one up. */
     public var info: Info? = null
@@ -27,4 +33,9 @@ public class MpiOptions {
     public fun links(links: String?): MpiOptions = apply { this.links = links }
     public fun info(info: Info?): MpiOptions = apply { this.info = info }
     public fun cqSize(size: Int): MpiOptions = apply { cqSize = size }
+
+    public companion object {
+        /** [provider]'s default: shm for a one-host job, the link for one over several hosts. */
+        public const val AUTO: String = "auto"
+    }
 }

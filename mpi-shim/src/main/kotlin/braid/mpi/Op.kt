@@ -1,6 +1,12 @@
 package braid.mpi
 
+import braid.collectives.ReduceOp
+import braid.collectives.UserReduction
+import org.agrona.DirectBuffer
+import org.agrona.MutableDirectBuffer
+import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
+import java.nio.ByteOrder
 
 /**
  * A reduction operation (`MPI_Op`) in the shape a collectives library calls: [reduce] combines
@@ -20,7 +26,11 @@ public class Op private constructor(
 ) {
     /** A user-defined reduction (`MPI_User_function`): combine `count` elements of `type` into [inout]. */
     public fun interface UserFunction {
-        /** `inout[i] = in[i] op inout[i]` for `i < count`, both buffers starting at their position 0. */
+        /**
+         * `inout[i] = in[i] op inout[i]` for `i < count`, both buffers starting at their
+         * position 0, in native byte order. The elements are packed: a type with gaps
+         * (vector, resized …) is handed over without them, `count × type.size` bytes.
+         */
         public fun call(input: ByteBuffer, inout: ByteBuffer, count: Int, type: Datatype)
     }
 
@@ -39,131 +49,77 @@ public class Op private constructor(
         freed = true
     }
 
+    /** The collectives module's op this built-in is (null for REPLACE, NO_OP and user ops). */
+    internal val reduceOp: ReduceOp? = when (builtin) {
+        null, Kind.REPLACE, Kind.NO_OP -> null
+        else -> ReduceOp.valueOf(builtin.name)
+    }
+
     /**
      * Throws `MPI_ERR_OP` unless this op applies to [type]: a built-in op needs one element
-     * kind it is defined on (no bitwise op on floats, MAXLOC only on pair types).
+     * kind it is defined on — the collectives module's table ([braid.collectives.Datatype.supports]):
+     * no bitwise op on floats, MAXLOC only on pair types.
      */
     public fun checkApplies(type: Datatype, call: String) {
         if (freed) throw MPIException.of(ErrorClass.ERR_OP, call, "op $name has been freed")
         val k = builtin ?: return
+        if (k == Kind.REPLACE || k == Kind.NO_OP) return
         val b = type.basic ?: throw MPIException.of(ErrorClass.ERR_OP, call, "$name needs a datatype of one element kind; $type mixes kinds (use a user-defined op)")
-        val ok = when (k) {
-            Kind.REPLACE, Kind.NO_OP -> true
-            Kind.MAXLOC, Kind.MINLOC -> b.pairValue != null
-            Kind.MAX, Kind.MIN, Kind.SUM, Kind.PROD -> b.pairValue == null && b != BasicType.OPAQUE && b != BasicType.BOOL
-            Kind.LAND, Kind.LOR, Kind.LXOR -> b.integer || b == BasicType.BOOL
-            Kind.BAND, Kind.BOR, Kind.BXOR -> b.integer
-        }
-        if (!ok) throw MPIException.of(ErrorClass.ERR_OP, call, "$name is not defined on $type (elements of kind $b)")
+        if (b == BasicType.OPAQUE || !b.element.supports(reduceOp!!)) throw MPIException.of(ErrorClass.ERR_OP, call, "$name is not defined on $type (elements of kind $b)")
     }
 
     /**
      * `inout = in op inout` for [count] elements of [type] at byte offsets [inOffset] of
-     * [input] and [inoutOffset] of [inout] (`MPI_Reduce_local`). Non-contiguous types are
-     * combined element by element through their layout.
+     * [input] and [inoutOffset] of [inout] (`MPI_Reduce_local`). Elements are read in native
+     * byte order, as MPI reads memory: a buffer of another [ByteBuffer.order] with elements wider
+     * than a byte raises `MPI_ERR_BUFFER` (call `order(ByteOrder.nativeOrder())` on it).
+     * Non-contiguous types are packed, combined, and spread back.
      */
     public fun reduce(input: ByteBuffer, inOffset: Int, inout: ByteBuffer, inoutOffset: Int, count: Int, type: Datatype) {
-        checkApplies(type, "MPI_Reduce_local")
-        if (count < 0) throw MPIException.of(ErrorClass.ERR_COUNT, "MPI_Reduce_local", "count is $count; it must be ≥ 0")
-        type.checkFits("MPI_Reduce_local", "input", input.capacity(), inOffset, count)
-        type.checkFits("MPI_Reduce_local", "inout", inout.capacity(), inoutOffset, count)
+        val call = "MPI_Reduce_local"
+        checkApplies(type, call)
+        if (count < 0) throw MPIException.of(ErrorClass.ERR_COUNT, call, "count is $count; it must be ≥ 0")
+        type.checkFits(call, "input", input.capacity(), inOffset, count)
+        type.checkFits(call, "inout", inout.capacity(), inoutOffset, count)
+        checkOrder(call, "input", input, type); checkOrder(call, "inout", inout, type)
+        val bytes = (count * type.size).toInt()
         if (type.isContiguous) {
-            val start = type.trueLb.toInt()
-            val n = (count * type.size).toInt()
-            apply(slice(input, inOffset + start, n), slice(inout, inoutOffset + start, n), count, type)
+            val start = if (bytes == 0) 0 else type.trueLb.toInt()
+            combinePacked(UnsafeBuffer(input, inOffset + start, bytes), 0, UnsafeBuffer(inout, inoutOffset + start, bytes), 0, count, type)
         } else {
-            // Pack both, combine the packed elements, spread the result back.
-            val bytes = (count * type.size).toInt()
-            val a = ByteBuffer.allocate(bytes).order(input.order())
-            val b = ByteBuffer.allocate(bytes).order(inout.order())
+            val a = ByteBuffer.allocate(bytes).order(ByteOrder.nativeOrder())
+            val b = ByteBuffer.allocate(bytes).order(ByteOrder.nativeOrder())
             type.packInto(input, inOffset, count, a, 0)
             type.packInto(inout, inoutOffset, count, b, 0)
-            val basic = type.basic
-            if (builtin != null && basic != null) combine(builtin, basic, a, b, bytes / basic.size)
-            else user!!.call(a, b, count, type)
+            combinePacked(UnsafeBuffer(a), 0, UnsafeBuffer(b), 0, count, type)
             type.unpackFrom(b, 0, inout, inoutOffset, count)
         }
     }
 
-    private fun apply(a: ByteBuffer, b: ByteBuffer, count: Int, type: Datatype) {
-        if (builtin != null) combine(builtin, type.basic!!, a, b, (count * type.size / type.basic.size).toInt())
-        else user!!.call(a, b, count, type)
-    }
-
-    private fun slice(buf: ByteBuffer, at: Int, n: Int): ByteBuffer = buf.slice(at, n).order(buf.order())
-
-    // ## Built-in arithmetic ##
-
-    private fun combine(k: Kind, t: BasicType, a: ByteBuffer, b: ByteBuffer, n: Int) {
-        if (k == Kind.NO_OP) return
-        if (k == Kind.REPLACE) { b.put(0, a, 0, n * t.size); return }
-        val pv = t.pairValue
-        if (pv != null) {
-            for (i in 0 until n) {
-                val at = i * t.size
-                val c = compare(pv, a, b, at)
-                val ia = a.getInt(at + pv.size); val ib = b.getInt(at + pv.size)
-                val takeA = if (k == Kind.MAXLOC) c > 0 || (c == 0 && ia < ib) else c < 0 || (c == 0 && ia < ib)
-                if (takeA) b.put(at, a, at, t.size)
-            }
-            return
-        }
-        if (t.floating) {
-            for (i in 0 until n) {
-                val at = i * t.size
-                val x = if (t == BasicType.FLOAT32) a.getFloat(at).toDouble() else a.getDouble(at)
-                val y = if (t == BasicType.FLOAT32) b.getFloat(at).toDouble() else b.getDouble(at)
-                val r = when (k) {
-                    Kind.MAX -> maxOf(x, y); Kind.MIN -> minOf(x, y); Kind.SUM -> x + y; Kind.PROD -> x * y
-                    else -> error("unreachable: $k on $t")
-                }
-                if (t == BasicType.FLOAT32) b.putFloat(at, r.toFloat()) else b.putDouble(at, r)
-            }
-            return
-        }
-        for (i in 0 until n) {
-            val at = i * t.size
-            val x = read(t, a, at); val y = read(t, b, at)
-            val r = when (k) {
-                Kind.MAX -> if (cmp(t, x, y) >= 0) x else y
-                Kind.MIN -> if (cmp(t, x, y) <= 0) x else y
-                Kind.SUM -> x + y
-                Kind.PROD -> x * y
-                Kind.LAND -> if (x != 0L && y != 0L) 1 else 0
-                Kind.LOR -> if (x != 0L || y != 0L) 1 else 0
-                Kind.LXOR -> if ((x != 0L) != (y != 0L)) 1 else 0
-                Kind.BAND -> x and y
-                Kind.BOR -> x or y
-                Kind.BXOR -> x xor y
-                else -> error("unreachable: $k on $t")
-            }
-            write(t, b, at, r)
+    /**
+     * `inout = in op inout` over [count] elements of [type] held packed (no gaps) in native
+     * order: the collectives module's kernel for a built-in op, the user function otherwise
+     * (which sees the packed elements).
+     */
+    internal fun combinePacked(input: DirectBuffer, inOffset: Int, inout: MutableDirectBuffer, inoutOffset: Int, count: Int, type: Datatype) {
+        val bytes = (count * type.size).toInt()
+        when (builtin) {
+            Kind.NO_OP -> return
+            Kind.REPLACE -> { inout.putBytes(inoutOffset, input, inOffset, bytes); return }
+            null -> user!!.call(viewOf(input, inOffset, bytes), viewOf(inout, inoutOffset, bytes), count, type)
+            else -> { val b = type.basic!!; reduceOp!!.reduceLocal(input, inOffset, inout, inoutOffset, bytes / b.size, b.element) }
         }
     }
 
-    private fun compare(t: BasicType, a: ByteBuffer, b: ByteBuffer, at: Int): Int = when (t) {
-        BasicType.FLOAT32 -> a.getFloat(at).compareTo(b.getFloat(at))
-        BasicType.FLOAT64 -> a.getDouble(at).compareTo(b.getDouble(at))
-        else -> cmp(t, read(t, a, at), read(t, b, at))
-    }
-
-    private fun cmp(t: BasicType, x: Long, y: Long): Int = if (t == BasicType.UINT64) java.lang.Long.compareUnsigned(x, y) else x.compareTo(y)
-
-    /** Reads an integer kind, zero-extending unsigned ones (so a signed compare orders them, except UINT64). */
-    private fun read(t: BasicType, buf: ByteBuffer, at: Int): Long = when (t.size) {
-        1 -> buf.get(at).toLong().let { if (t.unsigned || t == BasicType.BOOL) it and 0xFF else it }
-        2 -> buf.getShort(at).toLong().let { if (t.unsigned) it and 0xFFFF else it }
-        4 -> buf.getInt(at).toLong().let { if (t.unsigned) it and 0xFFFF_FFFFL else it }
-        else -> buf.getLong(at)
-    }
-
-    private fun write(t: BasicType, buf: ByteBuffer, at: Int, v: Long) {
-        when (t.size) {
-            1 -> buf.put(at, v.toByte())
-            2 -> buf.putShort(at, v.toInt().toShort())
-            4 -> buf.putInt(at, v.toInt())
-            else -> buf.putLong(at, v)
+    /** For the collectives module: this user op on elements that are single [BasicType]s of [type]. */
+    internal fun asReduction(type: Datatype): UserReduction = object : UserReduction {
+        override fun reduce(input: DirectBuffer, inputOffset: Int, inout: MutableDirectBuffer, inoutOffset: Int, count: Int, datatype: braid.collectives.Datatype) {
+            user!!.call(viewOf(input, inputOffset, count * datatype.size), viewOf(inout, inoutOffset, count * datatype.size), count, type)
         }
+
+        override fun isCommutative(): Boolean = this@Op.isCommutative
+
+        override fun toString(): String = "$name on $type"
     }
 
     public companion object {
@@ -187,4 +143,44 @@ public class Op private constructor(
         @JvmStatic
         public fun create(function: UserFunction, commute: Boolean): Op = Op("user op", null, function, commute)
     }
+}
+
+/** The collectives module's element type for this kind: the two modules share one set of kernels. */
+internal val BasicType.element: braid.collectives.Datatype
+    get() = when (this) {
+        BasicType.INT8 -> braid.collectives.Datatype.INT8
+        BasicType.INT16 -> braid.collectives.Datatype.INT16
+        BasicType.INT32 -> braid.collectives.Datatype.INT32
+        BasicType.INT64 -> braid.collectives.Datatype.INT64
+        BasicType.UINT8 -> braid.collectives.Datatype.UINT8
+        BasicType.UINT16, BasicType.CHAR16 -> braid.collectives.Datatype.UINT16
+        BasicType.UINT32 -> braid.collectives.Datatype.UINT32
+        BasicType.UINT64 -> braid.collectives.Datatype.UINT64
+        BasicType.FLOAT32 -> braid.collectives.Datatype.FLOAT
+        BasicType.FLOAT64 -> braid.collectives.Datatype.DOUBLE
+        BasicType.BOOL -> braid.collectives.Datatype.BOOL
+        BasicType.OPAQUE -> braid.collectives.Datatype.BYTE
+        BasicType.PAIR_INT_INT -> braid.collectives.Datatype.INT_INT
+        BasicType.PAIR_SHORT_INT -> braid.collectives.Datatype.SHORT_INT
+        BasicType.PAIR_LONG_INT -> braid.collectives.Datatype.LONG_INT
+        BasicType.PAIR_FLOAT_INT -> braid.collectives.Datatype.FLOAT_INT
+        BasicType.PAIR_DOUBLE_INT -> braid.collectives.Datatype.DOUBLE_INT
+    }
+
+/** Throws `MPI_ERR_BUFFER` if [buf]'s byte order is not native and [type]'s elements are wider than a byte. */
+internal fun checkOrder(call: String, what: String, buf: ByteBuffer, type: Datatype) {
+    val b = type.basic
+    val wide = b == null || b.size > 1
+    if (wide && buf.order() != ByteOrder.nativeOrder()) {
+        throw MPIException.of(ErrorClass.ERR_BUFFER, call, "the $what buffer is ${buf.order()} but reductions read $type in native order (${ByteOrder.nativeOrder()}); call order(ByteOrder.nativeOrder()) on it before writing")
+    }
+}
+
+/** A ByteBuffer over `buf[offset, offset+length)` in native order, sharing its memory (a copy only when it wraps a raw address). */
+internal fun viewOf(buf: DirectBuffer, offset: Int, length: Int): ByteBuffer {
+    val adj = buf.wrapAdjustment() + offset
+    // Agrona: relative to the array when there is one (a heap ByteBuffer too), else to the direct ByteBuffer's address.
+    buf.byteArray()?.let { arr -> return ByteBuffer.wrap(arr, adj, length).slice().order(ByteOrder.nativeOrder()) }
+    buf.byteBuffer()?.let { bb -> return bb.duplicate().clear().position(adj).limit(adj + length).slice().order(ByteOrder.nativeOrder()) }
+    error("a buffer over a raw address cannot be shown to a user op")
 }

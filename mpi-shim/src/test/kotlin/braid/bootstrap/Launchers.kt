@@ -44,23 +44,41 @@ enum class Launcher(val title: String, private val program: String?) {
     }
 }
 
+/**
+ * Whether a test needing [launcher] runs: yes when it is installed or `BRAID_REQUIRE_LAUNCHERS=1`
+ * (then [job] fails on it), else disabled with the reason printed.
+ */
+fun enabledFor(launcher: Launcher): (io.kotest.core.test.TestCase) -> io.kotest.core.test.Enabled = {
+    val missing = launcher.missing
+    when {
+        missing == null || Launcher.required -> io.kotest.core.test.Enabled.enabled
+        else -> io.kotest.core.test.Enabled.disabled("skipped: $missing; set BRAID_REQUIRE_LAUNCHERS=1 to make this a failure").also { println(it.reason) }
+    }
+}
+
+/** A job of [ranks] JVMs running [main] under [launcher], logging to [log]; fails at once if the launcher is missing. */
+fun job(launcher: Launcher, ranks: Int, mode: List<String>, log: File, main: String = "braid.bootstrap.RankMain"): Job {
+    launcher.missing?.let { error("${launcher.title}: $it, and BRAID_REQUIRE_LAUNCHERS=1 requires it") }
+    return Job(launcher, ranks, mode, log, main)
+}
+
 /** `java … MAIN ARGS` with this JVM's java and the test class path. */
 fun javaCommand(main: String, args: List<String>, jvmArgs: List<String> = listOf("-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")): List<String> =
     listOf(ProcessHandle.current().info().command().orElse("java")) + jvmArgs +
         listOf("-cp", System.getProperty("java.class.path"), main) + args
 
 /**
- * One job: the launcher's process ([commandLine] of the rank's command) with its output in
- * [log]. Every rank JVM carries a marker
+ * One job: the launcher's process ([commandLine] of the rank's command: a JVM running [main]
+ * with the arguments [mode]) with its output in [log]. Every rank JVM carries a marker
  * system property, so [leftovers] can find any rank the launcher left running.
  */
-class Job(commandLine: (List<String>) -> List<String>, mode: List<String>, val log: File) : AutoCloseable {
-    constructor(launcher: Launcher, ranks: Int, mode: List<String>, log: File) :
-        this({ rank -> launcher.commandLine(ranks, rank) }, mode, log)
+class Job(commandLine: (List<String>) -> List<String>, mode: List<String>, val log: File, main: String = "braid.bootstrap.RankMain") : AutoCloseable {
+    constructor(launcher: Launcher, ranks: Int, mode: List<String>, log: File, main: String = "braid.bootstrap.RankMain") :
+        this({ rank -> launcher.commandLine(ranks, rank) }, mode, log, main)
 
     private val marker = "braid.test.job=${UUID.randomUUID()}"
     val process: Process = ProcessBuilder(
-        commandLine(javaCommand("braid.bootstrap.RankMain", mode, listOf("-Xmx192m", "-XX:+UseSerialGC", "-D$marker"))),
+        commandLine(javaCommand(main, mode, listOf("-Xmx192m", "-XX:+UseSerialGC", "-D$marker"))),
     ).redirectErrorStream(true).redirectOutput(log).start()
 
     /** Waits for the launcher to exit and returns its exit code; fails with the job's output after [seconds]. */

@@ -1,7 +1,6 @@
 package braid.bootstrap
 
 import io.kotest.core.spec.style.FunSpec
-import io.kotest.core.test.Enabled
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.shouldNotBe
 import io.kotest.matchers.string.shouldContain
@@ -20,19 +19,8 @@ class LaunchersIT : FunSpec({
     val dir = Files.createTempDirectory("braid-launchers").toFile()
     afterSpec { dir.deleteRecursively() }
 
-    fun enabled(launcher: Launcher): (io.kotest.core.test.TestCase) -> Enabled = {
-        val missing = launcher.missing
-        when {
-            missing == null -> Enabled.enabled
-            Launcher.required -> Enabled.enabled // the test then fails on the missing launcher
-            else -> Enabled.disabled("skipped: $missing; set BRAID_REQUIRE_LAUNCHERS=1 to make this a failure").also { println(it.reason) }
-        }
-    }
-
-    fun job(launcher: Launcher, mode: List<String>, name: String): Job {
-        launcher.missing?.let { error("${launcher.title}: $it, and BRAID_REQUIRE_LAUNCHERS=1 requires it") }
-        return Job(launcher, 4, mode, File(dir, "$name-${launcher.name}.log"))
-    }
+    val enabled = ::enabledFor
+    fun job(launcher: Launcher, mode: List<String>, name: String): Job = braid.bootstrap.job(launcher, 4, mode, File(dir, "$name-${launcher.name}.log"))
 
     for (launcher in Launcher.entries) {
         test("4 ranks under ${launcher.title} exchange endpoint address blobs and 10 KiB values and message every other rank")

@@ -107,7 +107,8 @@ class DatatypeTest : FunSpec({
 
 class OpTest : FunSpec({
 
-    fun ints(vararg v: Int) = ByteBuffer.allocate(v.size * 4).also { b -> v.forEachIndexed { i, x -> b.putInt(i * 4, x) } }
+    fun native(n: Int) = ByteBuffer.allocate(n).order(java.nio.ByteOrder.nativeOrder())
+    fun ints(vararg v: Int) = native(v.size * 4).also { b -> v.forEachIndexed { i, x -> b.putInt(i * 4, x) } }
 
     test("built-in ops combine ints, unsigned bytes, doubles and MAXLOC pairs as the standard defines") {
         val io = ints(1, -5, 7)
@@ -121,12 +122,12 @@ class OpTest : FunSpec({
         Op.MAX.reduce(ByteBuffer.wrap(byteArrayOf(100, 2)), 0, u, 0, 2, Datatype.UINT8_T)
         (u.get(0).toInt() and 0xFF) shouldBe 200; u.get(1) shouldBe 2
 
-        val d = ByteBuffer.allocate(16).putDouble(0, 1.5).putDouble(8, 2.0)
-        Op.PROD.reduce(ByteBuffer.allocate(16).putDouble(0, 2.0).putDouble(8, 0.25), 0, d, 0, 2, Datatype.DOUBLE)
+        val d = native(16).putDouble(0, 1.5).putDouble(8, 2.0)
+        Op.PROD.reduce(native(16).putDouble(0, 2.0).putDouble(8, 0.25), 0, d, 0, 2, Datatype.DOUBLE)
         d.getDouble(0) shouldBe 3.0; d.getDouble(8) shouldBe 0.5
 
         // MAXLOC on (double, int) pairs: the larger value wins, a tie takes the lower index.
-        fun pairs(vararg p: Pair<Double, Int>) = ByteBuffer.allocate(p.size * 12).also { b -> p.forEachIndexed { i, (v, x) -> b.putDouble(i * 12, v).putInt(i * 12 + 8, x) } }
+        fun pairs(vararg p: Pair<Double, Int>) = native(p.size * 12).also { b -> p.forEachIndexed { i, (v, x) -> b.putDouble(i * 12, v).putInt(i * 12 + 8, x) } }
         val loc = pairs(1.0 to 4, 5.0 to 9)
         Op.MAXLOC.reduce(pairs(1.0 to 2, 3.0 to 1), 0, loc, 0, 2, Datatype.DOUBLE_INT)
         loc.getInt(8) shouldBe 2; loc.getDouble(12) shouldBe 5.0; loc.getInt(20) shouldBe 9
@@ -140,6 +141,14 @@ class OpTest : FunSpec({
         val e = shouldThrow<MPIException> { Op.BAND.reduce(ByteBuffer.allocate(4), 0, ByteBuffer.allocate(4), 0, 1, Datatype.FLOAT) }
         e.errorClass shouldBe ErrorClass.ERR_OP
         e.message shouldContain "MPI_BAND is not defined on MPI_FLOAT"
+    }
+
+    test("a reduction refuses a buffer whose byte order is not native, naming the fix") {
+        val bigEndian = ByteBuffer.allocate(4).order(java.nio.ByteOrder.BIG_ENDIAN)
+        val other = if (java.nio.ByteOrder.nativeOrder() == java.nio.ByteOrder.BIG_ENDIAN) ByteBuffer.allocate(4).order(java.nio.ByteOrder.LITTLE_ENDIAN) else bigEndian
+        val e = shouldThrow<MPIException> { Op.SUM.reduce(ints(1), 0, other, 0, 1, Datatype.INT) }
+        e.errorClass shouldBe ErrorClass.ERR_BUFFER
+        e.message shouldContain "order(ByteOrder.nativeOrder())"
     }
 
     test("a user op is called with MPI's operand order, so a non-commutative one composes left to right") {

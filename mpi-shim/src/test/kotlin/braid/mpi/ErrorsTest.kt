@@ -39,7 +39,7 @@ class ErrorsTest : FunSpec({
                 p.start(); p.start()
             }
             // Still usable after all of that.
-            w.internal.barrier()
+            w.barrier()
         }
     }
 

@@ -15,6 +15,7 @@ import braid.mpi.Request;
 import braid.mpi.Status;
 
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 
 /** braid.mpi as a Java program uses it: compiled by the build, run by JavaCallerTest. */
 public final class JavaCaller {
@@ -50,8 +51,9 @@ public final class JavaCaller {
         Intracomm self = world.split(rank, 0);
         Group g = self.getGroup();
         out.append("split size ").append(self.getSize()).append(" rank ").append(g.getRank()).append(';');
-        ByteBuffer acc = ByteBuffer.allocate(8).putInt(0, 1).putInt(4, 2);
-        Op.SUM.reduce(ByteBuffer.allocate(8).putInt(0, 10).putInt(4, 20), 0, acc, 0, 2, Datatype.INT);
+        // Reductions read elements in native byte order (as MPI reads memory): such buffers say so.
+        ByteBuffer acc = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putInt(0, 1).putInt(4, 2);
+        Op.SUM.reduce(ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putInt(0, 10).putInt(4, 20), 0, acc, 0, 2, Datatype.INT);
         out.append("sum ").append(acc.getInt(0)).append(',').append(acc.getInt(4)).append(';');
         try {
             world.send(p, 1, Datatype.INT, 5, 0);

@@ -31,7 +31,7 @@ object MpiPingPong {
                 val warm = iters / 10
                 var t0 = 0.0
                 for (i in 0 until warm + iters) {
-                    if (i == warm) { w.internal.barrier(); t0 = Mpi.wtime() }
+                    if (i == warm) { w.barrier(); t0 = Mpi.wtime() }
                     if (w.rank == 0) {
                         w.send(buf, size, Datatype.BYTE, peer, 1); w.recv(buf, size, Datatype.BYTE, peer, 1)
                     } else {
@@ -48,7 +48,7 @@ object MpiPingPong {
                 val warm = 10
                 var t0 = 0.0
                 for (i in 0 until warm + iters) {
-                    if (i == warm) { w.internal.barrier(); t0 = Mpi.wtime() }
+                    if (i == warm) { w.barrier(); t0 = Mpi.wtime() }
                     if (w.rank == 0) {
                         Request.waitAll(Array(WINDOW) { w.isend(bufs[it], size, Datatype.BYTE, peer, 2) })
                         w.recv(ack, 1, Datatype.INT, peer, 3)

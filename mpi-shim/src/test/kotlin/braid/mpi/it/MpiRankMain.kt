@@ -47,7 +47,7 @@ object MpiRankMain {
         val w = mpi.world
         val b = ByteBuffer.allocateDirect(1 shl 20)
         w.sendRecv(ByteBuffer.allocate(4), 1, Datatype.INT, (w.rank + 1) % 3, 0, ByteBuffer.allocate(4), 1, Datatype.INT, (w.rank + 2) % 3, 0)
-        w.internal.barrier()
+        w.barrier()
         when (w.rank) {
             2 -> Runtime.getRuntime().halt(9)
             0 -> expectProcFailed { w.recv(b, 1, Datatype.INT, 2, 5) }

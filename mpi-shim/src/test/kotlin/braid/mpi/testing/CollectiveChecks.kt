@@ -1,0 +1,281 @@
+package braid.mpi.testing
+
+import braid.mpi.Datatype
+import braid.mpi.ErrorClass
+import braid.mpi.Intercomm
+import braid.mpi.Intracomm
+import braid.mpi.MPIException
+import braid.mpi.Mpi
+import braid.mpi.Op
+import braid.mpi.Request
+import java.nio.ByteBuffer
+import java.nio.ByteOrder
+
+/**
+ * Every MPI collective on a communicator, each checked against a reference this rank computes
+ * on its own (every rank's input is a function of its rank: element i of rank r is `r*100 + i`).
+ * Used by the in-process spec and by the launcher-started Java program; throws [AssertionError]
+ * naming the collective and the first wrong element. The communicator's error handler must be
+ * ERRORS_RETURN (the bad-call checks expect exceptions).
+ */
+object CollectiveChecks {
+    fun buf(n: Int): ByteBuffer = ByteBuffer.allocate(n).order(ByteOrder.nativeOrder())
+    fun intsOf(vararg v: Int): ByteBuffer = buf(v.size * 4).also { b -> v.forEachIndexed { i, x -> b.putInt(i * 4, x) } }
+    fun input(r: Int, n: Int): ByteBuffer = intsOf(*IntArray(n) { r * 100 + it })
+    fun read(b: ByteBuffer, n: Int, from: Int = 0): List<Int> = List(n) { b.getInt((from + it) * 4) }
+
+    private fun expect(what: String, got: List<Int>, want: List<Int>) {
+        if (got != want) throw AssertionError("$what: got $got, expected $want")
+    }
+
+    private fun expectError(what: String, errorClass: Int, block: () -> Unit) {
+        val e = try { block(); null } catch (e: MPIException) { e } ?: throw AssertionError("$what: no error raised")
+        if (e.errorClass != errorClass) throw AssertionError("$what: raised ${ErrorClass.name(e.errorClass)} (${e.message}), expected ${ErrorClass.name(errorClass)}")
+    }
+
+    /** Runs every intracommunicator collective on [c]; returns how many checks passed. */
+    @JvmStatic
+    fun runAll(c: Intracomm): Int {
+        val p = c.size; val me = c.rank
+        var checks = 0
+        fun ok() { checks++ }
+        val INT = Datatype.INT
+
+        c.barrier(); c.ibarrier().waitFor(); ok()
+
+        // bcast: plain from the last rank, and a strided vector type from rank 0.
+        run {
+            val b = if (me == p - 1) input(me, 5) else buf(20)
+            c.bcast(b, 5, INT, p - 1)
+            expect("bcast", read(b, 5), List(5) { (p - 1) * 100 + it }); ok()
+            val vec = Datatype.vector(3, 1, 2, INT).commit()
+            val v = if (me == 0) intsOf(7, -1, 8, -1, 9) else intsOf(0, me, 0, me, 0)
+            c.bcast(v, 1, vec, 0)
+            expect("bcast of vector(3,1,2,INT)", read(v, 5), listOf(7, if (me == 0) -1 else me, 8, if (me == 0) -1 else me, 9)); ok()
+            vec.free()
+        }
+
+        // reduce, allreduce (built-in ops, pairs, in place, a strided type).
+        run {
+            val sum = List(4) { i -> (0 until p).sumOf { r -> r * 100 + i } }
+            val root = 1 % p
+            val out = if (me == root) buf(16) else null
+            c.reduce(input(me, 4), out, 4, INT, Op.SUM, root)
+            if (me == root) { expect("reduce SUM", read(out!!, 4), sum); ok() }
+            val inPlace = input(me, 4)
+            c.reduce(if (me == root) Mpi.IN_PLACE else inPlace, if (me == root) inPlace else null, 4, INT, Op.SUM, root)
+            if (me == root) { expect("reduce SUM in place", read(inPlace, 4), sum); ok() }
+
+            val all = buf(16)
+            c.allreduce(input(me, 4), all, 4, INT, Op.SUM); expect("allreduce SUM", read(all, 4), sum); ok()
+            val ip = input(me, 4)
+            c.allreduce(Mpi.IN_PLACE, ip, 4, INT, Op.MAX); expect("allreduce MAX in place", read(ip, 4), List(4) { (p - 1) * 100 + it }); ok()
+
+            val d = buf(16).putDouble(0, me + 0.5).putDouble(8, -me.toDouble())
+            val dout = buf(16)
+            c.allreduce(d, dout, 2, Datatype.DOUBLE, Op.SUM)
+            val wantD = (0 until p).sumOf { it + 0.5 }
+            if (dout.getDouble(0) != wantD || dout.getDouble(8) != -(0 until p).sum().toDouble()) throw AssertionError("allreduce DOUBLE SUM: ${dout.getDouble(0)}, ${dout.getDouble(8)}")
+            ok()
+
+            // MINLOC on (int value, int index): the value (me - 1)^2 is least at rank 1 (rank 0 when alone).
+            val pair = intsOf((me - 1) * (me - 1), me)
+            val loc = buf(8)
+            c.allreduce(pair, loc, 1, Datatype.INT2, Op.MINLOC)
+            val best = (0 until p).minByOrNull { (it - 1) * (it - 1) }!!
+            expect("allreduce MINLOC", read(loc, 2), listOf((best - 1) * (best - 1), best)); ok()
+
+            // A strided type: every other int, the gaps untouched.
+            val strided = Datatype.vector(3, 1, 2, INT).commit()
+            val sin = intsOf(me, -7, me + 1, -7, me + 2)
+            val sout = intsOf(5, 5, 5, 5, 5)
+            c.allreduce(sin, sout, 1, strided, Op.SUM)
+            val s = (0 until p).sum()
+            expect("allreduce SUM of vector(3,1,2,INT)", read(sout, 5), listOf(s, 5, s + p, 5, s + 2 * p)); ok()
+            strided.free()
+        }
+
+        // User ops: "left" (non-commutative, one INT per element) keeps rank 0's; a 2x2 matrix product
+        // over contiguous(4, INT) elements (non-commutative, several ints per element) composes in rank order.
+        run {
+            val left = Op.create({ input, inout, count, _ -> for (i in 0 until count) inout.putInt(i * 4, input.getInt(i * 4)) }, false)
+            val out = buf(12)
+            c.allreduce(input(me, 3), out, 3, INT, left)
+            expect("allreduce with a non-commutative user op", read(out, 3), List(3) { it }); ok()
+            left.free()
+
+            val mat = Datatype.contiguous(4, INT).commit()
+            val matmul = Op.create({ input, inout, count, _ ->
+                for (k in 0 until count) {
+                    val o = k * 16
+                    val a = IntArray(4) { input.getInt(o + it * 4) }; val b = IntArray(4) { inout.getInt(o + it * 4) }
+                    inout.putInt(o, a[0] * b[0] + a[1] * b[2]); inout.putInt(o + 4, a[0] * b[1] + a[1] * b[3])
+                    inout.putInt(o + 8, a[2] * b[0] + a[3] * b[2]); inout.putInt(o + 12, a[2] * b[1] + a[3] * b[3])
+                }
+            }, false)
+            fun m(r: Int) = intArrayOf(1, r + 1, 0, 2)
+            fun mul(a: IntArray, b: IntArray) = intArrayOf(a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3], a[2] * b[0] + a[3] * b[2], a[2] * b[1] + a[3] * b[3])
+            var want = m(0); for (r in 1 until p) want = mul(want, m(r))
+            val mout = buf(16)
+            c.allreduce(intsOf(*m(me)), mout, 1, mat, matmul)
+            expect("allreduce of 2x2 matrices by a non-commutative user op", read(mout, 4), want.toList()); ok()
+            var prefix = m(0); for (r in 1..me) prefix = mul(prefix, m(r))
+            c.scan(intsOf(*m(me)), mout, 1, mat, matmul)
+            expect("scan of 2x2 matrices", read(mout, 4), prefix.toList()); ok()
+            matmul.free(); mat.free()
+        }
+
+        // reduce_scatter_block, reduce_scatter, scan, exscan.
+        run {
+            val rsb = buf(8)
+            c.reduceScatterBlock(input(me, 2 * p), rsb, 2, INT, Op.SUM)
+            expect("reduce_scatter_block", read(rsb, 2), List(2) { i -> (0 until p).sumOf { r -> r * 100 + 2 * me + i } }); ok()
+            val counts = IntArray(p) { it + 1 }
+            val total = counts.sum()
+            val at = (0 until me).sumOf { counts[it] }
+            val rs = buf(counts[me] * 4)
+            c.reduceScatter(input(me, total), rs, counts, INT, Op.SUM)
+            expect("reduce_scatter", read(rs, counts[me]), List(counts[me]) { i -> (0 until p).sumOf { r -> r * 100 + at + i } }); ok()
+            val sc = buf(8)
+            c.scan(input(me, 2), sc, 2, INT, Op.SUM)
+            expect("scan", read(sc, 2), List(2) { i -> (0..me).sumOf { r -> r * 100 + i } }); ok()
+            val ex = intsOf(-1, -1)
+            c.exscan(input(me, 2), ex, 2, INT, Op.SUM)
+            expect("exscan", read(ex, 2), if (me == 0) listOf(-1, -1) else List(2) { i -> (0 until me).sumOf { r -> r * 100 + i } }); ok()
+        }
+
+        // gather(v), scatter(v).
+        run {
+            val root = (p - 1) / 2
+            val g = if (me == root) buf(3 * p * 4) else null
+            c.gather(input(me, 3), 3, INT, g, 3, INT, root)
+            if (me == root) { expect("gather", read(g!!, 3 * p), List(3 * p) { (it / 3) * 100 + it % 3 }); ok() }
+            // gatherv: rank r sends r+1 ints, placed in reverse rank order.
+            val counts = IntArray(p) { it + 1 }
+            val displs = IntArray(p); run { var d = 0; for (r in p - 1 downTo 0) { displs[r] = d; d += counts[r] } }
+            val gv = if (me == root) buf(counts.sum() * 4) else null
+            c.gatherv(input(me, me + 1), me + 1, INT, gv, counts, displs, INT, root)
+            if (me == root) {
+                val want = IntArray(counts.sum()); for (r in 0 until p) for (i in 0..r) want[displs[r] + i] = r * 100 + i
+                expect("gatherv", read(gv!!, want.size), want.toList()); ok()
+            }
+            val s = buf(8)
+            c.scatter(if (me == root) input(root, 2 * p) else null, 2, INT, s, 2, INT, root)
+            expect("scatter", read(s, 2), List(2) { root * 100 + 2 * me + it }); ok()
+            val sv = buf(counts[me] * 4)
+            c.scatterv(if (me == root) input(root, counts.sum()) else null, counts, displs, INT, sv, counts[me], INT, root)
+            expect("scatterv", read(sv, counts[me]), List(counts[me]) { root * 100 + displs[me] + it }); ok()
+        }
+
+        // allgather(v), alltoall(v).
+        run {
+            val ag = buf(2 * p * 4)
+            c.allgather(input(me, 2), 2, INT, ag, 2, INT)
+            val want = List(2 * p) { (it / 2) * 100 + it % 2 }
+            expect("allgather", read(ag, 2 * p), want); ok()
+            val agi = buf(2 * p * 4); agi.putInt(me * 8, me * 100); agi.putInt(me * 8 + 4, me * 100 + 1)
+            c.allgather(Mpi.IN_PLACE, 0, INT, agi, 2, INT)
+            expect("allgather in place", read(agi, 2 * p), want); ok()
+            val counts = IntArray(p) { it + 1 }
+            val displs = IntArray(p); for (r in 1 until p) displs[r] = displs[r - 1] + counts[r - 1]
+            val agv = buf(counts.sum() * 4)
+            c.allgatherv(input(me, me + 1), me + 1, INT, agv, counts, displs, INT)
+            expect("allgatherv", read(agv, counts.sum()), List(p) { r -> List(r + 1) { r * 100 + it } }.flatten()); ok()
+            val a2a = buf(p * 4)
+            c.alltoall(intsOf(*IntArray(p) { me * 100 + it }), 1, INT, a2a, 1, INT)
+            expect("alltoall", read(a2a, p), List(p) { it * 100 + me }); ok()
+            // alltoallv: rank r sends j+1 ints to rank j.
+            val sc = IntArray(p) { it + 1 }; val sd = IntArray(p); for (j in 1 until p) sd[j] = sd[j - 1] + sc[j - 1]
+            val rc = IntArray(p) { me + 1 }; val rd = IntArray(p) { it * (me + 1) }
+            val sendv = intsOf(*IntArray(sc.sum()) { me * 100 + it })
+            val recvv = buf(p * (me + 1) * 4)
+            c.alltoallv(sendv, sc, sd, INT, recvv, rc, rd, INT)
+            expect("alltoallv", read(recvv, p * (me + 1)), List(p) { r -> List(me + 1) { r * 100 + sd[me] + it } }.flatten()); ok()
+        }
+
+        // Nonblocking collectives in flight together, completed by waitAll.
+        run {
+            val a = buf(8); val b = buf(p * 4); val d = if (me == 0) input(0, 3) else buf(12)
+            val reqs = arrayOf<Request>(
+                c.iallreduce(input(me, 2), a, 2, INT, Op.SUM),
+                c.iallgather(intsOf(me), 1, INT, b, 1, INT),
+                c.ibcast(d, 3, INT, 0),
+                c.ibarrier(),
+            )
+            Request.waitAll(reqs)
+            expect("iallreduce", read(a, 2), List(2) { i -> (0 until p).sumOf { r -> r * 100 + i } })
+            expect("iallgather", read(b, p), List(p) { it })
+            expect("ibcast", read(d, 3), listOf(0, 1, 2)); ok()
+            val t = c.iallreduce(intsOf(1), a, 1, INT, Op.SUM)
+            var st = t.test(); var spins = 0
+            while (st == null) { st = t.test(); if (++spins > 50_000_000) throw AssertionError("iallreduce never completed under test()") }
+            expect("iallreduce by test", read(a, 1), listOf(p)); ok()
+        }
+
+        // Bad calls raise MPI errors of the right class.
+        run {
+            expectError("bcast to root $p", ErrorClass.ERR_ROOT) { c.bcast(buf(4), 1, INT, p) }
+            expectError("allgatherv with ${p + 1} counts", ErrorClass.ERR_ARG) { c.allgatherv(buf(4), 1, INT, buf(4 * (p + 1)), IntArray(p + 1) { 1 }, IntArray(p + 1) { it }, INT) }
+            expectError("allreduce with MPI_REPLACE", ErrorClass.ERR_OP) { c.allreduce(buf(4), buf(4), 1, INT, Op.REPLACE) }
+            expectError("allreduce with a negative count", ErrorClass.ERR_COUNT) { c.allreduce(buf(4), buf(4), -1, INT, Op.SUM) }
+            expectError("allreduce into a too-small buffer", ErrorClass.ERR_BUFFER) { c.allreduce(buf(8), buf(4), 2, INT, Op.SUM) }
+            expectError("allreduce of a big-endian buffer", ErrorClass.ERR_BUFFER) { c.allreduce(ByteBuffer.allocate(4).order(otherOrder()), buf(4), 1, INT, Op.SUM) }
+            ok()
+        }
+        c.barrier()
+        return checks
+    }
+
+    private fun otherOrder(): ByteOrder = if (ByteOrder.nativeOrder() == ByteOrder.BIG_ENDIAN) ByteOrder.LITTLE_ENDIAN else ByteOrder.BIG_ENDIAN
+
+    /**
+     * The intercommunicator collectives on [ic]: barrier, bcast both ways (ROOT / PROC_NULL),
+     * allgather, alltoall, allreduce; [lowSide] says which side this is ("a" and "b" give
+     * different inputs: side b's values are offset by 1000).
+     */
+    @JvmStatic
+    fun runInter(ic: Intercomm, sideB: Boolean): Int {
+        val me = ic.rank; val rs = ic.remoteSize
+        val off = if (sideB) 1000 else 0; val remoteOff = if (sideB) 0 else 1000
+        var checks = 0
+        ic.barrier(); checks++
+        // bcast from side a's rank 0 to side b.
+        val b = buf(12)
+        if (!sideB) { if (me == 0) { b.putInt(0, 1); b.putInt(4, 2); b.putInt(8, 3) }; ic.bcast(b, 3, Datatype.INT, if (me == 0) Mpi.ROOT else Mpi.PROC_NULL) }
+        else { ic.bcast(b, 3, Datatype.INT, 0); expect("intercomm bcast", read(b, 3), listOf(1, 2, 3)) }
+        checks++
+        // bcast from side b's last rank to side a.
+        val b2 = buf(4)
+        if (sideB) { if (me == ic.size - 1) b2.putInt(0, 77); ic.bcast(b2, 1, Datatype.INT, if (me == ic.size - 1) Mpi.ROOT else Mpi.PROC_NULL) }
+        else { ic.bcast(b2, 1, Datatype.INT, rs - 1); expect("intercomm bcast back", read(b2, 1), listOf(77)) }
+        checks++
+        val ag = buf(rs * 8)
+        ic.allgather(intsOf(off + me, off + me * 10), 2, Datatype.INT, ag, 2, Datatype.INT)
+        expect("intercomm allgather", read(ag, 2 * rs), List(rs) { listOf(remoteOff + it, remoteOff + it * 10) }.flatten()); checks++
+        val a2a = buf(rs * 4)
+        ic.alltoall(intsOf(*IntArray(rs) { off + me * 10 + it }), 1, Datatype.INT, a2a, 1, Datatype.INT)
+        expect("intercomm alltoall", read(a2a, rs), List(rs) { remoteOff + it * 10 + me }); checks++
+        val ar = buf(4)
+        ic.allreduce(intsOf(off + me), ar, 1, Datatype.INT, Op.SUM)
+        expect("intercomm allreduce", read(ar, 1), listOf((0 until rs).sumOf { remoteOff + it })); checks++
+        expectError("intercomm scan", ErrorClass.ERR_COMM) { ic.scan(buf(4), buf(4), 1, Datatype.INT, Op.SUM) }; checks++
+        return checks
+    }
+
+    /** Both kinds on [c]'s world: the intracommunicator checks, then an intercommunicator of ranks < 1 and the rest. */
+    @JvmStatic
+    fun runEverything(c: Intracomm): Int {
+        var n = runAll(c)
+        if (c.size >= 2) {
+            val sideB = c.rank >= 1
+            val half = c.split(if (sideB) 1 else 0, c.rank)!!
+            half.setErrhandler(braid.mpi.ErrorHandler.ERRORS_RETURN)
+            val ic = half.createIntercomm(0, c, if (sideB) 0 else 1, 5)
+            ic.setErrhandler(braid.mpi.ErrorHandler.ERRORS_RETURN)
+            n += runInter(ic, sideB)
+            n += runAll(half)
+            ic.free(); half.free()
+        }
+        return n
+    }
+}
