@@ -113,6 +113,12 @@ internal class Schedule(val group: CollectiveGroup, val kernel: LocalReduction?,
         add(DeferredOp.Reduce(kernel!!, src, srcOffset, dst, dstOffset, count, srcFirst))
     }
 
+    /** A local step of its own (the offload provider's shared-memory phases); returns its request. */
+    fun local(step: LocalStep): DeferredWork {
+        add(DeferredOp.Local(step))
+        return workList.last()
+    }
+
     fun copy(src: DirectBuffer, srcOffset: Int, dst: MutableDirectBuffer, dstOffset: Int, length: Int) {
         if (length == 0 || (src === dst && srcOffset == dstOffset)) return
         add(DeferredOp.Copy(src, srcOffset, dst, dstOffset, length))
