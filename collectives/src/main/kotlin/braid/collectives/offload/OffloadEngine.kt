@@ -178,8 +178,10 @@ internal class OffloadEngine(
                         for (j in 0 until l) if (!sameCall(b, seg.control(j), p)) return false
                         val es = p.elementSize
                         val n = len / es
-                        val lo = (i.toLong() * n / l).toInt()
-                        val hi = ((i + 1).toLong() * n / l).toInt()
+                        // Built-in ops: each rank reduces its 1/L of the piece. A user reduction sees the
+                        // piece whole (it may treat consecutive elements as one value): local rank 0 reduces it.
+                        val lo = if (p.splits) (i.toLong() * n / l).toInt() else 0
+                        val hi = if (p.splits) ((i + 1).toLong() * n / l).toInt() else if (i == 0) n else 0
                         if (hi > lo) {
                             val at = lo * es
                             // In rank order: result = s0 ∘ (s1 ∘ (… ∘ s(L−1))), read from the peers' slots in place.

@@ -37,6 +37,9 @@ internal class OffloadPhase(
 ) : LocalStep {
     enum class Kind { ALLREDUCE, REDUCE, BCAST, ALLGATHER, BARRIER }
 
+    /** Whether the ranks split a piece's reduction among them (built-in ops) or rank 0 reduces it whole (user reductions). */
+    val splits: Boolean = kernel != null && kernel !is braid.collectives.UserKernel
+
     /** The schedule's request for this step (set once the step is added). */
     lateinit var work: DeferredWork
 

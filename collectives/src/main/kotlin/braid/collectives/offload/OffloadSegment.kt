@@ -184,7 +184,7 @@ internal class OffloadSegment private constructor(
             val mapped = try {
                 FileChannel.open(path, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE).use { ch ->
                     val size = ch.size()
-                    if (size < OffloadSegmentDescriptor.length(localSize, slotBytes)) return null
+                    if (size < OffloadSegmentDescriptor.CONTROL_BASE) return null
                     ch.map(FileChannel.MapMode.READ_WRITE, 0, size)
                 }
             } catch (e: NoSuchFileException) {
@@ -208,6 +208,7 @@ internal class OffloadSegment private constructor(
             val l = b.getInt(OffloadSegmentDescriptor.LOCAL_SIZE_OFFSET)
             val sb = b.getInt(OffloadSegmentDescriptor.SLOT_BYTES_OFFSET)
             if (l != localSize || sb != slotBytes) refuse(Errno.EINVAL, "made for $l local ranks with $sb-byte slots, this rank expects $localSize and $slotBytes (the ranks' offload settings differ)")
+            if (mapped.capacity() < OffloadSegmentDescriptor.length(localSize, slotBytes)) refuse(Errno.EINVAL, "${mapped.capacity()} bytes, shorter than its header says")
             val nonce = ByteArray(32).also { b.getBytes(OffloadSegmentDescriptor.NONCE_OFFSET, it) }
             val theirs = ByteArray(32).also { b.getBytes(OffloadSegmentDescriptor.PROOF_OFFSET, it) }
             if (!MessageDigest.isEqual(theirs, proof(jobKey, path.fileName.toString(), nonce))) {
