@@ -72,7 +72,7 @@ public object Collectives {
                 val ctx = recv.getLong(0).toInt()
                 synchronized(states) { state.next = maxOf(state.next, ctx + 1) }
                 val group = CollectiveGroup(endpoint, set, members, rank, ctx, options.tuning, 0)
-                options.offload?.let { group.offload = it.pair(group, set) }
+                (options.offload ?: braid.collectives.offload.ShmOffload.pairedWith(endpoint.domain))?.let { group.offload = it.pair(group, set) }
                 eq?.write(EventType.JOIN_COMPLETE, context, ctx.toLong())
                 join.future.complete(group)
             }
@@ -132,7 +132,7 @@ public class JoinOptions private constructor(
 ) {
     public fun withTuning(tuning: CollectiveTuning): JoinOptions = JoinOptions(tuning, offload)
 
-    /** A copy pairing [offload] with the group (null: no offload, every call on the endpoint). */
+    /** A copy pairing [offload] with the group (null: the one paired with the endpoint's domain by [braid.collectives.offload.ShmOffload.pairWith], if any). */
     public fun withOffload(offload: braid.collectives.offload.ShmOffload?): JoinOptions = JoinOptions(tuning, offload)
 
     public companion object {

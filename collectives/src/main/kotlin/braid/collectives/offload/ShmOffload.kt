@@ -6,9 +6,11 @@ import braid.collectives.Datatype
 import braid.collectives.ReduceOp
 import braid.collectives.UserReduction
 import braid.core.CoreParams
+import braid.core.Domain
 import braid.core.Errno
 import braid.core.FabricException
 import braid.core.PeerAvSet
+import braid.provider.HostIds
 import braid.provider.shm.ShmParams
 import java.nio.file.Files
 import java.nio.file.Path
@@ -101,8 +103,8 @@ public class ShmOffload private constructor(
         if (n < 0) return null
         members = members.copyOf(n)
         val av = group.avSet.av
-        val hostIds = LongArray(n) { hostOf(av.lookup(members[it])) ?: return null }
-        val mine = hostOf(group.endpoint.address) ?: return null
+        val hostIds = LongArray(n) { HostIds.of(av.lookup(members[it])) ?: return null }
+        val mine = HostIds.of(group.endpoint.address) ?: return null
         val hostList = hostIds.distinct()
         val hostOfRank = IntArray(n) { hostList.indexOf(hostIds[it]) }
         val local = (0 until n).filter { hostIds[it] == mine }.toIntArray()
@@ -130,20 +132,21 @@ public class ShmOffload private constructor(
         @JvmField
         public val DEFAULT: ShmOffload = ShmOffload(128 * 1024, 2, IMPLEMENTED, true, 30_000, 50)
 
+        private val paired = java.util.WeakHashMap<Domain, ShmOffload>()
+
         /**
-         * The host identity in a Braid address blob: every rail's address starts with the common
-         * 4-byte header (magic 0x4252 little-endian, version, kind) followed by the 64-bit host
-         * id (see `braid.provider.AddressHeader` and each rail's address descriptor). Null for
-         * anything else.
+         * Pairs [offload] with [domain] (what opening a topology with an `offload` block does):
+         * groups joined on the domain's endpoints use it unless their [braid.collectives.JoinOptions]
+         * name another. Null unpairs.
          */
-        internal fun hostOf(address: ByteArray): Long? {
-            if (address.size < 12) return null
-            val magic = (address[0].toInt() and 0xff) or ((address[1].toInt() and 0xff) shl 8)
-            if (magic != 0x4252) return null
-            var h = 0L
-            for (k in 11 downTo 4) h = (h shl 8) or (address[k].toLong() and 0xff)
-            return h
+        @JvmStatic
+        public fun pairWith(domain: Domain, offload: ShmOffload?): Unit = synchronized(paired) {
+            if (offload == null) paired.remove(domain) else paired[domain] = offload
         }
+
+        /** The offload paired with [domain] by [pairWith], or null. */
+        @JvmStatic
+        public fun pairedWith(domain: Domain): ShmOffload? = synchronized(paired) { paired[domain] }
 
         private fun groupHash(context: Int, host: Long, locals: List<ByteArray>): Long {
             var h = -0x340d631b7bdddcdbL
