@@ -222,7 +222,7 @@ internal class OffloadEngine(
         val theirs = b.getLong(control + CALL)
         if (theirs == p.callWord) return true
         val j = (control - OffloadSegmentDescriptor.CONTROL_BASE) / OffloadSegmentDescriptor.CONTROL_BYTES
-        fail(Errno.EINVAL, "local rank $j (group rank ${groupRanks[j]}) called ${describe(theirs)} where this rank (group rank ${groupRanks[localIndex]}) called ${describe(p.callWord)}; every rank must call the same collectives in the same order with the same counts and root")
+        fail(Errno.EINVAL, culprit = j, why = "local rank $j (group rank ${groupRanks[j]}) called ${describe(theirs)} where this rank (group rank ${groupRanks[localIndex]}) called ${describe(p.callWord)}; every rank must call the same collectives in the same order with the same counts and root")
         return false
     }
 
@@ -237,36 +237,44 @@ internal class OffloadEngine(
         if (now - p.lastLiveness < livenessNs) return false
         p.lastLiveness = now
         val b = seg.buffer
+        // The dead first, so that the rank named is the one that died, not one that noticed it.
         for (j in 0 until localSize) {
             if (j == localIndex) continue
             val c = seg.control(j)
-            val failed = b.getLongVolatile(c + FAILED)
-            if (failed != 0L) {
-                fail(failed.toInt(), "local rank $j (group rank ${groupRanks[j]}) failed its part of this host's collective (${Errno.name(failed.toInt())}), so this one cannot complete")
-                return false
-            }
             val start = b.getLongVolatile(c + START)
             val pid = b.getLong(c + PID)
             if (start == 0L) {
                 if (now - attachStart > attachTimeoutNs) {
-                    fail(Errno.ETIMEDOUT, "local rank $j (group rank ${groupRanks[j]}) never attached to the shared-memory segment within ${attachTimeoutNs / 1_000_000} ms")
+                    fail(Errno.ETIMEDOUT, "local rank $j (group rank ${groupRanks[j]}) never attached to the shared-memory segment within ${attachTimeoutNs / 1_000_000} ms", j)
                     return false
                 }
             } else if (!alive(pid, start)) {
-                fail(Errno.ECONNRESET, "local rank $j (group rank ${groupRanks[j]}, pid $pid) died; its part of this host's collective will never come")
+                fail(Errno.ECONNRESET, "local rank $j (group rank ${groupRanks[j]}, pid $pid) died; its part of this host's collective will never come", j)
+                return false
+            }
+        }
+        for (j in 0 until localSize) {
+            if (j == localIndex) continue
+            val failed = b.getLongVolatile(seg.control(j) + FAILED)
+            if (failed != 0L) {
+                val code = failed.toInt()
+                val culprit = (failed ushr 32).toInt() - 1
+                val who = if (culprit in 0 until localSize && culprit != j) "local rank $culprit (group rank ${groupRanks[culprit]}), as local rank $j (group rank ${groupRanks[j]}) found," else "local rank $j (group rank ${groupRanks[j]})"
+                fail(code, "$who failed its part of this host's collective (${Errno.name(code)}), so this one cannot complete", culprit)
                 return false
             }
         }
         return false
     }
 
-    private fun fail(code: Int, why: String) {
+    /** Ends the engine with [code]; [culprit] is the local rank at fault (published so the others name it). */
+    private fun fail(code: Int, why: String, culprit: Int = localIndex) {
         if (failure != null) return
         failureCode = code
         failure = "offload (local rank $localIndex of $localSize, group rank ${groupRanks[localIndex]}): $why"
         pending.clear()
         segment?.let { s ->
-            s.buffer.putLongVolatile(s.control(localIndex) + FAILED, code.toLong())
+            s.buffer.putLongVolatile(s.control(localIndex) + FAILED, ((culprit + 1).toLong() shl 32) or (code.toLong() and 0xffff_ffffL))
             if (localIndex == 0 && !unlinked) { s.unlink(); unlinked = true }
         }
         if (segment == null && localIndex == 0) runCatching { Files.deleteIfExists(path) }

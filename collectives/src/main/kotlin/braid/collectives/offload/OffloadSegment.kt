@@ -42,7 +42,7 @@ import javax.crypto.spec.SecretKeySpec
  * +---------------------------------------------------------------+
  * |  control block of local rank i at 256 + 128·i:                |
  * |    pid · start ms · posted · reduced · consumed · call word · |
- * |    failed (errno) — each 64 bits                              |
+ * |    failed (culprit local rank + 1 << 32 | errno) — each 64 bits |
  * +---------------------------------------------------------------+
  * |  slot of local rank j at DATA + j·slot bytes (DATA 4 KiB-aligned)
  * |  result area at DATA + L·slot bytes                           |

@@ -9,13 +9,10 @@ import braid.collectives.RankMain
 import braid.collectives.ReduceOp
 import braid.collectives.Reference
 import braid.core.Braid
-import braid.core.Errno
-import braid.core.FabricException
 import braid.core.Hints
 import braid.core.OpFlags
 import braid.it.Rendezvous
 import braid.it.childMain
-import java.nio.file.Files
 import java.nio.file.Paths
 
 /**
@@ -57,23 +54,7 @@ object OffloadRankMain {
                 println("counters ${counters(o)}")
                 println("OK offload rank $rank of $size: $runs collectives matched the reference")
             }
-            "victim", "survivor" -> {
-                val n = 4096
-                val send = Reference.buffer(n * 8); val recv = Reference.buffer(n * 8)
-                Files.write(dir.resolve("$rank.running"), ByteArray(0))
-                var i = 0
-                try {
-                    while (true) {
-                        group.startAllreduce(send, 0, recv, 0, n, Datatype.INT64, ReduceOp.SUM).waitFor(30_000)
-                        i++
-                    }
-                } catch (e: FabricException) {
-                    check(mode == "survivor") { "the victim's collective failed: $e" }
-                    check(e.code != Errno.ETIMEDOUT) { "a survivor waited 30 s: the failure did not reach it ($e)" }
-                    println("FAILED-AS-EXPECTED after $i allreduces: ${Errno.name(e.code)}: ${e.message}")
-                    println("OK survivor $rank")
-                }
-            }
+            "victim", "survivor" -> RankMain.allreduceUntilKilled(group, dir, mode)
             "hier" -> {
                 hierarchical(group, o)
                 val runs = Matrix(group, quick = true).runAll()
