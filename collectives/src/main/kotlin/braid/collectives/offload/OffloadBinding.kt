@@ -175,6 +175,9 @@ public class OffloadBinding internal constructor(
             }
             else -> error("offload: no hierarchical ${key.op}")
         }
+        // A failure between hosts must reach the host's other ranks, which would otherwise wait for
+        // this rank's last phase for ever: the engine fails, and says so in the segment.
+        if (engine != null && leaderGroup != null) s.onAbort = { err, why -> engine.abandon(err, why) }
         return seal(s, phases, true, transfers)
     }
 

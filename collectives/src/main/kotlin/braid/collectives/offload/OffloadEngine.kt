@@ -267,6 +267,11 @@ internal class OffloadEngine(
         return false
     }
 
+    /** A call of this rank failed outside the segment (its part between hosts): the host's other ranks must not wait for it. */
+    fun abandon(code: Int, why: String) = synchronized(lock) {
+        if (pending.isNotEmpty()) fail(code, "this rank's part between hosts failed ($why)")
+    }
+
     /** Ends the engine with [code]; [culprit] is the local rank at fault (published so the others name it). */
     private fun fail(code: Int, why: String, culprit: Int = localIndex) {
         if (failure != null) return

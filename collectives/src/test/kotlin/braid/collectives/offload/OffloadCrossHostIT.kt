@@ -5,7 +5,9 @@ import braid.it.NetnsHosts
 import braid.it.NetnsUsable
 import io.kotest.core.annotation.EnabledIf
 import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.string.shouldContain
 import java.nio.file.Files
+import java.util.concurrent.TimeUnit
 
 /**
  * The hierarchical test: 2 hosts × 3 processes in network namespaces ([NetnsHosts]: each host
@@ -27,6 +29,30 @@ class OffloadCrossHostIT : FunSpec({
             }
             try {
                 ranks.forEachIndexed { r, c -> c.awaitOk(600).also { println("rank $r: " + it.lines().first { l -> l.startsWith("counters") }) } }
+            } finally {
+                ranks.forEach(ChildJvm::close)
+            }
+        }
+        dir.toFile().deleteRecursively()
+    }
+
+    test("killing one host's leader mid-allreduce fails every other rank's hierarchical collective with an error, on both hosts, no hang") {
+        val dir = Files.createTempDirectory("offload-hier-kill-")
+        NetnsHosts(2).use { net ->
+            val size = 6
+            val ranks = (0 until size).map { r ->
+                net.start(net.hosts[r % 2], OffloadRankMain::class.java.name, listOf("tcp", dir.toString(), "$r", "$size", if (r == 1) "victim" else "survivor"),
+                    dir.resolve("$r.log").toFile(), mapOf("BRAID_JOB_KEY" to "offload-hier-${dir.fileName}"), listOf("-Xmx192m", "-XX:TieredStopAtLevel=1"))
+            }
+            try {
+                val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120)
+                while ((0 until size).any { !Files.exists(dir.resolve("$it.running")) }) {
+                    check(System.nanoTime() < deadline) { "ranks never started their allreduces: ${ranks.map { it.output() }}" }
+                    Thread.sleep(20)
+                }
+                Thread.sleep(300)
+                ranks[1].process.destroyForcibly()
+                for (r in listOf(0, 2, 3, 4, 5)) ranks[r].awaitOk(90) shouldContain "FAILED-AS-EXPECTED"
             } finally {
                 ranks.forEach(ChildJvm::close)
             }
