@@ -73,7 +73,8 @@ public class ShmOffload private constructor(
      * `-ENOSYS` if not. Barrier takes no datatype (null); broadcast and allgather any datatype;
      * reduce and allreduce the built-in ops from MIN to BXOR on the types MPI defines them on
      * (like libfabric's `off_coll`, MINLOC and MAXLOC are left to the main provider), and user
-     * reductions. Operations outside [operations] answer `-ENOSYS`.
+     * reductions (a call whose vector is longer than a slot goes to the main provider: a user
+     * reduction sees its vector whole). Operations outside [operations] answer `-ENOSYS`.
      */
     public fun queryCollective(op: CollectiveOp, datatype: Datatype?, reduceOp: ReduceOp?): Int =
         if (supports(op, datatype, reduceOp)) 0 else -Errno.ENOSYS
