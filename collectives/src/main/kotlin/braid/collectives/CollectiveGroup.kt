@@ -52,6 +52,14 @@ public class CollectiveGroup internal constructor(
     private val cache = HashMap<ShapeKey, ArrayList<Schedule>>()
     private val probe = ShapeKey()
 
+    /**
+     * The offload provider paired with this group at the join ([JoinOptions.withOffload]), or
+     * null: the calls it takes run through its shared-memory segment (and, across hosts, as
+     * hierarchical schedules), the rest through [endpoint].
+     */
+    public var offload: braid.collectives.offload.OffloadBinding? = null
+        internal set
+
     /** Schedules built so far (cache misses). */
     public var schedulesBuilt: Int = 0
         private set
@@ -223,6 +231,7 @@ public class CollectiveGroup internal constructor(
             val s = scheduleFor(key)
             if (send != null && sendBytes > 0) s.send.wrap(send, sendOffset, sendBytes) else s.send.wrap(EMPTY, 0, 0)
             if (recv != null && recvBytes > 0) s.recv.wrap(recv, recvOffset, recvBytes) else s.recv.wrap(EMPTY, 0, 0)
+            offload?.starting(s)
             s.startRun(sequence++)
             return s.request
         }
@@ -236,7 +245,7 @@ public class CollectiveGroup internal constructor(
             list = ArrayList(1)
             cache[key.copy()] = list
         }
-        val s = ScheduleCompiler.compile(this, key)
+        val s = offload?.compile(key) ?: ScheduleCompiler.compile(this, key)
         schedulesBuilt++
         list += s
         return s

@@ -72,6 +72,7 @@ public object Collectives {
                 val ctx = recv.getLong(0).toInt()
                 synchronized(states) { state.next = maxOf(state.next, ctx + 1) }
                 val group = CollectiveGroup(endpoint, set, members, rank, ctx, options.tuning, 0)
+                (options.offload ?: braid.collectives.offload.ShmOffload.pairedWith(endpoint.domain))?.let { group.offload = it.pair(group, set) }
                 eq?.write(EventType.JOIN_COMPLETE, context, ctx.toLong())
                 join.future.complete(group)
             }
@@ -143,11 +144,18 @@ public object Collectives {
     }
 }
 
-/** What a join sets up besides the members: the [tuning] its group chooses algorithms by. */
+/**
+ * What a join sets up besides the members: the [tuning] its group chooses algorithms by, and the
+ * [offload] provider paired with the endpoint's provider for the group (none by default).
+ */
 public class JoinOptions private constructor(
     @get:JvmName("tuning") public val tuning: CollectiveTuning,
+    @get:JvmName("offload") public val offload: braid.collectives.offload.ShmOffload? = null,
 ) {
-    public fun withTuning(tuning: CollectiveTuning): JoinOptions = JoinOptions(tuning)
+    public fun withTuning(tuning: CollectiveTuning): JoinOptions = JoinOptions(tuning, offload)
+
+    /** A copy pairing [offload] with the group (null: the one paired with the endpoint's domain by [braid.collectives.offload.ShmOffload.pairWith], if any). */
+    public fun withOffload(offload: braid.collectives.offload.ShmOffload?): JoinOptions = JoinOptions(tuning, offload)
 
     public companion object {
         /** The tuning of the environment ([CollectiveTuning.fromEnvironment]). */

@@ -113,6 +113,12 @@ internal class Schedule(val group: CollectiveGroup, val kernel: LocalReduction?,
         add(DeferredOp.Reduce(kernel!!, src, srcOffset, dst, dstOffset, count, srcFirst))
     }
 
+    /** A local step of its own (the offload provider's shared-memory phases); returns its request. */
+    fun local(step: LocalStep): DeferredWork {
+        add(DeferredOp.Local(step))
+        return workList.last()
+    }
+
     fun copy(src: DirectBuffer, srcOffset: Int, dst: MutableDirectBuffer, dstOffset: Int, length: Int) {
         if (length == 0 || (src === dst && srcOffset == dstOffset)) return
         add(DeferredOp.Copy(src, srcOffset, dst, dstOffset, length))
@@ -213,8 +219,12 @@ internal class Schedule(val group: CollectiveGroup, val kernel: LocalReduction?,
         }
     }
 
+    /** Told (under the domain lock) when a run is aborted: the offload's hierarchical schedules tell their host's other ranks. */
+    var onAbort: ((Int, String) -> Unit)? = null
+
     /** Under the domain lock: takes back what is left of the run and fails it with [err]. */
     fun abort(err: Int, message: String) {
+        onAbort?.invoke(err, message)
         for (w in works) {
             if (w.status == WorkStatus.QUEUED) queue.cancel(w)
             else if (w.status == WorkStatus.FIRED && w.op is DeferredOp.Trecv) w.op.endpoint!!.cancel(w)

@@ -8,6 +8,7 @@ import braid.core.OpFlags
 import braid.it.Rendezvous
 import braid.it.childMain
 import java.nio.file.Files
+import java.nio.file.Path
 import java.nio.file.Paths
 
 /**
@@ -52,27 +53,33 @@ object RankMain {
                 for (t in Matrix.FORCED) runs += Matrix(Collectives.join(ep, set, 60_000, JoinOptions.DEFAULT.withTuning(t))).allreduceCases()
                 println("OK $provider rank $rank of $size: $runs collectives matched the reference")
             }
-            "victim", "survivor" -> {
-                val n = 4096
-                val send = Reference.buffer(n * 8); val recv = Reference.buffer(n * 8)
-                Files.write(dir.resolve("$rank.running"), ByteArray(0))
-                var i = 0
-                try {
-                    while (true) {
-                        group.startAllreduce(send, 0, recv, 0, n, Datatype.INT64, ReduceOp.SUM).waitFor(30_000)
-                        i++
-                    }
-                } catch (e: FabricException) {
-                    check(mode == "survivor") { "the victim's collective failed: $e" }
-                    check(e.code != Errno.ETIMEDOUT) { "a survivor waited 30 s: the failure did not reach it ($e)" }
-                    println("FAILED-AS-EXPECTED after $i allreduces: ${Errno.name(e.code)}: ${e.message}")
-                    println("OK survivor $rank")
-                }
-            }
+            "victim", "survivor" -> allreduceUntilKilled(group, dir, mode)
             else -> error("unknown mode $mode")
         }
         ep.close()
         fabric.close()
     }
 
+    /**
+     * `victim` / `survivor`: allreduces in a loop (DIR/RANK.running marks the start) until one
+     * fails; a survivor's must fail with an error, not a 30 s time-out, and prints
+     * `FAILED-AS-EXPECTED` and OK; the victim's must not fail (the test kills it).
+     */
+    fun allreduceUntilKilled(group: CollectiveGroup, dir: Path, mode: String) {
+        val n = 4096
+        val send = Reference.buffer(n * 8); val recv = Reference.buffer(n * 8)
+        Files.write(dir.resolve("${group.rank}.running"), ByteArray(0))
+        var i = 0
+        try {
+            while (true) {
+                group.startAllreduce(send, 0, recv, 0, n, Datatype.INT64, ReduceOp.SUM).waitFor(30_000)
+                i++
+            }
+        } catch (e: FabricException) {
+            check(mode == "survivor") { "the victim's collective failed: $e" }
+            check(e.code != Errno.ETIMEDOUT) { "a survivor waited 30 s: the failure did not reach it ($e)" }
+            println("FAILED-AS-EXPECTED after $i allreduces: ${Errno.name(e.code)}: ${e.message}")
+            println("OK survivor ${group.rank}")
+        }
+    }
 }

@@ -42,6 +42,10 @@ internal object SpecRules {
             }
             progress(spec.progress)
             spec.jobKey?.let { jobKey(it) }
+            spec.offloads.forEachIndexed { i, o -> OffloadSpec.check(o, spec, "offloads[$i]", ::add) }
+            spec.offloads.groupBy { it.link }.filter { it.value.size > 1 }.keys.forEach { name ->
+                add("offloads[${spec.offloads.indexOfLast { it.link == name }}].link", "link '$name' is paired with two offloads", "pair each link with one offload")
+            }
         }
 
         /** Each setting names a parameter rail-core declares and obeys its rule (rail-core's check, placed at the spec's path). */

@@ -76,14 +76,20 @@ public object Topology {
     @JvmOverloads
     public fun open(spec: TopologySpec, link: String? = null, caps: Long = DEFAULT_CAPS, splitCompletionQueues: Boolean = false): OpenLink {
         val resolved = resolve(spec, link, caps)
-        return OpenLink.open(resolved.info, resolved, splitCompletionQueues)
+        return OpenLink.open(resolved.info, resolved, splitCompletionQueues).also(::pairOffload)
+    }
+
+    /** Pairs the link's offload, if the spec names one, with its domain: groups joined there use it. */
+    private fun pairOffload(open: OpenLink) {
+        val r = open.resolved ?: return
+        r.spec.offloadFor(r.link.name)?.let { braid.collectives.offload.ShmOffload.pairWith(open.domain, it.toOffload()) }
     }
 
     /** Opens a resolved link. */
     @JvmStatic
     @JvmOverloads
     public fun open(resolved: ResolvedLink, splitCompletionQueues: Boolean = false): OpenLink =
-        OpenLink.open(resolved.info, resolved, splitCompletionQueues)
+        OpenLink.open(resolved.info, resolved, splitCompletionQueues).also(::pairOffload)
 
     /** Opens the objects for a provider's [info] as it is, without a spec (`braid pingpong -p`). */
     @JvmStatic

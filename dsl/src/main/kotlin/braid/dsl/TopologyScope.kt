@@ -79,6 +79,17 @@ public class TopologyScope internal constructor() : BraidScope {
         edits += { d -> d.progress.merge(p) }
     }
 
+    /**
+     * Pairs a collective offload provider with a link ([OffloadScope.link], by name): groups
+     * joined on that link's endpoint run the operations it takes through it ([OffloadSpec]).
+     * A second block for the same link replaces the first.
+     */
+    @JvmSynthetic
+    public fun offload(block: OffloadScope.() -> Unit) {
+        val o = OffloadScope().apply(block)
+        edits += { d -> d.offloads += o }
+    }
+
     @JvmSynthetic
     public fun jobKey(block: JobKeyScope.() -> Unit) {
         val k = JobKeyScope().apply(block)
@@ -106,6 +117,9 @@ public class TopologyScope internal constructor() : BraidScope {
 
     /** [progress] for Java. */
     public fun progress(block: Consumer<ProgressScope>): Unit = progress { block.accept(this) }
+
+    /** [offload] for Java. */
+    public fun offload(block: Consumer<OffloadScope>): Unit = offload { block.accept(this) }
 
     /** [jobKey] for Java. */
     public fun jobKey(block: Consumer<JobKeyScope>): Unit = jobKey { block.accept(this) }
@@ -214,6 +228,9 @@ internal class Draft {
     var links: MutableList<LinkScope>? = null
     val progress = ProgressScope()
     var jobKey: JobKeySpec? = null
+    /** Offload pairings from the file, then the DSL's blocks (a later one for the same link replaces an earlier). */
+    val fileOffloads = ArrayList<OffloadSpec>()
+    val offloads = ArrayList<OffloadScope>()
 
     /** Rail limits from the environment, by provider: under what the DSL sets, over the file. */
     val envLimits = HashMap<String, Limits>()
@@ -228,6 +245,7 @@ internal class Draft {
         links = spec.links.mapTo(ArrayList()) { LinkScope.of(it) }
         progress.merge(ProgressScope.of(spec.progress))
         jobKey = spec.jobKey
+        fileOffloads.clear(); fileOffloads += spec.offloads
     }
 
     fun replaceLinks(next: List<LinkScope>) {
@@ -252,6 +270,9 @@ internal class Draft {
         }
         all.forEach { l -> l.rails.forEach { it.underlay(envLimits[it.providerName]) } }
         all.forEach { l -> settings.forEach { (p, m) -> l.settings.getOrPut(p) { LinkedHashMap() }.putAll(m) } }
-        return TopologySpec(all.map { it.toSpec() }, progress.toSpec(), jobKey)
+        val links = all.map { it.toSpec() }
+        val paired = LinkedHashMap<String, OffloadSpec>()
+        for (o in fileOffloads + offloads.map { it.toSpec(links) }) { paired.remove(o.link); paired[o.link] = o }
+        return TopologySpec(links, progress.toSpec(), jobKey, paired.values.toList())
     }
 }

@@ -20,9 +20,9 @@ import kotlinx.serialization.Serializable
  * [links] are alternatives, as the links of `BRAID_LINKS` (`FI_LNX_PROV_LINKS`) are: [Topology.open]
  * opens the first one this host can open, or the one named.
  *
- * Room to grow: a rail policy for several inter-node rails at once goes in [LinkSpec.policy]; an
- * offload pairing will be a top-level list naming a link by [LinkSpec.name], in the same way a
- * rail is named inside its link.
+ * [offloads] pair collective offload providers with links, naming each link by [LinkSpec.name]
+ * ([OffloadSpec]). Room to grow: a rail policy for several inter-node rails at once goes in
+ * [LinkSpec.policy].
  */
 @Serializable
 @ConsistentCopyVisibility
@@ -32,12 +32,17 @@ public data class TopologySpec internal constructor(
     val progress: ProgressSpec = ProgressSpec(),
     /** Where the job key comes from; null: the rails' own default (`BRAID_JOB_KEY`, else empty). */
     val jobKey: JobKeySpec? = null,
+    /** Collective offload providers paired with links; groups joined on a paired link use its offload. */
+    val offloads: List<OffloadSpec> = emptyList(),
 ) {
     init {
         SpecRules.check(this)
     }
 
     /** The link named [name]; throws [SpecException] naming the links there are. */
+    /** The offload paired with the link named [name], or null. */
+    public fun offloadFor(name: String): OffloadSpec? = offloads.firstOrNull { it.link == name }
+
     public fun link(name: String): LinkSpec = links.firstOrNull { it.name == name }
         ?: throw SpecException(listOf(SpecProblem("links", "no link named '$name'", "use one of ${links.joinToString { "'${it.name}'" }}")))
 

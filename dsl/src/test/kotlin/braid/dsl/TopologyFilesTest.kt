@@ -103,7 +103,7 @@ class TopologyFilesTest : FunSpec({
         e.problems.map { Triple(it.line, it.path, it.hint) } shouldBe listOf(
             Triple(4, "links[1].rails[0].wieght", "did you mean 'weight'? (keys here: name, provider, domain, weight, optional, limits)"),
             Triple(5, "links[1].rails[1].interface", "did you mean 'domain'? (keys here: name, provider, domain, weight, optional, limits)"),
-            Triple(7, "progres", "did you mean 'progress'? (keys here: links, progress, jobKey)"),
+            Triple(7, "progres", "did you mean 'progress'? (keys here: links, progress, jobKey, offloads)"),
         )
         e.message!! shouldContain "topology.conf:4: links[1].rails[0].wieght: unknown key 'wieght'; did you mean 'weight'?"
     }

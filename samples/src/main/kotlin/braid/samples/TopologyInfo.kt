@@ -14,7 +14,8 @@ import java.nio.file.Paths
  * `braid info --config FILE`: the topology a file describes, resolved on this host — the file
  * read, the environment layer applied — with every rail this host can and cannot open, and why.
  * The link `braid pingpong --config FILE` would open is marked `(chosen)`; `-v` adds its Info in
- * full. Fails (status 1) when no link can be opened here.
+ * full. A link paired with a collective offload provider shows the pairing under it. Fails
+ * (status 1) when no link can be opened here.
  */
 internal object TopologyInfo {
     fun run(file: String, verbose: Boolean, out: PrintStream) {
@@ -34,6 +35,7 @@ internal object TopologyInfo {
             out.println(if (s.openable) "can open" + (if (s === chosen) " (chosen)" else "") else "cannot open: ${s.problem}")
             s.rails.forEach { out.println("    rail ${it.describe()}") }
             if (link.limits != LimitsSpec()) out.println("    link limits: ${limits(link.limits)}")
+            spec.offloadFor(link.name)?.let { out.println("    ${it.describe()}") }
         }
         if (chosen == null) throw FabricException.noData("no link of $file can be opened on this host (see above)")
         val resolved = Topology.resolve(spec, chosen.link.name)

@@ -1,0 +1,308 @@
+package braid.collectives.offload
+
+import braid.core.Errno
+import braid.collectives.offload.OffloadSegmentDescriptor.CALL
+import braid.collectives.offload.OffloadSegmentDescriptor.CONSUMED
+import braid.collectives.offload.OffloadSegmentDescriptor.FAILED
+import braid.collectives.offload.OffloadSegmentDescriptor.PID
+import braid.collectives.offload.OffloadSegmentDescriptor.POSTED
+import braid.collectives.offload.OffloadSegmentDescriptor.REDUCED
+import braid.collectives.offload.OffloadSegmentDescriptor.START
+import java.nio.file.Files
+import java.nio.file.Path
+import java.nio.file.Paths
+
+/**
+ * Carries one host group's [OffloadPhase]s through its [OffloadSegment], in the order the
+ * group's calls started (every local rank starts the same calls in the same order, so every rank
+ * numbers the same pieces with the same epochs).
+ *
+ * The protocol of one piece (epoch e) for local rank i of L:
+ * 1. free: wait until every rank's `consumed` ≥ e−1 (nobody still reads the slots or the result
+ *    area of the piece before); copy the input piece into slot i, write the call word, then
+ *    `posted[i] = e` (release).
+ * 2. posted: wait until every rank's `posted` ≥ e. A reduction reduces elements
+ *    `[i·n/L, (i+1)·n/L)` of every slot in place, in rank order, into the result area, then
+ *    `reduced[i] = e`; a broadcast or allgather copies straight out of the slots.
+ * 3. reduced: wait until every rank's `reduced` ≥ e; copy the result area out; `consumed[i] = e`.
+ *
+ * Messages larger than a slot go through in pieces of a slot each (pipelined through the slots
+ * at the pace of the slowest rank). While it waits the engine checks, every liveness interval,
+ * that the ranks it waits for still run (pid and start time from their control blocks) and have
+ * not failed; a dead or failed rank, a rank that never attaches, or ranks that called different
+ * collectives (the call words differ) fail every phase here with an error naming the rank. A
+ * failure is final: the segment's epochs can no longer be trusted, so every later phase fails too.
+ */
+internal class OffloadEngine(
+    val localSize: Int,
+    val localIndex: Int,
+    /** The group rank of each local rank, for messages. */
+    private val groupRanks: IntArray,
+    private val path: Path,
+    private val groupHash: Long,
+    private val jobKey: String,
+    val slotBytes: Int,
+    private val attachTimeoutNs: Long,
+    private val livenessNs: Long,
+) : AutoCloseable {
+    private val lock = Any()
+    private val pending = ArrayDeque<OffloadPhase>()
+    private var segment: OffloadSegment? = null
+    private var epoch = 0L
+    private var attachStart = 0L
+    private var unlinked = false
+    private var lastAttachLiveness = 0L
+
+    /** The failure that ended this engine, once it failed. */
+    @Volatile var failure: String? = null
+        private set
+    private var failureCode = 0
+
+    // Counters (read by [OffloadBinding]).
+    @Volatile var phases: Long = 0; private set
+    @Volatile var pieces: Long = 0; private set
+    @Volatile var bytesIn: Long = 0; private set
+
+    /** A call's phases, in the order they will run; called as the call starts, before any of them can fire. */
+    fun starting(callPhases: Array<OffloadPhase>) = synchronized(lock) {
+        for (p in callPhases) { p.arm(); pending.addLast(p) }
+    }
+
+    /** The phase's step: 0 once it is carried through, `-EAGAIN` until then, `-errno` if it failed. */
+    fun step(phase: OffloadPhase): Int = synchronized(lock) {
+        phase.fired = true
+        if (phase.done) return 0
+        if (failure == null) {
+            try {
+                advance(System.nanoTime())
+            } catch (e: RuntimeException) {
+                fail(Errno.EIO, "the shared-memory phase failed: $e")
+            }
+        }
+        when {
+            phase.done -> 0
+            failure != null -> -failureCode
+            else -> OffloadPhase.EAGAIN
+        }
+    }
+
+    private fun advance(now: Long) {
+        val seg = segment ?: attach(now) ?: return
+        while (failure == null) {
+            val head = pending.firstOrNull() ?: return
+            if (!head.fired) {
+                if (head.abandoned) fail(Errno.ECANCELED, "${head.name} was given up before its shared-memory phase (an earlier step failed or was cancelled), so the host's ranks can no longer agree on the segment")
+                return
+            }
+            if (!carry(seg, head, now)) return
+            pending.removeFirst()
+            phases++
+        }
+    }
+
+    // ## Attaching ##
+
+    private fun attach(now: Long): OffloadSegment? {
+        if (attachStart == 0L) attachStart = now
+        val seg = if (localIndex == 0) {
+            OffloadSegment.create(path, localSize, slotBytes, groupHash, jobKey, self, selfStart)
+        } else {
+            val s = OffloadSegment.tryAttach(path, localSize, slotBytes, groupHash, jobKey)
+            if (s != null && !alive(s.buffer.getLong(OffloadSegmentDescriptor.CREATOR_PID_OFFSET), s.buffer.getLong(OffloadSegmentDescriptor.CREATOR_START_OFFSET))) {
+                s.close(); null // a stale file of a dead creator: wait for the live one to replace it
+            } else s
+        }
+        if (seg == null) {
+            if (now - attachStart > attachTimeoutNs) {
+                fail(Errno.ETIMEDOUT, "local rank 0 (group rank ${groupRanks[0]}) did not create the shared-memory segment $path within ${attachTimeoutNs / 1_000_000} ms")
+            }
+            return null
+        }
+        val c = seg.control(localIndex)
+        seg.buffer.putLong(c + PID, self.pid())
+        seg.buffer.putLongVolatile(c + START, selfStart)
+        seg.buffer.getAndAddInt(OffloadSegmentDescriptor.ATTACHED_OFFSET, 1)
+        segment = seg
+        return seg
+    }
+
+    // ## Carrying a phase ##
+
+    /** Carries [p] as far as the other ranks let it; true once it is through. */
+    private fun carry(seg: OffloadSegment, p: OffloadPhase, now: Long): Boolean {
+        val b = seg.buffer
+        val l = localSize
+        val i = localIndex
+        val me = seg.control(i)
+        if (!unlinked && localIndex == 0 && seg.attachedCount() == l) { seg.unlink(); unlinked = true }
+        while (p.segment < p.segments) {
+            val off = p.segment * p.chunk
+            val len = minOf(p.chunk, p.bytes - off)
+            if (p.stage == 0) {
+                val e = epoch + 1
+                if (!all(seg, CONSUMED, e - 1)) return waiting(seg, p, now)
+                epoch = e
+                p.epoch = e
+                val writes = when (p.kind) {
+                    OffloadPhase.Kind.ALLREDUCE, OffloadPhase.Kind.REDUCE, OffloadPhase.Kind.ALLGATHER -> true
+                    OffloadPhase.Kind.BCAST -> i == p.root
+                    OffloadPhase.Kind.BARRIER -> false
+                }
+                if (writes && len > 0) { b.putBytes(seg.slot(i), p.input, p.inputOffset + off, len); bytesIn += len }
+                b.putLong(me + CALL, p.callWord)
+                b.putLongVolatile(me + POSTED, e) // release: the piece and the call word are visible before the epoch
+                p.waitingSince = 0
+                if (p.kind == OffloadPhase.Kind.BCAST && i == p.root) { finishPiece(b, me, p, e); continue }
+                p.stage = 1
+            }
+            val e = p.epoch
+            if (p.stage == 1) {
+                when (p.kind) {
+                    OffloadPhase.Kind.BCAST -> {
+                        val rc = seg.control(p.root)
+                        if (b.getLongVolatile(rc + POSTED) < e) return waiting(seg, p, now)
+                        if (!sameCall(b, rc, p)) return false
+                        if (len > 0) p.output.putBytes(off, b, seg.slot(p.root), len)
+                        finishPiece(b, me, p, e); continue
+                    }
+                    OffloadPhase.Kind.BARRIER, OffloadPhase.Kind.ALLGATHER -> {
+                        if (!all(seg, POSTED, e)) return waiting(seg, p, now)
+                        for (j in 0 until l) if (!sameCall(b, seg.control(j), p)) return false
+                        if (p.kind == OffloadPhase.Kind.ALLGATHER && len > 0) {
+                            for (j in 0 until l) p.output.putBytes(j * p.bytes + off, b, seg.slot(j), len)
+                        }
+                        finishPiece(b, me, p, e); continue
+                    }
+                    else -> {
+                        if (!all(seg, POSTED, e)) return waiting(seg, p, now)
+                        for (j in 0 until l) if (!sameCall(b, seg.control(j), p)) return false
+                        val es = p.elementSize
+                        val n = len / es
+                        // Built-in ops: each rank reduces its 1/L of the piece. A user reduction sees the
+                        // piece whole (it may treat consecutive elements as one value): local rank 0 reduces it.
+                        val lo = if (p.splits) (i.toLong() * n / l).toInt() else 0
+                        val hi = if (p.splits) ((i + 1).toLong() * n / l).toInt() else if (i == 0) n else 0
+                        if (hi > lo) {
+                            val at = lo * es
+                            // In rank order: result = s0 ∘ (s1 ∘ (… ∘ s(L−1))), read from the peers' slots in place.
+                            b.putBytes(seg.result + at, b, seg.slot(l - 1) + at, (hi - lo) * es)
+                            for (j in l - 2 downTo 0) p.kernel!!.reduce(b, seg.slot(j) + at, b, seg.result + at, hi - lo, true)
+                        }
+                        b.putLongVolatile(me + REDUCED, e)
+                        p.stage = 2
+                        p.waitingSince = 0
+                    }
+                }
+            }
+            if (p.stage == 2) {
+                if (!all(seg, REDUCED, e)) return waiting(seg, p, now)
+                if ((p.kind == OffloadPhase.Kind.ALLREDUCE || i == p.root) && len > 0) p.output.putBytes(off, b, seg.result, len)
+                finishPiece(b, me, p, e)
+            }
+        }
+        p.done = true
+        return true
+    }
+
+    private fun finishPiece(b: org.agrona.concurrent.UnsafeBuffer, me: Int, p: OffloadPhase, e: Long) {
+        b.putLongVolatile(me + REDUCED, e)
+        b.putLongVolatile(me + CONSUMED, e)
+        p.segment++
+        p.stage = 0
+        p.waitingSince = 0
+        pieces++
+    }
+
+    private fun all(seg: OffloadSegment, field: Int, e: Long): Boolean {
+        for (j in 0 until localSize) if (seg.buffer.getLongVolatile(seg.control(j) + field) < e) return false
+        return true
+    }
+
+    private fun sameCall(b: org.agrona.concurrent.UnsafeBuffer, control: Int, p: OffloadPhase): Boolean {
+        val theirs = b.getLong(control + CALL)
+        if (theirs == p.callWord) return true
+        val j = (control - OffloadSegmentDescriptor.CONTROL_BASE) / OffloadSegmentDescriptor.CONTROL_BYTES
+        fail(Errno.EINVAL, culprit = j, why = "local rank $j (group rank ${groupRanks[j]}) called ${describe(theirs)} where this rank (group rank ${groupRanks[localIndex]}) called ${describe(p.callWord)}; every rank must call the same collectives in the same order with the same counts and root")
+        return false
+    }
+
+    private fun describe(word: Long): String {
+        val kind = OffloadPhase.Kind.entries.getOrNull((word ushr 56).toInt())?.name?.lowercase() ?: "?"
+        return "$kind of ${word and 0xffff_ffffL} bytes (root ${(word ushr 48) and 0xff})"
+    }
+
+    /** Notes a wait and checks, every liveness interval, on the ranks we wait for; false (not through yet). */
+    private fun waiting(seg: OffloadSegment, p: OffloadPhase, now: Long): Boolean {
+        if (p.waitingSince == 0L) { p.waitingSince = now; p.lastLiveness = now; return false }
+        if (now - p.lastLiveness < livenessNs) return false
+        p.lastLiveness = now
+        val b = seg.buffer
+        // The dead first, so that the rank named is the one that died, not one that noticed it.
+        for (j in 0 until localSize) {
+            if (j == localIndex) continue
+            val c = seg.control(j)
+            val start = b.getLongVolatile(c + START)
+            val pid = b.getLong(c + PID)
+            if (start == 0L) {
+                if (now - attachStart > attachTimeoutNs) {
+                    fail(Errno.ETIMEDOUT, "local rank $j (group rank ${groupRanks[j]}) never attached to the shared-memory segment within ${attachTimeoutNs / 1_000_000} ms", j)
+                    return false
+                }
+            } else if (!alive(pid, start)) {
+                fail(Errno.ECONNRESET, "local rank $j (group rank ${groupRanks[j]}, pid $pid) died; its part of this host's collective will never come", j)
+                return false
+            }
+        }
+        for (j in 0 until localSize) {
+            if (j == localIndex) continue
+            val failed = b.getLongVolatile(seg.control(j) + FAILED)
+            if (failed != 0L) {
+                val code = failed.toInt()
+                val culprit = (failed ushr 32).toInt() - 1
+                val who = if (culprit in 0 until localSize && culprit != j) "local rank $culprit (group rank ${groupRanks[culprit]}), as local rank $j (group rank ${groupRanks[j]}) found," else "local rank $j (group rank ${groupRanks[j]})"
+                fail(code, "$who failed its part of this host's collective (${Errno.name(code)}), so this one cannot complete", culprit)
+                return false
+            }
+        }
+        return false
+    }
+
+    /** A call of this rank failed outside the segment (its part between hosts): the host's other ranks must not wait for it. */
+    fun abandon(code: Int, why: String) = synchronized(lock) {
+        if (pending.isNotEmpty()) fail(code, "this rank's part between hosts failed ($why)")
+    }
+
+    /** Ends the engine with [code]; [culprit] is the local rank at fault (published so the others name it). */
+    private fun fail(code: Int, why: String, culprit: Int = localIndex) {
+        if (failure != null) return
+        failureCode = code
+        failure = "offload (local rank $localIndex of $localSize, group rank ${groupRanks[localIndex]}): $why"
+        pending.clear()
+        segment?.let { s ->
+            s.buffer.putLongVolatile(s.control(localIndex) + FAILED, ((culprit + 1).toLong() shl 32) or (code.toLong() and 0xffff_ffffL))
+            if (localIndex == 0 && !unlinked) { s.unlink(); unlinked = true }
+        }
+        if (segment == null && localIndex == 0) runCatching { Files.deleteIfExists(path) }
+    }
+
+    override fun close() {
+        synchronized(lock) { segment?.close(); segment = null }
+    }
+
+    internal companion object {
+        val self: ProcessHandle = ProcessHandle.current()
+        val selfStart: Long = startMillis(self)
+
+        private fun startMillis(handle: ProcessHandle): Long = handle.info().startInstant().map { it.toEpochMilli() / 10 * 10 }.orElse(1L)
+
+        /** Whether [pid] runs and is the process that started at [start] (not a reused pid, not a zombie). */
+        fun alive(pid: Long, start: Long): Boolean {
+            if (pid == self.pid()) return start == selfStart
+            val h = ProcessHandle.of(pid).orElse(null) ?: return false
+            if (!h.isAlive || startMillis(h) != start) return false
+            val stat = runCatching { Files.readString(Paths.get("/proc/$pid/stat")) }.getOrNull() ?: return true
+            val state = stat.substringAfterLast(')').trim().firstOrNull()
+            return state != 'Z' && state != 'X'
+        }
+    }
+}

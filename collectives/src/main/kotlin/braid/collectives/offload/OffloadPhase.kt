@@ -1,0 +1,78 @@
+package braid.collectives.offload
+
+import braid.core.DeferredWork
+import braid.core.Errno
+import braid.core.LocalReduction
+import braid.core.LocalStep
+import braid.core.WorkStatus
+import org.agrona.DirectBuffer
+import org.agrona.MutableDirectBuffer
+
+/**
+ * One shared-memory phase of a collective on the offload provider's segment: a [LocalStep] of
+ * the collective's schedule. When the step fires it hands the phase to the group's
+ * [OffloadEngine] and answers `-EAGAIN` (the deferred work queue issues it again on later
+ * progress) until the engine has carried it through; then it completes and the schedule goes
+ * on. Built once with its schedule; [arm] resets it per call.
+ *
+ * Kinds (all ranks of the host take part, [root] is a local rank):
+ * - [Kind.ALLREDUCE]: every rank gets the reduction of every rank's input;
+ * - [Kind.REDUCE]: [root] gets it;
+ * - [Kind.BCAST]: [root]'s input lands in every other rank's output;
+ * - [Kind.ALLGATHER]: rank j's input lands at `j × bytes` in every output;
+ * - [Kind.BARRIER]: no data.
+ */
+internal class OffloadPhase(
+    private val engine: OffloadEngine,
+    val kind: Kind,
+    /** Bytes of one rank's contribution (the whole message for reductions and broadcasts). */
+    val bytes: Int,
+    val elementSize: Int,
+    val root: Int,
+    val kernel: LocalReduction?,
+    val input: DirectBuffer,
+    val inputOffset: Int,
+    val output: MutableDirectBuffer,
+    val name: String,
+) : LocalStep {
+    enum class Kind { ALLREDUCE, REDUCE, BCAST, ALLGATHER, BARRIER }
+
+    /** Whether the ranks split a piece's reduction among them (built-in ops) or rank 0 reduces it whole (user reductions). */
+    val splits: Boolean = kernel != null && kernel !is braid.collectives.UserKernel
+
+    /** The schedule's request for this step (set once the step is added). */
+    lateinit var work: DeferredWork
+
+    // ## Per-call state, under the engine's lock ##
+    @JvmField var fired = false
+    @JvmField var done = false
+    /** Which segment of the message, and where in it: 0 free-wait, 1 posted, 2 reduced. */
+    @JvmField var segment = 0
+    @JvmField var stage = 0
+    @JvmField var epoch = 0L
+    @JvmField var waitingSince = 0L
+    @JvmField var lastLiveness = 0L
+
+    /** The message goes through the slots in pieces of at most this many bytes (whole elements). */
+    val chunk: Int get() = maxOf(elementSize, engine.slotBytes / elementSize * elementSize)
+    val segments: Int get() = if (bytes == 0) 1 else (bytes + chunk - 1) / chunk
+
+    /** The call word ranks compare to detect mismatched calls: kind, bytes, root. */
+    val callWord: Long get() = (kind.ordinal.toLong() shl 56) or ((root.toLong() and 0xff) shl 48) or (bytes.toLong() and 0xffff_ffffL)
+
+    fun arm() {
+        fired = false; done = false; segment = 0; stage = 0; epoch = 0; waitingSince = 0; lastLiveness = 0
+    }
+
+    /** Whether the schedule gave up on this phase before it fired (a failed or cancelled earlier step). */
+    val abandoned: Boolean get() = !fired && (work.status == WorkStatus.CANCELLED || work.status == WorkStatus.FAILED)
+
+    override fun run(work: DeferredWork): Int = engine.step(this)
+
+    /** Names the phase, and the engine's failure once it failed (the queue puts this in the step's error). */
+    override fun toString(): String = engine.failure?.let { "$name: $it" } ?: name
+
+    internal companion object {
+        val EAGAIN = -Errno.EAGAIN
+    }
+}

@@ -1,0 +1,220 @@
+package braid.collectives.offload
+
+import braid.core.Errno
+import braid.core.FabricException
+import org.agrona.IoUtil
+import org.agrona.concurrent.UnsafeBuffer
+import java.io.IOException
+import java.io.RandomAccessFile
+import java.nio.MappedByteBuffer
+import java.nio.channels.FileChannel
+import java.nio.charset.StandardCharsets
+import java.nio.file.Files
+import java.nio.file.NoSuchFileException
+import java.nio.file.Path
+import java.nio.file.StandardCopyOption
+import java.nio.file.attribute.PosixFilePermissions
+import java.security.MessageDigest
+import java.security.SecureRandom
+import javax.crypto.Mac
+import javax.crypto.spec.SecretKeySpec
+
+/**
+ * The layout of the offload provider's one shared-memory segment per host group: a header, one
+ * control block per local rank, one data slot per local rank and a result area.
+ *
+ * ```
+ *  0                   1                   2                   3
+ *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+ * +---------------------------------------------------------------+
+ * |                  magic "BRDCOLL\0" (64 bits)                  |  0
+ * +-------------------------------+-------------------------------+
+ * |          version = 1          |      local ranks (L)          |  8
+ * +-------------------------------+-------------------------------+
+ * |          slot bytes           |      attached (count)         | 16
+ * +-------------------------------+-------------------------------+
+ * |      creator pid (64)  ·  creator start ms (64)               | 24
+ * |      group hash (64)                                          | 40
+ * +---------------------------------------------------------------+
+ * |      nonce (32 bytes)  ·  proof = HMAC(K, name ‖ nonce) (32)  | 48
+ * +---------------------------------------------------------------+
+ * |      ready (32): written last, 1 once the header is whole     | 112
+ * +---------------------------------------------------------------+
+ * |  control block of local rank i at 256 + 128·i:                |
+ * |    pid · start ms · posted · reduced · consumed · call word · |
+ * |    failed (culprit local rank + 1 << 32 | errno) — each 64 bits |
+ * +---------------------------------------------------------------+
+ * |  slot of local rank j at DATA + j·slot bytes (DATA 4 KiB-aligned)
+ * |  result area at DATA + L·slot bytes                           |
+ * +---------------------------------------------------------------+
+ * ```
+ * Native byte order (all ranks are on one host). posted / reduced / consumed are epochs
+ * ([OffloadEngine]): written with release stores after the data they announce, read with
+ * acquire loads before the data is read.
+ */
+internal object OffloadSegmentDescriptor {
+    const val MAGIC: Long = 0x004c4c4f43445242L // "BRDCOLL\0" little-endian
+    const val VERSION = 1
+    const val MAGIC_OFFSET = 0
+    const val VERSION_OFFSET = 8
+    const val LOCAL_SIZE_OFFSET = 12
+    const val SLOT_BYTES_OFFSET = 16
+    const val ATTACHED_OFFSET = 20
+    const val CREATOR_PID_OFFSET = 24
+    const val CREATOR_START_OFFSET = 32
+    const val GROUP_HASH_OFFSET = 40
+    const val NONCE_OFFSET = 48
+    const val PROOF_OFFSET = 80
+    const val READY_OFFSET = 112
+    const val CONTROL_BASE = 256
+    const val CONTROL_BYTES = 128
+
+    const val PID = 0
+    const val START = 8
+    const val POSTED = 16
+    const val REDUCED = 24
+    const val CONSUMED = 32
+    const val CALL = 40
+    const val FAILED = 48
+
+    fun control(local: Int): Int = CONTROL_BASE + local * CONTROL_BYTES
+    fun dataBase(localSize: Int): Int = (control(localSize) + 4095) and 4095.inv()
+    fun slot(localSize: Int, slotBytes: Int, local: Int): Int = dataBase(localSize) + local * slotBytes
+    fun result(localSize: Int, slotBytes: Int): Int = slot(localSize, slotBytes, localSize)
+    fun length(localSize: Int, slotBytes: Int): Long = result(localSize, slotBytes).toLong() + slotBytes
+}
+
+/**
+ * One host group's mapped segment ([OffloadSegmentDescriptor]). Local rank 0 creates it under a
+ * temporary name and renames it into place once whole, so others never map half a header; the
+ * others attach by polling for the name ([tryAttach] returns null until it is there). Once every
+ * local rank has attached, rank 0 removes the name (the mappings stay), so a crash later leaves
+ * no file behind.
+ *
+ * The job key. The name is not secret, but a process that does not hold the job's key is
+ * refused: rank 0 writes a fresh nonce and `HMAC(K, "braid-coll segment" ‖ name ‖ nonce)` with
+ * K = SHA-256("braid-shm-job-key" ‖ key) — the shm rail's key derivation — and an attaching rank
+ * recomputes it and refuses (EACCES) a segment whose proof does not check out. As on the shm rail
+ * this separates jobs run with different keys; it cannot keep out a hostile process of the same
+ * user, which can map the file whatever the header says.
+ */
+internal class OffloadSegment private constructor(
+    val path: Path,
+    private val mapped: MappedByteBuffer,
+    val localSize: Int,
+    val slotBytes: Int,
+) : AutoCloseable {
+    val buffer = UnsafeBuffer(mapped)
+    private var closed = false
+
+    fun control(local: Int): Int = OffloadSegmentDescriptor.control(local)
+    fun slot(local: Int): Int = OffloadSegmentDescriptor.slot(localSize, slotBytes, local)
+    val result: Int get() = OffloadSegmentDescriptor.result(localSize, slotBytes)
+
+    fun attachedCount(): Int = buffer.getIntVolatile(OffloadSegmentDescriptor.ATTACHED_OFFSET)
+
+    /** Removes the name once everyone has mapped it (rank 0's duty). */
+    fun unlink() { runCatching { Files.deleteIfExists(path) } }
+
+    override fun close() {
+        if (closed) return
+        closed = true
+        unlink()
+        IoUtil.unmap(mapped)
+    }
+
+    companion object {
+        private val random = SecureRandom()
+
+        private fun keyOf(jobKey: String): SecretKeySpec = SecretKeySpec(
+            MessageDigest.getInstance("SHA-256").digest("braid-shm-job-key\u0000$jobKey".toByteArray(StandardCharsets.UTF_8)), "HmacSHA256",
+        )
+
+        private fun proof(jobKey: String, name: String, nonce: ByteArray): ByteArray {
+            val m = Mac.getInstance("HmacSHA256")
+            m.init(keyOf(jobKey))
+            m.update("braid-coll segment\u0000$name\u0000".toByteArray(StandardCharsets.UTF_8))
+            m.update(nonce)
+            return m.doFinal()
+        }
+
+        /** Creates, fills and publishes the segment (local rank 0). */
+        fun create(path: Path, localSize: Int, slotBytes: Int, groupHash: Long, jobKey: String, self: ProcessHandle, selfStart: Long): OffloadSegment {
+            val length = OffloadSegmentDescriptor.length(localSize, slotBytes)
+            if (length > Int.MAX_VALUE) throw FabricException.invalid("offload segment: $localSize local ranks × slot of $slotBytes bytes is $length bytes; set a smaller slot size")
+            val tmp = path.resolveSibling("${path.fileName}.${self.pid()}.tmp")
+            try {
+                Files.deleteIfExists(tmp)
+                try {
+                    Files.createFile(tmp, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))
+                } catch (e: UnsupportedOperationException) {
+                    Files.createFile(tmp)
+                }
+                RandomAccessFile(tmp.toFile(), "rw").use { it.setLength(length) }
+                val mapped = FileChannel.open(tmp, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE).use {
+                    it.map(FileChannel.MapMode.READ_WRITE, 0, length)
+                }
+                val seg = OffloadSegment(path, mapped, localSize, slotBytes)
+                val b = seg.buffer
+                val nonce = ByteArray(32).also { random.nextBytes(it) }
+                b.putLong(OffloadSegmentDescriptor.MAGIC_OFFSET, OffloadSegmentDescriptor.MAGIC)
+                b.putInt(OffloadSegmentDescriptor.VERSION_OFFSET, OffloadSegmentDescriptor.VERSION)
+                b.putInt(OffloadSegmentDescriptor.LOCAL_SIZE_OFFSET, localSize)
+                b.putInt(OffloadSegmentDescriptor.SLOT_BYTES_OFFSET, slotBytes)
+                b.putLong(OffloadSegmentDescriptor.CREATOR_PID_OFFSET, self.pid())
+                b.putLong(OffloadSegmentDescriptor.CREATOR_START_OFFSET, selfStart)
+                b.putLong(OffloadSegmentDescriptor.GROUP_HASH_OFFSET, groupHash)
+                b.putBytes(OffloadSegmentDescriptor.NONCE_OFFSET, nonce)
+                b.putBytes(OffloadSegmentDescriptor.PROOF_OFFSET, proof(jobKey, path.fileName.toString(), nonce))
+                b.putIntVolatile(OffloadSegmentDescriptor.READY_OFFSET, 1)
+                Files.move(tmp, path, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING)
+                return seg
+            } catch (e: IOException) {
+                runCatching { Files.deleteIfExists(tmp) }
+                throw FabricException.io("offload: cannot create the shared-memory segment $path: $e", e)
+            }
+        }
+
+        /**
+         * Maps the segment at [path] if it is there and whole, else null (try again later).
+         * Throws [FabricException] if it is there and wrong for this group: another layout,
+         * another group, or another job key (EACCES).
+         */
+        fun tryAttach(path: Path, localSize: Int, slotBytes: Int, groupHash: Long, jobKey: String): OffloadSegment? {
+            val mapped = try {
+                FileChannel.open(path, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE).use { ch ->
+                    val size = ch.size()
+                    if (size < OffloadSegmentDescriptor.CONTROL_BASE) return null
+                    ch.map(FileChannel.MapMode.READ_WRITE, 0, size)
+                }
+            } catch (e: NoSuchFileException) {
+                return null
+            } catch (e: IOException) {
+                throw FabricException.io("offload: cannot map the shared-memory segment $path: $e", e)
+            }
+            val seg = OffloadSegment(path, mapped, localSize, slotBytes)
+            val b = seg.buffer
+            fun refuse(code: Int, why: String): Nothing {
+                IoUtil.unmap(mapped)
+                throw FabricException(code, "offload segment $path: $why")
+            }
+            if (b.getIntVolatile(OffloadSegmentDescriptor.READY_OFFSET) != 1) { IoUtil.unmap(mapped); return null }
+            if (b.getLong(OffloadSegmentDescriptor.MAGIC_OFFSET) != OffloadSegmentDescriptor.MAGIC) refuse(Errno.EINVAL, "not an offload segment (bad magic)")
+            val version = b.getInt(OffloadSegmentDescriptor.VERSION_OFFSET)
+            if (version != OffloadSegmentDescriptor.VERSION) refuse(Errno.EINVAL, "layout version $version; this build reads ${OffloadSegmentDescriptor.VERSION}")
+            if (b.getLong(OffloadSegmentDescriptor.GROUP_HASH_OFFSET) != groupHash) {
+                IoUtil.unmap(mapped); return null // a stale segment of another group under a colliding name: wait for ours
+            }
+            val l = b.getInt(OffloadSegmentDescriptor.LOCAL_SIZE_OFFSET)
+            val sb = b.getInt(OffloadSegmentDescriptor.SLOT_BYTES_OFFSET)
+            if (l != localSize || sb != slotBytes) refuse(Errno.EINVAL, "made for $l local ranks with $sb-byte slots, this rank expects $localSize and $slotBytes (the ranks' offload settings differ)")
+            if (mapped.capacity() < OffloadSegmentDescriptor.length(localSize, slotBytes)) refuse(Errno.EINVAL, "${mapped.capacity()} bytes, shorter than its header says")
+            val nonce = ByteArray(32).also { b.getBytes(OffloadSegmentDescriptor.NONCE_OFFSET, it) }
+            val theirs = ByteArray(32).also { b.getBytes(OffloadSegmentDescriptor.PROOF_OFFSET, it) }
+            if (!MessageDigest.isEqual(theirs, proof(jobKey, path.fileName.toString(), nonce))) {
+                refuse(Errno.EACCES, "its creator does not hold this job's key (BRAID_JOB_KEY differs); nothing in it is used")
+            }
+            return seg
+        }
+    }
+}

@@ -1,0 +1,171 @@
+package braid.collectives.offload
+
+import braid.collectives.CollectiveGroup
+import braid.collectives.CollectiveOp
+import braid.collectives.Datatype
+import braid.collectives.ReduceOp
+import braid.collectives.UserReduction
+import braid.core.CoreParams
+import braid.core.Domain
+import braid.core.Errno
+import braid.core.FabricException
+import braid.core.PeerAvSet
+import braid.provider.HostIds
+import braid.provider.shm.ShmParams
+import java.nio.file.Files
+import java.nio.file.Path
+import java.nio.file.Paths
+
+/**
+ * The intra-node collective offload provider (fi_peer(3)'s second model: "an offload provider
+ * implements a subset of the libfabric API … paired with a main peer provider"). It implements
+ * only collectives, for the processes of one host, through ONE shared-memory segment per host
+ * group ([OffloadSegment]): each rank copies its input into its slot and the reduction is done by
+ * reading the peers' slots in place; broadcasts and allgathers copy straight out of the slots;
+ * messages larger than a slot go through in slot-sized pieces.
+ *
+ * Pairing. Give it to a join ([braid.collectives.JoinOptions.withOffload]); when the join
+ * completes it imports the group's members through the peer AV set ([PeerAvSet.members], growing
+ * its array while the owner answers `-ETOOSMALL`), reads each member's host identity from its
+ * address, and decides:
+ * - all members on this host, at least [minMembers] of them: the group's calls that
+ *   [queryCollective] accepts go through the segment; the rest through the main provider;
+ * - members on several hosts ([hierarchical]): barrier, broadcast and commutative allreduce
+ *   become hierarchical schedules — inside each host through the segment, between hosts among one
+ *   leader per host (its lowest rank) over the main provider;
+ * - otherwise (the too-small rule: fewer than [minMembers] members) the group is left to the main
+ *   provider ([CollectiveGroup.offload] stays null).
+ *
+ * Immutable; `with…` copies change it. [DEFAULT]: 128 KiB slots, 2 members at least, every
+ * operation it implements, hierarchy on.
+ */
+public class ShmOffload private constructor(
+    /** Bytes of one rank's slot (the piece size of large messages). */
+    @get:JvmName("slotBytes") public val slotBytes: Int,
+    /** The fewest members on this host for the offload to take a group. */
+    @get:JvmName("minMembers") public val minMembers: Int,
+    /** The operations it takes (a subset of [IMPLEMENTED]). */
+    @get:JvmName("operations") public val operations: Set<CollectiveOp>,
+    /** Whether groups spanning hosts get hierarchical schedules. */
+    @get:JvmName("hierarchical") public val hierarchical: Boolean,
+    /** How long a rank waits for the host's other ranks to map the segment. */
+    @get:JvmName("attachTimeoutMillis") public val attachTimeoutMillis: Long,
+    /** How often a waiting rank checks that the ranks it waits for still run. */
+    @get:JvmName("livenessMillis") public val livenessMillis: Long,
+) {
+    init {
+        if (slotBytes < 64 || slotBytes > (1 shl 28)) throw FabricException.invalid("offload: slot of $slotBytes bytes; give 64 B .. 256 MiB")
+        if (minMembers < 2) throw FabricException.invalid("offload: minMembers $minMembers; a group needs at least 2 members on a host for a shared segment to help")
+        val extra = operations - IMPLEMENTED
+        if (extra.isNotEmpty()) throw FabricException(Errno.ENOSYS, "offload: it does not implement ${extra.joinToString()}; it implements ${IMPLEMENTED.joinToString()}")
+        if (attachTimeoutMillis < 1 || livenessMillis < 1) throw FabricException.invalid("offload: attach timeout $attachTimeoutMillis ms and liveness $livenessMillis ms must be ≥ 1 ms")
+    }
+
+    public fun withSlotBytes(bytes: Int): ShmOffload = ShmOffload(bytes, minMembers, operations, hierarchical, attachTimeoutMillis, livenessMillis)
+    public fun withMinMembers(n: Int): ShmOffload = ShmOffload(slotBytes, n, operations, hierarchical, attachTimeoutMillis, livenessMillis)
+    public fun withOperations(ops: Set<CollectiveOp>): ShmOffload = ShmOffload(slotBytes, minMembers, ops.toSet(), hierarchical, attachTimeoutMillis, livenessMillis)
+    public fun withHierarchical(on: Boolean): ShmOffload = ShmOffload(slotBytes, minMembers, operations, on, attachTimeoutMillis, livenessMillis)
+    public fun withTimeouts(attachTimeoutMillis: Long, livenessMillis: Long): ShmOffload =
+        ShmOffload(slotBytes, minMembers, operations, hierarchical, attachTimeoutMillis, livenessMillis)
+
+    /**
+     * Whether it carries [op] on [datatype] with [reduceOp] (`fi_query_collective`): 0 if so,
+     * `-ENOSYS` if not. Barrier takes no datatype (null); broadcast and allgather any datatype;
+     * reduce and allreduce the built-in ops from MIN to BXOR on the types MPI defines them on
+     * (like libfabric's `off_coll`, MINLOC and MAXLOC are left to the main provider), and user
+     * reductions (a call whose vector is longer than a slot goes to the main provider: a user
+     * reduction sees its vector whole). Operations outside [operations] answer `-ENOSYS`.
+     */
+    public fun queryCollective(op: CollectiveOp, datatype: Datatype?, reduceOp: ReduceOp?): Int =
+        if (supports(op, datatype, reduceOp)) 0 else -Errno.ENOSYS
+
+    internal fun supports(op: CollectiveOp, datatype: Datatype?, reduction: Any?): Boolean {
+        if (op !in operations) return false
+        return when (op) {
+            CollectiveOp.BARRIER -> true
+            CollectiveOp.BROADCAST, CollectiveOp.ALLGATHER -> datatype != null
+            CollectiveOp.REDUCE, CollectiveOp.ALLREDUCE -> datatype != null && when (reduction) {
+                is ReduceOp -> reduction != ReduceOp.MINLOC && reduction != ReduceOp.MAXLOC && datatype.supports(reduction)
+                is UserReduction -> true
+                else -> false
+            }
+            else -> false
+        }
+    }
+
+    /**
+     * Pairs with [group] (joined on [set]); the binding, or null when the group is left to the
+     * main provider (too small, or members whose addresses carry no host identity).
+     */
+    internal fun pair(group: CollectiveGroup, set: PeerAvSet): OffloadBinding? {
+        var members = LongArray(8)
+        var n = set.members(members)
+        while (n == -Errno.ETOOSMALL) { members = LongArray(members.size * 2); n = set.members(members) }
+        if (n < 0) return null
+        members = members.copyOf(n)
+        val av = group.avSet.av
+        val hostIds = LongArray(n) { HostIds.of(av.lookup(members[it])) ?: return null }
+        val mine = HostIds.of(group.endpoint.address) ?: return null
+        val hostList = hostIds.distinct()
+        val hostOfRank = IntArray(n) { hostList.indexOf(hostIds[it]) }
+        val local = (0 until n).filter { hostIds[it] == mine }.toIntArray()
+        if (hostList.size == 1 && local.size < minMembers) return null
+        if (hostList.size > 1 && !hierarchical) return null
+        val settings = group.endpoint.domain.info.settings
+        val engine = if (local.size < minMembers) null else {
+            val hash = groupHash(group.contextId, mine, local.map { av.lookup(members[it]) })
+            OffloadEngine(
+                local.size, local.indexOf(group.rank), local, directory(settings[ShmParams.DIR]).resolve("braid-coll-${java.lang.Long.toHexString(hash)}.seg"),
+                hash, settings[CoreParams.JOB_KEY], slotBytes, attachTimeoutMillis * 1_000_000, livenessMillis * 1_000_000,
+            )
+        }
+        return OffloadBinding(this, group, hostList.size > 1, hostOfRank, local, engine)
+    }
+
+    override fun toString(): String =
+        "ShmOffload(slot $slotBytes B, ≥ $minMembers members, ${operations.joinToString { it.name.lowercase() }}${if (hierarchical) ", hierarchical" else ""})"
+
+    public companion object {
+        /** What this provider implements: barrier, broadcast, reduce, allreduce, allgather. */
+        @JvmField
+        public val IMPLEMENTED: Set<CollectiveOp> = setOf(CollectiveOp.BARRIER, CollectiveOp.BROADCAST, CollectiveOp.REDUCE, CollectiveOp.ALLREDUCE, CollectiveOp.ALLGATHER)
+
+        @JvmField
+        public val DEFAULT: ShmOffload = ShmOffload(128 * 1024, 2, IMPLEMENTED, true, 30_000, 50)
+
+        private val paired = java.util.WeakHashMap<Domain, ShmOffload>()
+
+        /**
+         * Pairs [offload] with [domain] (what opening a topology with an `offload` block does):
+         * groups joined on the domain's endpoints use it unless their [braid.collectives.JoinOptions]
+         * name another. Null unpairs.
+         */
+        @JvmStatic
+        public fun pairWith(domain: Domain, offload: ShmOffload?): Unit = synchronized(paired) {
+            if (offload == null) paired.remove(domain) else paired[domain] = offload
+        }
+
+        /** The offload paired with [domain] by [pairWith], or null. */
+        @JvmStatic
+        public fun pairedWith(domain: Domain): ShmOffload? = synchronized(paired) { paired[domain] }
+
+        private fun groupHash(context: Int, host: Long, locals: List<ByteArray>): Long {
+            var h = -0x340d631b7bdddcdbL
+            fun mix(v: Long) { for (k in 0 until 8) { h = h xor ((v ushr (8 * k)) and 0xff); h *= 0x100000001b3L } }
+            mix(context.toLong()); mix(host)
+            for (a in locals) { for (b in a) { h = h xor (b.toLong() and 0xff); h *= 0x100000001b3L }; mix(a.size.toLong()) }
+            return h
+        }
+
+        /** The shm rail's directory: `BRAID_SHM_DIR`, else /dev/shm, else the temp directory. */
+        private fun directory(configured: String): Path {
+            val dir = when {
+                configured.isNotEmpty() -> Paths.get(configured)
+                Files.isDirectory(Paths.get("/dev/shm")) && Files.isWritable(Paths.get("/dev/shm")) -> Paths.get("/dev/shm")
+                else -> Paths.get(System.getProperty("java.io.tmpdir"), "braid-shm")
+            }
+            Files.createDirectories(dir)
+            return dir
+        }
+    }
+}

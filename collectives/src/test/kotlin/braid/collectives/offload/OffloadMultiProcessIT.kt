@@ -1,0 +1,60 @@
+package braid.collectives.offload
+
+import braid.it.ChildJvm
+import braid.testsupport.Deadline
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.string.shouldContain
+import java.io.File
+import java.nio.file.Files
+import java.time.Duration
+
+/**
+ * The offload provider between real processes on this host, one JVM per rank, paired with shm
+ * or tcp as the main provider: results against the sequential reference, the counters, and a
+ * killed local rank.
+ */
+class OffloadMultiProcessIT : FunSpec({
+    fun start(provider: String, dir: File, rank: Int, size: Int, mode: String): ChildJvm =
+        ChildJvm(
+            OffloadRankMain::class.java.name, listOf(provider, dir.path, "$rank", "$size", mode),
+            mapOf("BRAID_TCP_IFACE" to "lo", "BRAID_JOB_KEY" to "offload-it-${dir.name}"),
+            File(dir, "$rank.log"), listOf("-Xmx192m", "-XX:TieredStopAtLevel=1"),
+        )
+
+    for ((provider, size) in listOf("shm" to 2, "shm" to 3, "shm" to 4, "tcp" to 3)) {
+        test("every operation the offload claims on $size processes of one host (main provider $provider) matches the sequential reference, carried by the segment") {
+            val dir = Files.createTempDirectory("offload-$provider-$size-").toFile()
+            val ranks = (0 until size).map { start(provider, dir, it, size, "matrix") }
+            try {
+                ranks.forEachIndexed { r, c -> c.awaitOk(600).also { println("rank $r: " + it.lines().first { l -> l.startsWith("counters") }) } }
+            } finally {
+                ranks.forEach { it.close() }
+                dir.deleteRecursively()
+            }
+        }
+    }
+
+    for (provider in listOf("shm", "tcp")) {
+        test("a local process killed mid-allreduce fails the others' offloaded collectives with an error naming it, no hang (main provider $provider)") {
+            val dir = Files.createTempDirectory("offload-kill-$provider-").toFile()
+            val ranks = (0 until 3).map { start(provider, dir, it, 3, if (it == 1) "victim" else "survivor") }
+            try {
+                val started = Deadline.of("every rank to start its allreduces", Duration.ofSeconds(90))
+                while ((0 until 3).any { !File(dir, "$it.running").exists() }) {
+                    started.check { ranks.map { it.output() } }
+                    Thread.sleep(20)
+                }
+                Thread.sleep(300)
+                ranks[1].process.destroyForcibly()
+                for (r in listOf(0, 2)) {
+                    val out = ranks[r].awaitOk(60)
+                    out shouldContain "FAILED-AS-EXPECTED"
+                    out shouldContain "group rank 1"
+                }
+            } finally {
+                ranks.forEach { it.close() }
+                dir.deleteRecursively()
+            }
+        }
+    }
+})

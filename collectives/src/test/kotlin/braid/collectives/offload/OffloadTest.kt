@@ -1,0 +1,124 @@
+package braid.collectives.offload
+
+import braid.collectives.CollectiveOp
+import braid.collectives.Datatype
+import braid.collectives.JoinOptions
+import braid.collectives.collectiveFabric
+import braid.collectives.join
+import braid.collectives.Matrix
+import braid.collectives.ReduceOp
+import braid.collectives.Reference
+import braid.collectives.onEveryRank
+import braid.core.Errno
+import braid.core.FabricException
+import io.kotest.assertions.throwables.shouldThrow
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.longs.shouldBeGreaterThan
+import io.kotest.matchers.nulls.shouldBeNull
+import io.kotest.matchers.nulls.shouldNotBeNull
+import io.kotest.matchers.shouldBe
+import io.kotest.matchers.string.shouldContain
+import java.nio.file.Files
+
+/**
+ * The offload provider in one JVM: several shm endpoints (one domain each, one thread per rank),
+ * all on this host, so every group is a one-host group sharing one real segment file.
+ */
+class OffloadTest : FunSpec({
+    val small = ShmOffload.DEFAULT.withSlotBytes(1024) // large messages go through in many pieces
+
+    test("queryCollective answers like fi_query_collective: 0 for what it carries, -ENOSYS for the rest") {
+        val o = ShmOffload.DEFAULT
+        o.queryCollective(CollectiveOp.BARRIER, null, null) shouldBe 0
+        o.queryCollective(CollectiveOp.ALLREDUCE, Datatype.DOUBLE, ReduceOp.SUM) shouldBe 0
+        o.queryCollective(CollectiveOp.REDUCE, Datatype.UINT8, ReduceOp.BXOR) shouldBe 0
+        o.queryCollective(CollectiveOp.BROADCAST, Datatype.DOUBLE_INT, null) shouldBe 0
+        o.queryCollective(CollectiveOp.ALLREDUCE, Datatype.DOUBLE_INT, ReduceOp.MINLOC) shouldBe -Errno.ENOSYS
+        o.queryCollective(CollectiveOp.ALLREDUCE, Datatype.DOUBLE, ReduceOp.BAND) shouldBe -Errno.ENOSYS
+        o.queryCollective(CollectiveOp.SCAN, Datatype.INT32, ReduceOp.SUM) shouldBe -Errno.ENOSYS
+        o.queryCollective(CollectiveOp.ALLTOALL, Datatype.INT32, null) shouldBe -Errno.ENOSYS
+        o.withOperations(setOf(CollectiveOp.BARRIER)).queryCollective(CollectiveOp.ALLREDUCE, Datatype.INT32, ReduceOp.SUM) shouldBe -Errno.ENOSYS
+        shouldThrow<FabricException> { o.withOperations(setOf(CollectiveOp.SCAN)) }.code shouldBe Errno.ENOSYS
+    }
+
+    for (p in listOf(2, 3, 5)) {
+        test("every operation on $p in-process ranks with the offload paired matches the sequential reference, and the offload carried its calls") {
+            collectiveFabric(p).use { f ->
+                val groups = f.join(JoinOptions.DEFAULT.withOffload(small))
+                groups.forEach { it.offload.shouldNotBeNull().isHierarchical shouldBe false }
+                onEveryRank(groups) { Matrix(it, quick = true).runAll() + Matrix(it).allreduceCases() }
+                for (g in groups) {
+                    val o = g.offload!!
+                    o.offloadCalls shouldBeGreaterThan 0
+                    o.segmentPhases shouldBe o.offloadCalls
+                    o.segmentBytes shouldBeGreaterThan 40_000 // the 5003-element allreduces went through the 1 KiB slots
+                    o.mainCalls shouldBeGreaterThan 0 // scan, gather, alltoall, MINLOC… went to the main provider
+                    o.failure.shouldBeNull()
+                }
+            }
+        }
+    }
+
+    test("a group with one member is too small for the offload and is left to the main provider") {
+        collectiveFabric(2).use { f ->
+            val g = f.join(JoinOptions.DEFAULT.withOffload(ShmOffload.DEFAULT), members = listOf(1)).single()
+            g.offload.shouldBeNull()
+            val send = Reference.buffer(8).apply { putLong(0, 41) }
+            val recv = Reference.buffer(8)
+            g.startAllreduce(send, 0, recv, 0, 1, Datatype.INT64, ReduceOp.SUM).waitFor(10_000)
+            recv.getLong(0) shouldBe 41
+            f.join(JoinOptions.DEFAULT.withOffload(ShmOffload.DEFAULT.withMinMembers(3))).forEach { it.offload.shouldBeNull() }
+        }
+    }
+
+    test("an operation or datatype the offload does not take falls back to the main provider with the right result") {
+        collectiveFabric(3).use { f ->
+            val groups = f.join(JoinOptions.DEFAULT.withOffload(ShmOffload.DEFAULT.withOperations(setOf(CollectiveOp.BARRIER, CollectiveOp.ALLREDUCE))))
+            onEveryRank(groups) { g ->
+                val send = Reference.buffer(12).apply { putDouble(0, 10.0 - g.rank); putInt(8, g.rank) }
+                val recv = Reference.buffer(12)
+                g.startAllreduce(send, 0, recv, 0, 1, Datatype.DOUBLE_INT, ReduceOp.MINLOC).waitFor(10_000) // MINLOC: not offloaded
+                check(recv.getDouble(0) == 8.0 && recv.getInt(8) == 2) { "MINLOC gave ${recv.getDouble(0)} at ${recv.getInt(8)}" }
+                val b = Reference.buffer(8).apply { if (g.rank == 0) putLong(0, 77) }
+                g.startBroadcast(b, 0, 1, Datatype.INT64, 0).waitFor(10_000) // broadcast: not in this offload's operations
+                check(b.getLong(0) == 77L)
+                g.startBarrier().waitFor(10_000)
+            }
+            for (g in groups) {
+                g.offload!!.mainCalls shouldBe 2
+                g.offload!!.offloadCalls shouldBe 1
+            }
+        }
+    }
+
+    test("ranks calling different collectives on one host fail with EINVAL naming the rank, not hang") {
+        collectiveFabric(2).use { f ->
+            val groups = f.join(JoinOptions.DEFAULT.withOffload(ShmOffload.DEFAULT))
+            val errors = onEveryRank(groups) { g ->
+                val n = if (g.rank == 0) 4 else 8
+                val send = Reference.buffer(64); val recv = Reference.buffer(64)
+                runCatching { g.startAllreduce(send, 0, recv, 0, n, Datatype.INT64, ReduceOp.SUM).waitFor(20_000) }.exceptionOrNull()
+            }
+            for (e in errors) {
+                val fe = (e as? FabricException).shouldNotBeNull()
+                fe.code shouldBe Errno.EINVAL
+                fe.message!! shouldContain "allreduce of"
+            }
+        }
+    }
+
+    test("a segment created under one job key is refused (EACCES) by a rank holding another, and accepted under the same key") {
+        val dir = Files.createTempDirectory("offload-key")
+        try {
+            val path = dir.resolve("braid-coll-test.seg")
+            val seg = OffloadSegment.create(path, 2, 4096, 42L, "key-a", ProcessHandle.current(), 1L)
+            shouldThrow<FabricException> { OffloadSegment.tryAttach(path, 2, 4096, 42L, "key-b") }.code shouldBe Errno.EACCES
+            shouldThrow<FabricException> { OffloadSegment.tryAttach(path, 3, 4096, 42L, "key-a") }.message!! shouldContain "settings differ"
+            OffloadSegment.tryAttach(path, 2, 4096, 42L, "key-a").shouldNotBeNull().close()
+            seg.close()
+            OffloadSegment.tryAttach(path, 2, 4096, 42L, "key-a").shouldBeNull() // closed: the name is gone
+        } finally {
+            dir.toFile().deleteRecursively()
+        }
+    }
+})
