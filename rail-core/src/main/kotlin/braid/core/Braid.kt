@@ -72,6 +72,10 @@ public object Braid {
     internal fun provider(name: String): Provider = synchronized(providers) { providers.firstOrNull { it.name == name } }
         ?: throw FabricException.invalid("no provider '$name' (known: ${providerNames()})")
 
+    /** The host identity in [address], asked of every provider; null when none recognises it. */
+    internal fun hostIdOf(address: ByteArray): Long? =
+        synchronized(providers) { providers.toList() }.firstNotNullOfOrNull { it.hostIdOf(address) }
+
     /** Adds a provider at the end of the preference order (tests and plug-ins). */
     internal fun register(provider: Provider) {
         synchronized(providers) {

@@ -1,15 +1,13 @@
 package braid.provider
 
-import braid.core.FabricException
-import braid.provider.link.LinkAddressDescriptor
-import braid.provider.shm.ShmAddressDescriptor
-import braid.provider.tcp.TcpAddressDescriptor
+import braid.core.Braid
 
 /**
  * Host identities for layers above the rails (a collective offload provider groups a
  * collective's members by host): this process's, and the one any Braid address blob carries.
  * Two endpoints are on one host when their identities are equal ([HostIdentity]: `BRAID_HOST_ID`,
- * else hostname and boot id).
+ * else hostname and boot id). Each provider reads its own address format ([Provider.hostIdOf]),
+ * so a rail registered later answers too.
  */
 public object HostIds {
     /** This process's host identity. */
@@ -21,14 +19,5 @@ public object HostIds {
      * gives it), or null if it is not a well-formed Braid address.
      */
     @JvmStatic
-    public fun of(address: ByteArray): Long? = try {
-        when (if (address.size >= AddressHeader.LENGTH) address[AddressHeader.KIND_OFFSET].toInt() and 0xff else -1) {
-            AddressHeader.KIND_SHM -> ShmAddressDescriptor.parse(address).hostId
-            AddressHeader.KIND_TCP -> TcpAddressDescriptor.parse(address).hostId
-            AddressHeader.KIND_LINK -> LinkAddressDescriptor.parse(address) { _, _ -> null }.hostId
-            else -> null
-        }
-    } catch (e: FabricException) {
-        null
-    }
+    public fun of(address: ByteArray): Long? = Braid.hostIdOf(address)
 }

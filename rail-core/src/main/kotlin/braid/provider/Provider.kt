@@ -39,6 +39,9 @@ internal interface Provider {
      */
     val canBePeer: Boolean get() = false
 
+    /** The host identity a peer address blob of this provider carries, or null if [address] is not one. */
+    fun hostIdOf(address: ByteArray): Long? = null
+
     /**
      * Opens this provider's part of [domain] for [info] (one of this provider's [infos]): the
      * domain's own Info when the provider stands alone, the rail's Info inside a link.

@@ -52,6 +52,12 @@ internal object LinkProvider : Provider {
 
     override fun infos(): List<Info> = infos(Hints())
 
+    override fun hostIdOf(address: ByteArray): Long? = try {
+        LinkAddressDescriptor.parse(address) { _, _ -> null }.hostId
+    } catch (e: FabricException) {
+        null
+    }
+
     override fun infos(hints: Hints): List<Info> {
         val settings = hints.settings.check(LinkParams.ALL)
         val links = settings.resolve(LinkParams.LINKS)

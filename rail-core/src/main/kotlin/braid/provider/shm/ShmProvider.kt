@@ -6,6 +6,7 @@ import braid.core.Domain
 import braid.core.Endpoint
 import braid.core.EndpointAttr
 import braid.core.EndpointType
+import braid.core.FabricException
 import braid.core.Hints
 import braid.core.Info
 import braid.core.Param
@@ -45,6 +46,12 @@ internal object ShmProvider : Provider {
     override val canBePeer: Boolean get() = true
 
     override fun infos(): List<Info> = infos(Hints())
+
+    override fun hostIdOf(address: ByteArray): Long? = try {
+        ShmAddressDescriptor.parse(address).hostId
+    } catch (e: FabricException) {
+        null
+    }
 
     override fun infos(hints: Hints): List<Info> {
         val settings = hints.settings.check(ShmParams.ALL + CoreParams.ALL)

@@ -51,6 +51,12 @@ internal object TcpProvider : Provider {
 
     override fun infos(): List<Info> = infos(Hints())
 
+    override fun hostIdOf(address: ByteArray): Long? = try {
+        TcpAddressDescriptor.parse(address).hostId
+    } catch (e: FabricException) {
+        null
+    }
+
     override fun infos(hints: Hints): List<Info> {
         val settings = hints.settings.check(TcpParams.ALL + CoreParams.ALL)
         val eager = settings[TcpParams.EAGER_SIZE]
