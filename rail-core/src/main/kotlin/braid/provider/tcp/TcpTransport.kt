@@ -36,8 +36,8 @@ import java.util.function.Consumer
 
 /**
  * The tcp rail's part of one endpoint: a listening socket, one connection per peer, and the
- * frames of [TcpFrameDescriptor] over it. Everything runs in [progress] (and in [tick], on the
- * endpoint's [TcpKeepalive] thread), under the domain lock, without blocking: a [Selector]
+ * frames of [TcpFrameDescriptor] over it. Everything runs in [progress] (the keepalive's work too,
+ * when the process's [braid.provider.RailTimer] raises its flag: [TcpKeepalive]), under the domain lock, without blocking: a [Selector]
  * polled with `selectNow`, non-blocking channels, direct buffers, pooled descriptors.
  *
  * The message protocol is [MessageEngine]'s and RMA's [braid.provider.RmaEngine]'s; this rail
@@ -174,6 +174,8 @@ internal class TcpTransport(
         }
         var work = readyCount
         if (paused.isNotEmpty()) work += retryPaused()
+        // The keepalive's work when the process's timer says it is due: one flag read, no clock read.
+        if (keepalive.take()) timed()
         if (av.bound && av.generation != resolvedGeneration) {
             // The AV changed: messages held from senders it did not know may be theirs now.
             resolvedGeneration = av.generation
