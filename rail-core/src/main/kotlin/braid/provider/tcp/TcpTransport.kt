@@ -36,9 +36,10 @@ import java.util.function.Consumer
 
 /**
  * The tcp rail's part of one endpoint: a listening socket, one connection per peer, and the
- * frames of [TcpFrameDescriptor] over it. Everything runs in [progress] (the keepalive's work too,
- * when the process's [braid.provider.RailTimer] raises its flag: [TcpKeepalive]), under the domain lock, without blocking: a [Selector]
- * polled with `selectNow`, non-blocking channels, direct buffers, pooled descriptors.
+ * frames of [TcpFrameDescriptor] over it. Everything runs in [progress], under the domain lock,
+ * without blocking: a [Selector] polled with `selectNow`, non-blocking channels, direct
+ * buffers, pooled descriptors. The keepalive's work too, when the process's one
+ * [braid.provider.RailTimer] raises its flag ([TcpKeepalive]); no thread of its own.
  *
  * The message protocol is [MessageEngine]'s and RMA's [braid.provider.RmaEngine]'s; this rail
  * supplies their outlets ([TcpPeerOutlet]: the peer's outbound buffer within its credit;
