@@ -57,8 +57,8 @@ internal object RailTimer {
     private val servants = AtomicInteger()
 
     /**
-     * Schedules a task named [name] (for diagnostics) whose flag is raised every [periodNanos]
-     * (at least [MIN_PERIOD_NANOS]); the first time one period from now. [undriven], if given,
+     * Schedules a task named [name] (for diagnostics) whose flag is up at once and raised again
+     * every [periodNanos] (at least [MIN_PERIOD_NANOS]). [undriven], if given,
      * runs on the servant when the flag stayed up a whole period (nobody drove the duty cycle).
      */
     fun schedule(name: String, periodNanos: Long, undriven: Runnable? = null): Task {
@@ -84,8 +84,12 @@ internal object RailTimer {
 
     /** One timed duty of one endpoint's rail; the rail reads and clears [due] in its duty cycle ([take]). */
     class Task internal constructor(val name: String, val periodNanos: Long, internal val undriven: Runnable?) {
-        /** Raised by the timer each period; the rail's duty cycle clears it when it does the work ([take]). */
-        @Volatile @JvmField var due: Boolean = false
+        /**
+         * Raised by the timer each period; the rail's duty cycle clears it when it does the work
+         * ([take]). Up from the start: the first duty cycle does the work once (shm looks at the
+         * peers its directed receives wait for at once, as it did when it counted cycles).
+         */
+        @Volatile @JvmField var due: Boolean = true
         @Volatile internal var cancelled = false
         /** Handed to a servant and not yet returned from it. */
         internal val queued = AtomicBoolean()

@@ -86,7 +86,8 @@ public object LinkShape {
 
     /** [rails] in the order a link holds them: shm first, then the network rail. */
     @JvmStatic
-    public fun <R> ordered(rails: List<R>, provider: (R) -> String): List<R> = rails.sortedBy { if (provider(it) == SHM) 0 else 1 }
+    public fun <R> ordered(rails: List<R>, provider: java.util.function.Function<R, String>): List<R> =
+        rails.sortedBy { if (provider.apply(it) == SHM) 0 else 1 }
 }
 
 /**
