@@ -63,7 +63,7 @@ internal object RailTimer {
      */
     fun schedule(name: String, periodNanos: Long, undriven: Runnable? = null): Task {
         val t = Task(name, maxOf(MIN_PERIOD_NANOS, periodNanos), undriven)
-        t.nextAt = System.nanoTime() + t.periodNanos
+        t.nextAt = after(System.nanoTime(), t.periodNanos)
         incoming += t
         if (started.compareAndSet(false, true)) {
             val th = Thread(::run, "braid-rail-timer").also { it.isDaemon = true }
@@ -135,7 +135,7 @@ internal object RailTimer {
             heap.poll()
             if (t.cancelled) continue
             fire(t)
-            t.nextAt = maxOf(t.nextAt + t.periodNanos, now + t.periodNanos / 2)
+            t.nextAt = after(now, t.periodNanos)
             heap += t
         }
         val busy = watchServant(now)
@@ -143,6 +143,13 @@ internal object RailTimer {
         if (busy) pause = minOf(pause, STUCK_NANOS / 4)
         LockSupport.parkNanos(this, pause.coerceIn(1L, MAX_PARK_NANOS))
     }
+
+    /**
+     * The first multiple of [period] after [now]: tasks of one period (every shm endpoint's
+     * liveness, every tcp keepalive of one time-out) come due in the same pass, so a hundred
+     * endpoints wake the timer no more often than one.
+     */
+    private fun after(now: Long, period: Long): Long = (Math.floorDiv(now, period) + 1) * period
 
     /** Raises [t]'s flag; if it is still up from last period, nobody drives the duty cycle: hand the task to a servant. */
     private fun fire(t: Task) {

@@ -23,9 +23,6 @@ import java.util.concurrent.atomic.AtomicInteger
 internal class TcpKeepalive(private val transport: TcpTransport, private val name: String) {
     @Volatile private var task: RailTimer.Task? = null
 
-    /** The timer's flag: up when the keepalive's work is due (read by the duty cycle). */
-    val due: Boolean get() = task?.due == true
-
     fun start() {
         if (task != null) return
         val period = maxOf(RailTimer.MIN_PERIOD_NANOS, transport.heartbeatNanos / 4)
@@ -42,7 +39,10 @@ internal class TcpKeepalive(private val transport: TcpTransport, private val nam
     }
 
     /** Whether the keepalive's work is due now; clears the flag if so. */
-    fun take(): Boolean = task?.take() == true
+    fun take(): Boolean {
+        val t = task
+        return t != null && t.due && t.take()
+    }
 
     companion object {
         /** Keepalives scheduled in this process: one per enabled, open tcp endpoint (tests check closing ends them). */
