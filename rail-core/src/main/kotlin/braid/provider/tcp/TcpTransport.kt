@@ -438,6 +438,7 @@ internal class TcpTransport(
     internal fun failDirected(p: TcpPeer) = engine.failDirected(p.fiAddr, "tcp: peer $p ${p.deadWhy}")
 
     override fun abort(err: Int, why: String) {
+        keepalive.stop() // the domain drives this rail no more; neither does the timer's servant
         ep.eventError(err, "tcp endpoint $self: $why")
         for (j in 0 until peers.size) failPeer(peers[j], err, "is unreachable: $why", Level.WARNING)
     }
