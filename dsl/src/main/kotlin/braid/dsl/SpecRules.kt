@@ -6,6 +6,8 @@ import braid.core.ParamSource
 import braid.core.Settings
 import braid.core.IdlePolicy
 import braid.core.ProgressModel
+import braid.provider.link.LinkShape
+import braid.provider.link.LinkShapeProblem
 
 /**
  * Every rule a [TopologySpec] obeys, checked at once so that one error lists every problem. Each
@@ -71,22 +73,10 @@ internal object SpecRules {
             if (!NAME.matches(link.name)) {
                 add("$at.name", "link name '${link.name}' is not 1..64 letters, digits or _.:+@-", "rename the link")
             }
-            if (link.rails.isEmpty()) add("$at.rails", "$who has no rail", "give it at least one, e.g. rails \"shm\" and \"tcp\"")
             link.rails.groupBy { it.name }.filter { it.value.size > 1 }.keys.forEach { name ->
                 add("$at.rails[${link.rails.indexOfLast { it.name == name }}].name", "$who names two rails '$name'", "give each rail of a link its own name")
             }
-            val shm = link.rails.filter { it.isShm }
-            if (shm.size > 1) {
-                add("$at.rails[${link.rails.indexOf(shm[1])}]", "$who has ${shm.size} shm rails (${shm.joinToString { "'${it.name}'" }})", "keep one: shm reaches every peer on this host")
-            }
-            val remote = link.rails.filter { !it.isShm }
-            if (link.policy == RailPolicy.LOCALITY && remote.size > 1) {
-                add(
-                    "$at.rails",
-                    "$who has ${remote.size} inter-node rails (${remote.joinToString { "'${it.name}'" }}) but policy ${link.policy} sends to other hosts over one",
-                    "keep one, or make each its own link (\"${remote.joinToString("|") { "shm+${it.linkPart}" }}\"); policies that use several rails at once do not exist yet",
-                )
-            }
+            shape(link, at)
             limitsSigns(link.limits, "$at.limits", who)
             settings(link.settings, "$at.settings")
             link.rails.forEachIndexed { j, rail -> rail(rail, link, "$at.rails[$j]") }
@@ -97,15 +87,10 @@ internal object SpecRules {
             if (!NAME.matches(rail.name)) add("$at.name", "$who: name is not 1..64 letters, digits or _.:+@-", "rename the rail")
             if (!PROVIDER.matches(rail.provider)) {
                 add("$at.provider", "$who: provider '${rail.provider}' is not a provider name", "use a lower-case name such as \"shm\" or \"tcp\" (see 'braid info -l')")
-            } else if (rail.provider == LINK) {
-                add("$at.provider", "$who: provider 'link' cannot be a rail of a link", "name the link's rails, e.g. \"shm\" and \"tcp\"")
             }
             val domain = rail.domain
             if (domain != null && !DOMAIN.matches(domain)) {
                 add("$at.domain", "$who: domain '$domain' is not 1..64 letters, digits or _.@/-", "name an interface such as \"lo\" or \"eth0\", or leave domain out for the provider's first")
-            }
-            if (rail.isShm && domain != null && domain != SHM) {
-                add("$at.domain", "$who: shm has one domain, 'shm', not '$domain'", "leave domain out")
             }
             if (!rail.weight.isFinite() || rail.weight <= 0.0) {
                 add("$at.weight", "$who: weight ${number(rail.weight)} must be > 0", "set a positive relative weight, e.g. 1")
@@ -115,6 +100,20 @@ internal object SpecRules {
                 add("$at.limits.unexpectedLimit", "$who: unexpectedLimit $it bounds the link's one shared unexpected queue, not a rail's", "set it in the limits of link '${link.name}'")
             }
             combinations(rail, link, at, who)
+        }
+
+        /**
+         * rail-core's rules of a link's shape ([LinkShape]), placed at the spec's paths. Which
+         * providers this build's link joins is checked when the topology opens (a rail may be
+         * optional, or absent here), and several inter-node rails only break [RailPolicy.LOCALITY].
+         */
+        fun shape(link: LinkSpec, at: String) {
+            val rails = link.rails.map { LinkShape.Rail(it.name, it.provider, listOfNotNull(it.domain)) }
+            for (p in LinkShape.problems(rails)) {
+                if (p.kind == LinkShapeProblem.Kind.UNKNOWN_PROVIDER) continue
+                if (p.kind == LinkShapeProblem.Kind.NETWORK_RAILS && link.policy.name != LinkShape.LOCALITY) continue
+                add("$at.${p.path}", p.message(link.name, rails), p.hint)
+            }
         }
 
         /** Rules between limits, on the rail's effective limits (its own, else the link's). */

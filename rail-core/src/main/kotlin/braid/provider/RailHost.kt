@@ -57,7 +57,8 @@ internal interface RailHost {
     fun eventError(err: Int, message: String)
 
     /**
-     * Runs [body] as a duty cycle from a thread of the rail's own (a timer): under the domain
+     * Runs [body] as a duty cycle from a thread that is not driving progress ([RailTimer]'s
+     * servant, when nobody ran an endpoint's duty cycle for a timer period): under the domain
      * lock, with deferred work that completions make due held until [body] is over, and the
      * completions of suspended and future operations handed out once the lock is released —
      * the rule every thread that drives a rail follows, kept here in one place.

@@ -46,9 +46,7 @@ internal object LinkProvider : Provider {
 
     override val parameters: List<Param<*>> get() = LinkParams.ALL
 
-    /** Providers that may be a link's network rail. */
-    private val networkRails = setOf("tcp")
-    const val SHM: String = "shm"
+    const val SHM: String = LinkShape.SHM
 
     override fun infos(): List<Info> = infos(Hints())
 
@@ -89,26 +87,16 @@ internal object LinkProvider : Provider {
     override fun openDomain(domain: Domain, info: Info): DomainProvider = LinkDomain(domain, info)
 
     /**
-     * [link] as LNX joins rails: shm (its one domain is `shm`) and at most one of [networkRails],
-     * shm first; else a [LinkStringException] naming the link, as the parser's do.
+     * [link] as LNX joins rails ([LinkShape]: shm, whose one domain is `shm`, and at most one of
+     * [LinkShape.NETWORK_RAILS]), shm first; else a [LinkStringException] naming the link and
+     * its first problem, as the parser's do.
      */
     private fun lnx(link: LinkSelector, text: String, source: String): LinkSelector {
-        val written = link.toString()
-        fun bad(problem: String, hint: String): Nothing = throw LinkStringException(source, text, written, problem, hint)
-        for (rail in link.rails) {
-            if (rail.provider != SHM && rail.provider !in networkRails) {
-                bad("unknown rail provider '${rail.provider}' (known: ${(listOf(SHM) + networkRails.sorted()).joinToString()})", "use one of those, e.g. \"shm+tcp\"")
-            }
-            if (rail.provider == SHM && rail.domains.any { it != SHM }) {
-                bad("the shm rail has one domain, 'shm' (got '${rail.domains.joinToString(",")}')", "write shm without a domain")
-            }
+        val rails = link.rails.map { LinkShape.Rail(it.toString(), it.provider, it.domains) }
+        LinkShape.problems(rails).firstOrNull()?.let { p ->
+            throw LinkStringException(source, text, link.toString(), p.problem, p.hint)
         }
-        if (link.rails.count { it.provider == SHM } > 1) bad("shm appears twice", "name shm once")
-        val network = link.rails.filter { it.provider != SHM }
-        if (network.size > 1) {
-            bad("joins ${network.size} network rails (${network.joinToString { it.provider }}); a link joins shm with at most one", "offer each as a link of its own, e.g. \"${network.joinToString("|") { "shm+$it" }}\"")
-        }
-        return LinkSelector(link.rails.sortedBy { if (it.provider == SHM) 0 else 1 })
+        return LinkSelector(LinkShape.ordered(link.rails) { it.provider })
     }
 
     private fun linkInfo(link: LinkSelector, rails: List<Info>): Info {

@@ -13,6 +13,7 @@ import braid.core.RailCounters
 import braid.core.RxEntry
 import braid.provider.MessageEngine
 import braid.provider.RailAv
+import braid.provider.RailTimer
 import braid.provider.RmaEngine
 import braid.provider.RmaPath
 import braid.provider.Transport
@@ -74,8 +75,8 @@ internal class ShmTransport(
     private val outByAddr = Long2ObjectHashMap<ShmOutChannel>()
     private var outAvGeneration = -1L
     private val ins = ArrayList<ShmInChannel>()
-    private var nextLiveness = 0L
-    private var cycles = 0
+    /** The liveness checks' turn: raised every [ShmParams.LIVENESS_MS] by the process's one timer, taken by [progress]. */
+    private var liveness: RailTimer.Task? = null
     internal val rma = RmaEngine(ep, "shm", maxRecord, info.txAttr.size)
     private val doorbellHandler = MessageHandler { _, buffer, index, length -> attach(buffer.getStringWithoutLengthUtf8(index, length)) }
 
@@ -94,6 +95,8 @@ internal class ShmTransport(
         doorbell = ManyToOneRingBuffer(UnsafeBuffer(b, EndpointFileDescriptor.DOORBELL_OFFSET, EndpointFileDescriptor.DOORBELL_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH))
         b.putIntVolatile(EndpointFileDescriptor.STATE_OFFSET, EndpointFileDescriptor.STATE_OPEN)
         file = f
+        // Checked by a waiting endpoint only, in its duty cycle: no undriven action (nothing runs for an idle one).
+        liveness = RailTimer.schedule("shm liveness of endpoint $name", livenessNanos)
     }
 
     // ## Duty cycle ##
@@ -103,14 +106,9 @@ internal class ShmTransport(
         if (doorbell.size() > 0) work += doorbell.read(doorbellHandler)
         for (i in 0 until ins.size) work += ins[i].poll()
         for (i in 0 until outs.size) work += outs[i].poll()
-        // Reading the clock costs about as much as an idle duty cycle: look at it every 16 cycles.
-        if (++cycles and 0xf == 0) {
-            val now = System.nanoTime()
-            if (now - nextLiveness >= 0) {
-                nextLiveness = now + livenessNanos
-                checkPeers()
-            }
-        }
+        // No clock read here (one costs about as much as an idle cycle): the timer raises a flag.
+        val live = liveness
+        if (live != null && live.due && live.take()) checkPeers()
         return work
     }
 
@@ -352,6 +350,8 @@ internal class ShmTransport(
     override fun close() {
         val f = file ?: return
         file = null
+        liveness?.cancel()
+        liveness = null
         f.buffer.putIntVolatile(EndpointFileDescriptor.STATE_OFFSET, EndpointFileDescriptor.STATE_CLOSED)
         for (out in outs) out.close()
         for (ch in ins) ch.close()

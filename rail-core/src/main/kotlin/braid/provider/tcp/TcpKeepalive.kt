@@ -1,72 +1,68 @@
 package braid.provider.tcp
 
 import braid.core.Errno
+import braid.provider.RailTimer
 import braid.provider.tcp.TcpFrameDescriptor.HEADER_LENGTH
 import braid.provider.tcp.TcpFrameDescriptor.HEARTBEAT
 import java.util.concurrent.atomic.AtomicInteger
-import java.util.concurrent.locks.LockSupport
 
 /**
- * The background thread of one tcp endpoint: it sends heartbeats on idle connections and
- * declares dead the peers that have been silent too long ([TcpTransport.tick]), taking the
- * endpoint's domain lock for that, as any thread posting an operation would.
+ * The keepalive of one tcp endpoint: a [RailTimer] task, not a thread. Every sixteenth of the
+ * time-out the process's one timer raises its flag; the endpoint's duty cycle ([TcpTransport.progress],
+ * under the domain lock) sees it and runs [timed]: it fails peers silent past the time-out,
+ * sends heartbeats on idle connections, and watches peers that directed receives wait for.
  *
- * Why a thread under manual progress: liveness must not depend on how often the application
- * drives progress. A process computing for a minute without reading a CQ still answers
- * heartbeats; a stopped process (SIGSTOP), a hung host or a pulled cable does not.
- *
- * One per endpoint, not one for the process: a domain whose lock is held for long (a stuck
- * application thread) must not stall the liveness of the other endpoints. A daemon; it ends
- * when its endpoint closes.
+ * Why it must also run under manual progress: liveness must not depend on how often the
+ * application drives progress. A process computing for a minute without reading a CQ still
+ * answers heartbeats; a stopped process (SIGSTOP), a hung host or a pulled cable does not. So
+ * when the flag stays up a whole period (nobody drove the duty cycle), the timer's servant
+ * runs one duty cycle through [braid.provider.RailHost.cycle] — about every eighth of the
+ * time-out, as the thread this replaces did. A domain whose lock a stuck thread holds does not
+ * stall the liveness of other endpoints: the timer replaces a servant stuck on a lock.
  */
-internal class TcpKeepalive(private val transport: TcpTransport, name: String) {
-    @Volatile private var stopped = false
-    private val thread = Thread(::run, "braid-tcp-keepalive-$name").also { it.isDaemon = true }
+internal class TcpKeepalive(private val transport: TcpTransport, private val name: String) {
+    @Volatile private var task: RailTimer.Task? = null
 
     fun start() {
+        if (task != null) return
+        val period = maxOf(RailTimer.MIN_PERIOD_NANOS, transport.heartbeatNanos / 4)
+        task = RailTimer.schedule("tcp keepalive of endpoint $name", period) { transport.serveUndriven() }
         running.incrementAndGet()
-        thread.start()
     }
 
-    /** Asks the thread to end; it does once it is out of the endpoint's lock (never waits for it here). */
+    /** Cancels the task; an undriven cycle already running finishes and does nothing more. */
     fun stop() {
-        stopped = true
-        LockSupport.unpark(thread)
+        val t = task ?: return
+        task = null
+        t.cancel()
+        running.decrementAndGet()
     }
 
-    private fun run() {
-        try {
-            while (!stopped) {
-                val pause = transport.tick()
-                if (stopped) break
-                LockSupport.parkNanos(this, pause.coerceIn(1_000_000L, 100_000_000L))
-            }
-        } finally {
-            running.decrementAndGet()
-        }
+    /** Whether the keepalive's work is due now; clears the flag if so. */
+    fun take(): Boolean {
+        val t = task
+        return t != null && t.due && t.take()
     }
 
     companion object {
-        /** Keepalive threads alive in this process (tests check closing every endpoint ends them). */
+        /** Keepalives scheduled in this process: one per enabled, open tcp endpoint (tests check closing ends them). */
         val running = AtomicInteger()
     }
 }
 
-/**
- * The keepalive thread's cycle: reads what arrived (so a peer is not judged silent because
- * the application did not drive progress), fails peers silent past the time-out, sends
- * heartbeats on idle connections, and watches peers that directed receives wait for.
- * Returns the nanoseconds until it wants to run again.
- */
-internal fun TcpTransport.tick(): Long {
-    // Under the lock, deferred work held until the cycle is over, completions handed out after: the host's rule.
-    val ran = ep.cycle { if (closed || !registered) false else { tickLocked(); true } }
-    return if (ran) maxOf(1_000_000L, heartbeatNanos / 2) else heartbeatNanos
+/** The timer's servant: one duty cycle, as the domain would run it, when nobody drove progress for a period. */
+internal fun TcpTransport.serveUndriven() {
+    ep.cycle { if (!closed && registered) progress() }
 }
 
-private fun TcpTransport.tickLocked() {
-    progress()
-    val now = System.nanoTime()
+/**
+ * The keepalive's work, inside a duty cycle after this cycle read its sockets (so a peer is not
+ * judged silent for what arrived unread): fails peers silent past the time-out, sends heartbeats
+ * on idle connections (marked busy, so this cycle writes them), and watches peers that directed
+ * receives wait for. Times come from the timer's cached clock.
+ */
+internal fun TcpTransport.timed() {
+    val now = RailTimer.now()
     var i = connections.size - 1
     while (i >= 0) {
         if (i < connections.size) checkConnection(connections[i], now)
@@ -80,7 +76,6 @@ private fun TcpTransport.tickLocked() {
         }
     }
     if (ep.srx.postedCount > 0) ep.srx.forEachDirectedSource(directedWatcher)
-    progress()
 }
 
 internal fun TcpTransport.checkConnection(c: TcpConnection, now: Long) {

@@ -36,9 +36,10 @@ import java.util.function.Consumer
 
 /**
  * The tcp rail's part of one endpoint: a listening socket, one connection per peer, and the
- * frames of [TcpFrameDescriptor] over it. Everything runs in [progress] (and in [tick], on the
- * endpoint's [TcpKeepalive] thread), under the domain lock, without blocking: a [Selector]
- * polled with `selectNow`, non-blocking channels, direct buffers, pooled descriptors.
+ * frames of [TcpFrameDescriptor] over it. Everything runs in [progress], under the domain lock,
+ * without blocking: a [Selector] polled with `selectNow`, non-blocking channels, direct
+ * buffers, pooled descriptors. The keepalive's work too, when the process's one
+ * [braid.provider.RailTimer] raises its flag ([TcpKeepalive]); no thread of its own.
  *
  * The message protocol is [MessageEngine]'s and RMA's [braid.provider.RmaEngine]'s; this rail
  * supplies their outlets ([TcpPeerOutlet]: the peer's outbound buffer within its credit;
@@ -174,6 +175,8 @@ internal class TcpTransport(
         }
         var work = readyCount
         if (paused.isNotEmpty()) work += retryPaused()
+        // The keepalive's work when the process's timer says it is due: one flag read, no clock read.
+        if (keepalive.take()) timed()
         if (av.bound && av.generation != resolvedGeneration) {
             // The AV changed: messages held from senders it did not know may be theirs now.
             resolvedGeneration = av.generation
@@ -435,6 +438,7 @@ internal class TcpTransport(
     internal fun failDirected(p: TcpPeer) = engine.failDirected(p.fiAddr, "tcp: peer $p ${p.deadWhy}")
 
     override fun abort(err: Int, why: String) {
+        keepalive.stop() // the domain drives this rail no more; neither does the timer's servant
         ep.eventError(err, "tcp endpoint $self: $why")
         for (j in 0 until peers.size) failPeer(peers[j], err, "is unreachable: $why", Level.WARNING)
     }
