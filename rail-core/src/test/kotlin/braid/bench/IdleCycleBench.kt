@@ -1,10 +1,9 @@
 package braid.bench
 
 import braid.core.FiAddr
-import braid.core.RailFabric
+import braid.core.Rail
 import braid.core.TestFabric
 import braid.core.buf
-import braid.provider.tcp.TcpTestFabric
 import org.agrona.concurrent.UnsafeBuffer
 
 /**
@@ -23,10 +22,10 @@ object IdleCycleBench {
         println("Braid idle duty cycle: ${Runtime.getRuntime().availableProcessors()} CPUs, $cycles cycles x $rounds rounds")
         println(String.format("%-6s %12s %12s %12s", "rail", "best ns", "median ns", "worst ns"))
         measure("shm", TestFabric(2), cycles, rounds)
-        measure("tcp", TcpTestFabric(2), cycles, rounds)
+        measure("tcp", TestFabric(2, Rail.TCP), cycles, rounds)
     }
 
-    private fun measure(rail: String, f: RailFabric, cycles: Int, rounds: Int) {
+    private fun measure(rail: String, f: TestFabric, cycles: Int, rounds: Int) {
         f.use {
             val a = f.nodes[0]
             // One message each way, so the channels (shm) and the connection (tcp) exist and are polled.

@@ -1,5 +1,6 @@
 package braid.provider
 
+import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import java.util.concurrent.CountDownLatch
@@ -7,22 +8,14 @@ import java.util.concurrent.atomic.AtomicInteger
 
 /** The process's one rail timer: flags each period, an undriven action when nobody takes the flag, and a stuck action stalls no other task. */
 class RailTimerTest : FunSpec({
-    fun waitFor(what: String, millis: Long = 10_000, cond: () -> Boolean) {
-        val deadline = System.nanoTime() + millis * 1_000_000
-        while (!cond()) {
-            check(System.nanoTime() < deadline) { "waited $millis ms for $what" }
-            Thread.sleep(1)
-        }
-    }
-
     test("a task's flag is up at once and raised again each period after the duty cycle took it") {
         val t = RailTimer.schedule("test flag", 5_000_000L)
         try {
             t.take() shouldBe true
-            waitFor("the flag to be raised again") { t.due }
+            Deadline.await("the flag to be raised again") { t.due }
             t.take() shouldBe true
             val before = RailTimer.now()
-            waitFor("the cached clock to move") { RailTimer.now() != before }
+            Deadline.await("the cached clock to move") { RailTimer.now() != before }
         } finally {
             t.cancel()
         }
@@ -31,7 +24,7 @@ class RailTimerTest : FunSpec({
     test("a flag nobody takes for a period runs the undriven action; a cancelled task's does not run again") {
         val runs = AtomicInteger()
         val t = RailTimer.schedule("test undriven", 5_000_000L) { runs.incrementAndGet() }
-        waitFor("the undriven action to run twice") { runs.get() >= 2 }
+        Deadline.await("the undriven action to run twice") { runs.get() >= 2 }
         t.cancel()
         Thread.sleep(50) // an action already handed out may still finish
         val after = runs.get()
@@ -53,7 +46,7 @@ class RailTimerTest : FunSpec({
             Thread.sleep(50)
             val other = RailTimer.schedule("test other", 5_000_000L) { otherRuns.incrementAndGet() }
             try {
-                waitFor("the other task's action to run while the first is stuck on its lock") { otherRuns.get() >= 3 }
+                Deadline.await("the other task's action to run while the first is stuck on its lock") { otherRuns.get() >= 3 }
                 stuckRuns.get() shouldBe 0
             } finally {
                 other.cancel()
@@ -63,6 +56,6 @@ class RailTimerTest : FunSpec({
             holder.join()
             stuck.cancel()
         }
-        waitFor("the stuck action to finish once the lock is free") { stuckRuns.get() >= 1 }
+        Deadline.await("the stuck action to finish once the lock is free") { stuckRuns.get() >= 1 }
     }
 })

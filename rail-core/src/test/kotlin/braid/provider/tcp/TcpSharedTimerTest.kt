@@ -3,8 +3,11 @@ package braid.provider.tcp
 import braid.core.CompletionError
 import braid.core.Errno
 import braid.core.FiAddr
+import braid.core.Rail
+import braid.core.TestFabric
 import braid.core.buf
 import braid.provider.RailTimer
+import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldBeEmpty
 import io.kotest.matchers.ints.shouldBeLessThanOrEqual
@@ -12,6 +15,7 @@ import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldContain
 import io.kotest.matchers.types.shouldBeInstanceOf
 import org.agrona.concurrent.UnsafeBuffer
+import java.time.Duration
 import java.util.concurrent.CountDownLatch
 
 /**
@@ -25,17 +29,9 @@ class TcpSharedTimerTest : FunSpec({
     /** Whether [t]'s peer [addr] has been declared dead, read under its domain lock. */
     fun dead(n: braid.core.TestFabric.Node, addr: Long): Boolean = synchronized(n.domain.lock) { n.ep.tcp.peerFor(addr)?.dead == true }
 
-    fun waitFor(what: String, millis: Long, cond: () -> Boolean) {
-        val deadline = System.nanoTime() + millis * 1_000_000
-        while (!cond()) {
-            check(System.nanoTime() < deadline) { "waited $millis ms for $what" }
-            Thread.sleep(5)
-        }
-    }
-
     test("fifty tcp endpoints in one process run their keepalives on one timer thread, not fifty") {
         val before = braidThreads()
-        TcpTestFabric(50).use { f ->
+        TestFabric(50, Rail.TCP).use { f ->
             // Every endpoint has a connection to watch: each sends one message to the next.
             for (i in 0 until 50) {
                 val j = (i + 1) % 50
@@ -53,7 +49,7 @@ class TcpSharedTimerTest : FunSpec({
     }
 
     test("idle endpoints nobody drives keep their connections past the time-out, and find a frozen peer dead while another domain is stuck") {
-        TcpTestFabric(3, settings = TcpTestFabric.SETTINGS.with(TcpParams.TIMEOUT_MS, 400L)).use { f ->
+        TestFabric(3, Rail.TCP, settings = TestFabric.SETTINGS.with(TcpParams.TIMEOUT_MS, 400L)).use { f ->
             val (a, b, c) = f.nodes
             for (to in listOf(1, 2)) {
                 f.nodes[to].ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, FiAddr.UNSPEC, 1, 0, null) shouldBe 0
@@ -75,7 +71,7 @@ class TcpSharedTimerTest : FunSpec({
             try {
                 frozen.await()
                 // Still nobody drives a: the timer finds b silent for a, and keeps a and c talking meanwhile.
-                waitFor("a, undriven, to declare the frozen peer b dead", 10_000) { dead(a, f.addrs[0][1]) }
+                Deadline.await("a, undriven, to declare the frozen peer b dead", Duration.ofSeconds(10)) { dead(a, f.addrs[0][1]) }
                 Thread.sleep(800)
                 dead(a, f.addrs[0][2]) shouldBe false
                 dead(c, f.addrs[2][0]) shouldBe false
