@@ -56,8 +56,15 @@ public class Mpi private constructor(
     internal val lock = ReentrantLock()
     /** Fabric addresses of peers the endpoint reported dead (PEER_DOWN), with the report; under [lock]. */
     private val dead = HashMap<Long, String>()
-    /** Receives posted to the endpoint and directed at one peer, so a peer's death can fail them; under [lock]. */
-    private val directed = LinkedHashSet<RecvOp>()
+    /** Whether [dead] has an entry: read without the lock, so a post asks nothing more while every peer lives. */
+    @Volatile private var anyDead = false
+    /** Receives posted to the endpoint and directed at one peer (an intrusive list through [RecvOp]), so a peer's death can fail them; under [lock]. */
+    private var directed: RecvOp? = null
+    /** Spent sends and receives ready for reuse (see [Request.recycle]); under [lock]. */
+    private val sendPool = ArrayDeque<SendOp>()
+    private val recvPool = ArrayDeque<RecvOp>()
+    /** Progress calls so far: the event queue is read on every [EQ_EVERY]th. */
+    private var polls = 0
     /** Serializes communicator construction in this process (context ids are agreed one at a time). */
     internal val constructLock = ReentrantLock()
     private val backlog = ArrayDeque<Request>()
@@ -198,9 +205,13 @@ public class Mpi private constructor(
                     else -> break
                 }
             }
-            while (eq.read(event) == 1) {
-                work++
-                if (event.type == EventType.PEER_DOWN) peerDown(event.data, event.message)
+            // Peer failures are rare and reported within the rail's liveness period anyway: look
+            // every EQ_EVERY polls rather than take the event queue's lock on each.
+            if ((++polls and (EQ_EVERY - 1)) == 0) {
+                while (eq.read(event) == 1) {
+                    work++
+                    if (event.type == EventType.PEER_DOWN) peerDown(event.data, event.message)
+                }
             }
             return work
         } finally {
@@ -216,17 +227,76 @@ public class Mpi private constructor(
     // (EHOSTDOWN). Receives from ANY_SOURCE are left posted: another sender may still match them.
 
     /** Whether the peer at [fiAddr] was reported dead; the report, or null. */
-    internal fun deadPeer(fiAddr: Long): String? = lock.withLock { if (dead.isEmpty()) null else dead[fiAddr] } // no boxed key while no peer died
+    internal fun deadPeer(fiAddr: Long): String? {
+        if (!anyDead) return null // no lock, no boxed key while every peer lives
+        return lock.withLock { dead[fiAddr] }
+    }
 
-    internal fun postedDirected(op: RecvOp) { directed += op }
+    /** Adds [op] to the directed receives (under [lock], from its post). */
+    internal fun postedDirected(op: RecvOp) {
+        val head = directed
+        op.prevDirected = null
+        op.nextDirected = head
+        head?.prevDirected = op
+        directed = op
+        op.inDirected = true
+    }
 
-    internal fun finishedDirected(op: RecvOp) { directed -= op }
+    /** Removes [op] from the directed receives if it is there (under [lock], from its completion). */
+    internal fun finishedDirected(op: RecvOp) {
+        if (!op.inDirected) return
+        val prev = op.prevDirected
+        val next = op.nextDirected
+        if (prev == null) directed = next else prev.nextDirected = next
+        next?.prevDirected = prev
+        op.prevDirected = null; op.nextDirected = null; op.inDirected = false
+    }
 
     private fun peerDown(fiAddr: Long, message: String) {
         dead[fiAddr] = message
-        for (op in directed.filter { it.sourceAddr == fiAddr }) {
-            op.failedPeer = message
-            ep.cancel(op)
+        anyDead = true
+        var op = directed
+        while (op != null) {
+            val next = op.nextDirected
+            if (op.sourceAddr == fiAddr) {
+                op.failedPeer = message
+                ep.cancel(op) // its ECANCELED completion is dispatched later, which unlinks it
+            }
+            op = next
+        }
+    }
+
+    // ## The pool of sends and receives ##
+
+    /** A send from the pool, else a new one. */
+    internal fun takeSend(): SendOp {
+        val op = lock.withLock { sendPool.removeLastOrNull() } ?: return SendOp(this)
+        op.pooled = false
+        op.reset()
+        return op
+    }
+
+    /** A receive from the pool, else a new one. */
+    internal fun takeRecv(): RecvOp {
+        val op = lock.withLock { recvPool.removeLastOrNull() } ?: return RecvOp(this)
+        op.pooled = false
+        op.reset()
+        return op
+    }
+
+    /**
+     * Returns [op] to its pool if it is a spent send or receive whose completion has been
+     * dispatched (the endpoint holds it no more); anything else is left alone.
+     */
+    internal fun recycle(op: Request) {
+        if (!op.done || !op.isNull || op.pooled) return
+        lock.withLock {
+            if (op.pooled) return
+            when (op) {
+                is SendOp -> if (sendPool.size < POOL_MAX) { op.clear(); op.pooled = true; sendPool.addLast(op) }
+                is RecvOp -> if (recvPool.size < POOL_MAX && !op.inDirected) { op.clear(); op.pooled = true; recvPool.addLast(op) }
+                else -> {}
+            }
         }
     }
 
@@ -276,6 +346,10 @@ public class Mpi private constructor(
         private val SPIN_POLLS = System.getenv("BRAID_MPI_SPIN_POLLS")?.toIntOrNull() ?: 20_000
         private val YIELD_POLLS = System.getenv("BRAID_MPI_YIELD_POLLS")?.toIntOrNull() ?: 2_000
         private const val PARK_NANOS = 50_000L
+        /** The event queue (peer failures) is read on every this many progress calls (a power of two). */
+        private const val EQ_EVERY = 32
+        /** The most idle sends (and receives) a process keeps for reuse. */
+        private const val POOL_MAX = 1024
 
         private val live = AtomicInteger()
         @Volatile private var everInitialized = false
