@@ -17,12 +17,12 @@ import braid.core.EventType
 import braid.core.Fabric
 import braid.core.Hints
 import braid.provider.link.LinkParams
+import braid.provider.shm.ShmParams
 import braid.core.OpFlags
 import java.net.InetAddress
 import java.util.concurrent.atomic.AtomicInteger
 import java.util.concurrent.locks.LockSupport
 import java.util.concurrent.locks.ReentrantLock
-import kotlin.concurrent.withLock
 
 /**
  * One MPI process: its endpoint, its view of the job and the environment calls (`MPI_Init` …
@@ -35,6 +35,8 @@ import kotlin.concurrent.withLock
  *
  * Threads: point-to-point calls, requests and progress are safe from any thread (posting and
  * completion dispatch share one lock), so [ThreadLevel.MULTIPLE] is provided when asked for.
+ * Below MULTIPLE the caller promises that no two threads call at once, as MPI's thread levels
+ * say, and the point-to-point path then takes no lock of its own.
  * Communicator construction (dup, split, create, intercommunicators, ports) is serialized per
  * process; two threads building communicators at once must build them in the same order in
  * every process, or they wait on each other.
@@ -54,6 +56,8 @@ public class Mpi private constructor(
     private val eq: EventQueue
     private val event = Event()
     internal val lock = ReentrantLock()
+    /** Whether threads may call at once ([ThreadLevel.MULTIPLE]): only then is [lock] taken ([locked]). */
+    internal val threaded = threadLevel == ThreadLevel.MULTIPLE
     /** Fabric addresses of peers the endpoint reported dead (PEER_DOWN), with the report; under [lock]. */
     private val dead = HashMap<Long, String>()
     /** Whether [dead] has an entry: read without the lock, so a post asks nothing more while every peer lives. */
@@ -172,7 +176,7 @@ public class Mpi private constructor(
      * what keeps MPI's non-overtaking rule for sends and the matching order of receives.
      */
     internal fun submit(op: Request) {
-        lock.withLock {
+        locked {
             if (backlog.isEmpty()) {
                 val rc = op.post()
                 if (rc == 0) return
@@ -183,12 +187,19 @@ public class Mpi private constructor(
     }
 
     /** Removes [op] from the backlog if it is still there (it never reached the endpoint). */
-    internal fun withdraw(op: Request): Boolean = lock.withLock { backlog.remove(op) }
+    internal fun withdraw(op: Request): Boolean = locked { backlog.remove(op) }
+
+    /** Runs [block] under [lock] when several threads may call at once, else as it is. */
+    internal inline fun <T> locked(block: () -> T): T {
+        if (!threaded) return block()
+        lock.lock()
+        try { return block() } finally { lock.unlock() }
+    }
 
     /** Drives the endpoint once: posts what the backlog holds and dispatches completions. Returns the work done. */
     internal fun progress(): Int {
         if (closed) return 0
-        if (!lock.tryLock()) return 0 // another thread is dispatching; its completions reach our requests too
+        if (threaded && !lock.tryLock()) return 0 // another thread is dispatching; its completions reach our requests too
         try {
             var work = 0
             while (backlog.isNotEmpty()) {
@@ -215,7 +226,7 @@ public class Mpi private constructor(
             }
             return work
         } finally {
-            lock.unlock()
+            if (threaded) lock.unlock()
         }
     }
 
@@ -229,7 +240,7 @@ public class Mpi private constructor(
     /** Whether the peer at [fiAddr] was reported dead; the report, or null. */
     internal fun deadPeer(fiAddr: Long): String? {
         if (!anyDead) return null // no lock, no boxed key while every peer lives
-        return lock.withLock { dead[fiAddr] }
+        return locked { dead[fiAddr] }
     }
 
     /** Adds [op] to the directed receives (under [lock], from its post). */
@@ -270,7 +281,7 @@ public class Mpi private constructor(
 
     /** A send from the pool, else a new one. */
     internal fun takeSend(): SendOp {
-        val op = lock.withLock { sendPool.removeLastOrNull() } ?: return SendOp(this)
+        val op = locked { sendPool.removeLastOrNull() } ?: return SendOp(this)
         op.pooled = false
         op.reset()
         return op
@@ -278,7 +289,7 @@ public class Mpi private constructor(
 
     /** A receive from the pool, else a new one. */
     internal fun takeRecv(): RecvOp {
-        val op = lock.withLock { recvPool.removeLastOrNull() } ?: return RecvOp(this)
+        val op = locked { recvPool.removeLastOrNull() } ?: return RecvOp(this)
         op.pooled = false
         op.reset()
         return op
@@ -290,7 +301,7 @@ public class Mpi private constructor(
      */
     internal fun recycle(op: Request) {
         if (!op.done || !op.isNull || op.pooled) return
-        lock.withLock {
+        locked {
             if (op.pooled) return
             when (op) {
                 is SendOp -> if (sendPool.size < POOL_MAX) { op.clear(); op.pooled = true; sendPool.addLast(op) }
@@ -347,7 +358,7 @@ public class Mpi private constructor(
         private val YIELD_POLLS = System.getenv("BRAID_MPI_YIELD_POLLS")?.toIntOrNull() ?: 2_000
         private const val PARK_NANOS = 50_000L
         /** The event queue (peer failures) is read on every this many progress calls (a power of two). */
-        private const val EQ_EVERY = 32
+        private const val EQ_EVERY = 256
         /** The most idle sends (and receives) a process keeps for reuse. */
         private const val POOL_MAX = 1024
 
@@ -387,8 +398,16 @@ public class Mpi private constructor(
     }
 }
 
-/** The hints [MpiOptions] describe: its provider, and for a link its rails ([LinkParams.LINKS]). */
+/**
+ * The hints [MpiOptions] describe: its provider, for a link its rails ([LinkParams.LINKS]), and
+ * the shm eager limit ([MpiOptions.shmEagerSize]; the environment's `BRAID_SHM_EAGER_SIZE` wins
+ * over the MPI layer's default, not over an explicit option).
+ */
 private fun hints(options: MpiOptions): Hints {
-    val hints = Hints(caps = Caps.MSG or Caps.TAGGED, provider = options.provider)
-    return options.links?.let { hints.with(LinkParams.LINKS, it) } ?: hints
+    var hints = Hints(caps = Caps.MSG or Caps.TAGGED, provider = options.provider)
+    options.links?.let { hints = hints.with(LinkParams.LINKS, it) }
+    val eager = options.shmEagerSize
+        ?: if (hints.settings.environmentValue(ShmParams.EAGER_SIZE.env) == null) MpiOptions.DEFAULT_SHM_EAGER_SIZE else null
+    if (eager != null) hints = hints.with(ShmParams.EAGER_SIZE, eager)
+    return hints
 }

@@ -115,7 +115,7 @@ internal class RecvOp(mpi: Mpi) : Request(mpi, null) {
     /** Set when the sender died: the cancellation that follows completes as ERR_PROC_FAILED. */
     var failedPeer: String? = null
 
-    // Links of Mpi's intrusive list of posted directed receives (under Mpi.lock).
+    // Links of Mpi's intrusive list of posted directed receives (under Mpi.locked).
     var prevDirected: RecvOp? = null
     var nextDirected: RecvOp? = null
     var inDirected = false
@@ -140,8 +140,7 @@ internal class RecvOp(mpi: Mpi) : Request(mpi, null) {
     }
 
     override fun cancelPosted() {
-        mpi.lock.lock()
-        try { mpi.ep.cancel(this) } finally { mpi.lock.unlock() } // 0: an ECANCELED completion follows; else it matched
+        mpi.locked { mpi.ep.cancel(this) } // 0: an ECANCELED completion follows; else it matched
     }
 
     override fun onCompletion(c: Completion) {
@@ -196,11 +195,10 @@ internal class ProbeOp(mpi: Mpi, comm: Comm?, private val claim: Boolean) : Requ
     /** Looks once; true if a message matched (and, for a claim, is now reserved for this op). */
     fun look(bits: Long, ignore: Long): Boolean {
         done = false
-        mpi.lock.lock()
-        try {
+        mpi.locked {
             val rc = mpi.ep.tryTrecv(EMPTY, 0, 0, FiAddr.UNSPEC, bits, ignore, this, OpFlags.PEEK or (if (claim) OpFlags.CLAIM else 0))
             if (rc != 0) throw MPIException.of(ErrorClass.ERR_OTHER, "MPI_Iprobe", "the endpoint refused the probe: ${Errno.name(-rc)}")
-        } finally { mpi.lock.unlock() }
+        }
         mpi.progressUntil { done }
         return found
     }

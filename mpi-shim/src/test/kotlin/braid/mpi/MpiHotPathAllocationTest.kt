@@ -43,8 +43,9 @@ class MpiHotPathAllocationTest : FunSpec({
         check(buf.getInt(0) == i) { "round $i: the message carries round ${buf.getInt(0)}" }
     }
 
-    test("a warm blocking send/recv ping-pong allocates nothing per message, eager or rendezvous") {
-        runRanks(2, seconds = 300) { mpi ->
+    // MULTIPLE takes the process's lock on every post and poll; SINGLE takes none.
+    for (level in listOf(ThreadLevel.MULTIPLE, ThreadLevel.SINGLE)) test("a warm blocking send/recv ping-pong allocates nothing per message, eager or rendezvous ($level)") {
+        runRanks(2, seconds = 300, level = level) { mpi ->
             val w = mpi.world
             val peer = 1 - w.rank
             for ((size, n) in sizes) {
