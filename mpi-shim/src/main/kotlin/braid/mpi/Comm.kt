@@ -86,16 +86,16 @@ public sealed class Comm(
     // waited for: a warm blocking send or receive of a contiguous type allocates nothing.
 
     /** `MPI_Send`. */
-    public fun send(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int) { waitAndRecycle(startSend("MPI_Send", buf, count, type, dest, tag, MODE_STANDARD), SENT) }
+    public fun send(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int) { waitAndRecycle(startSend("MPI_Send", buf, count, type, dest, tag, MODE_STANDARD), Status.IGNORED) }
 
     /** `MPI_Ssend`: returns only once the receiver has matched the message. */
-    public fun ssend(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int) { waitAndRecycle(startSend("MPI_Ssend", buf, count, type, dest, tag, MODE_SYNCHRONOUS), SENT) }
+    public fun ssend(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int) { waitAndRecycle(startSend("MPI_Ssend", buf, count, type, dest, tag, MODE_SYNCHRONOUS), Status.IGNORED) }
 
     /** `MPI_Rsend` (carried as a standard send). */
-    public fun rsend(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int) { waitAndRecycle(startSend("MPI_Rsend", buf, count, type, dest, tag, MODE_READY), SENT) }
+    public fun rsend(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int) { waitAndRecycle(startSend("MPI_Rsend", buf, count, type, dest, tag, MODE_READY), Status.IGNORED) }
 
     /** `MPI_Bsend`: copies into the attached buffer and returns. */
-    public fun bsend(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int) { waitAndRecycle(startSend("MPI_Bsend", buf, count, type, dest, tag, MODE_BUFFERED), SENT) }
+    public fun bsend(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int) { waitAndRecycle(startSend("MPI_Bsend", buf, count, type, dest, tag, MODE_BUFFERED), Status.IGNORED) }
 
     /** `MPI_Recv`. [source] may be [Mpi.ANY_SOURCE], [tag] [Mpi.ANY_TAG]. */
     public fun recv(buf: ByteBuffer, count: Int, type: Datatype, source: Int, tag: Int): Status = waitAndRecycle(irecv(buf, count, type, source, tag), null)
@@ -117,7 +117,7 @@ public sealed class Comm(
     /** Waits for a sendrecv's receive [r] and send [s]; returns the receive's status (the send's error, if any, raised after). */
     private fun waitBoth(r: Request, s: Request): Status {
         mpi.progressUntil { r.done && s.done }
-        try { return waitAndRecycle(r, null) } finally { waitAndRecycle(s, SENT) }
+        try { return waitAndRecycle(r, null) } finally { waitAndRecycle(s, Status.IGNORED) }
     }
 
     /** `MPI_Sendrecv_replace`: sends [buf]'s contents and receives into [buf]. */
@@ -243,7 +243,7 @@ public sealed class Comm(
 
     /**
      * Waits for [r] (a request the caller never saw), fills [into] (null: a new status;
-     * [SENT]: none, for a send) and returns [r] to the pool, raising its error after.
+     * [Status.IGNORED]: none, for a send) and returns [r] to the pool, raising its error after.
      */
     private fun waitAndRecycle(r: Request, into: Status?): Status {
         try {
@@ -319,8 +319,5 @@ public sealed class Comm(
         internal const val MODE_SYNCHRONOUS = 1
         internal const val MODE_READY = 2
         internal const val MODE_BUFFERED = 3
-
-        /** Where blocking sends put the status nobody reads (written, never shown: no allocation per send). */
-        private val SENT = Status()
     }
 }

@@ -185,6 +185,34 @@ public abstract class Request internal constructor(
             return finishAll(requests)
         }
 
+        /**
+         * `MPI_Waitall` into the caller's [statuses] (one per request, each given its index;
+         * null: `MPI_STATUSES_IGNORE`) instead of a new array: allocates nothing. A request that
+         * failed raises `MPI_ERR_IN_STATUS` after all are done, as [waitAll] does.
+         */
+        @JvmStatic
+        public fun waitAll(requests: Array<out Request?>, statuses: Array<Status>?) {
+            progressAll(requests) { requests.all { it == null || it.isNull || it.isComplete } }
+            var failed: Request? = null
+            for (i in requests.indices) {
+                val into = statuses?.get(i) ?: Status.IGNORED
+                val r = requests[i]
+                if (r == null || r.isNull) { into.set(Mpi.ANY_SOURCE, Mpi.ANY_TAG, 0, false, ErrorClass.SUCCESS, i); continue }
+                try { r.finishInto(into) } catch (e: MPIException) { failed = failed ?: r; into.set(r.statusSource, r.statusTag, r.statusBytes, r.statusCancelled, r.statusError, i); continue }
+                into.set(into.source, into.tag, into.bytes, into.isCancelled, into.error, i)
+            }
+            failed?.let { r ->
+                val e = MPIException.of(ErrorClass.ERR_IN_STATUS, "MPI_Waitall", "a request failed (${ErrorClass.name(r.statusError)}: ${r.errorMessage}); see each Status.error")
+                throw r.comm?.raise(e) ?: e
+            }
+        }
+
+        /** [recycle] for each of [requests] (nulls skipped): after [waitAll], hands them all back for reuse. */
+        @JvmStatic
+        public fun recycleAll(requests: Array<out Request?>) {
+            for (r in requests) r?.recycle()
+        }
+
         /** `MPI_Testall`: every status if all requests completed (spending them), else null. */
         @JvmStatic
         public fun testAll(requests: Array<out Request?>): Array<Status>? {

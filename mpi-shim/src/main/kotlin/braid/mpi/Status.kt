@@ -68,5 +68,7 @@ public class Status internal constructor(
     internal companion object {
         val EMPTY = Status(Mpi.ANY_SOURCE, Mpi.ANY_TAG, 0, false, ErrorClass.SUCCESS, -1)
         val PROC_NULL = Status(Mpi.PROC_NULL, Mpi.ANY_TAG, 0, false, ErrorClass.SUCCESS, -1)
+        /** Where statuses nobody asked for are written (`MPI_STATUS_IGNORE`): written from any thread, never read. */
+        val IGNORED = Status()
     }
 }

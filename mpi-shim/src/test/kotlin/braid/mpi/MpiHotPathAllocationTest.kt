@@ -13,7 +13,7 @@ import java.nio.ByteBuffer
 /**
  * Once warm, braid.mpi's point-to-point path allocates nothing per message: a ping-pong of a
  * contiguous built-in type between two ranks (each its own shm endpoint, one thread each),
- * eager (64 B) and rendezvous (64 KiB, over the rail's 16 KiB eager limit), through blocking
+ * eager (64 B and 64 KiB) and rendezvous (256 KiB, over the 64 KiB eager limit), through blocking
  * send/recv and through isend/irecv + wait with recycled requests. Counted with the JVM's
  * per-thread allocation counter on each rank's thread (bytes, not time); every round checks the
  * bytes and the status, so a ping-pong that moved nothing fails.
@@ -25,7 +25,24 @@ private fun interface Round {
 
 class MpiHotPathAllocationTest : FunSpec({
     val threads = ManagementFactory.getThreadMXBean() as com.sun.management.ThreadMXBean
-    val sizes = listOf(64 to 20_000, 65_536 to 4_000) // (bytes, rounds)
+    // (bytes, rounds): eager, eager at the MPI layer's 64 KiB limit, and rendezvous beyond it.
+    val sizes = listOf(64 to 20_000, 65_536 to 5_000, 256 * 1024 to 1_000)
+
+    /**
+     * Has each rank receive two eager messages of [size] before posting their receives, so the
+     * rail's pools for unexpected messages hold buffers of that size before counting starts
+     * (a ping-pong meets an unexpected message only when the receiver is late, so otherwise the
+     * first one can fall inside the counted rounds).
+     */
+    fun primeUnexpected(w: Comm, size: Int, out: ByteBuffer, inb: ByteBuffer) {
+        if (size > MpiOptions.DEFAULT_SHM_EAGER_SIZE) return
+        val peer = 1 - w.rank
+        w.send(out, size, Datatype.BYTE, peer, 9)
+        w.send(out, size, Datatype.BYTE, peer, 10)
+        w.probe(peer, 10)
+        w.recv(inb, size, Datatype.BYTE, peer, 9)
+        w.recv(inb, size, Datatype.BYTE, peer, 10)
+    }
 
     /** Runs [round] [n] times to warm up, then [n] times counted; asserts < 1 byte per message (2 per round). */
     fun allocatesNothing(what: String, size: Int, n: Int, round: Round) {
@@ -52,6 +69,7 @@ class MpiHotPathAllocationTest : FunSpec({
                 val out = ByteBuffer.allocateDirect(size)
                 val inb = ByteBuffer.allocateDirect(size)
                 val st = Status()
+                primeUnexpected(w, size, out, inb)
                 allocatesNothing("blocking rank ${w.rank}", size, n) { i ->
                     out.putInt(0, i)
                     if (w.rank == 0) {
@@ -76,6 +94,7 @@ class MpiHotPathAllocationTest : FunSpec({
                 val inb = ByteBuffer.allocateDirect(size)
                 val st = Status()
                 val sent = Status()
+                primeUnexpected(w, size, out, inb)
                 allocatesNothing("nonblocking rank ${w.rank}", size, n) { i ->
                     out.putInt(0, i)
                     val r = w.irecv(inb, size, Datatype.BYTE, peer, 1)
@@ -87,6 +106,39 @@ class MpiHotPathAllocationTest : FunSpec({
                     checkRound(st, inb, size, peer, i)
                 }
             }
+        }
+    }
+
+    test("a warm window of 64 isends and irecvs, waitAll into the caller's statuses and recycled, allocates nothing per message") {
+        runRanks(2, seconds = 300) { mpi ->
+            val w = mpi.world
+            val peer = 1 - w.rank
+            val window = 64
+            val bufs = Array(window) { ByteBuffer.allocateDirect(64) }
+            val reqs = arrayOfNulls<Request>(window)
+            val statuses = Array(window) { Status() }
+            val ack = ByteBuffer.allocateDirect(4)
+            val ackStatus = Status()
+            val n = 500
+            var counted = 0L
+            val tid = Thread.currentThread().id
+            for (round in 0 until 2 * n) {
+                val before = threads.getThreadAllocatedBytes(tid)
+                for (k in 0 until window) {
+                    reqs[k] = if (w.rank == 0) w.isend(bufs[k].putInt(0, round * window + k), 64, Datatype.BYTE, peer, 2)
+                    else w.irecv(bufs[k], 64, Datatype.BYTE, peer, 2)
+                }
+                Request.waitAll(reqs, statuses)
+                Request.recycleAll(reqs)
+                // The receiver acknowledges each window (as osu_bw does), so the sender cannot run ahead and grow its unexpected queue.
+                if (w.rank == 0) w.recv(ack, 4, Datatype.BYTE, peer, 3, ackStatus) else w.send(ack, 4, Datatype.BYTE, peer, 3)
+                if (round >= n) counted += threads.getThreadAllocatedBytes(tid) - before
+                if (w.rank == 1) for (k in 0 until window) {
+                    val st = statuses[k]
+                    check(st.index == k && st.source == 0 && st.bytes == 64L && bufs[k].getInt(0) == round * window + k) { "round $round, message $k: $st carrying ${bufs[k].getInt(0)}" }
+                }
+            }
+            withClue("rank ${w.rank}: $counted bytes allocated over ${n * window} messages") { (counted / (n * window)) shouldBeLessThan 1L }
         }
     }
 
