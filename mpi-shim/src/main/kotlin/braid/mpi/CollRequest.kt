@@ -76,10 +76,10 @@ internal class CollRequest(
 
     override val isComplete: Boolean get() = advance()
 
-    override fun waitFor(): Status {
-        if (isNull) return Status.EMPTY
+    override fun waitInto(into: Status?): Status {
+        if (isNull) return into?.also { it.set(Status.EMPTY) } ?: Status.EMPTY
         mpi.progressUntil { advance() }
-        return finish()
+        return finishInto(into)
     }
 
     override fun test(): Status? {

@@ -93,20 +93,27 @@ public sealed class Comm(
 
     // ## Point-to-point: blocking ##
 
+    // A blocking call's request never reaches the caller, so it goes back to the pool once
+    // waited for: a warm blocking send or receive of a contiguous type allocates nothing.
+
     /** `MPI_Send`. */
-    public fun send(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int) { startSend("MPI_Send", buf, count, type, dest, tag, MODE_STANDARD).waitFor() }
+    public fun send(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int) { waitAndRecycle(startSend("MPI_Send", buf, count, type, dest, tag, MODE_STANDARD), Status.IGNORED) }
 
     /** `MPI_Ssend`: returns only once the receiver has matched the message. */
-    public fun ssend(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int) { startSend("MPI_Ssend", buf, count, type, dest, tag, MODE_SYNCHRONOUS).waitFor() }
+    public fun ssend(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int) { waitAndRecycle(startSend("MPI_Ssend", buf, count, type, dest, tag, MODE_SYNCHRONOUS), Status.IGNORED) }
 
     /** `MPI_Rsend` (carried as a standard send). */
-    public fun rsend(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int) { startSend("MPI_Rsend", buf, count, type, dest, tag, MODE_READY).waitFor() }
+    public fun rsend(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int) { waitAndRecycle(startSend("MPI_Rsend", buf, count, type, dest, tag, MODE_READY), Status.IGNORED) }
 
     /** `MPI_Bsend`: copies into the attached buffer and returns. */
-    public fun bsend(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int) { startSend("MPI_Bsend", buf, count, type, dest, tag, MODE_BUFFERED).waitFor() }
+    public fun bsend(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int) { waitAndRecycle(startSend("MPI_Bsend", buf, count, type, dest, tag, MODE_BUFFERED), Status.IGNORED) }
 
     /** `MPI_Recv`. [source] may be [Mpi.ANY_SOURCE], [tag] [Mpi.ANY_TAG]. */
-    public fun recv(buf: ByteBuffer, count: Int, type: Datatype, source: Int, tag: Int): Status = irecv(buf, count, type, source, tag).waitFor()
+    public fun recv(buf: ByteBuffer, count: Int, type: Datatype, source: Int, tag: Int): Status = waitAndRecycle(irecv(buf, count, type, source, tag), null)
+
+    /** `MPI_Recv` filling the caller's [status] (reuse one: no allocation), which it returns. */
+    public fun recv(buf: ByteBuffer, count: Int, type: Datatype, source: Int, tag: Int, status: Status): Status =
+        waitAndRecycle(irecv(buf, count, type, source, tag), status)
 
     /** `MPI_Sendrecv`: the send and the receive proceed together. */
     public fun sendRecv(
@@ -115,7 +122,13 @@ public sealed class Comm(
     ): Status {
         val r = irecv(recvBuf, recvCount, recvType, source, recvTag)
         val s = isend(sendBuf, sendCount, sendType, dest, sendTag)
-        return Request.waitAll(arrayOf(r, s))[0]
+        return waitBoth(r, s)
+    }
+
+    /** Waits for a sendrecv's receive [r] and send [s]; returns the receive's status (the send's error, if any, raised after). */
+    private fun waitBoth(r: Request, s: Request): Status {
+        mpi.progressUntil { r.done && s.done }
+        try { return waitAndRecycle(r, null) } finally { waitAndRecycle(s, Status.IGNORED) }
     }
 
     /** `MPI_Sendrecv_replace`: sends [buf]'s contents and receives into [buf]. */
@@ -127,7 +140,7 @@ public sealed class Comm(
         }
         val r = irecv(buf, count, type, source, recvTag)
         val s = isend(copy, count * type.size.toInt(), Datatype.BYTE, dest, sendTag)
-        return Request.waitAll(arrayOf(r, s))[0]
+        return waitBoth(r, s)
     }
 
     // ## Point-to-point: nonblocking ##
@@ -147,7 +160,8 @@ public sealed class Comm(
         if (source == Mpi.PROC_NULL) return@guard DoneRequest(mpi, this, Status.PROC_NULL)
         val from = if (source == Mpi.ANY_SOURCE) braid.core.FiAddr.UNSPEC else destAddr[source]
         // No early failure for a dead source: its messages that arrived before it went still match (RecvOp.post).
-        val op = RecvOp(mpi, this, Region.of(buf, count, type, packNow = false), recvBits(source, tag), recvIgnore(source, tag), from)
+        val op = mpi.takeRecv().set(this, recvBits(source, tag), recvIgnore(source, tag), from)
+        op.region.set(buf, count, type, packNow = false)
         mpi.submit(op)
         op
     }
@@ -180,7 +194,7 @@ public sealed class Comm(
         if (source == Mpi.PROC_NULL) return@guard Status.PROC_NULL
         val p = ProbeOp(mpi, this, claim = false)
         mpi.progress()
-        if (p.look(recvBits(source, tag), recvIgnore(source, tag))) p.status else null
+        if (p.look(recvBits(source, tag), recvIgnore(source, tag))) p.status() else null
     }
 
     /** `MPI_Probe`: waits for a matching message and returns its status without receiving it. */
@@ -199,7 +213,7 @@ public sealed class Comm(
         if (source == Mpi.PROC_NULL) return@guard Message.noProc(this)
         val p = ProbeOp(mpi, this, claim = true)
         mpi.progress()
-        if (p.look(recvBits(source, tag), recvIgnore(source, tag))) Message(this, p, p.status) else null
+        if (p.look(recvBits(source, tag), recvIgnore(source, tag))) Message(this, p, p.status()) else null
     }
 
     /** `MPI_Mprobe`: waits for a matching message and reserves it. */
@@ -341,14 +355,30 @@ public sealed class Comm(
         val bits = MatchBitsDescriptor.bits(context, MatchBitsDescriptor.SUB_PT2PT, rank, tag)
         val op = if (mode == MODE_BUFFERED) {
             val (copy, free) = mpi.buffered.stage(buf, count, type)
-            mpi.submit(SendOp(mpi, this, org.agrona.concurrent.UnsafeBuffer(copy, 0, copy.capacity()), destAddr[dest], bits, 0, free))
+            // Nobody waits for this send, so it is not pooled (nothing would give it back).
+            val send = SendOp(mpi).set(this, destAddr[dest], bits, 0, free)
+            send.region.set(copy, copy.capacity(), Datatype.BYTE, packNow = false)
+            mpi.submit(send)
             DoneRequest(mpi, this, Status(Mpi.ANY_SOURCE, Mpi.ANY_TAG, count * type.size, false, ErrorClass.SUCCESS, -1))
         } else {
-            val region = Region.of(buf, count, type, packNow = true)
             val flags = if (mode == MODE_SYNCHRONOUS) OpFlags.DELIVERY_COMPLETE else 0L
-            SendOp(mpi, this, region.view, destAddr[dest], bits, flags).also { mpi.submit(it) }
+            val send = mpi.takeSend().set(this, destAddr[dest], bits, flags)
+            send.region.set(buf, count, type, packNow = true)
+            send.also { mpi.submit(it) }
         }
         op
+    }
+
+    /**
+     * Waits for [r] (a request the caller never saw), fills [into] (null: a new status;
+     * [Status.IGNORED]: none, for a send) and returns [r] to the pool, raising its error after.
+     */
+    private fun waitAndRecycle(r: Request, into: Status?): Status {
+        try {
+            return r.waitInto(into)
+        } finally {
+            mpi.recycle(r)
+        }
     }
 
     /** A request already failed with ERR_PROC_FAILED if [peer] was reported dead, else null. */

@@ -1,6 +1,5 @@
 package braid.mpi
 
-import org.agrona.concurrent.UnsafeBuffer
 import java.io.ByteArrayOutputStream
 import java.io.DataInputStream
 import java.io.DataOutputStream
@@ -25,7 +24,8 @@ internal class CommBootstrapCollectives(
     private val size: Int get() = addrs.size
 
     fun send(dest: Int, tag: Int, data: ByteArray): Request {
-        val op = SendOp(mpi, null, UnsafeBuffer(data), addrs[dest], MatchBitsDescriptor.bits(context, sub, rank, tag), 0)
+        val op = SendOp(mpi).set(null, addrs[dest], MatchBitsDescriptor.bits(context, sub, rank, tag), 0)
+        op.region.set(ByteBuffer.wrap(data), data.size, Datatype.BYTE, packNow = false)
         mpi.submit(op)
         return op
     }
@@ -39,7 +39,7 @@ internal class CommBootstrapCollectives(
         var idle = 0
         while (!probe.look(bits, ignore)) mpi.idle(++idle)
         val out = ByteArray(probe.bytes.toInt())
-        probe.receive(Region(UnsafeBuffer(out), null, ByteBuffer.wrap(out), out.size, Datatype.BYTE))
+        probe.receive(Region().set(ByteBuffer.wrap(out), out.size, Datatype.BYTE, packNow = false))
         probe.waitFor()
         return out
     }

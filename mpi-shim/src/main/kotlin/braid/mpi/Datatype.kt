@@ -79,20 +79,16 @@ public class Datatype private constructor(
         if (freed) throw MPIException.of(ErrorClass.ERR_TYPE, call, "datatype $name has been freed")
     }
 
-    /** The byte range `count` elements touch, relative to their start: [first, last). */
-    internal fun span(count: Int): LongArray {
-        if (count == 0 || size == 0L) return longArrayOf(0, 0)
-        val step = (count - 1) * extent
-        return longArrayOf(trueLb + minOf(0, step), trueLb + trueExtent + maxOf(0, step))
-    }
-
     /** Throws `MPI_ERR_BUFFER` unless `count` elements at [offset] fit in a buffer of [capacity] bytes. */
     internal fun checkFits(call: String, what: String, capacity: Int, offset: Int, count: Int) {
-        val s = span(count)
-        if (offset + s[0] < 0 || offset + s[1] > capacity) {
+        if (count == 0 || size == 0L) return // touches nothing (span's [0, 0)); checked on every send and receive, so no array
+        val step = (count - 1) * extent
+        val first = offset + trueLb + minOf(0, step)
+        val end = offset + trueLb + trueExtent + maxOf(0, step)
+        if (first < 0 || end > capacity) {
             throw MPIException.of(
                 ErrorClass.ERR_BUFFER, call,
-                "$what: $count × $name at byte offset $offset needs bytes [${offset + s[0]}, ${offset + s[1]}) but the buffer holds $capacity",
+                "$what: $count × $name at byte offset $offset needs bytes [$first, $end) but the buffer holds $capacity",
             )
         }
     }

@@ -44,17 +44,16 @@ internal class IntercommCollectives(private val comm: Intercomm) {
             Mpi.PROC_NULL -> return local.run(arrayOf(), null)
             Mpi.ROOT -> {
                 comm.checkBuffer(call, buf, count, type, receive = false)
-                val region = Region.of(buf, count, type, packNow = true)
-                return local.run(arrayOf({
-                    SendOp(mpi, comm, region.view, comm.destAddr[0], bits(comm.rank), 0).also { mpi.submit(it) }
-                }), null)
+                val send = SendOp(mpi).set(comm, comm.destAddr[0], bits(comm.rank), 0)
+                send.region.set(buf, count, type, packNow = true)
+                return local.run(arrayOf({ send.also { mpi.submit(it) } }), null)
             }
         }
         if (root !in 0 until remoteSize) throw MPIException.of(ErrorClass.ERR_ROOT, call, "root $root is not a rank of the remote group (size $remoteSize), ROOT or PROC_NULL")
         comm.checkBuffer(call, buf, count, type, receive = true)
         val receive: () -> Any? = {
-            val region = Region.of(buf, count, type, packNow = false)
-            RecvOp(mpi, comm, region, bits(root), 0L, comm.destAddr[root]).also { mpi.submit(it) }
+            RecvOp(mpi).set(comm, bits(root), 0L, comm.destAddr[root])
+                .also { it.region.set(buf, count, type, packNow = false); mpi.submit(it) }
         }
         val b = CollBlocks.single(buf, type, count)
         val spread: () -> Any? = {

@@ -30,7 +30,7 @@ public class Message internal constructor(
             if (used) throw MPIException.of(ErrorClass.ERR_REQUEST, "MPI_Mrecv", "this message was already received")
             c.checkBuffer("MPI_Mrecv", buf, count, type, receive = true)
             used = true
-            op.receive(Region.of(buf, count, type, packNow = false))
+            op.receive(Region().set(buf, count, type, packNow = false))
             op
         }
     }

@@ -18,12 +18,12 @@ import braid.core.Fabric
 import braid.core.Hints
 import braid.provider.HostIdentity
 import braid.provider.link.LinkParams
+import braid.provider.shm.ShmParams
 import braid.core.OpFlags
 import java.net.InetAddress
 import java.util.concurrent.atomic.AtomicInteger
 import java.util.concurrent.locks.LockSupport
 import java.util.concurrent.locks.ReentrantLock
-import kotlin.concurrent.withLock
 
 /**
  * One MPI process: its endpoint, its view of the job and the environment calls (`MPI_Init` …
@@ -36,6 +36,8 @@ import kotlin.concurrent.withLock
  *
  * Threads: point-to-point calls, requests and progress are safe from any thread (posting and
  * completion dispatch share one lock), so [ThreadLevel.MULTIPLE] is provided when asked for.
+ * Below MULTIPLE the caller promises that no two threads call at once, as MPI's thread levels
+ * say, and the point-to-point path then takes no lock of its own.
  * Communicator construction (dup, split, create, intercommunicators, ports) is serialized per
  * process; two threads building communicators at once must build them in the same order in
  * every process, or they wait on each other.
@@ -55,14 +57,23 @@ public class Mpi private constructor(
     private val eq: EventQueue
     private val event = Event()
     internal val lock = ReentrantLock()
+    /** Whether threads may call at once ([ThreadLevel.MULTIPLE]): only then is [lock] taken ([locked]). */
+    internal val threaded = threadLevel == ThreadLevel.MULTIPLE
     /** Fabric addresses of peers the endpoint reported dead (PEER_DOWN), with the report; under [lock]. */
     private val dead = HashMap<Long, String>()
-    /** Receives posted to the endpoint and directed at one peer, so a peer's death can fail them; under [lock]. */
-    private val directed = LinkedHashSet<RecvOp>()
+    /** Whether [dead] has an entry: read without the lock, so a post asks nothing more while every peer lives. */
+    @Volatile private var anyDead = false
+    /** Receives posted to the endpoint and directed at one peer (an intrusive list through [RecvOp]), so a peer's death can fail them; under [lock]. */
+    private var directed: RecvOp? = null
+    /** Spent sends and receives ready for reuse (see [Request.recycle]); under [lock]. */
+    private val sendPool = ArrayDeque<SendOp>()
+    private val recvPool = ArrayDeque<RecvOp>()
+    /** Progress calls so far: the event queue is read on every [EQ_EVERY]th. */
+    private var polls = 0
     /** Serializes communicator construction in this process (context ids are agreed one at a time). */
     internal val constructLock = ReentrantLock()
     private val backlog = ArrayDeque<Request>()
-    private val completion = Completion()
+    private val completions = Array(COMPLETION_BATCH) { Completion() }
     private val error = CompletionError()
     internal val contexts = ContextIdPool()
     internal val processes = ProcessTable()
@@ -80,7 +91,7 @@ public class Mpi private constructor(
 
     init {
         val provider = if (options.provider == MpiOptions.AUTO) chooseProvider(bootstrap) else options.provider
-        val info = options.info ?: Braid.getInfo(hints(provider, options.links)).firstOrNull()
+        val info = options.info ?: Braid.getInfo(hints(provider, options)).firstOrNull()
             ?: throw MPIException.of(ErrorClass.ERR_OTHER, "MPI_Init", "provider '$provider' is not available here; set BRAID_MPI_PROVIDER or MpiOptions.provider to one `braid info` lists")
         fabric = Braid.fabric(info)
         domain = fabric.domain(info)
@@ -167,7 +178,7 @@ public class Mpi private constructor(
      * what keeps MPI's non-overtaking rule for sends and the matching order of receives.
      */
     internal fun submit(op: Request) {
-        lock.withLock {
+        locked {
             if (backlog.isEmpty()) {
                 val rc = op.post()
                 if (rc == 0) return
@@ -178,12 +189,19 @@ public class Mpi private constructor(
     }
 
     /** Removes [op] from the backlog if it is still there (it never reached the endpoint). */
-    internal fun withdraw(op: Request): Boolean = lock.withLock { backlog.remove(op) }
+    internal fun withdraw(op: Request): Boolean = locked { backlog.remove(op) }
+
+    /** Runs [block] under [lock] when several threads may call at once, else as it is. */
+    internal inline fun <T> locked(block: () -> T): T {
+        if (!threaded) return block()
+        lock.lock()
+        try { return block() } finally { lock.unlock() }
+    }
 
     /** Drives the endpoint once: posts what the backlog holds and dispatches completions. Returns the work done. */
     internal fun progress(): Int {
         if (closed) return 0
-        if (!lock.tryLock()) return 0 // another thread is dispatching; its completions reach our requests too
+        if (threaded && !lock.tryLock()) return 0 // another thread is dispatching; its completions reach our requests too
         try {
             var work = 0
             while (backlog.isNotEmpty()) {
@@ -193,20 +211,35 @@ public class Mpi private constructor(
                 if (rc != 0) op.failPost(rc)
                 work++
             }
+            // Completions in batches: one pass of the rail's progress per batch, not per completion
+            // (a window of 64 sends completes in 4 reads instead of 64, a ping-pong's message in 1, not 2).
             while (true) {
-                when (cq.read(completion)) {
-                    1 -> { work++; (completion.context as? Request)?.onCompletion(completion) }
-                    -Errno.EAVAIL -> if (cq.readErr(error) == 1) { work++; (error.context as? Request)?.onError(error) }
-                    else -> break
+                val n = cq.read(completions)
+                if (n > 0) {
+                    for (i in 0 until n) {
+                        val c = completions[i]
+                        val op = c.context
+                        c.context = null
+                        (op as? Request)?.onCompletion(c)
+                    }
+                    work += n
+                    if (n == completions.size) continue
+                    break // a short batch emptied the queue (or stopped at an error entry, which the next call reads): no second pass of the rail's progress
                 }
+                if (n == -Errno.EAVAIL && cq.readErr(error) == 1) { work++; (error.context as? Request)?.onError(error); continue }
+                break
             }
-            while (eq.read(event) == 1) {
-                work++
-                if (event.type == EventType.PEER_DOWN) peerDown(event.data, event.message)
+            // Peer failures are rare and reported within the rail's liveness period anyway: look
+            // every EQ_EVERY polls rather than take the event queue's lock on each.
+            if ((++polls and (EQ_EVERY - 1)) == 0) {
+                while (eq.read(event) == 1) {
+                    work++
+                    if (event.type == EventType.PEER_DOWN) peerDown(event.data, event.message)
+                }
             }
             return work
         } finally {
-            lock.unlock()
+            if (threaded) lock.unlock()
         }
     }
 
@@ -218,17 +251,76 @@ public class Mpi private constructor(
     // (EHOSTDOWN). Receives from ANY_SOURCE are left posted: another sender may still match them.
 
     /** Whether the peer at [fiAddr] was reported dead; the report, or null. */
-    internal fun deadPeer(fiAddr: Long): String? = lock.withLock { if (dead.isEmpty()) null else dead[fiAddr] } // no boxed key while no peer died
+    internal fun deadPeer(fiAddr: Long): String? {
+        if (!anyDead) return null // no lock, no boxed key while every peer lives
+        return locked { dead[fiAddr] }
+    }
 
-    internal fun postedDirected(op: RecvOp) { directed += op }
+    /** Adds [op] to the directed receives (under [lock], from its post). */
+    internal fun postedDirected(op: RecvOp) {
+        val head = directed
+        op.prevDirected = null
+        op.nextDirected = head
+        head?.prevDirected = op
+        directed = op
+        op.inDirected = true
+    }
 
-    internal fun finishedDirected(op: RecvOp) { directed -= op }
+    /** Removes [op] from the directed receives if it is there (under [lock], from its completion). */
+    internal fun finishedDirected(op: RecvOp) {
+        if (!op.inDirected) return
+        val prev = op.prevDirected
+        val next = op.nextDirected
+        if (prev == null) directed = next else prev.nextDirected = next
+        next?.prevDirected = prev
+        op.prevDirected = null; op.nextDirected = null; op.inDirected = false
+    }
 
     private fun peerDown(fiAddr: Long, message: String) {
         dead[fiAddr] = message
-        for (op in directed.filter { it.sourceAddr == fiAddr }) {
-            op.failedPeer = message
-            ep.cancel(op)
+        anyDead = true
+        var op = directed
+        while (op != null) {
+            val next = op.nextDirected
+            if (op.sourceAddr == fiAddr) {
+                op.failedPeer = message
+                ep.cancel(op) // its ECANCELED completion is dispatched later, which unlinks it
+            }
+            op = next
+        }
+    }
+
+    // ## The pool of sends and receives ##
+
+    /** A send from the pool, else a new one. */
+    internal fun takeSend(): SendOp {
+        val op = locked { sendPool.removeLastOrNull() } ?: return SendOp(this)
+        op.pooled = false
+        op.reset()
+        return op
+    }
+
+    /** A receive from the pool, else a new one. */
+    internal fun takeRecv(): RecvOp {
+        val op = locked { recvPool.removeLastOrNull() } ?: return RecvOp(this)
+        op.pooled = false
+        op.reset()
+        return op
+    }
+
+    /**
+     * Returns [op] to its pool if it is a spent send or receive whose completion has been
+     * dispatched (the endpoint holds it no more); anything else is left alone.
+     */
+    internal fun recycle(op: Request) {
+        if (!op.done || !op.isNull || op.pooled) return
+        locked {
+            if (op.pooled) return
+            when (op) {
+                is SendOp -> if (sendPool.size < POOL_MAX) { op.clear(); op.pooled = true; sendPool.addLast(op) }
+                is RecvOp -> if (recvPool.size < POOL_MAX && !op.inDirected) { op.clear(); op.pooled = true; recvPool.addLast(op) }
+                else -> {}
+            }
         }
     }
 
@@ -283,6 +375,12 @@ public class Mpi private constructor(
         private val SPIN_POLLS = System.getenv("BRAID_MPI_SPIN_POLLS")?.toIntOrNull() ?: 20_000
         private val YIELD_POLLS = System.getenv("BRAID_MPI_YIELD_POLLS")?.toIntOrNull() ?: 2_000
         private const val PARK_NANOS = 50_000L
+        /** The event queue (peer failures) is read on every this many progress calls (a power of two). */
+        private const val EQ_EVERY = 256
+        /** Completions read from the queue at once. */
+        private const val COMPLETION_BATCH = 16
+        /** The most idle sends (and receives) a process keeps for reuse. */
+        private const val POOL_MAX = 1024
 
         private val live = AtomicInteger()
         @Volatile private var everInitialized = false
@@ -344,10 +442,19 @@ public class Mpi private constructor(
     }
 }
 
-/** The hints for [provider], and for a link its rails ([LinkParams.LINKS]). */
-private fun hints(provider: String, links: String?): Hints {
-    val hints = Hints(caps = Caps.MSG or Caps.TAGGED, provider = provider)
-    return if (provider == "link" && links != null) hints.with(LinkParams.LINKS, links) else hints
+/**
+ * The hints for [provider] (resolved from [MpiOptions.provider]), for a link its rails
+ * ([MpiOptions.links], [LinkParams.LINKS]), and the shm eager limit ([MpiOptions.shmEagerSize];
+ * the environment's `BRAID_SHM_EAGER_SIZE` wins over the MPI layer's default, not over an
+ * explicit option).
+ */
+private fun hints(provider: String, options: MpiOptions): Hints {
+    var hints = Hints(caps = Caps.MSG or Caps.TAGGED, provider = provider)
+    if (provider == "link") options.links?.let { hints = hints.with(LinkParams.LINKS, it) }
+    val eager = options.shmEagerSize
+        ?: if (hints.settings.environmentValue(ShmParams.EAGER_SIZE.env) == null) MpiOptions.DEFAULT_SHM_EAGER_SIZE else null
+    if (eager != null) hints = hints.with(ShmParams.EAGER_SIZE, eager)
+    return hints
 }
 
 /**

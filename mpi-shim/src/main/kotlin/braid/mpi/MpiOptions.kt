@@ -6,8 +6,9 @@ import braid.core.Info
  * How [Mpi.init] opens its endpoint. The provider is [provider] (default: the
  * `BRAID_MPI_PROVIDER` environment variable, else [AUTO]); [links] selects the link's rails
  * (`BRAID_LINKS` syntax; default: the `BRAID_MPI_LINK` environment variable, else the link's own
- * default `shm+tcp`); [info] replaces the provider lookup altogether (a tuned `Info`). Fluent for
- * Java: `new MpiOptions().provider("shm")`.
+ * default `shm+tcp`); [info] replaces the provider lookup altogether (a tuned `Info`, taken as it
+ * is); [shmEagerSize] sets the shm rail's eager limit (also a link's shm rail). Fluent for Java:
+ * `new MpiOptions().provider("shm")`.
  *
  * [AUTO] decides from the hosts of the job's ranks, exchanged through the bootstrap before any
  * endpoint is opened (each rank puts rail-core's `HostIdentity`, which `BRAID_HOST_ID`
@@ -28,14 +29,26 @@ public class MpiOptions {
     /** The completion queue's capacity. */
     public var cqSize: Int = 16384
         private set
+    /**
+     * The shm rail's eager limit for this process, in bytes: larger messages wait for their
+     * receive and are pulled (rendezvous). Null: `BRAID_SHM_EAGER_SIZE` if set, else
+     * [DEFAULT_SHM_EAGER_SIZE], what one cell of MPICH's shm queue carries — the rail's own default
+     * (16 KiB) sends 16–64 KiB messages through a rendezvous round trip that MPICH does not make.
+     */
+    public var shmEagerSize: Int? = null
+        private set
 
     public fun provider(name: String): MpiOptions = apply { provider = name }
     public fun links(links: String?): MpiOptions = apply { this.links = links }
     public fun info(info: Info?): MpiOptions = apply { this.info = info }
     public fun cqSize(size: Int): MpiOptions = apply { cqSize = size }
+    public fun shmEagerSize(bytes: Int?): MpiOptions = apply { shmEagerSize = bytes }
 
     public companion object {
         /** [provider]'s default: shm for a one-host job, the link for one over several hosts. */
         public const val AUTO: String = "auto"
+
+        /** The MPI layer's default shm eager limit: 64 KiB (MPICH's CH4 shm cell is 64 KiB of data plus its header). */
+        public const val DEFAULT_SHM_EAGER_SIZE: Int = 64 shl 10
     }
 }

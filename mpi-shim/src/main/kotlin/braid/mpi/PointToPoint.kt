@@ -9,72 +9,122 @@ import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
 
 // The operations behind the point-to-point calls: each is a Request that posts itself to the
-// endpoint (Mpi.submit) and is the context of its completion.
+// endpoint (Mpi.submit) and is the context of its completion. Sends and receives are pooled
+// (Mpi.takeSend/takeRecv, Mpi.recycle): a warm blocking call, or a nonblocking one whose request
+// the caller recycles, allocates nothing.
 
 /**
  * The bytes of `count` elements of a datatype as the endpoint sees them: the caller's memory in
- * place when the layout is contiguous, else a packed copy ([staging]) spread back on completion.
+ * place when the layout is contiguous (a reused view, no copy, no allocation), else a packed
+ * copy (`staging`) spread back on completion. Owned by one operation and re-aimed per call.
  */
-internal class Region(val view: UnsafeBuffer, val staging: ByteBuffer?, val user: ByteBuffer, val count: Int, val type: Datatype) {
-    /** Spreads [bytes] received into [staging] over the user's layout (whole elements only). */
+internal class Region {
+    /** What the endpoint reads or writes. */
+    val view = UnsafeBuffer(NO_BYTES)
+    private var staging: ByteBuffer? = null
+    private var user: ByteBuffer? = null
+    private var count = 0
+    private var type: Datatype = Datatype.BYTE
+
+    /** Aims this region at [count] × [type] from byte 0 of [buf]; packs now ([packNow]: a send) when the layout is not contiguous. */
+    fun set(buf: ByteBuffer, count: Int, type: Datatype, packNow: Boolean): Region {
+        val bytes = (count * type.size).toInt()
+        this.count = count
+        this.type = type
+        if (type.isContiguous) {
+            staging = null
+            user = null
+            view.wrap(buf, if (bytes == 0) 0 else type.trueLb.toInt(), bytes)
+            return this
+        }
+        val s = if (buf.isDirect) ByteBuffer.allocateDirect(bytes) else ByteBuffer.allocate(bytes)
+        if (packNow) type.packInto(buf, 0, count, s, 0)
+        staging = s
+        user = buf
+        view.wrap(s, 0, bytes)
+        return this
+    }
+
+    /** Spreads [bytes] received into the staging copy over the user's layout (whole elements only). */
     fun unpack(bytes: Long) {
         val s = staging ?: return
         val elements = if (type.size == 0L) 0 else (minOf(bytes, count * type.size) / type.size).toInt()
-        type.unpackFrom(s, 0, user, 0, elements)
+        type.unpackFrom(s, 0, user!!, 0, elements)
     }
 
-    companion object {
-        fun of(buf: ByteBuffer, count: Int, type: Datatype, packNow: Boolean): Region {
-            val bytes = (count * type.size).toInt()
-            if (type.isContiguous) {
-                val start = if (bytes == 0) 0 else type.trueLb.toInt()
-                return Region(UnsafeBuffer(buf, start, bytes), null, buf, count, type)
-            }
-            val staging = if (buf.isDirect) ByteBuffer.allocateDirect(bytes) else ByteBuffer.allocate(bytes)
-            if (packNow) type.packInto(buf, 0, count, staging, 0)
-            return Region(UnsafeBuffer(staging, 0, bytes), staging, buf, count, type)
-        }
+    /** Lets go of the caller's memory (the region is idle in a pool). */
+    fun clear() {
+        view.wrap(NO_BYTES)
+        staging = null
+        user = null
+    }
+
+    private companion object {
+        val NO_BYTES = ByteArray(0)
     }
 }
 
-/** A send of any mode: [flags] add DELIVERY_COMPLETE for a synchronous send. */
-internal class SendOp(
-    mpi: Mpi,
-    comm: Comm?,
-    private val view: UnsafeBuffer,
-    private val dest: Long,
-    private val bits: Long,
-    private val flags: Long,
-    private val onDone: Runnable? = null,
-) : Request(mpi, comm) {
-    override fun post(): Int = mpi.ep.trySendmsg(view, 0, view.capacity(), dest, bits, 0, OpFlags.TAGGED or flags, this)
+/**
+ * A send of any mode: [set] aims it; `flags` add DELIVERY_COMPLETE for a synchronous send, and
+ * `onDone` (buffered sends) runs once the endpoint is done with the data.
+ */
+internal class SendOp(mpi: Mpi) : Request(mpi, null) {
+    val region = Region()
+    private var dest = 0L
+    private var bits = 0L
+    private var flags = 0L
+    private var onDone: Runnable? = null
+
+    fun set(comm: Comm?, dest: Long, bits: Long, flags: Long, onDone: Runnable? = null): SendOp {
+        this.comm = comm; this.dest = dest; this.bits = bits; this.flags = flags; this.onDone = onDone
+        return this
+    }
+
+    override fun post(): Int = mpi.ep.trySendmsg(region.view, 0, region.view.capacity(), dest, bits, 0, OpFlags.TAGGED or flags, this)
 
     override fun onCompletion(c: Completion) {
         onDone?.run()
-        complete(Status(Mpi.ANY_SOURCE, Mpi.ANY_TAG, view.capacity().toLong(), false, ErrorClass.SUCCESS, -1))
+        complete(Mpi.ANY_SOURCE, Mpi.ANY_TAG, region.view.capacity().toLong(), ErrorClass.SUCCESS)
     }
 
     override fun onError(e: CompletionError) {
         onDone?.run()
         super.onError(e)
     }
+
+    override fun clear() {
+        region.clear()
+        onDone = null
+        comm = null
+    }
 }
 
 /**
- * A receive: posted with any source, matching the source through the match bits. [sourceAddr]
+ * A receive: posted with any source, matching the source through the match bits. `sourceAddr`
  * is the sender's fabric address when the receive names one (so its death can fail it), else
- * `FiAddr.UNSPEC`.
+ * `FiAddr.UNSPEC`; such a receive sits in [Mpi]'s list of directed receives ([prevDirected],
+ * [nextDirected]) while posted.
  */
-internal class RecvOp(
-    mpi: Mpi,
-    comm: Comm?,
-    private val region: Region,
-    private val bits: Long,
-    private val ignore: Long,
-    val sourceAddr: Long,
-) : Request(mpi, comm) {
+internal class RecvOp(mpi: Mpi) : Request(mpi, null) {
+    val region = Region()
+    private var bits = 0L
+    private var ignore = 0L
+    var sourceAddr = FiAddr.UNSPEC
+        private set
+
     /** Set when the sender died: the cancellation that follows completes as ERR_PROC_FAILED. */
     var failedPeer: String? = null
+
+    // Links of Mpi's intrusive list of posted directed receives (under Mpi.locked).
+    var prevDirected: RecvOp? = null
+    var nextDirected: RecvOp? = null
+    var inDirected = false
+
+    fun set(comm: Comm?, bits: Long, ignore: Long, sourceAddr: Long): RecvOp {
+        this.comm = comm; this.bits = bits; this.ignore = ignore; this.sourceAddr = sourceAddr
+        failedPeer = null
+        return this
+    }
 
     override fun post(): Int {
         val rc = mpi.ep.tryTrecv(region.view, 0, region.view.capacity(), FiAddr.UNSPEC, bits, ignore, this)
@@ -83,45 +133,51 @@ internal class RecvOp(
             // A rail reports a peer dead (or closed: it finished) only after delivering all it had
             // sent, so a receive from it that matched none of that cannot complete: fail it
             // (the cancel is refused, 0 aside, when the receive already matched a message).
-            mpi.deadPeer(sourceAddr)?.let { why -> failedPeer = why; mpi.ep.cancel(this) }
+            val why = mpi.deadPeer(sourceAddr)
+            if (why != null) { failedPeer = why; mpi.ep.cancel(this) }
         }
         return rc
     }
 
     override fun cancelPosted() {
-        mpi.lock.lock()
-        try { mpi.ep.cancel(this) } finally { mpi.lock.unlock() } // 0: an ECANCELED completion follows; else it matched
+        mpi.locked { mpi.ep.cancel(this) } // 0: an ECANCELED completion follows; else it matched
     }
 
     override fun onCompletion(c: Completion) {
-        if (sourceAddr != FiAddr.UNSPEC) mpi.finishedDirected(this)
+        mpi.finishedDirected(this)
         region.unpack(c.len)
-        complete(Status(MatchBitsDescriptor.rank(c.tag), MatchBitsDescriptor.tag(c.tag), c.len, false, ErrorClass.SUCCESS, -1))
+        complete(MatchBitsDescriptor.rank(c.tag), MatchBitsDescriptor.tag(c.tag), c.len, ErrorClass.SUCCESS)
     }
 
     override fun onError(e: CompletionError) {
-        if (sourceAddr != FiAddr.UNSPEC) mpi.finishedDirected(this)
+        mpi.finishedDirected(this)
         val failed = failedPeer
         if (failed != null && e.err == Errno.ECANCELED) {
-            complete(Status(MatchBitsDescriptor.rank(bits), MatchBitsDescriptor.tag(bits), 0, false, ErrorClass.ERR_PROC_FAILED, -1), "the sender failed: $failed")
+            complete(MatchBitsDescriptor.rank(bits), MatchBitsDescriptor.tag(bits), 0, ErrorClass.ERR_PROC_FAILED, message = "the sender failed: $failed")
         } else {
             completeError(this, region, e)
         }
+    }
+
+    override fun clear() {
+        region.clear()
+        comm = null
+        failedPeer = null
     }
 }
 
 /** The error outcome of a receive: cancelled, truncated (the bytes that fit are kept) or failed. */
 internal fun completeError(op: Request, region: Region?, e: CompletionError) {
     when (e.err) {
-        Errno.ECANCELED -> op.complete(Status(Mpi.ANY_SOURCE, Mpi.ANY_TAG, 0, true, ErrorClass.SUCCESS, -1))
+        Errno.ECANCELED -> op.complete(Mpi.ANY_SOURCE, Mpi.ANY_TAG, 0, ErrorClass.SUCCESS, cancelled = true)
         Errno.ETRUNC -> {
             region?.unpack(e.len)
             op.complete(
-                Status(MatchBitsDescriptor.rank(e.tag), MatchBitsDescriptor.tag(e.tag), e.len, false, ErrorClass.ERR_TRUNCATE, -1),
-                "a message of ${e.len + e.olen} bytes from rank ${MatchBitsDescriptor.rank(e.tag)} (tag ${MatchBitsDescriptor.tag(e.tag)}) does not fit the ${e.len}-byte receive",
+                MatchBitsDescriptor.rank(e.tag), MatchBitsDescriptor.tag(e.tag), e.len, ErrorClass.ERR_TRUNCATE,
+                message = "a message of ${e.len + e.olen} bytes from rank ${MatchBitsDescriptor.rank(e.tag)} (tag ${MatchBitsDescriptor.tag(e.tag)}) does not fit the ${e.len}-byte receive",
             )
         }
-        else -> op.complete(Status(Mpi.ANY_SOURCE, Mpi.ANY_TAG, e.len, false, Request.errorClassOf(e.err), -1), "${Errno.name(e.err)}: ${e.message}")
+        else -> op.complete(Mpi.ANY_SOURCE, Mpi.ANY_TAG, e.len, Request.errorClassOf(e.err), message = "${Errno.name(e.err)}: ${e.message}")
     }
 }
 
@@ -139,11 +195,10 @@ internal class ProbeOp(mpi: Mpi, comm: Comm?, private val claim: Boolean) : Requ
     /** Looks once; true if a message matched (and, for a claim, is now reserved for this op). */
     fun look(bits: Long, ignore: Long): Boolean {
         done = false
-        mpi.lock.lock()
-        try {
+        mpi.locked {
             val rc = mpi.ep.tryTrecv(EMPTY, 0, 0, FiAddr.UNSPEC, bits, ignore, this, OpFlags.PEEK or (if (claim) OpFlags.CLAIM else 0))
             if (rc != 0) throw MPIException.of(ErrorClass.ERR_OTHER, "MPI_Iprobe", "the endpoint refused the probe: ${Errno.name(-rc)}")
-        } finally { mpi.lock.unlock() }
+        }
         mpi.progressUntil { done }
         return found
     }
@@ -162,10 +217,10 @@ internal class ProbeOp(mpi: Mpi, comm: Comm?, private val claim: Boolean) : Requ
         if (r == null) { // the probe's answer
             found = true
             source = MatchBitsDescriptor.rank(c.tag); tag = MatchBitsDescriptor.tag(c.tag); bytes = c.len
-            complete(Status(source, tag, bytes, false, ErrorClass.SUCCESS, -1))
+            complete(source, tag, bytes, ErrorClass.SUCCESS)
         } else {
             r.unpack(c.len)
-            complete(Status(MatchBitsDescriptor.rank(c.tag), MatchBitsDescriptor.tag(c.tag), c.len, false, ErrorClass.SUCCESS, -1))
+            complete(MatchBitsDescriptor.rank(c.tag), MatchBitsDescriptor.tag(c.tag), c.len, ErrorClass.SUCCESS)
         }
     }
 

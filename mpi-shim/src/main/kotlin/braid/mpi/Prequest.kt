@@ -28,10 +28,10 @@ public class Prequest internal constructor(
         current = starter()
     }
 
-    override fun waitFor(): Status {
-        val c = current ?: return Status.EMPTY
+    override fun waitInto(into: Status?): Status {
+        val c = current ?: return into?.also { it.set(Status.EMPTY) } ?: Status.EMPTY
         mpi.progressUntil { c.isComplete }
-        return finish()
+        return finishInto(into)
     }
 
     override fun test(): Status? {
@@ -44,10 +44,11 @@ public class Prequest internal constructor(
         current?.cancel()
     }
 
-    override fun finish(): Status {
-        val c = current ?: return Status.EMPTY
+    override fun finishInto(into: Status?): Status {
+        val c = current ?: return into?.also { it.set(Status.EMPTY) } ?: Status.EMPTY
         current = null
-        return c.finish()
+        // The round's operation was never handed out, so it goes back to the pool (allocation-free restarts).
+        try { return c.finishInto(into) } finally { mpi.recycle(c) }
     }
 
     /** `MPI_Request_free`: an active round still completes on its own. */

@@ -15,11 +15,20 @@ import braid.core.Errno
  */
 public abstract class Request internal constructor(
     internal val mpi: Mpi,
-    internal val comm: Comm?,
+    comm: Comm?,
 ) {
+    /** The communicator whose error handler this request's failure goes through (null: internal traffic). */
+    internal var comm: Comm? = comm
     @Volatile internal var done: Boolean = false
-    internal var status: Status = Status.EMPTY
+    // The status, held as fields so a completion allocates nothing; [status] builds the object.
+    internal var statusSource: Int = Mpi.ANY_SOURCE
+    internal var statusTag: Int = Mpi.ANY_TAG
+    internal var statusBytes: Long = 0
+    internal var statusCancelled: Boolean = false
+    internal var statusError: Int = ErrorClass.SUCCESS
     private var spent = false
+    /** Whether this request sits idle in its process's pool (see [recycle]). */
+    internal var pooled: Boolean = false
 
     /** Whether this request is `MPI_REQUEST_NULL` (its completion was returned, or it was freed). */
     public open val isNull: Boolean get() = spent
@@ -28,11 +37,13 @@ public abstract class Request internal constructor(
     public open val isComplete: Boolean get() = done
 
     /** `MPI_Wait`: blocks until complete and returns the status; `MPI_REQUEST_NULL` returns an empty status. */
-    public open fun waitFor(): Status {
-        if (spent) return Status.EMPTY
-        mpi.progressUntil { done }
-        return finish()
-    }
+    public fun waitFor(): Status = waitInto(null)
+
+    /**
+     * `MPI_Wait` with the caller's status (C's `MPI_Status *`): blocks until complete, fills
+     * [status] and returns it. Allocates nothing, where [waitFor] returns a new [Status].
+     */
+    public fun waitFor(status: Status): Status = waitInto(status)
 
     /** `MPI_Test`: the status if complete (the request is then spent), else null. */
     public open fun test(): Status? {
@@ -48,13 +59,31 @@ public abstract class Request internal constructor(
      */
     public open fun cancel() {
         if (spent || done) return
-        if (mpi.withdraw(this)) { complete(Status(Mpi.ANY_SOURCE, Mpi.ANY_TAG, 0, true, ErrorClass.SUCCESS, -1)); return }
+        if (mpi.withdraw(this)) { complete(Mpi.ANY_SOURCE, Mpi.ANY_TAG, 0, ErrorClass.SUCCESS, cancelled = true); return }
         cancelPosted()
     }
 
     /** `MPI_Request_free`: lets the operation finish on its own; the request is spent. */
     public open fun free() {
         spent = true
+    }
+
+    /**
+     * Hands this spent request back to its process, which may return this same object from a
+     * later [Comm.isend] or [Comm.irecv] (or another nonblocking send) instead of allocating one:
+     * what keeps a warm nonblocking loop free of allocation. Call it once the request's
+     * completion was returned ([waitFor], [test] or an any/all/some call) and only when nothing
+     * will use this reference again: from then on it may stand for another operation. Raises
+     * `MPI_ERR_REQUEST` on a request still in flight; other kinds of request (persistent,
+     * matched receives, `PROC_NULL` and buffered sends) ignore it.
+     */
+    public fun recycle() {
+        if (this !is SendOp && this !is RecvOp) return
+        if (!spent || !done) {
+            val e = MPIException.of(ErrorClass.ERR_REQUEST, "recycle", "the request is still in flight; wait for it (or test it) to completion first")
+            throw comm?.raise(e) ?: e
+        }
+        mpi.recycle(this)
     }
 
     // ## For the operations ##
@@ -68,34 +97,63 @@ public abstract class Request internal constructor(
     }
 
     internal open fun onError(e: CompletionError) {
-        complete(Status(Mpi.ANY_SOURCE, Mpi.ANY_TAG, e.len, false, errorClassOf(e.err), -1), e.message)
+        complete(Mpi.ANY_SOURCE, Mpi.ANY_TAG, e.len, errorClassOf(e.err), message = e.message)
+    }
+
+    /** Lets go of the caller's memory before this request rests in the pool. */
+    internal open fun clear() {}
+
+    /** Makes a pooled request new again. */
+    internal fun reset() {
+        done = false
+        spent = false
+        statusSource = Mpi.ANY_SOURCE; statusTag = Mpi.ANY_TAG; statusBytes = 0; statusCancelled = false; statusError = ErrorClass.SUCCESS
+        errorMessage = ""
     }
 
     /** The endpoint refused the post outright (not `-EAGAIN`). */
     internal fun failPost(rc: Int) {
-        complete(Status(Mpi.ANY_SOURCE, Mpi.ANY_TAG, 0, false, errorClassOf(-rc), -1), "the endpoint refused the operation: ${Errno.name(-rc)}")
+        complete(Mpi.ANY_SOURCE, Mpi.ANY_TAG, 0, errorClassOf(-rc), message = "the endpoint refused the operation: ${Errno.name(-rc)}")
     }
 
     internal var errorMessage: String = ""
 
-    internal fun complete(s: Status, message: String = "") {
-        status = s
+    internal fun complete(source: Int, tag: Int, bytes: Long, error: Int, cancelled: Boolean = false, message: String = "") {
+        statusSource = source; statusTag = tag; statusBytes = bytes; statusCancelled = cancelled; statusError = error
         errorMessage = message
         done = true
     }
 
-    /** Spends the request and returns its status, raising its error. */
-    internal open fun finish(): Status {
-        spent = true
-        return checked(status)
+    internal fun complete(s: Status, message: String = "") = complete(s.source, s.tag, s.bytes, s.error, s.isCancelled, message)
+
+    /** This request's status as a new object, with [index]. */
+    internal fun status(index: Int = -1): Status = Status(statusSource, statusTag, statusBytes, statusCancelled, statusError, index)
+
+    /** Waits until complete, then spends the request: fills [into] (or a new status) and raises its error. */
+    internal open fun waitInto(into: Status?): Status {
+        if (spent) return into?.also { it.set(Status.EMPTY) } ?: Status.EMPTY
+        if (!done) mpi.progressUntil { done }
+        return finishInto(into)
     }
 
-    internal fun checked(s: Status): Status {
-        if (s.error != ErrorClass.SUCCESS) {
-            val e = MPIException.of(s.error, "MPI_Wait", "the operation failed: $errorMessage")
+    /** Spends the request and returns its status, raising its error. */
+    internal fun finish(): Status = finishInto(null)
+
+    /** Spends the request, fills [into] (or a new status) and raises its error. */
+    internal open fun finishInto(into: Status?): Status {
+        spent = true
+        raiseError()
+        if (into == null) return status()
+        into.set(statusSource, statusTag, statusBytes, statusCancelled, statusError, -1)
+        return into
+    }
+
+    /** Throws this request's error through its communicator's handler, if it failed. */
+    internal fun raiseError() {
+        if (statusError != ErrorClass.SUCCESS) {
+            val e = MPIException.of(statusError, "MPI_Wait", "the operation failed: $errorMessage")
             throw comm?.raise(e) ?: e
         }
-        return s
     }
 
     public companion object {
@@ -125,6 +183,34 @@ public abstract class Request internal constructor(
         public fun waitAll(requests: Array<out Request?>): Array<Status> {
             progressAll(requests) { requests.all { it == null || it.isNull || it.isComplete } }
             return finishAll(requests)
+        }
+
+        /**
+         * `MPI_Waitall` into the caller's [statuses] (one per request, each given its index;
+         * null: `MPI_STATUSES_IGNORE`) instead of a new array: allocates nothing. A request that
+         * failed raises `MPI_ERR_IN_STATUS` after all are done, as [waitAll] does.
+         */
+        @JvmStatic
+        public fun waitAll(requests: Array<out Request?>, statuses: Array<Status>?) {
+            progressAll(requests) { requests.all { it == null || it.isNull || it.isComplete } }
+            var failed: Request? = null
+            for (i in requests.indices) {
+                val into = statuses?.get(i) ?: Status.IGNORED
+                val r = requests[i]
+                if (r == null || r.isNull) { into.set(Mpi.ANY_SOURCE, Mpi.ANY_TAG, 0, false, ErrorClass.SUCCESS, i); continue }
+                try { r.finishInto(into) } catch (e: MPIException) { failed = failed ?: r; into.set(r.statusSource, r.statusTag, r.statusBytes, r.statusCancelled, r.statusError, i); continue }
+                into.set(into.source, into.tag, into.bytes, into.isCancelled, into.error, i)
+            }
+            failed?.let { r ->
+                val e = MPIException.of(ErrorClass.ERR_IN_STATUS, "MPI_Waitall", "a request failed (${ErrorClass.name(r.statusError)}: ${r.errorMessage}); see each Status.error")
+                throw r.comm?.raise(e) ?: e
+            }
+        }
+
+        /** [recycle] for each of [requests] (nulls skipped): after [waitAll], hands them all back for reuse. */
+        @JvmStatic
+        public fun recycleAll(requests: Array<out Request?>) {
+            for (r in requests) r?.recycle()
         }
 
         /** `MPI_Testall`: every status if all requests completed (spending them), else null. */
@@ -164,10 +250,10 @@ public abstract class Request internal constructor(
             val out = Array(requests.size) { i ->
                 val r = requests[i]
                 if (r == null || r.isNull) Status.EMPTY.withIndex(i)
-                else try { r.finish().withIndex(i) } catch (e: MPIException) { failed = failed ?: r; r.status.withIndex(i) }
+                else try { r.finish().withIndex(i) } catch (e: MPIException) { failed = failed ?: r; r.status(i) }
             }
             failed?.let { r ->
-                val e = MPIException.of(ErrorClass.ERR_IN_STATUS, "MPI_Waitall", "a request failed (${ErrorClass.name(r.status.error)}: ${r.errorMessage}); see each Status.error")
+                val e = MPIException.of(ErrorClass.ERR_IN_STATUS, "MPI_Waitall", "a request failed (${ErrorClass.name(r.statusError)}: ${r.errorMessage}); see each Status.error")
                 throw r.comm?.raise(e) ?: e
             }
             return out
@@ -183,9 +269,12 @@ public abstract class Request internal constructor(
         }
 
         private inline fun progressAll(requests: Array<out Request?>, crossinline done: () -> Boolean) {
+            var one: Mpi? = null
+            var several = false
+            for (r in requests) { val m = r?.mpi ?: continue; if (one == null) one = m else if (m !== one) several = true }
+            if (one == null) { done(); return }
+            if (!several) { one.progressUntil { done() }; return }
             val mpis = requests.mapNotNull { it?.mpi }.distinct()
-            if (mpis.isEmpty()) { done(); return }
-            if (mpis.size == 1) { mpis[0].progressUntil { done() }; return }
             while (!done()) { var w = 0; mpis.forEach { w += it.progress() }; if (w == 0) Thread.onSpinWait() }
         }
 

@@ -4,6 +4,7 @@ import braid.mpi.Datatype
 import braid.mpi.Mpi
 import braid.mpi.MpiOptions
 import braid.mpi.Request
+import braid.mpi.Status
 import braid.mpi.testing.FileBootstrap
 import java.io.File
 import java.nio.ByteBuffer
@@ -13,7 +14,8 @@ import java.nio.ByteBuffer
  * same loops): `MpiPingPong DIR RANK` for two ranks. Latency: half the round trip of a
  * send/recv pingpong, 0 B to 1 MiB. Bandwidth: rank 0 posts a window of 64 isends, rank 1 64
  * irecvs, then a 4-byte ack; MB/s = bytes × 64 × iterations / time. Rank 0 prints
- * `lat SIZE USEC` and `bw SIZE MBPS` lines.
+ * `lat SIZE USEC` and `bw SIZE MBPS` lines. The loops use the allocation-free forms (a reused
+ * status, as C passes MPI_STATUS_IGNORE; waitAll into no statuses, then the requests recycled).
  */
 object MpiPingPong {
     private const val WINDOW = 64
@@ -26,6 +28,7 @@ object MpiPingPong {
             val peer = 1 - w.rank
             val buf = ByteBuffer.allocateDirect(1 shl 20)
             val sizes = listOf(0) + (0..20).map { 1 shl it }
+            val st = Status()
             for (size in sizes) {
                 val iters = if (size <= 8192) 20_000 else if (size <= 131072) 2_000 else 500
                 val warm = iters / 10
@@ -33,9 +36,9 @@ object MpiPingPong {
                 for (i in 0 until warm + iters) {
                     if (i == warm) { w.barrier(); t0 = Mpi.wtime() }
                     if (w.rank == 0) {
-                        w.send(buf, size, Datatype.BYTE, peer, 1); w.recv(buf, size, Datatype.BYTE, peer, 1)
+                        w.send(buf, size, Datatype.BYTE, peer, 1); w.recv(buf, size, Datatype.BYTE, peer, 1, st)
                     } else {
-                        w.recv(buf, size, Datatype.BYTE, peer, 1); w.send(buf, size, Datatype.BYTE, peer, 1)
+                        w.recv(buf, size, Datatype.BYTE, peer, 1, st); w.send(buf, size, Datatype.BYTE, peer, 1)
                     }
                 }
                 val t = Mpi.wtime() - t0
@@ -43,6 +46,7 @@ object MpiPingPong {
             }
             val ack = ByteBuffer.allocate(4)
             val bufs = Array(WINDOW) { ByteBuffer.allocateDirect(1 shl 20) }
+            val reqs = arrayOfNulls<Request>(WINDOW)
             for (size in listOf(1, 64, 1024, 4096, 16384, 65536, 262144, 1 shl 20)) {
                 val iters = if (size <= 16384) 500 else 50
                 val warm = 10
@@ -50,10 +54,12 @@ object MpiPingPong {
                 for (i in 0 until warm + iters) {
                     if (i == warm) { w.barrier(); t0 = Mpi.wtime() }
                     if (w.rank == 0) {
-                        Request.waitAll(Array(WINDOW) { w.isend(bufs[it], size, Datatype.BYTE, peer, 2) })
-                        w.recv(ack, 1, Datatype.INT, peer, 3)
+                        for (k in 0 until WINDOW) reqs[k] = w.isend(bufs[k], size, Datatype.BYTE, peer, 2)
+                        Request.waitAll(reqs, null); Request.recycleAll(reqs)
+                        w.recv(ack, 1, Datatype.INT, peer, 3, st)
                     } else {
-                        Request.waitAll(Array(WINDOW) { w.irecv(bufs[it], size, Datatype.BYTE, peer, 2) })
+                        for (k in 0 until WINDOW) reqs[k] = w.irecv(bufs[k], size, Datatype.BYTE, peer, 2)
+                        Request.waitAll(reqs, null); Request.recycleAll(reqs)
                         w.send(ack, 1, Datatype.INT, peer, 3)
                     }
                 }

@@ -9,14 +9,15 @@ import java.util.concurrent.atomic.AtomicReferenceArray
 /**
  * Runs [body] as each of [n] ranks of one [MemoryJob], one thread per rank, each rank with its
  * own shm endpoint; fails with every rank's exception, or names the ranks still running after
- * [seconds]. The world's error handler is ERRORS_RETURN, so bad calls throw.
+ * [seconds]. The world's error handler is ERRORS_RETURN, so bad calls throw. Each rank asks
+ * for [level] (below MULTIPLE, the body must keep its rank's calls on its one thread).
  */
-fun runRanks(n: Int, seconds: Long = 60, job: MemoryJob = MemoryJob(n), body: (Mpi) -> Unit) {
+fun runRanks(n: Int, seconds: Long = 60, job: MemoryJob = MemoryJob(n), level: ThreadLevel = ThreadLevel.MULTIPLE, body: (Mpi) -> Unit) {
     val errors = AtomicReferenceArray<Throwable?>(n)
     val threads = List(n) { r ->
         Thread({
             try {
-                Mpi.init(job.rank(r), ThreadLevel.MULTIPLE, MpiOptions().provider("shm")).use { mpi ->
+                Mpi.init(job.rank(r), level, MpiOptions().provider("shm")).use { mpi ->
                     mpi.world.setErrhandler(ErrorHandler.ERRORS_RETURN)
                     body(mpi)
                 }
