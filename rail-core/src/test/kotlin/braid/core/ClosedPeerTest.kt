@@ -1,5 +1,6 @@
 package braid.core
 
+import braid.provider.link.LinkTestFabric
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldContain
@@ -10,31 +11,41 @@ import org.agrona.concurrent.UnsafeBuffer
  * for a dead process (issue 11, item 6): nothing can arrive for it any more.
  */
 class ClosedPeerTest : FunSpec({
-    test("shm: a receive directed at a closed endpoint of a live process fails with EHOSTDOWN and PEER_DOWN is reported") {
-        TestFabric(2).use { f ->
-            val (me, peer) = f.nodes
-            me.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, f.addrs[0][1], 5, 0, "directed") shouldBe 0
-            repeat(100) { me.domain.progress() }
-            peer.ep.close()
-            val e = me.await(1, millis = 10_000).single() as CompletionError
-            e.context shouldBe "directed"
-            e.err shouldBe Errno.EHOSTDOWN
-            e.message shouldContain "closed its endpoint"
+    // A link's shm rail is the same code, but the link routes by its own addresses and fans a
+    // rail's peer-down out to them: both are checked.
+    val rails = listOf<Pair<String, () -> RailFabric>>(
+        "shm" to { TestFabric(2) },
+        "link over its shm rail" to { LinkTestFabric(listOf("shm+tcp:lo", "shm+tcp:lo")) },
+    )
+    for ((rail, open) in rails) {
+        test("$rail: a receive directed at a closed endpoint of a live process fails with EHOSTDOWN") {
+            open().use { f ->
+                val (me, peer) = f.nodes
+                me.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, f.addrs[0][1], 5, 0, "directed") shouldBe 0
+                repeat(100) { me.domain.progress() }
+                peer.ep.close()
+                val e = me.await(1, millis = 10_000).single() as CompletionError
+                e.context shouldBe "directed"
+                e.err shouldBe Errno.EHOSTDOWN
+                e.message shouldContain "shm: peer"
+                e.message shouldContain "closed its endpoint"
+            }
         }
-    }
 
-    test("shm: a receive directed at a peer that sent before and then closed its endpoint fails with EHOSTDOWN") {
-        TestFabric(2).use { f ->
-            val (me, peer) = f.nodes
-            peer.ep.tryTsend(UnsafeBuffer(ByteArray(8)), 0, 8, f.addrs[1][0], 1, "sent") shouldBe 0
-            me.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, f.addrs[0][1], 1, 0, "first") shouldBe 0
-            (me.await(1, others = listOf(peer)).single() as Completion).context shouldBe "first"
-            me.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, f.addrs[0][1], 5, 0, "directed") shouldBe 0
-            peer.ep.close()
-            val e = me.await(1, millis = 10_000).single() as CompletionError
-            e.context shouldBe "directed"
-            e.err shouldBe Errno.EHOSTDOWN
-            e.message shouldContain "closed its endpoint"
+        test("$rail: a receive directed at a peer that sent before and then closed its endpoint fails with EHOSTDOWN") {
+            open().use { f ->
+                val (me, peer) = f.nodes
+                peer.ep.tryTsend(UnsafeBuffer(ByteArray(8)), 0, 8, f.addrs[1][0], 1, "sent") shouldBe 0
+                me.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, f.addrs[0][1], 1, 0, "first") shouldBe 0
+                (me.await(1, others = listOf(peer)).single() as Completion).context shouldBe "first"
+                me.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, f.addrs[0][1], 5, 0, "directed") shouldBe 0
+                peer.ep.close()
+                val e = me.await(1, millis = 10_000).single() as CompletionError
+                e.context shouldBe "directed"
+                e.err shouldBe Errno.EHOSTDOWN
+                e.message shouldContain "shm: peer"
+                e.message shouldContain "closed its endpoint"
+            }
         }
     }
 })
