@@ -79,7 +79,7 @@ internal class TcpTransport(
     internal val eagerSize = info.endpointAttr.eagerSize.coerceIn(0, bufferSize - HEADER_LENGTH)
     internal val txSize = info.txAttr.size
 
-    /** Credit this endpoint lends each sender: the configured window, less if few unexpected messages are allowed. */
+    /** The most credit this endpoint lends one sender (the handshake's window): the configured window, less if few unexpected messages are allowed. */
     val window: Long = maxOf(MIN_WINDOW.toLong(), minOf(settings.window.toLong(), info.rxAttr.unexpectedLimit.toLong() * HEAD_COST))
     internal val timeoutNanos = settings.timeoutMillis * 1_000_000
     internal val heartbeatNanos = timeoutNanos / 4
