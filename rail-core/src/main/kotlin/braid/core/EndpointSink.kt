@@ -40,6 +40,16 @@ internal class EndpointSink(private val ep: Endpoint) : RailHost {
         if (heldBytes > heldBytesMax) heldBytesMax = heldBytes
     }
 
+    override var reservedBytes: Long = 0L
+        private set
+    override var reservedMsgs: Int = 0
+        private set
+
+    override fun reserve(bytes: Long, msgs: Int) {
+        reservedBytes = bytes
+        reservedMsgs = msgs
+    }
+
     override val srx: SharedReceiveContext get() = ep.srx
 
     override fun txComplete(context: Any?, flags: Long, len: Long, tag: Long) {

@@ -50,6 +50,8 @@ internal class MessageEngine(
     /** Bytes of unexpected eager messages held now, and the most ever held at once. */
     var heldBytes = 0L; private set
     var heldBytesMax = 0L; private set
+    /** Unexpected messages (eager and rendezvous) this engine holds now. */
+    var heldCount = 0; private set
 
     // ## Send side ##
 
@@ -66,8 +68,18 @@ internal class MessageEngine(
                 return 0
             }
         }
-        if (inject || path.backlog.size >= backlogLimit) return -Errno.EAGAIN
-        path.backlog.addLast(txOp(buffer, buffer.capacity(), tag, data, flags, context))
+        if (path.backlog.size >= backlogLimit) return -Errno.EAGAIN
+        if (inject) {
+            // Buffer reusable on return: queued only as a copy, where the outlet allows it.
+            if (!path.outlet.queuesInject) return -Errno.EAGAIN
+            val copy = payloads.acquire(buffer.capacity())
+            copy.putBytes(0, buffer, 0, buffer.capacity())
+            val op = txOp(copy, buffer.capacity(), tag, data, flags, context)
+            op.copy = copy
+            path.backlog.addLast(op)
+        } else {
+            path.backlog.addLast(txOp(buffer, buffer.capacity(), tag, data, flags, context))
+        }
         counters.sent(buffer.capacity())
         return 0
     }
@@ -176,6 +188,8 @@ internal class MessageEngine(
     private fun releaseOp(op: MsgTxOp) {
         op.context = null
         op.buffer.wrap(0L, 0)
+        op.copy?.let { payloads.release(it) }
+        op.copy = null
         txPool.addLast(op)
     }
 
@@ -207,13 +221,13 @@ internal class MessageEngine(
     /**
      * Whether an unexpected message of [length] payload bytes must be pushed back rather than
      * held: the receive context is full (messages), or holding it would pass the endpoint's
-     * bound on unexpected bytes (shared by every rail of the endpoint). [pendingMsgs] and
-     * [pendingBytes]: unexpected messages the rail is still reading, to be held once read.
+     * bound on unexpected bytes (shared by every rail of the endpoint), counting what another
+     * rail reserved for its senders ([RailHost.reserve]).
      */
-    fun mustPushBack(length: Long, pendingMsgs: Int = 0, pendingBytes: Long = 0): Boolean {
+    fun mustPushBack(length: Long): Boolean {
         val srx = ep.srx
-        if (srx.unexpectedCount + pendingMsgs >= srx.unexpectedLimit) return true
-        val held = ep.heldBytes + pendingBytes
+        if (srx.unexpectedCount + ep.reservedMsgs >= srx.unexpectedLimit) return true
+        val held = ep.heldBytes + ep.reservedBytes
         return held + length > ep.unexpectedBytesLimit && held > 0
     }
 
@@ -229,6 +243,7 @@ internal class MessageEngine(
     fun hold(path: RecvPath, e: RxEntry, bytes: UnsafeBuffer?, msgId: Long, rendezvous: Boolean, wantAck: Boolean, cost: Long, srcAddress: Long) {
         val h = heldPool.removeLastOrNull() ?: MsgHeld()
         h.path = path; h.bytes = bytes; h.msgId = msgId; h.rendezvous = rendezvous; h.wantAck = wantAck; h.cost = cost; h.srcAddress = srcAddress
+        heldCount++
         if (bytes != null) {
             heldBytes += bytes.capacity()
             if (heldBytes > heldBytesMax) heldBytesMax = heldBytes
@@ -416,6 +431,7 @@ internal class MessageEngine(
     }
 
     private fun releaseHeld(h: MsgHeld) {
+        heldCount--
         h.path = null; h.bytes = null
         heldPool.addLast(h)
     }

@@ -18,6 +18,13 @@ internal interface SendOutlet {
     val open: Boolean get() = true
 
     /**
+     * Whether an inject that finds no room (or credit) now may wait in the backlog as a copy
+     * rather than be refused with `-EAGAIN` (tcp: before its connection is up, so an inject to a
+     * peer not yet connected goes out once the receiver grants credit).
+     */
+    val queuesInject: Boolean get() = false
+
+    /**
      * Writes the head of message [msgId] ([buffer], the whole view, is its payload): an EAGER
      * record carrying the bytes when the rail's eager rules and room allow, otherwise, unless
      * [flags] has INJECT, an RTS carrying only the length. Returns [HEAD_EAGER], [HEAD_RTS], or
@@ -111,6 +118,8 @@ internal class MsgTxOp {
     var data = 0L
     var flags = 0L
     var context: Any? = null
+    /** A queued inject's copy of its bytes (pooled), which [buffer] wraps; released with the op. */
+    var copy: UnsafeBuffer? = null
     var msgId = 0L
     var accepted = 0L
     var sent = 0L

@@ -30,6 +30,15 @@ internal interface RailHost {
     fun held(delta: Long)
     fun holdsNoMore(length: Long): Boolean = heldBytes + length > unexpectedBytesLimit && heldBytes > 0
 
+    /**
+     * The part of the unexpected bounds a rail has promised its senders but not yet received
+     * (tcp's credit: bytes and message heads that may still arrive unexpected); another rail of
+     * the endpoint holds no more than the bounds less these. Set by that rail ([reserve]).
+     */
+    val reservedBytes: Long
+    val reservedMsgs: Int
+    fun reserve(bytes: Long, msgs: Int)
+
     fun txComplete(context: Any?, flags: Long, len: Long, tag: Long)
     fun txError(context: Any?, flags: Long, len: Long, tag: Long, err: Int, message: String)
 

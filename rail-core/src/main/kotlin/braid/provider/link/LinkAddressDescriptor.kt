@@ -68,7 +68,11 @@ internal object LinkAddressDescriptor {
         val hostId = b.getLong(HOST_OFFSET, ByteOrder.LITTLE_ENDIAN)
         val count = b.getByte(COUNT_OFFSET).toInt() and 0xff
         if (count == 0 || count > MAX_PARTS) bad("part count $count at offset $COUNT_OFFSET must be 1..$MAX_PARTS")
-        val parts = LinkedHashMap<Int, PeerAddress>()
+        // Small arrays, not a map: an AV insert parses every address it files.
+        val seen = IntArray(count)
+        val kinds = IntArray(count)
+        val parts = arrayOfNulls<PeerAddress>(count)
+        var known = 0
         var at = PARTS_OFFSET
         for (i in 0 until count) {
             if (at + PART_HEADER_LENGTH > raw.size) bad("part $i: its header at offset $at runs past the end")
@@ -76,35 +80,49 @@ internal object LinkAddressDescriptor {
             val length = b.getShort(at + PART_LENGTH_OFFSET, ByteOrder.LITTLE_ENDIAN).toInt() and 0xffff
             val start = at + PART_HEADER_LENGTH
             if (start + length > raw.size) bad("part $i (kind $kind): length $length at offset ${at + PART_LENGTH_OFFSET} runs past the end (${raw.size - start} bytes left)")
-            if (kind in parts) bad("part $i: kind $kind appears twice")
+            for (j in 0 until i) if (seen[j] == kind) bad("part $i: kind $kind appears twice")
+            seen[i] = kind
             val blob = raw.copyOfRange(start, start + length)
             val parsed = try {
                 parsePart(kind, blob)
             } catch (e: FabricException) {
                 bad("part $i at offset $start: ${e.message}")
             }
-            if (parsed != null) parts[kind] = parsed
+            if (parsed != null) {
+                kinds[known] = kind
+                parts[known++] = parsed
+            }
             at = start + length
         }
-        return LinkAddress(hostId, parts, raw.copyOf(at))
+        return LinkAddress(hostId, kinds, parts, known, raw.copyOf(at))
     }
 }
 
-/** A parsed link address: the host it lives on and the rail addresses this node can use. */
+/** A parsed link address: the host it lives on and the rail addresses this node can use ([count] of them, in blob order). */
 internal class LinkAddress(
     val hostId: Long,
-    private val parts: Map<Int, PeerAddress>,
+    private val kinds: IntArray,
+    private val parts: Array<PeerAddress?>,
+    private val count: Int,
     override val raw: ByteArray,
 ) : PeerAddress {
     /** Built when asked (the AV files a link address under its [partKeys], and inserts must stay cheap). */
-    override val key: String get() = "link-" + parts.values.joinToString("+") { it.key }
+    override val key: String get() = "link-" + (0 until count).joinToString("+") { parts[it]!!.key }
 
-    override val partKeys: List<String> = parts.values.map { it.key }
+    override val partKeys: List<String> = when (count) {
+        1 -> listOf(parts[0]!!.key)
+        2 -> listOf(parts[0]!!.key, parts[1]!!.key)
+        else -> List(count) { parts[it]!!.key }
+    }
 
-    override fun part(provider: String): PeerAddress? = parts[AddressHeader.kindOf(provider)]
+    override fun part(provider: String): PeerAddress? {
+        val kind = AddressHeader.kindOf(provider)
+        for (i in 0 until count) if (kinds[i] == kind) return parts[i]
+        return null
+    }
 
     override fun render(): String =
-        "fi_link://${java.lang.Long.toHexString(hostId)}/" + parts.values.joinToString("+") { it.render() }
+        "fi_link://${java.lang.Long.toHexString(hostId)}/" + (0 until count).joinToString("+") { parts[it]!!.render() }
 
     override fun toString(): String = render()
 }

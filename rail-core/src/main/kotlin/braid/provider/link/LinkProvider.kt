@@ -158,9 +158,16 @@ internal class LinkDomain(private val domain: Domain, private val info: Info) : 
         rails = opened
     }
 
-    override fun parseAddress(raw: ByteArray): PeerAddress = LinkAddressDescriptor.parse(raw) { kind, blob ->
+    override fun parseAddress(raw: ByteArray): PeerAddress = LinkAddressDescriptor.parse(raw, partParser)
+
+    /** Parses a part of a link address with the rail of its kind (null: no such rail here); one object for every parse. */
+    private val partParser: (Int, ByteArray) -> PeerAddress? = { kind, blob ->
         val rail = AddressHeader.nameOf(kind)
-        rails.firstOrNull { it.first.provider == rail }?.second?.parseAddress(blob)
+        var parsed: PeerAddress? = null
+        for (i in 0 until rails.size) {
+            if (rails[i].first.provider == rail) { parsed = rails[i].second.parseAddress(blob); break }
+        }
+        parsed
     }
 
     override fun openEndpoint(endpoint: Endpoint, info: Info, av: RailAv): Transport {

@@ -114,11 +114,17 @@ internal class ShmInChannel(
         else -> ControlledMessageHandler.Action.CONTINUE // a record type from a newer version: skip it
     }
 
+    /** The id of the message head left in the data ring last time (pushed back), or 0. */
+    private var pushedBack = 0L
+
     private fun onMessageHead(rendezvous: Boolean, b: MutableDirectBuffer, index: Int): ControlledMessageHandler.Action {
         val wire = b.getInt(index + FLAGS_OFFSET)
         val id = b.getLong(index + MSG_ID_OFFSET)
         val length = b.getLong(index + LENGTH_OFFSET)
-        val e = engine.arrived(recvPath, wire and FLAG_TAGGED != 0, b.getLong(index + TAG_OFFSET), length, wire and FLAG_DATA != 0, b.getLong(index + DATA_OFFSET))
+        // A record pushed back before is offered again: counted once.
+        val again = id == pushedBack
+        pushedBack = 0
+        val e = engine.arrived(recvPath, wire and FLAG_TAGGED != 0, b.getLong(index + TAG_OFFSET), length, wire and FLAG_DATA != 0, b.getLong(index + DATA_OFFSET), count = !again)
         val wantAck = wire and FLAG_ACK != 0
         val srcAddress = b.getLong(index + SRC_ADDRESS_OFFSET)
         if (engine.isMatched(e)) {
@@ -129,6 +135,7 @@ internal class ShmInChannel(
         if (engine.mustPushBack(if (rendezvous) 0 else length)) {
             // Push this sender back: the record stays in its ring until a receive takes it.
             t.ep.srx.freeEntry(e)
+            pushedBack = id
             return ControlledMessageHandler.Action.ABORT
         }
         val bytes = if (rendezvous) null else engine.payload(length.toInt()).also { it.putBytes(0, b, index + HEADER_LENGTH, length.toInt()) }

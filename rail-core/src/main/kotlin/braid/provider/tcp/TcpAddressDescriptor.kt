@@ -74,8 +74,12 @@ internal object TcpAddressDescriptor {
         val id = b.getLong(ID_OFFSET, ByteOrder.LITTLE_ENDIAN)
         if (id == 0L) bad("endpoint id 0 at offset $ID_OFFSET is not valid")
         // A newer version may append fields: read what this version knows.
-        val ip: InetAddress = when (family) {
-            4 -> InetAddress.getByAddress(raw.copyOfRange(ADDRESS_OFFSET, ADDRESS_OFFSET + 4))
+        val ip: InetAddress? = when (family) {
+            4 -> {
+                // Checked from the bytes; the InetAddress is built when first needed (an AV insert never needs it).
+                if (b.getInt(ADDRESS_OFFSET) == 0) bad("address 0.0.0.0 is the wildcard address; an endpoint must advertise a reachable one")
+                null
+            }
             6 -> {
                 if (raw.size < V6_LENGTH) bad("an IPv6 address needs $V6_LENGTH bytes, the blob has ${raw.size}")
                 val scope = b.getInt(ADDRESS_OFFSET + 16, ByteOrder.LITTLE_ENDIAN)
@@ -84,9 +88,9 @@ internal object TcpAddressDescriptor {
             }
             else -> bad("address family $family at offset $FAMILY_OFFSET is neither 4 (IPv4) nor 6 (IPv6)")
         }
-        if (ip.isAnyLocalAddress) bad("address ${ip.hostAddress} is the wildcard address; an endpoint must advertise a reachable one")
+        if (ip != null && ip.isAnyLocalAddress) bad("address ${ip.hostAddress} is the wildcard address; an endpoint must advertise a reachable one")
         val length = if (family == 6) V6_LENGTH else V4_LENGTH
-        return TcpAddress(b.getLong(HOST_OFFSET, ByteOrder.LITTLE_ENDIAN), id, InetSocketAddress(ip, port), raw.copyOf(length))
+        return TcpAddress(b.getLong(HOST_OFFSET, ByteOrder.LITTLE_ENDIAN), id, port, ip, raw.copyOf(length))
     }
 }
 
@@ -94,9 +98,20 @@ internal object TcpAddressDescriptor {
 internal class TcpAddress(
     val hostId: Long,
     val endpointId: Long,
-    val socket: InetSocketAddress,
+    private val port: Int,
+    /** The IP address, or null for an IPv4 one not built yet (from [raw], on first use of [socket]). */
+    private var ip: InetAddress?,
     override val raw: ByteArray,
 ) : PeerAddress {
+    private var cachedSocket: InetSocketAddress? = null
+
+    /** Where the endpoint listens. */
+    val socket: InetSocketAddress
+        get() = cachedSocket ?: InetSocketAddress(
+            ip ?: InetAddress.getByAddress(raw.copyOfRange(TcpAddressDescriptor.ADDRESS_OFFSET, TcpAddressDescriptor.ADDRESS_OFFSET + 4)).also { ip = it },
+            port,
+        ).also { cachedSocket = it }
+
     override val key: String get() = keyOf(endpointId)
 
     override fun render(): String {

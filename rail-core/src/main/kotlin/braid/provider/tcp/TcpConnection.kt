@@ -60,13 +60,6 @@ internal class TcpConnection(
 
     val established: Boolean get() = state == State.ESTABLISHED
 
-    /**
-     * Whether its input stopped at a message header the endpoint cannot hold now (its
-     * unexpected bounds): nothing more is read from it until [TcpTransport.retryPaused] lets
-     * the header through, and its silence meanwhile is ours, not the peer's.
-     */
-    var paused: Boolean = false
-
     /** Appends a handshake frame with [payloadLength] bytes of [payload] (from offset 0). */
     fun putHandshake(type: Int, payload: UnsafeBuffer?, payloadLength: Int) {
         val at = hs.position()

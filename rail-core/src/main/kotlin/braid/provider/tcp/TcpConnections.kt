@@ -8,9 +8,11 @@ import braid.provider.tcp.TcpFrameDescriptor.CTS
 import braid.provider.tcp.TcpFrameDescriptor.DATA
 import braid.provider.tcp.TcpFrameDescriptor.DISCARDED
 import braid.provider.tcp.TcpFrameDescriptor.EAGER
+import braid.provider.tcp.TcpFrameDescriptor.GIVEBACK
 import braid.provider.tcp.TcpFrameDescriptor.HEAD_COST
 import braid.provider.tcp.TcpFrameDescriptor.HEARTBEAT
 import braid.provider.tcp.TcpFrameDescriptor.MAX_RMA_PAYLOAD
+import braid.provider.tcp.TcpFrameDescriptor.RECLAIM
 import braid.provider.tcp.TcpFrameDescriptor.RMA
 import braid.provider.tcp.TcpFrameDescriptor.RTS
 import java.io.IOException
@@ -135,7 +137,7 @@ internal fun TcpTransport.maxPayload(c: TcpConnection, type: Int): Int {
     return when (type) {
         EAGER -> (window - HEAD_COST).toInt()
         DATA -> TcpTransport.MAX_DATA_PAYLOAD
-        RTS, CTS, ACK, DISCARDED, CREDIT, HEARTBEAT, BYE -> 0
+        RTS, CTS, ACK, DISCARDED, CREDIT, HEARTBEAT, BYE, RECLAIM, GIVEBACK -> 0
         RMA -> MAX_RMA_PAYLOAD
         else -> -1
     }

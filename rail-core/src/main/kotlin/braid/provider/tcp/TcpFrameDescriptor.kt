@@ -54,23 +54,30 @@ import java.util.zip.CRC32C
  *   offset — then a read's bytes or a fetching atomic's old values). The header's own id, tag,
  *   data and value fields are 0. Not charged credit: the target carries each request out as
  *   it arrives and keeps nothing but a read's progress. Added in version 2.
+ * - RECLAIM (11): receiver → sender: give back up to `value` bytes of the credit lent you.
+ * - GIVEBACK (12): sender → receiver: `value` bytes of unspent credit given back (the answer to
+ *   a RECLAIM; 0 if none was left). Both added in version 3.
  *
  * Handshake frames (see [TcpHandshake]): HELLO (16), CHALLENGE (17), AUTH (18), WELCOME (19),
  * REJECT (20); their payloads are laid out in [HandshakeDescriptor].
  *
- * Credit: a receiver lends each sender a window of bytes for message heads (EAGER and RTS
- * frames, each charged [frameCost]); it returns what a message cost once the message no longer
- * occupies it (matched and copied, or discarded), in the credit field of any frame going back
- * or in a CREDIT frame. A sender never has more than the window outstanding, so unexpected
- * messages held for one peer never exceed it, and the stream itself is never stalled: a CTS'd
- * message's DATA always flows.
+ * Credit: a sender may send message heads (EAGER and RTS frames, each charged [frameCost]) only
+ * against credit its receiver granted, in the credit field of any frame going back or in a
+ * CREDIT frame; it has none before. The receiver grants it out of its endpoint-wide unexpected
+ * bounds (bytes and messages, [TcpCredit]), at most its window (the handshake's) per sender,
+ * and returns what a message cost once the message no longer occupies it (matched and copied,
+ * or discarded) — or keeps it, to grant to a sender below its fair share, and asks an idle
+ * sender's unspent credit back with RECLAIM. So unexpected messages held never pass the
+ * bounds, and the receiver never stops reading the stream: control frames, a CTS'd message's
+ * DATA and RMA frames need no credit and always flow. (Version 2 lent a fixed window per
+ * sender, before and after the handshake.)
  *
  * The CRC guards the header against a desynchronised or foreign byte stream (a bad length
  * would otherwise desynchronise everything after it); payload integrity is TCP's job.
  */
 internal object TcpFrameDescriptor {
     const val MAGIC: Int = 0x42
-    const val VERSION: Int = 2
+    const val VERSION: Int = 3
 
     const val EAGER = 1
     const val RTS = 2
@@ -82,6 +89,8 @@ internal object TcpFrameDescriptor {
     const val HEARTBEAT = 8
     const val BYE = 9
     const val RMA = 10
+    const val RECLAIM = 11
+    const val GIVEBACK = 12
     const val HELLO = 16
     const val CHALLENGE = 17
     const val AUTH = 18
@@ -120,12 +129,12 @@ internal object TcpFrameDescriptor {
 
     fun typeName(type: Int): String = when (type) {
         EAGER -> "EAGER"; RTS -> "RTS"; CTS -> "CTS"; DATA -> "DATA"; ACK -> "ACK"; DISCARDED -> "DISCARDED"
-        CREDIT -> "CREDIT"; HEARTBEAT -> "HEARTBEAT"; BYE -> "BYE"; RMA -> "RMA"; HELLO -> "HELLO"; CHALLENGE -> "CHALLENGE"
+        CREDIT -> "CREDIT"; HEARTBEAT -> "HEARTBEAT"; BYE -> "BYE"; RMA -> "RMA"; RECLAIM -> "RECLAIM"; GIVEBACK -> "GIVEBACK"; HELLO -> "HELLO"; CHALLENGE -> "CHALLENGE"
         AUTH -> "AUTH"; WELCOME -> "WELCOME"; REJECT -> "REJECT"
         else -> "type $type"
     }
 
-    fun isKnownType(type: Int): Boolean = type in EAGER..RMA || type in HELLO..REJECT
+    fun isKnownType(type: Int): Boolean = type in EAGER..GIVEBACK || type in HELLO..REJECT
 
     /**
      * Writes a header at [index] of [b] (whose memory [bb] is, for the CRC) and returns

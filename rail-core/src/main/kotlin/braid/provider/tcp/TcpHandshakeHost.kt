@@ -2,7 +2,6 @@ package braid.provider.tcp
 
 import braid.core.Errno
 import braid.provider.tcp.TcpFrameAdapter.Companion.STOP
-import braid.provider.tcp.TcpFrameDescriptor.MIN_WINDOW
 import java.lang.System.Logger.Level
 
 /** The endpoint's side of the handshake: the tie-break, and what a refusal or a failure means for the peer. */
@@ -58,17 +57,17 @@ internal class TcpHandshakeHost(private val t: TcpTransport) : TcpHandshake.Host
     override fun flush(c: TcpConnection) = t.flushHandshake(c)
 }
 
-/** [c] is [p]'s connection now: the credit the peer lends counts from here. */
+/** [c] is [p]'s connection now: credit flows both ways from here (none is lent before). */
 internal fun TcpTransport.establish(c: TcpConnection, p: TcpPeer) {
     c.peer = p
     c.state = TcpConnection.State.ESTABLISHED
     p.conn = c
     p.awaitIncomingUntil = 0
-    p.credit += c.theirWindow - MIN_WINDOW
     p.theirWindow = c.theirWindow
     c.rxSeenAt = System.nanoTime()
     c.txSeenAt = c.rxSeenAt
     flushHandshake(c)
     markBusy(p)
+    creditJoined(p)
 }
 

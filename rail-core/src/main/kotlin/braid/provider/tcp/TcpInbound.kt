@@ -4,7 +4,6 @@ import braid.core.Errno
 import braid.core.RxEntry
 import braid.provider.tcp.TcpFrameAdapter.Companion.CONTINUE
 import braid.provider.tcp.TcpFrameAdapter.Companion.FAIL
-import braid.provider.tcp.TcpFrameAdapter.Companion.PAUSE
 import braid.provider.tcp.TcpFrameAdapter.Companion.STOP
 import braid.provider.tcp.TcpFrameDescriptor.ACK
 import braid.provider.tcp.TcpFrameDescriptor.BYE
@@ -16,7 +15,9 @@ import braid.provider.tcp.TcpFrameDescriptor.EAGER
 import braid.provider.tcp.TcpFrameDescriptor.FLAG_ACK
 import braid.provider.tcp.TcpFrameDescriptor.FLAG_DATA
 import braid.provider.tcp.TcpFrameDescriptor.FLAG_TAGGED
+import braid.provider.tcp.TcpFrameDescriptor.GIVEBACK
 import braid.provider.tcp.TcpFrameDescriptor.HEARTBEAT
+import braid.provider.tcp.TcpFrameDescriptor.RECLAIM
 import braid.provider.tcp.TcpFrameDescriptor.RMA
 import braid.provider.tcp.TcpFrameDescriptor.RTS
 import braid.provider.tcp.TcpFrameDescriptor.frameCost
@@ -36,19 +37,17 @@ private const val RENDEZVOUS_PREFETCH = 8192
  * straight into its receive buffer when that is direct memory.
  */
 internal fun TcpTransport.read(c: TcpConnection) {
-    if (c.paused) return
     var reads = 0
     var drained = false
     var filled: Boolean
     while (true) {
         val buf = c.inbound
-        if (buf.position() > 0 || c.adapter.paused) {
+        if (buf.position() > 0) {
             buf.flip()
             val rc = c.adapter.decode(buf, c.handler)
             buf.compact()
             if (c.state == TcpConnection.State.CLOSED) return
             if (rc == FAIL) { corrupt(c); return }
-            if (rc == PAUSE) return // pushed back: the rest waits in this buffer, the socket and the sender's credit
             if (rc == STOP) {
                 if (c.established) c.growInbound(bufferSize)
                 continue
@@ -93,32 +92,6 @@ internal fun TcpTransport.read(c: TcpConnection) {
     }
 }
 
-/**
- * Offers each pushed-back connection's waiting header again (a receive may have been posted,
- * or held messages taken); one that goes through reads on. Returns how many went through.
- */
-internal fun TcpTransport.retryPaused(): Int {
-    var work = 0
-    var i = paused.size - 1
-    while (i >= 0) {
-        val c = paused[i]
-        val last = paused.size - 1
-        paused[i] = paused[last]
-        paused.removeAt(last)
-        c.paused = false
-        if (c.state != TcpConnection.State.CLOSED) {
-            try {
-                read(c)
-            } catch (e: java.io.IOException) {
-                lost(c, Errno.ECONNRESET, "reset the connection (${e.message})")
-            }
-            if (!c.paused) work++
-        }
-        i--
-    }
-    return work
-}
-
 internal fun TcpTransport.endOfStream(c: TcpConnection) {
     val why = if (c.adapter.midFrame) {
         "closed the connection in the middle of a ${c.adapter.describePosition()}: truncated frame"
@@ -138,12 +111,11 @@ internal fun TcpTransport.corrupt(c: TcpConnection) {
 internal fun TcpTransport.onHeader(c: TcpConnection, a: TcpFrameAdapter): Int {
     if (!c.established) return handshake.onHeader(c, a)
     val p = c.peer!!
-    if (a.credit != 0L && !a.resumed) {
+    if (a.credit != 0L) {
         p.credit += a.credit
         if (p.credit > p.theirWindow) return a.fail("${a.typeName()} returned ${a.credit} bytes of credit, more than was lent (window ${p.theirWindow})")
         if (p.sendPath.backlog.isNotEmpty()) markBusy(p)
     }
-    if ((a.type == EAGER || a.type == RTS) && pushBack(p, a)) return PAUSE
     return when (a.type) {
         EAGER -> onEagerHeader(p, a)
         DATA -> onDataHeader(p, a)
@@ -163,6 +135,8 @@ internal fun TcpTransport.onFrame(c: TcpConnection, a: TcpFrameAdapter): Int {
         ACK -> if (engine.onAck(p.sendPath, a.msgId)) CONTINUE else a.fail("ACK for message ${a.msgId}, which waits for none")
         DISCARDED -> if (engine.onDiscarded(p.sendPath, a.msgId)) CONTINUE else a.fail("DISCARDED for message ${a.msgId}, which is not outstanding")
         CREDIT, HEARTBEAT -> CONTINUE
+        RECLAIM -> { reclaimed(p, a.value); CONTINUE }
+        GIVEBACK -> gaveBack(p, a.value)?.let { a.fail(it) } ?: CONTINUE
         RMA -> rma.onFrame(p, a)
         BYE -> {
             lost(c, Errno.ECONNRESET, TcpTransport.CLOSED_ITS_ENDPOINT)
@@ -172,38 +146,13 @@ internal fun TcpTransport.onFrame(c: TcpConnection, a: TcpFrameAdapter): Int {
     }
 }
 
-/**
- * Whether the message [a] heads must wait where it is (in the socket and the sender's credit):
- * no posted receive takes it and holding it would pass the endpoint's unexpected bounds, in
- * messages or bytes, counting the unexpected payloads being read now. A receive it matches
- * is kept for it in [TcpPeer.rxEntry]. Not while this endpoint waits for frames from [p] that
- * may be behind the head (then [p]'s credit window bounds what it adds). Pushing back stops this connection's input at the
- * header; [retryPaused] offers it again each duty cycle.
- */
-internal fun TcpTransport.pushBack(p: TcpPeer, a: TcpFrameAdapter): Boolean {
-    if (p.rxEntry != null) return false
-    // Frames this endpoint waits for from p (rendezvous DATA, the CTS or ACK of its sends, RMA
-    // replies) may be behind this head: never stop in front of them (p's credit bounds what it adds).
-    if (!p.recvPath.inflight.isEmpty() || !p.sendPath.waitingCts.isEmpty() || !p.sendPath.waitingAck.isEmpty() || !rma.idle(p)) return false
-    val length = if (a.type == RTS) 0L else a.payloadLength.toLong()
-    if (!engine.mustPushBack(length, holding, holdingBytes)) return false
-    val size = if (a.type == RTS) a.value else length
-    val e = entryFor(p, a, size, count = !a.resumed)
-    if (engine.isMatched(e)) {
-        p.rxEntry = e
-        return false
-    }
-    ep.srx.freeEntry(e)
-    p.conn?.let { if (!it.paused) { it.paused = true; paused += it } }
-    return true
-}
-
 /** Checks a message head's sequence and credit; returns null if fine, else the failure. */
 internal fun TcpTransport.admit(p: TcpPeer, a: TcpFrameAdapter, cost: Long): String? {
     if (a.msgId != p.rxNextId) return "${a.typeName()} message id ${a.msgId} out of sequence (expected ${p.rxNextId})"
-    if (p.rxOutstanding + cost > window) return "${a.typeName()} of ${a.value} bytes past the credit lent (${p.rxOutstanding} of $window bytes in use)"
+    if (p.rxOutstanding + cost > p.committed) return "${a.typeName()} of ${a.value} bytes past the credit lent (${p.rxOutstanding} of ${p.committed} bytes in use)"
     p.rxNextId++
     p.rxOutstanding += cost
+    rxOutstandingTotal += cost
     return null
 }
 
@@ -217,7 +166,7 @@ internal fun TcpTransport.onEagerHeader(p: TcpPeer, a: TcpFrameAdapter): Int {
     val len = a.payloadLength
     if (a.value != len.toLong()) return a.fail("EAGER frame of $len payload bytes for a message of ${a.value}")
     admit(p, a, frameCost(len))?.let { return a.fail(it) }
-    val e = p.rxEntry ?: entryFor(p, a, len.toLong(), count = !a.resumed)
+    val e = entryFor(p, a, len.toLong())
     if (engine.isMatched(e)) {
         p.rxEntry = e
         a.sinkTo(e.buffer, 0, minOf(len, e.buffer.capacity()))
@@ -230,6 +179,7 @@ internal fun TcpTransport.onEagerHeader(p: TcpPeer, a: TcpFrameAdapter): Int {
         holdingBytes += len
         a.sinkTo(bytes, 0, len)
     }
+    reserveCredit()
     return CONTINUE
 }
 
@@ -254,6 +204,7 @@ internal fun TcpTransport.onEagerFrame(p: TcpPeer, a: TcpFrameAdapter): Int {
     } else {
         engine.hold(p.recvPath, e, bytes, a.msgId, false, wantAck, cost, 0)
     }
+    reserveCredit()
     return CONTINUE
 }
 
@@ -262,13 +213,13 @@ internal fun TcpTransport.onRts(p: TcpPeer, a: TcpFrameAdapter): Int {
     val cost = frameCost(0)
     admit(p, a, cost)?.let { return a.fail(it) }
     val wantAck = a.flags and FLAG_ACK != 0
-    val e = p.rxEntry ?: entryFor(p, a, a.value, count = !a.resumed)
-    p.rxEntry = null
+    val e = entryFor(p, a, a.value)
     if (engine.isMatched(e)) {
         returnCredit(p, cost)
         engine.startRendezvous(p.recvPath, e, a.msgId, wantAck, 0)
     } else {
         engine.hold(p.recvPath, e, null, a.msgId, true, wantAck, cost, 0)
+        reserveCredit()
     }
     return CONTINUE
 }

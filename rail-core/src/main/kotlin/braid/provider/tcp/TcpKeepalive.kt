@@ -86,7 +86,7 @@ internal fun TcpTransport.checkConnection(c: TcpConnection, now: Long) {
         }
         return
     }
-    if (c.bytesReceived != c.rxSeenBytes || c.paused) {
+    if (c.bytesReceived != c.rxSeenBytes) {
         c.rxSeenBytes = c.bytesReceived
         c.rxSeenAt = now
     } else if (now - c.rxSeenAt > timeoutNanos) {

@@ -28,7 +28,7 @@ public object TcpParams {
     @JvmField
     public val WINDOW: Param<Int> = Param.size(
         "tcp", "window", "BRAID_TCP_WINDOW", 4 shl 20,
-        "the credit each sender gets for messages this endpoint holds unexpected",
+        "the most credit one sender gets for message heads (its share of the unexpected bounds may be less)",
         Param.atLeast(TcpFrameDescriptor.MIN_WINDOW, "the minimum window"),
     )
 

@@ -58,18 +58,32 @@ internal class TcpPeer(val id: Long, val index: Int, bufferSize: Int) {
     var blocked = false
     var bytesSent = 0L
 
-    /** Credit left to send message heads to this peer. */
-    var credit = MIN_WINDOW.toLong()
+    /** Credit left to send message heads to this peer: none until it grants some (see [TcpCredit]). */
+    var credit = 0L
     var theirWindow = MIN_WINDOW.toLong()
+    /** Credit this peer asked back (RECLAIM) that we gave up, to be written in a GIVEBACK frame; -1: none due. */
+    var giveBack = -1L
 
     // ## Inbound state ##
 
     var rxNextId = 1L
     /** Rendezvous receives whose payload is read straight into application memory. */
     var directPending = 0
-    /** Credit charged for this peer's messages we still hold, and credit freed but not yet returned. */
+    /** Credit charged for this peer's messages we still hold, and credit freed (or granted) but not yet sent back. */
     var rxOutstanding = 0L
     var pendingReturn = 0L
+    /**
+     * Credit this endpoint has committed to this peer out of its unexpected bounds: unspent at
+     * the peer, charged ([rxOutstanding]) or not yet sent ([pendingReturn]). Never less than
+     * [rxOutstanding]: a head past it is a protocol fault.
+     */
+    var committed = 0L
+    /** Credit asked back from this peer: to write in a RECLAIM frame (> 0), and whether its GIVEBACK is due. */
+    var reclaimToSend = 0L
+    var reclaiming = false
+    /** Counted among the senders that share this endpoint's credit; and in its queue of those below their share. */
+    var sharing = false
+    var starved = false
     /** The EAGER frame being read: its matched receive, or the bytes held for it. */
     var rxEntry: RxEntry? = null
     var rxBytes: UnsafeBuffer? = null

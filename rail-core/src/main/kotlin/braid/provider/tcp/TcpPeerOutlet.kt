@@ -15,6 +15,7 @@ import braid.provider.tcp.TcpFrameDescriptor.DISCARDED
 import braid.provider.tcp.TcpFrameDescriptor.EAGER
 import braid.provider.tcp.TcpFrameDescriptor.HEADER_LENGTH
 import braid.provider.tcp.TcpFrameDescriptor.HEAD_COST
+import braid.provider.tcp.TcpFrameDescriptor.MIN_WINDOW
 import braid.provider.tcp.TcpFrameDescriptor.RTS
 import braid.provider.tcp.TcpFrameDescriptor.frameCost
 import org.agrona.DirectBuffer
@@ -27,6 +28,9 @@ import org.agrona.DirectBuffer
  */
 internal class TcpPeerOutlet(private val t: TcpTransport, private val p: TcpPeer) : SendOutlet, ControlOutlet {
     override val open: Boolean get() = p.established
+
+    /** Before the connection is up (no credit yet) an inject waits as a copy, up to the minimum window's worth of heads. */
+    override val queuesInject: Boolean get() = !p.established && p.sendPath.backlog.size < MIN_WINDOW / HEAD_COST
 
     /**
      * EAGER when the message is small enough for the peer's window and the credit covers its

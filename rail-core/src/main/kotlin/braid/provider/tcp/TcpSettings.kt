@@ -13,8 +13,9 @@ import braid.core.Settings
  *   declared dead and the operations waiting on it fail; also the limit for connecting.
  *   Heartbeats go out every quarter of it, so a process that computes for a long time without
  *   driving progress is not mistaken for a dead one, while a stopped or unreachable one is.
- * - [window]: the credit each sender gets for messages this endpoint holds unexpected (see
- *   [TcpFrameDescriptor]); at least [TcpFrameDescriptor.MIN_WINDOW].
+ * - [window]: the most credit one sender gets for message heads (its fair share of the
+ *   endpoint's unexpected bounds is often less; see [TcpFrameDescriptor] and `TcpCredit.kt`); at
+ *   least [TcpFrameDescriptor.MIN_WINDOW].
  * - [bufferSize]: bytes of each connection's send and receive buffers.
  */
 internal data class TcpSettings(

@@ -18,9 +18,11 @@ import braid.provider.SendPath
 import braid.provider.Transport
 import braid.provider.tcp.TcpFrameDescriptor.BYE
 import braid.provider.tcp.TcpFrameDescriptor.CREDIT
+import braid.provider.tcp.TcpFrameDescriptor.GIVEBACK
 import braid.provider.tcp.TcpFrameDescriptor.HEADER_LENGTH
 import braid.provider.tcp.TcpFrameDescriptor.HEAD_COST
 import braid.provider.tcp.TcpFrameDescriptor.MIN_WINDOW
+import braid.provider.tcp.TcpFrameDescriptor.RECLAIM
 import org.agrona.DirectBuffer
 import org.agrona.MutableDirectBuffer
 import org.agrona.collections.Long2ObjectHashMap
@@ -53,11 +55,12 @@ import java.util.function.Consumer
  *
  * Sends are written to the socket when posted ([writeNow]); DATA frames go from and into the
  * applications' memory directly when it is a direct buffer. Credit ([TcpFrameDescriptor])
- * bounds what each peer can have in flight; the endpoint's unexpected bounds (messages and
- * bytes, shared by all its peers and rails) are kept by pushing back: a message head no
- * posted receive takes, arriving past a bound, stops its connection's input there ([pushBack])
- * — its bytes wait in the socket and its credit is not returned — until a receive is posted or
- * held messages are taken ([retryPaused]). Nothing is dropped.
+ * bounds what each peer can have in flight, and the endpoint's unexpected bounds (messages and
+ * bytes, shared by all its peers and rails) are kept by the credit it grants (`TcpCredit.kt`):
+ * a sender sends message heads only against it, so this endpoint never stops reading a
+ * connection, and frames it waits for (a rendezvous' DATA, CTS and ACK, RMA replies) are never
+ * stuck behind messages it cannot hold. Past the bounds senders wait with their messages;
+ * nothing is dropped.
  *
  * Failures: a corrupt or truncated frame, a reset, an end of stream, or silence past the
  * time-out ([TcpSettings]) closes that peer's connection and turns every operation waiting on
@@ -77,7 +80,7 @@ internal class TcpTransport(
     internal val eagerSize = info.endpointAttr.eagerSize.coerceIn(0, bufferSize - HEADER_LENGTH)
     internal val txSize = info.txAttr.size
 
-    /** Credit this endpoint lends each sender: the configured window, less if few unexpected messages are allowed. */
+    /** The most credit this endpoint lends one sender (the handshake's window): the configured window, less if few unexpected messages are allowed. */
     val window: Long = maxOf(MIN_WINDOW.toLong(), minOf(settings.window.toLong(), info.rxAttr.unexpectedLimit.toLong() * HEAD_COST))
     internal val timeoutNanos = settings.timeoutMillis * 1_000_000
     internal val heartbeatNanos = timeoutNanos / 4
@@ -101,8 +104,12 @@ internal class TcpTransport(
     internal val engine = MessageEngine(ep, "tcp", txSize)
     internal val rma = TcpRma(ep, bufferSize, txSize, ::markBusy)
     private var readyCount = 0
-    /** Connections stopped at a message header this endpoint cannot hold now ([pushBack]). */
-    internal val paused = ArrayList<TcpConnection>()
+    /** Credit committed to senders (see `TcpCredit.kt`), the part charged for their messages, and the senders sharing it. */
+    internal var committedTotal = 0L
+    internal var rxOutstandingTotal = 0L
+    internal var creditPeers = 0
+    /** Senders below their fair share of credit, waiting for some to be free. */
+    internal val starved = ArrayDeque<TcpPeer>()
     /** Unexpected eager payloads being read now, and their bytes: held once read, so they count against the bounds already. */
     internal var holding = 0
     internal var holdingBytes = 0L
@@ -174,7 +181,7 @@ internal class TcpTransport(
             log.log(Level.WARNING, "tcp endpoint $self: select failed: ${e.message}")
         }
         var work = readyCount
-        if (paused.isNotEmpty()) work += retryPaused()
+        if (starved.isNotEmpty()) topUp() // another rail may have freed some of the bounds
         // The keepalive's work when the process's timer says it is due: one flag read, no clock read.
         if (keepalive.take()) timed()
         if (av.bound && av.generation != resolvedGeneration) {
@@ -204,10 +211,6 @@ internal class TcpTransport(
         if (a === SERVER) { acceptAll(); return }
         val c = a as TcpConnection
         if (!key.isValid || c.state == TcpConnection.State.CLOSED) return
-        if (c.paused && key.readyOps() == SelectionKey.OP_READ) {
-            readyCount-- // input waits while pushed back; retryPaused reads it
-            return
-        }
         try {
             val ops = key.readyOps()
             if (ops and SelectionKey.OP_CONNECT != 0) {
@@ -311,6 +314,14 @@ internal class TcpTransport(
             if (!rma.idle(p)) work += rma.pump(p)
             if (!p.sendPath.idle) work += engine.pumpSend(p.sendPath)
             if (needCreditFrame(p) && p.ensureRoom(HEADER_LENGTH)) p.putHeader(CREDIT, 0, 0, 0, 0, 0, 0)
+            if (p.reclaimToSend > 0 && p.ensureRoom(HEADER_LENGTH)) {
+                p.putHeader(RECLAIM, 0, 0, 0, 0, 0, p.reclaimToSend)
+                p.reclaimToSend = 0
+            }
+            if (p.giveBack >= 0 && p.ensureRoom(HEADER_LENGTH)) {
+                p.putHeader(GIVEBACK, 0, 0, 0, 0, 0, p.giveBack)
+                p.giveBack = -1
+            }
             if (!p.unflushed || p.blocked) return work
             if (c.hs.position() > 0) {
                 flushHandshake(c) // a WELCOME still going out precedes every data frame
@@ -332,11 +343,12 @@ internal class TcpTransport(
     }
 
     internal fun idle(p: TcpPeer): Boolean =
-        p.dead || !p.established || (!p.unflushed && !p.recvPath.controlPending && p.sendPath.idle && !needCreditFrame(p) && rma.idle(p))
+        p.dead || !p.established || (!p.unflushed && !p.recvPath.controlPending && p.sendPath.idle && !needCreditFrame(p) && rma.idle(p) &&
+            p.reclaimToSend == 0L && p.giveBack < 0)
 
-    /** Whether to send credit back now rather than wait for a frame to carry it. */
+    /** Whether to send credit back now rather than wait for a frame to carry it: much is owed, or the sender is short of it. */
     internal fun needCreditFrame(p: TcpPeer): Boolean =
-        p.pendingReturn > 0 && (p.pendingReturn >= window / 4 || window - p.rxOutstanding - p.pendingReturn < window / 2)
+        p.pendingReturn > 0 && (p.pendingReturn >= p.committed / 4 || p.committed - p.rxOutstanding - p.pendingReturn < p.committed / 2)
 
     internal fun markBusy(p: TcpPeer) {
         if (p.busy) return
@@ -346,11 +358,10 @@ internal class TcpTransport(
 
     // ## Receive side ##
 
-    /** Credit [cost] that a message of [p]'s held is free: it goes back with the next frame, or a CREDIT frame. */
+    /** Credit [cost] that a message of [p]'s held is free: it goes back with the next frame, or a CREDIT frame (or to another sender, see [creditFreed]). */
     internal fun returnCredit(p: TcpPeer, cost: Long) {
         if (p.dead) return
-        p.rxOutstanding -= cost
-        p.pendingReturn += cost
+        creditFreed(p, cost)
         if (needCreditFrame(p)) markBusy(p)
     }
 
@@ -430,6 +441,7 @@ internal class TcpTransport(
         p.rxInbound = null
         engine.failRecv(p.recvPath, err, why, msg)
         p.directPending = 0
+        creditLeft(p)
         failDirected(p)
         engine.peerDown(p.fiAddr, msg)
     }
@@ -469,11 +481,11 @@ internal class TcpTransport(
 
     /** The state of every connection and peer, in words, for diagnostics. */
     override fun toString(): String = buildString {
-        append("tcp endpoint $self: ${connections.size} connections, held unexpected bytes $heldBytes (max $heldBytesMax)")
+        append("tcp endpoint $self: ${connections.size} connections, held unexpected bytes $heldBytes (max $heldBytesMax), credit committed $committedTotal of ${creditFree() + committedTotal}, ${starved.size} senders short")
         for (p in peers) {
             append("\n  peer $p: ${p.conn ?: "no connection"}, dead ${p.dead}${if (p.dead) " (${p.deadWhy})" else ""}, credit ${p.credit}/${p.theirWindow}, ")
             append("${p.sendPath.describe()}, ")
-            append("unflushed ${p.outTail - p.outHead} B, in flight ${p.recvPath.inflight.size}, outstanding ${p.rxOutstanding}, owed ${p.pendingReturn}")
+            append("unflushed ${p.outTail - p.outHead} B, in flight ${p.recvPath.inflight.size}, committed ${p.committed}, outstanding ${p.rxOutstanding}, owed ${p.pendingReturn}")
         }
     }
 
