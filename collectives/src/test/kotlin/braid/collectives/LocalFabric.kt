@@ -12,8 +12,12 @@ import java.util.concurrent.Callable
 import java.util.concurrent.Executors
 import java.util.concurrent.TimeUnit
 
-/** [count] shm endpoints in this process, each with its own domain, CQ and AV holding every endpoint (itself included). */
-class LocalFabric(count: Int, ringCapacity: Int = 1 shl 20, eagerSize: Int = 1 shl 16) : AutoCloseable {
+/**
+ * [count] shm endpoints in this process, each with its own domain, CQ and AV holding every endpoint
+ * (itself included). The defaults (1 KiB eager, 64 KiB rings) put every message past 1 KiB on the
+ * rendezvous path, so the in-process specs cover it as well as the eager one.
+ */
+class LocalFabric(count: Int, ringCapacity: Int = 1 shl 16, eagerSize: Int = 1024) : AutoCloseable {
     val info: Info = Braid.getInfo(Hints(caps = Caps.MSG or Caps.TAGGED, provider = "shm")).first().let {
         it.with(braid.provider.shm.ShmParams.RING_SIZE, ringCapacity).copy(endpointAttr = it.endpointAttr.copy(eagerSize = eagerSize))
     }
