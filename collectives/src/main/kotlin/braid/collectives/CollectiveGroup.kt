@@ -3,7 +3,6 @@ package braid.collectives
 import braid.core.AvSet
 import braid.core.Endpoint
 import braid.core.FabricException
-import braid.core.LocalReduction
 import org.agrona.DirectBuffer
 import org.agrona.MutableDirectBuffer
 
@@ -248,7 +247,7 @@ public class CollectiveGroup internal constructor(
     private fun algo(op: CollectiveOp, bytes: Int, commutative: Boolean): CollectiveAlgorithm =
         ScheduleCompiler.choose(this, op, bytes, commutative)
 
-    internal fun kernelFor(key: ShapeKey, maxCount: Int): LocalReduction? = when (val r = key.reduction) {
+    internal fun kernelFor(key: ShapeKey, maxCount: Int): Kernel? = when (val r = key.reduction) {
         is ReduceOp -> Kernels.builtin(key.datatype!!, r)
         is UserReduction -> UserKernel(r, key.datatype!!, maxCount)
         else -> null
