@@ -9,7 +9,7 @@ import braid.collectives.CollectiveAlgorithm.SCATTER_ALLGATHER
 /**
  * `CollBench crossovers N` (behind `bench/coll-crossovers.sh`): on N ranks, every algorithm of
  * allreduce (SUM of doubles), broadcast and allgather forced in turn at 8 B … 4 MiB (for
- * allgather: the whole result), each size timed three times after a warm-up pass; prints per
+ * allgather: the whole result), each size timed three times after a warm-up of every algorithm; prints per
  * operation a table of µs per call (the slowest rank's median call, best of the three), the
  * winner per size, where the winner changes, and the `CollectiveTuning` crossover it implies.
  * The median, not the mean: a loaded machine (or two spinning ranks sharing cores with anything)
@@ -24,11 +24,31 @@ class Crossovers(private val rk: CollBench.Rank) {
     private val worst = Reference.buffer(8)
     private val p = rk.n
 
+    private val groups = HashMap<Pair<CollectiveOp, CollectiveAlgorithm>, CollectiveGroup>()
+
     fun run() {
         val pow2 = p and (p - 1) == 0
-        table(CollectiveOp.ALLREDUCE, listOf(RECURSIVE_DOUBLING, RING, RABENSEIFNER))
-        table(CollectiveOp.BROADCAST, listOf(BINOMIAL, SCATTER_ALLGATHER))
-        table(CollectiveOp.ALLGATHER, if (pow2) listOf(RECURSIVE_DOUBLING, RING) else listOf(RING))
+        val cases = listOf(
+            CollectiveOp.ALLREDUCE to listOf(RECURSIVE_DOUBLING, RING, RABENSEIFNER),
+            CollectiveOp.BROADCAST to listOf(BINOMIAL, SCATTER_ALLGATHER),
+            CollectiveOp.ALLGATHER to if (pow2) listOf(RECURSIVE_DOUBLING, RING) else listOf(RING),
+        )
+        // Every algorithm runs at a few sizes before anything is timed: the first table would
+        // otherwise measure the JIT compiling the common path (whole milliseconds per call when
+        // the compiler threads compete with spinning ranks for 2 cores).
+        for ((op, algorithms) in cases) for (algorithm in algorithms) {
+            val g = groups.getOrPut(op to algorithm) { rk.join(CollectiveTuning.DEFAULT.withAlgorithm(op, algorithm)) }
+            for ((bytes, n) in listOf(8 to 5000, 8192 to 500, 1 shl 20 to 10)) repeat(n) { call(op, g, bytes) }
+        }
+        for ((op, algorithms) in cases) table(op, algorithms)
+    }
+
+    private fun call(op: CollectiveOp, g: CollectiveGroup, bytes: Int) {
+        when (op) {
+            CollectiveOp.ALLREDUCE -> g.startAllreduce(send, 0, recv, 0, maxOf(1, bytes / 8), Datatype.DOUBLE, ReduceOp.SUM).waitFor(-1)
+            CollectiveOp.BROADCAST -> g.startBroadcast(recv, 0, maxOf(1, bytes / 8), Datatype.DOUBLE, 0).waitFor(-1)
+            else -> g.startAllgather(send, 0, recv, 0, maxOf(1, bytes / 8 / p), Datatype.DOUBLE).waitFor(-1)
+        }
     }
 
     private fun iterations(bytes: Int): Int = (4 shl 20 / maxOf(bytes, 1)).coerceIn(10, 2000)
@@ -36,17 +56,13 @@ class Crossovers(private val rk: CollBench.Rank) {
     private fun table(op: CollectiveOp, algorithms: List<CollectiveAlgorithm>) {
         val us = Array(algorithms.size) { DoubleArray(sizes.size) }
         for ((a, algorithm) in algorithms.withIndex()) {
-            val g = rk.join(CollectiveTuning.DEFAULT.withAlgorithm(op, algorithm))
+            val g = groups.getValue(op to algorithm)
             val timer = CollBench.Timer(g, 2000)
             for ((k, bytes) in sizes.withIndex()) {
                 val iters = iterations(bytes)
                 var best = Double.MAX_VALUE
                 for (rep in 0..3) {
-                    when (op) {
-                        CollectiveOp.ALLREDUCE -> { val c = maxOf(1, bytes / 8); timer.time(iters) { g.startAllreduce(send, 0, recv, 0, c, Datatype.DOUBLE, ReduceOp.SUM).waitFor(-1) } }
-                        CollectiveOp.BROADCAST -> { val c = maxOf(1, bytes / 8); timer.time(iters) { g.startBroadcast(recv, 0, c, Datatype.DOUBLE, 0).waitFor(-1) } }
-                        else -> { val c = maxOf(1, bytes / 8 / p); timer.time(iters) { g.startAllgather(send, 0, recv, 0, c, Datatype.DOUBLE).waitFor(-1) } }
-                    }
+                    timer.time(iters) { call(op, g, bytes) }
                     mine.putDouble(0, timer.p50)
                     g.startReduce(mine, 0, worst, 0, 1, Datatype.DOUBLE, ReduceOp.MAX, 0).waitFor(60_000)
                     if (rep > 0) best = minOf(best, worst.getDouble(0))   // rep 0 warms the JIT up

@@ -70,7 +70,7 @@ class CollectivesJavaApiTest {
             for (int i = 0; i < 2; i++) for (Endpoint e : eps) avs[i].insert(e.getAddress());
             JoinOptions options = JoinOptions.DEFAULT.withTuning(CollectiveTuning.DEFAULT.withAlgorithm(CollectiveOp.ALLREDUCE, CollectiveAlgorithm.RECURSIVE_DOUBLING));
             CollectiveJoin j0 = Collectives.startJoin(eps[0], avs[0].avSet(0L, 1L), eq, "join-0", options);
-            CompletableFuture<CollectiveGroup> f1 = Collectives.joinAsync(eps[1], avs[1].avSet(0L, 1L));
+            CompletableFuture<CollectiveGroup> f1 = Collectives.joinAsync(eps[1], avs[1].avSet(0L, 1L), options);   // every member must choose alike
             CollectiveGroup g0 = null;
             while (g0 == null || !f1.isDone()) { g0 = j0.test(); domains[1].progress(); }
             CollectiveGroup g1 = f1.get();
