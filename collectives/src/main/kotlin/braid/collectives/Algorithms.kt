@@ -130,23 +130,30 @@ internal class Algorithms(private val s: Schedule, private val r: Int, private v
 
     private fun pof2(): Int = Integer.highestOneBit(p)
 
-    /** Folds ranks past the largest power of two into their neighbours; returns this rank's new rank or -1. */
-    private fun fold(acc: MutableDirectBuffer, tmp: MutableDirectBuffer, count: Int, es: Int): Int {
+    /**
+     * Folds ranks past the largest power of two into their neighbours: the even rank of each
+     * folded pair sends [input] and waits for the result; the odd one combines it with its own
+     * into [acc]. Returns this rank's new rank, or -1.
+     */
+    private fun fold(input: DirectBuffer, acc: MutableDirectBuffer, tmp: MutableDirectBuffer, count: Int, es: Int): Int {
         val rem = p - pof2()
         if (r < 2 * rem) {
             if (r % 2 == 0) {
-                s.send(r + 1, acc, 0, count * es, 5 shl 16)
+                s.send(r + 1, input, 0, count * es, 5 shl 16)
                 s.round()
                 return -1
             }
             s.recv(r - 1, tmp, 0, count * es, 5 shl 16)
             s.round()
-            s.reduce(tmp, 0, acc, 0, count, true)
+            s.reduce3(tmp, 0, input, 0, acc, 0, count)
             s.round()
             return r / 2
         }
         return r - rem
     }
+
+    /** Whether [fold] left this rank's partial result in acc (else it is still the input). */
+    private fun foldedIntoAcc(): Boolean = r < 2 * (p - pof2())
 
     private fun unfold(acc: MutableDirectBuffer, count: Int, es: Int) {
         val rem = p - pof2()
@@ -161,22 +168,36 @@ internal class Algorithms(private val s: Schedule, private val r: Int, private v
         return if (newRank < rem) newRank * 2 + 1 else newRank + rem
     }
 
-    /** Recursive doubling over [acc] (holding this rank's input); order-preserving. */
-    fun allreduceRecursiveDoubling(acc: MutableDirectBuffer, count: Int, es: Int) {
-        if (p == 1) return
+    /** A group of one: the result is the input. */
+    private fun single(input: DirectBuffer, acc: MutableDirectBuffer, bytes: Int): Boolean {
+        if (p != 1) return false
+        s.copy(input, 0, acc, 0, bytes)
+        s.round()
+        return true
+    }
+
+    /**
+     * Recursive doubling of [input] into [acc]; order-preserving. The first exchange sends the
+     * input itself and combines it with what arrives straight into [acc] (MPICH's shape: one
+     * send and receive per round, the reduction right after the receive, no copy first).
+     */
+    fun allreduceRecursiveDoubling(input: DirectBuffer, acc: MutableDirectBuffer, count: Int, es: Int) {
         val bytes = count * es
+        if (single(input, acc, bytes)) return
         val tmp = s.scratch(bytes)
-        val newRank = fold(acc, tmp, count, es)
+        val newRank = fold(input, acc, tmp, count, es)
         if (newRank >= 0) {
+            var cur: DirectBuffer = if (foldedIntoAcc()) acc else input
             var mask = 1
             var k = 0
             while (mask < pof2()) {
                 val dst = real(newRank xor mask)
-                s.send(dst, acc, 0, bytes, (7 shl 16) or k)
+                s.send(dst, cur, 0, bytes, (7 shl 16) or k)
                 s.recv(dst, tmp, 0, bytes, (7 shl 16) or k)
                 s.round()
-                s.reduce(tmp, 0, acc, 0, count, dst < r)
+                if (dst < r) s.reduce3(tmp, 0, cur, 0, acc, 0, count) else s.reduce3(cur, 0, tmp, 0, acc, 0, count)
                 s.round()
+                cur = acc
                 mask = mask shl 1
                 k++
             }
@@ -184,14 +205,19 @@ internal class Algorithms(private val s: Schedule, private val r: Int, private v
         unfold(acc, count, es)
     }
 
-    /** Reduce-scatter ring over [acc] in p blocks; afterwards rank r's block r is complete. Commutative ops only. */
-    fun reduceScatterRing(acc: MutableDirectBuffer, counts: IntArray, displs: IntArray, es: Int, tmp: MutableDirectBuffer, phase: Int) {
+    /**
+     * Reduce-scatter ring over [acc] in p blocks; afterwards rank r's block r is complete.
+     * Commutative ops only. [input] holds this rank's contribution (it may be [acc]): the first
+     * send reads it, and each block is combined from it and what arrives into [acc] — every
+     * block arrives once, so the input is never copied.
+     */
+    fun reduceScatterRing(acc: MutableDirectBuffer, counts: IntArray, displs: IntArray, es: Int, tmp: MutableDirectBuffer, phase: Int, input: DirectBuffer = acc) {
         for (step in 0 until p - 1) {
             val sb = mod(r - step - 1); val rb = mod(r - step - 2)
-            if (counts[sb] > 0) s.send(mod(r + 1), acc, displs[sb] * es, counts[sb] * es, (phase shl 16) or step)
+            if (counts[sb] > 0) s.send(mod(r + 1), if (step == 0) input else acc, displs[sb] * es, counts[sb] * es, (phase shl 16) or step)
             if (counts[rb] > 0) s.recv(mod(r - 1), tmp, 0, counts[rb] * es, (phase shl 16) or step)
             s.round()
-            s.reduce(tmp, 0, acc, displs[rb] * es, counts[rb], true)
+            s.reduce3(tmp, 0, input, displs[rb] * es, acc, displs[rb] * es, counts[rb])
             s.round()
         }
     }
@@ -206,20 +232,22 @@ internal class Algorithms(private val s: Schedule, private val r: Int, private v
         }
     }
 
-    fun allreduceRing(acc: MutableDirectBuffer, count: Int, es: Int) {
-        if (p == 1) return
+    fun allreduceRing(input: DirectBuffer, acc: MutableDirectBuffer, count: Int, es: Int) {
+        if (single(input, acc, count * es)) return
         val (counts, displs) = blocks(count, p)
         val tmp = s.scratch(counts.max() * es)
-        reduceScatterRing(acc, counts, displs, es, tmp, 8)
+        reduceScatterRing(acc, counts, displs, es, tmp, 8, input)
         allgatherRing(acc, counts, displs, es, 9)
     }
 
     /** Rabenseifner: recursive halving reduce-scatter, recursive doubling allgather, with the fold. */
-    fun allreduceRabenseifner(acc: MutableDirectBuffer, count: Int, es: Int) {
-        if (p == 1) return
+    fun allreduceRabenseifner(input: DirectBuffer, acc: MutableDirectBuffer, count: Int, es: Int) {
+        if (single(input, acc, count * es)) return
         val tmp = s.scratch(count * es)
-        val newRank = fold(acc, tmp, count, es)
+        val newRank = fold(input, acc, tmp, count, es)
         if (newRank >= 0) {
+            // The first halving step sends from the input and combines into acc the half it keeps; later steps work in acc.
+            var cur: DirectBuffer = if (foldedIntoAcc()) acc else input
             val pof2 = pof2()
             val (cnts, disps) = blocks(count, pof2)
             fun sum(from: Int, to: Int): Int { var n = 0; for (i in from until to) n += cnts[i]; return n }
@@ -236,11 +264,12 @@ internal class Algorithms(private val s: Schedule, private val r: Int, private v
                     recvIdx = sendIdx + pof2 / (mask * 2)
                     sendCnt = sum(sendIdx, recvIdx); recvCnt = sum(recvIdx, lastIdx)
                 }
-                if (sendCnt > 0) s.send(dst, acc, disps[sendIdx] * es, sendCnt * es, (10 shl 16) or k)
+                if (sendCnt > 0) s.send(dst, cur, disps[sendIdx] * es, sendCnt * es, (10 shl 16) or k)
                 if (recvCnt > 0) s.recv(dst, tmp, disps[recvIdx] * es, recvCnt * es, (10 shl 16) or k)
                 s.round()
-                s.reduce(tmp, disps[recvIdx] * es, acc, disps[recvIdx] * es, recvCnt, true)
+                s.reduce3(tmp, disps[recvIdx] * es, cur, disps[recvIdx] * es, acc, disps[recvIdx] * es, recvCnt)
                 s.round()
+                cur = acc
                 sendIdx = recvIdx
                 mask = mask shl 1
                 if (mask < pof2) lastIdx = recvIdx + pof2 / mask

@@ -3,9 +3,10 @@ package braid.collectives
 import braid.core.AvSet
 import braid.core.Endpoint
 import braid.core.FabricException
-import braid.core.LocalReduction
 import org.agrona.DirectBuffer
 import org.agrona.MutableDirectBuffer
+import org.agrona.concurrent.UnsafeBuffer
+import java.nio.ByteBuffer
 
 /**
  * A collective group (`fid_mc` of `fi_join_collective`): the members of an [AvSet], ranked in
@@ -222,6 +223,116 @@ public class CollectiveGroup internal constructor(
             send, sendOffset, extent(sendCounts, sendDispls) * es, recv, recvOffset, extent(recvCounts, recvDispls) * es)
     }
 
+    // ## ByteBuffer forms (for Java callers) ##
+    //
+    // Each takes heap or direct ByteBuffers where the forms above take an Agrona buffer and an
+    // offset: the data starts at the buffer's position, and the elements must fit between its
+    // position and limit; neither moves. A null send buffer means in place, as above. A buffer
+    // written into must not be read-only; a read-only heap buffer cannot be read without a copy
+    // and is refused (a read-only direct one may be sent). Nothing is allocated per call.
+
+    /** [startBroadcast] over [buffer] from its position. */
+    public fun startBroadcast(buffer: ByteBuffer, count: Int, datatype: Datatype, root: Int): CollectiveRequest =
+        synchronized(lock) { startBroadcast(recvView(buffer, "broadcast")!!, 0, count, datatype, root) }
+
+    /** [broadcast] over [buffer] from its position. */
+    public fun broadcast(buffer: ByteBuffer, count: Int, datatype: Datatype, root: Int): Unit = startBroadcast(buffer, count, datatype, root).waitFor(-1)
+
+    /** [startReduce] over ByteBuffers from their positions. */
+    public fun startReduce(send: ByteBuffer?, recv: ByteBuffer?, count: Int, datatype: Datatype, op: ReduceOp, root: Int): CollectiveRequest =
+        synchronized(lock) { startReduce(sendView(send, "reduce"), 0, recvView(recv, "reduce"), 0, count, datatype, op, root) }
+
+    /** [startReduce] with a user reduction over ByteBuffers from their positions. */
+    public fun startReduce(send: ByteBuffer?, recv: ByteBuffer?, count: Int, datatype: Datatype, op: UserReduction, root: Int): CollectiveRequest =
+        synchronized(lock) { startReduce(sendView(send, "reduce"), 0, recvView(recv, "reduce"), 0, count, datatype, op, root) }
+
+    /** [startAllreduce] over ByteBuffers from their positions. */
+    public fun startAllreduce(send: ByteBuffer?, recv: ByteBuffer, count: Int, datatype: Datatype, op: ReduceOp): CollectiveRequest =
+        synchronized(lock) { startAllreduce(sendView(send, "allreduce"), 0, recvView(recv, "allreduce")!!, 0, count, datatype, op) }
+
+    /** [startAllreduce] with a user reduction over ByteBuffers from their positions. */
+    public fun startAllreduce(send: ByteBuffer?, recv: ByteBuffer, count: Int, datatype: Datatype, op: UserReduction): CollectiveRequest =
+        synchronized(lock) { startAllreduce(sendView(send, "allreduce"), 0, recvView(recv, "allreduce")!!, 0, count, datatype, op) }
+
+    /** [allreduce] over ByteBuffers from their positions. */
+    public fun allreduce(send: ByteBuffer?, recv: ByteBuffer, count: Int, datatype: Datatype, op: ReduceOp): Unit =
+        startAllreduce(send, recv, count, datatype, op).waitFor(-1)
+
+    /** [allreduce] with a user reduction over ByteBuffers from their positions. */
+    public fun allreduce(send: ByteBuffer?, recv: ByteBuffer, count: Int, datatype: Datatype, op: UserReduction): Unit =
+        startAllreduce(send, recv, count, datatype, op).waitFor(-1)
+
+    /** [startReduceScatterBlock] over ByteBuffers from their positions. */
+    public fun startReduceScatterBlock(send: ByteBuffer?, recv: ByteBuffer, recvCount: Int, datatype: Datatype, op: ReduceOp): CollectiveRequest =
+        synchronized(lock) { startReduceScatterBlock(sendView(send, "reduce-scatter"), 0, recvView(recv, "reduce-scatter")!!, 0, recvCount, datatype, op) }
+
+    /** [startReduceScatterBlock] with a user reduction over ByteBuffers from their positions. */
+    public fun startReduceScatterBlock(send: ByteBuffer?, recv: ByteBuffer, recvCount: Int, datatype: Datatype, op: UserReduction): CollectiveRequest =
+        synchronized(lock) { startReduceScatterBlock(sendView(send, "reduce-scatter"), 0, recvView(recv, "reduce-scatter")!!, 0, recvCount, datatype, op) }
+
+    /** [startScan] over ByteBuffers from their positions. */
+    public fun startScan(send: ByteBuffer?, recv: ByteBuffer, count: Int, datatype: Datatype, op: ReduceOp): CollectiveRequest =
+        synchronized(lock) { startScan(sendView(send, "scan"), 0, recvView(recv, "scan")!!, 0, count, datatype, op) }
+
+    /** [startScan] with a user reduction over ByteBuffers from their positions. */
+    public fun startScan(send: ByteBuffer?, recv: ByteBuffer, count: Int, datatype: Datatype, op: UserReduction): CollectiveRequest =
+        synchronized(lock) { startScan(sendView(send, "scan"), 0, recvView(recv, "scan")!!, 0, count, datatype, op) }
+
+    /** [startExscan] over ByteBuffers from their positions. */
+    public fun startExscan(send: ByteBuffer?, recv: ByteBuffer, count: Int, datatype: Datatype, op: ReduceOp): CollectiveRequest =
+        synchronized(lock) { startExscan(sendView(send, "exscan"), 0, recvView(recv, "exscan")!!, 0, count, datatype, op) }
+
+    /** [startExscan] with a user reduction over ByteBuffers from their positions. */
+    public fun startExscan(send: ByteBuffer?, recv: ByteBuffer, count: Int, datatype: Datatype, op: UserReduction): CollectiveRequest =
+        synchronized(lock) { startExscan(sendView(send, "exscan"), 0, recvView(recv, "exscan")!!, 0, count, datatype, op) }
+
+    /** [startAllgather] over ByteBuffers from their positions. */
+    public fun startAllgather(send: ByteBuffer?, recv: ByteBuffer, count: Int, datatype: Datatype): CollectiveRequest =
+        synchronized(lock) { startAllgather(sendView(send, "allgather"), 0, recvView(recv, "allgather")!!, 0, count, datatype) }
+
+    /** [startAllgatherv] over ByteBuffers from their positions. */
+    public fun startAllgatherv(send: ByteBuffer?, recv: ByteBuffer, recvCounts: IntArray, displs: IntArray, datatype: Datatype): CollectiveRequest =
+        synchronized(lock) { startAllgatherv(sendView(send, "allgatherv"), 0, recvView(recv, "allgatherv")!!, 0, recvCounts, displs, datatype) }
+
+    /** [startGather] over ByteBuffers from their positions. */
+    public fun startGather(send: ByteBuffer?, recv: ByteBuffer?, count: Int, datatype: Datatype, root: Int): CollectiveRequest =
+        synchronized(lock) { startGather(sendView(send, "gather"), 0, recvView(recv, "gather"), 0, count, datatype, root) }
+
+    /** [startGatherv] over ByteBuffers from their positions. */
+    public fun startGatherv(send: ByteBuffer?, sendCount: Int, recv: ByteBuffer?, recvCounts: IntArray?, displs: IntArray?, datatype: Datatype, root: Int): CollectiveRequest =
+        synchronized(lock) { startGatherv(sendView(send, "gatherv"), 0, sendCount, recvView(recv, "gatherv"), 0, recvCounts, displs, datatype, root) }
+
+    /** [startScatter] over ByteBuffers from their positions. */
+    public fun startScatter(send: ByteBuffer?, recv: ByteBuffer?, count: Int, datatype: Datatype, root: Int): CollectiveRequest =
+        synchronized(lock) { startScatter(sendView(send, "scatter"), 0, recvView(recv, "scatter"), 0, count, datatype, root) }
+
+    /** [startScatterv] over ByteBuffers from their positions. */
+    public fun startScatterv(send: ByteBuffer?, sendCounts: IntArray?, displs: IntArray?, recv: ByteBuffer?, recvCount: Int, datatype: Datatype, root: Int): CollectiveRequest =
+        synchronized(lock) { startScatterv(sendView(send, "scatterv"), 0, sendCounts, displs, recvView(recv, "scatterv"), 0, recvCount, datatype, root) }
+
+    /** [startAlltoall] over ByteBuffers from their positions. */
+    public fun startAlltoall(send: ByteBuffer, recv: ByteBuffer, count: Int, datatype: Datatype): CollectiveRequest =
+        synchronized(lock) { startAlltoall(sendView(send, "alltoall")!!, 0, recvView(recv, "alltoall")!!, 0, count, datatype) }
+
+    /** [startAlltoallv] over ByteBuffers from their positions. */
+    public fun startAlltoallv(send: ByteBuffer, sendCounts: IntArray, sendDispls: IntArray, recv: ByteBuffer, recvCounts: IntArray, recvDispls: IntArray, datatype: Datatype): CollectiveRequest =
+        synchronized(lock) { startAlltoallv(sendView(send, "alltoallv")!!, 0, sendCounts, sendDispls, recvView(recv, "alltoallv")!!, 0, recvCounts, recvDispls, datatype) }
+
+    // Views of the ByteBuffers of the call under way, used under [lock] only until its schedule has wrapped its own.
+    private val byteSend = UnsafeBuffer(0L, 0)
+    private val byteRecv = UnsafeBuffer(0L, 0)
+
+    private fun sendView(b: ByteBuffer?, op: String): DirectBuffer? = if (b == null) null else wrapBytes(byteSend, b, false, "send", op)
+
+    private fun recvView(b: ByteBuffer?, op: String): MutableDirectBuffer? = if (b == null) null else wrapBytes(byteRecv, b, true, "receive", op)
+
+    private fun wrapBytes(view: UnsafeBuffer, b: ByteBuffer, written: Boolean, role: String, op: String): UnsafeBuffer {
+        if (written && b.isReadOnly) throw FabricException.invalid("$op on rank $rank: the $role ByteBuffer is read-only; the result cannot be written into it")
+        if (b.isReadOnly && !b.isDirect) throw FabricException.invalid("$op on rank $rank: the $role ByteBuffer is a read-only heap buffer, which cannot be read without a copy; pass a writable or a direct one")
+        view.wrap(b, b.position(), b.remaining())
+        return view
+    }
+
     // ## Running a call ##
 
     private fun run(key: ShapeKey, send: DirectBuffer?, sendOffset: Int, sendBytes: Int, recv: MutableDirectBuffer?, recvOffset: Int, recvBytes: Int): CollectiveRequest {
@@ -257,7 +368,7 @@ public class CollectiveGroup internal constructor(
     private fun algo(op: CollectiveOp, bytes: Int, commutative: Boolean): CollectiveAlgorithm =
         ScheduleCompiler.choose(this, op, bytes, commutative)
 
-    internal fun kernelFor(key: ShapeKey, maxCount: Int): LocalReduction? = when (val r = key.reduction) {
+    internal fun kernelFor(key: ShapeKey, maxCount: Int): Kernel? = when (val r = key.reduction) {
         is ReduceOp -> Kernels.builtin(key.datatype!!, r)
         is UserReduction -> UserKernel(r, key.datatype!!, maxCount)
         else -> null

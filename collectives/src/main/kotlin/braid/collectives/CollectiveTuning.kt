@@ -6,8 +6,28 @@ import braid.core.FabricException
  * How a group chooses its algorithms: the crossovers (bytes per call) and any algorithm forced
  * per operation. [fromEnvironment] reads `BRAID_COLL_<OP>=<algorithm>` (for example
  * `BRAID_COLL_ALLREDUCE=ring`, what tuners expect) and `BRAID_COLL_<NAME>` for the crossovers
- * (`BRAID_COLL_ALLREDUCE_RD_MAX=4096`). The defaults are first guesses, not yet measured: the
- * crossovers are to be set from `bench/coll-vs-mpich.sh` runs (forcing each algorithm in turn).
+ * (`BRAID_COLL_ALLREDUCE_RD_MAX=4096`).
+ *
+ * Where [DEFAULT] comes from: `bench/coll-crossovers.sh`, which forces every algorithm in turn
+ * at 8 B … 4 MiB on 2, 3 and 4 shm processes and prints the slowest rank's median call per
+ * algorithm and size. One run (2026-11-24, a 2-core machine under heavy load from other builds,
+ * so read the numbers as rankings, not latencies; 3 and 4 ranks waited with YIELD):
+ * - allreduce: Rabenseifner had the lowest median at 8 B–8 KiB on 2 and 4 ranks (2 ranks, 8 B:
+ *   1.6 µs against recursive doubling's 4.2; 4 ranks, 8 KiB: 18 against 67) and was within 25 %
+ *   of recursive doubling on 3 ranks, so [allreduceRdMax] is 0: recursive doubling serves
+ *   non-commutative reductions (it preserves order) and empty calls. That recursive doubling
+ *   loses on powers of two, where it sends the fewest messages, is unexplained and worth a
+ *   profile on a quiet machine.
+ * - past it, the ring beat Rabenseifner at every size from 128 KiB on 3 ranks (Rabenseifner
+ *   folds the odd rank in with two whole-vector transfers) but at one size in four on 2 and 4
+ *   ranks: nothing measured says where the ring wins on powers of two, so
+ *   [allreduceRingMinRanks] stays 64 (not measured: 4 ranks were the most this machine had).
+ * - broadcast: binomial won every size up to 512 KiB on 2, 3 and 4 ranks; scatter + allgather
+ *   first won at 2 MiB (3 and 4 ranks), so [bcastBinomialMax] is 1 MiB (below 3 ranks the
+ *   binomial tree is always used).
+ * - allgather (recursive doubling only on powers of two): recursive doubling won every size from
+ *   128 KiB on 4 ranks, and at 2 ranks every size but 512 KiB; the ring won 32 B–32 KiB on 4
+ *   ranks by about 12 %. [allgatherRdMax] is 4 MiB, the largest size measured.
  */
 public class CollectiveTuning private constructor(
     private val forced: Map<CollectiveOp, CollectiveAlgorithm>,
@@ -35,9 +55,9 @@ public class CollectiveTuning private constructor(
         "CollectiveTuning(forced=$forced, allreduceRdMax=$allreduceRdMax, allreduceRingMinRanks=$allreduceRingMinRanks, bcastBinomialMax=$bcastBinomialMax, allgatherRdMax=$allgatherRdMax)"
 
     public companion object {
-        /** The default crossovers (first guesses, not yet measured), nothing forced. */
+        /** The default crossovers, set from `bench/coll-crossovers.sh` (see the class comment), nothing forced. */
         @JvmField
-        public val DEFAULT: CollectiveTuning = CollectiveTuning(emptyMap(), 16384, 64, 16384, 65536)
+        public val DEFAULT: CollectiveTuning = CollectiveTuning(emptyMap(), 0, 64, 1 shl 20, 4 shl 20)
 
         /** [DEFAULT] with what `BRAID_COLL_*` variables in [env] say; a bad value is refused naming the variable. */
         @JvmStatic

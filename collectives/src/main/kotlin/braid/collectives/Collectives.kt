@@ -49,7 +49,8 @@ public object Collectives {
             st
         }
         val proposal = synchronized(states) { state.next }
-        val scratch = CollectiveGroup(endpoint, set, members, rank, 0, CollectiveTuning.DEFAULT, (hash and 0xffff).toInt())
+        // Recursive doubling whatever the defaults say: AGREE combines the three values as one record, so no algorithm may cut the vector into blocks.
+        val scratch = CollectiveGroup(endpoint, set, members, rank, 0, JOIN_TUNING, (hash and 0xffff).toInt())
         val send = UnsafeBuffer(ByteArray(24)).apply { putLong(0, proposal.toLong()); putLong(8, hash); putLong(16, hash) }
         val recv = UnsafeBuffer(ByteArray(24))
         val request = try {
@@ -119,6 +120,8 @@ public object Collectives {
     }
 
     private const val MAX_CONTEXT = 1L shl 23
+
+    private val JOIN_TUNING = CollectiveTuning.DEFAULT.withAlgorithm(CollectiveOp.ALLREDUCE, CollectiveAlgorithm.RECURSIVE_DOUBLING)
 
     /** FNV-1a over the members' address blobs in order: equal on every member iff the sets are. */
     private fun membershipHash(set: AvSet, members: LongArray): Long {

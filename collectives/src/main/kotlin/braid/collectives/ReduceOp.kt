@@ -2,6 +2,8 @@ package braid.collectives
 
 import org.agrona.DirectBuffer
 import org.agrona.MutableDirectBuffer
+import org.agrona.concurrent.UnsafeBuffer
+import java.nio.ByteBuffer
 
 /**
  * The built-in reduction operations (MPI's predefined ops); all are commutative and associative
@@ -34,6 +36,15 @@ public enum class ReduceOp {
  */
 public interface UserReduction {
     public fun reduce(input: DirectBuffer, inputOffset: Int, inout: MutableDirectBuffer, inoutOffset: Int, count: Int, datatype: Datatype)
+
+    /**
+     * [reduce] over ByteBuffers, from their positions (a convenience for callers, as rail-core's
+     * `LocalReduction` has one; it allocates two views, so schedules call the form above).
+     */
+    public fun reduce(input: ByteBuffer, inout: ByteBuffer, count: Int, datatype: Datatype) {
+        require(!inout.isReadOnly) { "the inout ByteBuffer is read-only; the result cannot be written into it" }
+        reduce(UnsafeBuffer(input, input.position(), input.remaining()), 0, UnsafeBuffer(inout, inout.position(), inout.remaining()), 0, count, datatype)
+    }
 
     public fun isCommutative(): Boolean
 }

@@ -1,5 +1,6 @@
 package braid.collectives
 
+import braid.core.Errno
 import braid.core.FabricException
 import braid.core.LocalReduction
 import org.agrona.DirectBuffer
@@ -11,60 +12,128 @@ import java.nio.ByteBuffer
  * The local reduction kernels a schedule's REDUCE steps run ([LocalReduction]): one loop per
  * (type family, width, op), the op chosen outside the loop. Built-in ops are commutative, so
  * the operand order is ignored for them.
+ *
+ * Doubles, floats and 4- and 8-byte integers under the arithmetic and bitwise ops run as bulk
+ * loops over raw memory (heap arrays and direct memory alike, through `Unsafe` with the
+ * buffer's base object and address): no per-element bounds check or virtual call, the ranges
+ * checked once per call. The narrow types, the logical ops and MINLOC/MAXLOC go through the
+ * buffers' accessors.
  */
-internal class BuiltinReduction(val datatype: Datatype, val op: ReduceOp) : LocalReduction {
+internal class BuiltinReduction(val datatype: Datatype, val op: ReduceOp) : Kernel {
     init {
         require(datatype.supports(op)) { "$op is not defined on $datatype" }
     }
 
+    /** Whether [combine] runs the raw bulk loop (else the accessor loops). */
+    private val bulk: Boolean = when (datatype.family) {
+        Datatype.Family.FLOATING -> true
+        Datatype.Family.SIGNED, Datatype.Family.UNSIGNED -> (datatype.size == 8 || datatype.size == 4) &&
+            op != ReduceOp.LAND && op != ReduceOp.LOR && op != ReduceOp.LXOR
+        else -> false
+    }
+
     override fun elementSize(): Int = datatype.size
 
-    override fun reduce(src: DirectBuffer, srcOffset: Int, dst: MutableDirectBuffer, dstOffset: Int, count: Int, srcFirst: Boolean): Int {
-        when (datatype.family) {
-            Datatype.Family.FLOATING -> if (datatype == Datatype.DOUBLE) doubles(src, srcOffset, dst, dstOffset, count) else floats(src, srcOffset, dst, dstOffset, count)
-            Datatype.Family.PAIR -> pairs(src, srcOffset, dst, dstOffset, count)
-            else -> when (datatype.size) {
-                8 -> longs(src, srcOffset, dst, dstOffset, count)
-                else -> narrow(src, srcOffset, dst, dstOffset, count)
+    override fun reduce(src: DirectBuffer, srcOffset: Int, dst: MutableDirectBuffer, dstOffset: Int, count: Int, srcFirst: Boolean): Int =
+        reduce3(src, srcOffset, dst, dstOffset, dst, dstOffset, count)
+
+    override fun reduce3(a: DirectBuffer, aOffset: Int, b: DirectBuffer, bOffset: Int, out: MutableDirectBuffer, outOffset: Int, count: Int): Int {
+        val bytes = count.toLong() * datatype.size
+        if (count < 0 || outside(a, aOffset, bytes) || outside(b, bOffset, bytes) || outside(out, outOffset, bytes)) return -Errno.EINVAL
+        if (count == 0) return 0
+        if (bulk) {
+            val ao = a.byteArray(); val aa = a.addressOffset() + aOffset
+            val bo = b.byteArray(); val ba = b.addressOffset() + bOffset
+            val oo = out.byteArray(); val oa = out.addressOffset() + outOffset
+            when {
+                datatype == Datatype.DOUBLE -> doubles(ao, aa, bo, ba, oo, oa, bytes)
+                datatype == Datatype.FLOAT -> floats(ao, aa, bo, ba, oo, oa, bytes)
+                datatype.size == 8 -> longs(ao, aa, bo, ba, oo, oa, bytes, datatype.family == Datatype.Family.UNSIGNED)
+                else -> ints(ao, aa, bo, ba, oo, oa, bytes, datatype.family == Datatype.Family.UNSIGNED)
             }
+            return 0
         }
+        // Commutative: combine into whichever operand [out] is, copying the other in first if neither.
+        val (x, xOffset) = if (out === a && outOffset == aOffset) b to bOffset else {
+            if (out !== b || outOffset != bOffset) out.putBytes(outOffset, b, bOffset, bytes.toInt())
+            a to aOffset
+        }
+        if (datatype.family == Datatype.Family.PAIR) pairs(x, xOffset, out, outOffset, count) else narrow(x, xOffset, out, outOffset, count)
         return 0
     }
 
-    private fun doubles(s: DirectBuffer, so: Int, d: MutableDirectBuffer, dof: Int, n: Int) {
+    private fun outside(buf: DirectBuffer, offset: Int, bytes: Long): Boolean = offset < 0 || offset + bytes > buf.capacity()
+
+    private fun doubles(ao: Any?, aa: Long, bo: Any?, ba: Long, oo: Any?, oa: Long, bytes: Long) {
+        var i = 0L
         when (op) {
-            ReduceOp.SUM -> for (i in 0 until n) { val k = i shl 3; d.putDouble(dof + k, d.getDouble(dof + k) + s.getDouble(so + k)) }
-            ReduceOp.PROD -> for (i in 0 until n) { val k = i shl 3; d.putDouble(dof + k, d.getDouble(dof + k) * s.getDouble(so + k)) }
-            ReduceOp.MIN -> for (i in 0 until n) { val k = i shl 3; d.putDouble(dof + k, minOf(d.getDouble(dof + k), s.getDouble(so + k))) }
-            ReduceOp.MAX -> for (i in 0 until n) { val k = i shl 3; d.putDouble(dof + k, maxOf(d.getDouble(dof + k), s.getDouble(so + k))) }
+            ReduceOp.SUM -> while (i < bytes) { U.putDouble(oo, oa + i, U.getDouble(ao, aa + i) + U.getDouble(bo, ba + i)); i += 8 }
+            ReduceOp.PROD -> while (i < bytes) { U.putDouble(oo, oa + i, U.getDouble(ao, aa + i) * U.getDouble(bo, ba + i)); i += 8 }
+            ReduceOp.MIN -> while (i < bytes) { U.putDouble(oo, oa + i, minOf(U.getDouble(ao, aa + i), U.getDouble(bo, ba + i))); i += 8 }
+            ReduceOp.MAX -> while (i < bytes) { U.putDouble(oo, oa + i, maxOf(U.getDouble(ao, aa + i), U.getDouble(bo, ba + i))); i += 8 }
             else -> error(op)
         }
     }
 
-    private fun floats(s: DirectBuffer, so: Int, d: MutableDirectBuffer, dof: Int, n: Int) {
+    private fun floats(ao: Any?, aa: Long, bo: Any?, ba: Long, oo: Any?, oa: Long, bytes: Long) {
+        var i = 0L
         when (op) {
-            ReduceOp.SUM -> for (i in 0 until n) { val k = i shl 2; d.putFloat(dof + k, d.getFloat(dof + k) + s.getFloat(so + k)) }
-            ReduceOp.PROD -> for (i in 0 until n) { val k = i shl 2; d.putFloat(dof + k, d.getFloat(dof + k) * s.getFloat(so + k)) }
-            ReduceOp.MIN -> for (i in 0 until n) { val k = i shl 2; d.putFloat(dof + k, minOf(d.getFloat(dof + k), s.getFloat(so + k))) }
-            ReduceOp.MAX -> for (i in 0 until n) { val k = i shl 2; d.putFloat(dof + k, maxOf(d.getFloat(dof + k), s.getFloat(so + k))) }
+            ReduceOp.SUM -> while (i < bytes) { U.putFloat(oo, oa + i, U.getFloat(ao, aa + i) + U.getFloat(bo, ba + i)); i += 4 }
+            ReduceOp.PROD -> while (i < bytes) { U.putFloat(oo, oa + i, U.getFloat(ao, aa + i) * U.getFloat(bo, ba + i)); i += 4 }
+            ReduceOp.MIN -> while (i < bytes) { U.putFloat(oo, oa + i, minOf(U.getFloat(ao, aa + i), U.getFloat(bo, ba + i))); i += 4 }
+            ReduceOp.MAX -> while (i < bytes) { U.putFloat(oo, oa + i, maxOf(U.getFloat(ao, aa + i), U.getFloat(bo, ba + i))); i += 4 }
             else -> error(op)
         }
     }
 
-    private fun longs(s: DirectBuffer, so: Int, d: MutableDirectBuffer, dof: Int, n: Int) {
-        val unsigned = datatype.family == Datatype.Family.UNSIGNED
-        for (i in 0 until n) {
-            val k = i shl 3
-            val a = d.getLong(dof + k)
-            val b = s.getLong(so + k)
-            d.putLong(dof + k, combine(a, b, unsigned))
+    private fun longs(ao: Any?, aa: Long, bo: Any?, ba: Long, oo: Any?, oa: Long, bytes: Long, unsigned: Boolean) {
+        var i = 0L
+        when (op) {
+            ReduceOp.SUM -> while (i < bytes) { U.putLong(oo, oa + i, U.getLong(ao, aa + i) + U.getLong(bo, ba + i)); i += 8 }
+            ReduceOp.PROD -> while (i < bytes) { U.putLong(oo, oa + i, U.getLong(ao, aa + i) * U.getLong(bo, ba + i)); i += 8 }
+            ReduceOp.BAND -> while (i < bytes) { U.putLong(oo, oa + i, U.getLong(ao, aa + i) and U.getLong(bo, ba + i)); i += 8 }
+            ReduceOp.BOR -> while (i < bytes) { U.putLong(oo, oa + i, U.getLong(ao, aa + i) or U.getLong(bo, ba + i)); i += 8 }
+            ReduceOp.BXOR -> while (i < bytes) { U.putLong(oo, oa + i, U.getLong(ao, aa + i) xor U.getLong(bo, ba + i)); i += 8 }
+            // Unsigned order is signed order with the sign bit flipped.
+            ReduceOp.MIN, ReduceOp.MAX -> {
+                val flip = if (unsigned) Long.MIN_VALUE else 0L
+                val min = op == ReduceOp.MIN
+                while (i < bytes) {
+                    val x = U.getLong(ao, aa + i); val y = U.getLong(bo, ba + i)
+                    U.putLong(oo, oa + i, if (((x xor flip) <= (y xor flip)) == min) x else y)
+                    i += 8
+                }
+            }
+            else -> error(op)
         }
     }
 
-    /** 1-, 2- and 4-byte integers and BOOL/BYTE, widened to long, combined, narrowed back. */
+    private fun ints(ao: Any?, aa: Long, bo: Any?, ba: Long, oo: Any?, oa: Long, bytes: Long, unsigned: Boolean) {
+        var i = 0L
+        when (op) {
+            ReduceOp.SUM -> while (i < bytes) { U.putInt(oo, oa + i, U.getInt(ao, aa + i) + U.getInt(bo, ba + i)); i += 4 }
+            ReduceOp.PROD -> while (i < bytes) { U.putInt(oo, oa + i, U.getInt(ao, aa + i) * U.getInt(bo, ba + i)); i += 4 }
+            ReduceOp.BAND -> while (i < bytes) { U.putInt(oo, oa + i, U.getInt(ao, aa + i) and U.getInt(bo, ba + i)); i += 4 }
+            ReduceOp.BOR -> while (i < bytes) { U.putInt(oo, oa + i, U.getInt(ao, aa + i) or U.getInt(bo, ba + i)); i += 4 }
+            ReduceOp.BXOR -> while (i < bytes) { U.putInt(oo, oa + i, U.getInt(ao, aa + i) xor U.getInt(bo, ba + i)); i += 4 }
+            ReduceOp.MIN, ReduceOp.MAX -> {
+                val flip = if (unsigned) Int.MIN_VALUE else 0
+                val min = op == ReduceOp.MIN
+                while (i < bytes) {
+                    val x = U.getInt(ao, aa + i); val y = U.getInt(bo, ba + i)
+                    U.putInt(oo, oa + i, if (((x xor flip) <= (y xor flip)) == min) x else y)
+                    i += 4
+                }
+            }
+            else -> error(op)
+        }
+    }
+
+    /** Integers and BOOL/BYTE under the ops the bulk loops leave (logical ops, narrow types), widened to long, combined, narrowed back. */
     private fun narrow(s: DirectBuffer, so: Int, d: MutableDirectBuffer, dof: Int, n: Int) {
         val unsigned = datatype.family == Datatype.Family.UNSIGNED
         when (datatype.size) {
+            8 -> for (i in 0 until n) { val k = i shl 3; d.putLong(dof + k, combine(d.getLong(dof + k), s.getLong(so + k), unsigned)) }
             4 -> for (i in 0 until n) {
                 val k = i shl 2
                 val a = if (unsigned) d.getInt(dof + k).toLong() and 0xffff_ffffL else d.getInt(dof + k).toLong()
@@ -120,6 +189,24 @@ internal class BuiltinReduction(val datatype: Datatype, val op: ReduceOp) : Loca
     }
 
     override fun toString(): String = "$op on $datatype"
+
+    private companion object {
+        val U: sun.misc.Unsafe = org.agrona.UnsafeAccess.UNSAFE
+    }
+}
+
+/**
+ * A schedule's reduction kernel: [LocalReduction] for REDUCE steps, and the three-operand form
+ * that lets a schedule combine the caller's input with a received block straight into the
+ * result, with no copy of the input first.
+ */
+internal interface Kernel : LocalReduction {
+    /**
+     * `out[i] = a[i] ∘ b[i]` over [count] elements (byte offsets), `a` holding the lower ranks'
+     * contribution; [out] may be [a] or [b] at the same offset. Returns 0, or -EINVAL if a range
+     * is outside its buffer. Runs under the domain lock, allocating nothing.
+     */
+    fun reduce3(a: DirectBuffer, aOffset: Int, b: DirectBuffer, bOffset: Int, out: MutableDirectBuffer, outOffset: Int, count: Int): Int
 }
 
 /**
@@ -127,7 +214,7 @@ internal class BuiltinReduction(val datatype: Datatype, val op: ReduceOp) : Loca
  * `dst = dst ∘ src` the source is copied to [scratch] (sized at build time, so nothing is
  * allocated per call), combined there as `scratch = dst ∘ scratch`, and copied back.
  */
-internal class UserKernel(val user: UserReduction, val datatype: Datatype, maxCount: Int) : LocalReduction {
+internal class UserKernel(val user: UserReduction, val datatype: Datatype, maxCount: Int) : Kernel {
     private val scratch = UnsafeBuffer(ByteBuffer.allocateDirect(maxOf(1, maxCount * datatype.size)))
 
     override fun elementSize(): Int = datatype.size
@@ -141,6 +228,14 @@ internal class UserKernel(val user: UserReduction, val datatype: Datatype, maxCo
             user.reduce(dst, dstOffset, scratch, 0, count, datatype)
             dst.putBytes(dstOffset, scratch, 0, bytes)
         }
+        return 0
+    }
+
+    override fun reduce3(a: DirectBuffer, aOffset: Int, b: DirectBuffer, bOffset: Int, out: MutableDirectBuffer, outOffset: Int, count: Int): Int {
+        val bytes = count * datatype.size
+        if (out === a && outOffset == aOffset) return reduce(b, bOffset, out, outOffset, count, false)
+        if (out !== b || outOffset != bOffset) out.putBytes(outOffset, b, bOffset, bytes)
+        user.reduce(a, aOffset, out, outOffset, count, datatype)
         return 0
     }
 

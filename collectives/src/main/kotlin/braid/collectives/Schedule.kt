@@ -4,7 +4,6 @@ import braid.core.Counter
 import braid.core.DeferredOp
 import braid.core.DeferredWork
 import braid.core.Errno
-import braid.core.LocalReduction
 import braid.core.LocalStep
 import braid.core.WorkStatus
 import org.agrona.DirectBuffer
@@ -31,7 +30,7 @@ import java.nio.ByteBuffer
  * counters, writes each transfer's tag for this call's sequence number and queues the same
  * requests again — nothing is allocated.
  */
-internal class Schedule(val group: CollectiveGroup, val kernel: LocalReduction?, val name: String) {
+internal class Schedule(val group: CollectiveGroup, val kernel: Kernel?, val name: String) {
     private val domain = group.endpoint.domain
     private val queue = domain.deferredWork
 
@@ -117,6 +116,27 @@ internal class Schedule(val group: CollectiveGroup, val kernel: LocalReduction?,
     fun local(step: LocalStep): DeferredWork {
         add(DeferredOp.Local(step))
         return workList.last()
+    }
+
+    /**
+     * `out = a ∘ b` over [count] elements, byte offsets, `a` holding the lower ranks' part: one
+     * step whether [out] is one of the operands (a plain REDUCE) or neither (no copy first).
+     */
+    fun reduce3(a: DirectBuffer, aOffset: Int, b: DirectBuffer, bOffset: Int, out: MutableDirectBuffer, outOffset: Int, count: Int) {
+        if (count == 0) return
+        when {
+            out === b && outOffset == bOffset -> reduce(a, aOffset, out, outOffset, count, true)
+            out === a && outOffset == aOffset -> reduce(b, bOffset, out, outOffset, count, false)
+            else -> add(DeferredOp.Local(Reduce3(kernel!!, a, aOffset, b, bOffset, out, outOffset, count)))
+        }
+    }
+
+    private class Reduce3(
+        val kernel: Kernel, val a: DirectBuffer, val aOffset: Int, val b: DirectBuffer, val bOffset: Int,
+        val out: MutableDirectBuffer, val outOffset: Int, val count: Int,
+    ) : LocalStep {
+        override fun run(work: DeferredWork): Int = kernel.reduce3(a, aOffset, b, bOffset, out, outOffset, count)
+        override fun toString(): String = "reduce of $count elements into a third buffer by $kernel"
     }
 
     fun copy(src: DirectBuffer, srcOffset: Int, dst: MutableDirectBuffer, dstOffset: Int, length: Int) {

@@ -66,13 +66,11 @@ internal object ScheduleCompiler {
                 s.copy(input, 0, acc, 0, bytes); s.round()
                 a.reduceBinomial(acc, count, es, key.root, commutative, s.recv)
             }
-            CollectiveOp.ALLREDUCE -> {
-                s.copy(input, 0, s.recv, 0, bytes); s.round()
-                when (key.algorithm) {
-                    RING -> a.allreduceRing(s.recv, count, es)
-                    RABENSEIFNER -> a.allreduceRabenseifner(s.recv, count, es)
-                    else -> a.allreduceRecursiveDoubling(s.recv, count, es)
-                }
+            // No copy of the input first: the first steps send from it and reduce it with what arrives straight into the result.
+            CollectiveOp.ALLREDUCE -> when (key.algorithm) {
+                RING -> a.allreduceRing(input, s.recv, count, es)
+                RABENSEIFNER -> a.allreduceRabenseifner(input, s.recv, count, es)
+                else -> a.allreduceRecursiveDoubling(input, s.recv, count, es)
             }
             CollectiveOp.REDUCE_SCATTER_BLOCK -> {
                 val acc = s.scratch(bytes * p)

@@ -1,6 +1,9 @@
 package braid.collectives
 
+import braid.core.AddressVector
 import braid.core.Braid
+import braid.core.Endpoint
+import braid.core.Fabric
 import braid.core.Hints
 import braid.core.IdlePolicy
 import braid.core.OpFlags
@@ -12,32 +15,42 @@ import java.nio.file.Path
 import kotlin.system.exitProcess
 
 /**
- * The benchmark behind `bench/coll-vs-mpich.sh` (a program that prints numbers, not a test).
+ * The benchmark behind `bench/coll-vs-mpich.sh` and `bench/coll-crossovers.sh` (programs that
+ * print numbers, not tests).
  * - `run N`: N processes over shm (this one is rank 0 and starts the others), OSU-style
  *   averages of allreduce (SUM of doubles) and broadcast at 8 B, 4 KiB, 64 KiB and 1 MiB and of
- *   barrier; prints `OP BYTES USEC` lines (the slowest rank's average) as the C loop does.
+ *   barrier; prints `OP BYTES USEC P50` lines (the slowest rank's average and median per call)
+ *   as the C loop prints `OP BYTES USEC`. Every case runs twice and the second pass is
+ *   reported: the first is the JIT's warm-up (a loop measured while the compiler threads still
+ *   work shares the cores with them, and on 2 cores that costs whole scheduler slices).
+ * - `crossovers N`: [Crossovers] — every algorithm of allreduce, broadcast and allgather forced
+ *   in turn at 8 B … 4 MiB.
  * - `build`: builds schedules on a simulated group (one real endpoint, made-up member addresses;
  *   nothing is queued or sent) and prints the build time, requests, rounds and memory.
+ *
+ * Ranks wait with the SPIN idle policy when every rank has a core (as MPICH's ranks do), YIELD
+ * when they share them.
  */
 object CollBench {
     @JvmStatic
     fun main(args: Array<String>) {
         when (args[0]) {
-            "run" -> run(args[1].toInt())
-            "child" -> { rank(Path.of(args[3]), args[1].toInt(), args[2].toInt()); exitProcess(0) }
+            "run", "crossovers" -> spawn(args[0], args[1].toInt())
+            "child" -> { rank(args[1], Path.of(args[4]), args[2].toInt(), args[3].toInt()); exitProcess(0) }
             "build" -> build()
-            else -> error("usage: CollBench run N | build")
+            else -> error("usage: CollBench run N | crossovers N | build")
         }
     }
 
-    private fun run(n: Int) {
+    /** Starts ranks 1..n-1 as child JVMs and runs rank 0 here. */
+    private fun spawn(mode: String, n: Int) {
         val dir = Files.createTempDirectory("collbench")
         val children = (1 until n).map { r ->
-            ProcessBuilder(ProcessHandle.current().info().command().orElse("java"), "-Xmx512m", "-cp", System.getProperty("java.class.path"),
-                CollBench::class.java.name, "child", "$r", "$n", dir.toString()).redirectErrorStream(true).redirectOutput(File(dir.toFile(), "$r.log")).start()
+            ProcessBuilder(ProcessHandle.current().info().command().orElse("java"), *jvmFlags(), "-cp", System.getProperty("java.class.path"),
+                CollBench::class.java.name, "child", mode, "$r", "$n", dir.toString()).redirectErrorStream(true).redirectOutput(File(dir.toFile(), "$r.log")).start()
         }
         try {
-            rank(dir, 0, n)
+            rank(mode, dir, 0, n)
             children.forEach { it.waitFor() }
         } finally {
             children.forEach { if (it.isAlive) it.destroyForcibly() }
@@ -45,8 +58,18 @@ object CollBench {
         }
     }
 
-    private fun rank(dir: Path, rank: Int, n: Int) {
-        // Waiting spins when every rank has a core (as MPICH's ranks do), yields when they share them.
+    /** The children's JVM flags: this JVM's own (heap size, GC), so every rank runs alike. */
+    private fun jvmFlags(): Array<String> = ManagementFactory.getRuntimeMXBean().inputArguments.filter { it.startsWith("-X") }.toTypedArray()
+
+    /** One rank's endpoint over shm, its AV holding every rank; [join] joins a group over all of them. */
+    class Rank(val rank: Int, val n: Int, private val fabric: Fabric, val ep: Endpoint, private val av: AddressVector, private val members: LongArray, val idle: IdlePolicy) : AutoCloseable {
+        fun join(tuning: CollectiveTuning = CollectiveTuning.DEFAULT): CollectiveGroup =
+            Collectives.join(ep, av.avSet(*members), 60_000, JoinOptions.DEFAULT.withTuning(tuning))
+
+        override fun close() { ep.close(); fabric.close() }
+    }
+
+    private fun open(dir: Path, rank: Int, n: Int): Rank {
         val idle = if (n <= Runtime.getRuntime().availableProcessors()) IdlePolicy.SPIN else IdlePolicy.YIELD
         val info = Braid.getInfo(Hints(provider = "shm")).first().let { it.copy(domainAttr = it.domainAttr.copy(idle = idle)) }
         val fabric = Braid.fabric(info)
@@ -56,33 +79,64 @@ object CollBench {
         val ep = domain.endpoint().also { it.bind(cq, OpFlags.TRANSMIT or OpFlags.RECV); it.bind(av); it.enable() }
         Rendezvous.publish(dir, "$rank", ep.address)
         val addrs = (0 until n).map { r -> av.insert(Rendezvous.lookup(dir, "$r")) }
-        val g = Collectives.join(ep, av.avSet(*addrs.toLongArray()), 60_000)
-        val send = Reference.buffer(1 shl 20); val recv = Reference.buffer(1 shl 20)
-        val mine = Reference.buffer(8); val worst = Reference.buffer(8)
-        fun report(op: String, bytes: Int, usec: Double) {
-            mine.putDouble(0, usec)
-            g.startReduce(mine, 0, worst, 0, 1, Datatype.DOUBLE, ReduceOp.MAX, 0).waitFor(60_000)
-            if (rank == 0) println("%s %d %.2f".format(op, bytes, worst.getDouble(0)))
-            if (rank == 0 && op == "barrier") System.err.println("braid ranks waited with idle policy ${idle.kind}")
-        }
-        for (bytes in intArrayOf(8, 4096, 65536, 1 shl 20)) {
-            val count = bytes / 8
-            val iters = if (bytes <= 4096) 10_000 else if (bytes <= 65536) 1000 else 100
-            val warm = iters / 10
-            for (op in 0..1) {
-                var t = 0L
-                for (i in 0 until iters + warm) {
-                    if (i == warm) { g.barrier(); t = System.nanoTime() }
-                    if (op == 0) g.startAllreduce(send, 0, recv, 0, count, Datatype.DOUBLE, ReduceOp.SUM).waitFor(-1)
-                    else g.startBroadcast(send, 0, count, Datatype.DOUBLE, 0).waitFor(-1)
-                }
-                report(if (op == 0) "allreduce" else "broadcast", bytes, (System.nanoTime() - t) / 1000.0 / iters)
+        return Rank(rank, n, fabric, ep, av, addrs.toLongArray(), idle)
+    }
+
+    private fun rank(mode: String, dir: Path, rank: Int, n: Int) {
+        open(dir, rank, n).use { if (mode == "crossovers") Crossovers(it).run() else vsMpich(it) }
+    }
+
+    /** Times [iters] calls of [call] after a barrier: the mean (from the loop's wall time) and the median per call, in µs. */
+    class Timer(val g: CollectiveGroup, maxIters: Int) {
+        private val lat = LongArray(maxIters)
+        var mean = 0.0; private set
+        var p50 = 0.0; private set
+
+        inline fun time(iters: Int, call: () -> Unit) {
+            g.barrier()
+            val t0 = System.nanoTime()
+            var last = t0
+            for (i in 0 until iters) {
+                call()
+                val now = System.nanoTime()
+                record(i, now - last)
+                last = now
             }
+            finish(iters, last - t0)
         }
-        var t = 0L
-        for (i in 0 until 11_000) { if (i == 1000) t = System.nanoTime(); g.barrier() }
-        report("barrier", 0, (System.nanoTime() - t) / 1000.0 / 10_000)
-        ep.close(); fabric.close()
+
+        fun record(i: Int, ns: Long) { lat[i] = ns }
+
+        fun finish(iters: Int, total: Long) {
+            mean = total / 1000.0 / iters
+            java.util.Arrays.sort(lat, 0, iters)
+            p50 = lat[iters / 2] / 1000.0
+        }
+    }
+
+    private fun vsMpich(rk: Rank) {
+        val g = rk.join()
+        val send = Reference.buffer(1 shl 20); val recv = Reference.buffer(1 shl 20)
+        val mine = Reference.buffer(16); val worst = Reference.buffer(16)
+        val timer = Timer(g, 10_000)
+        fun report(pass: Int, op: String, bytes: Int) {
+            mine.putDouble(0, timer.mean); mine.putDouble(8, timer.p50)
+            g.startReduce(mine, 0, worst, 0, 2, Datatype.DOUBLE, ReduceOp.MAX, 0).waitFor(60_000)
+            if (rk.rank == 0 && pass == 1) println("%s %d %.2f %.2f".format(op, bytes, worst.getDouble(0), worst.getDouble(8)))
+        }
+        for (pass in 0..1) {
+            for (bytes in intArrayOf(8, 4096, 65536, 1 shl 20)) {
+                val count = bytes / 8
+                val iters = if (bytes <= 4096) 10_000 else if (bytes <= 65536) 1000 else 100
+                timer.time(iters) { g.startAllreduce(send, 0, recv, 0, count, Datatype.DOUBLE, ReduceOp.SUM).waitFor(-1) }
+                report(pass, "allreduce", bytes)
+                timer.time(iters) { g.startBroadcast(send, 0, count, Datatype.DOUBLE, 0).waitFor(-1) }
+                report(pass, "broadcast", bytes)
+            }
+            timer.time(10_000) { g.barrier() }
+            report(pass, "barrier", 0)
+        }
+        if (rk.rank == 0) System.err.println("braid ranks waited with idle policy ${rk.idle.kind}")
     }
 
     private fun build() {

@@ -166,9 +166,9 @@ public class OffloadBinding internal constructor(
                 else if (!key.inPlace) { s.copy(input, 0, s.recv, 0, bytes); s.round() }
                 between {
                     when (ScheduleCompiler.choose(leaderGroup!!, CollectiveOp.ALLREDUCE, bytes, true)) {
-                        CollectiveAlgorithm.RING -> it.allreduceRing(s.recv, count, es)
-                        CollectiveAlgorithm.RABENSEIFNER -> it.allreduceRabenseifner(s.recv, count, es)
-                        else -> it.allreduceRecursiveDoubling(s.recv, count, es)
+                        CollectiveAlgorithm.RING -> it.allreduceRing(s.recv, s.recv, count, es)
+                        CollectiveAlgorithm.RABENSEIFNER -> it.allreduceRabenseifner(s.recv, s.recv, count, es)
+                        else -> it.allreduceRecursiveDoubling(s.recv, s.recv, count, es)
                     }
                 }
                 if (engine != null) phase(s, OffloadPhase.Kind.BCAST, bytes, es, 0, key, s.recv, 0, s.recv, phases)

@@ -22,6 +22,7 @@ import braid.core.Event;
 import braid.core.EventQueue;
 import braid.core.EventType;
 import braid.core.Fabric;
+import braid.core.FabricException;
 import braid.core.Hints;
 import braid.core.Info;
 import braid.core.OpFlags;
@@ -32,12 +33,15 @@ import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Collectives from plain Java: joins, the start/wait and future forms, a user reduction. */
+/** Collectives from plain Java: joins, the start/wait and future forms, a user reduction, the ByteBuffer forms (heap and direct). */
 class CollectivesJavaApiTest {
     /** A non-commutative reduction in Java: keeps the lower rank's value. */
     static final class First implements UserReduction {
@@ -67,7 +71,7 @@ class CollectivesJavaApiTest {
             for (int i = 0; i < 2; i++) for (Endpoint e : eps) avs[i].insert(e.getAddress());
             JoinOptions options = JoinOptions.DEFAULT.withTuning(CollectiveTuning.DEFAULT.withAlgorithm(CollectiveOp.ALLREDUCE, CollectiveAlgorithm.RECURSIVE_DOUBLING));
             CollectiveJoin j0 = Collectives.startJoin(eps[0], avs[0].avSet(0L, 1L), eq, "join-0", options);
-            CompletableFuture<CollectiveGroup> f1 = Collectives.joinAsync(eps[1], avs[1].avSet(0L, 1L));
+            CompletableFuture<CollectiveGroup> f1 = Collectives.joinAsync(eps[1], avs[1].avSet(0L, 1L), options);   // every member must choose alike
             CollectiveGroup g0 = null;
             Deadline joined = Deadline.of("both joins");
             while (g0 == null || !f1.isDone()) { g0 = j0.test(); domains[1].progress(); joined.check(); }
@@ -93,6 +97,27 @@ class CollectivesJavaApiTest {
             while (!c.test() | !d.test()) firsts.check();
             assertEquals(5, r0.getInt(0));
             assertEquals(5, r1.getInt(0));
+
+            // ByteBuffer forms: direct on rank 0, heap on rank 1, data from each buffer's position.
+            ByteBuffer bs0 = ByteBuffer.allocateDirect(64).order(ByteOrder.nativeOrder()), br0 = ByteBuffer.allocateDirect(64).order(ByteOrder.nativeOrder());
+            ByteBuffer bs1 = ByteBuffer.allocate(64).order(ByteOrder.nativeOrder()), br1 = ByteBuffer.allocate(64).order(ByteOrder.nativeOrder());
+            bs0.position(8); bs1.position(16); br0.position(24); br1.position(4);
+            for (int i = 0; i < 3; i++) { bs0.putDouble(8 + i * 8, 1.5 * i); bs1.putDouble(16 + i * 8, 10.0 + i); }
+            CollectiveRequest e = g0.startAllreduce(bs0, br0, 3, Datatype.DOUBLE, ReduceOp.SUM);
+            CollectiveRequest f = g1.startAllreduce(bs1, br1, 3, Datatype.DOUBLE, ReduceOp.SUM);
+            while (!e.test() | !f.test()) { }
+            for (int i = 0; i < 3; i++) {
+                assertEquals(10.0 + 2.5 * i, br0.getDouble(24 + i * 8));
+                assertEquals(10.0 + 2.5 * i, br1.getDouble(4 + i * 8));
+            }
+            assertEquals(24, br0.position());
+            br1.putInt(4, 0); br0.putInt(24, 42);
+            CollectiveRequest h = g0.startBroadcast(br0, 1, Datatype.INT32, 0);
+            CollectiveRequest k = g1.startBroadcast(br1, 1, Datatype.INT32, 0);
+            while (!h.test() | !k.test()) { }
+            assertEquals(42, br1.getInt(4));
+            FabricException refused = assertThrows(FabricException.class, () -> g1.startAllreduce(bs1, br1.asReadOnlyBuffer(), 3, Datatype.DOUBLE, ReduceOp.SUM));
+            assertTrue(refused.getMessage().contains("read-only"), refused.getMessage());
             eps[0].close(); eps[1].close();
         }
     }

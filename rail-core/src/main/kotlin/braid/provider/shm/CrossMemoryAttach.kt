@@ -1,7 +1,8 @@
 package braid.provider.shm
 
 import com.sun.jna.Native
-import com.sun.jna.Pointer
+import org.agrona.concurrent.UnsafeBuffer
+import java.nio.ByteBuffer
 
 /**
  * Single-copy transfers between processes with Linux's cross-memory attach
@@ -22,26 +23,36 @@ internal object CrossMemoryAttach {
         }
     }
 
-    // Two iovecs, local then remote, in native memory reused for every call (callers hold the domain lock).
-    private val iov: Pointer by lazy { Pointer(Native.malloc(32)) }
-    private val iovAddress: Long by lazy { Pointer.nativeValue(iov) }
-
     /**
-     * Copies [length] bytes from [remoteAddress] in process [pid] to [localAddress]. Returns the
-     * bytes copied (all of them), or a negative errno-style value if the call failed.
+     * Copies [length] bytes from [remoteAddress] in process [pid] to [localAddress], building the
+     * call's two iovecs in [iov]. Returns the bytes copied (all of them), or a negative
+     * errno-style value if the call failed.
      */
-    fun read(pid: Int, localAddress: Long, remoteAddress: Long, length: Long): Long {
+    fun read(iov: Iovecs, pid: Int, localAddress: Long, remoteAddress: Long, length: Long): Long {
+        val m = iov.memory
         var done = 0L
         while (done < length) {
-            iov.setLong(0, localAddress + done)
-            iov.setLong(8, length - done)
-            iov.setLong(16, remoteAddress + done)
-            iov.setLong(24, length - done)
-            val n = Libc.process_vm_readv(pid, iovAddress, 1, iovAddress + 16, 1, 0)
+            m.putLong(0, localAddress + done)
+            m.putLong(8, length - done)
+            m.putLong(16, remoteAddress + done)
+            m.putLong(24, length - done)
+            val n = Libc.process_vm_readv(pid, iov.address, 1, iov.address + 16, 1, 0)
             if (n <= 0) return if (n == 0L) -1 else n
             done += n
         }
         return done
+    }
+
+    /**
+     * The native memory of one call's two iovecs (local, then remote). Each shm endpoint owns
+     * one and uses it under its domain's lock. It must not be shared between endpoints: the
+     * domains of one process run on their own threads under their own locks, and a process-wide
+     * pair let two concurrent pulls overwrite each other's addresses, so one receiver copied
+     * another message's bytes, or another receiver's buffer got them.
+     */
+    internal class Iovecs {
+        val memory = UnsafeBuffer(ByteBuffer.allocateDirect(32))
+        val address: Long get() = memory.addressOffset()
     }
 
     private object Libc {

@@ -145,7 +145,7 @@ internal class ShmInChannel(
 
     override fun pull(e: RxEntry, srcAddress: Long, length: Long): Boolean {
         if (!pullable || e.buffer.byteArray() != null) return false
-        if (CrossMemoryAttach.read(senderPid, e.buffer.addressOffset(), srcAddress, length) == length) return true
+        if (CrossMemoryAttach.read(t.cmaIov, senderPid, e.buffer.addressOffset(), srcAddress, length) == length) return true
         pullable = false // not permitted here (or the sender is gone): stream from now on
         return false
     }

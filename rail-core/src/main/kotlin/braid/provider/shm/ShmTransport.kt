@@ -63,6 +63,8 @@ internal class ShmTransport(
     private val livenessNanos = info.settings[ShmParams.LIVENESS_MS] * 1_000_000
     /** Whether a receiver may pull a rendezvous payload with one copy (`process_vm_readv`). */
     internal val cma = info.settings[ShmParams.CMA] && CrossMemoryAttach.available
+    /** This endpoint's iovecs for single-copy pulls (never shared between endpoints: see [CrossMemoryAttach.Iovecs]). */
+    internal val cmaIov = CrossMemoryAttach.Iovecs()
 
     private var file: MappedFile? = null
     /** Published in our endpoint file: senders prove the job key over it ([ShmJobKey]). */
