@@ -22,6 +22,15 @@ public enum class ReduceOp {
     public fun reduceLocal(input: DirectBuffer, inputOffset: Int, inout: MutableDirectBuffer, inoutOffset: Int, count: Int, datatype: Datatype) {
         Kernels.builtin(datatype, this).reduce(input, inputOffset, inout, inoutOffset, count, true)
     }
+
+    /**
+     * [reduceLocal] over ByteBuffers (heap or direct), from their positions; elements are read in
+     * native byte order whatever order the buffers are set to. Refuses a read-only [inout].
+     */
+    public fun reduceLocal(input: ByteBuffer, inout: ByteBuffer, count: Int, datatype: Datatype) {
+        require(!inout.isReadOnly) { "the inout ByteBuffer is read-only; the result cannot be written into it" }
+        reduceLocal(UnsafeBuffer(input, input.position(), input.remaining()), 0, UnsafeBuffer(inout, inout.position(), inout.remaining()), 0, count, datatype)
+    }
 }
 
 /**
