@@ -1,6 +1,7 @@
 package braid.core
 
 import braid.provider.RailHost
+import org.agrona.collections.LongHashSet
 
 /**
  * The internal half of an [Endpoint]: where what its rails report lands. It holds the CQs,
@@ -109,7 +110,11 @@ internal class EndpointSink(private val ep: Endpoint) : RailHost {
 
     override fun region(key: Long): MemoryRegion? = domain.region(key)
 
+    /** Peers already reported down: a link's rails each find a dead peer, and it is reported once. */
+    private val reportedDown = LongHashSet()
+
     override fun peerDown(addr: Long, message: String) {
+        if (addr >= 0 && !reportedDown.add(addr)) return
         eq?.write(EventType.PEER_DOWN, ep, addr, message)
     }
 

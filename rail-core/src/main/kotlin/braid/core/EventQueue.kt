@@ -23,8 +23,9 @@ public class Event {
 
 /**
  * An event queue (`fid_eq`) for control-path events: asynchronous notices, errors that belong
- * to no single operation, and [EventType.PEER_DOWN] when a peer process is found dead. Unlike a
- * completion queue it is off the hot path and thread-safe on its own.
+ * to no single operation, and [EventType.PEER_DOWN] when a peer process is found dead (once per
+ * peer of an endpoint, whichever of a link's rails finds it first). Unlike a completion queue it
+ * is off the hot path and thread-safe on its own.
  */
 public class EventQueue internal constructor(
     /** The owner's queue this one was imported from ([Fabric.importEventQueue]): writes go there, reads return `-ENOSYS`. */
