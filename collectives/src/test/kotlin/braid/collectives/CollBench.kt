@@ -1,13 +1,9 @@
 package braid.collectives
 
-import braid.core.AddressVector
 import braid.core.Braid
 import braid.core.Endpoint
-import braid.core.Fabric
 import braid.core.Hints
 import braid.core.IdlePolicy
-import braid.core.OpFlags
-import braid.it.Rendezvous
 import java.io.File
 import java.lang.management.ManagementFactory
 import java.nio.file.Files
@@ -62,24 +58,21 @@ object CollBench {
     private fun jvmFlags(): Array<String> = ManagementFactory.getRuntimeMXBean().inputArguments.filter { it.startsWith("-X") }.toTypedArray()
 
     /** One rank's endpoint over shm, its AV holding every rank; [join] joins a group over all of them. */
-    class Rank(val rank: Int, val n: Int, private val fabric: Fabric, val ep: Endpoint, private val av: AddressVector, private val members: LongArray, val idle: IdlePolicy) : AutoCloseable {
-        fun join(tuning: CollectiveTuning = CollectiveTuning.DEFAULT): CollectiveGroup =
-            Collectives.join(ep, av.avSet(*members), 60_000, JoinOptions.DEFAULT.withTuning(tuning))
+    class Rank(private val me: RankEndpoint, val idle: IdlePolicy) : AutoCloseable {
+        val rank: Int get() = me.rank
+        val n: Int get() = me.size
+        val ep: Endpoint get() = me.ep
 
-        override fun close() { ep.close(); fabric.close() }
+        fun join(tuning: CollectiveTuning = CollectiveTuning.DEFAULT): CollectiveGroup =
+            Collectives.join(ep, me.set, 60_000, JoinOptions.DEFAULT.withTuning(tuning))
+
+        override fun close() = me.close()
     }
 
     private fun open(dir: Path, rank: Int, n: Int): Rank {
         val idle = if (n <= Runtime.getRuntime().availableProcessors()) IdlePolicy.SPIN else IdlePolicy.YIELD
         val info = Braid.getInfo(Hints(provider = "shm")).first().let { it.copy(domainAttr = it.domainAttr.copy(idle = idle)) }
-        val fabric = Braid.fabric(info)
-        val domain = fabric.domain(info)
-        val cq = domain.completionQueue()
-        val av = domain.addressVector()
-        val ep = domain.endpoint().also { it.bind(cq, OpFlags.TRANSMIT or OpFlags.RECV); it.bind(av); it.enable() }
-        Rendezvous.publish(dir, "$rank", ep.address)
-        val addrs = (0 until n).map { r -> av.insert(Rendezvous.lookup(dir, "$r")) }
-        return Rank(rank, n, fabric, ep, av, addrs.toLongArray(), idle)
+        return Rank(RankEndpoint.open(info, dir, rank, n), idle)
     }
 
     private fun rank(mode: String, dir: Path, rank: Int, n: Int) {

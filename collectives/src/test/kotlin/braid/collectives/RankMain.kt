@@ -4,8 +4,6 @@ import braid.core.Braid
 import braid.core.Errno
 import braid.core.FabricException
 import braid.core.Hints
-import braid.core.OpFlags
-import braid.it.Rendezvous
 import braid.it.childMain
 import java.nio.file.Files
 import java.nio.file.Path
@@ -36,15 +34,9 @@ object RankMain {
         val (provider, dirName, rankS, sizeS, mode) = args
         val dir = Paths.get(dirName)
         val rank = rankS.toInt(); val size = sizeS.toInt()
-        val info = Braid.getInfo(hints(provider)).first()
-        val fabric = Braid.fabric(info)
-        val domain = fabric.domain(info)
-        val cq = domain.completionQueue()
-        val av = domain.addressVector()
-        val ep = domain.endpoint().also { it.bind(cq, OpFlags.TRANSMIT or OpFlags.RECV); it.bind(av); it.enable() }
-        Rendezvous.publish(dir, "$rank", ep.address)
-        val addrs = (0 until size).map { av.insert(Rendezvous.lookup(dir, "$it")) }
-        val set = av.avSet(*addrs.toLongArray())
+        val me = RankEndpoint.open(Braid.getInfo(hints(provider)).first(), dir, rank, size)
+        val ep = me.ep
+        val set = me.set
         val group = Collectives.join(ep, set, 60_000)
         check(group.rank == rank) { "joined as rank ${group.rank}, expected $rank" }
         when (mode) {
@@ -56,8 +48,7 @@ object RankMain {
             "victim", "survivor" -> allreduceUntilKilled(group, dir, mode)
             else -> error("unknown mode $mode")
         }
-        ep.close()
-        fabric.close()
+        me.close()
     }
 
     /**

@@ -4,13 +4,12 @@ import braid.collectives.CollectiveGroup
 import braid.collectives.Collectives
 import braid.collectives.Datatype
 import braid.collectives.JoinOptions
+import braid.collectives.RankEndpoint
 import braid.collectives.ReduceOp
 import braid.collectives.Reference
 import braid.core.Braid
 import braid.core.Hints
 import braid.core.IdlePolicy
-import braid.core.OpFlags
-import braid.it.Rendezvous
 import java.io.File
 import java.nio.file.Files
 import java.nio.file.Path
@@ -51,13 +50,9 @@ object OffloadBench {
     private fun rank(dir: Path, rank: Int, n: Int) {
         val idle = if (n <= Runtime.getRuntime().availableProcessors()) IdlePolicy.SPIN else IdlePolicy.YIELD
         val info = Braid.getInfo(Hints(provider = "shm")).first().let { it.copy(domainAttr = it.domainAttr.copy(idle = idle)) }
-        val fabric = Braid.fabric(info)
-        val domain = fabric.domain(info)
-        val cq = domain.completionQueue()
-        val av = domain.addressVector()
-        val ep = domain.endpoint().also { it.bind(cq, OpFlags.TRANSMIT or OpFlags.RECV); it.bind(av); it.enable() }
-        Rendezvous.publish(dir, "$rank", ep.address)
-        val set = av.avSet(*(0 until n).map { av.insert(Rendezvous.lookup(dir, "$it")) }.toLongArray())
+        val me = RankEndpoint.open(info, dir, rank, n)
+        val ep = me.ep
+        val set = me.set
         val main = Collectives.join(ep, set, 60_000)
         val off = Collectives.join(ep, set, 60_000, JoinOptions.DEFAULT.withOffload(ShmOffload.DEFAULT))
         check(off.offload != null && main.offload == null)
@@ -84,6 +79,6 @@ object OffloadBench {
             if (rank == 0) println("allreduce %d %.2f %.2f".format(bytes, a, b))
         }
         if (rank == 0) System.err.println("ranks waited with idle policy ${idle.kind}; offload carried ${off.offload!!.offloadCalls} calls on rank 0")
-        ep.close(); fabric.close()
+        me.close()
     }
 }

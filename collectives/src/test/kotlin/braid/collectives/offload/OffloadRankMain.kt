@@ -5,13 +5,12 @@ import braid.collectives.Collectives
 import braid.collectives.Datatype
 import braid.collectives.JoinOptions
 import braid.collectives.Matrix
+import braid.collectives.RankEndpoint
 import braid.collectives.RankMain
 import braid.collectives.ReduceOp
 import braid.collectives.Reference
 import braid.core.Braid
 import braid.core.Hints
-import braid.core.OpFlags
-import braid.it.Rendezvous
 import braid.it.childMain
 import java.nio.file.Paths
 
@@ -38,14 +37,9 @@ object OffloadRankMain {
         val rank = rankS.toInt(); val size = sizeS.toInt()
         val hints = if (provider == "tcp") Hints(provider = "tcp", domainName = System.getenv("BRAID_TCP_IFACE") ?: "lo") else RankMain.hints(provider)
         val info = Braid.getInfo(hints).first()
-        val fabric = Braid.fabric(info)
-        val domain = fabric.domain(info)
-        val cq = domain.completionQueue()
-        val av = domain.addressVector()
-        val ep = domain.endpoint().also { it.bind(cq, OpFlags.TRANSMIT or OpFlags.RECV); it.bind(av); it.enable() }
-        Rendezvous.publish(dir, "rank-$rank", ep.address)
-        val addrs = (0 until size).map { av.insert(Rendezvous.lookup(dir, "rank-$it")) }
-        val group = Collectives.join(ep, av.avSet(*addrs.toLongArray()), 60_000, JoinOptions.DEFAULT.withOffload(OFFLOAD))
+        val me = RankEndpoint.open(info, dir, rank, size) { "rank-$it" }
+        val ep = me.ep
+        val group = Collectives.join(ep, me.set, 60_000, JoinOptions.DEFAULT.withOffload(OFFLOAD))
         val o = checkNotNull(group.offload) { "rank $rank: the offload did not pair with the group" }
         when (mode) {
             "matrix" -> {
@@ -63,8 +57,7 @@ object OffloadRankMain {
             }
             else -> error("unknown mode $mode")
         }
-        ep.close()
-        fabric.close()
+        me.close()
     }
 
     private fun counters(o: OffloadBinding): String =
