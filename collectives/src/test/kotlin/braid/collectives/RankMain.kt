@@ -20,9 +20,10 @@ import java.nio.file.Paths
  * Prints a line starting OK on success; exits 1 with the failure otherwise.
  */
 object RankMain {
+    /** The hints for [provider]; tcp binds to `BRAID_TCP_IFACE` (a namespace host's interface), else loopback. */
     fun hints(provider: String): Hints = when (provider) {
         "shm" -> Hints(provider = "shm")
-        "tcp" -> Hints(provider = "tcp", domainName = "lo")
+        "tcp" -> Hints(provider = "tcp", domainName = System.getenv("BRAID_TCP_IFACE") ?: "lo")
         "link" -> Hints(provider = "link").with(braid.provider.link.LinkParams.LINKS, "shm+tcp:lo")
         else -> error("unknown provider '$provider'")
     }

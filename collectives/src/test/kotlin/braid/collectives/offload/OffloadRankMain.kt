@@ -10,7 +10,6 @@ import braid.collectives.RankMain
 import braid.collectives.ReduceOp
 import braid.collectives.Reference
 import braid.core.Braid
-import braid.core.Hints
 import braid.it.childMain
 import java.nio.file.Paths
 
@@ -35,8 +34,7 @@ object OffloadRankMain {
         val (provider, dirName, rankS, sizeS, mode) = args
         val dir = Paths.get(dirName)
         val rank = rankS.toInt(); val size = sizeS.toInt()
-        val hints = if (provider == "tcp") Hints(provider = "tcp", domainName = System.getenv("BRAID_TCP_IFACE") ?: "lo") else RankMain.hints(provider)
-        val info = Braid.getInfo(hints).first()
+        val info = Braid.getInfo(RankMain.hints(provider)).first()
         val me = RankEndpoint.open(info, dir, rank, size) { "rank-$it" }
         val ep = me.ep
         val group = Collectives.join(ep, me.set, 60_000, JoinOptions.DEFAULT.withOffload(OFFLOAD))

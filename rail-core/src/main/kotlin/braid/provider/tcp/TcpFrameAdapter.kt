@@ -45,8 +45,7 @@ internal class TcpFrameAdapter(
         /**
          * A checked header is in the adapter's fields. Choose the payload's destination with
          * [sinkTo] (the default discards it). Returns [CONTINUE], [STOP] (leave the rest of the
-         * input for later), [PAUSE] (not now: offer this header again at the next [decode],
-         * consuming nothing before it) or [FAIL] (after [fail]).
+         * input for later) or [FAIL] (after [fail]).
          */
         fun onHeader(a: TcpFrameAdapter): Int
 
@@ -76,15 +75,6 @@ internal class TcpFrameAdapter(
     private var sinkOffset = 0
     private var sinkKeep = 0
 
-    /**
-     * Whether the handler paused at the current header ([PAUSE]): the next [decode] offers the
-     * same header again ([resumed] true) before it consumes anything.
-     */
-    var paused: Boolean = false; private set
-
-    /** Whether the header now in the fields was offered before and paused. */
-    var resumed: Boolean = false; private set
-
     /** Bytes of the stream consumed (for messages that say where a problem is). */
     var streamOffset: Long = 0; private set
 
@@ -92,12 +82,11 @@ internal class TcpFrameAdapter(
     var error: String? = null; private set
 
     /** Whether a frame is partly read (a header or a payload): an end of stream now truncates it. */
-    val midFrame: Boolean get() = headerFill > 0 || inPayload || paused
+    val midFrame: Boolean get() = headerFill > 0 || inPayload
 
     /** What is missing of the current frame, for messages. */
     fun describePosition(): String = when {
         inPayload -> "${typeName()} frame with $payloadDone of $payloadLength payload bytes"
-        paused -> "${typeName()} frame held back at its header"
         headerFill > 0 -> "frame header with $headerFill of $HEADER_LENGTH bytes"
         else -> "frame boundary"
     }
@@ -134,17 +123,10 @@ internal class TcpFrameAdapter(
     /**
      * Consumes [src] from its position to its limit, calling [h] for each header and frame.
      * Returns [CONTINUE] when the input is used up, [STOP] when the handler stopped (the
-     * position is just after the frame it stopped on), [PAUSE] when it paused at a header (the
-     * position is just after that header), or [FAIL].
+     * position is just after the frame it stopped on), or [FAIL].
      */
     fun decode(src: ByteBuffer, h: Handler): Int {
         if (error != null) return FAIL
-        if (paused) {
-            paused = false
-            resumed = true
-            val rc = afterHeader(h)
-            if (rc != CONTINUE) return rc
-        }
         while (src.hasRemaining()) {
             if (!inPayload) {
                 val n = minOf(HEADER_LENGTH - headerFill, src.remaining())
@@ -155,7 +137,6 @@ internal class TcpFrameAdapter(
                 if (headerFill < HEADER_LENGTH) return CONTINUE
                 headerFill = 0
                 if (!parseHeader()) return FAIL
-                resumed = false
                 val rc = afterHeader(h)
                 if (rc != CONTINUE) return rc
             } else {
@@ -179,10 +160,6 @@ internal class TcpFrameAdapter(
         sink = null; sinkKeep = 0; payloadDone = 0
         val rc = h.onHeader(this)
         if (rc == FAIL) return fail("frame refused")
-        if (rc == PAUSE) {
-            paused = true
-            return PAUSE
-        }
         if (payloadLength == 0) {
             val end = h.onFrame(this)
             if (end != CONTINUE) return if (end == FAIL) fail("frame refused") else STOP
@@ -234,6 +211,5 @@ internal class TcpFrameAdapter(
         const val CONTINUE: Int = 0
         const val STOP: Int = 1
         const val FAIL: Int = -1
-        const val PAUSE: Int = 2
     }
 }
