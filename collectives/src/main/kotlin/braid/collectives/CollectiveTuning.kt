@@ -51,13 +51,51 @@ public class CollectiveTuning private constructor(
     public fun withCrossovers(allreduceRdMax: Int, allreduceRingMinRanks: Int, bcastBinomialMax: Int, allgatherRdMax: Int): CollectiveTuning =
         CollectiveTuning(forced, allreduceRdMax, allreduceRingMinRanks, bcastBinomialMax, allgatherRdMax)
 
-    override fun toString(): String =
-        "CollectiveTuning(forced=$forced, allreduceRdMax=$allreduceRdMax, allreduceRingMinRanks=$allreduceRingMinRanks, bcastBinomialMax=$bcastBinomialMax, allgatherRdMax=$allgatherRdMax)"
+    /**
+     * This tuning in three longs, whole (two tunings are equal iff their fingerprints are, and
+     * [fromFingerprint] gives it back): the forced algorithm of each operation in 4 bits (AUTO is
+     * 0), then the four crossovers, two to a long. The join carries it in its agreement record.
+     */
+    internal fun fingerprint(into: LongArray, at: Int) {
+        var f = 0L
+        for (op in CollectiveOp.entries) f = f or (forced(op).ordinal.toLong() shl (4 * op.ordinal))
+        into[at] = f
+        into[at + 1] = (allreduceRdMax.toLong() shl 32) or (allreduceRingMinRanks.toLong() and 0xffff_ffffL)
+        into[at + 2] = (bcastBinomialMax.toLong() shl 32) or (allgatherRdMax.toLong() and 0xffff_ffffL)
+    }
+
+    override fun equals(other: Any?): Boolean {
+        if (other !is CollectiveTuning) return false
+        return CollectiveOp.entries.all { forced(it) == other.forced(it) } && allreduceRdMax == other.allreduceRdMax &&
+            allreduceRingMinRanks == other.allreduceRingMinRanks && bcastBinomialMax == other.bcastBinomialMax && allgatherRdMax == other.allgatherRdMax
+    }
+
+    override fun hashCode(): Int = LongArray(3).also { fingerprint(it, 0) }.contentHashCode()
+
+    /** Names what is forced (AUTO left out) and the crossovers: what a join's mismatch error shows. */
+    override fun toString(): String {
+        val f = CollectiveOp.entries.filter { forced(it) != CollectiveAlgorithm.AUTO }.joinToString { "${it.name.lowercase()}=${forced(it).name.lowercase()}" }
+        return "CollectiveTuning(forced {$f}, allreduceRdMax=$allreduceRdMax, allreduceRingMinRanks=$allreduceRingMinRanks, bcastBinomialMax=$bcastBinomialMax, allgatherRdMax=$allgatherRdMax)"
+    }
 
     public companion object {
         /** The default crossovers, set from `bench/coll-crossovers.sh` (see the class comment), nothing forced. */
         @JvmField
         public val DEFAULT: CollectiveTuning = CollectiveTuning(emptyMap(), 0, 64, 1 shl 20, 4 shl 20)
+
+        init {
+            check(CollectiveOp.entries.size * 4 <= 64 && CollectiveAlgorithm.entries.size <= 16) { "a tuning's forced algorithms no longer fit its fingerprint's first long" }
+        }
+
+        /** The tuning whose [fingerprint] is `fp[at until at + 3]`. */
+        internal fun fromFingerprint(fp: LongArray, at: Int): CollectiveTuning {
+            val forced = HashMap<CollectiveOp, CollectiveAlgorithm>()
+            for (op in CollectiveOp.entries) {
+                val a = CollectiveAlgorithm.entries.getOrNull(((fp[at] ushr (4 * op.ordinal)) and 0xf).toInt()) ?: CollectiveAlgorithm.AUTO
+                if (a != CollectiveAlgorithm.AUTO) forced[op] = a
+            }
+            return CollectiveTuning(forced, (fp[at + 1] ushr 32).toInt(), fp[at + 1].toInt(), (fp[at + 2] ushr 32).toInt(), fp[at + 2].toInt())
+        }
 
         /** [DEFAULT] with what `BRAID_COLL_*` variables in [env] say; a bad value is refused naming the variable. */
         @JvmStatic

@@ -18,11 +18,15 @@ import java.util.concurrent.TimeoutException
 
 /**
  * Joining collective groups (`fi_join_collective`). The join is itself a collective over the
- * set's members: an allreduce that agrees on the group's context id (the largest id any member
- * has free, so the id is new on every member's endpoint) and checks that every member passed
- * the same set (a hash of the members' addresses, in order). Joins on one endpoint run one at a
- * time (a second returns EAGAIN while one is under way, as cxi's do); every member must
- * have its own endpoint's address inserted in the AV and in the set.
+ * set's members: an allreduce of one record that agrees on the group's context id (the largest
+ * id any member has free, so the id is new on every member's endpoint), checks that every member
+ * passed the same set (a hash of the members' addresses, in order) and that every member passed
+ * the same [CollectiveTuning] (its fingerprint: forced algorithms and crossovers). Members whose
+ * tunings differ would compile different schedules for one call and hang, so such a join fails
+ * on every member with EINVAL naming both tunings. Joins on one endpoint run one at a time (a
+ * second returns EAGAIN while one is under way, as cxi's do); every member must have its own
+ * endpoint's address inserted in the AV and in the set. The join itself always runs one
+ * algorithm (recursive doubling), whatever the tunings say, so it completes even when they differ.
  */
 public object Collectives {
     private class EndpointState { var next = 1; var joining = false }
@@ -51,10 +55,13 @@ public object Collectives {
         val proposal = synchronized(states) { state.next }
         // Recursive doubling whatever the defaults say: AGREE combines the three values as one record, so no algorithm may cut the vector into blocks.
         val scratch = CollectiveGroup(endpoint, set, members, rank, 0, JOIN_TUNING, (hash and 0xffff).toInt())
-        val send = UnsafeBuffer(ByteArray(24)).apply { putLong(0, proposal.toLong()); putLong(8, hash); putLong(16, hash) }
-        val recv = UnsafeBuffer(ByteArray(24))
+        val record = LongArray(RECORD)
+        record[PROPOSAL] = proposal.toLong(); record[HASH_MIN] = hash; record[HASH_MAX] = hash
+        options.tuning.fingerprint(record, TUNING_MIN); options.tuning.fingerprint(record, TUNING_MAX)
+        val send = UnsafeBuffer(ByteArray(RECORD * 8)).apply { for (i in 0 until RECORD) putLong(i * 8, record[i]) }
+        val recv = UnsafeBuffer(ByteArray(RECORD * 8))
         val request = try {
-            scratch.startAllreduce(send, 0, recv, 0, 3, Datatype.INT64, AGREE)
+            scratch.startAllreduce(send, 0, recv, 0, RECORD, Datatype.INT64, AGREE)
         } catch (e: Throwable) {
             synchronized(states) { state.joining = false }
             throw e
@@ -62,15 +69,17 @@ public object Collectives {
         val join = CollectiveJoin(request)
         request.toFuture().whenComplete { _, failure ->
             synchronized(states) { state.joining = false }
+            val agreed = LongArray(RECORD) { recv.getLong(it * 8) }
             val err: Throwable? = failure?.let { (it as? java.util.concurrent.CompletionException)?.cause ?: it }
-                ?: if (recv.getLong(8) != hash || recv.getLong(16) != hash) FabricException.invalid("join on $endpoint: the members passed different sets (rank $rank's has ${members.size} members); every member must join with the same members in the same order")
-                else if (recv.getLong(0) >= MAX_CONTEXT) FabricException(Errno.ENOSPC, "join on $endpoint: no context id left ($MAX_CONTEXT groups joined)")
+                ?: if (agreed[HASH_MIN] != hash || agreed[HASH_MAX] != hash) FabricException.invalid("join on $endpoint: the members passed different sets (rank $rank's has ${members.size} members); every member must join with the same members in the same order")
+                else if (!sameTuning(agreed, record)) tuningMismatch(endpoint, rank, options.tuning, agreed, record)
+                else if (agreed[PROPOSAL] >= MAX_CONTEXT) FabricException(Errno.ENOSPC, "join on $endpoint: no context id left ($MAX_CONTEXT groups joined)")
                 else null
             if (err != null) {
                 eq?.writeErr(context, (err as? FabricException)?.code ?: Errno.EIO, err.message ?: err.toString())
                 join.future.completeExceptionally(err)
             } else {
-                val ctx = recv.getLong(0).toInt()
+                val ctx = agreed[PROPOSAL].toInt()
                 synchronized(states) { state.next = maxOf(state.next, ctx + 1) }
                 val group = CollectiveGroup(endpoint, set, members, rank, ctx, options.tuning, 0)
                 (options.offload ?: braid.collectives.offload.ShmOffload.pairedWith(endpoint.domain))?.let { group.offload = it.pair(group, set) }
@@ -106,7 +115,9 @@ public object Collectives {
      * same members in the same order and the same [contextId], in 1 until 2^23, which must not
      * be in use by another group on any member's endpoint (joins hand out ids counting up from
      * 1: do not mix the two on one endpoint without keeping the ranges apart). The group's first
-     * call has sequence number 0 on every member.
+     * call has sequence number 0 on every member. No traffic means no check either: the members
+     * must also pass the same [JoinOptions.tuning] (a join would refuse differing ones), or their
+     * schedules differ and the group hangs.
      */
     @JvmStatic
     @JvmOverloads
@@ -133,12 +144,48 @@ public object Collectives {
         return h
     }
 
-    /** The join's reduction over (proposed context id, hash, hash): max, min, max. */
+    // The join's agreement record, one vector of longs that no algorithm may cut into blocks:
+    // the proposed context id (max), the membership hash (min and max), and the tuning's
+    // fingerprint, the lexicographically least and greatest of the members' (three longs each).
+    private const val PROPOSAL = 0
+    private const val HASH_MIN = 1
+    private const val HASH_MAX = 2
+    private const val TUNING_MIN = 3
+    private const val TUNING_MAX = 6
+    private const val RECORD = 9
+
+    /** Whether every member passed the tuning this one did (the least and the greatest fingerprint are this one's). */
+    private fun sameTuning(agreed: LongArray, mine: LongArray): Boolean {
+        for (i in 0 until 3) if (agreed[TUNING_MIN + i] != mine[TUNING_MIN + i] || agreed[TUNING_MAX + i] != mine[TUNING_MIN + i]) return false
+        return true
+    }
+
+    /** The error every member of a join with differing tunings gets: its own tuning and one that differs from it. */
+    private fun tuningMismatch(endpoint: Endpoint, rank: Int, mine: CollectiveTuning, agreed: LongArray, record: LongArray): FabricException {
+        val leastIsMine = (0 until 3).all { agreed[TUNING_MIN + it] == record[TUNING_MIN + it] }
+        val other = CollectiveTuning.fromFingerprint(agreed, if (leastIsMine) TUNING_MAX else TUNING_MIN)
+        return FabricException.invalid(
+            "join on $endpoint: the members joined with different collective tunings, so their schedules would differ and the group would hang: " +
+                "rank $rank has $mine, another member has $other; every member must join with the same tuning (the same BRAID_COLL_* variables, or the same JoinOptions.withTuning)",
+        )
+    }
+
+    /** The join's reduction over the record: max, min, max, then the least and the greatest fingerprint. */
     private val AGREE = object : UserReduction {
         override fun reduce(input: DirectBuffer, inputOffset: Int, inout: MutableDirectBuffer, inoutOffset: Int, count: Int, datatype: Datatype) {
             inout.putLong(inoutOffset, maxOf(input.getLong(inputOffset), inout.getLong(inoutOffset)))
             inout.putLong(inoutOffset + 8, minOf(input.getLong(inputOffset + 8), inout.getLong(inoutOffset + 8)))
             inout.putLong(inoutOffset + 16, maxOf(input.getLong(inputOffset + 16), inout.getLong(inoutOffset + 16)))
+            if (compare(input, inputOffset + TUNING_MIN * 8, inout, inoutOffset + TUNING_MIN * 8) < 0) inout.putBytes(inoutOffset + TUNING_MIN * 8, input, inputOffset + TUNING_MIN * 8, 24)
+            if (compare(input, inputOffset + TUNING_MAX * 8, inout, inoutOffset + TUNING_MAX * 8) > 0) inout.putBytes(inoutOffset + TUNING_MAX * 8, input, inputOffset + TUNING_MAX * 8, 24)
+        }
+
+        private fun compare(a: DirectBuffer, aOffset: Int, b: DirectBuffer, bOffset: Int): Int {
+            for (i in 0 until 3) {
+                val c = a.getLong(aOffset + i * 8).compareTo(b.getLong(bOffset + i * 8))
+                if (c != 0) return c
+            }
+            return 0
         }
 
         override fun isCommutative(): Boolean = true

@@ -13,29 +13,38 @@ import java.util.concurrent.TimeUnit
  * size costs one set of JVM starts, not one per case), over shm, tcp on loopback and the link.
  */
 class CollectivesMultiProcessIT : FunSpec({
-    fun start(provider: String, dir: File, rank: Int, size: Int, mode: String): Process =
+    fun start(provider: String, dir: File, rank: Int, size: Int, mode: String, env: Map<String, String> = emptyMap()): Process =
         ProcessBuilder(
             ProcessHandle.current().info().command().orElse("java"), "-XX:+UseSerialGC", "-Xmx192m", "-XX:TieredStopAtLevel=1",
             "-cp", System.getProperty("java.class.path"), RankMain::class.java.name, provider, dir.path, "$rank", "$size", mode,
         ).redirectErrorStream(true).redirectOutput(File(dir, "$rank.log")).also {
             it.environment()["BRAID_TCP_IFACE"] = "lo"
             it.environment()["BRAID_JOB_KEY"] = "coll-it-${dir.name}"
+            it.environment().putAll(env)
         }.start()
 
-    fun runRanks(provider: String, size: Int, mode: String, seconds: Long) {
+    fun runRanks(provider: String, size: Int, mode: String, seconds: Long, env: (Int) -> Map<String, String> = { emptyMap() }): List<String> {
         val dir = Files.createTempDirectory("coll-$provider-$size-").toFile()
-        val procs = (0 until size).map { start(provider, dir, it, size, mode) }
+        val procs = (0 until size).map { start(provider, dir, it, size, mode, env(it)) }
+        val logs = ArrayList<String>()
         try {
             for ((rank, p) in procs.withIndex()) {
                 val log = File(dir, "$rank.log")
                 if (!p.waitFor(seconds, TimeUnit.SECONDS)) error("rank $rank ($provider, $size ranks) did not finish within $seconds s:\n${log.readText()}")
                 val out = log.readText()
                 check(p.exitValue() == 0 && out.contains("OK")) { "rank $rank ($provider, $size ranks) exited ${p.exitValue()}:\n$out" }
+                logs += out
             }
         } finally {
             procs.forEach { if (it.isAlive) it.destroyForcibly() }
             dir.deleteRecursively()
         }
+        return logs
+    }
+
+    test("BRAID_COLL_ALLREDUCE=ring set on one process only fails the join on every process with an error naming both tunings, no hang") {
+        val logs = runRanks("shm", 3, "tuning-mismatch", 180) { if (it == 2) mapOf("BRAID_COLL_ALLREDUCE" to "ring") else emptyMap() }
+        for (out in logs) out shouldContain "JOIN-REFUSED"
     }
 
     for (size in 1..9) {

@@ -15,6 +15,7 @@ import java.nio.file.Paths
  * then runs MODE:
  * - `matrix`: the whole [Matrix], then the forced-algorithm cases under every [Matrix.FORCED] tuning;
  * - `quick`: the quick matrix and the forced cases;
+ * - `tuning-mismatch`: see [joinRefused];
  * - `victim` / `survivor`: allreduces in a loop; the test kills the victim; a survivor must see
  *   its collective fail with an error (not hang) and prints `FAILED-AS-EXPECTED`.
  * Prints a line starting OK on success; exits 1 with the failure otherwise.
@@ -38,6 +39,11 @@ object RankMain {
         val me = RankEndpoint.open(Braid.getInfo(hints(provider)).first(), dir, rank, size)
         val ep = me.ep
         val set = me.set
+        if (mode == "tuning-mismatch") {
+            joinRefused(ep, set, rank)
+            me.close()
+            return
+        }
         val group = Collectives.join(ep, set, 60_000)
         check(group.rank == rank) { "joined as rank ${group.rank}, expected $rank" }
         when (mode) {
@@ -50,6 +56,22 @@ object RankMain {
             else -> error("unknown mode $mode")
         }
         me.close()
+    }
+
+    /**
+     * `tuning-mismatch`: the test sets `BRAID_COLL_ALLREDUCE=ring` in one rank's environment only;
+     * every rank's join must fail, naming this rank's tuning and the other one, and then a join
+     * with the same explicit tuning everywhere must succeed (a failed join leaves the endpoint usable).
+     */
+    private fun joinRefused(ep: braid.core.Endpoint, set: braid.core.AvSet, rank: Int) {
+        val e = runCatching { Collectives.join(ep, set, 60_000) }.exceptionOrNull()
+        check(e is FabricException && e.code == Errno.EINVAL) { "rank $rank: the join with differing tunings gave $e" }
+        val msg = e.message!!
+        check(msg.contains("different collective tunings") && msg.contains("allreduce=ring") && msg.contains("forced {}")) { "rank $rank: the error does not name both tunings: $msg" }
+        println("JOIN-REFUSED: $msg")
+        val g = Collectives.join(ep, set, 60_000, JoinOptions.DEFAULT.withTuning(CollectiveTuning.DEFAULT))
+        g.barrier()
+        println("OK rank $rank: the join was refused on every rank, and a join with one tuning then worked")
     }
 
     /**
