@@ -26,6 +26,12 @@ import java.nio.ByteBuffer
  * group's context id, the call's sequence number and the step (bit 63 stays clear). Members must
  * call collectives in the same order, as MPI requires.
  *
+ * Closing. [close] (or [tryClose], which returns a code) frees the cached schedules and the
+ * [offload] binding's segment once no collective is in flight, and refuses every collective
+ * started after it with EOPBADSTATE. A close while a collective is in flight is refused with
+ * EBUSY and changes nothing (libfabric's `fi_close` of an object with operations outstanding):
+ * wait for the collective, or [CollectiveRequest.cancel] it and wait for it to end, then close.
+ *
  * Mismatches between ranks. A rank sending more than its peer expects fails the peer's
  * collective with ETRUNC. What cannot be detected: a rank sending fewer bytes than its peer
  * expects (the receive completes short), a different datatype of the same size, a different
@@ -44,9 +50,13 @@ public class CollectiveGroup internal constructor(
     /** How algorithms are chosen. */
     public val tuning: CollectiveTuning,
     firstSequence: Int,
-) {
+) : AutoCloseable {
     /** How many members. */
     public val size: Int get() = members.size
+
+    /** Whether [close] has closed it (every later collective is refused). */
+    @Volatile public var isClosed: Boolean = false
+        private set
 
     internal val lock = Any()
     private var sequence = firstSequence
@@ -333,12 +343,55 @@ public class CollectiveGroup internal constructor(
         return view
     }
 
+    // ## Closing ##
+
+    /**
+     * Closes the group (`fi_close` of its `fid_mc`) if no collective of it is in flight: frees
+     * its cached schedules, unmaps and releases its [offload] binding's segment, and from then on
+     * refuses every collective (EOPBADSTATE, naming the group). Returns 0, or `-EBUSY` and leaves
+     * the group open and usable while a collective started on it has not ended — libfabric's rule
+     * for closing an object with operations outstanding. Wait for those (or [CollectiveRequest.cancel]
+     * them and wait for the cancellation) and call again. A request that ended before the close
+     * stays readable. Closing a closed group returns 0. Never throws.
+     *
+     * Every member closes its own group; closing on one member does not end the others' (their
+     * next collective with this member would fail or hang as with any member that left), so
+     * members close after their last common collective, as `MPI_Comm_free` requires.
+     */
+    public fun tryClose(): Int {
+        val binding: braid.collectives.offload.OffloadBinding?
+        synchronized(lock) {
+            if (isClosed) return 0
+            for (list in cache.values) for (s in list) if (s.busy()) return -braid.core.Errno.EBUSY
+            isClosed = true
+            cache.clear()
+            binding = offload
+        }
+        binding?.close()
+        return 0
+    }
+
+    /**
+     * [tryClose], throwing [FabricException] with EBUSY, naming the collectives in flight, if it
+     * cannot close yet. A Java try-with-resources closes the group this way.
+     */
+    @Throws(FabricException::class)
+    override fun close() {
+        if (tryClose() == 0) return
+        val busy = synchronized(lock) { cache.values.flatten().filter { it.busy() }.map { it.name } }
+        throw FabricException(
+            braid.core.Errno.EBUSY,
+            "$this: ${busy.size} collective(s) still in flight (${busy.joinToString()}); wait for them to end, or cancel them and wait, then close again",
+        )
+    }
+
     // ## Running a call ##
 
     private fun run(key: ShapeKey, send: DirectBuffer?, sendOffset: Int, sendBytes: Int, recv: MutableDirectBuffer?, recvOffset: Int, recvBytes: Int): CollectiveRequest {
         if (send != null) checkRange("send", send.capacity(), sendOffset, sendBytes)
         if (recv != null) checkRange("receive", recv.capacity(), recvOffset, recvBytes)
         synchronized(lock) {
+            if (isClosed) throw FabricException(braid.core.Errno.EOPBADSTATE, "$this is closed; a ${key.op.name.lowercase()} cannot start on it (join a new group)")
             val s = scheduleFor(key)
             if (send != null && sendBytes > 0) s.send.wrap(send, sendOffset, sendBytes) else s.send.wrap(EMPTY, 0, 0)
             if (recv != null && recvBytes > 0) s.recv.wrap(recv, recvOffset, recvBytes) else s.recv.wrap(EMPTY, 0, 0)

@@ -172,6 +172,13 @@ internal class Schedule(val group: CollectiveGroup, val kernel: Kernel?, val nam
         return true
     }
 
+    /** Whether a run is still in flight: not ended, or some request of it still queued or out (a receive being taken back). */
+    fun busy(): Boolean {
+        if (!request.isDone) return true
+        for (w in works) if (w.status == WorkStatus.QUEUED || w.status == WorkStatus.FIRED) return true
+        return abortWork.status == WorkStatus.QUEUED || abortWork.status == WorkStatus.FIRED
+    }
+
     /** Re-arms and starts a run with sequence number [seq]; the views are already wrapped. */
     fun startRun(seq: Int) {
         val base = group.tagBase(seq)

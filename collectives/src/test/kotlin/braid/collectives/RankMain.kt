@@ -71,6 +71,7 @@ object RankMain {
         println("JOIN-REFUSED: $msg")
         val g = Collectives.join(ep, set, 60_000, JoinOptions.DEFAULT.withTuning(CollectiveTuning.DEFAULT))
         g.barrier()
+        g.close()
         println("OK rank $rank: the join was refused on every rank, and a join with one tuning then worked")
     }
 

@@ -36,6 +36,8 @@ public sealed class Comm(
     internal val destAddr: LongArray = LongArray(targets.size) { mpi.processes.fiAddr(targets[it]) }
 
     @Volatile internal var freed: Boolean = false
+    /** The collectives groups made for this communicator ([CommCollectives]); [free] closes them. */
+    internal val collGroups: MutableList<braid.collectives.CollectiveGroup> = ArrayList(2)
     @Volatile private var handler: ErrorHandler = ErrorHandler.ERRORS_ARE_FATAL
 
     public fun getName(): String = name
@@ -58,11 +60,16 @@ public sealed class Comm(
         throw raise(MPIException(code, "$name: user-raised error ${ErrorClass.errorString(code)}"))
     }
 
-    /** `MPI_Comm_free`: releases the context id; any later call on this communicator raises `MPI_ERR_COMM`. */
+    /**
+     * `MPI_Comm_free`: lets the communicator's collectives in flight end, closes its collectives
+     * groups (their schedules and offload segments), releases the context id; any later call on
+     * this communicator raises `MPI_ERR_COMM`.
+     */
     public open fun free() {
         guard { checkUsable("MPI_Comm_free") }
         if (this === mpi.world || this === mpi.self) throw raise(MPIException.of(ErrorClass.ERR_COMM, "MPI_Comm_free", "$name cannot be freed"))
         guard { Attributes.deleteAll(this) }
+        for (g in collGroups) mpi.progressUntil { g.tryClose() == 0 } // collectives in flight end first, as MPI_Comm_free lets them
         freed = true
         mpi.contexts.release(context)
     }

@@ -37,6 +37,7 @@ internal class CommCollectives(private val comm: Comm, members: LongArray, slot:
     init {
         val set = mpi.av.avSet(*members)
         group = Collectives.groupOf(mpi.ep, set, collContext(comm.context, slot))
+        comm.collGroups += group
         rank = group.rank
     }
 

@@ -52,6 +52,9 @@ internal class OffloadEngine(
     private var attachStart = 0L
     private var unlinked = false
     private var lastAttachLiveness = 0L
+    /** Whether [close] unmapped the segment. */
+    @Volatile var closed = false
+        private set
 
     /** The failure that ended this engine, once it failed. */
     @Volatile var failure: String? = null
@@ -72,6 +75,7 @@ internal class OffloadEngine(
     fun step(phase: OffloadPhase): Int = synchronized(lock) {
         phase.fired = true
         if (phase.done) return 0
+        if (closed) return -Errno.EOPBADSTATE
         if (failure == null) {
             try {
                 advance(System.nanoTime())
@@ -140,41 +144,50 @@ internal class OffloadEngine(
             val len = minOf(p.chunk, p.bytes - off)
             if (p.stage == 0) {
                 val e = epoch + 1
-                if (!all(seg, CONSUMED, e - 1)) return waiting(seg, p, now)
+                if (!all(seg, CONSUMED, e - 1)) return waiting(seg, p, now, CONSUMED, e - 1)
                 epoch = e
                 p.epoch = e
                 val writes = when (p.kind) {
-                    OffloadPhase.Kind.ALLREDUCE, OffloadPhase.Kind.REDUCE, OffloadPhase.Kind.ALLGATHER -> true
-                    OffloadPhase.Kind.BCAST -> i == p.root
+                    OffloadPhase.Kind.ALLREDUCE, OffloadPhase.Kind.REDUCE, OffloadPhase.Kind.ALLGATHER, OffloadPhase.Kind.GATHER -> true
+                    OffloadPhase.Kind.BCAST, OffloadPhase.Kind.PASS -> i == p.root
                     OffloadPhase.Kind.BARRIER -> false
                 }
                 if (writes && len > 0) { b.putBytes(seg.slot(i), p.input, p.inputOffset + off, len); bytesIn += len }
                 b.putLong(me + CALL, p.callWord)
                 b.putLongVolatile(me + POSTED, e) // release: the piece and the call word are visible before the epoch
                 p.waitingSince = 0
-                if (p.kind == OffloadPhase.Kind.BCAST && i == p.root) { finishPiece(b, me, p, e); continue }
+                // Done with this piece once posted: a broadcast's or pass's root, a pass's bystanders, a
+                // gather's non-roots. Their slot stays as posted until every rank has consumed the piece
+                // (the next piece's free-wait), so the readers still find it there.
+                val postOnly = when (p.kind) {
+                    OffloadPhase.Kind.BCAST -> i == p.root
+                    OffloadPhase.Kind.PASS -> i != p.target
+                    OffloadPhase.Kind.GATHER -> i != p.root
+                    else -> false
+                }
+                if (postOnly) { finishPiece(b, me, p, e); continue }
                 p.stage = 1
             }
             val e = p.epoch
             if (p.stage == 1) {
                 when (p.kind) {
-                    OffloadPhase.Kind.BCAST -> {
+                    OffloadPhase.Kind.BCAST, OffloadPhase.Kind.PASS -> {
                         val rc = seg.control(p.root)
-                        if (b.getLongVolatile(rc + POSTED) < e) return waiting(seg, p, now)
+                        if (b.getLongVolatile(rc + POSTED) < e) return waiting(seg, p, now, POSTED, e, p.root)
                         if (!sameCall(b, rc, p)) return false
-                        if (len > 0) p.output.putBytes(off, b, seg.slot(p.root), len)
+                        if (len > 0) p.output.putBytes(p.outputOffset + off, b, seg.slot(p.root), len)
                         finishPiece(b, me, p, e); continue
                     }
-                    OffloadPhase.Kind.BARRIER, OffloadPhase.Kind.ALLGATHER -> {
-                        if (!all(seg, POSTED, e)) return waiting(seg, p, now)
+                    OffloadPhase.Kind.BARRIER, OffloadPhase.Kind.ALLGATHER, OffloadPhase.Kind.GATHER -> {
+                        if (!all(seg, POSTED, e)) return waiting(seg, p, now, POSTED, e)
                         for (j in 0 until l) if (!sameCall(b, seg.control(j), p)) return false
-                        if (p.kind == OffloadPhase.Kind.ALLGATHER && len > 0) {
-                            for (j in 0 until l) p.output.putBytes(j * p.bytes + off, b, seg.slot(j), len)
+                        if (p.kind != OffloadPhase.Kind.BARRIER && len > 0) {
+                            for (j in 0 until l) p.output.putBytes(p.outputOffset + j * p.bytes + off, b, seg.slot(j), len)
                         }
                         finishPiece(b, me, p, e); continue
                     }
                     else -> {
-                        if (!all(seg, POSTED, e)) return waiting(seg, p, now)
+                        if (!all(seg, POSTED, e)) return waiting(seg, p, now, POSTED, e)
                         for (j in 0 until l) if (!sameCall(b, seg.control(j), p)) return false
                         val es = p.elementSize
                         val n = len / es
@@ -195,8 +208,8 @@ internal class OffloadEngine(
                 }
             }
             if (p.stage == 2) {
-                if (!all(seg, REDUCED, e)) return waiting(seg, p, now)
-                if ((p.kind == OffloadPhase.Kind.ALLREDUCE || i == p.root) && len > 0) p.output.putBytes(off, b, seg.result, len)
+                if (!all(seg, REDUCED, e)) return waiting(seg, p, now, REDUCED, e)
+                if ((p.kind == OffloadPhase.Kind.ALLREDUCE || i == p.root) && len > 0) p.output.putBytes(p.outputOffset + off, b, seg.result, len)
                 finishPiece(b, me, p, e)
             }
         }
@@ -228,18 +241,23 @@ internal class OffloadEngine(
 
     private fun describe(word: Long): String {
         val kind = OffloadPhase.Kind.entries.getOrNull((word ushr 56).toInt())?.name?.lowercase() ?: "?"
-        return "$kind of ${word and 0xffff_ffffL} bytes (root ${(word ushr 48) and 0xff})"
+        val target = ((word ushr 32) and 0xffff) - 1
+        return "$kind of ${word and 0xffff_ffffL} bytes (root ${(word ushr 48) and 0xff}${if (target >= 0) ", to $target" else ""})"
     }
 
-    /** Notes a wait and checks, every liveness interval, on the ranks we wait for; false (not through yet). */
-    private fun waiting(seg: OffloadSegment, p: OffloadPhase, now: Long): Boolean {
+    /**
+     * Notes a wait and checks, every liveness interval, on the ranks we wait for; false (not
+     * through yet). Those are the ranks still short of `field ≥ e` ([only]: just that rank): one
+     * that has done its part of this piece is not what we wait for, and may have finished and exited.
+     */
+    private fun waiting(seg: OffloadSegment, p: OffloadPhase, now: Long, field: Int, e: Long, only: Int = -1): Boolean {
         if (p.waitingSince == 0L) { p.waitingSince = now; p.lastLiveness = now; return false }
         if (now - p.lastLiveness < livenessNs) return false
         p.lastLiveness = now
         val b = seg.buffer
         // The dead first, so that the rank named is the one that died, not one that noticed it.
         for (j in 0 until localSize) {
-            if (j == localIndex) continue
+            if (j == localIndex || (only >= 0 && j != only) || b.getLongVolatile(seg.control(j) + field) >= e) continue
             val c = seg.control(j)
             val start = b.getLongVolatile(c + START)
             val pid = b.getLong(c + PID)
@@ -254,7 +272,7 @@ internal class OffloadEngine(
             }
         }
         for (j in 0 until localSize) {
-            if (j == localIndex) continue
+            if (j == localIndex || (only >= 0 && j != only) || b.getLongVolatile(seg.control(j) + field) >= e) continue
             val failed = b.getLongVolatile(seg.control(j) + FAILED)
             if (failed != 0L) {
                 val code = failed.toInt()
@@ -285,8 +303,9 @@ internal class OffloadEngine(
         if (segment == null && localIndex == 0) runCatching { Files.deleteIfExists(path) }
     }
 
+    /** Unmaps the segment; a phase stepped later fails with EOPBADSTATE (it never maps the segment again). */
     override fun close() {
-        synchronized(lock) { segment?.close(); segment = null }
+        synchronized(lock) { closed = true; pending.clear(); segment?.close(); segment = null }
     }
 
     internal companion object {

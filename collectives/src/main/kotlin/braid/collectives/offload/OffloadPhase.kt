@@ -20,7 +20,11 @@ import org.agrona.MutableDirectBuffer
  * - [Kind.REDUCE]: [root] gets it;
  * - [Kind.BCAST]: [root]'s input lands in every other rank's output;
  * - [Kind.ALLGATHER]: rank j's input lands at `j × bytes` in every output;
+ * - [Kind.GATHER]: rank j's input lands at `j × bytes` in [root]'s output (the others are done once they posted);
+ * - [Kind.PASS]: [root]'s input lands in [target]'s output, the host's other ranks only keep the epochs in step;
  * - [Kind.BARRIER]: no data.
+ *
+ * Outputs are written from [outputOffset] on.
  */
 internal class OffloadPhase(
     private val engine: OffloadEngine,
@@ -34,8 +38,12 @@ internal class OffloadPhase(
     val inputOffset: Int,
     val output: MutableDirectBuffer,
     val name: String,
+    /** Where in [output] the phase writes. */
+    val outputOffset: Int = 0,
+    /** A [Kind.PASS]'s one receiving local rank (-1 for the other kinds). */
+    val target: Int = -1,
 ) : LocalStep {
-    enum class Kind { ALLREDUCE, REDUCE, BCAST, ALLGATHER, BARRIER }
+    enum class Kind { ALLREDUCE, REDUCE, BCAST, ALLGATHER, BARRIER, GATHER, PASS }
 
     /** Whether the ranks split a piece's reduction among them (built-in ops) or rank 0 reduces it whole (user reductions). */
     val splits: Boolean = kernel != null && kernel !is braid.collectives.UserKernel
@@ -57,8 +65,8 @@ internal class OffloadPhase(
     val chunk: Int get() = maxOf(elementSize, engine.slotBytes / elementSize * elementSize)
     val segments: Int get() = if (bytes == 0) 1 else (bytes + chunk - 1) / chunk
 
-    /** The call word ranks compare to detect mismatched calls: kind, bytes, root. */
-    val callWord: Long get() = (kind.ordinal.toLong() shl 56) or ((root.toLong() and 0xff) shl 48) or (bytes.toLong() and 0xffff_ffffL)
+    /** The call word ranks compare to detect mismatched calls: kind, root, target + 1, bytes. */
+    val callWord: Long get() = (kind.ordinal.toLong() shl 56) or ((root.toLong() and 0xff) shl 48) or (((target + 1).toLong() and 0xffff) shl 32) or (bytes.toLong() and 0xffff_ffffL)
 
     fun arm() {
         fired = false; done = false; segment = 0; stage = 0; epoch = 0; waitingSince = 0; lastLiveness = 0
@@ -70,9 +78,28 @@ internal class OffloadPhase(
     override fun run(work: DeferredWork): Int = engine.step(this)
 
     /** Names the phase, and the engine's failure once it failed (the queue puts this in the step's error). */
-    override fun toString(): String = engine.failure?.let { "$name: $it" } ?: name
+    override fun toString(): String = engine.failure?.let { "$name: $it" } ?: if (engine.closed) "$name: the offload binding was closed (its segment is unmapped)" else name
 
     internal companion object {
         val EAGAIN = -Errno.EAGAIN
     }
+}
+
+/**
+ * Adds a shared-memory phase of [kind] to this schedule, as a round of its own, and to [phases]
+ * (the binding arms them per call). [bytes] and [root] as [OffloadPhase] takes them; the
+ * element size and the reduction kernel come from [key].
+ */
+internal fun braid.collectives.Schedule.offloadPhase(
+    engine: OffloadEngine, group: braid.collectives.CollectiveGroup, key: braid.collectives.ShapeKey, phases: MutableList<OffloadPhase>,
+    kind: OffloadPhase.Kind, bytes: Int, root: Int, input: DirectBuffer, inputOffset: Int, output: MutableDirectBuffer,
+    outputOffset: Int = 0, target: Int = -1,
+) {
+    val es = key.datatype?.size ?: 1
+    val kernel = if (kind == OffloadPhase.Kind.ALLREDUCE || kind == OffloadPhase.Kind.REDUCE) group.kernelFor(key, key.count) else null
+    val p = OffloadPhase(engine, kind, bytes, es, root, kernel, input, inputOffset, output,
+        "offload ${kind.name.lowercase()} of $bytes B (rank ${group.rank})", outputOffset, target)
+    p.work = local(p)
+    round()
+    phases += p
 }

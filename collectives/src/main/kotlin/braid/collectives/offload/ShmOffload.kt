@@ -30,11 +30,13 @@ import java.nio.file.Paths
  * address, and decides:
  * - all members on this host, at least [minMembers] of them: the group's calls that
  *   [queryCollective] accepts go through the segment; the rest through the main provider;
- * - members on several hosts ([hierarchical]): barrier, broadcast and commutative allreduce
- *   become hierarchical schedules — inside each host through the segment, between hosts among one
- *   leader per host (its lowest rank) over the main provider;
- * - otherwise (the too-small rule: fewer than [minMembers] members) the group is left to the main
- *   provider ([CollectiveGroup.offload] stays null).
+ * - members on several hosts ([hierarchical]): barrier, broadcast, allgather and commutative
+ *   reduce and allreduce become hierarchical schedules — inside each host through the segment,
+ *   between hosts among one leader per host (its lowest rank) over the main provider;
+ *   non-commutative reductions stay flat on the main provider, whose algorithms keep rank order;
+ * - otherwise (the too-small rule: fewer than [minMembers] members on a one-host group, or a
+ *   host of a multi-host group with more than one but fewer than [minMembers]) the group is
+ *   left to the main provider ([CollectiveGroup.offload] stays null).
  *
  * Immutable; `with…` copies change it. [DEFAULT]: 128 KiB slots, 2 members at least, every
  * operation it implements, hierarchy on.
@@ -75,6 +77,8 @@ public class ShmOffload private constructor(
      * (like libfabric's `off_coll`, MINLOC and MAXLOC are left to the main provider), and user
      * reductions (a call whose vector is longer than a slot goes to the main provider: a user
      * reduction sees its vector whole). Operations outside [operations] answer `-ENOSYS`.
+     * This is the provider's answer; a group's pairing answers for the group
+     * ([OffloadBinding.queryCollective]: across hosts, non-commutative reductions are not taken).
      */
     public fun queryCollective(op: CollectiveOp, datatype: Datatype?, reduceOp: ReduceOp?): Int =
         if (supports(op, datatype, reduceOp)) 0 else -Errno.ENOSYS
@@ -111,6 +115,10 @@ public class ShmOffload private constructor(
         val local = (0 until n).filter { hostIds[it] == mine }.toIntArray()
         if (hostList.size == 1 && local.size < minMembers) return null
         if (hostList.size > 1 && !hierarchical) return null
+        // Across hosts every host needs a segment or no partner: a host of 2 .. minMembers−1 ranks
+        // would have neither, and its non-leaders no way to the leader. Every member sees every
+        // host's size, so all of them leave the group to the main provider alike.
+        if (hostList.size > 1 && hostList.indices.any { h -> hostOfRank.count { it == h } in 2 until minMembers }) return null
         val settings = group.endpoint.domain.info.settings
         val engine = if (local.size < minMembers) null else {
             val hash = groupHash(group.contextId, mine, local.map { av.lookup(members[it]) })

@@ -34,6 +34,24 @@ class OffloadMultiProcessIT : FunSpec({
         }
     }
 
+    test("a host of one process beside a host of three (BRAID_HOST_ID, tcp on loopback): every hierarchical operation matches the reference; the lone rank leads its host with no segment") {
+        val dir = Files.createTempDirectory("offload-hier-lo-").toFile()
+        val hostOf = intArrayOf(1, 1, 0, 1) // rank 2 alone; ranks 0, 1 and 3 share a host and its segment
+        val ranks = (0 until 4).map { r ->
+            ChildJvm(
+                OffloadRankMain::class.java.name, listOf("tcp", dir.path, "$r", "4", "hier"),
+                mapOf("BRAID_TCP_IFACE" to "lo", "BRAID_JOB_KEY" to "offload-hier-${dir.name}", "BRAID_HOST_ID" to "test-host-${hostOf[r]}-${dir.name}"),
+                File(dir, "$r.log"), listOf("-Xmx192m", "-XX:TieredStopAtLevel=1"),
+            )
+        }
+        try {
+            ranks.forEachIndexed { r, c -> c.awaitOk(600).also { println("rank $r: " + it.lines().first { l -> l.startsWith("counters") }) } }
+        } finally {
+            ranks.forEach { it.close() }
+            dir.deleteRecursively()
+        }
+    }
+
     for (provider in listOf("shm", "tcp")) {
         test("a local process killed mid-allreduce fails the others' offloaded collectives with an error naming it, no hang (main provider $provider)") {
             val dir = Files.createTempDirectory("offload-kill-$provider-").toFile()
