@@ -18,6 +18,7 @@ import braid.core.Caps;
 import braid.core.CompletionQueue;
 import braid.core.Domain;
 import braid.core.Endpoint;
+import braid.core.Errno;
 import braid.core.Event;
 import braid.core.EventQueue;
 import braid.core.EventType;
@@ -118,6 +119,19 @@ class CollectivesJavaApiTest {
             assertEquals(42, br1.getInt(4));
             FabricException refused = assertThrows(FabricException.class, () -> g1.startAllreduce(bs1, br1.asReadOnlyBuffer(), 3, Datatype.DOUBLE, ReduceOp.SUM));
             assertTrue(refused.getMessage().contains("read-only"), refused.getMessage());
+
+            // Closing from Java: refused (a code, no exception) while a barrier is in flight, then try-with-resources.
+            CollectiveRequest early = g0.startBarrier();            // rank 1 has not started its barrier
+            assertEquals(-Errno.EBUSY, g0.tryClose());
+            CollectiveRequest late = g1.startBarrier();
+            Deadline barriers = Deadline.of("both barriers after the refused close");
+            while (!early.test() | !late.test()) barriers.check();
+            try (CollectiveGroup closing0 = g0; CollectiveGroup closing1 = g1) {
+                assertTrue(!closing0.isClosed() && !closing1.isClosed());
+            }
+            assertTrue(g0.isClosed() && g1.isClosed());
+            FabricException closed = assertThrows(FabricException.class, g0::startBarrier);
+            assertEquals(Errno.EOPBADSTATE, closed.getCode());
             eps[0].close(); eps[1].close();
         }
     }

@@ -59,6 +59,20 @@ class OffloadTest : FunSpec({
         }
     }
 
+    test("a one-host group's pairing answers queryCollective for the group: every implemented call, user reductions up to a slot, nothing else") {
+        collectiveFabric(2).use { f ->
+            val o = f.join(JoinOptions.DEFAULT.withOffload(small)).first().offload.shouldNotBeNull()
+            o.queryCollective(CollectiveOp.REDUCE, Datatype.INT64, ReduceOp.SUM) shouldBe 0
+            o.queryCollective(CollectiveOp.ALLGATHER, Datatype.INT16, null) shouldBe 0
+            o.queryCollective(CollectiveOp.REDUCE, Datatype.INT64, Reference.MatMul, 4) shouldBe 0 // one phase reduces in rank order
+            o.queryCollective(CollectiveOp.REDUCE, Datatype.INT64, Reference.MatMul, 1024) shouldBe -Errno.ENOSYS // 8 KiB: longer than a 1 KiB slot
+            o.queryCollective(CollectiveOp.ALLREDUCE, Datatype.INT_INT, ReduceOp.MAXLOC) shouldBe -Errno.ENOSYS
+            o.queryCollective(CollectiveOp.GATHER, Datatype.INT32, null) shouldBe -Errno.ENOSYS
+            o.isHierarchical shouldBe false
+            o.hostCount shouldBe 1
+        }
+    }
+
     test("a group with one member is too small for the offload and is left to the main provider") {
         collectiveFabric(2).use { f ->
             val g = f.join(JoinOptions.DEFAULT.withOffload(ShmOffload.DEFAULT), members = listOf(1)).single()
