@@ -46,7 +46,7 @@ internal class HierarchicalSchedules(
     private val leaders = IntArray(hosts) { h -> hostOfRank.indexOfFirst { it == h } }
     private val myHost = hostOfRank[group.rank]
     /** This rank's index among the leaders (its host's), or -1 if it leads no host. */
-    val leaderIndex: Int = if (leaders[myHost] == group.rank) myHost else -1
+    private val leaderIndex: Int = if (leaders[myHost] == group.rank) myHost else -1
     private val leaderGroup: CollectiveGroup? = if (leaderIndex < 0) null else
         CollectiveGroup(group.endpoint, group.avSet, LongArray(hosts) { group.addressOf(leaders[it]) }, leaderIndex, group.contextId, group.tuning, 0)
 

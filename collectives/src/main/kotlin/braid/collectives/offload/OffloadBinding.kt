@@ -54,7 +54,7 @@ public class OffloadBinding internal constructor(
     public fun localRanks(): IntArray = localRanks.copyOf()
 
     /** Whether this rank is its host's leader (it carries the host's part between hosts). */
-    public val isLeader: Boolean get() = (hierarchy?.leaderIndex ?: 0) >= 0
+    public val isLeader: Boolean get() = localRanks[0] == group.rank
 
     /** Calls carried wholly through the segment. */
     @Volatile public var offloadCalls: Long = 0; private set
