@@ -34,22 +34,30 @@ class OffloadMultiProcessIT : FunSpec({
         }
     }
 
-    test("a host of one process beside a host of three (BRAID_HOST_ID, tcp on loopback): every hierarchical operation matches the reference; the lone rank leads its host with no segment") {
-        val dir = Files.createTempDirectory("offload-hier-lo-").toFile()
-        val hostOf = intArrayOf(1, 1, 0, 1) // rank 2 alone; ranks 0, 1 and 3 share a host and its segment
-        val ranks = (0 until 4).map { r ->
+    /** Runs [mode] on ranks made into hosts by `BRAID_HOST_ID` (rank r on host [hostOf] [r]), tcp on loopback. */
+    fun onHosts(hostOf: IntArray, mode: String) {
+        val dir = Files.createTempDirectory("offload-hosts-").toFile()
+        val ranks = hostOf.indices.map { r ->
             ChildJvm(
-                OffloadRankMain::class.java.name, listOf("tcp", dir.path, "$r", "4", "hier"),
+                OffloadRankMain::class.java.name, listOf("tcp", dir.path, "$r", "${hostOf.size}", mode),
                 mapOf("BRAID_TCP_IFACE" to "lo", "BRAID_JOB_KEY" to "offload-hier-${dir.name}", "BRAID_HOST_ID" to "test-host-${hostOf[r]}-${dir.name}"),
                 File(dir, "$r.log"), listOf("-Xmx192m", "-XX:TieredStopAtLevel=1"),
             )
         }
         try {
-            ranks.forEachIndexed { r, c -> c.awaitOk(600).also { println("rank $r: " + it.lines().first { l -> l.startsWith("counters") }) } }
+            ranks.forEachIndexed { r, c -> c.awaitOk(600).also { println("rank $r: " + it.lines().first { l -> l.startsWith("counters") || l.startsWith("OK") }) } }
         } finally {
             ranks.forEach { it.close() }
             dir.deleteRecursively()
         }
+    }
+
+    test("a host of one process beside a host of three (BRAID_HOST_ID, tcp on loopback): every hierarchical operation matches the reference; the lone rank leads its host with no segment") {
+        onHosts(intArrayOf(1, 1, 0, 1), "hier") // rank 2 alone; ranks 0, 1 and 3 share a host and its segment
+    }
+
+    test("a host of 2 processes under minMembers 3 beside a host of 1 leaves the group to the main provider, and every operation still matches the reference") {
+        onHosts(intArrayOf(0, 0, 1), "too-small")
     }
 
     for (provider in listOf("shm", "tcp")) {

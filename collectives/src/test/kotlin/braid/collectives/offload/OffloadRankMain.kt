@@ -21,6 +21,7 @@ import java.nio.file.Paths
  * RANK SIZE MODE`. Publishes its address as DIR/rank-RANK.addr, joins the group of every rank
  * with [ShmOffload] paired (4 KiB slots, so large messages go through in pieces), then runs MODE:
  * - `matrix`: the quick [Matrix] and the allreduce cases; checks the offload carried calls;
+ * - `too-small`: a group whose hosts are too small for the offload (see the IT) runs flat and right;
  * - `victim` / `survivor`: offloaded allreduces in a loop until the test kills the victim; a
  *   survivor must see its collective fail with an error naming the dead rank (not hang);
  * - `hier`: allreduce, barrier, broadcast, reduce and allgather across hosts plus the quick
@@ -41,6 +42,16 @@ object OffloadRankMain {
         val info = Braid.getInfo(RankMain.hints(provider)).first()
         val me = RankEndpoint.open(info, dir, rank, size) { "rank-$it" }
         val ep = me.ep
+        if (mode == "too-small") {
+            // A host of 2 ranks under minMembers 3 beside a host of 1: no segment for the pair, so the group runs flat.
+            val flat = Collectives.join(ep, me.set, 60_000, JoinOptions.DEFAULT.withOffload(OFFLOAD.withMinMembers(3)))
+            check(flat.offload == null) { "rank $rank: a host of 2 ranks under minMembers 3 was paired: ${flat.offload}" }
+            val runs = Matrix(flat, quick = true).runAll()
+            flat.close()
+            println("OK too-small rank $rank of $size: left to the main provider, $runs collectives matched the reference")
+            me.close()
+            return
+        }
         val group = Collectives.join(ep, me.set, 60_000, JoinOptions.DEFAULT.withOffload(OFFLOAD))
         val o = checkNotNull(group.offload) { "rank $rank: the offload did not pair with the group" }
         when (mode) {
