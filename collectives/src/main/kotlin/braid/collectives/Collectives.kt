@@ -196,7 +196,9 @@ public object Collectives {
 
 /**
  * What a join sets up besides the members: the [tuning] its group chooses algorithms by, and the
- * [offload] provider paired with the endpoint's provider for the group (none by default).
+ * [offload] provider paired with the endpoint's provider for the group (none by default). Every
+ * member must pass an equal tuning ([CollectiveTuning.equals]: the same forced algorithms and
+ * crossovers); the join fails on every member, naming both, when they differ.
  */
 public class JoinOptions private constructor(
     @get:JvmName("tuning") public val tuning: CollectiveTuning,
