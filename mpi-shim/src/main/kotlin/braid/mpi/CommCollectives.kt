@@ -21,12 +21,14 @@ import java.nio.ByteBuffer
  * id in bits 62..40, so its bits 49..48 hold SUB_COLL, which no point-to-point receive matches.
  *
  * **Data.** Data-moving collectives move bytes: a contiguous layout in place, others packed
- * into a staging copy ([CollBlocks]). Reductions run on the datatype's element kind with the
- * collectives module's kernels (built-in ops) or the user's function (a user op on a type of
- * single elements). A user op on a type whose elements are several basic elements (a struct, a
- * contiguous run) cannot be split where the module's algorithms split vectors, so it is done by
- * an allgather of every contribution and a local fold in rank order (`x0 op (x1 op … xn-1)`):
- * correct for non-commutative ops, at `size ×` the memory.
+ * into a staging copy ([CollBlocks]). The reductions are in `CommReductions.kt`.
+ *
+ * **No allocation when warm.** A collective that is one module call on buffers that need no
+ * staging goes through [direct]: the module's cached schedule is started on two reused views
+ * ([viewA], [viewB]) and, when blocking, waited for with no request object.
+ *
+ * **Order.** Every member must start group operations in the same order; a collective of
+ * several stages is driven until all have started before the next one starts ([CollOrder]).
  */
 internal class CommCollectives(internal val comm: Comm, members: LongArray, slot: Int, private val order: CollOrder = CollOrder()) {
     internal val mpi = comm.mpi

@@ -381,6 +381,21 @@ object CollectiveChecks {
                 if (blocking) ic.reduceScatter(mine(20), out, counts, INT, Op.SUM) else ic.ireduceScatter(mine(20), out, counts, INT, Op.SUM).waitFor()
                 expect("intercomm reduce_scatter (${if (blocking) "blocking" else "nonblocking"})", read(out, counts[me]), List(counts[me]) { i -> (0 until rs).sumOf { theirs(it, at + i) } }); checks++
             }
+            // In flight together: a multi-stage reduce_scatter (local group, then the leaders), an allreduce
+            // and a barrier over both groups, and a reduce; every rank starts them in one order, waits for all.
+            val out = buf(counts[me] * 4); val ar = buf(4)
+            val red = if (atRoot(false, 0)) buf(4) else null
+            val reqs = arrayOf(
+                ic.ireduceScatter(mine(20), out, counts, INT, Op.SUM),
+                ic.iallreduce(intsOf(off + me), ar, 1, INT, Op.MAX),
+                ic.ibarrier(),
+                ic.ireduce(if (sideB) mine(1) else null, red, 1, INT, Op.MIN, rootArg(false, 0)),
+            )
+            Request.waitAll(reqs)
+            expect("intercomm ireduce_scatter beside other collectives", read(out, counts[me]), List(counts[me]) { i -> (0 until rs).sumOf { theirs(it, at + i) } })
+            expect("intercomm iallreduce beside other collectives", read(ar, 1), listOf(remoteOff + rs - 1))
+            if (red != null) expect("intercomm ireduce beside other collectives", read(red, 1), listOf(theirs(0, 0)))
+            checks++
         }
         return checks
     }
