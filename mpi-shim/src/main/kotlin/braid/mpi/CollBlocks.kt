@@ -17,7 +17,7 @@ internal class CollBlocks(
     private val counts: IntArray,
     private val displs: IntArray,
 ) {
-    private val direct: Boolean = type.isContiguous && (type.size == 0L || type.trueLb == 0L)
+    private val direct: Boolean = isDirect(type)
     private val esize = type.size.toInt()
 
     /** Byte counts of the blocks in [view]. */
@@ -55,6 +55,12 @@ internal class CollBlocks(
         return this
     }
 
+    /** Spreads the first [n] elements of block 0 from the staging copy over the caller's layout (an in-place reduce-scatter's result). */
+    fun unpackFirst(n: Int) {
+        val s = staging ?: return
+        type.unpackFrom(s, byteDispls[0], user, (displs[0] * type.extent).toInt(), n)
+    }
+
     /** Spreads block [i] (every block when -1) from the staging copy over the caller's layout. */
     fun unpack(i: Int = -1) {
         val s = staging ?: return
@@ -62,6 +68,15 @@ internal class CollBlocks(
     }
 
     companion object {
+        /** Whether [type]'s elements are their own bytes from byte 0 (a contiguous layout starting there): the module may use the caller's memory. */
+        fun isDirect(type: Datatype): Boolean = type.isContiguous && (type.size == 0L || type.trueLb == 0L)
+
+        /** Aims the reused [view] at the whole of [buf] (a direct layout's bytes, in place) and returns it; allocates nothing. */
+        fun wrap(view: UnsafeBuffer, buf: ByteBuffer): UnsafeBuffer {
+            view.wrap(buf, 0, buf.capacity())
+            return view
+        }
+
         /** One block of [count] elements at the start of [buf]. */
         fun single(buf: ByteBuffer, type: Datatype, count: Int): CollBlocks = CollBlocks(buf, type, intArrayOf(count), intArrayOf(0))
 

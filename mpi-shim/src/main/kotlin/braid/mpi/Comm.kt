@@ -232,120 +232,156 @@ public sealed class Comm(
         }
     }
 
-    // ## Collectives (CommCollectives.kt, IntercommCollectives.kt) ##
+    // ## Collectives (CommCollectives.kt, CommReductions.kt, IntercommCollectives.kt) ##
     //
-    // Blocking forms wait for the nonblocking ones. Buffers start at byte 0, as for point-to-point;
-    // Mpi.IN_PLACE stands for MPI_IN_PLACE where MPI allows it. Intercommunicators support
-    // barrier, bcast (root: Mpi.ROOT / Mpi.PROC_NULL in the root's group), allgather, alltoall and
-    // allreduce; the other collectives raise MPI_ERR_COMM on them.
+    // Blocking forms are waited for here; a warm blocking barrier, bcast, reduce, allreduce or
+    // reduce_scatter_block of a contiguous type with a built-in op allocates nothing. Buffers
+    // start at byte 0, as for point-to-point; Mpi.IN_PLACE stands for MPI_IN_PLACE where MPI
+    // allows it (intracommunicators only). On an intercommunicator (MPI-3 §5.2.2) a rooted
+    // collective's root is Mpi.ROOT at the root, Mpi.PROC_NULL at the other members of the root's
+    // group, and the root's rank in the remote group at the members of the other group; results
+    // come from, and go to, the other group. Scan and exscan are for intracommunicators only.
 
     /** `MPI_Barrier`. */
-    public fun barrier() { ibarrier().waitFor() }
+    public fun barrier(): Unit = blocking("MPI_Barrier", { it.ibarrier("MPI_Barrier", blocking = true) }, { it.ibarrier("MPI_Barrier") })
     /** `MPI_Ibarrier`. */
-    public fun ibarrier(): Request = coll("MPI_Ibarrier", { it.ibarrier() }, { it.ibarrier() })
+    public fun ibarrier(): Request = coll("MPI_Ibarrier", { it.ibarrier("MPI_Ibarrier")!! }, { it.ibarrier("MPI_Ibarrier") })
 
     /** `MPI_Bcast` of [count] elements from [root]. */
-    public fun bcast(buf: ByteBuffer, count: Int, type: Datatype, root: Int) { ibcast(buf, count, type, root).waitFor() }
+    public fun bcast(buf: ByteBuffer, count: Int, type: Datatype, root: Int): Unit =
+        blocking("MPI_Bcast", { it.ibcast("MPI_Bcast", buf, count, type, root, blocking = true) }, { it.ibcast("MPI_Bcast", buf, count, type, root) })
     /** `MPI_Ibcast`. */
     public fun ibcast(buf: ByteBuffer, count: Int, type: Datatype, root: Int): Request =
-        coll("MPI_Ibcast", { it.ibcast("MPI_Ibcast", buf, count, type, root) }, { it.ibcast("MPI_Ibcast", buf, count, type, root) })
+        coll("MPI_Ibcast", { it.ibcast("MPI_Ibcast", buf, count, type, root)!! }, { it.ibcast("MPI_Ibcast", buf, count, type, root) })
 
-    /** `MPI_Reduce`: [recvBuf] matters at [root] only (null elsewhere); [sendBuf] may be [Mpi.IN_PLACE] at the root. */
-    public fun reduce(sendBuf: ByteBuffer, recvBuf: ByteBuffer?, count: Int, type: Datatype, op: Op, root: Int) { ireduce(sendBuf, recvBuf, count, type, op, root).waitFor() }
+    /**
+     * `MPI_Reduce`: [recvBuf] matters at [root] only (null elsewhere); [sendBuf] may be
+     * [Mpi.IN_PLACE] at the root of an intracommunicator, and is ignored (may be null) at an
+     * intercommunicator's root group.
+     */
+    public fun reduce(sendBuf: ByteBuffer?, recvBuf: ByteBuffer?, count: Int, type: Datatype, op: Op, root: Int): Unit =
+        blocking("MPI_Reduce", { it.ireduce("MPI_Reduce", sendBuf, recvBuf, count, type, op, root, blocking = true) }, { it.ireduce("MPI_Reduce", sendBuf, recvBuf, count, type, op, root) })
     /** `MPI_Ireduce`. */
-    public fun ireduce(sendBuf: ByteBuffer, recvBuf: ByteBuffer?, count: Int, type: Datatype, op: Op, root: Int): Request =
-        intra("MPI_Ireduce") { it.ireduce("MPI_Ireduce", sendBuf, recvBuf, count, type, op, root) }
+    public fun ireduce(sendBuf: ByteBuffer?, recvBuf: ByteBuffer?, count: Int, type: Datatype, op: Op, root: Int): Request =
+        coll("MPI_Ireduce", { it.ireduce("MPI_Ireduce", sendBuf, recvBuf, count, type, op, root)!! }, { it.ireduce("MPI_Ireduce", sendBuf, recvBuf, count, type, op, root) })
 
     /** `MPI_Allreduce`; [sendBuf] may be [Mpi.IN_PLACE] (intracommunicators). */
-    public fun allreduce(sendBuf: ByteBuffer, recvBuf: ByteBuffer, count: Int, type: Datatype, op: Op) { iallreduce(sendBuf, recvBuf, count, type, op).waitFor() }
+    public fun allreduce(sendBuf: ByteBuffer, recvBuf: ByteBuffer, count: Int, type: Datatype, op: Op): Unit =
+        blocking("MPI_Allreduce", { it.iallreduce("MPI_Allreduce", sendBuf, recvBuf, count, type, op, blocking = true) }, { it.iallreduce("MPI_Allreduce", sendBuf, recvBuf, count, type, op) })
     /** `MPI_Iallreduce`. */
     public fun iallreduce(sendBuf: ByteBuffer, recvBuf: ByteBuffer, count: Int, type: Datatype, op: Op): Request =
-        coll("MPI_Iallreduce", { it.iallreduce("MPI_Iallreduce", sendBuf, recvBuf, count, type, op) }, { it.iallreduce("MPI_Iallreduce", sendBuf, recvBuf, count, type, op) })
+        coll("MPI_Iallreduce", { it.iallreduce("MPI_Iallreduce", sendBuf, recvBuf, count, type, op)!! }, { it.iallreduce("MPI_Iallreduce", sendBuf, recvBuf, count, type, op) })
 
-    /** `MPI_Reduce_scatter_block`: block [rank] (of [recvCount] elements) of the reduction. */
-    public fun reduceScatterBlock(sendBuf: ByteBuffer, recvBuf: ByteBuffer, recvCount: Int, type: Datatype, op: Op) { ireduceScatterBlock(sendBuf, recvBuf, recvCount, type, op).waitFor() }
+    /**
+     * `MPI_Reduce_scatter_block`: block [rank] (of [recvCount] elements) of the reduction; on an
+     * intercommunicator, of the remote group's reduction (each group's `size × recvCount` must
+     * be equal).
+     */
+    public fun reduceScatterBlock(sendBuf: ByteBuffer, recvBuf: ByteBuffer, recvCount: Int, type: Datatype, op: Op): Unit = blocking("MPI_Reduce_scatter_block",
+        { it.ireduceScatterBlock("MPI_Reduce_scatter_block", sendBuf, recvBuf, recvCount, type, op, blocking = true) },
+        { it.ireduceScatter("MPI_Reduce_scatter_block", sendBuf, recvBuf, IntArray(size) { recvCount }, type, op) })
     /** `MPI_Ireduce_scatter_block`. */
-    public fun ireduceScatterBlock(sendBuf: ByteBuffer, recvBuf: ByteBuffer, recvCount: Int, type: Datatype, op: Op): Request =
-        intra("MPI_Ireduce_scatter_block") { it.ireduceScatterBlock("MPI_Ireduce_scatter_block", sendBuf, recvBuf, recvCount, type, op) }
+    public fun ireduceScatterBlock(sendBuf: ByteBuffer, recvBuf: ByteBuffer, recvCount: Int, type: Datatype, op: Op): Request = coll("MPI_Ireduce_scatter_block",
+        { it.ireduceScatterBlock("MPI_Ireduce_scatter_block", sendBuf, recvBuf, recvCount, type, op)!! },
+        { it.ireduceScatter("MPI_Ireduce_scatter_block", sendBuf, recvBuf, IntArray(size) { recvCount }, type, op) })
 
-    /** `MPI_Reduce_scatter`: rank i keeps `recvCounts[i]` elements of the reduction. */
-    public fun reduceScatter(sendBuf: ByteBuffer, recvBuf: ByteBuffer, recvCounts: IntArray, type: Datatype, op: Op) { ireduceScatter(sendBuf, recvBuf, recvCounts, type, op).waitFor() }
+    /** `MPI_Reduce_scatter`: rank i keeps `recvCounts[i]` elements of the reduction (of the remote group's, on an intercommunicator). */
+    public fun reduceScatter(sendBuf: ByteBuffer, recvBuf: ByteBuffer, recvCounts: IntArray, type: Datatype, op: Op) { ireduceScatter(sendBuf, recvBuf, recvCounts, type, op).waitFor(Status.IGNORED) }
     /** `MPI_Ireduce_scatter`. */
     public fun ireduceScatter(sendBuf: ByteBuffer, recvBuf: ByteBuffer, recvCounts: IntArray, type: Datatype, op: Op): Request =
-        intra("MPI_Ireduce_scatter") { it.ireduceScatter("MPI_Ireduce_scatter", sendBuf, recvBuf, recvCounts, type, op) }
+        coll("MPI_Ireduce_scatter", { it.ireduceScatter("MPI_Ireduce_scatter", sendBuf, recvBuf, recvCounts, type, op) }, { it.ireduceScatter("MPI_Ireduce_scatter", sendBuf, recvBuf, recvCounts, type, op) })
 
     /** `MPI_Scan` (inclusive prefix). */
-    public fun scan(sendBuf: ByteBuffer, recvBuf: ByteBuffer, count: Int, type: Datatype, op: Op) { iscan(sendBuf, recvBuf, count, type, op).waitFor() }
+    public fun scan(sendBuf: ByteBuffer, recvBuf: ByteBuffer, count: Int, type: Datatype, op: Op) { iscan(sendBuf, recvBuf, count, type, op).waitFor(Status.IGNORED) }
     /** `MPI_Iscan`. */
     public fun iscan(sendBuf: ByteBuffer, recvBuf: ByteBuffer, count: Int, type: Datatype, op: Op): Request =
         intra("MPI_Iscan") { it.iscan("MPI_Iscan", sendBuf, recvBuf, count, type, op, exclusive = false) }
 
     /** `MPI_Exscan` (exclusive prefix; rank 0's [recvBuf] is left as it was). */
-    public fun exscan(sendBuf: ByteBuffer, recvBuf: ByteBuffer, count: Int, type: Datatype, op: Op) { iexscan(sendBuf, recvBuf, count, type, op).waitFor() }
+    public fun exscan(sendBuf: ByteBuffer, recvBuf: ByteBuffer, count: Int, type: Datatype, op: Op) { iexscan(sendBuf, recvBuf, count, type, op).waitFor(Status.IGNORED) }
     /** `MPI_Iexscan`. */
     public fun iexscan(sendBuf: ByteBuffer, recvBuf: ByteBuffer, count: Int, type: Datatype, op: Op): Request =
         intra("MPI_Iexscan") { it.iscan("MPI_Iexscan", sendBuf, recvBuf, count, type, op, exclusive = true) }
 
-    /** `MPI_Gather`: the receive arguments matter at [root] only; [sendBuf] may be [Mpi.IN_PLACE] there. */
-    public fun gather(sendBuf: ByteBuffer, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer?, recvCount: Int, recvType: Datatype, root: Int) { igather(sendBuf, sendCount, sendType, recvBuf, recvCount, recvType, root).waitFor() }
+    /** `MPI_Gather`: the receive arguments matter at [root] only; [sendBuf] may be [Mpi.IN_PLACE] there (intracommunicators), and is ignored (may be null) at an intercommunicator's root group. */
+    public fun gather(sendBuf: ByteBuffer?, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer?, recvCount: Int, recvType: Datatype, root: Int) { igather(sendBuf, sendCount, sendType, recvBuf, recvCount, recvType, root).waitFor(Status.IGNORED) }
     /** `MPI_Igather`. */
-    public fun igather(sendBuf: ByteBuffer, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer?, recvCount: Int, recvType: Datatype, root: Int): Request =
-        intra("MPI_Igather") { it.igather("MPI_Igather", sendBuf, sendCount, sendType, recvBuf, IntArray(size) { recvCount }, IntArray(size) { i -> i * recvCount }, recvType, root, regular = true) }
+    public fun igather(sendBuf: ByteBuffer?, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer?, recvCount: Int, recvType: Datatype, root: Int): Request = coll("MPI_Igather",
+        { it.igather("MPI_Igather", sendBuf, sendCount, sendType, recvBuf, IntArray(size) { recvCount }, IntArray(size) { i -> i * recvCount }, recvType, root, regular = true) },
+        { it.igather("MPI_Igather", sendBuf, sendCount, sendType, recvBuf, IntArray(peerCount) { recvCount }, IntArray(peerCount) { i -> i * recvCount }, recvType, root) })
 
-    /** `MPI_Gatherv`: rank i's data lands at element `displs[i]` of [recvBuf] (at [root]). */
-    public fun gatherv(sendBuf: ByteBuffer, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer?, recvCounts: IntArray?, displs: IntArray?, recvType: Datatype?, root: Int) { igatherv(sendBuf, sendCount, sendType, recvBuf, recvCounts, displs, recvType, root).waitFor() }
+    /** `MPI_Gatherv`: rank i's data (remote rank i's, on an intercommunicator) lands at element `displs[i]` of [recvBuf] (at [root]). */
+    public fun gatherv(sendBuf: ByteBuffer?, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer?, recvCounts: IntArray?, displs: IntArray?, recvType: Datatype?, root: Int) { igatherv(sendBuf, sendCount, sendType, recvBuf, recvCounts, displs, recvType, root).waitFor(Status.IGNORED) }
     /** `MPI_Igatherv`. */
-    public fun igatherv(sendBuf: ByteBuffer, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer?, recvCounts: IntArray?, displs: IntArray?, recvType: Datatype?, root: Int): Request =
-        intra("MPI_Igatherv") { it.igather("MPI_Igatherv", sendBuf, sendCount, sendType, recvBuf, recvCounts, displs, recvType, root, regular = false) }
+    public fun igatherv(sendBuf: ByteBuffer?, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer?, recvCounts: IntArray?, displs: IntArray?, recvType: Datatype?, root: Int): Request = coll("MPI_Igatherv",
+        { it.igather("MPI_Igatherv", sendBuf, sendCount, sendType, recvBuf, recvCounts, displs, recvType, root, regular = false) },
+        { it.igather("MPI_Igatherv", sendBuf, sendCount, sendType, recvBuf, recvCounts, displs, recvType, root) })
 
-    /** `MPI_Scatter`: the send arguments matter at [root] only; [recvBuf] may be [Mpi.IN_PLACE] there. */
-    public fun scatter(sendBuf: ByteBuffer?, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer, recvCount: Int, recvType: Datatype, root: Int) { iscatter(sendBuf, sendCount, sendType, recvBuf, recvCount, recvType, root).waitFor() }
+    /** `MPI_Scatter`: the send arguments matter at [root] only; [recvBuf] may be [Mpi.IN_PLACE] there (intracommunicators), and is ignored (may be null) at an intercommunicator's root group. */
+    public fun scatter(sendBuf: ByteBuffer?, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer?, recvCount: Int, recvType: Datatype, root: Int) { iscatter(sendBuf, sendCount, sendType, recvBuf, recvCount, recvType, root).waitFor(Status.IGNORED) }
     /** `MPI_Iscatter`. */
-    public fun iscatter(sendBuf: ByteBuffer?, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer, recvCount: Int, recvType: Datatype, root: Int): Request =
-        intra("MPI_Iscatter") { it.iscatter("MPI_Iscatter", sendBuf, IntArray(size) { sendCount }, IntArray(size) { i -> i * sendCount }, sendType, recvBuf, recvCount, recvType, root) }
+    public fun iscatter(sendBuf: ByteBuffer?, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer?, recvCount: Int, recvType: Datatype, root: Int): Request = coll("MPI_Iscatter",
+        { it.iscatter("MPI_Iscatter", sendBuf, IntArray(size) { sendCount }, IntArray(size) { i -> i * sendCount }, sendType, recvBuf, recvCount, recvType, root) },
+        { it.iscatter("MPI_Iscatter", sendBuf, IntArray(peerCount) { sendCount }, IntArray(peerCount) { i -> i * sendCount }, sendType, recvBuf, recvCount, recvType, root) })
 
-    /** `MPI_Scatterv`: rank i gets `sendCounts[i]` elements from element `displs[i]` of [sendBuf] (at [root]). */
-    public fun scatterv(sendBuf: ByteBuffer?, sendCounts: IntArray?, displs: IntArray?, sendType: Datatype?, recvBuf: ByteBuffer, recvCount: Int, recvType: Datatype, root: Int) { iscatterv(sendBuf, sendCounts, displs, sendType, recvBuf, recvCount, recvType, root).waitFor() }
+    /** `MPI_Scatterv`: rank i (remote rank i, on an intercommunicator) gets `sendCounts[i]` elements from element `displs[i]` of [sendBuf] (at [root]). */
+    public fun scatterv(sendBuf: ByteBuffer?, sendCounts: IntArray?, displs: IntArray?, sendType: Datatype?, recvBuf: ByteBuffer?, recvCount: Int, recvType: Datatype, root: Int) { iscatterv(sendBuf, sendCounts, displs, sendType, recvBuf, recvCount, recvType, root).waitFor(Status.IGNORED) }
     /** `MPI_Iscatterv`. */
-    public fun iscatterv(sendBuf: ByteBuffer?, sendCounts: IntArray?, displs: IntArray?, sendType: Datatype?, recvBuf: ByteBuffer, recvCount: Int, recvType: Datatype, root: Int): Request =
-        intra("MPI_Iscatterv") { it.iscatter("MPI_Iscatterv", sendBuf, sendCounts, displs, sendType, recvBuf, recvCount, recvType, root) }
+    public fun iscatterv(sendBuf: ByteBuffer?, sendCounts: IntArray?, displs: IntArray?, sendType: Datatype?, recvBuf: ByteBuffer?, recvCount: Int, recvType: Datatype, root: Int): Request = coll("MPI_Iscatterv",
+        { it.iscatter("MPI_Iscatterv", sendBuf, sendCounts, displs, sendType, recvBuf, recvCount, recvType, root) },
+        { it.iscatter("MPI_Iscatterv", sendBuf, sendCounts, displs, sendType, recvBuf, recvCount, recvType, root) })
 
-    /** `MPI_Allgather`; [sendBuf] may be [Mpi.IN_PLACE] (intracommunicators). */
-    public fun allgather(sendBuf: ByteBuffer, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer, recvCount: Int, recvType: Datatype) { iallgather(sendBuf, sendCount, sendType, recvBuf, recvCount, recvType).waitFor() }
+    /** `MPI_Allgather`; [sendBuf] may be [Mpi.IN_PLACE] (intracommunicators). On an intercommunicator, [recvBuf] gets the remote group's blocks. */
+    public fun allgather(sendBuf: ByteBuffer, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer, recvCount: Int, recvType: Datatype) { iallgather(sendBuf, sendCount, sendType, recvBuf, recvCount, recvType).waitFor(Status.IGNORED) }
     /** `MPI_Iallgather`. */
     public fun iallgather(sendBuf: ByteBuffer, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer, recvCount: Int, recvType: Datatype): Request = coll("MPI_Iallgather",
         { it.iallgather("MPI_Iallgather", sendBuf, sendCount, sendType, recvBuf, IntArray(size) { recvCount }, IntArray(size) { i -> i * recvCount }, recvType) },
-        { it.iallgather("MPI_Iallgather", sendBuf, sendCount, sendType, recvBuf, recvCount, recvType) })
+        { it.iallgatherv("MPI_Iallgather", sendBuf, sendCount, sendType, recvBuf, IntArray(peerCount) { recvCount }, IntArray(peerCount) { i -> i * recvCount }, recvType) })
 
-    /** `MPI_Allgatherv`. */
-    public fun allgatherv(sendBuf: ByteBuffer, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer, recvCounts: IntArray, displs: IntArray, recvType: Datatype) { iallgatherv(sendBuf, sendCount, sendType, recvBuf, recvCounts, displs, recvType).waitFor() }
+    /** `MPI_Allgatherv`: counts and displacements per rank (per remote rank, on an intercommunicator). */
+    public fun allgatherv(sendBuf: ByteBuffer, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer, recvCounts: IntArray, displs: IntArray, recvType: Datatype) { iallgatherv(sendBuf, sendCount, sendType, recvBuf, recvCounts, displs, recvType).waitFor(Status.IGNORED) }
     /** `MPI_Iallgatherv`. */
-    public fun iallgatherv(sendBuf: ByteBuffer, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer, recvCounts: IntArray, displs: IntArray, recvType: Datatype): Request =
-        intra("MPI_Iallgatherv") { it.iallgather("MPI_Iallgatherv", sendBuf, sendCount, sendType, recvBuf, recvCounts, displs, recvType) }
+    public fun iallgatherv(sendBuf: ByteBuffer, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer, recvCounts: IntArray, displs: IntArray, recvType: Datatype): Request = coll("MPI_Iallgatherv",
+        { it.iallgather("MPI_Iallgatherv", sendBuf, sendCount, sendType, recvBuf, recvCounts, displs, recvType) },
+        { it.iallgatherv("MPI_Iallgatherv", sendBuf, sendCount, sendType, recvBuf, recvCounts, displs, recvType) })
 
     /** `MPI_Alltoall`; [sendBuf] may be [Mpi.IN_PLACE] (intracommunicators). */
-    public fun alltoall(sendBuf: ByteBuffer, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer, recvCount: Int, recvType: Datatype) { ialltoall(sendBuf, sendCount, sendType, recvBuf, recvCount, recvType).waitFor() }
+    public fun alltoall(sendBuf: ByteBuffer, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer, recvCount: Int, recvType: Datatype) { ialltoall(sendBuf, sendCount, sendType, recvBuf, recvCount, recvType).waitFor(Status.IGNORED) }
     /** `MPI_Ialltoall`. */
-    public fun ialltoall(sendBuf: ByteBuffer, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer, recvCount: Int, recvType: Datatype): Request = coll("MPI_Ialltoall",
-        { it.ialltoall("MPI_Ialltoall", sendBuf, IntArray(size) { sendCount }, IntArray(size) { i -> i * sendCount }, sendType, recvBuf, IntArray(size) { recvCount }, IntArray(size) { i -> i * recvCount }, recvType) },
-        { it.ialltoall("MPI_Ialltoall", sendBuf, sendCount, sendType, recvBuf, recvCount, recvType) })
+    public fun ialltoall(sendBuf: ByteBuffer, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer, recvCount: Int, recvType: Datatype): Request {
+        val n = peerCount
+        return ialltoallv(sendBuf, IntArray(n) { sendCount }, IntArray(n) { i -> i * sendCount }, sendType, recvBuf, IntArray(n) { recvCount }, IntArray(n) { i -> i * recvCount }, recvType, "MPI_Ialltoall")
+    }
 
-    /** `MPI_Alltoallv`: displacements in elements of each side's type. */
-    public fun alltoallv(sendBuf: ByteBuffer, sendCounts: IntArray, sendDispls: IntArray, sendType: Datatype, recvBuf: ByteBuffer, recvCounts: IntArray, recvDispls: IntArray, recvType: Datatype) { ialltoallv(sendBuf, sendCounts, sendDispls, sendType, recvBuf, recvCounts, recvDispls, recvType).waitFor() }
+    /** `MPI_Alltoallv`: displacements in elements of each side's type; one entry per rank (per remote rank, on an intercommunicator). */
+    public fun alltoallv(sendBuf: ByteBuffer, sendCounts: IntArray, sendDispls: IntArray, sendType: Datatype, recvBuf: ByteBuffer, recvCounts: IntArray, recvDispls: IntArray, recvType: Datatype) { ialltoallv(sendBuf, sendCounts, sendDispls, sendType, recvBuf, recvCounts, recvDispls, recvType).waitFor(Status.IGNORED) }
     /** `MPI_Ialltoallv`. */
     public fun ialltoallv(sendBuf: ByteBuffer, sendCounts: IntArray, sendDispls: IntArray, sendType: Datatype, recvBuf: ByteBuffer, recvCounts: IntArray, recvDispls: IntArray, recvType: Datatype): Request =
-        intra("MPI_Ialltoallv") { it.ialltoall("MPI_Ialltoallv", sendBuf, sendCounts, sendDispls, sendType, recvBuf, recvCounts, recvDispls, recvType) }
+        ialltoallv(sendBuf, sendCounts, sendDispls, sendType, recvBuf, recvCounts, recvDispls, recvType, "MPI_Ialltoallv")
+
+    private fun ialltoallv(sendBuf: ByteBuffer, sendCounts: IntArray, sendDispls: IntArray, sendType: Datatype, recvBuf: ByteBuffer, recvCounts: IntArray, recvDispls: IntArray, recvType: Datatype, call: String): Request = coll(call,
+        { it.ialltoall(call, sendBuf, sendCounts, sendDispls, sendType, recvBuf, recvCounts, recvDispls, recvType) },
+        { it.ialltoallv(call, sendBuf, sendCounts, sendDispls, sendType, recvBuf, recvCounts, recvDispls, recvType) })
 
     private inline fun coll(call: String, intra: (CommCollectives) -> Request, inter: (IntercommCollectives) -> Request): Request = guard {
         checkUsable(call)
         when (this) { is Intracomm -> intra(coll); is Intercomm -> inter(coll) }
     }
 
+    /** A blocking collective: started under the error handler ([intra] returns null when it waited itself), then waited for. */
+    private inline fun blocking(call: String, intra: (CommCollectives) -> Request?, inter: (IntercommCollectives) -> Request) {
+        val r = guard {
+            checkUsable(call)
+            when (this) { is Intracomm -> intra(coll); is Intercomm -> inter(coll) }
+        }
+        r?.waitFor(Status.IGNORED)
+    }
+
     private inline fun intra(call: String, block: (CommCollectives) -> Request): Request = guard {
         checkUsable(call)
         when (this) {
             is Intracomm -> block(coll)
-            is Intercomm -> throw MPIException.of(ErrorClass.ERR_COMM, call, "$name is an intercommunicator; its collectives here are barrier, bcast, allreduce, allgather and alltoall")
+            is Intercomm -> throw MPIException.of(ErrorClass.ERR_COMM, call, "$name is an intercommunicator; scan and exscan are for intracommunicators only")
         }
     }
 

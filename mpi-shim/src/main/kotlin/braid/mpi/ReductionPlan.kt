@@ -22,6 +22,9 @@ internal class ReductionPlan(val element: Element, val perElement: Int, private 
     fun allreduce(g: CollectiveGroup, send: DirectBuffer?, recv: MutableDirectBuffer, n: Int): CollectiveRequest =
         if (builtin != null) g.startAllreduce(send, 0, recv, 0, n, element, builtin) else g.startAllreduce(send, 0, recv, 0, n, element, user!!)
 
+    fun reduceScatterBlock(g: CollectiveGroup, send: DirectBuffer?, recv: MutableDirectBuffer, n: Int): CollectiveRequest =
+        if (builtin != null) g.startReduceScatterBlock(send, 0, recv, 0, n, element, builtin) else g.startReduceScatterBlock(send, 0, recv, 0, n, element, user!!)
+
     fun scan(g: CollectiveGroup, send: DirectBuffer?, recv: MutableDirectBuffer, n: Int, exclusive: Boolean): CollectiveRequest = when {
         exclusive && builtin != null -> g.startExscan(send, 0, recv, 0, n, element, builtin)
         exclusive -> g.startExscan(send, 0, recv, 0, n, element, user!!)

@@ -54,6 +54,14 @@ class MpiMultiProcessIT : FunSpec({
         }
     }
 
+    test("five processes as intercommunicator groups of 2 and 3: every collective across the groups, rooted ones both ways, matches a reference") {
+        Job(5, "intercomm").use { job ->
+            val codes = job.exitCodes(180)
+            check(codes.all { it == 0 }) { "exit codes $codes\n${job.output()}" }
+            job.logs.forEach { check("OK" in it.readText()) { job.output() } }
+        }
+    }
+
     test("abort from one rank ends every rank of the job with its exit code") {
         Job(3, "abort").use { job ->
             job.exitCodes(60) shouldBe listOf(7, 7, 7)

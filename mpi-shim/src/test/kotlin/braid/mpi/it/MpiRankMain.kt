@@ -24,6 +24,7 @@ object MpiRankMain {
                 when (scenario) {
                     "semantics" -> semantics(mpi)
                     "peer-death" -> peerDeath(mpi)
+                    "intercomm" -> check(braid.mpi.testing.CollectiveChecks.runInterSplit(mpi.world, 2) >= 14) { "too few intercommunicator checks (every rank passes at least 14)" }
                     "abort" -> if (mpi.world.rank == 1) mpi.world.abort(7) else mpi.world.recv(ByteBuffer.allocate(4), 1, Datatype.INT, 1, 0)
                     else -> error("unknown scenario $scenario")
                 }

@@ -136,6 +136,26 @@ object CollectiveChecks {
             val rs = buf(counts[me] * 4)
             c.reduceScatter(input(me, total), rs, counts, INT, Op.SUM)
             expect("reduce_scatter", read(rs, counts[me]), List(counts[me]) { i -> (0 until p).sumOf { r -> r * 100 + at + i } }); ok()
+            // In place: the input is the receive buffer; this rank's block lands at its start.
+            val rsbIn = input(me, 2 * p)
+            c.reduceScatterBlock(Mpi.IN_PLACE, rsbIn, 2, INT, Op.SUM)
+            expect("reduce_scatter_block in place", read(rsbIn, 2), List(2) { i -> (0 until p).sumOf { r -> r * 100 + 2 * me + i } }); ok()
+            // A non-commutative op ("left" keeps the first operand) on unequal counts: rank 0's input, in rank order.
+            val left = Op.create({ input, inout, count, _ -> for (i in 0 until count) inout.putInt(i * 4, input.getInt(i * 4)) }, false)
+            val rl = buf(counts[me] * 4)
+            c.ireduceScatter(input(me, total), rl, counts, INT, left).waitFor()
+            expect("ireduce_scatter by a non-commutative user op", read(rl, counts[me]), List(counts[me]) { at + it }); ok()
+            val rlb = buf(8)
+            c.reduceScatterBlock(input(me, 2 * p), rlb, 2, INT, left)
+            expect("reduce_scatter_block by a non-commutative user op", read(rlb, 2), List(2) { 2 * me + it }); ok()
+            left.free()
+            // A user op on elements of two ints (a contiguous run): allgather and fold, this rank's block kept.
+            val pair = Datatype.contiguous(2, INT).commit()
+            val pairSum = Op.create({ input, inout, count, _ -> for (i in 0 until 2 * count) inout.putInt(i * 4, input.getInt(i * 4) + inout.getInt(i * 4)) }, true)
+            val rp = buf(8)
+            c.reduceScatterBlock(input(me, 2 * p), rp, 1, pair, pairSum)
+            expect("reduce_scatter_block of contiguous(2, INT) by a user op", read(rp, 2), List(2) { i -> (0 until p).sumOf { r -> r * 100 + 2 * me + i } }); ok()
+            pairSum.free(); pair.free()
             val sc = buf(8)
             c.scan(input(me, 2), sc, 2, INT, Op.SUM)
             expect("scan", read(sc, 2), List(2) { i -> (0..me).sumOf { r -> r * 100 + i } }); ok()
@@ -258,7 +278,125 @@ object CollectiveChecks {
         val ar = buf(4)
         ic.allreduce(intsOf(off + me), ar, 1, Datatype.INT, Op.SUM)
         expect("intercomm allreduce", read(ar, 1), listOf((0 until rs).sumOf { remoteOff + it })); checks++
+        checks += runInterRooted(ic, sideB)
         expectError("intercomm scan", ErrorClass.ERR_COMM) { ic.scan(buf(4), buf(4), 1, Datatype.INT, Op.SUM) }; checks++
+        expectError("intercomm reduce to root ${rs}", ErrorClass.ERR_ROOT) { ic.reduce(buf(4), null, 1, Datatype.INT, Op.SUM, rs) }; checks++
+        return checks
+    }
+
+    /**
+     * The intercommunicator collectives beyond [runInter]'s: reduce (built-in and a
+     * non-commutative user op), gather(v), scatter(v), allgatherv, alltoallv and
+     * reduce_scatter(_block), each in both directions where it has a root, blocking and
+     * nonblocking, against a reference built from the remote group's inputs. Element i of rank r's
+     * input on side a is `r*100 + i`, on side b `1000 + r*100 + i`.
+     */
+    private fun runInterRooted(ic: Intercomm, sideB: Boolean): Int {
+        val me = ic.rank; val ls = ic.size; val rs = ic.remoteSize
+        val off = if (sideB) 1000 else 0; val remoteOff = if (sideB) 0 else 1000
+        val INT = Datatype.INT
+        var checks = 0
+        fun mine(n: Int) = intsOf(*IntArray(n) { off + me * 100 + it })
+        fun theirs(r: Int, i: Int) = remoteOff + r * 100 + i
+        /** The root argument of side [rootSide] (true: b) with its root at [rootRank] of that side. */
+        fun rootArg(rootSide: Boolean, rootRank: Int) = if (rootSide == sideB) (if (me == rootRank) Mpi.ROOT else Mpi.PROC_NULL) else rootRank
+        fun atRoot(rootSide: Boolean, rootRank: Int) = rootSide == sideB && me == rootRank
+
+        // reduce: to side a's last rank, then to side b's rank 0; SUM, and a non-commutative user op keeping the first operand.
+        for (rootSide in listOf(false, true)) {
+            val rootRank = if (rootSide) 0 else (if (sideB) rs else ls) - 1
+            val out = if (atRoot(rootSide, rootRank)) buf(12) else null
+            ic.reduce(if (rootSide == sideB) null else mine(3), out, 3, INT, Op.SUM, rootArg(rootSide, rootRank))
+            if (out != null) { expect("intercomm reduce SUM to side ${if (rootSide) "b" else "a"}", read(out, 3), List(3) { i -> (0 until rs).sumOf { theirs(it, i) } }); checks++ }
+            val first = Op.create({ input, inout, count, _ -> for (i in 0 until count) inout.putInt(i * 4, input.getInt(i * 4)) }, false)
+            val out2 = if (atRoot(rootSide, rootRank)) buf(8) else null
+            ic.ireduce(if (rootSide == sideB) null else mine(2), out2, 2, INT, first, rootArg(rootSide, rootRank)).waitFor()
+            if (out2 != null) { expect("intercomm ireduce by a non-commutative user op", read(out2, 2), List(2) { theirs(0, it) }); checks++ }
+            first.free()
+        }
+
+        // gather to side a's rank 0 (2 ints from each of side b); gatherv to side b's last rank (rank r of side a sends r+1 ints, placed in reverse order).
+        run {
+            val out = if (atRoot(false, 0)) buf(2 * rs * 4) else null
+            ic.gather(if (sideB) mine(2) else null, 2, INT, out, 2, INT, rootArg(false, 0))
+            if (out != null) { expect("intercomm gather", read(out, 2 * rs), List(2 * rs) { theirs(it / 2, it % 2) }); checks++ }
+            val bLast = (if (sideB) ls else rs) - 1
+            val counts = IntArray(rs) { it + 1 }
+            val displs = IntArray(rs); run { var d = 0; for (r in rs - 1 downTo 0) { displs[r] = d; d += counts[r] } }
+            val outv = if (atRoot(true, bLast)) buf(counts.sum() * 4) else null
+            ic.gatherv(if (!sideB) mine(me + 1) else null, me + 1, INT, outv, if (outv != null) counts else null, if (outv != null) displs else null, INT, rootArg(true, bLast))
+            if (outv != null) {
+                val want = IntArray(counts.sum()); for (r in 0 until rs) for (i in 0..r) want[displs[r] + i] = theirs(r, i)
+                expect("intercomm gatherv", read(outv, want.size), want.toList()); checks++
+            }
+        }
+
+        // scatter from side a's rank 0 (2 ints to each of side b); scatterv from side b's rank 0 (r+1 ints to rank r of side a, from displacement 2r).
+        run {
+            val root = atRoot(false, 0)
+            val got = buf(8)
+            ic.scatter(if (root) intsOf(*IntArray(2 * rs) { 5000 + it }) else null, 2, INT, if (sideB) got else null, 2, INT, rootArg(false, 0))
+            if (sideB) { expect("intercomm scatter", read(got, 2), List(2) { 5000 + 2 * me + it }); checks++ }
+            val vroot = atRoot(true, 0)
+            val counts = IntArray(rs) { it + 1 }; val displs = IntArray(rs) { 2 * it }
+            val gotv = buf((me + 1) * 4)
+            val sendv = if (vroot) intsOf(*IntArray(2 * rs + rs) { 7000 + it }) else null
+            ic.iscatterv(sendv, if (vroot) counts else null, if (vroot) displs else null, INT, if (!sideB) gotv else null, me + 1, INT, rootArg(true, 0)).waitFor()
+            if (!sideB) { expect("intercomm iscatterv", read(gotv, me + 1), List(me + 1) { 7000 + 2 * me + it }); checks++ }
+        }
+
+        // allgatherv: rank r sends r+1 ints; each rank gets every remote rank's, packed in rank order.
+        run {
+            val counts = IntArray(rs) { it + 1 }
+            val displs = IntArray(rs); for (r in 1 until rs) displs[r] = displs[r - 1] + counts[r - 1]
+            val out = buf(counts.sum() * 4)
+            ic.allgatherv(mine(me + 1), me + 1, INT, out, counts, displs, INT)
+            expect("intercomm allgatherv", read(out, counts.sum()), List(rs) { r -> List(r + 1) { theirs(r, it) } }.flatten()); checks++
+        }
+
+        // alltoallv: rank r sends j+1 ints to remote rank j (values off + r*100 + 10j + k), so it gets r+1 from each.
+        run {
+            val sc = IntArray(rs) { it + 1 }; val sd = IntArray(rs); for (j in 1 until rs) sd[j] = sd[j - 1] + sc[j - 1]
+            val send = intsOf(*IntArray(sc.sum()) { k -> val j = sd.indexOfLast { it <= k }; off + me * 100 + 10 * j + (k - sd[j]) })
+            val rc = IntArray(rs) { me + 1 }; val rd = IntArray(rs) { it * (me + 1) }
+            val out = buf(rs * (me + 1) * 4)
+            ic.alltoallv(send, sc, sd, INT, out, rc, rd, INT)
+            expect("intercomm alltoallv", read(out, rs * (me + 1)), List(rs) { r -> List(me + 1) { k -> remoteOff + r * 100 + 10 * me + k } }.flatten()); checks++
+        }
+
+        // reduce_scatter_block: both groups reduce a vector of ls*rs elements; each rank keeps its block of the remote group's sum.
+        run {
+            val total = ls * rs
+            val out = buf(rs * 4)
+            ic.reduceScatterBlock(mine(total), out, rs, INT, Op.SUM)
+            expect("intercomm reduce_scatter_block", read(out, rs), List(rs) { i -> (0 until rs).sumOf { theirs(it, me * rs + i) } }); checks++
+        }
+
+        // reduce_scatter with unequal counts (20 elements: rank j keeps j+1, the last the rest), blocking and nonblocking.
+        run {
+            val counts = IntArray(ls) { if (it < ls - 1) it + 1 else 20 - (ls - 1) * ls / 2 }
+            val at = (0 until me).sumOf { counts[it] }
+            for (blocking in listOf(true, false)) {
+                val out = buf(counts[me] * 4)
+                if (blocking) ic.reduceScatter(mine(20), out, counts, INT, Op.SUM) else ic.ireduceScatter(mine(20), out, counts, INT, Op.SUM).waitFor()
+                expect("intercomm reduce_scatter (${if (blocking) "blocking" else "nonblocking"})", read(out, counts[me]), List(counts[me]) { i -> (0 until rs).sumOf { theirs(it, at + i) } }); checks++
+            }
+            // In flight together: a multi-stage reduce_scatter (local group, then the leaders), an allreduce
+            // and a barrier over both groups, and a reduce; every rank starts them in one order, waits for all.
+            val out = buf(counts[me] * 4); val ar = buf(4)
+            val red = if (atRoot(false, 0)) buf(4) else null
+            val reqs = arrayOf(
+                ic.ireduceScatter(mine(20), out, counts, INT, Op.SUM),
+                ic.iallreduce(intsOf(off + me), ar, 1, INT, Op.MAX),
+                ic.ibarrier(),
+                ic.ireduce(if (sideB) mine(1) else null, red, 1, INT, Op.MIN, rootArg(false, 0)),
+            )
+            Request.waitAll(reqs)
+            expect("intercomm ireduce_scatter beside other collectives", read(out, counts[me]), List(counts[me]) { i -> (0 until rs).sumOf { theirs(it, at + i) } })
+            expect("intercomm iallreduce beside other collectives", read(ar, 1), listOf(remoteOff + rs - 1))
+            if (red != null) expect("intercomm ireduce beside other collectives", read(red, 1), listOf(theirs(0, 0)))
+            checks++
+        }
         return checks
     }
 
@@ -266,16 +404,23 @@ object CollectiveChecks {
     @JvmStatic
     fun runEverything(c: Intracomm): Int {
         var n = runAll(c)
-        if (c.size >= 2) {
-            val sideB = c.rank >= 1
-            val half = c.split(if (sideB) 1 else 0, c.rank)!!
-            half.setErrhandler(braid.mpi.ErrorHandler.ERRORS_RETURN)
-            val ic = half.createIntercomm(0, c, if (sideB) 0 else 1, 5)
-            ic.setErrhandler(braid.mpi.ErrorHandler.ERRORS_RETURN)
-            n += runInter(ic, sideB)
-            n += runAll(half)
-            ic.free(); half.free()
-        }
+        if (c.size >= 2) n += runInterSplit(c, 1) { half -> runAll(half) }
+        return n
+    }
+
+    /**
+     * [runInter] on an intercommunicator of [c]'s ranks below [low] (side a) and the rest (side b),
+     * then [alsoOnHalf] on this rank's half; returns the checks passed.
+     */
+    @JvmStatic
+    fun runInterSplit(c: Intracomm, low: Int, alsoOnHalf: (Intracomm) -> Int = { 0 }): Int {
+        val sideB = c.rank >= low
+        val half = c.split(if (sideB) 1 else 0, c.rank)!!
+        half.setErrhandler(braid.mpi.ErrorHandler.ERRORS_RETURN)
+        val ic = half.createIntercomm(0, c, if (sideB) 0 else low, 5)
+        ic.setErrhandler(braid.mpi.ErrorHandler.ERRORS_RETURN)
+        val n = runInter(ic, sideB) + alsoOnHalf(half)
+        ic.free(); half.free()
         return n
     }
 }
