@@ -40,7 +40,7 @@ int main(int argc, char **argv) {
     int bw_sizes[] = {1, 64, 1024, 4096, 16384, 65536, 262144, 1 << 20};
     for (int s = 0; s < 8; s++) {
         int size = bw_sizes[s];
-        int iters = size <= 16384 ? 500 : 50, warm = 10;
+        int iters = size <= 16384 ? 2000 : 100, warm = size <= 16384 ? 1000 : 20; /* as MpiPingPong (the JVM's JIT needs the warm-up) */
         double t0 = 0;
         for (int i = 0; i < warm + iters; i++) {
             if (i == warm) { MPI_Barrier(MPI_COMM_WORLD); t0 = MPI_Wtime(); }

@@ -37,7 +37,7 @@ class ShmMultiProcessIT : FunSpec({
         try { kids.awaitAll(600) } finally { kids.forEach { it.close() } }
     }
 
-    for ((how, env) in listOf("single-copy pulls" to emptyMap(), "fragments streamed through the ring" to mapOf("BRAID_SHM_CMA" to "0"))) {
+    for ((how, env) in listOf("single-copy pulls" to mapOf("BRAID_SHM_PULL_SIZE" to "0"), "fragments streamed through the ring" to mapOf("BRAID_SHM_CMA" to "0"))) {
         test("two senders race for one any-source receiver, large messages by $how: every message matched once, in order per sender") {
             val dir = tempDir()
             val kids = children(
@@ -51,7 +51,7 @@ class ShmMultiProcessIT : FunSpec({
         }
     }
 
-    for ((how, env) in listOf("single-copy pull" to emptyMap(), "fragments through a 1 MiB ring" to mapOf("BRAID_SHM_CMA" to "0", "BRAID_SHM_RING_SIZE" to "1048576"))) {
+    for ((how, env) in listOf("single-copy pull" to mapOf("BRAID_SHM_PULL_SIZE" to "0"), "fragments through a 1 MiB ring" to mapOf("BRAID_SHM_CMA" to "0", "BRAID_SHM_RING_SIZE" to "1048576"))) {
         test("a 1 GiB message crosses by $how, intact") {
             val dir = tempDir()
             val size = (1 shl 30).toString()

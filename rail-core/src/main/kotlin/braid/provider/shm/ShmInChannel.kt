@@ -144,7 +144,8 @@ internal class ShmInChannel(
     }
 
     override fun pull(e: RxEntry, srcAddress: Long, length: Long): Boolean {
-        if (!pullable || e.buffer.byteArray() != null) return false
+        // Below the pull size the two copies of streaming, made at once on both sides, beat one.
+        if (!pullable || length < t.pullSize || e.buffer.byteArray() != null) return false
         if (CrossMemoryAttach.read(t.cmaIov, senderPid, e.buffer.addressOffset(), srcAddress, length) == length) return true
         pullable = false // not permitted here (or the sender is gone): stream from now on
         return false

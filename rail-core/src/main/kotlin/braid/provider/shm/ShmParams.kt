@@ -35,7 +35,23 @@ public object ShmParams {
     @JvmField
     public val CMA: Param<Boolean> = Param.bool(
         "shm", "cma", "BRAID_SHM_CMA", true,
-        "single-copy pulls of large messages with process_vm_readv; 0 streams fragments through the ring instead",
+        "single-copy pulls of rendezvous messages of shm.pull_size or more with process_vm_readv; 0 streams every one through the ring",
+    )
+
+    @JvmField
+    public val PULL_SIZE: Param<Int> = Param.size(
+        "shm", "pull_size", "BRAID_SHM_PULL_SIZE", 4 shl 20,
+        "the smallest rendezvous message a receiver pulls with one copy (process_vm_readv, where shm.cma allows it); " +
+            "smaller ones stream through the bulk ring in fragments, the sender copying in while the receiver copies out",
+        Param.atLeast(0),
+    )
+
+    @JvmField
+    public val FRAG_SIZE: Param<Int> = Param.size(
+        "shm", "frag_size", "BRAID_SHM_FRAG_SIZE", 64 shl 10,
+        "bytes of each rendezvous fragment streamed through the bulk ring (at most an eighth of shm.ring_size): " +
+            "smaller ones pipeline the two copies more finely and stay in cache",
+        Param.atLeast(64),
     )
 
     @JvmField
@@ -46,5 +62,5 @@ public object ShmParams {
     )
 
     @JvmField
-    public val ALL: List<Param<*>> = listOf(RING_SIZE, EAGER_SIZE, DIR, CMA, LIVENESS_MS)
+    public val ALL: List<Param<*>> = listOf(RING_SIZE, EAGER_SIZE, DIR, CMA, PULL_SIZE, FRAG_SIZE, LIVENESS_MS)
 }

@@ -40,9 +40,12 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor
  * cleanly which peer died.
  *
  * Protocol: a message up to the eager size is one EAGER record in the data ring. A larger one is
- * an RTS; once matched the receiver copies it straight out of the sender's off-heap buffer with
- * `process_vm_readv` (one copy) and answers PULLED, or, where it cannot, answers CTS and the
- * sender streams FRAG records through the bulk ring (two copies, no system call).
+ * an RTS; once matched the receiver answers CTS and the sender streams FRAG records of
+ * [ShmParams.FRAG_SIZE] through the bulk ring: two copies, but made at once, the sender copying
+ * in while the receiver copies out (MPICH's shm LMT does the same). From [ShmParams.PULL_SIZE]
+ * on, the receiver instead copies the message straight out of the sender's off-heap buffer with
+ * `process_vm_readv` (one copy, made by the receiver alone) and answers PULLED; where it cannot,
+ * it streams.
  *
  * Not thread-safe: the endpoint calls in with its domain's lock held.
  */
@@ -59,10 +62,13 @@ internal class ShmTransport(
     internal val ringCapacity = info.settings[ShmParams.RING_SIZE]
     private val maxRecord = ringCapacity / 8
     internal val eagerSize = minOf(info.endpointAttr.eagerSize, maxRecord - HEADER_LENGTH)
-    internal val fragSize = (maxRecord - FRAG_HEADER_LENGTH) and 7.inv()
+    /** Payload bytes of one streamed fragment ([ShmParams.FRAG_SIZE], at most what one bulk-ring record holds). */
+    internal val fragSize = minOf(info.settings[ShmParams.FRAG_SIZE], maxRecord - FRAG_HEADER_LENGTH) and 7.inv()
     private val livenessNanos = info.settings[ShmParams.LIVENESS_MS] * 1_000_000
     /** Whether a receiver may pull a rendezvous payload with one copy (`process_vm_readv`). */
     internal val cma = info.settings[ShmParams.CMA] && CrossMemoryAttach.available
+    /** The smallest rendezvous message pulled with one copy ([ShmParams.PULL_SIZE]); smaller ones stream. */
+    internal val pullSize = info.settings[ShmParams.PULL_SIZE].toLong()
     /** This endpoint's iovecs for single-copy pulls (never shared between endpoints: see [CrossMemoryAttach.Iovecs]). */
     internal val cmaIov = CrossMemoryAttach.Iovecs()
 

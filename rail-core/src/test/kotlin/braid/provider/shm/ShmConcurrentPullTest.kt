@@ -1,6 +1,7 @@
 package braid.provider.shm
 
 import braid.core.Completion
+import braid.core.Settings
 import braid.core.TestFabric
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
@@ -22,7 +23,7 @@ import java.util.concurrent.TimeUnit
  */
 class ShmConcurrentPullTest : FunSpec({
     test("rendezvous messages pulled concurrently by two in-process endpoints land in their own receive buffers") {
-        TestFabric(4, eagerSize = 1024).use { f ->
+        TestFabric(4, eagerSize = 1024, settings = Settings.ofEnvironment(mapOf("BRAID_SHM_PULL_SIZE" to "0"))).use { f ->
             val size = 16 shl 10
             val pool = Executors.newFixedThreadPool(2)
             try {
