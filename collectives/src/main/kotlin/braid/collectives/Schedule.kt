@@ -64,6 +64,12 @@ internal class Schedule(val group: CollectiveGroup, val kernel: Kernel?, val nam
 
     val rounds: Int get() = counters.size
 
+    /** Sends and receives among the steps (what a call puts on the wire, and waits for). */
+    var sends = 0
+        private set
+    var recvs = 0
+        private set
+
     // ## Building ##
 
     /** A scratch buffer of [bytes] owned by the schedule. */
@@ -98,14 +104,14 @@ internal class Schedule(val group: CollectiveGroup, val kernel: Kernel?, val nam
     /** Sends `buf[offset, offset+length)` to group rank [peer]; [step] names the message, the same on both sides. */
     fun send(peer: Int, buf: DirectBuffer, offset: Int, length: Int, step: Int) {
         val op = DeferredOp.Tsend(group.endpoint, buf, offset, length, group.addressOf(peer), 0)
-        taggedList += op; lowList += step
+        taggedList += op; lowList += step; sends++
         add(op)
     }
 
     /** Receives the message [step] from group rank [peer] into `buf[offset, offset+length)`. */
     fun recv(peer: Int, buf: MutableDirectBuffer, offset: Int, length: Int, step: Int) {
         val op = DeferredOp.Trecv(group.endpoint, buf, offset, length, group.addressOf(peer), 0, 0)
-        taggedList += op; lowList += step
+        taggedList += op; lowList += step; recvs++
         add(op)
     }
 

@@ -227,6 +227,14 @@ object CollBench {
             }
         }
         println("(heap bytes: allocated on the heap to build one schedule, an upper bound on what a cached one keeps; scratch: its direct buffers)")
+        // The work of one small allreduce per rank: what each algorithm queues, sends and waits for.
+        println()
+        println("%-34s %6s %5s %9s %6s %6s %8s".format("work per call, 8 B allreduce", "ranks", "rank", "requests", "sends", "recvs", "rounds"))
+        for (p in intArrayOf(2, 4)) for (algorithm in listOf(CollectiveAlgorithm.RECURSIVE_DOUBLING, CollectiveAlgorithm.RABENSEIFNER)) for (r in 0 until p) {
+            val g = CollectiveGroup(ep, f.nodes[0].set, LongArray(p) { it.toLong() }, r, 1, CollectiveTuning.DEFAULT, 0)
+            val s = g.compile(ShapeKey().set(CollectiveOp.ALLREDUCE, algorithm, Datatype.DOUBLE, ReduceOp.SUM, 1, 0, false))
+            println("%-34s %6d %5d %9d %6d %6d %8d".format(algorithm.name.lowercase(), p, r, s.requests, s.sends, s.recvs, s.rounds))
+        }
         f.close()
     }
 }

@@ -52,21 +52,30 @@ public class ShmOffload private constructor(
     @get:JvmName("attachTimeoutMillis") public val attachTimeoutMillis: Long,
     /** How often a waiting rank checks that the ranks it waits for still run. */
     @get:JvmName("livenessMillis") public val livenessMillis: Long,
+    /**
+     * The largest call (bytes of one rank's vector) a one-host group sends through the segment;
+     * larger calls go through the main provider's point-to-point schedules, which carry them
+     * faster (see [DEFAULT]). Hierarchical groups use the segment at every size.
+     */
+    @get:JvmName("maxBytes") public val maxBytes: Int,
 ) {
     init {
         if (slotBytes < 64 || slotBytes > (1 shl 28)) throw FabricException.invalid("offload: slot of $slotBytes bytes; give 64 B .. 256 MiB")
         if (minMembers < 2) throw FabricException.invalid("offload: minMembers $minMembers; a group needs at least 2 members on a host for a shared segment to help")
         val extra = operations - IMPLEMENTED
         if (extra.isNotEmpty()) throw FabricException(Errno.ENOSYS, "offload: it does not implement ${extra.joinToString()}; it implements ${IMPLEMENTED.joinToString()}")
+        if (maxBytes < 0) throw FabricException.invalid("offload: maxBytes $maxBytes; give ≥ 0 (0: only barriers through the segment)")
         if (attachTimeoutMillis < 1 || livenessMillis < 1) throw FabricException.invalid("offload: attach timeout $attachTimeoutMillis ms and liveness $livenessMillis ms must be ≥ 1 ms")
     }
 
-    public fun withSlotBytes(bytes: Int): ShmOffload = ShmOffload(bytes, minMembers, operations, hierarchical, attachTimeoutMillis, livenessMillis)
-    public fun withMinMembers(n: Int): ShmOffload = ShmOffload(slotBytes, n, operations, hierarchical, attachTimeoutMillis, livenessMillis)
-    public fun withOperations(ops: Set<CollectiveOp>): ShmOffload = ShmOffload(slotBytes, minMembers, ops.toSet(), hierarchical, attachTimeoutMillis, livenessMillis)
-    public fun withHierarchical(on: Boolean): ShmOffload = ShmOffload(slotBytes, minMembers, operations, on, attachTimeoutMillis, livenessMillis)
+    public fun withSlotBytes(bytes: Int): ShmOffload = ShmOffload(bytes, minMembers, operations, hierarchical, attachTimeoutMillis, livenessMillis, maxBytes)
+    public fun withMinMembers(n: Int): ShmOffload = ShmOffload(slotBytes, n, operations, hierarchical, attachTimeoutMillis, livenessMillis, maxBytes)
+    public fun withOperations(ops: Set<CollectiveOp>): ShmOffload = ShmOffload(slotBytes, minMembers, ops.toSet(), hierarchical, attachTimeoutMillis, livenessMillis, maxBytes)
+    public fun withHierarchical(on: Boolean): ShmOffload = ShmOffload(slotBytes, minMembers, operations, on, attachTimeoutMillis, livenessMillis, maxBytes)
     public fun withTimeouts(attachTimeoutMillis: Long, livenessMillis: Long): ShmOffload =
-        ShmOffload(slotBytes, minMembers, operations, hierarchical, attachTimeoutMillis, livenessMillis)
+        ShmOffload(slotBytes, minMembers, operations, hierarchical, attachTimeoutMillis, livenessMillis, maxBytes)
+    /** A copy sending one-host calls of up to [bytes] through the segment (`Int.MAX_VALUE`: every size). */
+    public fun withMaxBytes(bytes: Int): ShmOffload = ShmOffload(slotBytes, minMembers, operations, hierarchical, attachTimeoutMillis, livenessMillis, bytes)
 
     /**
      * Whether it carries [op] on [datatype] with [reduceOp] (`fi_query_collective`): 0 if so,
@@ -123,7 +132,7 @@ public class ShmOffload private constructor(
     }
 
     override fun toString(): String =
-        "ShmOffload(slot $slotBytes B, ≥ $minMembers members, ${operations.joinToString { it.name.lowercase() }}${if (hierarchical) ", hierarchical" else ""})"
+        "ShmOffload(slot $slotBytes B, ≥ $minMembers members, ${operations.joinToString { it.name.lowercase() }}, one-host calls ≤ ${if (maxBytes == Int.MAX_VALUE) "any size" else "$maxBytes B"}${if (hierarchical) ", hierarchical" else ""})"
 
     public companion object {
         /** What this provider implements: barrier, broadcast, reduce, allreduce, allgather. */
@@ -131,7 +140,7 @@ public class ShmOffload private constructor(
         public val IMPLEMENTED: Set<CollectiveOp> = setOf(CollectiveOp.BARRIER, CollectiveOp.BROADCAST, CollectiveOp.REDUCE, CollectiveOp.ALLREDUCE, CollectiveOp.ALLGATHER)
 
         @JvmField
-        public val DEFAULT: ShmOffload = ShmOffload(128 * 1024, 2, IMPLEMENTED, true, 30_000, 50)
+        public val DEFAULT: ShmOffload = ShmOffload(128 * 1024, 2, IMPLEMENTED, true, 30_000, 50, OffloadEngine.SMALL_MAX)
 
         private val paired = java.util.WeakHashMap<Domain, ShmOffload>()
 

@@ -25,7 +25,8 @@ import java.nio.file.Files
  * all on this host, so every group is a one-host group sharing one real segment file.
  */
 class OffloadTest : FunSpec({
-    val small = ShmOffload.DEFAULT.withSlotBytes(1024) // large messages go through in many pieces
+    // Every size through the segment (by default only calls up to maxBytes go there); large messages go through in many pieces.
+    val small = ShmOffload.DEFAULT.withSlotBytes(1024).withMaxBytes(Int.MAX_VALUE)
 
     test("queryCollective answers like fi_query_collective: 0 for what it carries, -ENOSYS for the rest") {
         val o = ShmOffload.DEFAULT
@@ -55,6 +56,31 @@ class OffloadTest : FunSpec({
                     o.mainCalls shouldBeGreaterThan 0 // scan, gather, alltoall, MINLOC… went to the main provider
                     o.failure.shouldBeNull()
                 }
+            }
+        }
+    }
+
+    test("by default a one-host group sends calls up to maxBytes through the segment and larger ones through the main provider, with the right results") {
+        ShmOffload.DEFAULT.maxBytes shouldBe 4096
+        collectiveFabric(2).use { f ->
+            val groups = f.join(JoinOptions.DEFAULT.withOffload(ShmOffload.DEFAULT))
+            onEveryRank(groups) { g ->
+                for (count in intArrayOf(1, 512, 513, 20_000)) { // 8 B, 4 KiB (segment); 4 KiB + 8, 160 KB (main provider)
+                    val send = Reference.buffer(count * 8).apply { for (i in 0 until count) putLong(i * 8, (g.rank + 1L) * i) }
+                    val recv = Reference.buffer(count * 8)
+                    g.startAllreduce(send, 0, recv, 0, count, Datatype.INT64, ReduceOp.SUM).waitFor(20_000)
+                    for (i in 0 until count) check(recv.getLong(i * 8) == 3L * i) { "allreduce × $count element $i is ${recv.getLong(i * 8)}" }
+                    val b = Reference.buffer(count * 8).apply { if (g.rank == 1) for (i in 0 until count) putLong(i * 8, i + 5L) }
+                    g.startBroadcast(b, 0, count, Datatype.INT64, 1).waitFor(20_000)
+                    for (i in 0 until count) check(b.getLong(i * 8) == i + 5L) { "broadcast × $count element $i is ${b.getLong(i * 8)}" }
+                }
+                g.startBarrier().waitFor(20_000)
+            }
+            for (g in groups) {
+                val o = g.offload!!
+                o.offloadCalls shouldBe 5 // 2 allreduces, 2 broadcasts and the barrier
+                o.mainCalls shouldBe 4
+                o.segmentBytes shouldBe (8L + 4096) + (if (g.rank == 1) 8L + 4096 else 0L) // only the root of a broadcast writes its vector
             }
         }
     }
