@@ -183,9 +183,10 @@ object CollBench {
         val end = System.nanoTime() + (seconds * 1e9).toLong()
         var calls = 0L
         val flag = Reference.buffer(8); val any = Reference.buffer(8)
+        val batch = if (bytes <= 4096) 10_000 else if (bytes <= 65536) 1000 else 100
         while (true) {
-            timer.time(10_000) { call() }
-            calls += 10_000
+            timer.time(batch) { call() }
+            calls += batch
             // Every rank stops after the same batch: rank 0's clock decides.
             flag.putDouble(0, if (rk.rank == 0 && System.nanoTime() > end) 1.0 else 0.0)
             g.startAllreduce(flag, 0, any, 0, 1, Datatype.DOUBLE, ReduceOp.MAX).waitFor(60_000)

@@ -32,7 +32,7 @@ import java.nio.file.Paths
  * Small pieces alternate between the lower and upper half of each slot by epoch parity, so a
  * run of small calls never waits for the slowest rank to have read the call before last: the
  * ranks stay at most one call apart, as in a dissemination barrier. A barrier writes no data and
- * never waits in stage 1.
+ * never waits to post.
  *
  * Messages larger than a slot go through in pieces of a slot each (pipelined through the slots
  * at the pace of the slowest rank). While it waits the engine checks, every liveness interval,
@@ -320,7 +320,7 @@ internal class OffloadEngine(
     }
 
     internal companion object {
-        /** The largest piece carried in half a slot with one synchronisation (MPICH's shm collectives switch near here too). */
+        /** The largest piece carried in half a slot with one synchronisation (and [ShmOffload.DEFAULT]'s maxBytes). */
         const val SMALL_MAX = 4096
 
         val self: ProcessHandle = ProcessHandle.current()
