@@ -122,11 +122,12 @@ object CollBench {
     /**
      * Each case on two groups of the same ranks: `p2p`, the main provider's schedules (no
      * offload), and `offload`, a group paired with [braid.collectives.offload.ShmOffload] at the
-     * join — what a one-host group with an offload gets by default. Lines: `OP BYTES PATH MEAN P50 P99`.
+     * join taking every size through its segment (by default a two-rank group sends only barriers
+     * there). Lines: `OP BYTES PATH MEAN P50 P99`.
      */
     private fun vsMpich(rk: Rank) {
         val p2p = rk.join()
-        val paired = rk.join(offload = braid.collectives.offload.ShmOffload.DEFAULT)
+        val paired = rk.join(offload = braid.collectives.offload.ShmOffload.DEFAULT.withMaxBytes(Int.MAX_VALUE))
         check(paired.offload != null) { "the offload did not pair with a one-host group" }
         val send = Reference.buffer(1 shl 20); val recv = Reference.buffer(1 shl 20)
         val mine = Reference.buffer(24); val worst = Reference.buffer(24)
@@ -171,7 +172,7 @@ object CollBench {
     private fun loop(rk: Rank, args: List<String>) {
         val op = args[0]; val bytes = args[1].toInt(); val seconds = args[2].toDouble()
         val tuning = CollectiveTuning.fromEnvironment()   // BRAID_COLL_ALLREDUCE=recursive_doubling and the like
-        val g = if (args.getOrNull(3) == "offload") rk.join(tuning, braid.collectives.offload.ShmOffload.DEFAULT) else rk.join(tuning)
+        val g = if (args.getOrNull(3) == "offload") rk.join(tuning, braid.collectives.offload.ShmOffload.DEFAULT.withMaxBytes(Int.MAX_VALUE)) else rk.join(tuning)
         val send = Reference.buffer(maxOf(bytes, 8)); val recv = Reference.buffer(maxOf(bytes, 8))
         val count = bytes / 8
         val call: () -> Unit = when (op) {

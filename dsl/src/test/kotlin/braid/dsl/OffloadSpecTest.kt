@@ -66,7 +66,9 @@ class OffloadSpecTest : FunSpec({
                 recv.getLong(0)
             }
             sums shouldBe listOf(21L, 21L)
-            for (g in groups) g.offload!!.offloadCalls shouldBe 2
+            // Two ranks on one host: the barrier goes through the segment, the allreduce through the
+            // main provider, which carried two-rank calls as fast or faster (ShmOffload.maxBytes).
+            for (g in groups) { g.offload!!.offloadCalls shouldBe 1; g.offload!!.mainCalls shouldBe 1 }
         } finally {
             a.close(); b.close()
         }

@@ -84,8 +84,8 @@ public class OffloadBinding internal constructor(
         if (!provider.supports(key.op, key.datatype, reduction)) return null
         // A user reduction sees its vector whole: longer than a slot, it is left to the main provider.
         if (reduction is UserReduction && key.count * (key.datatype?.size ?: 1) > provider.slotBytes) return null
-        // One host: past maxBytes the point-to-point schedules are faster (ShmOffload.DEFAULT says by how much).
-        if (!isHierarchical && key.count.toLong() * (key.datatype?.size ?: 1) > provider.maxBytes) return null
+        // Two ranks on one host: past maxBytes one point-to-point exchange is faster (ShmOffload.maxBytes says by how much).
+        if (!isHierarchical && localRanks.size == 2 && key.count.toLong() * (key.datatype?.size ?: 1) > provider.maxBytes) return null
         return if (!isHierarchical) flat(key) else {
             val commutative = reduction !is UserReduction || reduction.isCommutative()
             if (key.op == CollectiveOp.BARRIER || key.op == CollectiveOp.BROADCAST || (key.op == CollectiveOp.ALLREDUCE && commutative)) hierarchical(key) else null

@@ -320,7 +320,7 @@ internal class OffloadEngine(
     }
 
     internal companion object {
-        /** The largest piece carried in half a slot with one synchronisation (and [ShmOffload.DEFAULT]'s maxBytes). */
+        /** The largest piece carried in half a slot with one synchronisation. */
         const val SMALL_MAX = 4096
 
         val self: ProcessHandle = ProcessHandle.current()

@@ -37,7 +37,13 @@ import java.nio.file.Paths
  *   provider ([CollectiveGroup.offload] stays null).
  *
  * Immutable; `with…` copies change it. [DEFAULT]: 128 KiB slots, 2 members at least, every
- * operation it implements, hierarchy on.
+ * operation it implements, hierarchy on, and a two-rank one-host group's calls other than
+ * barriers left to the main provider ([maxBytes] 0).
+ *
+ * How a group gets it (then it is what the group's calls use by default, as above):
+ * `JoinOptions.DEFAULT.withOffload(ShmOffload.DEFAULT)` at the join; [pairWith] for every group
+ * joined on a domain's endpoints; in a topology, the DSL's `offload { link = …; operations(…) }`
+ * block or a config file's `offloads = [ … ]` (`Topology.open` calls [pairWith]).
  */
 public class ShmOffload private constructor(
     /** Bytes of one rank's slot (the piece size of large messages). */
@@ -53,9 +59,21 @@ public class ShmOffload private constructor(
     /** How often a waiting rank checks that the ranks it waits for still run. */
     @get:JvmName("livenessMillis") public val livenessMillis: Long,
     /**
-     * The largest call (bytes of one rank's vector) a one-host group sends through the segment;
-     * larger calls go through the main provider's point-to-point schedules, which carry them
-     * faster (see [DEFAULT]). Hierarchical groups use the segment at every size.
+     * The largest call (bytes of one rank's vector) a one-host group of two ranks sends through
+     * the segment; its larger calls go through the main provider's point-to-point schedules.
+     * [DEFAULT] has 0: a two-rank group sends only its barriers through the segment, because the
+     * point-to-point schedules carried every sized call as fast or faster — with two ranks an
+     * allreduce is one exchange of the whole vector and a broadcast one message, against the
+     * segment's copy in, synchronise, copy out. Groups of three or more on a host, and
+     * hierarchical groups, use the segment at every size.
+     *
+     * Measured with `bench/coll-offload.sh` (2026-11-24, a 2-core machine under load 10–24 from
+     * other builds, so rankings only; slowest rank's median µs, main provider vs segment):
+     * 2 ranks (SPIN) — allreduce 8 B 0.73 vs 0.69, 4 KiB 2.86 vs 4.29, 64 KiB 30.5 vs 39.4;
+     * broadcast 8 B 0.31 vs 0.60, 64 KiB 7.4 vs 11.1, 1 MiB 99 vs 703; barrier 0.78 vs 0.85
+     * (`bench/coll-vs-mpich.sh`, three rounds: allreduce 8 B 0.87–0.96 vs 1.09–1.22).
+     * 3 ranks (YIELD) — allreduce 8 B 9.35 vs 8.79 (means 15.1 vs 6.6), 64 KiB 70.8 vs 32.9,
+     * 1 MiB 534 vs 438; broadcast 8 B 0.28 vs 7.65, 64 KiB 20.8 vs 11.3; barrier 9.38 vs 7.70.
      */
     @get:JvmName("maxBytes") public val maxBytes: Int,
 ) {
@@ -74,7 +92,7 @@ public class ShmOffload private constructor(
     public fun withHierarchical(on: Boolean): ShmOffload = ShmOffload(slotBytes, minMembers, operations, on, attachTimeoutMillis, livenessMillis, maxBytes)
     public fun withTimeouts(attachTimeoutMillis: Long, livenessMillis: Long): ShmOffload =
         ShmOffload(slotBytes, minMembers, operations, hierarchical, attachTimeoutMillis, livenessMillis, maxBytes)
-    /** A copy sending one-host calls of up to [bytes] through the segment (`Int.MAX_VALUE`: every size). */
+    /** A copy sending a two-rank one-host group's calls of up to [bytes] through the segment (`Int.MAX_VALUE`: every size). */
     public fun withMaxBytes(bytes: Int): ShmOffload = ShmOffload(slotBytes, minMembers, operations, hierarchical, attachTimeoutMillis, livenessMillis, bytes)
 
     /**
@@ -140,7 +158,7 @@ public class ShmOffload private constructor(
         public val IMPLEMENTED: Set<CollectiveOp> = setOf(CollectiveOp.BARRIER, CollectiveOp.BROADCAST, CollectiveOp.REDUCE, CollectiveOp.ALLREDUCE, CollectiveOp.ALLGATHER)
 
         @JvmField
-        public val DEFAULT: ShmOffload = ShmOffload(128 * 1024, 2, IMPLEMENTED, true, 30_000, 50, OffloadEngine.SMALL_MAX)
+        public val DEFAULT: ShmOffload = ShmOffload(128 * 1024, 2, IMPLEMENTED, true, 30_000, 50, 0)
 
         private val paired = java.util.WeakHashMap<Domain, ShmOffload>()
 
