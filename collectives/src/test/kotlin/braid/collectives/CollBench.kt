@@ -122,8 +122,8 @@ object CollBench {
     /**
      * Each case on two groups of the same ranks: `p2p`, the main provider's schedules (no
      * offload), and `offload`, a group paired with [braid.collectives.offload.ShmOffload] at the
-     * join taking every size through its segment (by default a two-rank group sends only barriers
-     * there). Lines: `OP BYTES PATH MEAN P50 P99`.
+     * join taking every size through its segment (by default a two-rank group sends calls above
+     * 64 KiB through the main provider). Lines: `OP BYTES PATH MEAN P50 P99`.
      */
     private fun vsMpich(rk: Rank) {
         val p2p = rk.join()

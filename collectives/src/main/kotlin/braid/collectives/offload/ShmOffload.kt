@@ -37,8 +37,8 @@ import java.nio.file.Paths
  *   provider ([CollectiveGroup.offload] stays null).
  *
  * Immutable; `with…` copies change it. [DEFAULT]: 128 KiB slots, 2 members at least, every
- * operation it implements, hierarchy on, and a two-rank one-host group's calls other than
- * barriers left to the main provider ([maxBytes] 0).
+ * operation it implements, hierarchy on, and a two-rank one-host group's calls above 64 KiB
+ * left to the main provider ([maxBytes]).
  *
  * How a group gets it (then it is what the group's calls use by default, as above):
  * `JoinOptions.DEFAULT.withOffload(ShmOffload.DEFAULT)` at the join; [pairWith] for every group
@@ -60,12 +60,18 @@ public class ShmOffload private constructor(
     @get:JvmName("livenessMillis") public val livenessMillis: Long,
     /**
      * The largest call (bytes of one rank's vector) a one-host group of two ranks sends through
-     * the segment; its larger calls go through the main provider's point-to-point schedules.
-     * [DEFAULT] has 0: a two-rank group sends only its barriers through the segment, because the
-     * point-to-point schedules carried every sized call as fast or faster — with two ranks an
-     * allreduce is one exchange of the whole vector and a broadcast one message, against the
-     * segment's copy in, synchronise, copy out. Groups of three or more on a host, and
-     * hierarchical groups, use the segment at every size.
+     * the segment; its larger calls go through the main provider's point-to-point schedules (with
+     * two ranks an allreduce is one exchange of the whole vector, a broadcast one message).
+     * [DEFAULT] has 64 KiB. Groups of three or more on a host, and hierarchical groups, use the
+     * segment at every size.
+     *
+     * Where 64 KiB comes from: `bench/coll-vs-mpich.sh`, 2 ranks, one run at load 1–2
+     * (2026-11-24 09:19; slowest rank's mean / median µs, point-to-point vs segment): allreduce
+     * 8 B 28.6 / 1.24 vs 2.06 / 0.50 (p99 145 vs 1.0), 4 KiB 4.10 / 1.46 vs 4.14 / 1.20, 64 KiB
+     * 47.0 / 15.3 vs 42.5 / 12.3, 1 MiB 329 / 284 vs 717 / 252; broadcast 8 B 1.95 / 0.28 vs
+     * 25.7 / 0.37, 64 KiB 97 / 7.0 vs 24 / 9.1, 1 MiB 86 / 80 vs 198 / 197; barrier 0.94 / 0.38 vs
+     * 0.83 / 0.41. Under heavy load the small-call medians ranked the other way by 0.1–1.4 µs
+     * (below), so a quiet re-run should confirm the crossover.
      *
      * Measured with `bench/coll-offload.sh` (2026-11-24, a 2-core machine under load 10–24 from
      * other builds, so rankings only; slowest rank's median µs, main provider vs segment):
@@ -158,7 +164,7 @@ public class ShmOffload private constructor(
         public val IMPLEMENTED: Set<CollectiveOp> = setOf(CollectiveOp.BARRIER, CollectiveOp.BROADCAST, CollectiveOp.REDUCE, CollectiveOp.ALLREDUCE, CollectiveOp.ALLGATHER)
 
         @JvmField
-        public val DEFAULT: ShmOffload = ShmOffload(128 * 1024, 2, IMPLEMENTED, true, 30_000, 50, 0)
+        public val DEFAULT: ShmOffload = ShmOffload(128 * 1024, 2, IMPLEMENTED, true, 30_000, 50, 64 * 1024)
 
         private val paired = java.util.WeakHashMap<Domain, ShmOffload>()
 

@@ -61,7 +61,7 @@ class OffloadTest : FunSpec({
     }
 
     test("a two-rank one-host group sends calls up to maxBytes through the segment and larger ones through the main provider, with the right results") {
-        ShmOffload.DEFAULT.maxBytes shouldBe 0 // by default only barriers: see its KDoc
+        ShmOffload.DEFAULT.maxBytes shouldBe 65536 // see its KDoc; this test moves the line to 4 KiB
         collectiveFabric(2).use { f ->
             val groups = f.join(JoinOptions.DEFAULT.withOffload(ShmOffload.DEFAULT.withMaxBytes(4096)))
             onEveryRank(groups) { g ->
