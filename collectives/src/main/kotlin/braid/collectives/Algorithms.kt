@@ -21,8 +21,8 @@ internal class Algorithms(private val s: Schedule, private val r: Int, private v
         var d = 1
         var k = 0
         while (d < p) {
-            s.send(mod(r + d), zero, 0, 0, k)
             s.recv(mod(r - d), zero, 0, 0, k)
+            s.send(mod(r + d), zero, 0, 0, k)
             s.round()
             d = d shl 1
             k++
@@ -192,8 +192,8 @@ internal class Algorithms(private val s: Schedule, private val r: Int, private v
             var k = 0
             while (mask < pof2()) {
                 val dst = real(newRank xor mask)
-                s.send(dst, cur, 0, bytes, (7 shl 16) or k)
                 s.recv(dst, tmp, 0, bytes, (7 shl 16) or k)
+                s.send(dst, cur, 0, bytes, (7 shl 16) or k)
                 s.round()
                 if (dst < r) s.reduce3(tmp, 0, cur, 0, acc, 0, count) else s.reduce3(cur, 0, tmp, 0, acc, 0, count)
                 s.round()

@@ -10,15 +10,24 @@ import braid.core.FabricException
  *
  * Where [DEFAULT] comes from: `bench/coll-crossovers.sh`, which forces every algorithm in turn
  * at 8 B … 4 MiB on 2, 3 and 4 shm processes and prints the slowest rank's median call per
- * algorithm and size. One run (2026-11-24, a 2-core machine under heavy load from other builds,
- * so read the numbers as rankings, not latencies; 3 and 4 ranks waited with YIELD):
- * - allreduce: Rabenseifner had the lowest median at 8 B–8 KiB on 2 and 4 ranks (2 ranks, 8 B:
- *   1.6 µs against recursive doubling's 4.2; 4 ranks, 8 KiB: 18 against 67) and was within 25 %
- *   of recursive doubling on 3 ranks, so [allreduceRdMax] is 0: recursive doubling serves
- *   non-commutative reductions (it preserves order) and empty calls. That recursive doubling
- *   loses on powers of two, where it sends the fewest messages, is unexplained and worth a
- *   profile on a quiet machine.
- * - past it, the ring beat Rabenseifner at every size from 128 KiB on 3 ranks (Rabenseifner
+ * algorithm and size, the algorithms taking turns at each size so that a change in load hits
+ * them alike. Runs on a 2-core machine under heavy load from other builds (read the numbers as
+ * rankings, not latencies; 3 and 4 ranks waited with YIELD):
+ * - allreduce, small: recursive doubling had the lowest median from 8 B to 2 KiB on 2 ranks
+ *   (2026-11-24, interleaved: 8 B 1.56 µs against Rabenseifner's 1.93 and the ring's 2.10; 2 KiB
+ *   3.15 against 3.67), so [allreduceRdMax] is 2 KiB (MPICH's `MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE`
+ *   is 2048 too). The per-call work says the same: on 2 ranks recursive doubling is 5 requests,
+ *   1 send and 1 receive per rank with the two messages crossing at once (one one-way latency per
+ *   call); Rabenseifner is 6 and 4 requests, and its two messages go one after the other (rank 1
+ *   to 0, reduce, 0 back to 1: two). An earlier run that timed each algorithm through every size
+ *   before the next had Rabenseifner ahead at 8 B by 2.6×: recursive doubling was timed first,
+ *   while the load was heaviest; the bench now interleaves (`CollBench build` prints the work).
+ * - allreduce, 2 ranks, large: recursive doubling is one exchange of the whole vector against
+ *   Rabenseifner's two exchanges of half of it — the same bytes each way, half the rounds (each a
+ *   rendezvous pulled by the receiver). It won every size from 128 KiB to 2 MiB (512 KiB: 69 µs
+ *   against 181; 2 MiB: 270 against 688) and lost 8–32 KiB by 15–30 %, so two-rank groups use it
+ *   from [allreducePairRdMin], 128 KiB, on.
+ * - past [allreduceRdMax] (groups of 3 and more), the ring beat Rabenseifner at every size from 128 KiB on 3 ranks (Rabenseifner
  *   folds the odd rank in with two whole-vector transfers) but at one size in four on 2 and 4
  *   ranks: nothing measured says where the ring wins on powers of two, so
  *   [allreduceRingMinRanks] stays 64 (not measured: 4 ranks were the most this machine had).
@@ -39,22 +48,29 @@ public class CollectiveTuning private constructor(
     @get:JvmName("bcastBinomialMax") public val bcastBinomialMax: Int,
     /** Allgather: recursive doubling (power-of-two groups) up to this many bytes in total, ring past it. */
     @get:JvmName("allgatherRdMax") public val allgatherRdMax: Int,
+    /** Allreduce on two ranks: recursive doubling (one exchange of the whole vector) from this many bytes on, too. */
+    @get:JvmName("allreducePairRdMin") public val allreducePairRdMin: Int,
 ) {
     /** The algorithm forced for [op], or [CollectiveAlgorithm.AUTO]. */
     public fun forced(op: CollectiveOp): CollectiveAlgorithm = forced[op] ?: CollectiveAlgorithm.AUTO
 
     /** A copy with [algorithm] forced for [op] (AUTO lifts it). */
     public fun withAlgorithm(op: CollectiveOp, algorithm: CollectiveAlgorithm): CollectiveTuning =
-        CollectiveTuning(forced + (op to algorithm), allreduceRdMax, allreduceRingMinRanks, bcastBinomialMax, allgatherRdMax)
+        CollectiveTuning(forced + (op to algorithm), allreduceRdMax, allreduceRingMinRanks, bcastBinomialMax, allgatherRdMax, allreducePairRdMin)
 
     /** A copy with other crossovers. */
     public fun withCrossovers(allreduceRdMax: Int, allreduceRingMinRanks: Int, bcastBinomialMax: Int, allgatherRdMax: Int): CollectiveTuning =
-        CollectiveTuning(forced, allreduceRdMax, allreduceRingMinRanks, bcastBinomialMax, allgatherRdMax)
+        CollectiveTuning(forced, allreduceRdMax, allreduceRingMinRanks, bcastBinomialMax, allgatherRdMax, allreducePairRdMin)
+
+    /** A copy where two-rank allreduces use recursive doubling from [bytes] on (`Int.MAX_VALUE`: only up to [allreduceRdMax]). */
+    public fun withPairCrossover(bytes: Int): CollectiveTuning =
+        CollectiveTuning(forced, allreduceRdMax, allreduceRingMinRanks, bcastBinomialMax, allgatherRdMax, bytes)
 
     /**
-     * This tuning in three longs, whole (two tunings are equal iff their fingerprints are, and
-     * [fromFingerprint] gives it back): the forced algorithm of each operation in 4 bits (AUTO is
-     * 0), then the four crossovers, two to a long. The join carries it in its agreement record.
+     * This tuning in [FINGERPRINT_LONGS] longs, whole (two tunings are equal iff their fingerprints
+     * are, and [fromFingerprint] gives it back): the forced algorithm of each operation in 4 bits
+     * (AUTO is 0), then four crossovers two to a long, then [allreducePairRdMin]. The join carries
+     * it in its agreement record.
      */
     internal fun fingerprint(into: LongArray, at: Int) {
         var f = 0L
@@ -62,39 +78,44 @@ public class CollectiveTuning private constructor(
         into[at] = f
         into[at + 1] = (allreduceRdMax.toLong() shl 32) or (allreduceRingMinRanks.toLong() and 0xffff_ffffL)
         into[at + 2] = (bcastBinomialMax.toLong() shl 32) or (allgatherRdMax.toLong() and 0xffff_ffffL)
+        into[at + 3] = allreducePairRdMin.toLong()
     }
 
     override fun equals(other: Any?): Boolean {
         if (other !is CollectiveTuning) return false
         return CollectiveOp.entries.all { forced(it) == other.forced(it) } && allreduceRdMax == other.allreduceRdMax &&
-            allreduceRingMinRanks == other.allreduceRingMinRanks && bcastBinomialMax == other.bcastBinomialMax && allgatherRdMax == other.allgatherRdMax
+            allreduceRingMinRanks == other.allreduceRingMinRanks && bcastBinomialMax == other.bcastBinomialMax && allgatherRdMax == other.allgatherRdMax &&
+            allreducePairRdMin == other.allreducePairRdMin
     }
 
-    override fun hashCode(): Int = LongArray(3).also { fingerprint(it, 0) }.contentHashCode()
+    override fun hashCode(): Int = LongArray(FINGERPRINT_LONGS).also { fingerprint(it, 0) }.contentHashCode()
 
     /** Names what is forced (AUTO left out) and the crossovers: what a join's mismatch error shows. */
     override fun toString(): String {
         val f = CollectiveOp.entries.filter { forced(it) != CollectiveAlgorithm.AUTO }.joinToString { "${it.name.lowercase()}=${forced(it).name.lowercase()}" }
-        return "CollectiveTuning(forced {$f}, allreduceRdMax=$allreduceRdMax, allreduceRingMinRanks=$allreduceRingMinRanks, bcastBinomialMax=$bcastBinomialMax, allgatherRdMax=$allgatherRdMax)"
+        return "CollectiveTuning(forced {$f}, allreduceRdMax=$allreduceRdMax, allreduceRingMinRanks=$allreduceRingMinRanks, bcastBinomialMax=$bcastBinomialMax, allgatherRdMax=$allgatherRdMax, allreducePairRdMin=$allreducePairRdMin)"
     }
 
     public companion object {
         /** The default crossovers, set from `bench/coll-crossovers.sh` (see the class comment), nothing forced. */
         @JvmField
-        public val DEFAULT: CollectiveTuning = CollectiveTuning(emptyMap(), 0, 64, 1 shl 20, 4 shl 20)
+        public val DEFAULT: CollectiveTuning = CollectiveTuning(emptyMap(), 2048, 64, 1 shl 20, 4 shl 20, 128 shl 10)
 
         init {
             check(CollectiveOp.entries.size * 4 <= 64 && CollectiveAlgorithm.entries.size <= 16) { "a tuning's forced algorithms no longer fit its fingerprint's first long" }
         }
 
-        /** The tuning whose [fingerprint] is `fp[at until at + 3]`. */
+        /** How many longs a [fingerprint] takes. */
+        internal const val FINGERPRINT_LONGS: Int = 4
+
+        /** The tuning whose [fingerprint] is `fp[at until at + FINGERPRINT_LONGS]`. */
         internal fun fromFingerprint(fp: LongArray, at: Int): CollectiveTuning {
             val forced = HashMap<CollectiveOp, CollectiveAlgorithm>()
             for (op in CollectiveOp.entries) {
                 val a = CollectiveAlgorithm.entries.getOrNull(((fp[at] ushr (4 * op.ordinal)) and 0xf).toInt()) ?: CollectiveAlgorithm.AUTO
                 if (a != CollectiveAlgorithm.AUTO) forced[op] = a
             }
-            return CollectiveTuning(forced, (fp[at + 1] ushr 32).toInt(), fp[at + 1].toInt(), (fp[at + 2] ushr 32).toInt(), fp[at + 2].toInt())
+            return CollectiveTuning(forced, (fp[at + 1] ushr 32).toInt(), fp[at + 1].toInt(), (fp[at + 2] ushr 32).toInt(), fp[at + 2].toInt(), fp[at + 3].toInt())
         }
 
         /** [DEFAULT] with what `BRAID_COLL_*` variables in [env] say; a bad value is refused naming the variable. */
@@ -117,6 +138,7 @@ public class CollectiveTuning private constructor(
                 forced,
                 int("ALLREDUCE_RD_MAX", d.allreduceRdMax), int("ALLREDUCE_RING_MIN_RANKS", d.allreduceRingMinRanks),
                 int("BCAST_BINOMIAL_MAX", d.bcastBinomialMax), int("ALLGATHER_RD_MAX", d.allgatherRdMax),
+                int("ALLREDUCE_PAIR_RD_MIN", d.allreducePairRdMin),
             )
         }
     }

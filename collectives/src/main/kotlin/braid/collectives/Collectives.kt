@@ -146,23 +146,23 @@ public object Collectives {
 
     // The join's agreement record, one vector of longs that no algorithm may cut into blocks:
     // the proposed context id (max), the membership hash (min and max), and the tuning's
-    // fingerprint, the lexicographically least and greatest of the members' (three longs each).
+    // fingerprint, the lexicographically least and greatest of the members' (FINGERPRINT_LONGS each).
     private const val PROPOSAL = 0
     private const val HASH_MIN = 1
     private const val HASH_MAX = 2
     private const val TUNING_MIN = 3
-    private const val TUNING_MAX = 6
-    private const val RECORD = 9
+    private const val TUNING_MAX = TUNING_MIN + CollectiveTuning.FINGERPRINT_LONGS
+    private const val RECORD = TUNING_MAX + CollectiveTuning.FINGERPRINT_LONGS
 
     /** Whether every member passed the tuning this one did (the least and the greatest fingerprint are this one's). */
     private fun sameTuning(agreed: LongArray, mine: LongArray): Boolean {
-        for (i in 0 until 3) if (agreed[TUNING_MIN + i] != mine[TUNING_MIN + i] || agreed[TUNING_MAX + i] != mine[TUNING_MIN + i]) return false
+        for (i in 0 until CollectiveTuning.FINGERPRINT_LONGS) if (agreed[TUNING_MIN + i] != mine[TUNING_MIN + i] || agreed[TUNING_MAX + i] != mine[TUNING_MIN + i]) return false
         return true
     }
 
     /** The error every member of a join with differing tunings gets: its own tuning and one that differs from it. */
     private fun tuningMismatch(endpoint: Endpoint, rank: Int, mine: CollectiveTuning, agreed: LongArray, record: LongArray): FabricException {
-        val leastIsMine = (0 until 3).all { agreed[TUNING_MIN + it] == record[TUNING_MIN + it] }
+        val leastIsMine = (0 until CollectiveTuning.FINGERPRINT_LONGS).all { agreed[TUNING_MIN + it] == record[TUNING_MIN + it] }
         val other = CollectiveTuning.fromFingerprint(agreed, if (leastIsMine) TUNING_MAX else TUNING_MIN)
         return FabricException.invalid(
             "join on $endpoint: the members joined with different collective tunings, so their schedules would differ and the group would hang: " +
@@ -176,12 +176,12 @@ public object Collectives {
             inout.putLong(inoutOffset, maxOf(input.getLong(inputOffset), inout.getLong(inoutOffset)))
             inout.putLong(inoutOffset + 8, minOf(input.getLong(inputOffset + 8), inout.getLong(inoutOffset + 8)))
             inout.putLong(inoutOffset + 16, maxOf(input.getLong(inputOffset + 16), inout.getLong(inoutOffset + 16)))
-            if (compare(input, inputOffset + TUNING_MIN * 8, inout, inoutOffset + TUNING_MIN * 8) < 0) inout.putBytes(inoutOffset + TUNING_MIN * 8, input, inputOffset + TUNING_MIN * 8, 24)
-            if (compare(input, inputOffset + TUNING_MAX * 8, inout, inoutOffset + TUNING_MAX * 8) > 0) inout.putBytes(inoutOffset + TUNING_MAX * 8, input, inputOffset + TUNING_MAX * 8, 24)
+            if (compare(input, inputOffset + TUNING_MIN * 8, inout, inoutOffset + TUNING_MIN * 8) < 0) inout.putBytes(inoutOffset + TUNING_MIN * 8, input, inputOffset + TUNING_MIN * 8, CollectiveTuning.FINGERPRINT_LONGS * 8)
+            if (compare(input, inputOffset + TUNING_MAX * 8, inout, inoutOffset + TUNING_MAX * 8) > 0) inout.putBytes(inoutOffset + TUNING_MAX * 8, input, inputOffset + TUNING_MAX * 8, CollectiveTuning.FINGERPRINT_LONGS * 8)
         }
 
         private fun compare(a: DirectBuffer, aOffset: Int, b: DirectBuffer, bOffset: Int): Int {
-            for (i in 0 until 3) {
+            for (i in 0 until CollectiveTuning.FINGERPRINT_LONGS) {
                 val c = a.getLong(aOffset + i * 8).compareTo(b.getLong(bOffset + i * 8))
                 if (c != 0) return c
             }

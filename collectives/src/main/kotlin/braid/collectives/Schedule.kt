@@ -18,7 +18,8 @@ import java.nio.ByteBuffer
  * Rounds. Steps — tagged sends and receives to group members, local REDUCE and COPY steps —
  * are grouped in rounds. Every step of round `r` is triggered when round `r-1`'s counter counts
  * all of that round's steps (success plus error, as fi_trigger compares), and completes into
- * round `r`'s counter; round 0 is triggered by [start]. The first request of each round from
+ * round `r`'s counter; round 0 waits on nothing (threshold 0) and fires on the caller's thread as
+ * [startRun] queues the run. The first request of each round from
  * round 1 on is a gate: if an earlier step failed it cancels what is left (queued requests,
  * posted receives) and fails the collective, so a failed step never lets later steps send
  * garbage. The last request notes the end. Nothing between the steps needs the caller: whatever
@@ -28,7 +29,8 @@ import java.nio.ByteBuffer
  * Re-arming. The requests, their buffer views ([send], [recv]: rewrapped over the caller's
  * buffers per call), scratch buffers and counters are the schedule's own; a call resets the
  * counters, writes each transfer's tag for this call's sequence number and queues the same
- * requests again — nothing is allocated.
+ * requests again as one batch ([braid.core.DeferredWorkQueue.queueAll]: one acquisition of the
+ * domain lock per call, not one per request) — nothing is allocated.
  */
 internal class Schedule(val group: CollectiveGroup, val kernel: Kernel?, val name: String) {
     private val domain = group.endpoint.domain
@@ -62,6 +64,12 @@ internal class Schedule(val group: CollectiveGroup, val kernel: Kernel?, val nam
 
     val rounds: Int get() = counters.size
 
+    /** Sends and receives among the steps (what a call puts on the wire, and waits for). */
+    var sends = 0
+        private set
+    var recvs = 0
+        private set
+
     // ## Building ##
 
     /** A scratch buffer of [bytes] owned by the schedule. */
@@ -84,8 +92,9 @@ internal class Schedule(val group: CollectiveGroup, val kernel: Kernel?, val nam
             if (counters.isNotEmpty()) workList += DeferredWork(counters.last(), sizes.last().toLong(), DeferredOp.Local(gate), null)
             counters += domain.counter()
         }
+        // Round 0 waits on nothing: threshold 0 on the start counter (which stays 0), so it fires as the run is queued.
         val trigger = if (counters.size == 1) start else counters[counters.size - 2]
-        val threshold = if (counters.size == 1) 1L else sizes[counters.size - 2].toLong()
+        val threshold = if (counters.size == 1) 0L else sizes[counters.size - 2].toLong()
         check(r >= 0)
         workList += DeferredWork(trigger, threshold, op, counters.last())
         open++
@@ -95,14 +104,14 @@ internal class Schedule(val group: CollectiveGroup, val kernel: Kernel?, val nam
     /** Sends `buf[offset, offset+length)` to group rank [peer]; [step] names the message, the same on both sides. */
     fun send(peer: Int, buf: DirectBuffer, offset: Int, length: Int, step: Int) {
         val op = DeferredOp.Tsend(group.endpoint, buf, offset, length, group.addressOf(peer), 0)
-        taggedList += op; lowList += step
+        taggedList += op; lowList += step; sends++
         add(op)
     }
 
     /** Receives the message [step] from group rank [peer] into `buf[offset, offset+length)`. */
     fun recv(peer: Int, buf: MutableDirectBuffer, offset: Int, length: Int, step: Int) {
         val op = DeferredOp.Trecv(group.endpoint, buf, offset, length, group.addressOf(peer), 0, 0)
-        taggedList += op; lowList += step
+        taggedList += op; lowList += step; recvs++
         add(op)
     }
 
@@ -147,7 +156,7 @@ internal class Schedule(val group: CollectiveGroup, val kernel: Kernel?, val nam
     /** Ends building: the end request, and the arrays a call walks. */
     fun seal(): Schedule {
         round()
-        finishWork = if (counters.isEmpty()) DeferredWork(start, 1, DeferredOp.Local(finish), null)
+        finishWork = if (counters.isEmpty()) DeferredWork(start, 0, DeferredOp.Local(finish), null)
         else DeferredWork(counters.last(), sizes.last().toLong(), DeferredOp.Local(finish), null)
         workList += finishWork
         works = workList.toTypedArray()
@@ -189,11 +198,10 @@ internal class Schedule(val group: CollectiveGroup, val kernel: Kernel?, val nam
                 else -> Unit
             }
         }
-        start.set(0); start.setErr(0)
         for (i in counters.indices) { val c = counters[i]; c.set(0); c.setErr(0) }
         request.arm()
-        for (w in works) queue.queue(w)
-        start.add(1)
+        // One batch under one acquisition of the domain lock; round 0 fires on this thread as it goes in.
+        queue.queueAll(works)
     }
 
     /** Whether the app flushed our requests off the queue (then the end will never fire). */

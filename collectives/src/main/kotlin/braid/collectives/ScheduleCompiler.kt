@@ -23,6 +23,7 @@ internal object ScheduleCompiler {
             CollectiveOp.REDUCE -> BINOMIAL
             CollectiveOp.ALLREDUCE -> when {
                 !commutative || bytes <= t.allreduceRdMax -> RECURSIVE_DOUBLING
+                p == 2 && bytes >= t.allreducePairRdMin -> RECURSIVE_DOUBLING
                 p >= t.allreduceRingMinRanks -> RING
                 else -> RABENSEIFNER
             }

@@ -28,13 +28,17 @@ import kotlin.system.exitProcess
  * when they share them.
  */
 object CollBench {
+    /** The `loop` mode's arguments (after N), passed on to the children. */
+    private var loopArgs: List<String> = emptyList()
+
     @JvmStatic
     fun main(args: Array<String>) {
         when (args[0]) {
             "run", "crossovers" -> spawn(args[0], args[1].toInt())
-            "child" -> { rank(args[1], Path.of(args[4]), args[2].toInt(), args[3].toInt()); exitProcess(0) }
+            "loop" -> { loopArgs = args.drop(2); spawn("loop", args[1].toInt()) }
+            "child" -> { loopArgs = args.drop(5); rank(args[1], Path.of(args[4]), args[2].toInt(), args[3].toInt()); exitProcess(0) }
             "build" -> build()
-            else -> error("usage: CollBench run N | crossovers N | build")
+            else -> error("usage: CollBench run N | crossovers N | loop N OP BYTES SECONDS [offload] | build")
         }
     }
 
@@ -43,7 +47,7 @@ object CollBench {
         val dir = Files.createTempDirectory("collbench")
         val children = (1 until n).map { r ->
             ProcessBuilder(ProcessHandle.current().info().command().orElse("java"), *jvmFlags(), "-cp", System.getProperty("java.class.path"),
-                CollBench::class.java.name, "child", mode, "$r", "$n", dir.toString()).redirectErrorStream(true).redirectOutput(File(dir.toFile(), "$r.log")).start()
+                CollBench::class.java.name, "child", mode, "$r", "$n", dir.toString(), *loopArgs.toTypedArray()).redirectErrorStream(true).redirectOutput(File(dir.toFile(), "$r.log")).start()
         }
         try {
             rank(mode, dir, 0, n)
@@ -63,8 +67,8 @@ object CollBench {
         val n: Int get() = me.size
         val ep: Endpoint get() = me.ep
 
-        fun join(tuning: CollectiveTuning = CollectiveTuning.DEFAULT): CollectiveGroup =
-            Collectives.join(ep, me.set, 60_000, JoinOptions.DEFAULT.withTuning(tuning))
+        fun join(tuning: CollectiveTuning = CollectiveTuning.DEFAULT, offload: braid.collectives.offload.ShmOffload? = null): CollectiveGroup =
+            Collectives.join(ep, me.set, 60_000, JoinOptions.DEFAULT.withTuning(tuning).withOffload(offload))
 
         override fun close() = me.close()
     }
@@ -76,14 +80,21 @@ object CollBench {
     }
 
     private fun rank(mode: String, dir: Path, rank: Int, n: Int) {
-        open(dir, rank, n).use { if (mode == "crossovers") Crossovers(it).run() else vsMpich(it) }
+        open(dir, rank, n).use {
+            when (mode) {
+                "crossovers" -> Crossovers(it).run()
+                "loop" -> loop(it, loopArgs)
+                else -> vsMpich(it)
+            }
+        }
     }
 
-    /** Times [iters] calls of [call] after a barrier: the mean (from the loop's wall time) and the median per call, in µs. */
+    /** Times [iters] calls of [call] after a barrier: the mean (from the loop's wall time), the median and the 99th percentile per call, in µs. */
     class Timer(val g: CollectiveGroup, maxIters: Int) {
         private val lat = LongArray(maxIters)
         var mean = 0.0; private set
         var p50 = 0.0; private set
+        var p99 = 0.0; private set
 
         inline fun time(iters: Int, call: () -> Unit) {
             g.barrier()
@@ -104,32 +115,85 @@ object CollBench {
             mean = total / 1000.0 / iters
             java.util.Arrays.sort(lat, 0, iters)
             p50 = lat[iters / 2] / 1000.0
+            p99 = lat[minOf(iters - 1, iters * 99 / 100)] / 1000.0
         }
     }
 
+    /**
+     * Each case on two groups of the same ranks: `p2p`, the main provider's schedules (no
+     * offload), and `offload`, a group paired with [braid.collectives.offload.ShmOffload] at the
+     * join taking every size through its segment (by default a two-rank group sends calls above
+     * 64 KiB through the main provider). Lines: `OP BYTES PATH MEAN P50 P99`.
+     */
     private fun vsMpich(rk: Rank) {
-        val g = rk.join()
+        val p2p = rk.join()
+        val paired = rk.join(offload = braid.collectives.offload.ShmOffload.DEFAULT.withMaxBytes(Int.MAX_VALUE))
+        check(paired.offload != null) { "the offload did not pair with a one-host group" }
         val send = Reference.buffer(1 shl 20); val recv = Reference.buffer(1 shl 20)
-        val mine = Reference.buffer(16); val worst = Reference.buffer(16)
-        val timer = Timer(g, 10_000)
-        fun report(pass: Int, op: String, bytes: Int) {
-            mine.putDouble(0, timer.mean); mine.putDouble(8, timer.p50)
-            g.startReduce(mine, 0, worst, 0, 2, Datatype.DOUBLE, ReduceOp.MAX, 0).waitFor(60_000)
-            if (rk.rank == 0 && pass == 1) println("%s %d %.2f %.2f".format(op, bytes, worst.getDouble(0), worst.getDouble(8)))
+        val mine = Reference.buffer(24); val worst = Reference.buffer(24)
+        val paths = listOf("p2p" to p2p, "offload" to paired)
+        val timers = paths.map { Timer(it.second, 10_000) }
+        val passes = System.getenv("BRAID_BENCH_PASSES")?.toInt() ?: 2   // the last is reported; the others warm the JIT up
+        fun report(pass: Int, op: String, bytes: Int, path: Int) {
+            val timer = timers[path]
+            mine.putDouble(0, timer.mean); mine.putDouble(8, timer.p50); mine.putDouble(16, timer.p99)
+            p2p.startReduce(mine, 0, worst, 0, 3, Datatype.DOUBLE, ReduceOp.MAX, 0).waitFor(60_000)
+            if (rk.rank == 0 && pass == passes - 1) println("%s %d %s %.2f %.2f %.2f".format(op, bytes, paths[path].first, worst.getDouble(0), worst.getDouble(8), worst.getDouble(16)))
         }
-        for (pass in 0..1) {
+        for (pass in 0 until passes) {
             for (bytes in intArrayOf(8, 4096, 65536, 1 shl 20)) {
                 val count = bytes / 8
                 val iters = if (bytes <= 4096) 10_000 else if (bytes <= 65536) 1000 else 100
-                timer.time(iters) { g.startAllreduce(send, 0, recv, 0, count, Datatype.DOUBLE, ReduceOp.SUM).waitFor(-1) }
-                report(pass, "allreduce", bytes)
-                timer.time(iters) { g.startBroadcast(send, 0, count, Datatype.DOUBLE, 0).waitFor(-1) }
-                report(pass, "broadcast", bytes)
+                for ((k, path) in paths.withIndex()) {
+                    val g = path.second
+                    timers[k].time(iters) { g.startAllreduce(send, 0, recv, 0, count, Datatype.DOUBLE, ReduceOp.SUM).waitFor(-1) }
+                    report(pass, "allreduce", bytes, k)
+                }
+                for ((k, path) in paths.withIndex()) {
+                    val g = path.second
+                    timers[k].time(iters) { g.startBroadcast(send, 0, count, Datatype.DOUBLE, 0).waitFor(-1) }
+                    report(pass, "broadcast", bytes, k)
+                }
             }
-            timer.time(10_000) { g.barrier() }
-            report(pass, "barrier", 0)
+            for ((k, path) in paths.withIndex()) {
+                val g = path.second
+                timers[k].time(10_000) { g.barrier() }
+                report(pass, "barrier", 0, k)
+            }
         }
         if (rk.rank == 0) System.err.println("braid ranks waited with idle policy ${rk.idle.kind}")
+    }
+
+    /**
+     * `loop N OP BYTES SECONDS [offload]`: one operation (allreduce, broadcast or barrier) in a
+     * loop for about SECONDS on N ranks, for a profiler (`-XX:StartFlightRecording`); prints the
+     * calls made, the mean and the median.
+     */
+    private fun loop(rk: Rank, args: List<String>) {
+        val op = args[0]; val bytes = args[1].toInt(); val seconds = args[2].toDouble()
+        val tuning = CollectiveTuning.fromEnvironment()   // BRAID_COLL_ALLREDUCE=recursive_doubling and the like
+        val g = if (args.getOrNull(3) == "offload") rk.join(tuning, braid.collectives.offload.ShmOffload.DEFAULT.withMaxBytes(Int.MAX_VALUE)) else rk.join(tuning)
+        val send = Reference.buffer(maxOf(bytes, 8)); val recv = Reference.buffer(maxOf(bytes, 8))
+        val count = bytes / 8
+        val call: () -> Unit = when (op) {
+            "allreduce" -> { { g.startAllreduce(send, 0, recv, 0, count, Datatype.DOUBLE, ReduceOp.SUM).waitFor(-1) } }
+            "broadcast" -> { { g.startBroadcast(send, 0, count, Datatype.DOUBLE, 0).waitFor(-1) } }
+            else -> { { g.barrier() } }
+        }
+        val timer = Timer(g, 10_000)
+        val end = System.nanoTime() + (seconds * 1e9).toLong()
+        var calls = 0L
+        val flag = Reference.buffer(8); val any = Reference.buffer(8)
+        val batch = if (bytes <= 4096) 10_000 else if (bytes <= 65536) 1000 else 100
+        while (true) {
+            timer.time(batch) { call() }
+            calls += batch
+            // Every rank stops after the same batch: rank 0's clock decides.
+            flag.putDouble(0, if (rk.rank == 0 && System.nanoTime() > end) 1.0 else 0.0)
+            g.startAllreduce(flag, 0, any, 0, 1, Datatype.DOUBLE, ReduceOp.MAX).waitFor(60_000)
+            if (any.getDouble(0) > 0) break
+        }
+        if (rk.rank == 0) println("%s %d: %d calls; last batch mean %.2f µs, median %.2f µs, p99 %.2f µs".format(op, bytes, calls, timer.mean, timer.p50, timer.p99))
     }
 
     private fun build() {
@@ -165,6 +229,14 @@ object CollBench {
             }
         }
         println("(heap bytes: allocated on the heap to build one schedule, an upper bound on what a cached one keeps; scratch: its direct buffers)")
+        // The work of one small allreduce per rank: what each algorithm queues, sends and waits for.
+        println()
+        println("%-34s %6s %5s %9s %6s %6s %8s".format("work per call, 8 B allreduce", "ranks", "rank", "requests", "sends", "recvs", "rounds"))
+        for (p in intArrayOf(2, 4)) for (algorithm in listOf(CollectiveAlgorithm.RECURSIVE_DOUBLING, CollectiveAlgorithm.RABENSEIFNER)) for (r in 0 until p) {
+            val g = CollectiveGroup(ep, f.nodes[0].set, LongArray(p) { it.toLong() }, r, 1, CollectiveTuning.DEFAULT, 0)
+            val s = g.compile(ShapeKey().set(CollectiveOp.ALLREDUCE, algorithm, Datatype.DOUBLE, ReduceOp.SUM, 1, 0, false))
+            println("%-34s %6d %5d %9d %6d %6d %8d".format(algorithm.name.lowercase(), p, r, s.requests, s.sends, s.recvs, s.rounds))
+        }
         f.close()
     }
 }

@@ -9,7 +9,8 @@ import braid.collectives.CollectiveAlgorithm.SCATTER_ALLGATHER
 /**
  * `CollBench crossovers N` (behind `bench/coll-crossovers.sh`): on N ranks, every algorithm of
  * allreduce (SUM of doubles), broadcast and allgather forced in turn at 8 B … 4 MiB (for
- * allgather: the whole result), each size timed three times after a warm-up of every algorithm; prints per
+ * allgather: the whole result), each size timed three times after a warm-up of every algorithm,
+ * the algorithms taking turns at each size; prints per
  * operation a table of µs per call (the slowest rank's median call, best of the three), the
  * winner per size, where the winner changes, and the `CollectiveTuning` crossover it implies.
  * The median, not the mean: a loaded machine (or two spinning ranks sharing cores with anything)
@@ -54,20 +55,20 @@ class Crossovers(private val rk: CollBench.Rank) {
     private fun iterations(bytes: Int): Int = (4 shl 20 / maxOf(bytes, 1)).coerceIn(10, 2000)
 
     private fun table(op: CollectiveOp, algorithms: List<CollectiveAlgorithm>) {
-        val us = Array(algorithms.size) { DoubleArray(sizes.size) }
-        for ((a, algorithm) in algorithms.withIndex()) {
-            val g = groups.getValue(op to algorithm)
-            val timer = CollBench.Timer(g, 2000)
-            for ((k, bytes) in sizes.withIndex()) {
-                val iters = iterations(bytes)
-                var best = Double.MAX_VALUE
-                for (rep in 0..3) {
-                    timer.time(iters) { call(op, g, bytes) }
-                    mine.putDouble(0, timer.p50)
-                    g.startReduce(mine, 0, worst, 0, 1, Datatype.DOUBLE, ReduceOp.MAX, 0).waitFor(60_000)
-                    if (rep > 0) best = minOf(best, worst.getDouble(0))   // rep 0 warms the JIT up
-                }
-                us[a][k] = best
+        // Per size, the algorithms take turns, rep by rep: a change in load (other processes on
+        // these 2 cores) then hits every algorithm alike instead of whichever was timed during it.
+        // (Timing each algorithm through every size before the next made recursive doubling, timed
+        // first, lose 8 B allreduces to Rabenseifner by 3× in one loaded run.)
+        val us = Array(algorithms.size) { DoubleArray(sizes.size) { Double.MAX_VALUE } }
+        val timers = algorithms.map { CollBench.Timer(groups.getValue(op to it), 2000) }
+        for ((k, bytes) in sizes.withIndex()) {
+            val iters = iterations(bytes)
+            for (rep in 0..3) for ((a, algorithm) in algorithms.withIndex()) {
+                val g = groups.getValue(op to algorithm)
+                timers[a].time(iters) { call(op, g, bytes) }
+                mine.putDouble(0, timers[a].p50)
+                g.startReduce(mine, 0, worst, 0, 1, Datatype.DOUBLE, ReduceOp.MAX, 0).waitFor(60_000)
+                if (rep > 0) us[a][k] = minOf(us[a][k], worst.getDouble(0))   // rep 0 warms the JIT up
             }
         }
         if (rk.rank != 0) return

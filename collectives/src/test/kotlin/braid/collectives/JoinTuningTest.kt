@@ -63,7 +63,7 @@ class JoinTuningTest : FunSpec({
         val tunings = Matrix.FORCED + CollectiveTuning.DEFAULT +
             CollectiveTuning.fromEnvironment(mapOf("BRAID_COLL_BARRIER" to "dissemination", "BRAID_COLL_ALLTOALLV" to "pairwise", "BRAID_COLL_EXSCAN" to "recursive-doubling", "BRAID_COLL_BCAST_BINOMIAL_MAX" to "2147483647"))
         for (t in tunings) {
-            val fp = LongArray(4)
+            val fp = LongArray(1 + CollectiveTuning.FINGERPRINT_LONGS)
             t.fingerprint(fp, 1)
             CollectiveTuning.fromFingerprint(fp, 1) shouldBe t
         }

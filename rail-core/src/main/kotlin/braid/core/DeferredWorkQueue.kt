@@ -63,6 +63,33 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain, 
         if (holds == 0 && !firing) runLoop()
     }
 
+    /**
+     * Queues `works[from until to]` as one batch (Braid's extension; fi_trigger(3) queues one
+     * request per call): one acquisition of the domain lock for the whole batch instead of one
+     * per request, each request checked as [queue] checks it, all of them checked before any is
+     * queued (a refused request leaves the batch unqueued and throws what [queue] throws). The
+     * requests enter the queue in array order, so equal thresholds fire in that order; those
+     * whose threshold is already met fire once the batch is in, on this thread. How a schedule of
+     * deferred work (a collective) is re-armed per call.
+     */
+    @JvmOverloads
+    public fun queueAll(works: Array<out DeferredWork>, from: Int = 0, to: Int = works.size): Unit = synchronized(lock) {
+        if (from < 0 || to > works.size || from > to) throw FabricException.invalid("deferred work batch [$from, $to) is outside the array of ${works.size} requests")
+        for (i in from until to) check(works[i])
+        // The same request twice in one batch would be queued twice: refused as queue() refuses it the second time.
+        // (heapIndex is -1 for every request not in a heap; it marks the batch for this one pass.)
+        var twice: DeferredWork? = null
+        for (i in from until to) {
+            val w = works[i]
+            if (w.heapIndex == BATCHED) { twice = w; break }
+            w.heapIndex = BATCHED
+        }
+        for (i in from until to) works[i].heapIndex = -1
+        if (twice != null) throw FabricException(Errno.EBUSY, "${what(twice)} is in the batch twice; a request is queued once until it has completed, failed or been cancelled")
+        for (i in from until to) enqueue(works[i])
+        if (holds == 0 && !firing) runLoop()
+    }
+
     /** Takes [work] off the queue before it fires (`FI_CANCEL_WORK`): true, and it is CANCELLED; false if it was not waiting. */
     public fun cancel(work: DeferredWork): Boolean = synchronized(lock) {
         if (work.status != WorkStatus.QUEUED) return false
@@ -323,6 +350,7 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain, 
     }
 
     private companion object {
+        const val BATCHED = -2
         val FIRING_ORDER: Comparator<DeferredWork> = compareBy<DeferredWork> { it.threshold }.thenBy { it.seq }
     }
 }

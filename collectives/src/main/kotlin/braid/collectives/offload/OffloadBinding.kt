@@ -110,6 +110,8 @@ public class OffloadBinding internal constructor(
         if (!provider.supports(key.op, key.datatype, reduction)) return false
         // A user reduction sees its vector whole: longer than a slot, it is left to the main provider.
         if (reduction is UserReduction && key.count * (key.datatype?.size ?: 1) > provider.slotBytes) return false
+        // Two ranks on one host: past maxBytes one point-to-point exchange is faster (ShmOffload.maxBytes says by how much).
+        if (!isHierarchical && localRanks.size == 2 && key.count.toLong() * (key.datatype?.size ?: 1) > provider.maxBytes) return false
         return !isHierarchical || hierarchy!!.takes(key)
     }
 

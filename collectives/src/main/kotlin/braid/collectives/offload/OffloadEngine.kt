@@ -1,7 +1,6 @@
 package braid.collectives.offload
 
 import braid.core.Errno
-import braid.collectives.offload.OffloadSegmentDescriptor.CALL
 import braid.collectives.offload.OffloadSegmentDescriptor.CONSUMED
 import braid.collectives.offload.OffloadSegmentDescriptor.FAILED
 import braid.collectives.offload.OffloadSegmentDescriptor.PID
@@ -18,13 +17,22 @@ import java.nio.file.Paths
  * numbers the same pieces with the same epochs).
  *
  * The protocol of one piece (epoch e) for local rank i of L:
- * 1. free: wait until every rank's `consumed` ≥ e−1 (nobody still reads the slots or the result
- *    area of the piece before); copy the input piece into slot i, write the call word, then
- *    `posted[i] = e` (release).
- * 2. posted: wait until every rank's `posted` ≥ e. A reduction reduces elements
- *    `[i·n/L, (i+1)·n/L)` of every slot in place, in rank order, into the result area, then
- *    `reduced[i] = e`; a broadcast or allgather copies straight out of the slots.
- * 3. reduced: wait until every rank's `reduced` ≥ e; copy the result area out; `consumed[i] = e`.
+ * 1. free: wait until every rank's `consumed` has passed the last piece that used the part of
+ *    the slots this piece writes, and e−2 (every rank has read our call word of e's parity);
+ *    copy the input piece into slot i, write the call word of e's parity, then `posted[i] = e`
+ *    (release).
+ * 2. posted: wait until every rank's `posted` ≥ e. A small piece (at most [smallBytes]) is
+ *    reduced whole by every rank that wants the result, in rank order, from the slots straight
+ *    into its output, and the piece is done: one synchronisation per call. A larger one reduces
+ *    elements `[i·n/L, (i+1)·n/L)` of every slot in place, in rank order, into the result area,
+ *    then `reduced[i] = e`; a broadcast or allgather copies straight out of the slots.
+ * 3. (larger reductions) reduced: wait until every rank's `reduced` ≥ e; copy the result area
+ *    out; `consumed[i] = e`.
+ *
+ * Small pieces alternate between the lower and upper half of each slot by epoch parity, so a
+ * run of small calls never waits for the slowest rank to have read the call before last: the
+ * ranks stay at most one call apart, as in a dissemination barrier. A barrier writes no data and
+ * never waits to post.
  *
  * Messages larger than a slot go through in pieces of a slot each (pipelined through the slots
  * at the pace of the slowest rank). While it waits the engine checks, every liveness interval,
@@ -55,6 +63,12 @@ internal class OffloadEngine(
     /** Whether [close] unmapped the segment. */
     @Volatile var closed = false
         private set
+
+    /** Pieces of at most this many bytes use half a slot (by epoch parity) and a whole reduction per rank. */
+    val smallBytes: Int = minOf(SMALL_MAX, slotBytes / 2 and 0x7fff_fff0)
+    private val halfBytes = slotBytes / 2 and 0x7fff_fff0
+    /** The epoch of the last piece that put data in the lower and the upper half of the slots (a whole-slot piece: both). */
+    private val lastUse = LongArray(2)
 
     /** The failure that ended this engine, once it failed. */
     @Volatile var failure: String? = null
@@ -142,18 +156,26 @@ internal class OffloadEngine(
         while (p.segment < p.segments) {
             val off = p.segment * p.chunk
             val len = minOf(p.chunk, p.bytes - off)
+            val small = p.bytes <= smallBytes
             if (p.stage == 0) {
                 val e = epoch + 1
-                if (!all(seg, CONSUMED, e - 1)) return waiting(seg, p, now, CONSUMED, e - 1)
+                val half = (e and 1L).toInt()
+                val data = p.kind != OffloadPhase.Kind.BARRIER
+                // Our call word of e's parity was last read for e−2; the slot area this piece writes was last read for lastUse.
+                var need = e - 2
+                if (data) need = maxOf(need, if (small) lastUse[half] else maxOf(lastUse[0], lastUse[1]))
+                if (!all(seg, CONSUMED, need)) return waiting(seg, p, now, CONSUMED, need)
                 epoch = e
                 p.epoch = e
+                p.at = if (small) half * halfBytes else 0
+                if (data) { if (small) lastUse[half] = e else { lastUse[0] = e; lastUse[1] = e } }
                 val writes = when (p.kind) {
                     OffloadPhase.Kind.ALLREDUCE, OffloadPhase.Kind.REDUCE, OffloadPhase.Kind.ALLGATHER, OffloadPhase.Kind.GATHER -> true
                     OffloadPhase.Kind.BCAST, OffloadPhase.Kind.PASS -> i == p.root
                     OffloadPhase.Kind.BARRIER -> false
                 }
-                if (writes && len > 0) { b.putBytes(seg.slot(i), p.input, p.inputOffset + off, len); bytesIn += len }
-                b.putLong(me + CALL, p.callWord)
+                if (writes && len > 0) { b.putBytes(seg.slot(i) + p.at, p.input, p.inputOffset + off, len); bytesIn += len }
+                b.putLong(me + OffloadSegmentDescriptor.call(e), p.callWord)
                 b.putLongVolatile(me + POSTED, e) // release: the piece and the call word are visible before the epoch
                 p.waitingSince = 0
                 // Done with this piece once posted: a broadcast's or pass's root, a pass's bystanders, a
@@ -174,23 +196,31 @@ internal class OffloadEngine(
                     OffloadPhase.Kind.BCAST, OffloadPhase.Kind.PASS -> {
                         val rc = seg.control(p.root)
                         if (b.getLongVolatile(rc + POSTED) < e) return waiting(seg, p, now, POSTED, e, p.root)
-                        if (!sameCall(b, rc, p)) return false
-                        if (len > 0) p.output.putBytes(p.outputOffset + off, b, seg.slot(p.root), len)
+                        if (!sameCall(b, rc, p, e)) return false
+                        if (len > 0) p.output.putBytes(p.outputOffset + off, b, seg.slot(p.root) + p.at, len)
                         finishPiece(b, me, p, e); continue
                     }
                     OffloadPhase.Kind.BARRIER, OffloadPhase.Kind.ALLGATHER, OffloadPhase.Kind.GATHER -> {
                         if (!all(seg, POSTED, e)) return waiting(seg, p, now, POSTED, e)
-                        for (j in 0 until l) if (!sameCall(b, seg.control(j), p)) return false
+                        for (j in 0 until l) if (!sameCall(b, seg.control(j), p, e)) return false
                         if (p.kind != OffloadPhase.Kind.BARRIER && len > 0) {
-                            for (j in 0 until l) p.output.putBytes(p.outputOffset + j * p.bytes + off, b, seg.slot(j), len)
+                            for (j in 0 until l) p.output.putBytes(p.outputOffset + j * p.bytes + off, b, seg.slot(j) + p.at, len)
                         }
                         finishPiece(b, me, p, e); continue
                     }
                     else -> {
                         if (!all(seg, POSTED, e)) return waiting(seg, p, now, POSTED, e)
-                        for (j in 0 until l) if (!sameCall(b, seg.control(j), p)) return false
+                        for (j in 0 until l) if (!sameCall(b, seg.control(j), p, e)) return false
                         val es = p.elementSize
                         val n = len / es
+                        if (small) {
+                            // Whole, by every rank that wants the result, in rank order: out = s0 ∘ (s1 ∘ (… ∘ s(L−1))).
+                            if ((p.kind == OffloadPhase.Kind.ALLREDUCE || i == p.root) && n > 0) {
+                                p.output.putBytes(p.outputOffset + off, b, seg.slot(l - 1) + p.at, len)
+                                for (j in l - 2 downTo 0) p.kernel!!.reduce(b, seg.slot(j) + p.at, p.output, p.outputOffset + off, n, true)
+                            }
+                            finishPiece(b, me, p, e); continue
+                        }
                         // Built-in ops: each rank reduces its 1/L of the piece. A user reduction sees the
                         // piece whole (it may treat consecutive elements as one value): local rank 0 reduces it.
                         val lo = if (p.splits) (i.toLong() * n / l).toInt() else 0
@@ -231,8 +261,8 @@ internal class OffloadEngine(
         return true
     }
 
-    private fun sameCall(b: org.agrona.concurrent.UnsafeBuffer, control: Int, p: OffloadPhase): Boolean {
-        val theirs = b.getLong(control + CALL)
+    private fun sameCall(b: org.agrona.concurrent.UnsafeBuffer, control: Int, p: OffloadPhase, e: Long): Boolean {
+        val theirs = b.getLong(control + OffloadSegmentDescriptor.call(e))
         if (theirs == p.callWord) return true
         val j = (control - OffloadSegmentDescriptor.CONTROL_BASE) / OffloadSegmentDescriptor.CONTROL_BYTES
         fail(Errno.EINVAL, culprit = j, why = "local rank $j (group rank ${groupRanks[j]}) called ${describe(theirs)} where this rank (group rank ${groupRanks[localIndex]}) called ${describe(p.callWord)}; every rank must call the same collectives in the same order with the same counts and root")
@@ -309,6 +339,9 @@ internal class OffloadEngine(
     }
 
     internal companion object {
+        /** The largest piece carried in half a slot with one synchronisation. */
+        const val SMALL_MAX = 4096
+
         val self: ProcessHandle = ProcessHandle.current()
         val selfStart: Long = startMillis(self)
 

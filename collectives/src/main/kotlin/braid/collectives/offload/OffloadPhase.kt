@@ -58,18 +58,20 @@ internal class OffloadPhase(
     @JvmField var segment = 0
     @JvmField var stage = 0
     @JvmField var epoch = 0L
+    /** Where in each slot the current piece is (a small piece uses half a slot, by epoch parity). */
+    @JvmField var at = 0
     @JvmField var waitingSince = 0L
     @JvmField var lastLiveness = 0L
 
     /** The message goes through the slots in pieces of at most this many bytes (whole elements). */
-    val chunk: Int get() = maxOf(elementSize, engine.slotBytes / elementSize * elementSize)
+    val chunk: Int get() = if (bytes <= engine.smallBytes) maxOf(bytes, elementSize) else maxOf(elementSize, engine.slotBytes / elementSize * elementSize)
     val segments: Int get() = if (bytes == 0) 1 else (bytes + chunk - 1) / chunk
 
     /** The call word ranks compare to detect mismatched calls: kind, root, target + 1, bytes. */
     val callWord: Long get() = (kind.ordinal.toLong() shl 56) or ((root.toLong() and 0xff) shl 48) or (((target + 1).toLong() and 0xffff) shl 32) or (bytes.toLong() and 0xffff_ffffL)
 
     fun arm() {
-        fired = false; done = false; segment = 0; stage = 0; epoch = 0; waitingSince = 0; lastLiveness = 0
+        fired = false; done = false; segment = 0; stage = 0; epoch = 0; at = 0; waitingSince = 0; lastLiveness = 0
     }
 
     /** Whether the schedule gave up on this phase before it fired (a failed or cancelled earlier step). */

@@ -29,7 +29,7 @@ import javax.crypto.spec.SecretKeySpec
  * +---------------------------------------------------------------+
  * |                  magic "BRDCOLL\0" (64 bits)                  |  0
  * +-------------------------------+-------------------------------+
- * |          version = 1          |      local ranks (L)          |  8
+ * |          version = 2          |      local ranks (L)          |  8
  * +-------------------------------+-------------------------------+
  * |          slot bytes           |      attached (count)         | 16
  * +-------------------------------+-------------------------------+
@@ -41,8 +41,9 @@ import javax.crypto.spec.SecretKeySpec
  * |      ready (32): written last, 1 once the header is whole     | 112
  * +---------------------------------------------------------------+
  * |  control block of local rank i at 256 + 128·i:                |
- * |    pid · start ms · posted · reduced · consumed · call word · |
- * |    failed (culprit local rank + 1 << 32 | errno) — each 64 bits |
+ * |    pid · start ms · posted · reduced · consumed ·             |
+ * |    call word of even epochs · failed (culprit local rank + 1   |
+ * |    << 32 | errno) · call word of odd epochs — each 64 bits     |
  * +---------------------------------------------------------------+
  * |  slot of local rank j at DATA + j·slot bytes (DATA 4 KiB-aligned)
  * |  result area at DATA + L·slot bytes                           |
@@ -54,7 +55,8 @@ import javax.crypto.spec.SecretKeySpec
  */
 internal object OffloadSegmentDescriptor {
     const val MAGIC: Long = 0x004c4c4f43445242L // "BRDCOLL\0" little-endian
-    const val VERSION = 1
+    /** 2: a call word per epoch parity (a rank may post epoch e+1 while a peer still reads its word of e). */
+    const val VERSION = 2
     const val MAGIC_OFFSET = 0
     const val VERSION_OFFSET = 8
     const val LOCAL_SIZE_OFFSET = 12
@@ -76,6 +78,10 @@ internal object OffloadSegmentDescriptor {
     const val CONSUMED = 32
     const val CALL = 40
     const val FAILED = 48
+    const val CALL_ODD = 56
+
+    /** Where a rank's call word for epoch [e] is: one word per parity. */
+    fun call(e: Long): Int = if (e and 1L == 0L) CALL else CALL_ODD
 
     fun control(local: Int): Int = CONTROL_BASE + local * CONTROL_BYTES
     fun dataBase(localSize: Int): Int = (control(localSize) + 4095) and 4095.inv()

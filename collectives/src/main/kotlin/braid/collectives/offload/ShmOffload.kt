@@ -39,7 +39,13 @@ import java.nio.file.Paths
  *   left to the main provider ([CollectiveGroup.offload] stays null).
  *
  * Immutable; `with…` copies change it. [DEFAULT]: 128 KiB slots, 2 members at least, every
- * operation it implements, hierarchy on.
+ * operation it implements, hierarchy on, and a two-rank one-host group's calls above 64 KiB
+ * left to the main provider ([maxBytes]).
+ *
+ * How a group gets it (then it is what the group's calls use by default, as above):
+ * `JoinOptions.DEFAULT.withOffload(ShmOffload.DEFAULT)` at the join; [pairWith] for every group
+ * joined on a domain's endpoints; in a topology, the DSL's `offload { link = …; operations(…) }`
+ * block or a config file's `offloads = [ … ]` (`Topology.open` calls [pairWith]).
  */
 public class ShmOffload private constructor(
     /** Bytes of one rank's slot (the piece size of large messages). */
@@ -54,21 +60,48 @@ public class ShmOffload private constructor(
     @get:JvmName("attachTimeoutMillis") public val attachTimeoutMillis: Long,
     /** How often a waiting rank checks that the ranks it waits for still run. */
     @get:JvmName("livenessMillis") public val livenessMillis: Long,
+    /**
+     * The largest call (bytes of one rank's vector) a one-host group of two ranks sends through
+     * the segment; its larger calls go through the main provider's point-to-point schedules (with
+     * two ranks an allreduce is one exchange of the whole vector, a broadcast one message).
+     * [DEFAULT] has 64 KiB. Groups of three or more on a host, and hierarchical groups, use the
+     * segment at every size.
+     *
+     * Where 64 KiB comes from: `bench/coll-vs-mpich.sh`, 2 ranks, one run at load 1–2
+     * (2026-11-24 09:19; slowest rank's mean / median µs, point-to-point vs segment): allreduce
+     * 8 B 28.6 / 1.24 vs 2.06 / 0.50 (p99 145 vs 1.0), 4 KiB 4.10 / 1.46 vs 4.14 / 1.20, 64 KiB
+     * 47.0 / 15.3 vs 42.5 / 12.3, 1 MiB 329 / 284 vs 717 / 252; broadcast 8 B 1.95 / 0.28 vs
+     * 25.7 / 0.37, 64 KiB 97 / 7.0 vs 24 / 9.1, 1 MiB 86 / 80 vs 198 / 197; barrier 0.94 / 0.38 vs
+     * 0.83 / 0.41. Under heavy load the small-call medians ranked the other way by 0.1–1.4 µs
+     * (below), so a quiet re-run should confirm the crossover.
+     *
+     * Measured with `bench/coll-offload.sh` (2026-11-24, a 2-core machine under load 10–24 from
+     * other builds, so rankings only; slowest rank's median µs, main provider vs segment):
+     * 2 ranks (SPIN) — allreduce 8 B 0.73 vs 0.69, 4 KiB 2.86 vs 4.29, 64 KiB 30.5 vs 39.4;
+     * broadcast 8 B 0.31 vs 0.60, 64 KiB 7.4 vs 11.1, 1 MiB 99 vs 703; barrier 0.78 vs 0.85
+     * (`bench/coll-vs-mpich.sh`, three rounds: allreduce 8 B 0.87–0.96 vs 1.09–1.22).
+     * 3 ranks (YIELD) — allreduce 8 B 9.35 vs 8.79 (means 15.1 vs 6.6), 64 KiB 70.8 vs 32.9,
+     * 1 MiB 534 vs 438; broadcast 8 B 0.28 vs 7.65, 64 KiB 20.8 vs 11.3; barrier 9.38 vs 7.70.
+     */
+    @get:JvmName("maxBytes") public val maxBytes: Int,
 ) {
     init {
         if (slotBytes < 64 || slotBytes > (1 shl 28)) throw FabricException.invalid("offload: slot of $slotBytes bytes; give 64 B .. 256 MiB")
         if (minMembers < 2) throw FabricException.invalid("offload: minMembers $minMembers; a group needs at least 2 members on a host for a shared segment to help")
         val extra = operations - IMPLEMENTED
         if (extra.isNotEmpty()) throw FabricException(Errno.ENOSYS, "offload: it does not implement ${extra.joinToString()}; it implements ${IMPLEMENTED.joinToString()}")
+        if (maxBytes < 0) throw FabricException.invalid("offload: maxBytes $maxBytes; give ≥ 0 (0: only barriers through the segment)")
         if (attachTimeoutMillis < 1 || livenessMillis < 1) throw FabricException.invalid("offload: attach timeout $attachTimeoutMillis ms and liveness $livenessMillis ms must be ≥ 1 ms")
     }
 
-    public fun withSlotBytes(bytes: Int): ShmOffload = ShmOffload(bytes, minMembers, operations, hierarchical, attachTimeoutMillis, livenessMillis)
-    public fun withMinMembers(n: Int): ShmOffload = ShmOffload(slotBytes, n, operations, hierarchical, attachTimeoutMillis, livenessMillis)
-    public fun withOperations(ops: Set<CollectiveOp>): ShmOffload = ShmOffload(slotBytes, minMembers, ops.toSet(), hierarchical, attachTimeoutMillis, livenessMillis)
-    public fun withHierarchical(on: Boolean): ShmOffload = ShmOffload(slotBytes, minMembers, operations, on, attachTimeoutMillis, livenessMillis)
+    public fun withSlotBytes(bytes: Int): ShmOffload = ShmOffload(bytes, minMembers, operations, hierarchical, attachTimeoutMillis, livenessMillis, maxBytes)
+    public fun withMinMembers(n: Int): ShmOffload = ShmOffload(slotBytes, n, operations, hierarchical, attachTimeoutMillis, livenessMillis, maxBytes)
+    public fun withOperations(ops: Set<CollectiveOp>): ShmOffload = ShmOffload(slotBytes, minMembers, ops.toSet(), hierarchical, attachTimeoutMillis, livenessMillis, maxBytes)
+    public fun withHierarchical(on: Boolean): ShmOffload = ShmOffload(slotBytes, minMembers, operations, on, attachTimeoutMillis, livenessMillis, maxBytes)
     public fun withTimeouts(attachTimeoutMillis: Long, livenessMillis: Long): ShmOffload =
-        ShmOffload(slotBytes, minMembers, operations, hierarchical, attachTimeoutMillis, livenessMillis)
+        ShmOffload(slotBytes, minMembers, operations, hierarchical, attachTimeoutMillis, livenessMillis, maxBytes)
+    /** A copy sending a two-rank one-host group's calls of up to [bytes] through the segment (`Int.MAX_VALUE`: every size). */
+    public fun withMaxBytes(bytes: Int): ShmOffload = ShmOffload(slotBytes, minMembers, operations, hierarchical, attachTimeoutMillis, livenessMillis, bytes)
 
     /**
      * Whether it carries [op] on [datatype] with [reduceOp] (`fi_query_collective`): 0 if so,
@@ -131,7 +164,7 @@ public class ShmOffload private constructor(
     }
 
     override fun toString(): String =
-        "ShmOffload(slot $slotBytes B, ≥ $minMembers members, ${operations.joinToString { it.name.lowercase() }}${if (hierarchical) ", hierarchical" else ""})"
+        "ShmOffload(slot $slotBytes B, ≥ $minMembers members, ${operations.joinToString { it.name.lowercase() }}, one-host calls ≤ ${if (maxBytes == Int.MAX_VALUE) "any size" else "$maxBytes B"}${if (hierarchical) ", hierarchical" else ""})"
 
     public companion object {
         /** What this provider implements: barrier, broadcast, reduce, allreduce, allgather. */
@@ -139,7 +172,7 @@ public class ShmOffload private constructor(
         public val IMPLEMENTED: Set<CollectiveOp> = setOf(CollectiveOp.BARRIER, CollectiveOp.BROADCAST, CollectiveOp.REDUCE, CollectiveOp.ALLREDUCE, CollectiveOp.ALLGATHER)
 
         @JvmField
-        public val DEFAULT: ShmOffload = ShmOffload(128 * 1024, 2, IMPLEMENTED, true, 30_000, 50)
+        public val DEFAULT: ShmOffload = ShmOffload(128 * 1024, 2, IMPLEMENTED, true, 30_000, 50, 64 * 1024)
 
         private val paired = java.util.WeakHashMap<Domain, ShmOffload>()
 

@@ -1,6 +1,6 @@
 package braid.collectives.offload
 
-import braid.collectives.CollectiveGroup
+import braid.collectives.CollBench
 import braid.collectives.Collectives
 import braid.collectives.Datatype
 import braid.collectives.JoinOptions
@@ -18,9 +18,12 @@ import kotlin.system.exitProcess
 /**
  * The benchmark behind `bench/coll-offload.sh` (a program that prints numbers, not a test):
  * `run N` starts N processes on this host (this one is rank 0), joins two groups of all of them
- * on one shm endpoint each — one paired with [ShmOffload], one not — and prints, per size, the
- * OSU-style average allreduce time (SUM of doubles, the slowest rank's) through the main provider
- * and through the offload: `allreduce BYTES MAIN_USEC OFFLOAD_USEC`.
+ * on one shm endpoint each — one paired with [ShmOffload] taking every size
+ * (`withMaxBytes(Int.MAX_VALUE)`), one not — and prints, per operation and size, the slowest
+ * rank's mean and median call through the main provider and through the offload, the two paths
+ * taking turns (three rounds each, the first a warm-up):
+ * `OP BYTES MAIN_MEAN MAIN_P50 OFFLOAD_MEAN OFFLOAD_P50`. What [ShmOffload.DEFAULT]'s `maxBytes`
+ * is chosen from.
  */
 object OffloadBench {
     @JvmStatic
@@ -54,29 +57,34 @@ object OffloadBench {
         val ep = me.ep
         val set = me.set
         val main = Collectives.join(ep, set, 60_000)
-        val off = Collectives.join(ep, set, 60_000, JoinOptions.DEFAULT.withOffload(ShmOffload.DEFAULT))
+        val off = Collectives.join(ep, set, 60_000, JoinOptions.DEFAULT.withOffload(ShmOffload.DEFAULT.withMaxBytes(Int.MAX_VALUE)))
         check(off.offload != null && main.offload == null)
         val send = Reference.buffer(1 shl 20); val recv = Reference.buffer(1 shl 20)
-        val mine = Reference.buffer(8); val worst = Reference.buffer(8)
-        fun slowest(usec: Double): Double {
-            mine.putDouble(0, usec)
-            main.startReduce(mine, 0, worst, 0, 1, Datatype.DOUBLE, ReduceOp.MAX, 0).waitFor(60_000)
-            return worst.getDouble(0)
+        val mine = Reference.buffer(16); val worst = Reference.buffer(16)
+        val timers = listOf(CollBench.Timer(main, 10_000), CollBench.Timer(off, 10_000))
+        val best = Array(2) { DoubleArray(2) }
+        fun slowest(k: Int) {
+            mine.putDouble(0, timers[k].mean); mine.putDouble(8, timers[k].p50)
+            main.startReduce(mine, 0, worst, 0, 2, Datatype.DOUBLE, ReduceOp.MAX, 0).waitFor(60_000)
+            best[k][0] = minOf(best[k][0], worst.getDouble(0)); best[k][1] = minOf(best[k][1], worst.getDouble(8))
         }
-        fun time(g: CollectiveGroup, count: Int, iters: Int): Double {
-            val warm = maxOf(1, iters / 10)
-            var t = 0L
-            for (i in 0 until iters + warm) {
-                if (i == warm) { g.barrier(); t = System.nanoTime() }
-                g.startAllreduce(send, 0, recv, 0, count, Datatype.DOUBLE, ReduceOp.SUM).waitFor(-1)
+        for (op in listOf("allreduce", "broadcast", "barrier")) {
+            for (bytes in if (op == "barrier") intArrayOf(0) else intArrayOf(8, 4096, 16384, 65536, 1 shl 20)) {
+                val iters = if (bytes <= 4096) 10_000 else if (bytes <= 65536) 1000 else 100
+                val count = bytes / 8
+                for (b in best) b.fill(Double.MAX_VALUE)
+                for (round in 0..2) for ((k, g) in listOf(main, off).withIndex()) {
+                    timers[k].time(iters) {
+                        when (op) {
+                            "allreduce" -> g.startAllreduce(send, 0, recv, 0, count, Datatype.DOUBLE, ReduceOp.SUM).waitFor(-1)
+                            "broadcast" -> g.startBroadcast(send, 0, count, Datatype.DOUBLE, 0).waitFor(-1)
+                            else -> g.barrier()
+                        }
+                    }
+                    if (round > 0) slowest(k) else { mine.putDouble(0, 0.0); main.startReduce(mine, 0, worst, 0, 2, Datatype.DOUBLE, ReduceOp.MAX, 0).waitFor(60_000) }
+                }
+                if (rank == 0) println("%s %d %.2f %.2f %.2f %.2f".format(op, bytes, best[0][0], best[0][1], best[1][0], best[1][1]))
             }
-            return slowest((System.nanoTime() - t) / 1000.0 / iters)
-        }
-        for (bytes in intArrayOf(8, 4096, 65536, 1 shl 20)) {
-            val iters = if (bytes <= 4096) 10_000 else if (bytes <= 65536) 1000 else 100
-            val a = time(main, bytes / 8, iters)
-            val b = time(off, bytes / 8, iters)
-            if (rank == 0) println("allreduce %d %.2f %.2f".format(bytes, a, b))
         }
         if (rank == 0) System.err.println("ranks waited with idle policy ${idle.kind}; offload carried ${off.offload!!.offloadCalls} calls on rank 0")
         me.close()

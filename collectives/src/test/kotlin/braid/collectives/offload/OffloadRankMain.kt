@@ -30,7 +30,7 @@ import java.nio.file.Paths
  * Prints the offload's counters and a line starting OK on success.
  */
 object OffloadRankMain {
-    val OFFLOAD: ShmOffload = ShmOffload.DEFAULT.withSlotBytes(4096).withTimeouts(60_000, 20)
+    val OFFLOAD: ShmOffload = ShmOffload.DEFAULT.withSlotBytes(4096).withMaxBytes(Int.MAX_VALUE).withTimeouts(60_000, 20)
 
     @JvmStatic
     fun main(args: Array<String>): Unit = childMain { run(args) }

@@ -25,7 +25,8 @@ import java.nio.file.Files
  * all on this host, so every group is a one-host group sharing one real segment file.
  */
 class OffloadTest : FunSpec({
-    val small = ShmOffload.DEFAULT.withSlotBytes(1024) // large messages go through in many pieces
+    // Every size through the segment (by default only calls up to maxBytes go there); large messages go through in many pieces.
+    val small = ShmOffload.DEFAULT.withSlotBytes(1024).withMaxBytes(Int.MAX_VALUE)
 
     test("queryCollective answers like fi_query_collective: 0 for what it carries, -ENOSYS for the rest") {
         val o = ShmOffload.DEFAULT
@@ -73,6 +74,31 @@ class OffloadTest : FunSpec({
         }
     }
 
+    test("a two-rank one-host group sends calls up to maxBytes through the segment and larger ones through the main provider, with the right results") {
+        ShmOffload.DEFAULT.maxBytes shouldBe 65536 // see its KDoc; this test moves the line to 4 KiB
+        collectiveFabric(2).use { f ->
+            val groups = f.join(JoinOptions.DEFAULT.withOffload(ShmOffload.DEFAULT.withMaxBytes(4096)))
+            onEveryRank(groups) { g ->
+                for (count in intArrayOf(1, 512, 513, 20_000)) { // 8 B, 4 KiB (segment); 4 KiB + 8, 160 KB (main provider)
+                    val send = Reference.buffer(count * 8).apply { for (i in 0 until count) putLong(i * 8, (g.rank + 1L) * i) }
+                    val recv = Reference.buffer(count * 8)
+                    g.startAllreduce(send, 0, recv, 0, count, Datatype.INT64, ReduceOp.SUM).waitFor(20_000)
+                    for (i in 0 until count) check(recv.getLong(i * 8) == 3L * i) { "allreduce × $count element $i is ${recv.getLong(i * 8)}" }
+                    val b = Reference.buffer(count * 8).apply { if (g.rank == 1) for (i in 0 until count) putLong(i * 8, i + 5L) }
+                    g.startBroadcast(b, 0, count, Datatype.INT64, 1).waitFor(20_000)
+                    for (i in 0 until count) check(b.getLong(i * 8) == i + 5L) { "broadcast × $count element $i is ${b.getLong(i * 8)}" }
+                }
+                g.startBarrier().waitFor(20_000)
+            }
+            for (g in groups) {
+                val o = g.offload!!
+                o.offloadCalls shouldBe 5 // 2 allreduces, 2 broadcasts and the barrier
+                o.mainCalls shouldBe 4
+                o.segmentBytes shouldBe (8L + 4096) + (if (g.rank == 1) 8L + 4096 else 0L) // only the root of a broadcast writes its vector
+            }
+        }
+    }
+
     test("a group with one member is too small for the offload and is left to the main provider") {
         collectiveFabric(2).use { f ->
             val g = f.join(JoinOptions.DEFAULT.withOffload(ShmOffload.DEFAULT), members = listOf(1)).single()
@@ -107,7 +133,7 @@ class OffloadTest : FunSpec({
 
     test("ranks calling different collectives on one host fail with EINVAL naming the rank, not hang") {
         collectiveFabric(2).use { f ->
-            val groups = f.join(JoinOptions.DEFAULT.withOffload(ShmOffload.DEFAULT))
+            val groups = f.join(JoinOptions.DEFAULT.withOffload(ShmOffload.DEFAULT.withMaxBytes(Int.MAX_VALUE)))
             val errors = onEveryRank(groups) { g ->
                 val n = if (g.rank == 0) 4 else 8
                 val send = Reference.buffer(64); val recv = Reference.buffer(64)
