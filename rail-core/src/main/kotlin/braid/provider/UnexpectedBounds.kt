@@ -40,6 +40,9 @@ internal class UnexpectedBounds(
     var heldBytes: Long = 0L; private set
     var heldBytesMax: Long = 0L; private set
 
+    /** Every rail's account, in the order they were opened. */
+    val rails: List<Account> get() = accounts
+
     /** A new account for the rail named [rail]: every rail that holds unexpected messages opens one. */
     fun account(rail: String): Account = Account(rail).also { accounts += it }
 
@@ -90,13 +93,15 @@ internal class UnexpectedBounds(
          * (messages the receive context queues that no rail books count as another's).
          */
         fun availableMsgs(): Int {
-            val srx = srx()
             val floor = floorMsgs
-            var n = srx.unexpectedLimit.toLong() - maxOf(0, srx.unexpectedCount - heldMsgs)
+            var tracked = 0L
+            var n = msgsLimit.toLong()
             for (i in 0 until accounts.size) {
                 val o = accounts[i]
-                if (o !== this) n -= o.promisedMsgs + maxOf(0, floor - o.claimMsgs)
+                tracked += o.heldMsgs
+                if (o !== this) n -= maxOf(o.claimMsgs, floor)
             }
+            n -= maxOf(0L, srx().unexpectedCount - tracked)
             return n.coerceIn(Int.MIN_VALUE.toLong(), Int.MAX_VALUE.toLong()).toInt()
         }
 
