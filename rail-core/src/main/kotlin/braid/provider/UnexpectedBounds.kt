@@ -56,6 +56,7 @@ internal class UnexpectedBounds(
     /** One rail's part of the bounds: what it holds and what it has promised (see [UnexpectedBounds]). */
     inner class Account internal constructor(val rail: String) {
         var heldBytes: Long = 0L; private set
+        var heldBytesMax: Long = 0L; private set
         var heldMsgs: Int = 0; private set
         var promisedBytes: Long = 0L; private set
         var promisedMsgs: Int = 0; private set
@@ -66,9 +67,11 @@ internal class UnexpectedBounds(
         /** The rail now holds [bytes] more payload bytes and [msgs] more messages (negative: fewer). */
         fun held(bytes: Long, msgs: Int) {
             heldBytes += bytes
+            if (heldBytes > heldBytesMax) heldBytesMax = heldBytes
             heldMsgs += msgs
-            this@UnexpectedBounds.heldBytes += bytes
-            if (this@UnexpectedBounds.heldBytes > heldBytesMax) heldBytesMax = this@UnexpectedBounds.heldBytes
+            val all = this@UnexpectedBounds
+            all.heldBytes += bytes
+            if (all.heldBytes > all.heldBytesMax) all.heldBytesMax = all.heldBytes
         }
 
         /** The rail has promised its senders [bytes] and [msgs] that have not arrived yet (replaces what it said before). */
