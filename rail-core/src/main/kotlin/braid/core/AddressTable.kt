@@ -280,9 +280,14 @@ internal class AddressTable {
 
         /** The 64-bit hash of a rail address key (FNV-1a over its characters). */
         fun keyHash(key: String): Long {
-            var h = -0x340d631b7bdddcdbL
-            for (i in key.indices) { h = h xor key[i].code.toLong(); h *= 0x100000001b3L }
+            var h = KEY_HASH_SEED
+            for (i in key.indices) h = keyHashStep(h, key[i])
             return h
         }
+
+        /** [keyHash] one character at a time, for a key hashed without building its string: start at [KEY_HASH_SEED]. */
+        const val KEY_HASH_SEED: Long = -0x340d631b7bdddcdbL
+
+        fun keyHashStep(h: Long, c: Char): Long = (h xor c.code.toLong()) * 0x100000001b3L
     }
 }

@@ -44,7 +44,7 @@ public class AddressVector internal constructor(
 
     /** Inserts several blobs, returning their fabric addresses in order. */
     public fun insert(addresses: List<ByteArray>): LongArray = synchronized(domain.lock) {
-        if (addresses.size > 1) table.reserve(addresses.size, indexKeys(domain.provider.parseAddress(addresses[0])).size)
+        if (addresses.size > 1) table.reserve(addresses.size, domain.provider.parseAddress(addresses[0]).indexKeyCount)
         LongArray(addresses.size) { insertLocked(addresses[it]) }
     }
 
@@ -61,7 +61,7 @@ public class AddressVector internal constructor(
             return
         }
         val peer = parsed(slot)
-        for (k in indexKeys(peer)) table.indexRemove(AddressTable.keyHash(k), slot)
+        for (k in 0 until peer.indexKeyCount) table.indexRemove(peer.indexKeyHash(k), slot)
         table.release(slot, reuse = type == AvType.MAP)
         cacheSlot[slot and CACHE_MASK] = -1
         cachePeer[slot and CACHE_MASK] = null
@@ -89,7 +89,7 @@ public class AddressVector internal constructor(
         } catch (e: FabricException) {
             return FiAddr.NOTAVAIL // an endpoint of another provider cannot be in this AV
         }
-        val slot = table.indexFind(AddressTable.keyHash(indexKeys(peer).first())) { table.holds(it, peer.raw) }
+        val slot = table.indexFind(peer.indexKeyHash(0)) { table.holds(it, peer.raw) }
         if (slot < 0) FiAddr.NOTAVAIL else fiAddrOf(slot)
     }
 
@@ -119,16 +119,17 @@ public class AddressVector internal constructor(
 
     private fun insertLocked(address: ByteArray): Long {
         val peer = domain.provider.parseAddress(address)
-        val keys = indexKeys(peer)
         val raw = peer.raw
-        val existing = table.indexFind(AddressTable.keyHash(keys[0])) { table.holds(it, raw) }
+        val first = peer.indexKeyHash(0)
+        val existing = table.indexFind(first) { table.holds(it, raw) }
         if (existing >= 0) {
             table.setInserts(existing, table.inserts(existing) + 1)
             return fiAddrOf(existing)
         }
         val slot = table.allocate(reuse = type == AvType.MAP)
         table.store(slot, raw)
-        for (k in keys) table.indexAdd(AddressTable.keyHash(k), slot)
+        table.indexAdd(first, slot)
+        for (k in 1 until peer.indexKeyCount) table.indexAdd(peer.indexKeyHash(k), slot)
         cacheSlot[slot and CACHE_MASK] = slot
         cachePeer[slot and CACHE_MASK] = peer
         generation++
@@ -163,7 +164,5 @@ public class AddressVector internal constructor(
         const val CACHE_SIZE = 1024
         const val CACHE_MASK = CACHE_SIZE - 1
 
-        /** The keys an address is found by: each rail part's, or its own when it has no parts. */
-        fun indexKeys(peer: PeerAddress): List<String> = peer.partKeys.ifEmpty { listOf(peer.key) }
     }
 }

@@ -43,6 +43,20 @@ public object CoreParams {
         ParamRule { v -> if (v < 0) ParamViolation("is negative", "set {name} ≥ 0 (0 for the default)") else null },
     )
 
+    /**
+     * The part of the unexpected bounds (percent of [UNEXPECTED_BYTES] and of
+     * [UNEXPECTED_LIMIT]) each rail of a link keeps for itself: neither the credit another rail
+     * has promised its senders nor the messages it holds can take it. So a link's shm rail always
+     * has room for same-host messages however many tcp senders were granted credit, and tcp always
+     * has credit to grant however many same-host messages wait. An endpoint with one rail has no floor.
+     */
+    @JvmField
+    public val UNEXPECTED_RAIL_FLOOR: Param<Int> = Param.int(
+        "core", "unexpected_rail_floor", "BRAID_UNEXPECTED_RAIL_FLOOR", 10, "percent",
+        "the part of the unexpected bounds each rail of a link keeps for itself, whatever the other rails hold or promise their senders",
+        ParamRule { v -> if (v < 0 || v > 50) ParamViolation("is not 0..50 percent", "set {name} between 0 and 50 (each rail of a link keeps that much of the bounds)") else null },
+    )
+
     /** The progress model of domains whose hints leave it unspecified ([DomainAttr.progress]). */
     @JvmField
     public val PROGRESS: Param<String> = Param.string(
@@ -69,7 +83,7 @@ public object CoreParams {
 
     /** Every core parameter. */
     @JvmField
-    public val ALL: List<Param<*>> = listOf(JOB_KEY, HOST_ID, UNEXPECTED_LIMIT, UNEXPECTED_BYTES, PROGRESS, IDLE, IDLE_MAX_PARK_NS)
+    public val ALL: List<Param<*>> = listOf(JOB_KEY, HOST_ID, UNEXPECTED_LIMIT, UNEXPECTED_BYTES, UNEXPECTED_RAIL_FLOOR, PROGRESS, IDLE, IDLE_MAX_PARK_NS)
 
     /**
      * The domain attributes a provider offers under [settings]: [PROGRESS], [IDLE] and

@@ -445,7 +445,7 @@ public class Endpoint internal constructor(
     public fun stats(): EndpointStats = synchronized(domain.lock) { EndpointStats(transport.railStats(), srx.stats()) }
 
     /** The provider's view of this endpoint's channels and queues, for diagnostics. */
-    public fun describe(): String = synchronized(domain.lock) { "$transport\n  ${srx.stats()}" }
+    public fun describe(): String = synchronized(domain.lock) { "$transport\n  ${srx.stats()}\n  ${sink.bounds}" }
 
     // ## Internals ##
 

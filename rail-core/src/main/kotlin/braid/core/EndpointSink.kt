@@ -1,6 +1,7 @@
 package braid.core
 
 import braid.provider.RailHost
+import braid.provider.UnexpectedBounds
 import org.agrona.collections.LongHashSet
 
 /**
@@ -27,29 +28,14 @@ internal class EndpointSink(private val ep: Endpoint) : RailHost {
 
     override val name: String get() = "endpoint on '${domain.name}'"
 
-    override var heldBytes: Long = 0L
-        private set
-
-    /** The most unexpected bytes ever held at once. */
-    var heldBytesMax: Long = 0L
-        private set
-
-    override val unexpectedBytesLimit: Long = unexpectedBytesLimit(domain.info.settings.overlay(ep.info.settings))
-
-    override fun held(delta: Long) {
-        heldBytes += delta
-        if (heldBytes > heldBytesMax) heldBytesMax = heldBytes
+    override val bounds: UnexpectedBounds = domain.info.settings.overlay(ep.info.settings).let { settings ->
+        UnexpectedBounds(unexpectedBytesLimit(settings), { ep.srx }, settings[CoreParams.UNEXPECTED_RAIL_FLOOR])
     }
 
-    override var reservedBytes: Long = 0L
-        private set
-    override var reservedMsgs: Int = 0
-        private set
-
-    override fun reserve(bytes: Long, msgs: Int) {
-        reservedBytes = bytes
-        reservedMsgs = msgs
-    }
+    /** Bytes of unexpected messages held now by all rails, the most ever held at once, and the bound. */
+    val heldBytes: Long get() = bounds.heldBytes
+    val heldBytesMax: Long get() = bounds.heldBytesMax
+    val unexpectedBytesLimit: Long get() = bounds.bytesLimit
 
     override val srx: SharedReceiveContext get() = ep.srx
 

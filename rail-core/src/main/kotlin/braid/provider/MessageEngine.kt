@@ -47,6 +47,9 @@ internal class MessageEngine(
     private val inboundPool = ArrayDeque<MsgInbound>()
     private val payloads = PayloadPool()
 
+    /** This rail's part of the endpoint's unexpected bounds: what it holds is booked there. */
+    val bounds: UnexpectedBounds.Account = ep.bounds.account(rail)
+
     /** Bytes of unexpected eager messages held now, and the most ever held at once. */
     var heldBytes = 0L; private set
     var heldBytesMax = 0L; private set
@@ -220,16 +223,10 @@ internal class MessageEngine(
 
     /**
      * Whether an unexpected message of [length] payload bytes must be pushed back rather than
-     * held: the receive context is full (messages), or holding it would pass the endpoint's
-     * bound on unexpected bytes (shared by every rail of the endpoint), counting what another
-     * rail reserved for its senders ([RailHost.reserve]).
+     * held, by a rail that pushes back instead of promising (shm): the endpoint's bounds, shared
+     * by its rails, leave this rail no room for it ([UnexpectedBounds]).
      */
-    fun mustPushBack(length: Long): Boolean {
-        val srx = ep.srx
-        if (srx.unexpectedCount + ep.reservedMsgs >= srx.unexpectedLimit) return true
-        val held = ep.heldBytes + ep.reservedBytes
-        return held + length > ep.unexpectedBytesLimit && held > 0
-    }
+    fun mustPushBack(length: Long): Boolean = bounds.mustPushBack(length)
 
     /** A pooled buffer of [length] bytes for an unexpected eager payload, given to [hold] or [releasePayload]. */
     fun payload(length: Int): UnsafeBuffer = payloads.acquire(length)
@@ -244,11 +241,10 @@ internal class MessageEngine(
         val h = heldPool.removeLastOrNull() ?: MsgHeld()
         h.path = path; h.bytes = bytes; h.msgId = msgId; h.rendezvous = rendezvous; h.wantAck = wantAck; h.cost = cost; h.srcAddress = srcAddress
         heldCount++
-        if (bytes != null) {
-            heldBytes += bytes.capacity()
-            if (heldBytes > heldBytesMax) heldBytesMax = heldBytes
-            ep.held(bytes.capacity().toLong())
-        }
+        val n = bytes?.capacity() ?: 0
+        heldBytes += n
+        if (heldBytes > heldBytesMax) heldBytesMax = heldBytes
+        bounds.held(n.toLong(), 1)
         e.peerContext = h
         if (e.tagged) ep.srx.queueTag(e, this) else ep.srx.queueMsg(e, this)
     }
@@ -391,9 +387,9 @@ internal class MessageEngine(
         val h = e.peerContext as MsgHeld
         val path = h.path!!
         e.peerContext = null
+        unhold(h)
         val bytes = h.bytes
         if (bytes != null) {
-            unhold(bytes)
             deliver(path, e, bytes, 0, h.wantAck, h.msgId, h.cost)
             payloads.release(bytes)
         } else if (path.dead) {
@@ -411,9 +407,9 @@ internal class MessageEngine(
         val h = e.peerContext as MsgHeld
         val path = h.path!!
         e.peerContext = null
+        unhold(h)
         val bytes = h.bytes
         if (bytes != null) {
-            unhold(bytes)
             payloads.release(bytes)
             if (h.wantAck) control(path, ACK, h.msgId, 0)
         } else {
@@ -424,14 +420,15 @@ internal class MessageEngine(
         releaseHeld(h)
     }
 
-    /** [bytes] of an unexpected message are no longer held (for this rail and the endpoint's bound). */
-    private fun unhold(bytes: UnsafeBuffer) {
-        heldBytes -= bytes.capacity()
-        ep.held(-bytes.capacity().toLong())
+    /** [h]'s message is no longer held (for this rail and the endpoint's bounds): booked out before its credit or room is freed. */
+    private fun unhold(h: MsgHeld) {
+        val n = h.bytes?.capacity() ?: 0
+        heldCount--
+        heldBytes -= n
+        bounds.held(-n.toLong(), -1)
     }
 
     private fun releaseHeld(h: MsgHeld) {
-        heldCount--
         h.path = null; h.bytes = null
         heldPool.addLast(h)
     }

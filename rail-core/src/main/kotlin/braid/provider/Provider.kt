@@ -72,6 +72,16 @@ internal interface PeerAddress {
 
     /** Keys of the rail addresses bundled in this one; each resolves to this address's fi_addr. */
     val partKeys: List<String> get() = emptyList()
+
+    /** [braid.core.AddressTable.keyHash] of [key] (an address may compute it without building the string). */
+    fun keyHash(): Long = braid.core.AddressTable.keyHash(key)
+
+    /**
+     * How many keys the address vector files this address under — its [partKeys], or its own
+     * [key] when it bundles none — and the hash of each ([indexKeyHash]); no strings built.
+     */
+    val indexKeyCount: Int get() = 1
+    fun indexKeyHash(i: Int): Long = keyHash()
 }
 
 /**

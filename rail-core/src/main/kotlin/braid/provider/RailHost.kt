@@ -21,23 +21,11 @@ internal interface RailHost {
     val srx: SharedReceiveContext
 
     /**
-     * Bytes of unexpected eager messages held for this endpoint, by all its rails together (a
-     * link's rails share one host), and whether one more of [length] bytes would pass the
-     * endpoint's bound ([unexpectedBytesLimit]); past it a rail pushes its sender back.
+     * The endpoint's bounds on unexpected messages, shared by all its rails (a link's rails share
+     * one host): each rail books what it holds and promises in its own account, and
+     * [UnexpectedBounds] says what each may take; past it a rail pushes its senders back.
      */
-    val heldBytes: Long
-    val unexpectedBytesLimit: Long
-    fun held(delta: Long)
-    fun holdsNoMore(length: Long): Boolean = heldBytes + length > unexpectedBytesLimit && heldBytes > 0
-
-    /**
-     * The part of the unexpected bounds a rail has promised its senders but not yet received
-     * (tcp's credit: bytes and message heads that may still arrive unexpected); another rail of
-     * the endpoint holds no more than the bounds less these. Set by that rail ([reserve]).
-     */
-    val reservedBytes: Long
-    val reservedMsgs: Int
-    fun reserve(bytes: Long, msgs: Int)
+    val bounds: UnexpectedBounds
 
     fun txComplete(context: Any?, flags: Long, len: Long, tag: Long)
     fun txError(context: Any?, flags: Long, len: Long, tag: Long, err: Int, message: String)

@@ -19,7 +19,7 @@ object UnexpectedFloodBench {
     @JvmStatic
     fun main(args: Array<String>) {
         val count = args.getOrNull(0)?.toInt() ?: 2000
-        println("rail   messages  held max (bytes)  bound (bytes)  received")
+        println("rail   messages  held max (bytes)  bound (bytes)  received  held max per rail (bytes)")
         // The bound, passed through the API (the test fabrics ignore the environment otherwise); 0: the default.
         val bound = System.getenv("BRAID_UNEXPECTED_BYTES")?.toLong() ?: 0L
         run("shm", count) { TestFabric(5, ringCapacity = 4 shl 20, eagerSize = SIZE, unexpectedBytes = bound) }
@@ -60,7 +60,8 @@ object UnexpectedFloodBench {
                 rx.domain.progress()
                 while (rx.cq.readFrom(rx.entry) == 1) received++
             }
-            println(String.format("%-6s %-9d %-17d %-14d %d", rail, total, held, rx.ep.sink.unexpectedBytesLimit, received))
+            val perRail = rx.ep.sink.bounds.rails.joinToString(" ") { "${it.rail} ${it.heldBytesMax}" }
+            println(String.format("%-6s %-9d %-17d %-14d %-9d %s", rail, total, held, rx.ep.sink.unexpectedBytesLimit, received, perRail))
         }
     }
 }

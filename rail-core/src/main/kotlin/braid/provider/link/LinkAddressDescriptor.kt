@@ -106,14 +106,14 @@ internal class LinkAddress(
     private val count: Int,
     override val raw: ByteArray,
 ) : PeerAddress {
-    /** Built when asked (the AV files a link address under its [partKeys], and inserts must stay cheap). */
+    /** Built when asked (the AV files a link address under its parts' keys, and inserts must stay cheap). */
     override val key: String get() = "link-" + (0 until count).joinToString("+") { parts[it]!!.key }
 
-    override val partKeys: List<String> = when (count) {
-        1 -> listOf(parts[0]!!.key)
-        2 -> listOf(parts[0]!!.key, parts[1]!!.key)
-        else -> List(count) { parts[it]!!.key }
-    }
+    /** Built when asked, as [key] is: the AV files a link address by [indexKeyHash], which builds no string. */
+    override val partKeys: List<String> get() = List(count) { parts[it]!!.key }
+
+    override val indexKeyCount: Int get() = maxOf(1, count)
+    override fun indexKeyHash(i: Int): Long = if (count == 0) keyHash() else parts[i]!!.keyHash()
 
     override fun part(provider: String): PeerAddress? {
         val kind = AddressHeader.kindOf(provider)

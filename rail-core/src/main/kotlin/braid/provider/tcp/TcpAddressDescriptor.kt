@@ -1,5 +1,6 @@
 package braid.provider.tcp
 
+import braid.core.AddressTable
 import braid.provider.AddressHeader
 
 import braid.core.FabricException
@@ -114,6 +115,19 @@ internal class TcpAddress(
 
     override val key: String get() = keyOf(endpointId)
 
+    /** The hash of [key], "tcp-" and the id in hex, computed without building it (every AV insert files one). */
+    override fun keyHash(): Long {
+        var h = AddressTable.KEY_HASH_SEED
+        for (c in KEY_PREFIX) h = AddressTable.keyHashStep(h, c)
+        var shift = maxOf(0, (63 - java.lang.Long.numberOfLeadingZeros(endpointId)) / 4 * 4)
+        while (shift >= 0) {
+            val nibble = ((endpointId ushr shift) and 0xf).toInt()
+            h = AddressTable.keyHashStep(h, if (nibble < 10) '0' + nibble else 'a' + (nibble - 10))
+            shift -= 4
+        }
+        return h
+    }
+
     override fun render(): String {
         val ip = socket.address
         val host = if (ip is Inet4Address) ip.hostAddress else "[${ip.hostAddress}]"
@@ -123,7 +137,9 @@ internal class TcpAddress(
     override fun toString(): String = render()
 
     companion object {
-        fun keyOf(endpointId: Long): String = "tcp-" + idString(endpointId)
+        fun keyOf(endpointId: Long): String = KEY_PREFIX + idString(endpointId)
+
+        const val KEY_PREFIX: String = "tcp-"
 
         fun idString(endpointId: Long): String = java.lang.Long.toHexString(endpointId)
     }

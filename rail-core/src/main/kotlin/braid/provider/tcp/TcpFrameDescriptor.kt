@@ -64,7 +64,8 @@ import java.util.zip.CRC32C
  * Credit: a sender may send message heads (EAGER and RTS frames, each charged [frameCost]) only
  * against credit its receiver granted, in the credit field of any frame going back or in a
  * CREDIT frame; it has none before. The receiver grants it out of its endpoint-wide unexpected
- * bounds (bytes and messages, [TcpCredit]), at most its window (the handshake's) per sender,
+ * bounds (bytes and messages, `TcpCredit.kt`), lazily (a first grant that grows as the sender
+ * uses it), at most its window (the handshake's) per sender,
  * and returns what a message cost once the message no longer occupies it (matched and copied,
  * or discarded) — or keeps it, to grant to a sender below its fair share, and asks an idle
  * sender's unspent credit back with RECLAIM. So unexpected messages held never pass the

@@ -153,6 +153,9 @@ internal fun TcpTransport.admit(p: TcpPeer, a: TcpFrameAdapter, cost: Long): Str
     p.rxNextId++
     p.rxOutstanding += cost
     rxOutstandingTotal += cost
+    p.rxHeads++
+    rxHeadsTotal++
+    creditUsed(p)
     return null
 }
 

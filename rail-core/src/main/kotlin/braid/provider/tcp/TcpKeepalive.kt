@@ -76,6 +76,7 @@ internal fun TcpTransport.timed() {
         }
     }
     if (ep.srx.postedCount > 0) ep.srx.forEachDirectedSource(directedWatcher)
+    creditIdle()
 }
 
 internal fun TcpTransport.checkConnection(c: TcpConnection, now: Long) {

@@ -72,12 +72,17 @@ internal class TcpPeer(val id: Long, val index: Int, bufferSize: Int) {
     /** Credit charged for this peer's messages we still hold, and credit freed (or granted) but not yet sent back. */
     var rxOutstanding = 0L
     var pendingReturn = 0L
+    /** Heads charged in [rxOutstanding]. */
+    var rxHeads = 0
     /**
      * Credit this endpoint has committed to this peer out of its unexpected bounds: unspent at
      * the peer, charged ([rxOutstanding]) or not yet sent ([pendingReturn]). Never less than
      * [rxOutstanding]: a head past it is a protocol fault.
      */
     var committed = 0L
+    /** The credit this peer is to have committed now (lazy: grows with use, shrinks when idle; see `TcpCredit.kt`), and heads it sent this keepalive period. */
+    var target = 0L
+    var headsRecent = 0
     /** Credit asked back from this peer: to write in a RECLAIM frame (> 0), and whether its GIVEBACK is due. */
     var reclaimToSend = 0L
     var reclaiming = false

@@ -107,6 +107,7 @@ internal class TcpTransport(
     /** Credit committed to senders (see `TcpCredit.kt`), the part charged for their messages, and the senders sharing it. */
     internal var committedTotal = 0L
     internal var rxOutstandingTotal = 0L
+    internal var rxHeadsTotal = 0L
     internal var creditPeers = 0
     /** Senders below their fair share of credit, waiting for some to be free. */
     internal val starved = ArrayDeque<TcpPeer>()
