@@ -16,9 +16,10 @@ import kotlin.system.exitProcess
  * - `run N`: N processes over shm (this one is rank 0 and starts the others), OSU-style
  *   averages of allreduce (SUM of doubles) and broadcast at 8 B, 4 KiB, 64 KiB and 1 MiB and of
  *   barrier; prints `OP BYTES USEC P50` lines (the slowest rank's average and median per call)
- *   as the C loop prints `OP BYTES USEC`. Every case runs twice and the second pass is
- *   reported: the first is the JIT's warm-up (a loop measured while the compiler threads still
- *   work shares the cores with them, and on 2 cores that costs whole scheduler slices).
+ *   as the C loop prints `OP BYTES USEC`. Every case runs in 5 passes and the last is
+ *   reported: the others are the JIT's warm-up (a loop measured while the compiler threads still
+ *   work shares the cores with them, and on 2 cores that costs whole scheduler slices; with 2
+ *   passes the 8 B allreduce's mean was 9–17 µs against a steady 0.5, see the note of 2026-11-24).
  * - `crossovers N`: [Crossovers] — every algorithm of allreduce, broadcast and allgather forced
  *   in turn at 8 B … 4 MiB.
  * - `build`: builds schedules on a simulated group (one real endpoint, made-up member addresses;
@@ -133,7 +134,7 @@ object CollBench {
         val mine = Reference.buffer(24); val worst = Reference.buffer(24)
         val paths = listOf("p2p" to p2p, "offload" to paired)
         val timers = paths.map { Timer(it.second, 10_000) }
-        val passes = System.getenv("BRAID_BENCH_PASSES")?.toInt() ?: 2   // the last is reported; the others warm the JIT up
+        val passes = System.getenv("BRAID_BENCH_PASSES")?.toInt() ?: 5   // the last is reported; the others warm the JIT up
         fun report(pass: Int, op: String, bytes: Int, path: Int) {
             val timer = timers[path]
             mine.putDouble(0, timer.mean); mine.putDouble(8, timer.p50); mine.putDouble(16, timer.p99)
