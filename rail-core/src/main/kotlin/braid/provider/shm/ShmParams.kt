@@ -40,9 +40,10 @@ public object ShmParams {
 
     @JvmField
     public val PULL_SIZE: Param<Int> = Param.size(
-        "shm", "pull_size", "BRAID_SHM_PULL_SIZE", 4 shl 20,
+        "shm", "pull_size", "BRAID_SHM_PULL_SIZE", 0,
         "the smallest rendezvous message a receiver pulls with one copy (process_vm_readv, where shm.cma allows it); " +
-            "smaller ones stream through the bulk ring in fragments, the sender copying in while the receiver copies out",
+            "smaller ones stream through the bulk ring in fragments, the sender copying in while the receiver copies out " +
+            "(0, the default: every rendezvous is pulled; streaming was bimodal per launch on the VM it was measured on)",
         Param.atLeast(0),
     )
 

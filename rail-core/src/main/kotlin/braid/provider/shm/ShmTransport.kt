@@ -40,12 +40,12 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor
  * cleanly which peer died.
  *
  * Protocol: a message up to the eager size is one EAGER record in the data ring. A larger one is
- * an RTS; once matched the receiver answers CTS and the sender streams FRAG records of
- * [ShmParams.FRAG_SIZE] through the bulk ring: two copies, but made at once, the sender copying
- * in while the receiver copies out (MPICH's shm LMT does the same). From [ShmParams.PULL_SIZE]
- * on, the receiver instead copies the message straight out of the sender's off-heap buffer with
- * `process_vm_readv` (one copy, made by the receiver alone) and answers PULLED; where it cannot,
- * it streams.
+ * an RTS; once matched, from [ShmParams.PULL_SIZE] on (every size by default) the receiver
+ * copies the message straight out of the sender's off-heap buffer with `process_vm_readv` (one
+ * copy, made by the receiver alone) and answers PULLED. Below it, or where it cannot pull, it
+ * answers CTS and the sender streams FRAG records of [ShmParams.FRAG_SIZE] through the bulk
+ * ring: two copies, but made at once, the sender copying in while the receiver copies out
+ * (MPICH's shm LMT does the same).
  *
  * Not thread-safe: the endpoint calls in with its domain's lock held.
  */
