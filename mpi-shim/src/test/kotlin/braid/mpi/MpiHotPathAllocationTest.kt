@@ -1,6 +1,7 @@
 package braid.mpi
 
 import braid.mpi.testing.runRanks
+import braid.testsupport.SteadyAllocation
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
@@ -44,14 +45,21 @@ class MpiHotPathAllocationTest : FunSpec({
         w.recv(inb, size, Datatype.BYTE, peer, 10)
     }
 
-    /** Runs [round] [n] times to warm up, then [n] times counted; asserts < 1 byte per message (2 per round). */
+    /**
+     * Runs [round] [n] times to warm up, then three counted windows of [n] rounds, and asserts < 1
+     * byte per message (2 per round) in the least of them ([SteadyAllocation]: a window before C2
+     * has compiled the path can count what a compiled path does not allocate, and an allocation
+     * per message shows in every window). The windows are fixed, not "until one is clean", so
+     * both ranks always run the same number of rounds.
+     */
     fun allocatesNothing(what: String, size: Int, n: Int, round: Round) {
         for (i in 0 until n) round.run(i)
-        val tid = Thread.currentThread().id
-        val before = threads.getThreadAllocatedBytes(tid)
-        for (i in 0 until n) round.run(n + i)
-        val allocated = threads.getThreadAllocatedBytes(tid) - before
-        withClue("$what, $size-byte messages: $allocated bytes allocated over ${n * 2} messages") { (allocated / (n * 2)) shouldBeLessThan 1L }
+        var least = Long.MAX_VALUE
+        for (w in 1..3) {
+            val base = w * n
+            least = minOf(least, SteadyAllocation.of { for (i in 0 until n) round.run(base + i) })
+        }
+        withClue("$what, $size-byte messages: $least bytes allocated over ${n * 2} messages (the least of 3 windows)") { (least / (n * 2)) shouldBeLessThan 1L }
     }
 
     /** Checks a received round: the status names the peer, the tag and [size] bytes, and the data carries round [i]. */
@@ -120,9 +128,10 @@ class MpiHotPathAllocationTest : FunSpec({
             val ack = ByteBuffer.allocateDirect(4)
             val ackStatus = Status()
             val n = 500
-            var counted = 0L
+            // n warm-up rounds, then three windows of n counted on their own; the least is judged (as allocatesNothing does).
+            val counted = LongArray(4)
             val tid = Thread.currentThread().id
-            for (round in 0 until 2 * n) {
+            for (round in 0 until 4 * n) {
                 val before = threads.getThreadAllocatedBytes(tid)
                 for (k in 0 until window) {
                     reqs[k] = if (w.rank == 0) w.isend(bufs[k].putInt(0, round * window + k), 64, Datatype.BYTE, peer, 2)
@@ -132,13 +141,14 @@ class MpiHotPathAllocationTest : FunSpec({
                 Request.recycleAll(reqs)
                 // The receiver acknowledges each window (as osu_bw does), so the sender cannot run ahead and grow its unexpected queue.
                 if (w.rank == 0) w.recv(ack, 4, Datatype.BYTE, peer, 3, ackStatus) else w.send(ack, 4, Datatype.BYTE, peer, 3)
-                if (round >= n) counted += threads.getThreadAllocatedBytes(tid) - before
+                counted[round / n] += threads.getThreadAllocatedBytes(tid) - before
                 if (w.rank == 1) for (k in 0 until window) {
                     val st = statuses[k]
                     check(st.index == k && st.source == 0 && st.bytes == 64L && bufs[k].getInt(0) == round * window + k) { "round $round, message $k: $st carrying ${bufs[k].getInt(0)}" }
                 }
             }
-            withClue("rank ${w.rank}: $counted bytes allocated over ${n * window} messages") { (counted / (n * window)) shouldBeLessThan 1L }
+            val least = minOf(counted[1], counted[2], counted[3])
+            withClue("rank ${w.rank}: $least bytes allocated over ${n * window} messages (the least of 3 windows: ${counted.drop(1)})") { (least / (n * window)) shouldBeLessThan 1L }
         }
     }
 
