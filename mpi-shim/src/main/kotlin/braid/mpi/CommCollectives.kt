@@ -223,9 +223,7 @@ internal class CommCollectives(internal val comm: Comm, members: LongArray, slot
         if (root !in 0 until size) throw MPIException.of(ErrorClass.ERR_ROOT, call, "root $root is not a rank of ${comm.getName()} (size $size)")
     }
 
-    internal fun checkCount(call: String, count: Int) {
-        if (count < 0) throw MPIException.of(ErrorClass.ERR_COUNT, call, "count is $count; it must be ≥ 0")
-    }
+    internal fun checkCount(call: String, count: Int) = checkCollCount(call, count)
 
     internal fun checkData(call: String, buf: ByteBuffer, count: Int, type: Datatype, what: String) {
         checkCount(call, count)
@@ -234,15 +232,8 @@ internal class CommCollectives(internal val comm: Comm, members: LongArray, slot
         type.checkFits(call, what, buf.capacity(), 0, count)
     }
 
-    internal fun checkVector(call: String, name: String, counts: IntArray, displs: IntArray?) {
-        if (counts.size != size || (displs != null && displs.size != size)) {
-            throw MPIException.of(ErrorClass.ERR_ARG, call, "$name and displacements need $size entries (one per rank of ${comm.getName()}), not ${counts.size} and ${displs?.size}")
-        }
-        for (i in 0 until size) {
-            if (counts[i] < 0) throw MPIException.of(ErrorClass.ERR_COUNT, call, "$name[$i] is ${counts[i]}; it must be ≥ 0")
-            if (displs != null && displs[i] < 0) throw MPIException.of(ErrorClass.ERR_ARG, call, "displacement $i is ${displs[i]}; it must be ≥ 0")
-        }
-    }
+    internal fun checkVector(call: String, name: String, counts: IntArray, displs: IntArray?) =
+        checkCollVector(call, name, counts, displs, size, comm.getName())
 
     internal fun checkBlocks(call: String, buf: ByteBuffer, type: Datatype, counts: IntArray, displs: IntArray, what: String) {
         type.checkUsable(call)
@@ -260,5 +251,26 @@ internal class CommCollectives(internal val comm: Comm, members: LongArray, slot
     companion object {
         /** The collectives group id of slot [slot] (0..255) of MPI context [context]: context, SUB_COLL, slot. */
         fun collContext(context: Int, slot: Int): Int = (context shl 10) or (MatchBitsDescriptor.SUB_COLL shl 8) or slot
+    }
+}
+
+/** A collective's element count: ≥ 0 (ERR_COUNT). */
+internal fun checkCollCount(call: String, count: Int) {
+    if (count < 0) throw MPIException.of(ErrorClass.ERR_COUNT, call, "count is $count; it must be ≥ 0")
+}
+
+/**
+ * A v-form's counts (and displacements, if given): one per rank of [group] ([ranks] of them,
+ * ERR_ARG), none negative (ERR_COUNT, ERR_ARG).
+ */
+internal fun checkCollVector(call: String, name: String, counts: IntArray, displs: IntArray?, ranks: Int, group: String) {
+    if (counts.size != ranks || (displs != null && displs.size != ranks)) {
+        val given = if (displs == null) "$name needs $ranks entries (one per rank of $group), not ${counts.size}"
+        else "$name and displacements need $ranks entries (one per rank of $group), not ${counts.size} and ${displs.size}"
+        throw MPIException.of(ErrorClass.ERR_ARG, call, given)
+    }
+    for (i in 0 until ranks) {
+        if (counts[i] < 0) throw MPIException.of(ErrorClass.ERR_COUNT, call, "$name[$i] is ${counts[i]}; it must be ≥ 0")
+        if (displs != null && displs[i] < 0) throw MPIException.of(ErrorClass.ERR_ARG, call, "displacement $i is ${displs[i]}; it must be ≥ 0")
     }
 }

@@ -51,7 +51,7 @@ internal class IntercommCollectives(private val comm: Intercomm) {
     fun ibarrier(call: String): CollRequest = union.ibarrier(call)!!
 
     fun ibcast(call: String, buf: ByteBuffer?, count: Int, type: Datatype, root: Int): CollRequest {
-        checkCount(call, count)
+        checkCollCount(call, count)
         when (role(call, root)) {
             Mpi.PROC_NULL -> return done()
             Mpi.ROOT -> {
@@ -74,7 +74,7 @@ internal class IntercommCollectives(private val comm: Intercomm) {
     // ## Rooted: reduce, gather(v), scatter(v) ##
 
     fun ireduce(call: String, send: ByteBuffer?, recv: ByteBuffer?, count: Int, type: Datatype, op: Op, root: Int): CollRequest {
-        checkCount(call, count)
+        checkCollCount(call, count)
         when (role(call, root)) {
             Mpi.PROC_NULL -> return done()
             Mpi.ROOT -> {
@@ -104,7 +104,7 @@ internal class IntercommCollectives(private val comm: Intercomm) {
             }
         }
         val s = send ?: missing(call, "send")
-        checkCount(call, sendCount)
+        checkCollCount(call, sendCount)
         comm.checkBuffer(call, s, sendCount, sendType, receive = false)
         return local.run(arrayOf({ sendTo(root, s, sendCount, sendType, TAG_GATHER) }), null)
     }
@@ -119,7 +119,7 @@ internal class IntercommCollectives(private val comm: Intercomm) {
             }
         }
         val r = recv ?: missing(call, "receive")
-        checkCount(call, recvCount)
+        checkCollCount(call, recvCount)
         comm.checkBuffer(call, r, recvCount, recvType, receive = true)
         return local.run(arrayOf({ recvFrom(root, r, recvCount, recvType, TAG_SCATTER) }), null)
     }
@@ -141,7 +141,7 @@ internal class IntercommCollectives(private val comm: Intercomm) {
     // ## All to all: allgather(v), alltoall(v), allreduce ##
 
     fun iallgatherv(call: String, send: ByteBuffer, sendCount: Int, sendType: Datatype, recv: ByteBuffer, recvCounts: IntArray, displs: IntArray, recvType: Datatype): CollRequest {
-        checkCount(call, sendCount)
+        checkCollCount(call, sendCount)
         comm.checkBuffer(call, send, sendCount, sendType, receive = false)
         val (r, t, counts, at) = rootBlocks(call, recv, recvType, recvCounts, displs, "receive")
         return local.run(arrayOf({
@@ -188,8 +188,7 @@ internal class IntercommCollectives(private val comm: Intercomm) {
 
     /** `MPI_Reduce_scatter(_block)`: this rank gets `recvCounts[rank]` elements of the remote group's reduction. */
     fun ireduceScatter(call: String, send: ByteBuffer, recv: ByteBuffer, recvCounts: IntArray, type: Datatype, op: Op): CollRequest {
-        if (recvCounts.size != localSize) throw MPIException.of(ErrorClass.ERR_ARG, call, "recvCounts needs $localSize entries (one per rank of the local group), not ${recvCounts.size}")
-        for (i in recvCounts.indices) if (recvCounts[i] < 0) throw MPIException.of(ErrorClass.ERR_COUNT, call, "recvCounts[$i] is ${recvCounts[i]}; it must be ≥ 0")
+        checkCollVector(call, "recvCounts", recvCounts, null, localSize, "the local group")
         val total = recvCounts.sum()
         val me = comm.rank
         comm.checkBuffer(call, send, total, type, receive = false)
@@ -278,19 +277,8 @@ internal class IntercommCollectives(private val comm: Intercomm) {
     /** A request complete at once (a [Mpi.PROC_NULL] member of the root's group). */
     private fun done(): CollRequest = local.run(arrayOf(), null)
 
-    private fun checkCount(call: String, count: Int) {
-        if (count < 0) throw MPIException.of(ErrorClass.ERR_COUNT, call, "count is $count; it must be ≥ 0")
-    }
-
-    private fun checkVector(call: String, name: String, counts: IntArray, displs: IntArray) {
-        if (counts.size != remoteSize || displs.size != remoteSize) {
-            throw MPIException.of(ErrorClass.ERR_ARG, call, "$name and displacements need $remoteSize entries (one per rank of the remote group), not ${counts.size} and ${displs.size}")
-        }
-        for (i in 0 until remoteSize) {
-            if (counts[i] < 0) throw MPIException.of(ErrorClass.ERR_COUNT, call, "$name[$i] is ${counts[i]}; it must be ≥ 0")
-            if (displs[i] < 0) throw MPIException.of(ErrorClass.ERR_ARG, call, "displacement $i is ${displs[i]}; it must be ≥ 0")
-        }
-    }
+    private fun checkVector(call: String, name: String, counts: IntArray, displs: IntArray) =
+        checkCollVector(call, name, counts, displs, remoteSize, "the remote group")
 
     private fun missing(call: String, what: String): Nothing =
         throw MPIException.of(ErrorClass.ERR_BUFFER, call, "rank ${comm.rank}: the $what buffer is required here")

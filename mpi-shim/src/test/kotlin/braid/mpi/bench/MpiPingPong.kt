@@ -11,8 +11,9 @@ import java.nio.ByteBuffer
 
 /**
  * The OSU-style loops bench/mpi-vs-mpich.sh runs against MPICH's C (bench/mpi-pingpong.c, the
- * same loops): `MpiPingPong DIR RANK` for two ranks. Latency: half the round trip of a
- * send/recv pingpong, 0 B to 1 MiB. Bandwidth: rank 0 posts a window of 64 isends, rank 1 64
+ * same loops, plus a JIT warm-up before the latency rows that the C needs none of):
+ * `MpiPingPong DIR RANK` for two ranks. Latency: half the round trip of a send/recv pingpong,
+ * 0 B to 1 MiB. Bandwidth: rank 0 posts a window of 64 isends, rank 1 64
  * irecvs, then a 4-byte ack; MB/s = bytes × 64 × iterations / time, after 1,000 windows of
  * warm-up up to 16 KiB (20 above). Rank 0 prints
  * `lat SIZE USEC` and `bw SIZE MBPS` lines. The loops use the allocation-free forms (a reused
@@ -34,19 +35,21 @@ object MpiPingPong {
             val only = args.getOrNull(3)?.split(',')?.map { it.trim().toInt() }
             val sizes = if (part == "bw") emptyList() else only ?: (listOf(0) + (0..20).map { 1 shl it })
             val st = Status()
+            /** One ping-pong of [size] bytes: rank 0 sends first. */
+            fun roundTrip(size: Int) {
+                if (w.rank == 0) {
+                    w.send(buf, size, Datatype.BYTE, peer, 1); w.recv(buf, size, Datatype.BYTE, peer, 1, st)
+                } else {
+                    w.recv(buf, size, Datatype.BYTE, peer, 1, st); w.send(buf, size, Datatype.BYTE, peer, 1)
+                }
+            }
             // The JIT's warm-up before the first row: 1,000,000 round trips of 0 B to 1 KiB with a
             // barrier every 25,000, the shapes the rows run. With only each row's own warm-up the
             // first rows measured C2 recompiling the progress loop after the row's barrier (on 2
             // cores the compiler threads share the cores with two spinning ranks): 0-16 B read 1-6 µs.
             if (sizes.isNotEmpty()) for (j in 0 until 40) {
                 val warmSize = intArrayOf(0, 8, 64, 1024)[j % 4]
-                for (i in 0 until 25_000) {
-                    if (w.rank == 0) {
-                        w.send(buf, warmSize, Datatype.BYTE, peer, 1); w.recv(buf, warmSize, Datatype.BYTE, peer, 1, st)
-                    } else {
-                        w.recv(buf, warmSize, Datatype.BYTE, peer, 1, st); w.send(buf, warmSize, Datatype.BYTE, peer, 1)
-                    }
-                }
+                for (i in 0 until 25_000) roundTrip(warmSize)
                 w.barrier()
             }
             for (size in sizes) {
@@ -55,11 +58,7 @@ object MpiPingPong {
                 var t0 = 0.0
                 for (i in 0 until warm + iters) {
                     if (i == warm) { w.barrier(); t0 = Mpi.wtime() }
-                    if (w.rank == 0) {
-                        w.send(buf, size, Datatype.BYTE, peer, 1); w.recv(buf, size, Datatype.BYTE, peer, 1, st)
-                    } else {
-                        w.recv(buf, size, Datatype.BYTE, peer, 1, st); w.send(buf, size, Datatype.BYTE, peer, 1)
-                    }
+                    roundTrip(size)
                 }
                 val t = Mpi.wtime() - t0
                 if (w.rank == 0) println("lat $size ${"%.2f".format(t * 1e6 / (2 * iters))}")
