@@ -82,18 +82,24 @@ public class CollectiveGroup internal constructor(
 
     // ## Barrier, broadcast ##
 
-    public fun startBarrier(): CollectiveRequest = run(probe.set(CollectiveOp.BARRIER, algo(CollectiveOp.BARRIER, 0, true), null, null, 0, 0, false), null, 0, 0, null, 0, 0)
+    public fun startBarrier(): CollectiveRequest = barrier(false)
 
-    public fun barrier(): Unit = startBarrier().waitFor(-1)
+    public fun barrier(): Unit = barrier(true).waitFor(-1)
 
-    public fun startBroadcast(buffer: MutableDirectBuffer, offset: Int, count: Int, datatype: Datatype, root: Int): CollectiveRequest {
-        checkRoot(root); checkCount(count)
-        val bytes = count * datatype.size
-        return run(probe.set(CollectiveOp.BROADCAST, algo(CollectiveOp.BROADCAST, bytes, true), datatype, null, count, root, false), null, 0, 0, buffer, offset, bytes)
-    }
+    private fun barrier(blocking: Boolean): CollectiveRequest =
+        run(probe.set(CollectiveOp.BARRIER, algo(CollectiveOp.BARRIER, 0, true), null, null, 0, 0, false), null, 0, 0, null, 0, 0, blocking)
+
+    public fun startBroadcast(buffer: MutableDirectBuffer, offset: Int, count: Int, datatype: Datatype, root: Int): CollectiveRequest =
+        broadcast(buffer, offset, count, datatype, root, false)
 
     public fun broadcast(buffer: MutableDirectBuffer, offset: Int, count: Int, datatype: Datatype, root: Int): Unit =
-        startBroadcast(buffer, offset, count, datatype, root).waitFor(-1)
+        broadcast(buffer, offset, count, datatype, root, true).waitFor(-1)
+
+    private fun broadcast(buffer: MutableDirectBuffer, offset: Int, count: Int, datatype: Datatype, root: Int, blocking: Boolean): CollectiveRequest {
+        checkRoot(root); checkCount(count)
+        val bytes = count * datatype.size
+        return run(probe.set(CollectiveOp.BROADCAST, algo(CollectiveOp.BROADCAST, bytes, true), datatype, null, count, root, false), null, 0, 0, buffer, offset, bytes, blocking)
+    }
 
     // ## Reductions ##
 
@@ -111,10 +117,17 @@ public class CollectiveGroup internal constructor(
         reduceLike(CollectiveOp.ALLREDUCE, send, sendOffset, recv, recvOffset, count, datatype, op, op.isCommutative(), 0)
 
     public fun allreduce(send: DirectBuffer?, sendOffset: Int, recv: MutableDirectBuffer, recvOffset: Int, count: Int, datatype: Datatype, op: ReduceOp): Unit =
-        startAllreduce(send, sendOffset, recv, recvOffset, count, datatype, op).waitFor(-1)
+        reduceLike(CollectiveOp.ALLREDUCE, send, sendOffset, recv, recvOffset, count, datatype, op, true, 0, blocking = true).waitFor(-1)
 
     public fun allreduce(send: DirectBuffer?, sendOffset: Int, recv: MutableDirectBuffer, recvOffset: Int, count: Int, datatype: Datatype, op: UserReduction): Unit =
-        startAllreduce(send, sendOffset, recv, recvOffset, count, datatype, op).waitFor(-1)
+        reduceLike(CollectiveOp.ALLREDUCE, send, sendOffset, recv, recvOffset, count, datatype, op, op.isCommutative(), 0, blocking = true).waitFor(-1)
+
+    /** Reduces to [root] and waits; [recv] matters only there (null elsewhere is fine). */
+    public fun reduce(send: DirectBuffer?, sendOffset: Int, recv: MutableDirectBuffer?, recvOffset: Int, count: Int, datatype: Datatype, op: ReduceOp, root: Int): Unit =
+        reduceLike(CollectiveOp.REDUCE, send, sendOffset, recv, recvOffset, count, datatype, op, true, root, blocking = true).waitFor(-1)
+
+    public fun reduce(send: DirectBuffer?, sendOffset: Int, recv: MutableDirectBuffer?, recvOffset: Int, count: Int, datatype: Datatype, op: UserReduction, root: Int): Unit =
+        reduceLike(CollectiveOp.REDUCE, send, sendOffset, recv, recvOffset, count, datatype, op, op.isCommutative(), root, blocking = true).waitFor(-1)
 
     /** Reduces `size × recvCount` elements and leaves block [rank] in [recv] (`MPI_Reduce_scatter_block`). */
     public fun startReduceScatterBlock(send: DirectBuffer?, sendOffset: Int, recv: MutableDirectBuffer, recvOffset: Int, recvCount: Int, datatype: Datatype, op: ReduceOp): CollectiveRequest =
@@ -138,7 +151,7 @@ public class CollectiveGroup internal constructor(
         reduceLike(CollectiveOp.EXSCAN, send, sendOffset, recv, recvOffset, count, datatype, op, op.isCommutative(), 0)
 
     private fun reduceLike(kind: CollectiveOp, send: DirectBuffer?, sendOffset: Int, recv: MutableDirectBuffer?, recvOffset: Int, count: Int,
-                           datatype: Datatype, op: Any, commutative: Boolean, root: Int): CollectiveRequest {
+                           datatype: Datatype, op: Any, commutative: Boolean, root: Int, blocking: Boolean = false): CollectiveRequest {
         checkRoot(root); checkCount(count)
         if (op is ReduceOp && !datatype.supports(op)) throw FabricException.invalid("$kind: $op is not defined on $datatype; MPI defines it on ${Datatype.entries.filter { it.supports(op) }.joinToString()}")
         val needRecv = kind != CollectiveOp.REDUCE || rank == root
@@ -149,7 +162,7 @@ public class CollectiveGroup internal constructor(
         val algorithm = algo(kind, total, commutative)
         val key = probe.set(kind, algorithm, datatype, op, count, root, send == null)
         val recvBytes = if (needRecv) bytes else 0
-        return run(key, send, sendOffset, if (send == null) 0 else total, if (needRecv) recv else null, recvOffset, if (kind == CollectiveOp.REDUCE_SCATTER_BLOCK && send == null) total else recvBytes)
+        return run(key, send, sendOffset, if (send == null) 0 else total, if (needRecv) recv else null, recvOffset, if (kind == CollectiveOp.REDUCE_SCATTER_BLOCK && send == null) total else recvBytes, blocking)
     }
 
     // ## Gather, scatter, allgather, alltoall ##
@@ -246,7 +259,8 @@ public class CollectiveGroup internal constructor(
         synchronized(lock) { startBroadcast(recvView(buffer, "broadcast")!!, 0, count, datatype, root) }
 
     /** [broadcast] over [buffer] from its position. */
-    public fun broadcast(buffer: ByteBuffer, count: Int, datatype: Datatype, root: Int): Unit = startBroadcast(buffer, count, datatype, root).waitFor(-1)
+    public fun broadcast(buffer: ByteBuffer, count: Int, datatype: Datatype, root: Int): Unit =
+        synchronized(lock) { broadcast(recvView(buffer, "broadcast")!!, 0, count, datatype, root, true) }.waitFor(-1)
 
     /** [startReduce] over ByteBuffers from their positions. */
     public fun startReduce(send: ByteBuffer?, recv: ByteBuffer?, count: Int, datatype: Datatype, op: ReduceOp, root: Int): CollectiveRequest =
@@ -266,11 +280,27 @@ public class CollectiveGroup internal constructor(
 
     /** [allreduce] over ByteBuffers from their positions. */
     public fun allreduce(send: ByteBuffer?, recv: ByteBuffer, count: Int, datatype: Datatype, op: ReduceOp): Unit =
-        startAllreduce(send, recv, count, datatype, op).waitFor(-1)
+        synchronized(lock) {
+            reduceLike(CollectiveOp.ALLREDUCE, sendView(send, "allreduce"), 0, recvView(recv, "allreduce"), 0, count, datatype, op, true, 0, blocking = true)
+        }.waitFor(-1)
 
     /** [allreduce] with a user reduction over ByteBuffers from their positions. */
     public fun allreduce(send: ByteBuffer?, recv: ByteBuffer, count: Int, datatype: Datatype, op: UserReduction): Unit =
-        startAllreduce(send, recv, count, datatype, op).waitFor(-1)
+        synchronized(lock) {
+            reduceLike(CollectiveOp.ALLREDUCE, sendView(send, "allreduce"), 0, recvView(recv, "allreduce"), 0, count, datatype, op, op.isCommutative(), 0, blocking = true)
+        }.waitFor(-1)
+
+    /** [reduce] over ByteBuffers from their positions. */
+    public fun reduce(send: ByteBuffer?, recv: ByteBuffer?, count: Int, datatype: Datatype, op: ReduceOp, root: Int): Unit =
+        synchronized(lock) {
+            reduceLike(CollectiveOp.REDUCE, sendView(send, "reduce"), 0, recvView(recv, "reduce"), 0, count, datatype, op, true, root, blocking = true)
+        }.waitFor(-1)
+
+    /** [reduce] with a user reduction over ByteBuffers from their positions. */
+    public fun reduce(send: ByteBuffer?, recv: ByteBuffer?, count: Int, datatype: Datatype, op: UserReduction, root: Int): Unit =
+        synchronized(lock) {
+            reduceLike(CollectiveOp.REDUCE, sendView(send, "reduce"), 0, recvView(recv, "reduce"), 0, count, datatype, op, op.isCommutative(), root, blocking = true)
+        }.waitFor(-1)
 
     /** [startReduceScatterBlock] over ByteBuffers from their positions. */
     public fun startReduceScatterBlock(send: ByteBuffer?, recv: ByteBuffer, recvCount: Int, datatype: Datatype, op: ReduceOp): CollectiveRequest =
@@ -387,7 +417,13 @@ public class CollectiveGroup internal constructor(
 
     // ## Running a call ##
 
-    private fun run(key: ShapeKey, send: DirectBuffer?, sendOffset: Int, sendBytes: Int, recv: MutableDirectBuffer?, recvOffset: Int, recvBytes: Int): CollectiveRequest {
+    /**
+     * Starts a call of [key] over the caller's buffers. A [blocking] call (the caller waits on the
+     * request at once, outside the group's lock) that the [offload] carries in one shared-memory
+     * phase queues no deferred work: the wait carries the phase itself.
+     */
+    private fun run(key: ShapeKey, send: DirectBuffer?, sendOffset: Int, sendBytes: Int, recv: MutableDirectBuffer?, recvOffset: Int, recvBytes: Int,
+                    blocking: Boolean = false): CollectiveRequest {
         if (send != null) checkRange("send", send.capacity(), sendOffset, sendBytes)
         if (recv != null) checkRange("receive", recv.capacity(), recvOffset, recvBytes)
         synchronized(lock) {
@@ -395,8 +431,8 @@ public class CollectiveGroup internal constructor(
             val s = scheduleFor(key)
             if (send != null && sendBytes > 0) s.send.wrap(send, sendOffset, sendBytes) else s.send.wrap(EMPTY, 0, 0)
             if (recv != null && recvBytes > 0) s.recv.wrap(recv, recvOffset, recvBytes) else s.recv.wrap(EMPTY, 0, 0)
-            offload?.starting(s)
-            s.startRun(sequence++)
+            val inline = offload?.starting(s, blocking)
+            if (inline != null) { sequence++; s.request.armInline(inline) } else s.startRun(sequence++)
             return s.request
         }
     }

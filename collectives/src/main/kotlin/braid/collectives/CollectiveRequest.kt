@@ -3,6 +3,7 @@ package braid.collectives
 import braid.core.Errno
 import braid.core.FabricException
 import braid.core.ProgressModel
+import braid.collectives.offload.OffloadPhase
 import kotlinx.coroutines.CancellableContinuation
 import kotlinx.coroutines.suspendCancellableCoroutine
 import kotlinx.coroutines.yield
@@ -39,6 +40,9 @@ public class CollectiveRequest internal constructor(private val schedule: Schedu
 
     private var waiter: Any? = null
 
+    /** The phase a blocking call carries itself while it waits (see [armInline]); null for a run of the schedule. */
+    private var inline: OffloadPhase? = null
+
     /** Whether it has ended (successfully or not), without driving progress. */
     public val isDone: Boolean get() = done
 
@@ -47,6 +51,28 @@ public class CollectiveRequest internal constructor(private val schedule: Schedu
         errorMessage = ""
         released = false
         done = false
+        inline = null
+    }
+
+    /**
+     * Arms the request of a blocking call whose one shared-memory [phase] the caller carries
+     * itself: nothing is queued, and [waitFor] (called at once by the blocking forms) steps the
+     * phase through the offload engine, and the domain's progress every
+     * [INLINE_PROGRESS_STEPS] steps for whatever else is in flight. No other thread can take
+     * the schedule meanwhile: the request is not released.
+     */
+    internal fun armInline(phase: OffloadPhase) {
+        arm()
+        inline = phase
+    }
+
+    /** One step of the inline phase; completes the request once the phase is through or failed. */
+    private fun stepInline(phase: OffloadPhase): Boolean {
+        val rc = phase.run(phase.work)
+        if (rc == OffloadPhase.EAGAIN) return false
+        inline = null
+        complete(-rc, if (rc == 0) "" else "${schedule.name}: $phase")
+        return true
     }
 
     /** Under the domain lock, from the schedule's end or gate (or [cancel]). */
@@ -86,6 +112,8 @@ public class CollectiveRequest internal constructor(private val schedule: Schedu
     /** Drives progress once; true once the collective has completed. Throws [FabricException] if it failed. */
     public fun test(): Boolean {
         if (done) return finished()
+        val phase = inline
+        if (phase != null && stepInline(phase)) return finished()
         domain.progress()
         return finished()
     }
@@ -100,6 +128,18 @@ public class CollectiveRequest internal constructor(private val schedule: Schedu
         if (done) { finished(); return }
         val deadline = if (timeoutMillis < 0) Long.MAX_VALUE else System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis)
         idle.reset()
+        inline?.let { phase ->
+            var steps = 0
+            while (!stepInline(phase)) {
+                if (++steps and (INLINE_PROGRESS_STEPS - 1) == 0) {
+                    domain.progress()
+                    if (System.nanoTime() > deadline) throw FabricException(Errno.ETIMEDOUT, "${schedule.name}: not complete after $timeoutMillis ms")
+                }
+                idle.idle(0)
+            }
+            finished()
+            return
+        }
         while (true) {
             val work = domain.progress()
             if (finished()) return
@@ -156,6 +196,11 @@ public class CollectiveRequest internal constructor(private val schedule: Schedu
     internal fun drive(): Boolean { domain.progress(); return done }
 
     override fun toString(): String = "CollectiveRequest(${schedule.name}, ${if (!done) "running" else if (errorCode == 0) "complete" else Errno.name(errorCode)})"
+
+    internal companion object {
+        /** An inline wait drives the domain's progress once every this many steps of its phase (a power of two). */
+        const val INLINE_PROGRESS_STEPS = 32
+    }
 }
 
 /** A future whose blocking reads drive progress, so it completes under manual progress too. */

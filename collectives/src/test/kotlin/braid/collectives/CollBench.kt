@@ -147,12 +147,12 @@ object CollBench {
                 val iters = if (bytes <= 4096) 10_000 else if (bytes <= 65536) 1000 else 100
                 for ((k, path) in paths.withIndex()) {
                     val g = path.second
-                    timers[k].time(iters) { g.startAllreduce(send, 0, recv, 0, count, Datatype.DOUBLE, ReduceOp.SUM).waitFor(-1) }
+                    timers[k].time(iters) { g.allreduce(send, 0, recv, 0, count, Datatype.DOUBLE, ReduceOp.SUM) }
                     report(pass, "allreduce", bytes, k)
                 }
                 for ((k, path) in paths.withIndex()) {
                     val g = path.second
-                    timers[k].time(iters) { g.startBroadcast(send, 0, count, Datatype.DOUBLE, 0).waitFor(-1) }
+                    timers[k].time(iters) { g.broadcast(send, 0, count, Datatype.DOUBLE, 0) }
                     report(pass, "broadcast", bytes, k)
                 }
             }
@@ -177,8 +177,8 @@ object CollBench {
         val send = Reference.buffer(maxOf(bytes, 8)); val recv = Reference.buffer(maxOf(bytes, 8))
         val count = bytes / 8
         val call: () -> Unit = when (op) {
-            "allreduce" -> { { g.startAllreduce(send, 0, recv, 0, count, Datatype.DOUBLE, ReduceOp.SUM).waitFor(-1) } }
-            "broadcast" -> { { g.startBroadcast(send, 0, count, Datatype.DOUBLE, 0).waitFor(-1) } }
+            "allreduce" -> { { g.allreduce(send, 0, recv, 0, count, Datatype.DOUBLE, ReduceOp.SUM) } }
+            "broadcast" -> { { g.broadcast(send, 0, count, Datatype.DOUBLE, 0) } }
             else -> { { g.barrier() } }
         }
         val timer = Timer(g, 10_000)

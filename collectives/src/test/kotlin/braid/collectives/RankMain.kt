@@ -87,7 +87,9 @@ object RankMain {
         var i = 0
         try {
             while (true) {
-                group.startAllreduce(send, 0, recv, 0, n, Datatype.INT64, ReduceOp.SUM).waitFor(30_000)
+                // Both forms: a blocking call the offload carries on the caller's thread, and a started one the deferred work carries.
+                if (i % 2 == 0) group.allreduce(send, 0, recv, 0, n, Datatype.INT64, ReduceOp.SUM)
+                else group.startAllreduce(send, 0, recv, 0, n, Datatype.INT64, ReduceOp.SUM).waitFor(30_000)
                 i++
             }
         } catch (e: FabricException) {

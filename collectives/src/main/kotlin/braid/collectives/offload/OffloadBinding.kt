@@ -62,6 +62,12 @@ public class OffloadBinding internal constructor(
     @Volatile public var hierarchicalCalls: Long = 0; private set
     /** Calls the offload declined (left to the main provider). */
     @Volatile public var mainCalls: Long = 0; private set
+    /**
+     * Of [offloadCalls], the blocking calls carried on the caller's thread: their one phase
+     * stepped straight through the segment while the call waits, with no deferred work queued
+     * (the domain's progress still runs every few steps, for everything else in flight).
+     */
+    @Volatile public var inlineCalls: Long = 0; private set
     /** Transfers this rank posted on the main provider for the between-host part of hierarchical calls. */
     @Volatile public var leaderTransfers: Long = 0; private set
 
@@ -124,13 +130,21 @@ public class OffloadBinding internal constructor(
         else -> flat(key)
     }
 
-    /** A call is starting on [s] (under the group's lock, before its steps can fire). */
-    internal fun starting(s: Schedule) {
+    /**
+     * A call is starting on [s] (under the group's lock, before its steps can fire). A
+     * [blocking] call carried wholly by one shared-memory phase on this host is not queued as
+     * deferred work: its phase is returned, and the caller carries it through the engine itself
+     * while it waits ([inlineCalls] counts these). Otherwise null, and the schedule runs.
+     */
+    internal fun starting(s: Schedule, blocking: Boolean): OffloadPhase? {
         val e = entries[s]
-        if (e == null) { mainCalls++; return }
+        if (e == null) { mainCalls++; return null }
         if (e.hierarchical) hierarchicalCalls++ else offloadCalls++
         leaderTransfers += e.transfers
-        if (e.phases.isNotEmpty()) engine!!.starting(e.phases)
+        val inline = blocking && !e.hierarchical && e.phases.size == 1
+        if (inline) inlineCalls++
+        if (e.phases.isNotEmpty()) engine!!.starting(e.phases, inline)
+        return if (inline) e.phases[0] else null
     }
 
     // ## Building ##

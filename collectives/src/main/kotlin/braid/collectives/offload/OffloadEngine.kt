@@ -80,9 +80,14 @@ internal class OffloadEngine(
     @Volatile var pieces: Long = 0; private set
     @Volatile var bytesIn: Long = 0; private set
 
-    /** A call's phases, in the order they will run; called as the call starts, before any of them can fire. */
-    fun starting(callPhases: Array<OffloadPhase>) = synchronized(lock) {
-        for (p in callPhases) { p.arm(); pending.addLast(p) }
+    /**
+     * A call's phases, in the order they will run; called as the call starts, before any of them
+     * can fire. [inline]: the caller carries them itself by calling [step] until they are through
+     * (a blocking call's one phase, [braid.collectives.CollectiveRequest.waitFor]), so they count as fired already
+     * and never go through the deferred work queue.
+     */
+    fun starting(callPhases: Array<OffloadPhase>, inline: Boolean = false) = synchronized(lock) {
+        for (p in callPhases) { p.arm(); p.fired = inline; pending.addLast(p) }
     }
 
     /** The phase's step: 0 once it is carried through, `-EAGAIN` until then, `-errno` if it failed. */

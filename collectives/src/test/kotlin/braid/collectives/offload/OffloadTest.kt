@@ -11,6 +11,8 @@ import braid.collectives.Reference
 import braid.collectives.onEveryRank
 import braid.core.Errno
 import braid.core.FabricException
+import braid.testsupport.SteadyAllocation
+import io.kotest.assertions.withClue
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.longs.shouldBeGreaterThan
@@ -96,6 +98,84 @@ class OffloadTest : FunSpec({
                 o.mainCalls shouldBe 4
                 o.segmentBytes shouldBe (8L + 4096) + (if (g.rank == 1) 8L + 4096 else 0L) // only the root of a broadcast writes its vector
             }
+        }
+    }
+
+    test("blocking calls are carried on the caller's thread (inlineCalls), mixed on one group with started calls still in flight, in any order across ranks") {
+        collectiveFabric(3).use { f ->
+            val groups = f.join(JoinOptions.DEFAULT.withOffload(small))
+            val blocking = onEveryRank(groups) { g ->
+                var blockingCalls = 0L
+                val bcast = Reference.buffer(5003 * 8)
+                for (k in 0 until 300) {
+                    // 8 B (half a slot) or 5003 elements (40 KB: many pieces through the 1 KiB slots).
+                    val count = if (k % 10 == 9) 5003 else 1
+                    val send = Reference.buffer(count * 8).apply { for (i in 0 until count) putLong(i * 8, (g.rank + 1L) * (i + k)) }
+                    val recv = Reference.buffer(count * 8)
+                    val root = k % 3
+                    if (g.rank == root) for (i in 0 until count) bcast.putLong(i * 8, k * 7L + i)
+                    // Each rank picks its own form per call: blocking, started and waited, or started and left in flight across the next (blocking) call.
+                    when ((k + g.rank) % 3) {
+                        0 -> {
+                            g.allreduce(send, 0, recv, 0, count, Datatype.INT64, ReduceOp.SUM)
+                            g.broadcast(bcast, 0, count, Datatype.INT64, root)
+                            blockingCalls += 2
+                        }
+                        1 -> {
+                            g.startAllreduce(send, 0, recv, 0, count, Datatype.INT64, ReduceOp.SUM).waitFor(20_000)
+                            g.startBroadcast(bcast, 0, count, Datatype.INT64, root).waitFor(20_000)
+                        }
+                        else -> {
+                            val first = g.startAllreduce(send, 0, recv, 0, count, Datatype.INT64, ReduceOp.SUM)
+                            g.broadcast(bcast, 0, count, Datatype.INT64, root) // carries the allreduce's phase first: the segment keeps call order
+                            blockingCalls++
+                            first.waitFor(20_000)
+                        }
+                    }
+                    for (i in 0 until count) {
+                        check(recv.getLong(i * 8) == 6L * (i + k)) { "rank ${g.rank} call $k: allreduce element $i is ${recv.getLong(i * 8)}" }
+                        check(bcast.getLong(i * 8) == k * 7L + i) { "rank ${g.rank} call $k: broadcast element $i is ${bcast.getLong(i * 8)}" }
+                    }
+                    val red = Reference.buffer(8)
+                    g.reduce(send, 0, if (g.rank == root) red else null, 0, 1, Datatype.INT64, ReduceOp.MAX, root)
+                    blockingCalls++
+                    if (g.rank == root) check(red.getLong(0) == 3L * k) { "rank ${g.rank} call $k: reduce gave ${red.getLong(0)}" }
+                }
+                g.barrier()
+                blockingCalls + 1
+            }
+            for (g in groups) {
+                val o = g.offload!!
+                o.failure.shouldBeNull()
+                o.inlineCalls shouldBe blocking[g.rank] // every blocking call, and no started one, went inline
+                o.offloadCalls shouldBe 300L * 3 + 1
+                o.segmentPhases shouldBe o.offloadCalls
+                o.mainCalls shouldBe 0
+            }
+        }
+    }
+
+    test("blocking calls carried on the caller's thread allocate nothing per call once warm (each rank's own thread counted)") {
+        collectiveFabric(2).use { f ->
+            val groups = f.join(JoinOptions.DEFAULT.withOffload(ShmOffload.DEFAULT))
+            val n = 5_000
+            val least = onEveryRank(groups) { g ->
+                val send = Reference.buffer(64).apply { putLong(0, g.rank + 1L) }
+                val recv = Reference.buffer(64)
+                fun rounds(count: Int) = repeat(count) {
+                    g.allreduce(send, 0, recv, 0, 8, Datatype.INT64, ReduceOp.SUM)
+                    g.broadcast(recv, 0, 1, Datatype.INT64, 1)
+                    g.reduce(send, 0, recv, 0, 1, Datatype.INT64, ReduceOp.SUM, 0)
+                    g.barrier()
+                }
+                rounds(2_000)
+                // Every rank runs the same windows (the calls must match); the least window judges, as SteadyAllocation.least does.
+                val windows = LongArray(3) { SteadyAllocation.of { rounds(n) } }
+                check(recv.getLong(0) == 3L) { "rank ${g.rank}: the last allreduce, broadcast and reduce left ${recv.getLong(0)}" }
+                windows.min()
+            }
+            for (g in groups) g.offload!!.inlineCalls shouldBe 4L * (2_000 + 3 * n)
+            least.forEachIndexed { rank, bytes -> withClue("rank $rank allocated $bytes bytes over $n rounds of 4 blocking calls") { (bytes / (4L * n)) shouldBe 0L } }
         }
     }
 
