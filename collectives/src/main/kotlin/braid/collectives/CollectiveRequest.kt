@@ -66,9 +66,9 @@ public class CollectiveRequest internal constructor(private val schedule: Schedu
         inline = phase
     }
 
-    /** One step of the inline phase; completes the request once the phase is through or failed. */
-    private fun stepInline(phase: OffloadPhase): Boolean {
-        val rc = phase.run(phase.work)
+    /** Up to [spins] steps of the inline phase; completes the request once the phase is through or failed. */
+    private fun stepInline(phase: OffloadPhase, spins: Int): Boolean {
+        val rc = phase.carry(spins)
         if (rc == OffloadPhase.EAGAIN) return false
         inline = null
         complete(-rc, if (rc == 0) "" else "${schedule.name}: $phase")
@@ -113,7 +113,7 @@ public class CollectiveRequest internal constructor(private val schedule: Schedu
     public fun test(): Boolean {
         if (done) return finished()
         val phase = inline
-        if (phase != null && stepInline(phase)) return finished()
+        if (phase != null && stepInline(phase, 1)) return finished()
         domain.progress()
         return finished()
     }
@@ -129,13 +129,10 @@ public class CollectiveRequest internal constructor(private val schedule: Schedu
         val deadline = if (timeoutMillis < 0) Long.MAX_VALUE else System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis)
         idle.reset()
         inline?.let { phase ->
-            var steps = 0
-            while (!stepInline(phase)) {
-                if (++steps and (INLINE_PROGRESS_STEPS - 1) == 0) {
-                    domain.progress()
-                    if (System.nanoTime() > deadline) throw FabricException(Errno.ETIMEDOUT, "${schedule.name}: not complete after $timeoutMillis ms")
-                }
-                idle.idle(0)
+            while (!stepInline(phase, INLINE_PROGRESS_STEPS)) {
+                val work = domain.progress()
+                if (System.nanoTime() > deadline) throw FabricException(Errno.ETIMEDOUT, "${schedule.name}: not complete after $timeoutMillis ms")
+                idle.idle(work)
             }
             finished()
             return
@@ -198,7 +195,7 @@ public class CollectiveRequest internal constructor(private val schedule: Schedu
     override fun toString(): String = "CollectiveRequest(${schedule.name}, ${if (!done) "running" else if (errorCode == 0) "complete" else Errno.name(errorCode)})"
 
     internal companion object {
-        /** An inline wait drives the domain's progress once every this many steps of its phase (a power of two). */
+        /** An inline wait tries its phase this many times in a row between drives of the domain's progress. */
         const val INLINE_PROGRESS_STEPS = 32
     }
 }

@@ -90,14 +90,24 @@ internal class OffloadEngine(
         for (p in callPhases) { p.arm(); p.fired = inline; pending.addLast(p) }
     }
 
-    /** The phase's step: 0 once it is carried through, `-EAGAIN` until then, `-errno` if it failed. */
-    fun step(phase: OffloadPhase): Int = synchronized(lock) {
+    /**
+     * The phase's step: 0 once it is carried through, `-EAGAIN` until then, `-errno` if it failed.
+     * [spins] > 1 (a caller carrying its own phase inline) tries that many times in a row, under
+     * one acquisition of the lock, before it answers `-EAGAIN`.
+     */
+    fun step(phase: OffloadPhase, spins: Int = 1): Int = synchronized(lock) {
         phase.fired = true
         if (phase.done) return 0
         if (closed) return -Errno.EOPBADSTATE
         if (failure == null) {
             try {
-                advance(System.nanoTime())
+                val now = System.nanoTime()
+                var left = spins
+                while (true) {
+                    advance(now)
+                    if (phase.done || failure != null || --left <= 0) break
+                    Thread.onSpinWait()
+                }
             } catch (e: RuntimeException) {
                 fail(Errno.EIO, "the shared-memory phase failed: $e")
             }

@@ -79,6 +79,9 @@ internal class OffloadPhase(
 
     override fun run(work: DeferredWork): Int = engine.step(this)
 
+    /** [run] for a caller carrying this phase itself: up to [spins] tries in a row. */
+    fun carry(spins: Int): Int = engine.step(this, spins)
+
     /** Names the phase, and the engine's failure once it failed (the queue puts this in the step's error). */
     override fun toString(): String = engine.failure?.let { "$name: $it" } ?: if (engine.closed) "$name: the offload binding was closed (its segment is unmapped)" else name
 
