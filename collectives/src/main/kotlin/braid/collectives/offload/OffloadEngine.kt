@@ -19,8 +19,9 @@ import java.nio.file.Paths
  * The protocol of one piece (epoch e) for local rank i of L:
  * 1. free: wait until every rank's `consumed` has passed the last piece that used the part of
  *    the slots this piece writes, and e−2 (every rank has read our call word of e's parity);
- *    copy the input piece into slot i, write the call word of e's parity, then `posted[i] = e`
- *    (release).
+ *    copy the input piece into slot i (a tiny piece, at most 8 bytes, into the tiny word of e's
+ *    parity in our control block, beside `posted`, so one cache line carries both), write the
+ *    call word of e's parity, then `posted[i] = e` (release).
  * 2. posted: wait until every rank's `posted` ≥ e. A small piece (at most [smallBytes]) is
  *    reduced whole by every rank that wants the result, in rank order, from the slots straight
  *    into its output, and the piece is done: one synchronisation per call. A larger one reduces
@@ -175,21 +176,24 @@ internal class OffloadEngine(
             if (p.stage == 0) {
                 val e = epoch + 1
                 val half = (e and 1L).toInt()
-                val data = p.kind != OffloadPhase.Kind.BARRIER
-                // Our call word of e's parity was last read for e−2; the slot area this piece writes was last read for lastUse.
+                // A tiny piece travels in our control block's tiny word of e's parity, a small one in half our slot.
+                val tiny = small && p.bytes <= OffloadSegmentDescriptor.TINY_BYTES
+                val data = p.kind != OffloadPhase.Kind.BARRIER && !tiny
+                // Our call word and tiny word of e's parity were last read for e−2; the slot area this piece writes was last read for lastUse.
                 var need = e - 2
                 if (data) need = maxOf(need, if (small) lastUse[half] else maxOf(lastUse[0], lastUse[1]))
                 if (!all(seg, CONSUMED, need)) return waiting(seg, p, now, CONSUMED, need)
                 epoch = e
                 p.epoch = e
-                p.at = if (small) half * halfBytes else 0
+                p.inControl = tiny
+                p.at = if (tiny) OffloadSegmentDescriptor.tiny(e) else if (small) half * halfBytes else 0
                 if (data) { if (small) lastUse[half] = e else { lastUse[0] = e; lastUse[1] = e } }
                 val writes = when (p.kind) {
                     OffloadPhase.Kind.ALLREDUCE, OffloadPhase.Kind.REDUCE, OffloadPhase.Kind.ALLGATHER, OffloadPhase.Kind.GATHER -> true
                     OffloadPhase.Kind.BCAST, OffloadPhase.Kind.PASS -> i == p.root
                     OffloadPhase.Kind.BARRIER -> false
                 }
-                if (writes && len > 0) { b.putBytes(seg.slot(i) + p.at, p.input, p.inputOffset + off, len); bytesIn += len }
+                if (writes && len > 0) { b.putBytes(dataOf(seg, i, p), p.input, p.inputOffset + off, len); bytesIn += len }
                 b.putLong(me + OffloadSegmentDescriptor.call(e), p.callWord)
                 b.putLongVolatile(me + POSTED, e) // release: the piece and the call word are visible before the epoch
                 p.waitingSince = 0
@@ -212,14 +216,14 @@ internal class OffloadEngine(
                         val rc = seg.control(p.root)
                         if (b.getLongVolatile(rc + POSTED) < e) return waiting(seg, p, now, POSTED, e, p.root)
                         if (!sameCall(b, rc, p, e)) return false
-                        if (len > 0) p.output.putBytes(p.outputOffset + off, b, seg.slot(p.root) + p.at, len)
+                        if (len > 0) p.output.putBytes(p.outputOffset + off, b, dataOf(seg, p.root, p), len)
                         finishPiece(b, me, p, e); continue
                     }
                     OffloadPhase.Kind.BARRIER, OffloadPhase.Kind.ALLGATHER, OffloadPhase.Kind.GATHER -> {
                         if (!all(seg, POSTED, e)) return waiting(seg, p, now, POSTED, e)
                         for (j in 0 until l) if (!sameCall(b, seg.control(j), p, e)) return false
                         if (p.kind != OffloadPhase.Kind.BARRIER && len > 0) {
-                            for (j in 0 until l) p.output.putBytes(p.outputOffset + j * p.bytes + off, b, seg.slot(j) + p.at, len)
+                            for (j in 0 until l) p.output.putBytes(p.outputOffset + j * p.bytes + off, b, dataOf(seg, j, p), len)
                         }
                         finishPiece(b, me, p, e); continue
                     }
@@ -231,8 +235,8 @@ internal class OffloadEngine(
                         if (small) {
                             // Whole, by every rank that wants the result, in rank order: out = s0 ∘ (s1 ∘ (… ∘ s(L−1))).
                             if ((p.kind == OffloadPhase.Kind.ALLREDUCE || i == p.root) && n > 0) {
-                                p.output.putBytes(p.outputOffset + off, b, seg.slot(l - 1) + p.at, len)
-                                for (j in l - 2 downTo 0) p.kernel!!.reduce(b, seg.slot(j) + p.at, p.output, p.outputOffset + off, n, true)
+                                p.output.putBytes(p.outputOffset + off, b, dataOf(seg, l - 1, p), len)
+                                for (j in l - 2 downTo 0) p.kernel!!.reduce(b, dataOf(seg, j, p), p.output, p.outputOffset + off, n, true)
                             }
                             finishPiece(b, me, p, e); continue
                         }
@@ -261,6 +265,9 @@ internal class OffloadEngine(
         p.done = true
         return true
     }
+
+    /** Where local rank [j]'s data of [p]'s current piece is: its control block's tiny word, or its slot. */
+    private fun dataOf(seg: OffloadSegment, j: Int, p: OffloadPhase): Int = (if (p.inControl) seg.control(j) else seg.slot(j)) + p.at
 
     private fun finishPiece(b: org.agrona.concurrent.UnsafeBuffer, me: Int, p: OffloadPhase, e: Long) {
         b.putLongVolatile(me + REDUCED, e)

@@ -58,8 +58,10 @@ internal class OffloadPhase(
     @JvmField var segment = 0
     @JvmField var stage = 0
     @JvmField var epoch = 0L
-    /** Where in each slot the current piece is (a small piece uses half a slot, by epoch parity). */
+    /** Where in each slot the current piece is (a small piece uses half a slot, by epoch parity), or in each control block ([inControl]). */
     @JvmField var at = 0
+    /** Whether the current piece is tiny: carried in the control blocks' tiny words, not the slots. */
+    @JvmField var inControl = false
     @JvmField var waitingSince = 0L
     @JvmField var lastLiveness = 0L
 
@@ -71,7 +73,7 @@ internal class OffloadPhase(
     val callWord: Long get() = (kind.ordinal.toLong() shl 56) or ((root.toLong() and 0xff) shl 48) or (((target + 1).toLong() and 0xffff) shl 32) or (bytes.toLong() and 0xffff_ffffL)
 
     fun arm() {
-        fired = false; done = false; segment = 0; stage = 0; epoch = 0; at = 0; waitingSince = 0; lastLiveness = 0
+        fired = false; done = false; segment = 0; stage = 0; epoch = 0; at = 0; inControl = false; waitingSince = 0; lastLiveness = 0
     }
 
     /** Whether the schedule gave up on this phase before it fired (a failed or cancelled earlier step). */

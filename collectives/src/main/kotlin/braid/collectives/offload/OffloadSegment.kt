@@ -29,7 +29,7 @@ import javax.crypto.spec.SecretKeySpec
  * +---------------------------------------------------------------+
  * |                  magic "BRDCOLL\0" (64 bits)                  |  0
  * +-------------------------------+-------------------------------+
- * |          version = 2          |      local ranks (L)          |  8
+ * |          version = 3          |      local ranks (L)          |  8
  * +-------------------------------+-------------------------------+
  * |          slot bytes           |      attached (count)         | 16
  * +-------------------------------+-------------------------------+
@@ -40,10 +40,14 @@ import javax.crypto.spec.SecretKeySpec
  * +---------------------------------------------------------------+
  * |      ready (32): written last, 1 once the header is whole     | 112
  * +---------------------------------------------------------------+
- * |  control block of local rank i at 256 + 128·i:                |
- * |    pid · start ms · posted · reduced · consumed ·             |
- * |    call word of even epochs · failed (culprit local rank + 1   |
- * |    << 32 | errno) · call word of odd epochs — each 64 bits     |
+ * |  control block of local rank i at 256 + 128·i, two cache lines |
+ * |  of 64-bit words. The first holds what the others poll:        |
+ * |    posted · reduced · consumed · call word of even epochs ·    |
+ * |    call word of odd epochs · tiny data of even epochs ·        |
+ * |    tiny data of odd epochs · (unused)                          |
+ * |  the second what they read only while checking liveness:       |
+ * |    pid · start ms · failed (culprit local rank + 1 << 32 |     |
+ * |    errno)                                                      |
  * +---------------------------------------------------------------+
  * |  slot of local rank j at DATA + j·slot bytes (DATA 4 KiB-aligned)
  * |  result area at DATA + L·slot bytes                           |
@@ -51,12 +55,17 @@ import javax.crypto.spec.SecretKeySpec
  * ```
  * Native byte order (all ranks are on one host). posted / reduced / consumed are epochs
  * ([OffloadEngine]): written with release stores after the data they announce, read with
- * acquire loads before the data is read.
+ * acquire loads before the data is read. A piece of at most [TINY_BYTES] travels in the tiny
+ * word of its epoch's parity, in the same cache line as the epoch that announces it: a reader
+ * that sees the epoch has the data with it, one line transfer instead of two.
  */
 internal object OffloadSegmentDescriptor {
     const val MAGIC: Long = 0x004c4c4f43445242L // "BRDCOLL\0" little-endian
-    /** 2: a call word per epoch parity (a rank may post epoch e+1 while a peer still reads its word of e). */
-    const val VERSION = 2
+    /**
+     * 2: a call word per epoch parity (a rank may post epoch e+1 while a peer still reads its word of e).
+     * 3: the polled words and the tiny data words share the control block's first cache line.
+     */
+    const val VERSION = 3
     const val MAGIC_OFFSET = 0
     const val VERSION_OFFSET = 8
     const val LOCAL_SIZE_OFFSET = 12
@@ -71,17 +80,25 @@ internal object OffloadSegmentDescriptor {
     const val CONTROL_BASE = 256
     const val CONTROL_BYTES = 128
 
-    const val PID = 0
-    const val START = 8
-    const val POSTED = 16
-    const val REDUCED = 24
-    const val CONSUMED = 32
-    const val CALL = 40
-    const val FAILED = 48
-    const val CALL_ODD = 56
+    const val POSTED = 0
+    const val REDUCED = 8
+    const val CONSUMED = 16
+    const val CALL = 24
+    const val CALL_ODD = 32
+    const val TINY = 40
+    const val TINY_ODD = 48
+    const val PID = 64
+    const val START = 72
+    const val FAILED = 80
+
+    /** The largest piece carried in a control block's tiny word instead of a slot. */
+    const val TINY_BYTES = 8
 
     /** Where a rank's call word for epoch [e] is: one word per parity. */
     fun call(e: Long): Int = if (e and 1L == 0L) CALL else CALL_ODD
+
+    /** Where a rank's tiny data for epoch [e] is: one word per parity, like the call word. */
+    fun tiny(e: Long): Int = if (e and 1L == 0L) TINY else TINY_ODD
 
     fun control(local: Int): Int = CONTROL_BASE + local * CONTROL_BYTES
     fun dataBase(localSize: Int): Int = (control(localSize) + 4095) and 4095.inv()
