@@ -151,6 +151,7 @@ internal class ShmSplitCopy(file: AtomicBuffer) {
                 word = b.getLongVolatile(SPLIT_CLAIM_OFFSET)
                 continue
             }
+            if (STALL_IN_PUSH) stallInPush()
             val offset = i * chunk
             val n = minOf(chunk, length - offset)
             if (CrossMemoryAttach.write(iov, pid, srcAddress + offset, dst + offset, n) != n) {
@@ -169,6 +170,18 @@ internal class ShmSplitCopy(file: AtomicBuffer) {
     fun describe(): String = "split copies $splits (chunks pulled $pulledChunks), chunks pushed $pushedChunks${if (pushBroken) " (pushing failed)" else ""}"
 
     companion object {
+        /**
+         * Test hook (`-Dbraid.shm.testStallInPush=true`): a sender stops for ever once it has
+         * claimed a chunk, before pushing it, as a sender killed mid-split would.
+         */
+        private val STALL_IN_PUSH: Boolean = java.lang.Boolean.getBoolean("braid.shm.testStallInPush")
+
+        private fun stallInPush(): Nothing {
+            println("CLAIMED CHUNK")
+            System.out.flush()
+            while (true) Thread.sleep(60_000)
+        }
+
         private const val CHUNK_MASK = 0xffff_ffffL
         private const val MAX_GENERATION = Int.MAX_VALUE
         /** Spins between liveness checks of the sender while waiting for its chunks (a power of two, minus one). */
