@@ -104,6 +104,8 @@ internal class ShmSplitCopy(file: AtomicBuffer) {
                 break
             }
         }
+        // Every chunk is claimed now (or the split closed): the generation is over, and a late
+        // SHARE for it, or a sender's compare-and-set on it, claims nothing.
         var spins = 0
         while (b.getLongVolatile(SPLIT_DONE_OFFSET) < claimed) {
             Thread.onSpinWait()
@@ -114,7 +116,7 @@ internal class ShmSplitCopy(file: AtomicBuffer) {
         }
         if (!ok) return false
         val failed = b.getLongVolatile(SPLIT_FAILED_OFFSET)
-        if (failed in 0 until chunks) {
+        if (failed >= 0 && failed < chunks) {
             val offset = failed * chunk
             val n = minOf(chunk.toLong(), length - offset)
             pulledChunks++
