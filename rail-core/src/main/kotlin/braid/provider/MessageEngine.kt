@@ -269,7 +269,7 @@ internal class MessageEngine(
      */
     fun startRendezvous(path: RecvPath, e: RxEntry, msgId: Long, wantAck: Boolean, srcAddress: Long) {
         val accept = minOf(e.size, e.buffer.capacity().toLong())
-        if (srcAddress != 0L && accept > 0 && path.outlet.pull(e, srcAddress, accept)) {
+        if (srcAddress != 0L && accept > 0 && path.outlet.pull(e, msgId, srcAddress, accept)) {
             control(path, PULLED, msgId, accept)
             ep.rxComplete(e, e.size)
             return

@@ -55,11 +55,11 @@ internal interface ControlOutlet {
     fun writeControl(type: Int, msgId: Long, value: Long): Boolean
 
     /**
-     * Copies [length] bytes of a rendezvous message from the sender's memory at [srcAddress]
-     * straight into [e]'s buffer (shm's single-copy pull); false if the rail cannot, and the
-     * sender streams the bytes instead.
+     * Copies [length] bytes of rendezvous message [msgId] from the sender's memory at
+     * [srcAddress] straight into [e]'s buffer (shm's single-copy pull, or its split copy with the
+     * sender); false if the rail cannot, and the sender streams the bytes instead.
      */
-    fun pull(e: RxEntry, srcAddress: Long, length: Long): Boolean = false
+    fun pull(e: RxEntry, msgId: Long, srcAddress: Long, length: Long): Boolean = false
 
     /** Credit [cost] that a message from this sender held is free again (tcp returns it; shm has none). */
     fun release(cost: Long) {}

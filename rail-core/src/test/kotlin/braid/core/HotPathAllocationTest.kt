@@ -19,6 +19,13 @@ class HotPathAllocationTest : FunSpec({
         TestFabric(eagerSize = 1024).use { f -> pingPongAllocatesNothing(f, listOf(64, 64 * 1024)) { 20_000 } }
     }
 
+    test("a warm ping-pong of messages large enough for a split copy allocates nothing per message") {
+        // One thread drives both ends, so each receiver copies every chunk and each sender's
+        // SHARE comes late: both sides' code runs, the sender's push finding the split over.
+        val split = Settings.ofEnvironment(mapOf("BRAID_SHM_SHARE_SIZE" to "65536", "BRAID_SHM_SHARE_CHUNK" to "16384"))
+        TestFabric(eagerSize = 1024, settings = split).use { f -> pingPongAllocatesNothing(f, listOf(256 * 1024)) { 2_000 } }
+    }
+
     test("suspend sends, injects and receives that complete without suspending allocate nothing per message") {
         TestFabric().use { f ->
             val (a, b) = f.nodes

@@ -32,7 +32,7 @@ class InfoCommandTest : FunSpec({
         val shm = braid("info", "-v", "-p", "shm").out
         shm shouldContain "    parameters:\n"
         shm shouldContain "        shm.ring_size: "
-        listOf("core.job_key: <", "core.unexpected_limit: ", "shm.eager_size: ", "shm.dir: ", "shm.cma: ", "shm.pull_size: ", "shm.frag_size: ", "shm.liveness_ms: ").forEach { shm shouldContain it }
+        listOf("core.job_key: <", "core.unexpected_limit: ", "shm.eager_size: ", "shm.dir: ", "shm.cma: ", "shm.pull_size: ", "shm.share_size: ", "shm.share_chunk: ", "shm.frag_size: ", "shm.liveness_ms: ").forEach { shm shouldContain it }
         shm shouldContain "unexpected_limit: " // the bound, in the attributes too
         val link = braid("info", "-v", "-p", "link", "-d", "shm+tcp:lo").out
         listOf("link.links: ", "link.disable_shm: ", "link.use_srq: ", "link.dump_stats: ", "shm.ring_size: ", "tcp.timeout_ms: ", "tcp.window: ", "tcp.buffer_size: ")

@@ -6,9 +6,9 @@ import java.nio.ByteBuffer
 
 /**
  * Single-copy transfers between processes with Linux's cross-memory attach
- * (`process_vm_readv(2)`), the mechanism libfabric's shm provider uses for large messages: the
- * receiver copies straight from the sender's buffer into its own, with no staging through a
- * ring. Needs both buffers off-heap (a heap array can move) and permission to read the sender
+ * (`process_vm_readv(2)`, `process_vm_writev(2)`), the mechanism libfabric's shm provider uses
+ * for large messages: the receiver copies straight from the sender's buffer into its own, with
+ * no staging through a ring (and, for a split copy, the sender pushes part of it at once). Needs both buffers off-heap (a heap array can move) and permission to read the sender
  * (same user, and Yama's ptrace_scope allowing it); where either is missing, callers fall back
  * to streaming fragments through the bulk ring.
  */
@@ -28,7 +28,19 @@ internal object CrossMemoryAttach {
      * call's two iovecs in [iov]. Returns the bytes copied (all of them), or a negative
      * errno-style value if the call failed.
      */
-    fun read(iov: Iovecs, pid: Int, localAddress: Long, remoteAddress: Long, length: Long): Long {
+    fun read(iov: Iovecs, pid: Int, localAddress: Long, remoteAddress: Long, length: Long): Long =
+        transfer(iov, pid, localAddress, remoteAddress, length, write = false)
+
+    /**
+     * Copies [length] bytes from [localAddress] to [remoteAddress] in process [pid]
+     * (`process_vm_writev(2)`: a sender pushing its part of a split copy, see [ShmSplitCopy]).
+     * Returns the bytes copied (all of them), or a negative errno-style value if the call failed.
+     */
+    fun write(iov: Iovecs, pid: Int, localAddress: Long, remoteAddress: Long, length: Long): Long =
+        transfer(iov, pid, localAddress, remoteAddress, length, write = true)
+
+    /** One direction's loop: the kernel may copy less than asked (a partial transfer), so it goes on from there. */
+    private fun transfer(iov: Iovecs, pid: Int, localAddress: Long, remoteAddress: Long, length: Long, write: Boolean): Long {
         val m = iov.memory
         var done = 0L
         while (done < length) {
@@ -36,7 +48,8 @@ internal object CrossMemoryAttach {
             m.putLong(8, length - done)
             m.putLong(16, remoteAddress + done)
             m.putLong(24, length - done)
-            val n = Libc.process_vm_readv(pid, iov.address, 1, iov.address + 16, 1, 0)
+            val n = if (write) Libc.process_vm_writev(pid, iov.address, 1, iov.address + 16, 1, 0)
+            else Libc.process_vm_readv(pid, iov.address, 1, iov.address + 16, 1, 0)
             if (n <= 0) return if (n == 0L) -1 else n
             done += n
         }
@@ -58,5 +71,8 @@ internal object CrossMemoryAttach {
     private object Libc {
         @JvmStatic
         external fun process_vm_readv(pid: Int, localIov: Long, localCount: Long, remoteIov: Long, remoteCount: Long, flags: Long): Long
+
+        @JvmStatic
+        external fun process_vm_writev(pid: Int, localIov: Long, localCount: Long, remoteIov: Long, remoteCount: Long, flags: Long): Long
     }
 }

@@ -169,7 +169,7 @@ internal object EndpointFileDescriptor {
  * +---------------------------------------------------------------+
  * |                      magic "BRDC" (32)                        |
  * +---------------------------------------------------------------+
- * |                      version = 4 (32)                         |
+ * |                      version = 5 (32)                         |
  * +---------------------------------------------------------------+
  * |                      data (and bulk) ring capacity (32)       |
  * +---------------------------------------------------------------+
@@ -188,6 +188,27 @@ internal object EndpointFileDescriptor {
  * +---------------------------------------------------------------+
  * |                 ... padding to offset 128 ...                 |
  * +---------------------------------------------------------------+
+ * |  split slot (offset 128; [ShmSplitCopy]), claimed words first: |
+ * |  claim word (64): generation << 32 | next chunk to claim      |
+ * +---------------------------------------------------------------+
+ * |  done (64): chunks copied, by either side (a failed one too)  |
+ * +---------------------------------------------------------------+
+ * |  failed (64): the chunk the sender could not push, or -1      |
+ * +---------------------------------------------------------------+
+ * |                 ... padding to offset 192 ...                 |
+ * +---------------------------------------------------------------+
+ * |  message id (64) of the split's rendezvous message            |
+ * +---------------------------------------------------------------+
+ * |  receiver's destination address (64)                          |
+ * +---------------------------------------------------------------+
+ * |  sender's source address (64)                                 |
+ * +---------------------------------------------------------------+
+ * |  length (64)                                                  |
+ * +---------------------------------------------------------------+
+ * |  chunk size (32)              |  chunk count (32)             |
+ * +---------------------------------------------------------------+
+ * |                 ... padding to offset 256 ...                 |
+ * +---------------------------------------------------------------+
  * |  data ring: OneToOneRingBuffer, sender -> receiver            |
  * |  (message heads: EAGER and RTS records)                       |
  * +---------------------------------------------------------------+
@@ -200,14 +221,16 @@ internal object EndpointFileDescriptor {
  * +---------------------------------------------------------------+
  * ```
  * Version 3 added the RMA records (see [FrameDescriptor]); version 4 the key proof: a receiver
- * reads nothing from a channel before the proof checks out (see [ShmJobKey]).
+ * reads nothing from a channel before the proof checks out (see [ShmJobKey]); version 5 the split
+ * slot, where the receiver of a large rendezvous message and its sender claim its chunks and
+ * copy them at once (one split at a time per channel: the receiver makes it synchronously).
  * Fragments have a ring of their own because a receiver may leave an unexpected message head
  * in the data ring to push its sender back; fragments of a message already matched must still
  * flow past it, or the receive waiting for them would never complete.
  */
 internal object ChannelFileDescriptor {
     const val MAGIC: Int = 0x42524443 // "BRDC"
-    const val VERSION: Int = 4
+    const val VERSION: Int = 5
     const val MAGIC_OFFSET = ShmFileHeader.MAGIC_OFFSET
     const val VERSION_OFFSET = ShmFileHeader.VERSION_OFFSET
     const val DATA_CAPACITY_OFFSET = 8
@@ -218,7 +241,17 @@ internal object ChannelFileDescriptor {
     const val PROOF_LENGTH = ShmJobKey.PROOF_LENGTH
     /** Receiver state: the sender's key proof failed; nothing in the channel is read. */
     const val RECEIVER_REFUSED = 3
-    const val DATA_RING_OFFSET = 128
+    const val SPLIT_OFFSET = 128
+    const val SPLIT_CLAIM_OFFSET = SPLIT_OFFSET
+    const val SPLIT_DONE_OFFSET = SPLIT_OFFSET + 8
+    const val SPLIT_FAILED_OFFSET = SPLIT_OFFSET + 16
+    const val SPLIT_MSG_ID_OFFSET = SPLIT_OFFSET + 64
+    const val SPLIT_DST_OFFSET = SPLIT_OFFSET + 72
+    const val SPLIT_SRC_OFFSET = SPLIT_OFFSET + 80
+    const val SPLIT_LENGTH_OFFSET = SPLIT_OFFSET + 88
+    const val SPLIT_CHUNK_OFFSET = SPLIT_OFFSET + 96
+    const val SPLIT_CHUNKS_OFFSET = SPLIT_OFFSET + 100
+    const val DATA_RING_OFFSET = 256
     const val CTRL_CAPACITY = 64 * 1024
 
     fun bulkRingOffset(dataCapacity: Int): Int = DATA_RING_OFFSET + dataCapacity + RingBufferDescriptor.TRAILER_LENGTH
@@ -295,7 +328,8 @@ internal object ChannelFileDescriptor {
  * ```
  * Control ring, receiver -> sender: CTS (10: message id, bytes accepted), ACK (11: message id,
  * delivered), DISCARDED (12: message id, dropped by the receiving application), PULLED (13:
- * message id, bytes the receiver copied itself with cross-memory attach), 16 bytes each; and
+ * message id, bytes the receiver copied itself with cross-memory attach), SHARE (15: message id,
+ * generation of the split slot's copy the sender may help with), 16 bytes each; and
  * RMA_REPLY (14): braid.provider.RmaDescriptor's reply (32-byte header with status and request
  * id, then a read's bytes or a fetching atomic's old values).
  */
@@ -309,6 +343,7 @@ internal object FrameDescriptor {
     const val MSG_DISCARDED = 12
     const val MSG_PULLED = 13
     const val MSG_RMA_REPLY = 14
+    const val MSG_SHARE = 15
 
     const val FLAG_TAGGED = 1
     const val FLAG_DATA = 2

@@ -43,7 +43,8 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor
  * A channel [sender] announced to this endpoint: the shm rail's inbound adapter. It decodes the
  * data ring (message heads) and the bulk ring (fragments, RMA requests) into the engine, and is
  * the [ControlOutlet] of its [recvPath]: control records go back through the control ring, and
- * it pulls rendezvous bytes straight from the sender's memory where `process_vm_readv` works.
+ * it pulls rendezvous bytes straight from the sender's memory where `process_vm_readv` works,
+ * large ones together with the sender ([ShmSplitCopy]).
  */
 internal class ShmInChannel(
     private val t: ShmTransport,
@@ -66,6 +67,8 @@ internal class ShmInChannel(
     }
     private var avGeneration = -1L
     private val ctrlScratch = UnsafeBuffer(ByteArray(CTRL_LENGTH))
+    /** This channel's split slot, receiver side. */
+    private val split = ShmSplitCopy(file.buffer)
     /** The sender closed or died; whatever is still in the ring is delivered first. */
     var senderGone: String? = null
     val fiAddr: Long get() = recvPath.fiAddr
@@ -85,7 +88,7 @@ internal class ShmInChannel(
 
     fun describe(): String =
         "data ring ${data.size()} B, bulk ring ${bulk.size()} B, control ring ${ctrl.size()} B, in flight ${recvPath.inflight.size}, " +
-            "address $fiAddr, sender gone ${senderGone}, dead $dead"
+            "address $fiAddr, ${split.describe()}, sender gone ${senderGone}, dead $dead"
 
     /** Whether the sender left nothing unread. */
     fun drained(): Boolean = data.size() == 0 && bulk.size() == 0
@@ -143,10 +146,17 @@ internal class ShmInChannel(
         return ControlledMessageHandler.Action.CONTINUE
     }
 
-    override fun pull(e: RxEntry, srcAddress: Long, length: Long): Boolean {
+    override fun pull(e: RxEntry, msgId: Long, srcAddress: Long, length: Long): Boolean {
         // Below the pull size the two copies of streaming, made at once on both sides, beat one.
         if (!pullable || length < t.pullSize || e.buffer.byteArray() != null) return false
-        if (CrossMemoryAttach.read(t.cmaIov, senderPid, e.buffer.addressOffset(), srcAddress, length) == length) return true
+        val dst = e.buffer.addressOffset()
+        // From the share size on, the sender copies part of it at the same time (a split copy).
+        val done = if (t.shareSize > 0 && length >= t.shareSize) {
+            split.receive(msgId, dst, srcAddress, length, ShmSplitCopy.chunkFor(length, t.shareChunk), senderPid, t.cmaIov, ctrl, ctrlScratch, owner)
+        } else {
+            CrossMemoryAttach.read(t.cmaIov, senderPid, dst, srcAddress, length) == length
+        }
+        if (done) return true
         pullable = false // not permitted here (or the sender is gone): stream from now on
         return false
     }

@@ -31,6 +31,7 @@ import braid.provider.shm.FrameDescriptor.MSG_PULLED
 import braid.provider.shm.FrameDescriptor.MSG_RMA
 import braid.provider.shm.FrameDescriptor.MSG_RMA_REPLY
 import braid.provider.shm.FrameDescriptor.MSG_RTS
+import braid.provider.shm.FrameDescriptor.MSG_SHARE
 import braid.provider.shm.FrameDescriptor.SRC_ADDRESS_OFFSET
 import braid.provider.shm.FrameDescriptor.TAG_OFFSET
 import org.agrona.DirectBuffer
@@ -44,7 +45,8 @@ import java.nio.charset.StandardCharsets
 /**
  * This endpoint's channel to receiver [dst], as the [SendOutlet] of its [sendPath]: message
  * heads go into the data ring, rendezvous fragments and RMA requests into the bulk ring, and
- * CTS/ACK/DISCARDED/PULLED and RMA replies come back through the control ring.
+ * CTS/ACK/DISCARDED/PULLED, SHARE (help with a split copy: [ShmSplitCopy]) and RMA replies come
+ * back through the control ring.
  */
 internal class ShmOutChannel(
     private val t: ShmTransport,
@@ -65,6 +67,9 @@ internal class ShmOutChannel(
     var refused = false
     /** What a send or RMA to this channel returns once it is dead. */
     val deadErrno: Int get() = if (refused) -Errno.EACCES else -Errno.EHOSTDOWN
+    /** This channel's split slot, sender side. */
+    private val split = ShmSplitCopy(file.buffer)
+    private val receiverPid = owner.pid.toInt()
     private val ctrlHandler = MessageHandler { type, buffer, index, length ->
         if (type == MSG_RMA_REPLY) t.rma.onReply(rmaPath, buffer, index, length) else onCtrl(type, buffer, index)
     }
@@ -144,7 +149,17 @@ internal class ShmOutChannel(
             MSG_ACK -> e.onAck(sendPath, id)
             MSG_PULLED -> e.onPulled(sendPath, id) // delivered: the receiver copied it
             MSG_DISCARDED -> e.onDiscarded(sendPath, id)
+            MSG_SHARE -> share(id, b.getLong(index + CTRL_VALUE_OFFSET))
         }
+    }
+
+    /**
+     * The receiver offers this sender a share of its split copy of message [id]: push chunks of
+     * the send waiting for it (and only of that send's buffer) while any is left.
+     */
+    private fun share(id: Long, generation: Long) {
+        val op = sendPath.waitingCts.get(id) ?: return
+        split.push(id, generation, op.buffer.addressOffset(), op.length.toLong(), receiverPid, t.cmaIov)
     }
 
     /** The receiver is gone: every send and RMA still waiting on it completes in error. */
@@ -157,7 +172,7 @@ internal class ShmOutChannel(
     }
 
     fun describe(): String =
-        "data ring ${data.size()} B, bulk ring ${bulk.size()} B, control ring ${ctrl.size()} B, ${sendPath.describe()}, next id ${sendPath.nextMsgId}, dead $dead"
+        "data ring ${data.size()} B, bulk ring ${bulk.size()} B, control ring ${ctrl.size()} B, ${sendPath.describe()}, next id ${sendPath.nextMsgId}, ${split.describe()}, dead $dead"
 
     fun receiverGone(): String? {
         if (file.buffer.getIntVolatile(ChannelFileDescriptor.RECEIVER_STATE_OFFSET) == ChannelFileDescriptor.RECEIVER_REFUSED) {

@@ -25,12 +25,12 @@ import braid.provider.Transport
  * and Agrona ring buffers: one channel file per sender and receiver holding three single-producer
  * rings (message heads, rendezvous fragments and RMA requests, control back to the sender), with
  * no system call on the fast path. Messages up to the eager size travel whole; larger ones wait
- * for their receive (rendezvous) and are then pulled with one copy (`process_vm_readv`) or
- * streamed in fragments through the bulk ring, so a message of any size needs no ring as large
- * as itself.
+ * for their receive (rendezvous) and are then pulled with one copy (`process_vm_readv`; large
+ * ones split between receiver and sender, who copy chunks at once: [ShmSplitCopy]) or streamed
+ * in fragments through the bulk ring, so a message of any size needs no ring as large as itself.
  *
- * Tuning: the parameters of [ShmParams] (ring size, eager size, directory, single-copy pulls,
- * liveness), resolved from the hints' [braid.core.Settings] when [infos] is called and from the
+ * Tuning: the parameters of [ShmParams] (ring size, eager size, directory, single-copy pulls and
+ * their sharing, liveness), resolved from the hints' [braid.core.Settings] when [infos] is called and from the
  * Info's when an endpoint opens.
  */
 internal object ShmProvider : Provider {

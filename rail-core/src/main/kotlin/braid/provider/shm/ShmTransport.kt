@@ -42,7 +42,11 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor
  * Protocol: a message up to the eager size is one EAGER record in the data ring. A larger one is
  * an RTS; once matched, from [ShmParams.PULL_SIZE] on (every size by default) the receiver
  * copies the message straight out of the sender's off-heap buffer with `process_vm_readv` (one
- * copy, made by the receiver alone) and answers PULLED. Below it, or where it cannot pull, it
+ * copy) and answers PULLED. From [ShmParams.SHARE_SIZE] on, that copy is split ([ShmSplitCopy]):
+ * the receiver offers the sender a share (a SHARE control record) and both claim chunks of
+ * [ShmParams.SHARE_CHUNK] from the channel's split slot and copy them at once, the receiver
+ * pulling, the sender pushing with `process_vm_writev`; a sender that does not poll meanwhile
+ * leaves every chunk to the receiver. Below the pull size, or where it cannot pull, it
  * answers CTS and the sender streams FRAG records of [ShmParams.FRAG_SIZE] through the bulk
  * ring: two copies, but made at once, the sender copying in while the receiver copies out
  * (MPICH's shm LMT does the same).
@@ -69,6 +73,10 @@ internal class ShmTransport(
     internal val cma = info.settings[ShmParams.CMA] && CrossMemoryAttach.available
     /** The smallest rendezvous message pulled with one copy ([ShmParams.PULL_SIZE]); smaller ones stream. */
     internal val pullSize = info.settings[ShmParams.PULL_SIZE].toLong()
+    /** The smallest pulled message whose copy is shared with the sender ([ShmParams.SHARE_SIZE]; 0: never). */
+    internal val shareSize = info.settings[ShmParams.SHARE_SIZE].toLong()
+    /** The chunk size of a shared copy ([ShmParams.SHARE_CHUNK]). */
+    internal val shareChunk = info.settings[ShmParams.SHARE_CHUNK]
     /** This endpoint's iovecs for single-copy pulls (never shared between endpoints: see [CrossMemoryAttach.Iovecs]). */
     internal val cmaIov = CrossMemoryAttach.Iovecs()
 
