@@ -9,7 +9,7 @@
 # measure the idle policy as much as the algorithms. Usage: bench/coll-crossovers.sh [N...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mvn -q -B -o -pl collectives -am test-compile
+mvn -q -B -Dkotlin.compiler.daemon=false -o -pl collectives -am test-compile
 CP="collectives/target/classes:collectives/target/test-classes:$(bench/rail-core-cp.sh)"
 ns=("$@"); [ ${#ns[@]} -gt 0 ] || ns=(2 3 4)
 for n in "${ns[@]}"; do

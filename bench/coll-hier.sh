@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-4}; hosts=${2:-2}
-mvn -q -B -o -pl collectives -am test-compile
+mvn -q -B -Dkotlin.compiler.daemon=false -o -pl collectives -am test-compile
 CP="collectives/target/classes:collectives/target/test-classes:$(bench/rail-core-cp.sh)"
 echo "== $n processes on $hosts hosts (usec per call, slowest rank; ratio = hierarchical / flat) =="
 printf '%-10s %9s %12s %12s %7s\n' op bytes flat hier ratio

@@ -9,7 +9,7 @@
 # Usage: bench/coll-offload.sh [N...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mvn -q -B -o -pl collectives -am test-compile
+mvn -q -B -Dkotlin.compiler.daemon=false -o -pl collectives -am test-compile
 CP="collectives/target/classes:collectives/target/test-classes:$(bench/rail-core-cp.sh)"
 ns=("$@"); [ ${#ns[@]} -gt 0 ] || ns=(2 4)
 for n in "${ns[@]}"; do

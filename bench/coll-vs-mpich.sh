@@ -10,7 +10,7 @@
 # the JIT up; MPICH's C needs none; BRAID_BENCH_PASSES=N changes it). Usage: bench/coll-vs-mpich.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mvn -q -B -o -pl collectives -am test-compile
+mvn -q -B -Dkotlin.compiler.daemon=false -o -pl collectives -am test-compile
 # collectives adds no library of its own: rail-core's class path serves, with collectives' classes in front.
 CP="collectives/target/classes:collectives/target/test-classes:$(bench/rail-core-cp.sh)"
 mkdir -p collectives/target/bench

@@ -8,6 +8,6 @@ cd "$(dirname "$0")/.."
 out="$PWD/rail-core/target/bench-classpath.txt"
 # One reactor build, so braid-test-support resolves to this tree's module, not to an installed copy
 # (a fresh clone has none). Every module of the reactor writes the file; rail-core, built last, wins.
-mvn -q -B -pl rail-core -am test-compile org.apache.maven.plugins:maven-dependency-plugin:3.8.1:build-classpath \
+mvn -q -B -Dkotlin.compiler.daemon=false -pl rail-core -am test-compile org.apache.maven.plugins:maven-dependency-plugin:3.8.1:build-classpath \
   -Dmdep.outputFile="$out" -Dmdep.includeScope=test >&2
 echo "$PWD/rail-core/target/classes:$PWD/rail-core/target/test-classes:$(cat "$out")"
