@@ -6,8 +6,8 @@
 # allreduce and alltoall (a simulated group: nothing is sent) and the memory per cached schedule.
 # On a 2-core machine the 4-process rows measure the idle policy (spinning ranks share 2 cores)
 # as much as the algorithms. Every Braid row is printed twice: through the main provider's
-# point-to-point schedules (p2p) and through a group paired with the shm offload (offload). Braid's loops run 5 passes and report the last (the others warm
-# the JIT up; MPICH's C needs none; BRAID_BENCH_PASSES=N changes it). Usage: bench/coll-vs-mpich.sh
+# point-to-point schedules (p2p) and through a group paired with the shm offload (offload). Braid's loops run passes for at least 10 s (at least 5) and report the last (the others warm
+# the JIT up; MPICH's C needs none; BRAID_BENCH_WARMUP_SECONDS, BRAID_BENCH_PASSES change them). Usage: bench/coll-vs-mpich.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mvn -q -B -Dkotlin.compiler.daemon=false -o -pl collectives -am test-compile

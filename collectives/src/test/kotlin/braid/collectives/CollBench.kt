@@ -16,10 +16,12 @@ import kotlin.system.exitProcess
  * - `run N`: N processes over shm (this one is rank 0 and starts the others), OSU-style
  *   averages of allreduce (SUM of doubles) and broadcast at 8 B, 4 KiB, 64 KiB and 1 MiB and of
  *   barrier; prints `OP BYTES USEC P50` lines (the slowest rank's average and median per call)
- *   as the C loop prints `OP BYTES USEC`. Every case runs in 5 passes and the last is
- *   reported: the others are the JIT's warm-up (a loop measured while the compiler threads still
- *   work shares the cores with them, and on 2 cores that costs whole scheduler slices; with 2
- *   passes the 8 B allreduce's mean was 9–17 µs against a steady 0.5, see the note of 2026-11-24).
+ *   as the C loop prints `OP BYTES USEC`. The cases run in passes, at least 5 and for at least
+ *   10 s (`BRAID_BENCH_PASSES`, `BRAID_BENCH_WARMUP_SECONDS`), and the last pass is reported:
+ *   the others are the JIT's warm-up. A loop measured while the compiler threads still work
+ *   shares the cores with them, and on 2 cores that costs whole scheduler slices: with 2 passes
+ *   the 8 B allreduce's mean was 9–17 µs against a steady 0.5; 5 passes took 2 s, and the first
+ *   window of a pass still took stalls of milliseconds, which put its mean at up to twice its median.
  * - `crossovers N`: [Crossovers] — every algorithm of allreduce, broadcast and allgather forced
  *   in turn at 8 B … 4 MiB.
  * - `build`: builds schedules on a simulated group (one real endpoint, made-up member addresses;
@@ -134,35 +136,47 @@ object CollBench {
         val mine = Reference.buffer(24); val worst = Reference.buffer(24)
         val paths = listOf("p2p" to p2p, "offload" to paired)
         val timers = paths.map { Timer(it.second, 10_000) }
-        val passes = System.getenv("BRAID_BENCH_PASSES")?.toInt() ?: 5   // the last is reported; the others warm the JIT up
-        fun report(pass: Int, op: String, bytes: Int, path: Int) {
+        // The last pass is reported; the others warm the JIT up, for at least this many passes and seconds.
+        val minPasses = System.getenv("BRAID_BENCH_PASSES")?.toInt() ?: 5
+        val warmupNs = (System.getenv("BRAID_BENCH_WARMUP_SECONDS")?.toDouble() ?: 10.0).times(1e9).toLong()
+        val lines = ArrayList<String>()
+        fun report(op: String, bytes: Int, path: Int) {
             val timer = timers[path]
             mine.putDouble(0, timer.mean); mine.putDouble(8, timer.p50); mine.putDouble(16, timer.p99)
             p2p.startReduce(mine, 0, worst, 0, 3, Datatype.DOUBLE, ReduceOp.MAX, 0).waitFor(60_000)
-            if (rk.rank == 0 && pass == passes - 1) println("%s %d %s %.2f %.2f %.2f".format(op, bytes, paths[path].first, worst.getDouble(0), worst.getDouble(8), worst.getDouble(16)))
+            if (rk.rank == 0) lines += "%s %d %s %.2f %.2f %.2f".format(op, bytes, paths[path].first, worst.getDouble(0), worst.getDouble(8), worst.getDouble(16))
         }
-        for (pass in 0 until passes) {
+        val start = System.nanoTime()
+        var pass = 0
+        while (true) {
+            lines.clear()
             for (bytes in intArrayOf(8, 4096, 65536, 1 shl 20)) {
                 val count = bytes / 8
                 val iters = if (bytes <= 4096) 10_000 else if (bytes <= 65536) 1000 else 100
                 for ((k, path) in paths.withIndex()) {
                     val g = path.second
                     timers[k].time(iters) { g.allreduce(send, 0, recv, 0, count, Datatype.DOUBLE, ReduceOp.SUM) }
-                    report(pass, "allreduce", bytes, k)
+                    report("allreduce", bytes, k)
                 }
                 for ((k, path) in paths.withIndex()) {
                     val g = path.second
                     timers[k].time(iters) { g.broadcast(send, 0, count, Datatype.DOUBLE, 0) }
-                    report(pass, "broadcast", bytes, k)
+                    report("broadcast", bytes, k)
                 }
             }
             for ((k, path) in paths.withIndex()) {
                 val g = path.second
                 timers[k].time(10_000) { g.barrier() }
-                report(pass, "barrier", 0, k)
+                report("barrier", 0, k)
             }
+            // Every rank stops after the same pass: rank 0's count and clock decide.
+            pass++
+            mine.putDouble(0, if (rk.rank == 0 && pass >= minPasses && System.nanoTime() - start >= warmupNs) 1.0 else 0.0)
+            p2p.startAllreduce(mine, 0, worst, 0, 1, Datatype.DOUBLE, ReduceOp.MAX).waitFor(60_000)
+            if (worst.getDouble(0) > 0) break
         }
-        if (rk.rank == 0) System.err.println("braid ranks waited with idle policy ${rk.idle.kind}")
+        lines.forEach(::println)
+        if (rk.rank == 0) System.err.println("braid ranks waited with idle policy ${rk.idle.kind}; $pass passes, the last reported")
     }
 
     /**
