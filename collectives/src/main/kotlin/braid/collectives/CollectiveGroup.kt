@@ -264,43 +264,42 @@ public class CollectiveGroup internal constructor(
 
     /** [startReduce] over ByteBuffers from their positions. */
     public fun startReduce(send: ByteBuffer?, recv: ByteBuffer?, count: Int, datatype: Datatype, op: ReduceOp, root: Int): CollectiveRequest =
-        synchronized(lock) { startReduce(sendView(send, "reduce"), 0, recvView(recv, "reduce"), 0, count, datatype, op, root) }
+        reduceBytes(CollectiveOp.REDUCE, send, recv, count, datatype, op, true, root, false)
 
     /** [startReduce] with a user reduction over ByteBuffers from their positions. */
     public fun startReduce(send: ByteBuffer?, recv: ByteBuffer?, count: Int, datatype: Datatype, op: UserReduction, root: Int): CollectiveRequest =
-        synchronized(lock) { startReduce(sendView(send, "reduce"), 0, recvView(recv, "reduce"), 0, count, datatype, op, root) }
+        reduceBytes(CollectiveOp.REDUCE, send, recv, count, datatype, op, op.isCommutative(), root, false)
 
     /** [startAllreduce] over ByteBuffers from their positions. */
     public fun startAllreduce(send: ByteBuffer?, recv: ByteBuffer, count: Int, datatype: Datatype, op: ReduceOp): CollectiveRequest =
-        synchronized(lock) { startAllreduce(sendView(send, "allreduce"), 0, recvView(recv, "allreduce")!!, 0, count, datatype, op) }
+        reduceBytes(CollectiveOp.ALLREDUCE, send, recv, count, datatype, op, true, 0, false)
 
     /** [startAllreduce] with a user reduction over ByteBuffers from their positions. */
     public fun startAllreduce(send: ByteBuffer?, recv: ByteBuffer, count: Int, datatype: Datatype, op: UserReduction): CollectiveRequest =
-        synchronized(lock) { startAllreduce(sendView(send, "allreduce"), 0, recvView(recv, "allreduce")!!, 0, count, datatype, op) }
+        reduceBytes(CollectiveOp.ALLREDUCE, send, recv, count, datatype, op, op.isCommutative(), 0, false)
 
     /** [allreduce] over ByteBuffers from their positions. */
     public fun allreduce(send: ByteBuffer?, recv: ByteBuffer, count: Int, datatype: Datatype, op: ReduceOp): Unit =
-        synchronized(lock) {
-            reduceLike(CollectiveOp.ALLREDUCE, sendView(send, "allreduce"), 0, recvView(recv, "allreduce"), 0, count, datatype, op, true, 0, blocking = true)
-        }.waitFor(-1)
+        reduceBytes(CollectiveOp.ALLREDUCE, send, recv, count, datatype, op, true, 0, true).waitFor(-1)
 
     /** [allreduce] with a user reduction over ByteBuffers from their positions. */
     public fun allreduce(send: ByteBuffer?, recv: ByteBuffer, count: Int, datatype: Datatype, op: UserReduction): Unit =
-        synchronized(lock) {
-            reduceLike(CollectiveOp.ALLREDUCE, sendView(send, "allreduce"), 0, recvView(recv, "allreduce"), 0, count, datatype, op, op.isCommutative(), 0, blocking = true)
-        }.waitFor(-1)
+        reduceBytes(CollectiveOp.ALLREDUCE, send, recv, count, datatype, op, op.isCommutative(), 0, true).waitFor(-1)
 
     /** [reduce] over ByteBuffers from their positions. */
     public fun reduce(send: ByteBuffer?, recv: ByteBuffer?, count: Int, datatype: Datatype, op: ReduceOp, root: Int): Unit =
-        synchronized(lock) {
-            reduceLike(CollectiveOp.REDUCE, sendView(send, "reduce"), 0, recvView(recv, "reduce"), 0, count, datatype, op, true, root, blocking = true)
-        }.waitFor(-1)
+        reduceBytes(CollectiveOp.REDUCE, send, recv, count, datatype, op, true, root, true).waitFor(-1)
 
     /** [reduce] with a user reduction over ByteBuffers from their positions. */
     public fun reduce(send: ByteBuffer?, recv: ByteBuffer?, count: Int, datatype: Datatype, op: UserReduction, root: Int): Unit =
-        synchronized(lock) {
-            reduceLike(CollectiveOp.REDUCE, sendView(send, "reduce"), 0, recvView(recv, "reduce"), 0, count, datatype, op, op.isCommutative(), root, blocking = true)
-        }.waitFor(-1)
+        reduceBytes(CollectiveOp.REDUCE, send, recv, count, datatype, op, op.isCommutative(), root, true).waitFor(-1)
+
+    /** A reduce or allreduce over views of the ByteBuffers, wrapped and started under the lock (the views are the group's). */
+    private fun reduceBytes(kind: CollectiveOp, send: ByteBuffer?, recv: ByteBuffer?, count: Int, datatype: Datatype, op: Any, commutative: Boolean,
+                            root: Int, blocking: Boolean): CollectiveRequest {
+        val name = if (kind == CollectiveOp.REDUCE) "reduce" else "allreduce" // a literal: a warm call allocates nothing
+        return synchronized(lock) { reduceLike(kind, sendView(send, name), 0, recvView(recv, name), 0, count, datatype, op, commutative, root, blocking) }
+    }
 
     /** [startReduceScatterBlock] over ByteBuffers from their positions. */
     public fun startReduceScatterBlock(send: ByteBuffer?, recv: ByteBuffer, recvCount: Int, datatype: Datatype, op: ReduceOp): CollectiveRequest =

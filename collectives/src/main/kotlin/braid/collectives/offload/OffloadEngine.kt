@@ -84,10 +84,10 @@ internal class OffloadEngine(
     /**
      * A call's phases, in the order they will run; called as the call starts, before any of them
      * can fire. [inline]: the caller carries them itself by calling [step] until they are through
-     * (a blocking call's one phase, [braid.collectives.CollectiveRequest.waitFor]), so they count as fired already
-     * and never go through the deferred work queue.
+     * (a blocking call's one phase, see [braid.collectives.CollectiveRequest.waitFor]), so they
+     * count as fired already and never go through the deferred work queue.
      */
-    fun starting(callPhases: Array<OffloadPhase>, inline: Boolean = false) = synchronized(lock) {
+    fun starting(callPhases: Array<OffloadPhase>, inline: Boolean) = synchronized(lock) {
         for (p in callPhases) { p.arm(); p.fired = inline; pending.addLast(p) }
     }
 

@@ -8,7 +8,8 @@ import java.nio.ByteBuffer
  * Single-copy transfers between processes with Linux's cross-memory attach
  * (`process_vm_readv(2)`, `process_vm_writev(2)`), the mechanism libfabric's shm provider uses
  * for large messages: the receiver copies straight from the sender's buffer into its own, with
- * no staging through a ring (and, for a split copy, the sender pushes part of it at once). Needs both buffers off-heap (a heap array can move) and permission to read the sender
+ * no staging through a ring (and, for a split copy, the sender pushes part of it at once).
+ * Needs both buffers off-heap (a heap array can move) and permission to read the sender
  * (same user, and Yama's ptrace_scope allowing it); where either is missing, callers fall back
  * to streaming fragments through the bulk ring.
  */

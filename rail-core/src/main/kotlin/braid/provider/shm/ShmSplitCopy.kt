@@ -43,8 +43,7 @@ import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer
  *
  * Allocates nothing.
  */
-internal class ShmSplitCopy(file: AtomicBuffer) {
-    private val slot: AtomicBuffer = file
+internal class ShmSplitCopy(private val slot: AtomicBuffer) {
 
     /** Receiver side: the generation of the last split made here. */
     private var generation = 0
@@ -93,9 +92,7 @@ internal class ShmSplitCopy(file: AtomicBuffer) {
         while (true) {
             val i = b.getAndAddLong(SPLIT_CLAIM_OFFSET, 1) and CHUNK_MASK
             if (i >= chunks) break
-            val offset = i * chunk
-            val n = minOf(chunk.toLong(), length - offset)
-            ok = CrossMemoryAttach.read(iov, pid, dst + offset, src + offset, n) == n
+            ok = pull(iov, pid, dst, src, length, chunk, i)
             b.getAndAddLong(SPLIT_DONE_OFFSET, 1)
             pulledChunks++
             if (!ok) {
@@ -117,12 +114,17 @@ internal class ShmSplitCopy(file: AtomicBuffer) {
         if (!ok) return false
         val failed = b.getLongVolatile(SPLIT_FAILED_OFFSET)
         if (failed >= 0 && failed < chunks) {
-            val offset = failed * chunk
-            val n = minOf(chunk.toLong(), length - offset)
             pulledChunks++
-            return CrossMemoryAttach.read(iov, pid, dst + offset, src + offset, n) == n
+            return pull(iov, pid, dst, src, length, chunk, failed)
         }
         return true
+    }
+
+    /** Receiver: pulls chunk [i] of a split of [length] bytes in chunks of [chunk]; true if all of it came. */
+    private fun pull(iov: CrossMemoryAttach.Iovecs, pid: Int, dst: Long, src: Long, length: Long, chunk: Int, i: Long): Boolean {
+        val offset = i * chunk
+        val n = minOf(chunk.toLong(), length - offset)
+        return CrossMemoryAttach.read(iov, pid, dst + offset, src + offset, n) == n
     }
 
     /**
