@@ -1,5 +1,6 @@
 package braid.provider.shm
 
+import braid.core.shm.JobKeyProof
 import braid.core.Caps
 import braid.core.CoreParams
 import braid.core.Domain
@@ -87,7 +88,7 @@ internal class ShmDomain(private val domain: Domain) : DomainProvider {
     // The endpoint's rail Info's own settings over its domain's (a link's rail over the link).
     override fun openEndpoint(endpoint: Endpoint, info: Info, av: RailAv): Transport {
         val settings = domain.info.settings.overlay(info.settings)
-        return ShmTransport(endpoint.sink, info.withSettings(settings), av, HostIdentity.id, ShmJobKey(settings[CoreParams.JOB_KEY]))
+        return ShmTransport(endpoint.sink, info.withSettings(settings), av, HostIdentity.id, JobKeyProof(settings[CoreParams.JOB_KEY]))
     }
 
     override fun close() {}
