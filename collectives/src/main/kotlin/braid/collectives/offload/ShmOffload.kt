@@ -11,10 +11,8 @@ import braid.core.Errno
 import braid.core.FabricException
 import braid.core.PeerAvSet
 import braid.provider.HostIds
-import braid.provider.shm.ShmParams
-import java.nio.file.Files
-import java.nio.file.Path
-import java.nio.file.Paths
+import braid.core.shm.JobKeyProof
+import braid.core.shm.SharedMemoryDir
 
 /**
  * The intra-node collective offload provider (fi_peer(3)'s second model: "an offload provider
@@ -156,8 +154,8 @@ public class ShmOffload private constructor(
         val engine = if (local.size < minMembers) null else {
             val hash = groupHash(group.contextId, mine, local.map { av.lookup(members[it]) })
             OffloadEngine(
-                local.size, local.indexOf(group.rank), local, directory(settings[ShmParams.DIR]).resolve("braid-coll-${java.lang.Long.toHexString(hash)}.seg"),
-                hash, settings[CoreParams.JOB_KEY], slotBytes, attachTimeoutMillis * 1_000_000, livenessMillis * 1_000_000,
+                local.size, local.indexOf(group.rank), local, SharedMemoryDir.of(settings).resolve("braid-coll-${java.lang.Long.toHexString(hash)}.seg"),
+                hash, JobKeyProof(settings[CoreParams.JOB_KEY]), slotBytes, attachTimeoutMillis * 1_000_000, livenessMillis * 1_000_000,
             )
         }
         return OffloadBinding(this, group, hostList.size > 1, hostOfRank, local, engine)
@@ -196,17 +194,6 @@ public class ShmOffload private constructor(
             mix(context.toLong()); mix(host)
             for (a in locals) { for (b in a) { h = h xor (b.toLong() and 0xff); h *= 0x100000001b3L }; mix(a.size.toLong()) }
             return h
-        }
-
-        /** The shm rail's directory: `BRAID_SHM_DIR`, else /dev/shm, else the temp directory. */
-        private fun directory(configured: String): Path {
-            val dir = when {
-                configured.isNotEmpty() -> Paths.get(configured)
-                Files.isDirectory(Paths.get("/dev/shm")) && Files.isWritable(Paths.get("/dev/shm")) -> Paths.get("/dev/shm")
-                else -> Paths.get(System.getProperty("java.io.tmpdir"), "braid-shm")
-            }
-            Files.createDirectories(dir)
-            return dir
         }
     }
 }
