@@ -77,7 +77,7 @@ internal class OffloadEngine(
         private set
     private var failureCode = 0
 
-    // Counters (read by [OffloadBinding]).
+    // Counters (read by [ShmOffloadBinding]).
     @Volatile var phases: Long = 0; private set
     @Volatile var pieces: Long = 0; private set
     @Volatile var bytesIn: Long = 0; private set

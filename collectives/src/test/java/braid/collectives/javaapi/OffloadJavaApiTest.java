@@ -1,5 +1,6 @@
 package braid.collectives.javaapi;
 
+import braid.collectives.OffloadBinding;
 import braid.collectives.CollectiveGroup;
 import braid.collectives.CollectiveOp;
 import braid.collectives.CollectiveRequest;
@@ -7,7 +8,6 @@ import braid.collectives.Collectives;
 import braid.collectives.Datatype;
 import braid.collectives.JoinOptions;
 import braid.collectives.ReduceOp;
-import braid.collectives.offload.OffloadBinding;
 import braid.collectives.offload.ShmOffload;
 import braid.core.AddressVector;
 import braid.core.Braid;

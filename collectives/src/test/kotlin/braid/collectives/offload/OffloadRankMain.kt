@@ -1,5 +1,6 @@
 package braid.collectives.offload
 
+import braid.collectives.OffloadBinding
 import braid.collectives.CollectiveGroup
 import braid.collectives.CollectiveOp
 import braid.collectives.Collectives
