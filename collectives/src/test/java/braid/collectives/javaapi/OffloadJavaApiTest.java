@@ -1,12 +1,12 @@
 package braid.collectives.javaapi;
 
-import braid.collectives.OffloadBinding;
 import braid.collectives.CollectiveGroup;
 import braid.collectives.CollectiveOp;
 import braid.collectives.CollectiveRequest;
 import braid.collectives.Collectives;
 import braid.collectives.Datatype;
 import braid.collectives.JoinOptions;
+import braid.collectives.OffloadBinding;
 import braid.collectives.ReduceOp;
 import braid.collectives.offload.ShmOffload;
 import braid.core.AddressVector;

@@ -1,12 +1,12 @@
 package braid.collectives.offload
 
-import braid.collectives.OffloadBinding
 import braid.collectives.CollectiveGroup
 import braid.collectives.CollectiveOp
 import braid.collectives.Collectives
 import braid.collectives.Datatype
 import braid.collectives.JoinOptions
 import braid.collectives.Matrix
+import braid.collectives.OffloadBinding
 import braid.collectives.RankEndpoint
 import braid.collectives.RankMain
 import braid.collectives.ReduceOp

@@ -1,7 +1,5 @@
 package braid.collectives.offload
 
-import braid.core.shm.JobKeyProof
-import braid.core.shm.ProcessIdentity
 import braid.collectives.CollectiveOp
 import braid.collectives.Datatype
 import braid.collectives.JoinOptions
@@ -13,6 +11,8 @@ import braid.collectives.Reference
 import braid.collectives.onEveryRank
 import braid.core.Errno
 import braid.core.FabricException
+import braid.core.shm.JobKeyProof
+import braid.core.shm.ProcessIdentity
 import braid.testsupport.SteadyAllocation
 import io.kotest.assertions.withClue
 import io.kotest.assertions.throwables.shouldThrow

@@ -1,10 +1,10 @@
 package braid.provider.shm
 
-import braid.core.shm.ProcessWatch
-import braid.core.shm.ShmSegment
 import braid.core.Errno
 import braid.core.FiAddr
 import braid.core.RxEntry
+import braid.core.shm.ProcessWatch
+import braid.core.shm.ShmSegment
 import braid.provider.ControlOutlet
 import braid.provider.RecvPath
 import braid.provider.RmaPath

@@ -1,9 +1,9 @@
 package braid.provider.shm
 
-import braid.core.shm.ProcessWatch
-import braid.core.shm.ShmSegment
 import braid.core.Errno
 import braid.core.OpFlags
+import braid.core.shm.ProcessWatch
+import braid.core.shm.ShmSegment
 import braid.provider.MsgTxOp
 import braid.provider.RmaPath
 import braid.provider.SendOutlet

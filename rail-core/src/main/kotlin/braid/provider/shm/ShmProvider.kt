@@ -1,6 +1,5 @@
 package braid.provider.shm
 
-import braid.core.shm.JobKeyProof
 import braid.core.Caps
 import braid.core.CoreParams
 import braid.core.Domain
@@ -14,6 +13,7 @@ import braid.core.Param
 import braid.core.Settings
 import braid.core.RxAttr
 import braid.core.TxAttr
+import braid.core.shm.JobKeyProof
 import braid.provider.DomainProvider
 import braid.provider.HostIdentity
 import braid.provider.PeerAddress

@@ -1,9 +1,5 @@
 package braid.provider.shm
 
-import braid.core.shm.JobKeyProof
-import braid.core.shm.ProcessIdentity
-import braid.core.shm.ProcessWatch
-import braid.core.shm.ShmSegment
 import braid.core.AtomicDatatype
 import braid.core.AtomicForm
 import braid.core.AtomicOp
@@ -15,6 +11,10 @@ import braid.core.Info
 import braid.core.OpFlags
 import braid.core.RailCounters
 import braid.core.RxEntry
+import braid.core.shm.JobKeyProof
+import braid.core.shm.ProcessIdentity
+import braid.core.shm.ProcessWatch
+import braid.core.shm.ShmSegment
 import braid.provider.MessageEngine
 import braid.provider.RailAv
 import braid.provider.RailTimer
