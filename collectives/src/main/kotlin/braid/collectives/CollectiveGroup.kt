@@ -68,7 +68,7 @@ public class CollectiveGroup internal constructor(
      * null: the calls it takes run through its shared-memory segment (and, across hosts, as
      * hierarchical schedules), the rest through [endpoint].
      */
-    public var offload: braid.collectives.offload.OffloadBinding? = null
+    public var offload: OffloadBinding? = null
         internal set
 
     /** Schedules built so far (cache misses). */
@@ -388,7 +388,7 @@ public class CollectiveGroup internal constructor(
      * members close after their last common collective, as `MPI_Comm_free` requires.
      */
     public fun tryClose(): Int {
-        val binding: braid.collectives.offload.OffloadBinding?
+        val binding: OffloadBinding?
         synchronized(lock) {
             if (isClosed) return 0
             for (list in cache.values) for (s in list) if (s.busy()) return -braid.core.Errno.EBUSY

@@ -3,7 +3,6 @@ package braid.collectives
 import braid.core.Errno
 import braid.core.FabricException
 import braid.core.ProgressModel
-import braid.collectives.offload.OffloadPhase
 import kotlinx.coroutines.CancellableContinuation
 import kotlinx.coroutines.suspendCancellableCoroutine
 import kotlinx.coroutines.yield
@@ -41,7 +40,7 @@ public class CollectiveRequest internal constructor(private val schedule: Schedu
     private var waiter: Any? = null
 
     /** The phase a blocking call carries itself while it waits (see [armInline]); null for a run of the schedule. */
-    private var inline: OffloadPhase? = null
+    private var inline: InlineOffloadStep? = null
 
     /** Whether it has ended (successfully or not), without driving progress. */
     public val isDone: Boolean get() = done
@@ -61,15 +60,15 @@ public class CollectiveRequest internal constructor(private val schedule: Schedu
      * [INLINE_PROGRESS_STEPS] steps for whatever else is in flight. No other thread can take
      * the schedule meanwhile: the request is not released.
      */
-    internal fun armInline(phase: OffloadPhase) {
+    internal fun armInline(phase: InlineOffloadStep) {
         arm()
         inline = phase
     }
 
     /** Up to [spins] steps of the inline phase; completes the request once the phase is through or failed. */
-    private fun stepInline(phase: OffloadPhase, spins: Int): Boolean {
+    private fun stepInline(phase: InlineOffloadStep, spins: Int): Boolean {
         val rc = phase.carry(spins)
-        if (rc == OffloadPhase.EAGAIN) return false
+        if (rc == -Errno.EAGAIN) return false
         inline = null
         complete(-rc, if (rc == 0) "" else "${schedule.name}: $phase")
         return true

@@ -82,7 +82,7 @@ public object Collectives {
                 val ctx = agreed[PROPOSAL].toInt()
                 synchronized(states) { state.next = maxOf(state.next, ctx + 1) }
                 val group = CollectiveGroup(endpoint, set, members, rank, ctx, options.tuning, 0)
-                (options.offload ?: braid.collectives.offload.ShmOffload.pairedWith(endpoint.domain))?.let { group.offload = it.pair(group, set) }
+                (options.offload ?: CollectiveOffload.pairedWith(endpoint.domain))?.let { group.offload = it.pair(group, set) }
                 eq?.write(EventType.JOIN_COMPLETE, context, ctx.toLong())
                 join.future.complete(group)
             }
@@ -202,12 +202,12 @@ public object Collectives {
  */
 public class JoinOptions private constructor(
     @get:JvmName("tuning") public val tuning: CollectiveTuning,
-    @get:JvmName("offload") public val offload: braid.collectives.offload.ShmOffload? = null,
+    @get:JvmName("offload") public val offload: CollectiveOffload? = null,
 ) {
     public fun withTuning(tuning: CollectiveTuning): JoinOptions = JoinOptions(tuning, offload)
 
-    /** A copy pairing [offload] with the group (null: the one paired with the endpoint's domain by [braid.collectives.offload.ShmOffload.pairWith], if any). */
-    public fun withOffload(offload: braid.collectives.offload.ShmOffload?): JoinOptions = JoinOptions(tuning, offload)
+    /** A copy pairing [offload] with the group (null: the one paired with the endpoint's domain by [CollectiveOffload.pairWith], if any). */
+    public fun withOffload(offload: CollectiveOffload?): JoinOptions = JoinOptions(tuning, offload)
 
     public companion object {
         /** The tuning of the environment ([CollectiveTuning.fromEnvironment]). */

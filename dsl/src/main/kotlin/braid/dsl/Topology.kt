@@ -82,7 +82,7 @@ public object Topology {
     /** Pairs the link's offload, if the spec names one, with its domain: groups joined there use it. */
     private fun pairOffload(open: OpenLink) {
         val r = open.resolved ?: return
-        r.spec.offloadFor(r.link.name)?.let { braid.collectives.offload.ShmOffload.pairWith(open.domain, it.toOffload()) }
+        r.spec.offloadFor(r.link.name)?.let { braid.collectives.CollectiveOffload.pairWith(open.domain, it.toOffload()) }
     }
 
     /** Opens a resolved link. */

@@ -5,6 +5,7 @@ import braid.collectives.CollectiveOp
 import braid.collectives.Collectives
 import braid.collectives.Datatype
 import braid.collectives.ReduceOp
+import braid.collectives.offload.ShmOffload
 import braid.dsl.TopologyFiles.Format
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
@@ -57,7 +58,7 @@ class OffloadSpecTest : FunSpec({
         val b = Topology.open(paired)
         try {
             val groups = joinBoth(a, b)
-            for (g in groups) g.offload.shouldNotBeNull().provider.slotBytes shouldBe 65536
+            for (g in groups) (g.offload.shouldNotBeNull().provider as ShmOffload).slotBytes shouldBe 65536
             val sums = onBoth(groups) { g ->
                 val send = UnsafeBuffer(ByteBuffer.allocateDirect(8)).apply { putLong(0, g.rank + 10L) }
                 val recv = UnsafeBuffer(ByteBuffer.allocateDirect(8))

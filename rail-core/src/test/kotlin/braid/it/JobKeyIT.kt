@@ -74,7 +74,11 @@ class JobKeyIT : FunSpec({
                 refusals.forEach { it shouldContain "does not hold this job's key" }
                 Rendezvous.mark(dir, "receiver")
                 kids[0].awaitOk(60) shouldContain "OK sent"
-                for (k in kids.drop(1)) k.awaitOk(60) shouldContain "EACCES"
+                for (k in kids.drop(1)) {
+                    val out = k.awaitOk(60)
+                    out shouldContain "EACCES"
+                    out shouldContain "completed 0," // checked before the first write: no send of an intruder completed ok
+                }
                 refusals.map { it.substringAfter("(process ").substringBefore(")") } shouldContainExactlyInAnyOrder kids.drop(1).map { "${it.process.pid()}" }
             } finally {
                 kids.forEach { it.close() }

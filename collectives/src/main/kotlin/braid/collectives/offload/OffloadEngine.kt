@@ -7,9 +7,10 @@ import braid.collectives.offload.OffloadSegmentDescriptor.PID
 import braid.collectives.offload.OffloadSegmentDescriptor.POSTED
 import braid.collectives.offload.OffloadSegmentDescriptor.REDUCED
 import braid.collectives.offload.OffloadSegmentDescriptor.START
+import braid.core.shm.JobKeyProof
+import braid.core.shm.ProcessIdentity
 import java.nio.file.Files
 import java.nio.file.Path
-import java.nio.file.Paths
 
 /**
  * Carries one host group's [OffloadPhase]s through its [OffloadSegment], in the order the
@@ -49,7 +50,7 @@ internal class OffloadEngine(
     private val groupRanks: IntArray,
     private val path: Path,
     private val groupHash: Long,
-    private val jobKey: String,
+    private val jobKey: JobKeyProof,
     val slotBytes: Int,
     private val attachTimeoutNs: Long,
     private val livenessNs: Long,
@@ -76,7 +77,7 @@ internal class OffloadEngine(
         private set
     private var failureCode = 0
 
-    // Counters (read by [OffloadBinding]).
+    // Counters (read by [ShmOffloadBinding]).
     @Volatile var phases: Long = 0; private set
     @Volatile var pieces: Long = 0; private set
     @Volatile var bytesIn: Long = 0; private set
@@ -139,7 +140,7 @@ internal class OffloadEngine(
     private fun attach(now: Long): OffloadSegment? {
         if (attachStart == 0L) attachStart = now
         val seg = if (localIndex == 0) {
-            OffloadSegment.create(path, localSize, slotBytes, groupHash, jobKey, self, selfStart)
+            OffloadSegment.create(path, localSize, slotBytes, groupHash, jobKey, self)
         } else {
             val s = OffloadSegment.tryAttach(path, localSize, slotBytes, groupHash, jobKey)
             if (s != null && !alive(s.buffer.getLong(OffloadSegmentDescriptor.CREATOR_PID_OFFSET), s.buffer.getLong(OffloadSegmentDescriptor.CREATOR_START_OFFSET))) {
@@ -153,8 +154,8 @@ internal class OffloadEngine(
             return null
         }
         val c = seg.control(localIndex)
-        seg.buffer.putLong(c + PID, self.pid())
-        seg.buffer.putLongVolatile(c + START, selfStart)
+        seg.buffer.putLong(c + PID, self.pid)
+        seg.buffer.putLongVolatile(c + START, self.startMillis)
         seg.buffer.getAndAddInt(OffloadSegmentDescriptor.ATTACHED_OFFSET, 1)
         segment = seg
         return seg
@@ -364,19 +365,10 @@ internal class OffloadEngine(
         /** The largest piece carried in half a slot with one synchronisation. */
         const val SMALL_MAX = 4096
 
-        val self: ProcessHandle = ProcessHandle.current()
-        val selfStart: Long = startMillis(self)
-
-        private fun startMillis(handle: ProcessHandle): Long = handle.info().startInstant().map { it.toEpochMilli() / 10 * 10 }.orElse(1L)
+        /** This process as the control blocks name it (a start of 0 there means "not attached yet": [ProcessIdentity.startMillis] is never 0). */
+        val self: ProcessIdentity = ProcessIdentity.SELF
 
         /** Whether [pid] runs and is the process that started at [start] (not a reused pid, not a zombie). */
-        fun alive(pid: Long, start: Long): Boolean {
-            if (pid == self.pid()) return start == selfStart
-            val h = ProcessHandle.of(pid).orElse(null) ?: return false
-            if (!h.isAlive || startMillis(h) != start) return false
-            val stat = runCatching { Files.readString(Paths.get("/proc/$pid/stat")) }.getOrNull() ?: return true
-            val state = stat.substringAfterLast(')').trim().firstOrNull()
-            return state != 'Z' && state != 'X'
-        }
+        fun alive(pid: Long, start: Long): Boolean = ProcessIdentity(pid, start).alive()
     }
 }

@@ -1,5 +1,6 @@
 package braid.collectives.offload
 
+import braid.collectives.InlineOffloadStep
 import braid.core.DeferredWork
 import braid.core.Errno
 import braid.core.LocalReduction
@@ -42,7 +43,7 @@ internal class OffloadPhase(
     val outputOffset: Int = 0,
     /** A [Kind.PASS]'s one receiving local rank (-1 for the other kinds). */
     val target: Int = -1,
-) : LocalStep {
+) : LocalStep, InlineOffloadStep {
     enum class Kind { ALLREDUCE, REDUCE, BCAST, ALLGATHER, BARRIER, GATHER, PASS }
 
     /** Whether the ranks split a piece's reduction among them (built-in ops) or rank 0 reduces it whole (user reductions). */
@@ -82,7 +83,7 @@ internal class OffloadPhase(
     override fun run(work: DeferredWork): Int = engine.step(this)
 
     /** [run] for a caller carrying this phase itself: up to [spins] tries in a row. */
-    fun carry(spins: Int): Int = engine.step(this, spins)
+    override fun carry(spins: Int): Int = engine.step(this, spins)
 
     /** Names the phase, and the engine's failure once it failed (the queue puts this in the step's error). */
     override fun toString(): String = engine.failure?.let { "$name: $it" } ?: if (engine.closed) "$name: the offload binding was closed (its segment is unmapped)" else name

@@ -2,22 +2,13 @@ package braid.collectives.offload
 
 import braid.core.Errno
 import braid.core.FabricException
-import org.agrona.IoUtil
+import braid.core.shm.JobKeyProof
+import braid.core.shm.ProcessIdentity
+import braid.core.shm.ShmSegment
 import org.agrona.concurrent.UnsafeBuffer
 import java.io.IOException
-import java.io.RandomAccessFile
-import java.nio.MappedByteBuffer
-import java.nio.channels.FileChannel
-import java.nio.charset.StandardCharsets
 import java.nio.file.Files
-import java.nio.file.NoSuchFileException
 import java.nio.file.Path
-import java.nio.file.StandardCopyOption
-import java.nio.file.attribute.PosixFilePermissions
-import java.security.MessageDigest
-import java.security.SecureRandom
-import javax.crypto.Mac
-import javax.crypto.spec.SecretKeySpec
 
 /**
  * The layout of the offload provider's one shared-memory segment per host group: a header, one
@@ -114,20 +105,21 @@ internal object OffloadSegmentDescriptor {
  * local rank has attached, rank 0 removes the name (the mappings stay), so a crash later leaves
  * no file behind.
  *
- * The job key. The name is not secret, but a process that does not hold the job's key is
- * refused: rank 0 writes a fresh nonce and `HMAC(K, "braid-coll segment" ‖ name ‖ nonce)` with
- * K = SHA-256("braid-shm-job-key" ‖ key) — the shm rail's key derivation — and an attaching rank
- * recomputes it and refuses (EACCES) a segment whose proof does not check out. As on the shm rail
- * this separates jobs run with different keys; it cannot keep out a hostile process of the same
- * user, which can map the file whatever the header says.
+ * The file, its directory and the job key are rail-core's shared-memory kit's ([ShmSegment],
+ * [braid.core.shm.SharedMemoryDir], [JobKeyProof]), as the shm rail's files are. The name is not
+ * secret, but a process that does not hold the job's key is refused: rank 0 writes a fresh nonce
+ * and the proof over [KEY_LABEL] and the segment's name, and an attaching rank recomputes it and
+ * refuses (EACCES) a segment whose proof does not check out, before it writes anything there. As
+ * on the shm rail this separates jobs run with different keys; it cannot keep out a hostile
+ * process of the same user, which can map the file whatever the header says.
  */
 internal class OffloadSegment private constructor(
-    val path: Path,
-    private val mapped: MappedByteBuffer,
+    private val file: ShmSegment,
     val localSize: Int,
     val slotBytes: Int,
 ) : AutoCloseable {
-    val buffer = UnsafeBuffer(mapped)
+    val path: Path get() = file.path
+    val buffer: UnsafeBuffer get() = file.buffer
     private var closed = false
 
     fun control(local: Int): Int = OffloadSegmentDescriptor.control(local)
@@ -137,60 +129,41 @@ internal class OffloadSegment private constructor(
     fun attachedCount(): Int = buffer.getIntVolatile(OffloadSegmentDescriptor.ATTACHED_OFFSET)
 
     /** Removes the name once everyone has mapped it (rank 0's duty). */
-    fun unlink() { runCatching { Files.deleteIfExists(path) } }
+    fun unlink() = file.delete()
 
     override fun close() {
         if (closed) return
         closed = true
-        unlink()
-        IoUtil.unmap(mapped)
+        file.delete()
+        file.unmap()
     }
 
     companion object {
-        private val random = SecureRandom()
-
-        private fun keyOf(jobKey: String): SecretKeySpec = SecretKeySpec(
-            MessageDigest.getInstance("SHA-256").digest("braid-shm-job-key\u0000$jobKey".toByteArray(StandardCharsets.UTF_8)), "HmacSHA256",
-        )
-
-        private fun proof(jobKey: String, name: String, nonce: ByteArray): ByteArray {
-            val m = Mac.getInstance("HmacSHA256")
-            m.init(keyOf(jobKey))
-            m.update("braid-coll segment\u0000$name\u0000".toByteArray(StandardCharsets.UTF_8))
-            m.update(nonce)
-            return m.doFinal()
-        }
+        /** What the segment's key proof proves ([JobKeyProof.proof]'s label); its one name is the segment file's. */
+        const val KEY_LABEL = "braid-coll segment"
 
         /** Creates, fills and publishes the segment (local rank 0). */
-        fun create(path: Path, localSize: Int, slotBytes: Int, groupHash: Long, jobKey: String, self: ProcessHandle, selfStart: Long): OffloadSegment {
+        fun create(path: Path, localSize: Int, slotBytes: Int, groupHash: Long, jobKey: JobKeyProof, self: ProcessIdentity): OffloadSegment {
             val length = OffloadSegmentDescriptor.length(localSize, slotBytes)
             if (length > Int.MAX_VALUE) throw FabricException.invalid("offload segment: $localSize local ranks × slot of $slotBytes bytes is $length bytes; set a smaller slot size")
-            val tmp = path.resolveSibling("${path.fileName}.${self.pid()}.tmp")
+            val tmp = path.resolveSibling("${path.fileName}.${self.pid}.tmp")
             try {
                 Files.deleteIfExists(tmp)
-                try {
-                    Files.createFile(tmp, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))
-                } catch (e: UnsupportedOperationException) {
-                    Files.createFile(tmp)
-                }
-                RandomAccessFile(tmp.toFile(), "rw").use { it.setLength(length) }
-                val mapped = FileChannel.open(tmp, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE).use {
-                    it.map(FileChannel.MapMode.READ_WRITE, 0, length)
-                }
-                val seg = OffloadSegment(path, mapped, localSize, slotBytes)
+                val file = ShmSegment.create(tmp, length)
+                val seg = OffloadSegment(file, localSize, slotBytes)
                 val b = seg.buffer
-                val nonce = ByteArray(32).also { random.nextBytes(it) }
+                val nonce = JobKeyProof.nonce()
                 b.putLong(OffloadSegmentDescriptor.MAGIC_OFFSET, OffloadSegmentDescriptor.MAGIC)
                 b.putInt(OffloadSegmentDescriptor.VERSION_OFFSET, OffloadSegmentDescriptor.VERSION)
                 b.putInt(OffloadSegmentDescriptor.LOCAL_SIZE_OFFSET, localSize)
                 b.putInt(OffloadSegmentDescriptor.SLOT_BYTES_OFFSET, slotBytes)
-                b.putLong(OffloadSegmentDescriptor.CREATOR_PID_OFFSET, self.pid())
-                b.putLong(OffloadSegmentDescriptor.CREATOR_START_OFFSET, selfStart)
+                b.putLong(OffloadSegmentDescriptor.CREATOR_PID_OFFSET, self.pid)
+                b.putLong(OffloadSegmentDescriptor.CREATOR_START_OFFSET, self.startMillis)
                 b.putLong(OffloadSegmentDescriptor.GROUP_HASH_OFFSET, groupHash)
                 b.putBytes(OffloadSegmentDescriptor.NONCE_OFFSET, nonce)
-                b.putBytes(OffloadSegmentDescriptor.PROOF_OFFSET, proof(jobKey, path.fileName.toString(), nonce))
+                b.putBytes(OffloadSegmentDescriptor.PROOF_OFFSET, jobKey.proof(KEY_LABEL, nonce, path.fileName.toString()))
                 b.putIntVolatile(OffloadSegmentDescriptor.READY_OFFSET, 1)
-                Files.move(tmp, path, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING)
+                file.publishAs(path)
                 return seg
             } catch (e: IOException) {
                 runCatching { Files.deleteIfExists(tmp) }
@@ -203,41 +176,34 @@ internal class OffloadSegment private constructor(
          * Throws [FabricException] if it is there and wrong for this group: another layout,
          * another group, or another job key (EACCES).
          */
-        fun tryAttach(path: Path, localSize: Int, slotBytes: Int, groupHash: Long, jobKey: String): OffloadSegment? {
-            val mapped = try {
-                FileChannel.open(path, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE).use { ch ->
-                    val size = ch.size()
-                    if (size < OffloadSegmentDescriptor.CONTROL_BASE) return null
-                    ch.map(FileChannel.MapMode.READ_WRITE, 0, size)
-                }
-            } catch (e: NoSuchFileException) {
-                return null
+        fun tryAttach(path: Path, localSize: Int, slotBytes: Int, groupHash: Long, jobKey: JobKeyProof): OffloadSegment? {
+            val file = try {
+                ShmSegment.open(path, OffloadSegmentDescriptor.CONTROL_BASE.toLong()) ?: return null
             } catch (e: IOException) {
                 throw FabricException.io("offload: cannot map the shared-memory segment $path: $e", e)
             }
-            val seg = OffloadSegment(path, mapped, localSize, slotBytes)
-            val b = seg.buffer
+            val b = file.buffer
             fun refuse(code: Int, why: String): Nothing {
-                IoUtil.unmap(mapped)
+                file.unmap()
                 throw FabricException(code, "offload segment $path: $why")
             }
-            if (b.getIntVolatile(OffloadSegmentDescriptor.READY_OFFSET) != 1) { IoUtil.unmap(mapped); return null }
+            if (b.getIntVolatile(OffloadSegmentDescriptor.READY_OFFSET) != 1) { file.unmap(); return null }
             if (b.getLong(OffloadSegmentDescriptor.MAGIC_OFFSET) != OffloadSegmentDescriptor.MAGIC) refuse(Errno.EINVAL, "not an offload segment (bad magic)")
             val version = b.getInt(OffloadSegmentDescriptor.VERSION_OFFSET)
             if (version != OffloadSegmentDescriptor.VERSION) refuse(Errno.EINVAL, "layout version $version; this build reads ${OffloadSegmentDescriptor.VERSION}")
             if (b.getLong(OffloadSegmentDescriptor.GROUP_HASH_OFFSET) != groupHash) {
-                IoUtil.unmap(mapped); return null // a stale segment of another group under a colliding name: wait for ours
+                file.unmap(); return null // a stale segment of another group under a colliding name: wait for ours
             }
             val l = b.getInt(OffloadSegmentDescriptor.LOCAL_SIZE_OFFSET)
             val sb = b.getInt(OffloadSegmentDescriptor.SLOT_BYTES_OFFSET)
             if (l != localSize || sb != slotBytes) refuse(Errno.EINVAL, "made for $l local ranks with $sb-byte slots, this rank expects $localSize and $slotBytes (the ranks' offload settings differ)")
-            if (mapped.capacity() < OffloadSegmentDescriptor.length(localSize, slotBytes)) refuse(Errno.EINVAL, "${mapped.capacity()} bytes, shorter than its header says")
-            val nonce = ByteArray(32).also { b.getBytes(OffloadSegmentDescriptor.NONCE_OFFSET, it) }
-            val theirs = ByteArray(32).also { b.getBytes(OffloadSegmentDescriptor.PROOF_OFFSET, it) }
-            if (!MessageDigest.isEqual(theirs, proof(jobKey, path.fileName.toString(), nonce))) {
+            if (file.length < OffloadSegmentDescriptor.length(localSize, slotBytes)) refuse(Errno.EINVAL, "${file.length} bytes, shorter than its header says")
+            val nonce = ByteArray(JobKeyProof.NONCE_LENGTH).also { b.getBytes(OffloadSegmentDescriptor.NONCE_OFFSET, it) }
+            val theirs = ByteArray(JobKeyProof.PROOF_LENGTH).also { b.getBytes(OffloadSegmentDescriptor.PROOF_OFFSET, it) }
+            if (!jobKey.verify(KEY_LABEL, nonce, theirs, path.fileName.toString())) {
                 refuse(Errno.EACCES, "its creator does not hold this job's key (BRAID_JOB_KEY differs); nothing in it is used")
             }
-            return seg
+            return OffloadSegment(file, localSize, slotBytes)
         }
     }
 }

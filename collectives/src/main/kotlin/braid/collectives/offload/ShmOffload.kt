@@ -1,20 +1,18 @@
 package braid.collectives.offload
 
 import braid.collectives.CollectiveGroup
+import braid.collectives.CollectiveOffload
 import braid.collectives.CollectiveOp
 import braid.collectives.Datatype
 import braid.collectives.ReduceOp
 import braid.collectives.UserReduction
 import braid.core.CoreParams
-import braid.core.Domain
 import braid.core.Errno
 import braid.core.FabricException
 import braid.core.PeerAvSet
 import braid.provider.HostIds
-import braid.provider.shm.ShmParams
-import java.nio.file.Files
-import java.nio.file.Path
-import java.nio.file.Paths
+import braid.core.shm.JobKeyProof
+import braid.core.shm.SharedMemoryDir
 
 /**
  * The intra-node collective offload provider (fi_peer(3)'s second model: "an offload provider
@@ -43,9 +41,9 @@ import java.nio.file.Paths
  * left to the main provider ([maxBytes]).
  *
  * How a group gets it (then it is what the group's calls use by default, as above):
- * `JoinOptions.DEFAULT.withOffload(ShmOffload.DEFAULT)` at the join; [pairWith] for every group
- * joined on a domain's endpoints; in a topology, the DSL's `offload { link = …; operations(…) }`
- * block or a config file's `offloads = [ … ]` (`Topology.open` calls [pairWith]).
+ * `JoinOptions.DEFAULT.withOffload(ShmOffload.DEFAULT)` at the join; [CollectiveOffload.pairWith] for
+ * every group joined on a domain's endpoints; in a topology, the DSL's `offload { link = …; operations(…) }`
+ * block or a config file's `offloads = [ … ]` (`Topology.open` calls [CollectiveOffload.pairWith]).
  */
 public class ShmOffload private constructor(
     /** Bytes of one rank's slot (the piece size of large messages). */
@@ -84,7 +82,7 @@ public class ShmOffload private constructor(
      * 1 MiB 534 vs 438; broadcast 8 B 0.28 vs 7.65, 64 KiB 20.8 vs 11.3; barrier 9.38 vs 7.70.
      */
     @get:JvmName("maxBytes") public val maxBytes: Int,
-) {
+) : CollectiveOffload() {
     init {
         if (slotBytes < 64 || slotBytes > (1 shl 28)) throw FabricException.invalid("offload: slot of $slotBytes bytes; give 64 B .. 256 MiB")
         if (minMembers < 2) throw FabricException.invalid("offload: minMembers $minMembers; a group needs at least 2 members on a host for a shared segment to help")
@@ -111,9 +109,9 @@ public class ShmOffload private constructor(
      * reductions (a call whose vector is longer than a slot goes to the main provider: a user
      * reduction sees its vector whole). Operations outside [operations] answer `-ENOSYS`.
      * This is the provider's answer; a group's pairing answers for the group
-     * ([OffloadBinding.queryCollective]: across hosts, non-commutative reductions are not taken).
+     * ([braid.collectives.OffloadBinding.queryCollective]: across hosts, non-commutative reductions are not taken).
      */
-    public fun queryCollective(op: CollectiveOp, datatype: Datatype?, reduceOp: ReduceOp?): Int =
+    override fun queryCollective(op: CollectiveOp, datatype: Datatype?, reduceOp: ReduceOp?): Int =
         if (supports(op, datatype, reduceOp)) 0 else -Errno.ENOSYS
 
     internal fun supports(op: CollectiveOp, datatype: Datatype?, reduction: Any?): Boolean {
@@ -134,7 +132,7 @@ public class ShmOffload private constructor(
      * Pairs with [group] (joined on [set]); the binding, or null when the group is left to the
      * main provider (too small, or members whose addresses carry no host identity).
      */
-    internal fun pair(group: CollectiveGroup, set: PeerAvSet): OffloadBinding? {
+    override fun pair(group: CollectiveGroup, set: PeerAvSet): ShmOffloadBinding? {
         var members = LongArray(8)
         var n = set.members(members)
         while (n == -Errno.ETOOSMALL) { members = LongArray(members.size * 2); n = set.members(members) }
@@ -156,11 +154,11 @@ public class ShmOffload private constructor(
         val engine = if (local.size < minMembers) null else {
             val hash = groupHash(group.contextId, mine, local.map { av.lookup(members[it]) })
             OffloadEngine(
-                local.size, local.indexOf(group.rank), local, directory(settings[ShmParams.DIR]).resolve("braid-coll-${java.lang.Long.toHexString(hash)}.seg"),
-                hash, settings[CoreParams.JOB_KEY], slotBytes, attachTimeoutMillis * 1_000_000, livenessMillis * 1_000_000,
+                local.size, local.indexOf(group.rank), local, SharedMemoryDir.of(settings).resolve("braid-coll-${java.lang.Long.toHexString(hash)}.seg"),
+                hash, JobKeyProof(settings[CoreParams.JOB_KEY]), slotBytes, attachTimeoutMillis * 1_000_000, livenessMillis * 1_000_000,
             )
         }
-        return OffloadBinding(this, group, hostList.size > 1, hostOfRank, local, engine)
+        return ShmOffloadBinding(this, group, hostList.size > 1, hostOfRank, local, engine)
     }
 
     override fun toString(): String =
@@ -174,39 +172,12 @@ public class ShmOffload private constructor(
         @JvmField
         public val DEFAULT: ShmOffload = ShmOffload(128 * 1024, 2, IMPLEMENTED, true, 30_000, 50, 64 * 1024)
 
-        private val paired = java.util.WeakHashMap<Domain, ShmOffload>()
-
-        /**
-         * Pairs [offload] with [domain] (what opening a topology with an `offload` block does):
-         * groups joined on the domain's endpoints use it unless their [braid.collectives.JoinOptions]
-         * name another. Null unpairs.
-         */
-        @JvmStatic
-        public fun pairWith(domain: Domain, offload: ShmOffload?): Unit = synchronized(paired) {
-            if (offload == null) paired.remove(domain) else paired[domain] = offload
-        }
-
-        /** The offload paired with [domain] by [pairWith], or null. */
-        @JvmStatic
-        public fun pairedWith(domain: Domain): ShmOffload? = synchronized(paired) { paired[domain] }
-
         private fun groupHash(context: Int, host: Long, locals: List<ByteArray>): Long {
             var h = -0x340d631b7bdddcdbL
             fun mix(v: Long) { for (k in 0 until 8) { h = h xor ((v ushr (8 * k)) and 0xff); h *= 0x100000001b3L } }
             mix(context.toLong()); mix(host)
             for (a in locals) { for (b in a) { h = h xor (b.toLong() and 0xff); h *= 0x100000001b3L }; mix(a.size.toLong()) }
             return h
-        }
-
-        /** The shm rail's directory: `BRAID_SHM_DIR`, else /dev/shm, else the temp directory. */
-        private fun directory(configured: String): Path {
-            val dir = when {
-                configured.isNotEmpty() -> Paths.get(configured)
-                Files.isDirectory(Paths.get("/dev/shm")) && Files.isWritable(Paths.get("/dev/shm")) -> Paths.get("/dev/shm")
-                else -> Paths.get(System.getProperty("java.io.tmpdir"), "braid-shm")
-            }
-            Files.createDirectories(dir)
-            return dir
         }
     }
 }

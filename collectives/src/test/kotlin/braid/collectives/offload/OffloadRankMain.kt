@@ -6,6 +6,7 @@ import braid.collectives.Collectives
 import braid.collectives.Datatype
 import braid.collectives.JoinOptions
 import braid.collectives.Matrix
+import braid.collectives.OffloadBinding
 import braid.collectives.RankEndpoint
 import braid.collectives.RankMain
 import braid.collectives.ReduceOp

@@ -11,6 +11,8 @@ import braid.collectives.Reference
 import braid.collectives.onEveryRank
 import braid.core.Errno
 import braid.core.FabricException
+import braid.core.shm.JobKeyProof
+import braid.core.shm.ProcessIdentity
 import braid.testsupport.SteadyAllocation
 import io.kotest.assertions.withClue
 import io.kotest.assertions.throwables.shouldThrow
@@ -231,12 +233,12 @@ class OffloadTest : FunSpec({
         val dir = Files.createTempDirectory("offload-key")
         try {
             val path = dir.resolve("braid-coll-test.seg")
-            val seg = OffloadSegment.create(path, 2, 4096, 42L, "key-a", ProcessHandle.current(), 1L)
-            shouldThrow<FabricException> { OffloadSegment.tryAttach(path, 2, 4096, 42L, "key-b") }.code shouldBe Errno.EACCES
-            shouldThrow<FabricException> { OffloadSegment.tryAttach(path, 3, 4096, 42L, "key-a") }.message!! shouldContain "settings differ"
-            OffloadSegment.tryAttach(path, 2, 4096, 42L, "key-a").shouldNotBeNull().close()
+            val seg = OffloadSegment.create(path, 2, 4096, 42L, JobKeyProof("key-a"), ProcessIdentity(ProcessHandle.current().pid(), 1L))
+            shouldThrow<FabricException> { OffloadSegment.tryAttach(path, 2, 4096, 42L, JobKeyProof("key-b")) }.code shouldBe Errno.EACCES
+            shouldThrow<FabricException> { OffloadSegment.tryAttach(path, 3, 4096, 42L, JobKeyProof("key-a")) }.message!! shouldContain "settings differ"
+            OffloadSegment.tryAttach(path, 2, 4096, 42L, JobKeyProof("key-a")).shouldNotBeNull().close()
             seg.close()
-            OffloadSegment.tryAttach(path, 2, 4096, 42L, "key-a").shouldBeNull() // closed: the name is gone
+            OffloadSegment.tryAttach(path, 2, 4096, 42L, JobKeyProof("key-a")).shouldBeNull() // closed: the name is gone
         } finally {
             dir.toFile().deleteRecursively()
         }

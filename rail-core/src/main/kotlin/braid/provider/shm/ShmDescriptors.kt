@@ -1,6 +1,7 @@
 package braid.provider.shm
 
 import braid.core.FabricException
+import braid.core.shm.JobKeyProof
 import braid.provider.AddressHeader
 import braid.provider.PeerAddress
 import org.agrona.DirectBuffer
@@ -107,13 +108,33 @@ internal object ShmFileHeader {
  * An endpoint's file: who owns it, whether it is open, and its doorbell — a many-to-one ring
  * where senders announce the channel files they create for it.
  *
+ * The job key ([braid.core.CoreParams.JOB_KEY]) is proven both ways through these files, with
+ * the shared-memory kit's [JobKeyProof], before any message is written or read, as the tcp
+ * handshake does on the wire ([braid.provider.tcp.TcpHandshake]):
+ * ```
+ * receiver, at enable:   nonce_r (32 random bytes) and
+ *                        endpoint proof = HMAC(K, "braid-shm endpoint" ‖ 0 ‖ receiver name ‖ 0 ‖ nonce_r)
+ *                        -> its endpoint file
+ * sender, at connect:    reads nonce_r and checks the endpoint proof; then writes
+ *                        channel proof = HMAC(K, "braid-shm channel" ‖ 0 ‖ receiver ‖ 0 ‖ sender ‖ 0 ‖ nonce_r)
+ *                        into the channel file's header ([ChannelFileDescriptor]) and announces it.
+ *                        If the endpoint proof failed, the channel is refused before anything is
+ *                        written to it: every send to that receiver ends in EACCES
+ * receiver, at attach:   recomputes the channel proof; a mismatch marks the channel refused
+ *                        (receiver state 3), logs, reports EACCES on its event queue, and reads
+ *                        nothing from it
+ * ```
+ * So a sender with another key never has a send completed that the receiver then drops, and
+ * the receiver still learns who knocked. The nonce is fresh to each endpoint and the proofs name
+ * their ends, so a proof copied from another file does not check out.
+ *
  * ```
  *  0                   1                   2                   3
  *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
  * +---------------------------------------------------------------+
  * |                      magic "BRDE" (32)                        |
  * +---------------------------------------------------------------+
- * |                      version = 2 (32)                         |
+ * |                      version = 3 (32)                         |
  * +---------------------------------------------------------------+
  * |                      owner pid (64)                           |
  * |                                                               |
@@ -124,7 +145,11 @@ internal object ShmFileHeader {
  * +---------------------------------------------------------------+
  * |                      key nonce (256): random, fresh to this   |
  * |                      endpoint; senders prove the job key over |
- * |                      it ([ShmJobKey])                         |
+ * |                      it                                       |
+ * +---------------------------------------------------------------+
+ * |                      endpoint key proof (256): the receiver's |
+ * |                      proof over its name and nonce, checked   |
+ * |                      by senders before they write             |
  * +---------------------------------------------------------------+
  * |                 ... padding to offset 128 ...                 |
  * +---------------------------------------------------------------+
@@ -134,15 +159,19 @@ internal object ShmFileHeader {
  */
 internal object EndpointFileDescriptor {
     const val MAGIC: Int = 0x42524445 // "BRDE"
-    /** Version 2 added the key nonce. */
-    const val VERSION: Int = 2
+    /** Version 2 added the key nonce; 3 the endpoint key proof (senders check the key before they write). */
+    const val VERSION: Int = 3
     const val MAGIC_OFFSET = ShmFileHeader.MAGIC_OFFSET
     const val VERSION_OFFSET = ShmFileHeader.VERSION_OFFSET
     const val PID_OFFSET = 8
     const val STATE_OFFSET = 16
     const val DOORBELL_CAPACITY_OFFSET = 20
     const val NONCE_OFFSET = 24
-    const val NONCE_LENGTH = ShmJobKey.NONCE_LENGTH
+    const val NONCE_LENGTH = JobKeyProof.NONCE_LENGTH
+    const val KEY_PROOF_OFFSET = 56
+    const val KEY_PROOF_LENGTH = JobKeyProof.PROOF_LENGTH
+    /** What the endpoint key proof proves ([JobKeyProof.proof]'s label); its one name is the endpoint's. */
+    const val KEY_LABEL = "braid-shm endpoint"
     const val DOORBELL_OFFSET = 128
     const val DOORBELL_CAPACITY = 64 * 1024
     const val STATE_OPEN = 1
@@ -184,7 +213,7 @@ internal object EndpointFileDescriptor {
  * +---------------------------------------------------------------+
  * |                      key proof (256): HMAC-SHA-256 over the   |
  * |                      receiver's nonce and both names          |
- * |                      ([ShmJobKey.proof])                      |
+ * |                      ([JobKeyProof], [EndpointFileDescriptor])|
  * +---------------------------------------------------------------+
  * |                 ... padding to offset 128 ...                 |
  * +---------------------------------------------------------------+
@@ -221,7 +250,7 @@ internal object EndpointFileDescriptor {
  * +---------------------------------------------------------------+
  * ```
  * Version 3 added the RMA records (see [FrameDescriptor]); version 4 the key proof: a receiver
- * reads nothing from a channel before the proof checks out (see [ShmJobKey]); version 5 the split
+ * reads nothing from a channel before the proof checks out (see [EndpointFileDescriptor]); version 5 the split
  * slot, where the receiver of a large rendezvous message and its sender claim its chunks and
  * copy them at once (one split at a time per channel: the receiver makes it synchronously).
  * Fragments have a ring of their own because a receiver may leave an unexpected message head
@@ -238,7 +267,9 @@ internal object ChannelFileDescriptor {
     const val SENDER_STATE_OFFSET = 16
     const val RECEIVER_STATE_OFFSET = 20
     const val PROOF_OFFSET = 32
-    const val PROOF_LENGTH = ShmJobKey.PROOF_LENGTH
+    const val PROOF_LENGTH = JobKeyProof.PROOF_LENGTH
+    /** What the channel key proof proves ([JobKeyProof.proof]'s label); its names are the receiver's and the sender's. */
+    const val KEY_LABEL = "braid-shm channel"
     /** Receiver state: the sender's key proof failed; nothing in the channel is read. */
     const val RECEIVER_REFUSED = 3
     const val SPLIT_OFFSET = 128

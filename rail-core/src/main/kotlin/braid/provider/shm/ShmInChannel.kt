@@ -3,6 +3,8 @@ package braid.provider.shm
 import braid.core.Errno
 import braid.core.FiAddr
 import braid.core.RxEntry
+import braid.core.shm.ProcessWatch
+import braid.core.shm.ShmSegment
 import braid.provider.ControlOutlet
 import braid.provider.RecvPath
 import braid.provider.RmaPath
@@ -49,13 +51,13 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor
 internal class ShmInChannel(
     private val t: ShmTransport,
     val sender: String,
-    private val file: MappedFile,
+    private val file: ShmSegment,
     capacity: Int,
 ) : ControlOutlet, ControlledMessageHandler {
     val data = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.DATA_RING_OFFSET, capacity + RingBufferDescriptor.TRAILER_LENGTH))
     val bulk = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.bulkRingOffset(capacity), capacity + RingBufferDescriptor.TRAILER_LENGTH))
     val ctrl = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.ctrlRingOffset(capacity), ChannelFileDescriptor.CTRL_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH))
-    private val owner: PeerProcess? = ShmDirectory.owner(sender)?.let { PeerProcess.watch(it) }
+    private val owner: ProcessWatch? = ShmDirectory.owner(sender)?.let { ProcessWatch.watch(it) }
     private val senderPid = ShmDirectory.pidOf(sender).toIntOrNull() ?: 0
     /** Whether single-copy pulls from this sender work; cleared on the first that fails. */
     private var pullable = t.cma && owner != null

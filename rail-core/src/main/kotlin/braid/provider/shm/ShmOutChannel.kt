@@ -2,6 +2,8 @@ package braid.provider.shm
 
 import braid.core.Errno
 import braid.core.OpFlags
+import braid.core.shm.ProcessWatch
+import braid.core.shm.ShmSegment
 import braid.provider.MsgTxOp
 import braid.provider.RmaPath
 import braid.provider.SendOutlet
@@ -51,9 +53,9 @@ import java.nio.charset.StandardCharsets
 internal class ShmOutChannel(
     private val t: ShmTransport,
     val dst: String,
-    private val owner: PeerProcess,
-    private val epFile: MappedFile,
-    private val file: MappedFile,
+    private val owner: ProcessWatch,
+    private val epFile: ShmSegment,
+    private val file: ShmSegment,
 ) : SendOutlet {
     private val ringCapacity = t.ringCapacity
     val data = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.DATA_RING_OFFSET, ringCapacity + RingBufferDescriptor.TRAILER_LENGTH))

@@ -3,6 +3,7 @@ package braid.provider.shm
 import braid.core.Param
 import braid.core.ParamRule
 import braid.core.ParamViolation
+import braid.core.shm.SharedMemoryDir
 
 /**
  * The shm rail's parameters, declared once: set them through the environment, a topology file,
@@ -26,11 +27,9 @@ public object ShmParams {
         Param.atLeast(0),
     )
 
+    /** The shared-memory directory: the kit's ([SharedMemoryDir.DIR]), which the collective offload's segments share. */
     @JvmField
-    public val DIR: Param<String> = Param.string(
-        "shm", "dir", "BRAID_SHM_DIR", "",
-        "the directory of the ring files (empty: /dev/shm where writable, else <tmpdir>/braid-shm); every process of a job must use the same",
-    )
+    public val DIR: Param<String> = SharedMemoryDir.DIR
 
     @JvmField
     public val CMA: Param<Boolean> = Param.bool(

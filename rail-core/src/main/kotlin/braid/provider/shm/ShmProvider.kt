@@ -13,6 +13,7 @@ import braid.core.Param
 import braid.core.Settings
 import braid.core.RxAttr
 import braid.core.TxAttr
+import braid.core.shm.JobKeyProof
 import braid.provider.DomainProvider
 import braid.provider.HostIdentity
 import braid.provider.PeerAddress
@@ -87,7 +88,7 @@ internal class ShmDomain(private val domain: Domain) : DomainProvider {
     // The endpoint's rail Info's own settings over its domain's (a link's rail over the link).
     override fun openEndpoint(endpoint: Endpoint, info: Info, av: RailAv): Transport {
         val settings = domain.info.settings.overlay(info.settings)
-        return ShmTransport(endpoint.sink, info.withSettings(settings), av, HostIdentity.id, ShmJobKey(settings[CoreParams.JOB_KEY]))
+        return ShmTransport(endpoint.sink, info.withSettings(settings), av, HostIdentity.id, JobKeyProof(settings[CoreParams.JOB_KEY]))
     }
 
     override fun close() {}

@@ -1,5 +1,6 @@
 package braid.provider.shm
 
+import braid.core.shm.ProcessWatch
 import braid.provider.shm.ChannelFileDescriptor.SPLIT_CHUNKS_OFFSET
 import braid.provider.shm.ChannelFileDescriptor.SPLIT_CHUNK_OFFSET
 import braid.provider.shm.ChannelFileDescriptor.SPLIT_CLAIM_OFFSET
@@ -67,7 +68,7 @@ internal class ShmSplitCopy(private val slot: AtomicBuffer) {
      */
     fun receive(
         msgId: Long, dst: Long, src: Long, length: Long, chunk: Int, pid: Int, iov: CrossMemoryAttach.Iovecs,
-        ctrl: OneToOneRingBuffer, scratch: UnsafeBuffer, sender: PeerProcess?,
+        ctrl: OneToOneRingBuffer, scratch: UnsafeBuffer, sender: ProcessWatch?,
     ): Boolean {
         val chunks = ((length + chunk - 1) / chunk).toInt()
         generation = if (generation == MAX_GENERATION) 1 else generation + 1

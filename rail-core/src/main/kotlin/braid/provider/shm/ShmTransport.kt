@@ -11,6 +11,10 @@ import braid.core.Info
 import braid.core.OpFlags
 import braid.core.RailCounters
 import braid.core.RxEntry
+import braid.core.shm.JobKeyProof
+import braid.core.shm.ProcessIdentity
+import braid.core.shm.ProcessWatch
+import braid.core.shm.ShmSegment
 import braid.provider.MessageEngine
 import braid.provider.RailAv
 import braid.provider.RailTimer
@@ -58,7 +62,7 @@ internal class ShmTransport(
     private val info: Info,
     internal val av: RailAv,
     private val hostId: Long,
-    private val jobKey: ShmJobKey,
+    private val jobKey: JobKeyProof,
 ) : Transport {
     private val name = ShmDirectory.newEndpointName()
     override val address: ByteArray = ShmAddressDescriptor.encode(hostId, name)
@@ -80,9 +84,9 @@ internal class ShmTransport(
     /** This endpoint's iovecs for single-copy pulls (never shared between endpoints: see [CrossMemoryAttach.Iovecs]). */
     internal val cmaIov = CrossMemoryAttach.Iovecs()
 
-    private var file: MappedFile? = null
-    /** Published in our endpoint file: senders prove the job key over it ([ShmJobKey]). */
-    private val nonce = ShmJobKey.nonce()
+    private var file: ShmSegment? = null
+    /** Published in our endpoint file: senders prove the job key over it ([EndpointFileDescriptor] says how). */
+    private val nonce = JobKeyProof.nonce()
     /** Channel files refused for a failed key proof, so a second announcement is not looked at again. */
     private val refused = HashSet<String>()
     private lateinit var doorbell: ManyToOneRingBuffer
@@ -105,9 +109,10 @@ internal class ShmTransport(
         val b = f.buffer
         b.putInt(EndpointFileDescriptor.MAGIC_OFFSET, EndpointFileDescriptor.MAGIC)
         b.putInt(EndpointFileDescriptor.VERSION_OFFSET, EndpointFileDescriptor.VERSION)
-        b.putLong(EndpointFileDescriptor.PID_OFFSET, ShmDirectory.self.pid())
+        b.putLong(EndpointFileDescriptor.PID_OFFSET, ProcessIdentity.SELF.pid)
         b.putInt(EndpointFileDescriptor.DOORBELL_CAPACITY_OFFSET, EndpointFileDescriptor.DOORBELL_CAPACITY)
         b.putBytes(EndpointFileDescriptor.NONCE_OFFSET, nonce)
+        b.putBytes(EndpointFileDescriptor.KEY_PROOF_OFFSET, jobKey.proof(EndpointFileDescriptor.KEY_LABEL, nonce, name))
         doorbell = ManyToOneRingBuffer(UnsafeBuffer(b, EndpointFileDescriptor.DOORBELL_OFFSET, EndpointFileDescriptor.DOORBELL_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH))
         b.putIntVolatile(EndpointFileDescriptor.STATE_OFFSET, EndpointFileDescriptor.STATE_OPEN)
         file = f
@@ -161,7 +166,11 @@ internal class ShmTransport(
         return out
     }
 
-    /** Opens the channel to [dst] and announces it; or the negated errno saying why not (reported on the EQ too). */
+    /**
+     * Opens the channel to [dst] and announces it; or the negated errno saying why not (reported
+     * on the EQ too). A receiver whose endpoint proof shows another job key gets a channel that
+     * is dead before anything is written to it: every send to it answers `-EACCES`.
+     */
     private fun connect(dst: String): Any {
         val epPath = ShmDirectory.endpointFile(dst)
         val epFile = ShmDirectory.mapExisting(epPath)
@@ -176,7 +185,7 @@ internal class ShmTransport(
             ep.eventError(Errno.EHOSTUNREACH, "shm: peer $dst: $refused")
             return -Errno.EHOSTUNREACH
         }
-        val owner = ShmDirectory.owner(dst)?.let { PeerProcess.watch(it) }
+        val owner = ShmDirectory.owner(dst)?.let { ProcessWatch.watch(it) }
         if (epFile.buffer.getIntVolatile(EndpointFileDescriptor.STATE_OFFSET) != EndpointFileDescriptor.STATE_OPEN || owner == null) {
             epFile.unmap()
             owner?.close()
@@ -191,12 +200,20 @@ internal class ShmTransport(
         b.putInt(ChannelFileDescriptor.DATA_CAPACITY_OFFSET, ringCapacity)
         b.putInt(ChannelFileDescriptor.CTRL_CAPACITY_OFFSET, ChannelFileDescriptor.CTRL_CAPACITY)
         val theirNonce = ByteArray(EndpointFileDescriptor.NONCE_LENGTH).also { epFile.buffer.getBytes(EndpointFileDescriptor.NONCE_OFFSET, it) }
-        b.putBytes(ChannelFileDescriptor.PROOF_OFFSET, jobKey.proof(dst, name, theirNonce))
+        val theirProof = ByteArray(EndpointFileDescriptor.KEY_PROOF_LENGTH).also { epFile.buffer.getBytes(EndpointFileDescriptor.KEY_PROOF_OFFSET, it) }
+        // Checked before anything is written: a receiver with another key would drop what we sent.
+        val sameKey = jobKey.verify(EndpointFileDescriptor.KEY_LABEL, theirNonce, theirProof, dst)
+        b.putBytes(ChannelFileDescriptor.PROOF_OFFSET, jobKey.proof(ChannelFileDescriptor.KEY_LABEL, theirNonce, dst, name))
         b.putIntVolatile(ChannelFileDescriptor.SENDER_STATE_OFFSET, EndpointFileDescriptor.STATE_OPEN)
         val out = ShmOutChannel(this, dst, owner, epFile, ch)
         outs += out
         outByName[dst] = out
+        // Announced either way, so a receiver with another key still refuses us and says so on its side.
         out.announce()
+        if (!sameKey) {
+            out.refused = true
+            out.fail(Errno.EACCES, "(process ${ShmDirectory.pidOf(dst)}) does not hold this job's key (BRAID_JOB_KEY differs); nothing is sent to it")
+        }
         return out
     }
 
@@ -256,13 +273,13 @@ internal class ShmTransport(
     }
 
     /**
-     * Whether the sender of channel [f] proved our job key ([ShmJobKey]). If not, the channel is
+     * Whether the sender of channel [f] proved our job key ([EndpointFileDescriptor]). If not, the channel is
      * marked refused (its sender fails its sends with EACCES), the refusal is logged and reported
      * on the event queue, and nothing in the channel is ever read.
      */
-    private fun proven(sender: String, f: MappedFile): Boolean {
+    private fun proven(sender: String, f: ShmSegment): Boolean {
         val proof = ByteArray(ChannelFileDescriptor.PROOF_LENGTH).also { f.buffer.getBytes(ChannelFileDescriptor.PROOF_OFFSET, it) }
-        if (jobKey.verify(name, sender, nonce, proof)) return true
+        if (jobKey.verify(ChannelFileDescriptor.KEY_LABEL, nonce, proof, name, sender)) return true
         f.buffer.putIntVolatile(ChannelFileDescriptor.RECEIVER_STATE_OFFSET, ChannelFileDescriptor.RECEIVER_REFUSED)
         f.unmap()
         if (refused.add(sender)) {
@@ -317,7 +334,7 @@ internal class ShmTransport(
         for (i in 0 until ins.size) if (ins[i].fiAddr == addr) return
         val peer = av.query(addr) as? ShmAddress ?: return
         if (peer.hostId != hostId) return
-        val silent = silentPeers.getOrPut(peer.name) { SilentPeer(ShmDirectory.owner(peer.name)?.let { PeerProcess.watch(it) }) }
+        val silent = silentPeers.getOrPut(peer.name) { SilentPeer(ShmDirectory.owner(peer.name)?.let { ProcessWatch.watch(it) }) }
         val gone = silent.gone(peer.name) ?: return
         // Its channel may have been announced just now: read the doorbell before deciding.
         if (doorbell.size() > 0) return
@@ -327,8 +344,8 @@ internal class ShmTransport(
     }
 
     /** A peer a directed receive waits for that has no channel to us: its process, and its endpoint file once seen. */
-    private class SilentPeer(private val watcher: PeerProcess?) {
-        private var file: MappedFile? = null
+    private class SilentPeer(private val watcher: ProcessWatch?) {
+        private var file: ShmSegment? = null
         private var unseen = 0
 
         /** Why the peer can send nothing more, or null while it may. */

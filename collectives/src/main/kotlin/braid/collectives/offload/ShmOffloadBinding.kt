@@ -1,6 +1,8 @@
 package braid.collectives.offload
 
 import braid.collectives.CollectiveGroup
+import braid.collectives.InlineOffloadStep
+import braid.collectives.OffloadBinding
 import braid.collectives.CollectiveOp
 import braid.collectives.Datatype
 import braid.collectives.ReduceOp
@@ -32,52 +34,32 @@ import java.util.IdentityHashMap
  *
  * [queryCollective] answers, for this group, which calls take the offload's path.
  */
-public class OffloadBinding internal constructor(
-    /** The provider paired with the group. */
-    public val provider: ShmOffload,
+internal class ShmOffloadBinding(
+    override val provider: ShmOffload,
     private val group: CollectiveGroup,
-    /** Whether the group spans hosts (calls become hierarchical schedules). */
-    @get:JvmName("isHierarchical") public val isHierarchical: Boolean,
+    override val isHierarchical: Boolean,
     private val hostOfRank: IntArray,
     private val localRanks: IntArray,
     private val engine: OffloadEngine?,
-) : AutoCloseable {
+) : OffloadBinding() {
     private class Entry(val phases: Array<OffloadPhase>, val hierarchical: Boolean, val transfers: Int)
 
     private val entries = IdentityHashMap<Schedule, Entry>()
     private val hierarchy = if (isHierarchical) HierarchicalSchedules(group, hostOfRank, engine) else null
 
-    /** How many hosts the group spans. */
-    public val hostCount: Int get() = hierarchy?.hosts ?: 1
+    override val hostCount: Int get() = hierarchy?.hosts ?: 1
 
-    /** The group ranks on this host, in rank order. */
-    public fun localRanks(): IntArray = localRanks.copyOf()
+    override fun localRanks(): IntArray = localRanks.copyOf()
 
-    /** Whether this rank is its host's leader (it carries the host's part between hosts). */
-    public val isLeader: Boolean get() = localRanks[0] == group.rank
-
-    /** Calls carried wholly through the segment. */
-    @Volatile public var offloadCalls: Long = 0; private set
-    /** Calls run as hierarchical schedules. */
-    @Volatile public var hierarchicalCalls: Long = 0; private set
-    /** Calls the offload declined (left to the main provider). */
-    @Volatile public var mainCalls: Long = 0; private set
-    /**
-     * Of [offloadCalls], the blocking calls carried on the caller's thread: their one phase
-     * stepped straight through the segment while the call waits, with no deferred work queued
-     * (the domain's progress still runs every few steps, for everything else in flight).
-     */
-    @Volatile public var inlineCalls: Long = 0; private set
-    /** Transfers this rank posted on the main provider for the between-host part of hierarchical calls. */
-    @Volatile public var leaderTransfers: Long = 0; private set
+    override val isLeader: Boolean get() = localRanks[0] == group.rank
 
     /** Shared-memory phases carried through the segment by this rank. */
-    public val segmentPhases: Long get() = engine?.phases ?: 0
+    override val segmentPhases: Long get() = engine?.phases ?: 0
     /** Bytes this rank copied into the segment. */
-    public val segmentBytes: Long get() = engine?.bytesIn ?: 0
+    override val segmentBytes: Long get() = engine?.bytesIn ?: 0
 
     /** The failure that ended this host's segment, or null. */
-    public val failure: String? get() = engine?.failure
+    override val failure: String? get() = engine?.failure
 
     /**
      * Unmaps the segment (removing its file if it is still named) and forgets the schedules it
@@ -97,14 +79,14 @@ public class OffloadBinding internal constructor(
      * ([ShmOffload.queryCollective]): across hosts only barrier, broadcast, reduce, allreduce and
      * allgather are hierarchical.
      */
-    public fun queryCollective(op: CollectiveOp, datatype: Datatype?, reduceOp: ReduceOp?): Int = query(op, datatype, reduceOp, 0)
+    override fun queryCollective(op: CollectiveOp, datatype: Datatype?, reduceOp: ReduceOp?): Int = query(op, datatype, reduceOp, 0)
 
     /**
      * [queryCollective] for a call of [count] elements with a user reduction: a non-commutative
      * one runs flat on the main provider across hosts (order-preserving), and one whose vector
      * is longer than a slot runs on the main provider (a user reduction sees its vector whole).
      */
-    public fun queryCollective(op: CollectiveOp, datatype: Datatype, reduction: UserReduction, count: Int): Int = query(op, datatype, reduction, count)
+    override fun queryCollective(op: CollectiveOp, datatype: Datatype, reduction: UserReduction, count: Int): Int = query(op, datatype, reduction, count)
 
     private fun query(op: CollectiveOp, datatype: Datatype?, reduction: Any?, count: Int): Int {
         val probe = ShapeKey().set(op, braid.collectives.CollectiveAlgorithm.AUTO, datatype, reduction, count, 0, false)
@@ -124,7 +106,7 @@ public class OffloadBinding internal constructor(
     // ## Called by the group ##
 
     /** The schedule of [key] through the offload, or null to leave the call to the main provider. */
-    internal fun compile(key: ShapeKey): Schedule? = when {
+    override fun compile(key: ShapeKey): Schedule? = when {
         !takes(key) -> null
         isHierarchical -> hierarchical(key)
         else -> flat(key)
@@ -136,7 +118,7 @@ public class OffloadBinding internal constructor(
      * deferred work: its phase is returned, and the caller carries it through the engine itself
      * while it waits ([inlineCalls] counts these). Otherwise null, and the schedule runs.
      */
-    internal fun starting(s: Schedule, blocking: Boolean): OffloadPhase? {
+    override fun starting(s: Schedule, blocking: Boolean): InlineOffloadStep? {
         val e = entries[s]
         if (e == null) { mainCalls++; return null }
         if (e.hierarchical) hierarchicalCalls++ else offloadCalls++
@@ -177,7 +159,7 @@ public class OffloadBinding internal constructor(
     }
 
     override fun toString(): String =
-        "OffloadBinding(${if (isHierarchical) "hierarchical over $hostCount hosts" else "one host"}, ${localRanks.size} local ranks, $provider)"
+        "ShmOffloadBinding(${if (isHierarchical) "hierarchical over $hostCount hosts" else "one host"}, ${localRanks.size} local ranks, $provider)"
 
     private companion object {
         val EMPTY = UnsafeBuffer(ByteArray(0))
