@@ -184,7 +184,7 @@ internal class MessageEngine(
         val op = txPool.removeLastOrNull() ?: MsgTxOp()
         op.buffer.wrap(buffer, 0, length)
         op.length = length; op.tag = tag; op.data = data; op.flags = flags; op.context = context
-        op.msgId = 0; op.accepted = 0; op.sent = 0; op.directMode = false
+        op.msgId = 0; op.accepted = 0; op.sent = 0
         return op
     }
 
@@ -281,7 +281,7 @@ internal class MessageEngine(
             return
         }
         val inb = inboundPool.removeLastOrNull() ?: MsgInbound()
-        inb.entry = e; inb.expected = accept; inb.received = 0; inb.wantAck = wantAck; inb.directMode = false
+        inb.entry = e; inb.expected = accept; inb.received = 0; inb.wantAck = wantAck
         path.outlet.inboundStarted(inb)
         path.inflight.put(msgId, inb)
     }

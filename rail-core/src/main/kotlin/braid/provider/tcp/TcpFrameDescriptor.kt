@@ -116,6 +116,9 @@ internal object TcpFrameDescriptor {
     const val VALUE_OFFSET = 40
     const val HEADER_LENGTH = 48
 
+    /** The largest DATA frame payload a receiver accepts (a sender's chunks are smaller). */
+    const val MAX_DATA_PAYLOAD = 64 shl 20
+
     /** The largest RMA frame payload a receiver accepts (a sender's pieces are smaller). */
     const val MAX_RMA_PAYLOAD = 1 shl 20
 
@@ -136,6 +139,15 @@ internal object TcpFrameDescriptor {
     }
 
     fun isKnownType(type: Int): Boolean = type in EAGER..GIVEBACK || type in HELLO..REJECT
+
+    /** The largest payload a frame of [type] may carry after the handshake, to a receiver lending [window]; -1: not expected. */
+    fun payloadLimit(type: Int, window: Long): Int = when (type) {
+        EAGER -> (window - HEAD_COST).toInt()
+        DATA -> MAX_DATA_PAYLOAD
+        RTS, CTS, ACK, DISCARDED, CREDIT, HEARTBEAT, BYE, RECLAIM, GIVEBACK -> 0
+        RMA -> MAX_RMA_PAYLOAD
+        else -> -1
+    }
 
     /**
      * Writes a header at [index] of [b] (whose memory [bb] is, for the CRC) and returns
