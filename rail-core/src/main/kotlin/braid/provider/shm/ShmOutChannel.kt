@@ -54,7 +54,7 @@ internal class ShmOutChannel(
     private val owner: PeerProcess,
     private val epFile: MappedFile,
     private val file: MappedFile,
-) : SendOutlet {
+) : SendOutlet, ShmReach {
     private val ringCapacity = t.ringCapacity
     val data = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.DATA_RING_OFFSET, ringCapacity + RingBufferDescriptor.TRAILER_LENGTH))
     val bulk = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.bulkRingOffset(ringCapacity), ringCapacity + RingBufferDescriptor.TRAILER_LENGTH))

@@ -171,12 +171,14 @@ internal class TcpTransport(
     override fun maxAtomicCount(type: AtomicDatatype, form: AtomicForm): Int = rma.engine.maxAtomicCount(type, form)
 
     override fun write(buffer: DirectBuffer, dest: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int {
-        val p = rmaPeer(dest) ?: return rmaRefusal(dest)
+        val p = peers.peerFor(dest) ?: return -Errno.EINVAL
+        if (!reachable(p)) return refusal(p)
         return posted(p, rma.engine.write(rma.path(p), dest, buffer, remoteOffset, key, flags, context))
     }
 
     override fun read(buffer: MutableDirectBuffer, src: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int {
-        val p = rmaPeer(src) ?: return rmaRefusal(src)
+        val p = peers.peerFor(src) ?: return -Errno.EINVAL
+        if (!reachable(p)) return refusal(p)
         return posted(p, rma.engine.read(rma.path(p), src, buffer, remoteOffset, key, flags, context))
     }
 
@@ -184,21 +186,15 @@ internal class TcpTransport(
         operand: DirectBuffer, compare: DirectBuffer?, result: MutableDirectBuffer?, dest: Long, remoteOffset: Long, key: Long,
         type: AtomicDatatype, op: AtomicOp, count: Int, flags: Long, context: Any?,
     ): Int {
-        val p = rmaPeer(dest) ?: return rmaRefusal(dest)
+        val p = peers.peerFor(dest) ?: return -Errno.EINVAL
+        if (!reachable(p)) return refusal(p)
         return posted(p, rma.engine.atomic(rma.path(p), dest, operand, compare, result, remoteOffset, key, type, op, count, flags, context))
     }
 
-    /** The live peer [dest] names, connecting if need be; or null ([rmaRefusal] says why). */
-    private fun rmaPeer(dest: Long): TcpPeer? {
-        val p = peers.peerFor(dest) ?: return null
+    /** Whether [p] is alive, connecting to it if need be. */
+    private fun reachable(p: TcpPeer): Boolean {
         if (p.conn == null && !p.dead) connections.ensureConnection(p)
-        return if (p.dead) null else p
-    }
-
-    /** Why [rmaPeer] found no live peer at [dest]: `-EINVAL` (not a tcp address) or the dead peer's [refusal]. */
-    private fun rmaRefusal(dest: Long): Int {
-        val p = peers.peerFor(dest) ?: return -Errno.EINVAL
-        return refusal(p)
+        return !p.dead
     }
 
     /** An RMA or atomic request just posted to [p] ([rc] 0) goes to the socket now, as a send does. */
