@@ -394,7 +394,7 @@ internal class MessageEngine(
             payloads.release(bytes)
         } else if (path.dead) {
             ep.rxError(e.context, recvFlags(e), 0, e.data, e.tag, 0, path.deadErr, e.addr,
-                "$rail: peer ${path.peer} ${path.deadWhy} before sending the ${e.size} bytes of this message")
+                "$rail: peer ${path.peer.render()} ${path.deadWhy} before sending the ${e.size} bytes of this message")
             ep.srx.freeEntry(e)
         } else {
             if (h.cost != 0L) path.outlet.release(h.cost)

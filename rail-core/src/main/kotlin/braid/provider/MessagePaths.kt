@@ -76,10 +76,18 @@ internal interface ControlOutlet {
 }
 
 /**
+ * How a path names the other end in messages, rendered when a message is written (a tcp peer's
+ * name grows its address once the AV resolves it): shm's is the peer's endpoint name.
+ */
+internal fun interface PeerName {
+    fun render(): String
+}
+
+/**
  * What the engine keeps per destination: sends waiting for room ([backlog]), for a CTS, being
  * streamed, and for a delivery ACK. [peer] names the destination in error messages.
  */
-internal class SendPath(val outlet: SendOutlet, val peer: Any) {
+internal class SendPath(val outlet: SendOutlet, val peer: PeerName) {
     val backlog = ArrayDeque<MsgTxOp>()
     val waitingCts = Long2ObjectHashMap<MsgTxOp>()
     val streaming = ArrayDeque<MsgTxOp>()
@@ -98,7 +106,7 @@ internal class SendPath(val outlet: SendOutlet, val peer: Any) {
  * What the engine keeps per source: the rendezvous receives it is filling ([inflight]), the
  * control records waiting for room, and the fabric address the source has in the AV.
  */
-internal class RecvPath(val outlet: ControlOutlet, val peer: Any) {
+internal class RecvPath(val outlet: ControlOutlet, val peer: PeerName) {
     var fiAddr = FiAddr.NOTAVAIL
     val inflight = Long2ObjectHashMap<MsgInbound>()
     internal val pendingControl = TripleQueue()

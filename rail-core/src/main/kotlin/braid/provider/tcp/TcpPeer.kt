@@ -2,6 +2,7 @@ package braid.provider.tcp
 
 import braid.core.RxEntry
 import braid.provider.MsgInbound
+import braid.provider.PeerName
 import braid.provider.RecvPath
 import braid.provider.SendPath
 import braid.provider.tcp.TcpFrameDescriptor.MIN_WINDOW
@@ -20,7 +21,7 @@ import java.nio.ByteBuffer
  *
  * Built by [TcpPeers], which attaches the parts that need the peer itself ([attach]).
  */
-internal class TcpPeer(val id: Long, val index: Int, bufferSize: Int) {
+internal class TcpPeer(val id: Long, val index: Int, bufferSize: Int) : PeerName {
     var address: TcpAddress? = null
     val key: String = TcpAddress.keyOf(id)
 
@@ -148,6 +149,8 @@ internal class TcpPeer(val id: Long, val index: Int, bufferSize: Int) {
             viewBase = base
         }
     }
+
+    override fun render(): String = toString()
 
     override fun toString(): String = address?.render() ?: "fi_tcp://${conn?.remote?.removePrefix("/") ?: "?"}/${TcpAddress.idString(id)}"
 }
