@@ -187,7 +187,8 @@ class DeferredWorkTest : FunSpec({
             override fun openDomain(domain: Domain, info: Info): DomainProvider {
                 val shm = ShmProvider.openDomain(domain, info)
                 return object : DomainProvider by shm {
-                    override fun openEndpoint(host: RailHost, info: Info, av: RailAv): Transport = MessagesOnly(shm.openEndpoint(host, info, av))
+                    override fun openEndpoint(host: RailHost, info: Info, av: RailAv): Transport =
+                        MessagesOnly(shm.openEndpoint(host, info, av))
                 }
             }
         }

@@ -95,7 +95,9 @@ internal class LinkTransport(
     override fun atomic(
         operand: DirectBuffer, compare: DirectBuffer?, result: MutableDirectBuffer?, dest: Long, remoteOffset: Long, key: Long,
         type: AtomicDatatype, op: AtomicOp, count: Int, flags: Long, context: Any?,
-    ): Int = railFor(dest)?.atomic(operand, compare, result, dest, remoteOffset, key, type, op, count, flags, context) ?: unrouted(dest)
+    ): Int =
+        railFor(dest)?.atomic(operand, compare, result, dest, remoteOffset, key, type, op, count, flags, context)
+            ?: unrouted(dest)
 
     /** [route], and the network rail counts as busy (polled every time) once given work. */
     private fun railFor(dest: Long): Transport? {
@@ -125,8 +127,9 @@ internal class LinkTransport(
         return rail
     }
 
-    /** Why [route] found no rail for [dest]: `-EINVAL` (no AV, or not a link address) or `-EHOSTUNREACH` (no rail of ours reaches it). */
-    private fun unrouted(dest: Long): Int = if (av.bound && av.peer(dest) is LinkAddress) -Errno.EHOSTUNREACH else -Errno.EINVAL
+    /** Why [route] found no rail for [dest]: `-EINVAL` (no AV, not a link address) or `-EHOSTUNREACH` (none reaches it). */
+    private fun unrouted(dest: Long): Int =
+        if (av.bound && av.peer(dest) is LinkAddress) -Errno.EHOSTUNREACH else -Errno.EINVAL
 
     // The link never queues an entry of its own: each rail queues its unexpected messages
     // with itself as the entry's peer, and the receive context calls that rail back.

@@ -5,8 +5,6 @@ import braid.provider.tcp.TcpFrameAdapter.Companion.STOP
 import braid.provider.tcp.TcpFrameDescriptor.BYE
 import java.io.IOException
 import java.lang.System.Logger.Level
-import java.net.InetAddress
-import java.net.InetSocketAddress
 import java.net.StandardSocketOptions
 import java.nio.channels.CancelledKeyException
 import java.nio.channels.SelectionKey
@@ -25,11 +23,10 @@ import java.util.function.Consumer
  */
 internal class TcpConnections(
     private val listener: TcpListener,
-    /** The address peers reach [listener] at (its port), and the host this endpoint is on. */
-    bind: InetAddress,
-    hostId: Long,
-    /** This endpoint's id, and the most credit it lends one sender (the handshake's window). */
+    /** This endpoint in words, for messages; its id and host; the most credit it lends one sender (the handshake's window). */
+    private val self: String,
     private val id: Long,
+    hostId: Long,
     private val window: Long,
     private val settings: TcpSettings,
     private val peers: TcpPeers,
@@ -38,9 +35,6 @@ internal class TcpConnections(
 ) {
     private val timeoutNanos = settings.timeoutMillis * 1_000_000
 
-    /** This endpoint's address blob, and the same in words for messages. */
-    val address: ByteArray = TcpAddressDescriptor.encode(hostId, id, InetSocketAddress(bind, listener.port))
-    val self: String = TcpAddressDescriptor.parse(address).render()
     private val handshake = TcpHandshake(settings.jobKey, id, window, hostId, HandshakeHost())
 
     private val connections = ArrayList<TcpConnection>()
@@ -84,8 +78,13 @@ internal class TcpConnections(
             if (ops and SelectionKey.OP_WRITE != 0) writable(c)
             if (ops and SelectionKey.OP_READ != 0 && c.state != TcpConnection.State.CLOSED) {
                 when (inbound.read(c)) {
-                    TcpInbound.CORRUPT -> lost(c, Errno.EIO, "sent a corrupt frame: ${c.adapter.error}; connection closed", Level.WARNING)
-                    TcpInbound.END -> endOfStream(c)
+                    TcpInbound.CORRUPT ->
+                        lost(c, Errno.EIO, "sent a corrupt frame: ${c.adapter.error}; connection closed", Level.WARNING)
+                    TcpInbound.END -> {
+                        val truncated = c.adapter.truncation()
+                        val level = if (truncated != null) Level.WARNING else Level.INFO
+                        lost(c, Errno.ECONNRESET, truncated ?: "closed the connection", level)
+                    }
                 }
             }
         } catch (e: IOException) {
@@ -93,12 +92,6 @@ internal class TcpConnections(
         } catch (e: CancelledKeyException) {
             // closed during this cycle
         }
-    }
-
-    private fun endOfStream(c: TcpConnection) {
-        val mid = c.adapter.midFrame
-        val why = if (mid) "closed the connection in the middle of a ${c.adapter.describePosition()}: truncated frame" else "closed the connection"
-        lost(c, Errno.ECONNRESET, why, if (mid) Level.WARNING else Level.INFO)
     }
 
     private fun acceptAll() {
@@ -124,7 +117,8 @@ internal class TcpConnections(
     private fun newConnection(ch: SocketChannel, outgoing: Boolean, peer: TcpPeer?): TcpConnection {
         val c = TcpConnection(ch, outgoing, peer, System.nanoTime(), limitsFor)
         c.handler = object : TcpFrameAdapter.Handler {
-            override fun onHeader(a: TcpFrameAdapter): Int = if (c.established) inbound.onHeader(c.peer!!, a) else handshake.onHeader(c, a)
+            override fun onHeader(a: TcpFrameAdapter): Int =
+                if (c.established) inbound.onHeader(c.peer!!, a) else handshake.onHeader(c, a)
 
             override fun onFrame(a: TcpFrameAdapter): Int = when {
                 !c.established -> handshake.onFrame(c, a)
@@ -169,7 +163,8 @@ internal class TcpConnections(
         try {
             if (!c.channel.finishConnect()) return
         } catch (e: IOException) {
-            lost(c, Errno.ECONNREFUSED, "refused the connection at ${c.remote} (${e.message}): the endpoint is closed, or its process is gone")
+            lost(c, Errno.ECONNREFUSED,
+                "refused the connection at ${c.remote} (${e.message}): the endpoint is closed, or its process is gone")
             return
         }
         c.key.interestOps(SelectionKey.OP_READ)
@@ -214,14 +209,12 @@ internal class TcpConnections(
         connections.remove(c)
     }
 
-    /** [p] is gone: its connection closes, and every operation that needs it completes in error, naming it and why. */
+    /** [p] is gone: its connection closes, and every operation that needs it completes in error ([TcpPeers.fail]). */
     fun failPeer(p: TcpPeer, err: Int, why: String, level: Level = Level.INFO) {
         if (p.dead) return
         p.conn?.let { close(it) }
         p.conn = null
-        val msg = peers.died(p, err, why)
-        log.log(if (why == CLOSED_ITS_ENDPOINT) Level.DEBUG else level, "tcp endpoint $self: $msg")
-        peers.failAll(p, err, why, msg)
+        peers.fail(p, err, why, if (why == CLOSED_ITS_ENDPOINT) Level.DEBUG else level)
     }
 
     /** [c] is [p]'s connection now: credit flows both ways from here (none is lent before). */
@@ -253,14 +246,17 @@ internal class TcpConnections(
             if (theirId == id) {
                 // This endpoint connecting to itself: the receiving side gets a peer record of its own.
                 val p = peers.selfIncoming(id)
-                if (p.conn != null) return handshake.reject(c, HandshakeDescriptor.REJECT_CONNECTED, "already connected to itself")
+                if (p.conn != null) {
+                    return handshake.reject(c, HandshakeDescriptor.REJECT_CONNECTED, "already connected to itself")
+                }
                 handshake.welcome(c)
                 establish(c, p)
                 return STOP
             }
             val p = peers.byId(theirId) ?: peers.add(theirId)
             if (p.dead) {
-                return handshake.reject(c, HandshakeDescriptor.REJECT_DEAD, "$self declared endpoint ${TcpAddress.idString(theirId)} dead: ${p.deadWhy}")
+                return handshake.reject(c, HandshakeDescriptor.REJECT_DEAD,
+                    "$self declared endpoint ${TcpAddress.idString(theirId)} dead: ${p.deadWhy}")
             }
             val cur = p.conn
             if (cur != null) {
@@ -269,7 +265,10 @@ internal class TcpConnections(
                         "$self is already connected to endpoint ${TcpAddress.idString(theirId)}")
                 }
                 // Both connected at once: the connection opened by the smaller id stays.
-                if (id < theirId) return handshake.reject(c, HandshakeDescriptor.REJECT_DUPLICATE, "simultaneous connect: $self keeps its own connection")
+                if (id < theirId) {
+                    val why = "simultaneous connect: $self keeps its own connection"
+                    return handshake.reject(c, HandshakeDescriptor.REJECT_DUPLICATE, why)
+                }
                 close(cur) // ours loses; the frames it would have carried wait in the peer's buffer
             }
             handshake.welcome(c)

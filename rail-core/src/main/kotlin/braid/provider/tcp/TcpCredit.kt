@@ -59,7 +59,7 @@ internal class TcpCredit(
     /** Senders waiting for credit to be free: [topUp] is due when another rail may have freed some of the bounds. */
     val anyStarved: Boolean get() = starved.isNotEmpty()
 
-    /** A sender's account: what this endpoint lends [peer], in the rules of [TcpCredit]; it joins the sharing once its connection is up ([join]). */
+    /** A sender's account: what this endpoint lends [peer], by the rules above; it joins the sharing once connected ([join]). */
     inner class Account internal constructor(private val peer: TcpPeer) {
         /**
          * Credit committed to this peer out of the bounds: unspent at the peer, charged ([outstanding], with
@@ -70,7 +70,7 @@ internal class TcpCredit(
         private var heads = 0
         private var pendingReturn = 0L
 
-        /** The credit this peer is to have committed now (lazy: grows with use, shrinks when idle), and heads it sent this keepalive period. */
+        /** The credit this peer is to have committed now (grows with use, shrinks when idle); its heads this keepalive period. */
         private var target = 0L
         private var headsRecent = 0
 
@@ -82,9 +82,10 @@ internal class TcpCredit(
         private var sharing = false
         private var isStarved = false
 
-        /** Whether to send credit back now rather than wait for a frame to carry it: much is owed, or the sender is short of it. */
+        /** Whether to send credit back now rather than wait for a frame to carry it: much is owed, or the sender is short. */
         val needsFrame: Boolean
-            get() = pendingReturn > 0 && (pendingReturn >= committed / 4 || committed - outstanding - pendingReturn < committed / 2)
+            get() = pendingReturn > 0 &&
+                (pendingReturn >= committed / 4 || committed - outstanding - pendingReturn < committed / 2)
 
         /** Takes what a frame header going to this peer carries back: what is owed, up to the field's 32 bits. */
         fun takeReturn(): Long = minOf(pendingReturn, 0xffff_ffffL).also { pendingReturn -= it }
@@ -94,7 +95,9 @@ internal class TcpCredit(
 
         /** Checks a message head costing [cost] against what was lent and charges it; null if fine, else the failure. */
         fun charge(cost: Long, what: String, length: Long): String? {
-            if (outstanding + cost > committed) return "$what of $length bytes past the credit lent ($outstanding of $committed bytes in use)"
+            if (outstanding + cost > committed) {
+                return "$what of $length bytes past the credit lent ($outstanding of $committed bytes in use)"
+            }
             outstanding += cost
             rxOutstandingTotal += cost
             heads++
@@ -142,7 +145,7 @@ internal class TcpCredit(
             reserve()
         }
 
-        /** The peer gave back [value] bytes of unspent credit (GIVEBACK): they return to the budget. Null if fine, else the failure. */
+        /** The peer gave back [value] bytes of unspent credit (GIVEBACK) to the budget; null if fine, else the failure. */
         fun gaveBack(value: Long): String? {
             if (!reclaiming) return "GIVEBACK of $value bytes, but no credit was asked back"
             if (value < 0 || value > committed - outstanding - pendingReturn) {
@@ -222,7 +225,7 @@ internal class TcpCredit(
             return g >= want
         }
 
-        /** Brings the committed credit down to [limit]: first what is owed and not yet sent, then (RECLAIM) what the peer holds unspent. */
+        /** Brings the committed credit down to [limit]: first what is owed and not yet sent, then (RECLAIM) what is unspent. */
         internal fun trim(limit: Long = limit()) {
             if (peer.dead || !peer.established) return
             if (reclaiming || committed <= limit) return
@@ -316,7 +319,8 @@ internal class TcpCredit(
         account.promise(uncharged + holdingBytes, (uncharged / HEAD_COST).toInt() + holding)
     }
 
-    override fun toString(): String = "credit committed $committedTotal of ${free() + committedTotal}, ${starved.size} senders short"
+    override fun toString(): String =
+        "credit committed $committedTotal of ${free() + committedTotal}, ${starved.size} senders short"
 
     private companion object {
         /** How many eager messages (at this endpoint's eager size) a sender's first grant covers. */

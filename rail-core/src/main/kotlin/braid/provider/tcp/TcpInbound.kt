@@ -68,9 +68,10 @@ internal class TcpInbound(
             if (drained || reads >= READS_PER_CYCLE) return OK
             val n: Int
             val rx = c.peer?.rx
-            if (rx != null && rx.inbound != null && rx.direct && c.adapter.sinkRemaining >= TcpPeerOutlet.DIRECT_MIN && c.established) {
+            val direct = rx != null && rx.inbound != null && rx.direct
+            if (direct && c.adapter.sinkRemaining >= TcpPeerOutlet.DIRECT_MIN && c.established) {
                 // A rendezvous payload: read it straight into the receive buffer.
-                val v = rx.view!!
+                val v = rx!!.view!!
                 val from = rx.viewBase + c.adapter.sinkPosition
                 v.limit(from + c.adapter.sinkRemaining).position(from)
                 n = c.channel.read(v)
@@ -107,7 +108,10 @@ internal class TcpInbound(
 
     fun onHeader(p: TcpPeer, a: TcpFrameAdapter): Int {
         if (a.credit != 0L) {
-            if (!p.lent(a.credit)) return a.fail("${a.typeName()} returned ${a.credit} bytes of credit, more than was lent (window ${p.theirWindow})")
+            if (!p.lent(a.credit)) {
+                val window = p.theirWindow
+                return a.fail("${a.typeName()} returned ${a.credit} bytes of credit, more than was lent (window $window)")
+            }
             if (p.sendPath.backlog.isNotEmpty()) busy.mark(p)
         }
         return when (a.type) {
@@ -209,14 +213,19 @@ internal class TcpInbound(
 
     private fun onCts(p: TcpPeer, a: TcpFrameAdapter): Int {
         val op = p.sendPath.waitingCts.get(a.msgId) ?: return a.fail("CTS for message ${a.msgId}, which is not waiting for one")
-        if (!engine.onCts(p.sendPath, a.msgId, a.value)) return a.fail("CTS accepting ${a.value} bytes of a ${op.length}-byte message")
+        if (!engine.onCts(p.sendPath, a.msgId, a.value)) {
+            return a.fail("CTS accepting ${a.value} bytes of a ${op.length}-byte message")
+        }
         return CONTINUE
     }
 
     private fun onDataHeader(p: TcpPeer, a: TcpFrameAdapter): Int {
-        val inb = engine.inbound(p.recvPath, a.msgId) ?: return a.fail("DATA for message ${a.msgId}, which no receive is waiting for")
+        val inb = engine.inbound(p.recvPath, a.msgId)
+            ?: return a.fail("DATA for message ${a.msgId}, which no receive is waiting for")
         if (a.value != inb.received) return a.fail("DATA at offset ${a.value} of message ${a.msgId}, expected ${inb.received}")
-        if (inb.received + a.payloadLength > inb.expected) return a.fail("DATA past the ${inb.expected} bytes accepted for message ${a.msgId}")
+        if (inb.received + a.payloadLength > inb.expected) {
+            return a.fail("DATA past the ${inb.expected} bytes accepted for message ${a.msgId}")
+        }
         val rx = p.rx
         rx.inbound = inb
         val buffer = inb.entry!!.buffer

@@ -29,8 +29,11 @@ internal class TcpListener(endpoint: String, bind: InetSocketAddress) {
         } catch (e: IOException) {
             runCatching { server.close() }
             runCatching { selector.close() }
-            throw FabricException(Errno.EADDRNOTAVAIL,
-                "tcp $endpoint: cannot listen on $bind (${e.message}); set BRAID_TCP_ADDR to a free address and port, or port 0", e)
+            throw FabricException(
+                Errno.EADDRNOTAVAIL,
+                "tcp $endpoint: cannot listen on $bind (${e.message}); set BRAID_TCP_ADDR to a free address and port, or port 0",
+                e,
+            )
         }
     }
 

@@ -55,7 +55,9 @@ internal class TcpOutbound(bufferSize: Int) {
 
     /** Appends a frame header (the caller made room) returning [credit] to the peer. */
     fun putHeader(type: Int, flags: Int, payloadLength: Int, credit: Long, msgId: Long, tag: Long, data: Long, value: Long) {
-        tail += TcpFrameDescriptor.putHeader(view, crcView, crc, tail, type, flags, payloadLength, credit, msgId, tag, data, value)
+        tail += TcpFrameDescriptor.putHeader(
+            view, crcView, crc, tail, type, flags, payloadLength, credit, msgId, tag, data, value,
+        )
     }
 
     /** Appends [length] bytes of [src] from [offset] (the caller made room). */

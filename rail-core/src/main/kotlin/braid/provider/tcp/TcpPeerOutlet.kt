@@ -30,13 +30,17 @@ import java.nio.ByteBuffer
  * The direct views (of the message being streamed, and of a receive being filled) are this
  * rail's state, kept here and in the peer's [TcpPeer.Rx], not in the engine's records.
  */
-internal class TcpPeerOutlet(private val p: TcpPeer, private val eagerSize: Int, private val busy: TcpBusy) : SendOutlet, ControlOutlet {
+internal class TcpPeerOutlet(
+    private val p: TcpPeer,
+    private val eagerSize: Int,
+    private val busy: TcpBusy,
+) : SendOutlet, ControlOutlet {
     override val open: Boolean get() = p.established
 
     /** Before the connection is up (no credit yet) an inject waits as a copy, up to the minimum window's worth of heads. */
     override val queuesInject: Boolean get() = !p.established && p.sendPath.backlog.size < MIN_WINDOW / HEAD_COST
 
-    /** The send being streamed now (only the first of the engine's streaming queue streams), and whether it streams from direct memory through [view]. */
+    /** The send being streamed now (the first in the engine's streaming queue), and whether it streams from [view]. */
     private var streamOp: MsgTxOp? = null
     private var streamDirect = false
 
@@ -136,7 +140,7 @@ internal class TcpPeerOutlet(private val p: TcpPeer, private val eagerSize: Int,
 
     override fun release(cost: Long) = p.lender.returned(cost)
 
-    /** A large receive into direct memory is read from the socket straight into it ([TcpInbound] sets up the view per DATA frame). */
+    /** A large receive into direct memory is read from the socket straight into it (see [TcpInbound]). */
     override fun inboundStarted(inb: MsgInbound) {
         if (readsDirect(inb)) p.rx.directPending++
     }

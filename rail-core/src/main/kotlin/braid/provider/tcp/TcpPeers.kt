@@ -6,6 +6,7 @@ import braid.provider.RailAv
 import braid.provider.RecvPath
 import braid.provider.SendPath
 import org.agrona.collections.Long2ObjectHashMap
+import java.lang.System.Logger.Level
 
 /**
  * The peers of one tcp endpoint: every peer endpoint it has met (by id, and by the fabric
@@ -14,6 +15,8 @@ import org.agrona.collections.Long2ObjectHashMap
  * transport calls in under the domain lock.
  */
 internal class TcpPeers(
+    /** This endpoint in words, for messages. */
+    private val self: String,
     private val av: RailAv,
     private val engine: MessageEngine,
     private val credit: TcpCredit,
@@ -88,15 +91,16 @@ internal class TcpPeers(
         if (before == FiAddr.NOTAVAIL && now != FiAddr.NOTAVAIL) engine.resolved(p.recvPath, now) else p.recvPath.fiAddr = now
     }
 
-    /** [p] is gone (its connection closed): marks it dead, and returns how messages name it now. */
-    fun died(p: TcpPeer, err: Int, why: String): String {
+    /**
+     * [p] is gone (its connection closed): it is dead for this endpoint, logged once at [level], and every
+     * operation that needs it completes in error with [err], naming it and [why]; its credit goes back to the budget.
+     */
+    fun fail(p: TcpPeer, err: Int, why: String, level: Level) {
+        if (p.dead) return
         p.died(err, why)
         resolve(p)
-        return "tcp: peer $p $why"
-    }
-
-    /** Every operation that needs dead [p] completes in error with [err] and [msg]; its credit goes back to the budget. */
-    fun failAll(p: TcpPeer, err: Int, why: String, msg: String) {
+        val msg = "tcp: peer $p $why"
+        log.log(level, "tcp endpoint $self: $msg")
         engine.failSend(p.sendPath, err, msg)
         rma.peerFailed(p, err, msg)
         p.out.discard()
@@ -131,6 +135,10 @@ internal class TcpPeers(
         var n = 0L
         for (p in peers) n += p.out.pendingBytes
         return n
+    }
+
+    private companion object {
+        val log: System.Logger = System.getLogger("braid.provider.tcp")
     }
 }
 

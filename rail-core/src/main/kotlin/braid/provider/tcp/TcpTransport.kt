@@ -74,12 +74,12 @@ internal class TcpTransport(
     private val busy = TcpBusy()
     private val credit = TcpCredit(ep.bounds, engine.bounds, window, eagerSize, busy)
     private val rma = TcpRma(ep, bufferSize, info.txAttr.size, busy)
-    private val peers = TcpPeers(av, engine, credit, rma, busy, bufferSize, eagerSize)
-    private val inbound = TcpInbound(ep, engine, rma, credit, peers, busy, bufferSize)
     private val listener = TcpListener(ep.name, bind)
-    private val connections = TcpConnections(listener, bind.address, hostId, id, window, settings, peers, inbound, busy)
-    override val address: ByteArray get() = connections.address
-    private val self = connections.self
+    override val address: ByteArray = TcpAddressDescriptor.encode(hostId, id, InetSocketAddress(bind.address, listener.port))
+    private val self = TcpAddressDescriptor.parse(address).render()
+    private val peers = TcpPeers(self, av, engine, credit, rma, busy, bufferSize, eagerSize)
+    private val inbound = TcpInbound(ep, engine, rma, credit, peers, busy, bufferSize)
+    private val connections = TcpConnections(listener, self, id, hostId, window, settings, peers, inbound, busy)
     private val keepalive = TcpKeepalive(ep, TcpAddress.idString(id), settings, connections, peers, credit, busy)
     private val timeoutMillis = settings.timeoutMillis
     private val undriven = Runnable { ep.cycle { if (!closed && listener.enabled) progress() } }
@@ -246,8 +246,9 @@ internal class TcpTransport(
     }
 
     private fun idle(p: TcpPeer): Boolean =
-        p.dead || !p.established || (!p.unflushed && !p.recvPath.controlPending && p.sendPath.idle && !p.lender.needsFrame && rma.idle(p) &&
-            p.lender.reclaimToSend == 0L && !p.giveBackDue)
+        p.dead || !p.established ||
+            (!p.unflushed && !p.recvPath.controlPending && p.sendPath.idle && !p.lender.needsFrame && rma.idle(p) &&
+                p.lender.reclaimToSend == 0L && !p.giveBackDue)
 
     // ## Peer operations of the shared receive context: the engine's ##
 
