@@ -48,7 +48,7 @@ public class Domain internal constructor(
     @JvmOverloads
     public fun endpoint(info: Info = this.info): Endpoint {
         checkOpen()
-        val ep = Endpoint(this, info)
+        val ep = Endpoint.open(this, info)
         synchronized(lock) { endpoints += ep }
         return ep
     }

@@ -21,15 +21,15 @@ import java.nio.ByteBuffer
  * A send's buffer must stay untouched until its completion, except for inject, which copies
  * before it returns.
  */
-public class Endpoint internal constructor(
+public class Endpoint private constructor(
     public val domain: Domain,
     public val info: Info,
+    /** Where the rails' completions land: the bound CQs, counters, EQ and AV (the rails' [braid.provider.RailHost]). */
+    internal val sink: EndpointSink,
+    internal val transport: Transport,
     @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden(),
 ) : AutoCloseable {
-    internal var av: AddressVector? = null
-
-    /** Where the rails' completions land: the bound CQs, counters and EQ (the rails' [braid.provider.RailHost]). */
-    internal val sink = EndpointSink(this)
+    internal val av: AddressVector? get() = sink.av
     internal val txCq: CompletionQueue? get() = sink.txCq
     internal val rxCq: CompletionQueue? get() = sink.rxCq
 
@@ -37,12 +37,9 @@ public class Endpoint internal constructor(
      * The shared receive context every provider of this endpoint matches against: its own, or
      * the owner's once imported with [bind].
      */
-    public var srx: SharedReceiveContext = SharedReceiveContext(info.rxAttr.unexpectedLimit, domain.lock)
-        private set
+    public val srx: SharedReceiveContext get() = sink.srx
     private var srxImported = false
     private var peerTransferOpen = false
-
-    internal val transport: Transport = domain.provider.openEndpoint(this, info, RailAv(this, info.provider))
     private val view = UnsafeBuffer(0L, 0)
     private val compareView = UnsafeBuffer(0L, 0)
     private val resultView = UnsafeBuffer(0L, 0)
@@ -85,7 +82,7 @@ public class Endpoint internal constructor(
     public fun bind(av: AddressVector) {
         checkNotEnabled("bind an address vector")
         if (av.domain !== domain) throw FabricException.invalid("endpoint: the address vector belongs to domain '${av.domain.name}', not '${domain.name}'")
-        this.av = av
+        sink.av = av
     }
 
     /**
@@ -120,7 +117,7 @@ public class Endpoint internal constructor(
         if (owner.lock !== domain.lock) {
             throw FabricException.invalid("endpoint on '${domain.name}': the shared receive context belongs to another domain; open this domain with fabric.domain(info, owner = that domain) to import it")
         }
-        srx = owner
+        sink.srx = owner
         srxImported = true
     }
 
@@ -529,7 +526,18 @@ public class Endpoint internal constructor(
         if (enabled) throw FabricException(Errno.EOPBADSTATE, "endpoint: cannot $what after enable()")
     }
 
-    private companion object {
-        fun recvFlags(tagged: Boolean, flags: Long): Long = EndpointSink.recvFlags(tagged, flags)
+    internal companion object {
+        private fun recvFlags(tagged: Boolean, flags: Long): Long = EndpointSink.recvFlags(tagged, flags)
+
+        /**
+         * Opens an endpoint of [domain] for [info] in two phases, so that no half-built endpoint
+         * escapes: its [EndpointSink] (the rails' host) and the provider's transport first, then
+         * the endpoint over them, which the sink names in the events it writes from then on.
+         */
+        fun open(domain: Domain, info: Info): Endpoint {
+            val sink = EndpointSink(domain, info)
+            val transport = domain.provider.openEndpoint(sink, info, RailAv(sink, info.provider))
+            return Endpoint(domain, info, sink, transport).also { sink.endpoint = it }
+        }
     }
 }

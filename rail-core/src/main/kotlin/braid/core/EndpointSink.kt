@@ -12,8 +12,14 @@ import org.agrona.collections.LongHashSet
  *
  * Every method but [cycle] runs with the domain lock held.
  */
-internal class EndpointSink(private val ep: Endpoint) : RailHost {
-    private val domain = ep.domain
+internal class EndpointSink(private val domain: Domain, info: Info) : RailHost {
+    /** The endpoint this is the internal half of: set once it is built over this ([Endpoint.open]); events name it. */
+    var endpoint: Endpoint? = null
+
+    /** The shared receive context: the endpoint's own, or the owner's it imported. */
+    override var srx: SharedReceiveContext = SharedReceiveContext(info.rxAttr.unexpectedLimit, domain.lock)
+
+    override var av: AddressVector? = null
     var txCq: CompletionQueue? = null
     var rxCq: CompletionQueue? = null
     var txSelective = false
@@ -28,16 +34,14 @@ internal class EndpointSink(private val ep: Endpoint) : RailHost {
 
     override val name: String get() = "endpoint on '${domain.name}'"
 
-    override val bounds: UnexpectedBounds = domain.info.settings.overlay(ep.info.settings).let { settings ->
-        UnexpectedBounds(unexpectedBytesLimit(settings), { ep.srx }, settings[CoreParams.UNEXPECTED_RAIL_FLOOR])
+    override val bounds: UnexpectedBounds = domain.info.settings.overlay(info.settings).let { settings ->
+        UnexpectedBounds(unexpectedBytesLimit(settings), { srx }, settings[CoreParams.UNEXPECTED_RAIL_FLOOR])
     }
 
     /** Bytes of unexpected messages held now by all rails, the most ever held at once, and the bound. */
     val heldBytes: Long get() = bounds.heldBytes
     val heldBytesMax: Long get() = bounds.heldBytesMax
     val unexpectedBytesLimit: Long get() = bounds.bytesLimit
-
-    override val srx: SharedReceiveContext get() = ep.srx
 
     override fun txComplete(context: Any?, flags: Long, len: Long, tag: Long) {
         if (context is DeferredWork) { domain.deferredWork.succeeded(context, DeferredOp.Kind.TX, flags, len, 0, tag, FiAddr.NOTAVAIL); return }
@@ -63,7 +67,7 @@ internal class EndpointSink(private val ep: Endpoint) : RailHost {
         } else {
             rxSuccess(e.context, flags, msgSize, data, e.tag, e.addr, e.flags)
         }
-        ep.srx.freeEntry(e)
+        srx.freeEntry(e)
     }
 
     fun rxSuccess(context: Any?, flags: Long, len: Long, data: Long, tag: Long, source: Long, opFlags: Long) {
@@ -101,11 +105,11 @@ internal class EndpointSink(private val ep: Endpoint) : RailHost {
 
     override fun peerDown(addr: Long, message: String) {
         if (addr >= 0 && !reportedDown.add(addr)) return
-        eq?.write(EventType.PEER_DOWN, ep, addr, message)
+        eq?.write(EventType.PEER_DOWN, endpoint, addr, message)
     }
 
     override fun eventError(err: Int, message: String) {
-        eq?.writeErr(ep, err, message)
+        eq?.writeErr(endpoint, err, message)
     }
 
     override fun <T> cycle(body: () -> T): T {

@@ -184,7 +184,7 @@ internal class MessageEngine(
         val op = txPool.removeLastOrNull() ?: MsgTxOp()
         op.buffer.wrap(buffer, 0, length)
         op.length = length; op.tag = tag; op.data = data; op.flags = flags; op.context = context
-        op.msgId = 0; op.accepted = 0; op.sent = 0; op.directMode = false
+        op.msgId = 0; op.accepted = 0; op.sent = 0
         return op
     }
 
@@ -281,7 +281,7 @@ internal class MessageEngine(
             return
         }
         val inb = inboundPool.removeLastOrNull() ?: MsgInbound()
-        inb.entry = e; inb.expected = accept; inb.received = 0; inb.wantAck = wantAck; inb.directMode = false
+        inb.entry = e; inb.expected = accept; inb.received = 0; inb.wantAck = wantAck
         path.outlet.inboundStarted(inb)
         path.inflight.put(msgId, inb)
     }
@@ -394,7 +394,7 @@ internal class MessageEngine(
             payloads.release(bytes)
         } else if (path.dead) {
             ep.rxError(e.context, recvFlags(e), 0, e.data, e.tag, 0, path.deadErr, e.addr,
-                "$rail: peer ${path.peer} ${path.deadWhy} before sending the ${e.size} bytes of this message")
+                "$rail: peer ${path.peer.render()} ${path.deadWhy} before sending the ${e.size} bytes of this message")
             ep.srx.freeEntry(e)
         } else {
             if (h.cost != 0L) path.outlet.release(h.cost)

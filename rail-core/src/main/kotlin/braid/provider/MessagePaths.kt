@@ -5,7 +5,6 @@ import braid.core.RxEntry
 import org.agrona.DirectBuffer
 import org.agrona.collections.Long2ObjectHashMap
 import org.agrona.concurrent.UnsafeBuffer
-import java.nio.ByteBuffer
 
 /**
  * The sending direction of one peer connection as a rail offers it to the [MessageEngine]: it
@@ -32,7 +31,7 @@ internal interface SendOutlet {
      */
     fun writeHead(buffer: DirectBuffer, length: Int, tag: Long, data: Long, flags: Long, msgId: Long): Int
 
-    /** A CTS accepted [op]'s bytes and it joins the streaming queue (tcp: sets up its direct view). */
+    /** A CTS accepted [op]'s bytes and it joins the streaming queue (the queue's first streams; [stream] is called for it). */
     fun streamStarting(op: MsgTxOp) {}
 
     /** Writes as many of [op]'s accepted bytes as there is room for; true once all of them are out. */
@@ -77,10 +76,18 @@ internal interface ControlOutlet {
 }
 
 /**
+ * How a path names the other end in messages, rendered when a message is written (a tcp peer's
+ * name grows its address once the AV resolves it): shm's is the peer's endpoint name.
+ */
+internal fun interface PeerName {
+    fun render(): String
+}
+
+/**
  * What the engine keeps per destination: sends waiting for room ([backlog]), for a CTS, being
  * streamed, and for a delivery ACK. [peer] names the destination in error messages.
  */
-internal class SendPath(val outlet: SendOutlet, val peer: Any) {
+internal class SendPath(val outlet: SendOutlet, val peer: PeerName) {
     val backlog = ArrayDeque<MsgTxOp>()
     val waitingCts = Long2ObjectHashMap<MsgTxOp>()
     val streaming = ArrayDeque<MsgTxOp>()
@@ -99,7 +106,7 @@ internal class SendPath(val outlet: SendOutlet, val peer: Any) {
  * What the engine keeps per source: the rendezvous receives it is filling ([inflight]), the
  * control records waiting for room, and the fabric address the source has in the AV.
  */
-internal class RecvPath(val outlet: ControlOutlet, val peer: Any) {
+internal class RecvPath(val outlet: ControlOutlet, val peer: PeerName) {
     var fiAddr = FiAddr.NOTAVAIL
     val inflight = Long2ObjectHashMap<MsgInbound>()
     internal val pendingControl = TripleQueue()
@@ -123,11 +130,6 @@ internal class MsgTxOp {
     var msgId = 0L
     var accepted = 0L
     var sent = 0L
-    /** tcp: a view of the sender's direct memory for writing straight to the socket, cached per buffer. */
-    var view: ByteBuffer? = null
-    var viewSource: ByteBuffer? = null
-    var viewBase = 0
-    var directMode = false
 }
 
 /** A matched rendezvous receive whose fragments are arriving. */
@@ -136,11 +138,6 @@ internal class MsgInbound {
     var expected = 0L
     var received = 0L
     var wantAck = false
-    /** tcp: a view of the receive buffer's direct memory for reading straight from the socket, cached per buffer. */
-    var view: ByteBuffer? = null
-    var viewSource: ByteBuffer? = null
-    var viewBase = 0
-    var directMode = false
 }
 
 /** What the engine keeps for an unexpected message: its bytes (eager) or how to fetch them (rendezvous). */

@@ -4,7 +4,6 @@ import braid.core.AtomicDatatype
 import braid.core.AtomicForm
 import braid.core.AtomicOp
 import braid.core.Domain
-import braid.core.Endpoint
 import braid.core.Errno
 import braid.core.FiAddr
 import braid.core.Hints
@@ -55,10 +54,11 @@ internal interface DomainProvider : AutoCloseable {
     fun parseAddress(raw: ByteArray): PeerAddress
 
     /**
-     * Opens this provider's part of [endpoint]. [info] is the rail's own Info (the endpoint's
-     * when the provider stands alone); [av] is how the rail sees the endpoint's address vector.
+     * Opens this provider's part of an endpoint: [host] is the endpoint as its rails see it (the
+     * one upward seam), [info] the rail's own Info (the endpoint's when the provider stands
+     * alone), and [av] how the rail sees the endpoint's address vector.
      */
-    fun openEndpoint(endpoint: Endpoint, info: Info, av: RailAv): Transport
+    fun openEndpoint(host: RailHost, info: Info, av: RailAv): Transport
 }
 
 /** A parsed peer address. [key] identifies the peer endpoint uniquely on the fabric. */
@@ -90,16 +90,19 @@ internal interface PeerAddress {
  * back to the fi_addr the application knows (or [FiAddr.NOTAVAIL]). [generation] changes on
  * every insert and remove, so a rail can refresh what it cached.
  */
-internal class RailAv(private val endpoint: Endpoint, private val rail: String) {
-    val bound: Boolean get() = endpoint.av != null
-    val generation: Long get() = endpoint.av?.generation ?: -1L
+internal class RailAv(private val host: RailHost, private val rail: String) {
+    val bound: Boolean get() = host.av != null
+    val generation: Long get() = host.av?.generation ?: -1L
 
-    fun query(fiAddr: Long): PeerAddress? = endpoint.av?.peer(fiAddr)?.part(rail)
+    fun query(fiAddr: Long): PeerAddress? = host.av?.peer(fiAddr)?.part(rail)
 
     /** The whole address inserted at [fiAddr] (all rails' parts), or null. */
-    fun peer(fiAddr: Long): PeerAddress? = endpoint.av?.peer(fiAddr)
+    fun peer(fiAddr: Long): PeerAddress? = host.av?.peer(fiAddr)
 
-    fun epAddr(key: String): Long = endpoint.av?.reverse(key) ?: FiAddr.NOTAVAIL
+    fun epAddr(key: String): Long = host.av?.reverse(key) ?: FiAddr.NOTAVAIL
+
+    /** The same address vector as rail [name] sees it (a link's view for each of its rails). */
+    fun forRail(name: String): RailAv = RailAv(host, name)
 }
 
 /**

@@ -1,5 +1,6 @@
 package braid.provider
 
+import braid.core.AddressVector
 import braid.core.MemoryRegion
 import braid.core.RxEntry
 import braid.core.SharedReceiveContext
@@ -19,6 +20,9 @@ internal interface RailHost {
 
     /** The shared receive context the rail matches against and queues unexpected messages in. */
     val srx: SharedReceiveContext
+
+    /** The address vector bound to the endpoint, or null before it is bound (rails read it through [RailAv]). */
+    val av: AddressVector?
 
     /**
      * The endpoint's bounds on unexpected messages, shared by all its rails (a link's rails share

@@ -43,9 +43,9 @@ internal interface RmaOutlet {
  * wait for room in its [outlet]. [peer] names the other end in messages (its `toString`, read
  * when a message is written, so a name learnt later shows); nothing else reads it.
  */
-internal class RmaPath(val outlet: RmaOutlet, private val peer: Any) {
+internal class RmaPath(val outlet: RmaOutlet, private val peer: PeerName) {
     /** The other end, in words. */
-    val peerName: String get() = peer.toString()
+    val peerName: String get() = peer.render()
 
     internal val requests = ArrayDeque<RmaOp>()
     internal val replies = ArrayDeque<RmaReply>()

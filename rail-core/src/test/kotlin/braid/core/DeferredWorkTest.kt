@@ -3,6 +3,7 @@ package braid.core
 import braid.provider.DomainProvider
 import braid.provider.Provider
 import braid.provider.RailAv
+import braid.provider.RailHost
 import braid.provider.Transport
 import braid.provider.shm.ShmProvider
 import io.kotest.assertions.throwables.shouldThrow
@@ -186,7 +187,8 @@ class DeferredWorkTest : FunSpec({
             override fun openDomain(domain: Domain, info: Info): DomainProvider {
                 val shm = ShmProvider.openDomain(domain, info)
                 return object : DomainProvider by shm {
-                    override fun openEndpoint(endpoint: Endpoint, info: Info, av: RailAv): Transport = MessagesOnly(shm.openEndpoint(endpoint, info, av))
+                    override fun openEndpoint(host: RailHost, info: Info, av: RailAv): Transport =
+                        MessagesOnly(shm.openEndpoint(host, info, av))
                 }
             }
         }

@@ -3,7 +3,6 @@ package braid.provider.link
 import braid.core.Braid
 import braid.core.Caps
 import braid.core.Domain
-import braid.core.Endpoint
 import braid.core.EndpointAttr
 import braid.core.EndpointType
 import braid.core.FabricException
@@ -21,6 +20,7 @@ import braid.provider.HostIdentity
 import braid.provider.PeerAddress
 import braid.provider.Provider
 import braid.provider.RailAv
+import braid.provider.RailHost
 import braid.provider.Transport
 
 /**
@@ -170,13 +170,13 @@ internal class LinkDomain(private val domain: Domain, private val info: Info) : 
         parsed
     }
 
-    override fun openEndpoint(endpoint: Endpoint, info: Info, av: RailAv): Transport {
+    override fun openEndpoint(host: RailHost, info: Info, av: RailAv): Transport {
         val opened = ArrayList<Pair<String, Transport>>()
         try {
             for ((railInfo, provider) in rails) {
                 // The link's unexpected limit bounds its one shared queue: each rail is opened with it, not its own.
                 val rail = railInfo.copy(rxAttr = railInfo.rxAttr.copy(unexpectedLimit = info.rxAttr.unexpectedLimit))
-                opened += railInfo.provider to provider.openEndpoint(endpoint, rail, RailAv(endpoint, railInfo.provider))
+                opened += railInfo.provider to provider.openEndpoint(host, rail, av.forRail(railInfo.provider))
             }
         } catch (e: Exception) {
             opened.forEach { runCatching { it.second.close() } }
@@ -184,7 +184,7 @@ internal class LinkDomain(private val domain: Domain, private val info: Info) : 
         }
         val settings = domain.info.settings.overlay(info.settings)
         return LinkTransport(
-            endpoint.sink, av, info, HostIdentity.id, opened,
+            host, av, info, HostIdentity.id, opened,
             useSrq = settings[LinkParams.USE_SRQ],
             dumpStats = settings[LinkParams.DUMP_STATS],
         )

@@ -75,7 +75,7 @@ internal class LinkTransport(
     private val schedule = NetworkPollSchedule()
 
     override fun send(buffer: DirectBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int {
-        val rail = railFor(dest) as? Transport ?: return railFor(dest) as Int
+        val rail = railFor(dest) ?: return unrouted(dest)
         return rail.send(buffer, dest, tag, data, flags, context)
     }
 
@@ -87,43 +87,49 @@ internal class LinkTransport(
     override fun maxAtomicCount(type: AtomicDatatype, form: AtomicForm): Int = rails.minOf { it.second.maxAtomicCount(type, form) }
 
     override fun write(buffer: DirectBuffer, dest: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int =
-        (railFor(dest) as? Transport)?.write(buffer, dest, remoteOffset, key, flags, context) ?: railFor(dest) as Int
+        railFor(dest)?.write(buffer, dest, remoteOffset, key, flags, context) ?: unrouted(dest)
 
     override fun read(buffer: MutableDirectBuffer, src: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int =
-        (railFor(src) as? Transport)?.read(buffer, src, remoteOffset, key, flags, context) ?: railFor(src) as Int
+        railFor(src)?.read(buffer, src, remoteOffset, key, flags, context) ?: unrouted(src)
 
     override fun atomic(
         operand: DirectBuffer, compare: DirectBuffer?, result: MutableDirectBuffer?, dest: Long, remoteOffset: Long, key: Long,
         type: AtomicDatatype, op: AtomicOp, count: Int, flags: Long, context: Any?,
-    ): Int = (railFor(dest) as? Transport)?.atomic(operand, compare, result, dest, remoteOffset, key, type, op, count, flags, context) ?: railFor(dest) as Int
+    ): Int =
+        railFor(dest)?.atomic(operand, compare, result, dest, remoteOffset, key, type, op, count, flags, context)
+            ?: unrouted(dest)
 
     /** [route], and the network rail counts as busy (polled every time) once given work. */
-    private fun railFor(dest: Long): Any {
+    private fun railFor(dest: Long): Transport? {
         val rail = route(dest)
-        if (rail is Transport && rail !== shm) schedule.kick()
+        if (rail != null && rail !== shm) schedule.kick()
         return rail
     }
 
     /**
      * The rail that reaches [dest] (shm for a peer on this host that has shm, else the network
-     * rail), or the negated errno (a cached boxed Int) saying why none does.
+     * rail), or null if none does ([unrouted] says why).
      */
-    private fun route(dest: Long): Any {
-        if (!av.bound) return -Errno.EINVAL
+    private fun route(dest: Long): Transport? {
+        if (!av.bound) return null
         if (av.generation != routesGeneration) {
             routes.clear()
             routesGeneration = av.generation
         }
         routes.get(dest)?.let { return it }
-        val peer = av.peer(dest) as? LinkAddress ?: return -Errno.EINVAL
+        val peer = av.peer(dest) as? LinkAddress ?: return null
         val rail = when {
             shm != null && peer.hostId == hostId && peer.part(LinkProvider.SHM) != null -> shm
             network != null && peer.part(network.first) != null -> network.second
-            else -> return -Errno.EHOSTUNREACH
+            else -> return null
         }
         routes.put(dest, rail)
         return rail
     }
+
+    /** Why [route] found no rail for [dest]: `-EINVAL` (no AV, not a link address) or `-EHOSTUNREACH` (none reaches it). */
+    private fun unrouted(dest: Long): Int =
+        if (av.bound && av.peer(dest) is LinkAddress) -Errno.EHOSTUNREACH else -Errno.EINVAL
 
     // The link never queues an entry of its own: each rail queues its unexpected messages
     // with itself as the entry's peer, and the receive context calls that rail back.

@@ -6,6 +6,7 @@ import braid.core.RxEntry
 import braid.core.shm.ProcessWatch
 import braid.core.shm.ShmSegment
 import braid.provider.ControlOutlet
+import braid.provider.PeerName
 import braid.provider.RecvPath
 import braid.provider.RmaPath
 import braid.provider.shm.FrameDescriptor.CTRL_LENGTH
@@ -61,8 +62,8 @@ internal class ShmInChannel(
     private val senderPid = ShmDirectory.pidOf(sender).toIntOrNull() ?: 0
     /** Whether single-copy pulls from this sender work; cleared on the first that fails. */
     private var pullable = t.cma && owner != null
-    val recvPath = RecvPath(this, sender)
-    val rmaPath = RmaPath(ShmRingOutlet(ctrl, MSG_RMA_REPLY), sender)
+    val recvPath = RecvPath(this, PeerName { sender })
+    val rmaPath = RmaPath(ShmRingOutlet(ctrl, MSG_RMA_REPLY), PeerName { sender })
     private val engine = t.engine
     private val fragHandler = MessageHandler { type, b, index, length ->
         if (type == MSG_FRAG) onFrag(b, index, length) else if (type == MSG_RMA) t.rma.serve(rmaPath, b, index, length)

@@ -5,6 +5,7 @@ import braid.core.OpFlags
 import braid.core.shm.ProcessWatch
 import braid.core.shm.ShmSegment
 import braid.provider.MsgTxOp
+import braid.provider.PeerName
 import braid.provider.RmaPath
 import braid.provider.SendOutlet
 import braid.provider.SendOutlet.Companion.HEAD_EAGER
@@ -56,13 +57,13 @@ internal class ShmOutChannel(
     private val owner: ProcessWatch,
     private val epFile: ShmSegment,
     private val file: ShmSegment,
-) : SendOutlet {
+) : SendOutlet, ShmReach {
     private val ringCapacity = t.ringCapacity
     val data = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.DATA_RING_OFFSET, ringCapacity + RingBufferDescriptor.TRAILER_LENGTH))
     val bulk = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.bulkRingOffset(ringCapacity), ringCapacity + RingBufferDescriptor.TRAILER_LENGTH))
     val ctrl = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.ctrlRingOffset(ringCapacity), ChannelFileDescriptor.CTRL_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH))
-    val sendPath = SendPath(this, dst)
-    val rmaPath = RmaPath(ShmRingOutlet(bulk, MSG_RMA), dst)
+    val sendPath = SendPath(this, PeerName { dst })
+    val rmaPath = RmaPath(ShmRingOutlet(bulk, MSG_RMA), PeerName { dst })
     private var announced = false
     val dead: Boolean get() = sendPath.dead
     /** The receiver refused our key proof: sends to it fail with EACCES. */

@@ -3,7 +3,6 @@ package braid.provider.shm
 import braid.core.Caps
 import braid.core.CoreParams
 import braid.core.Domain
-import braid.core.Endpoint
 import braid.core.EndpointAttr
 import braid.core.EndpointType
 import braid.core.FabricException
@@ -19,6 +18,7 @@ import braid.provider.HostIdentity
 import braid.provider.PeerAddress
 import braid.provider.Provider
 import braid.provider.RailAv
+import braid.provider.RailHost
 import braid.provider.Transport
 
 /**
@@ -86,9 +86,9 @@ internal class ShmDomain(private val domain: Domain) : DomainProvider {
     override fun parseAddress(raw: ByteArray): PeerAddress = ShmAddressDescriptor.parse(raw)
 
     // The endpoint's rail Info's own settings over its domain's (a link's rail over the link).
-    override fun openEndpoint(endpoint: Endpoint, info: Info, av: RailAv): Transport {
+    override fun openEndpoint(host: RailHost, info: Info, av: RailAv): Transport {
         val settings = domain.info.settings.overlay(info.settings)
-        return ShmTransport(endpoint.sink, info.withSettings(settings), av, HostIdentity.id, JobKeyProof(settings[CoreParams.JOB_KEY]))
+        return ShmTransport(host, info.withSettings(settings), av, HostIdentity.id, JobKeyProof(settings[CoreParams.JOB_KEY]))
     }
 
     override fun close() {}

@@ -19,7 +19,6 @@ import braid.provider.MessageEngine
 import braid.provider.RailAv
 import braid.provider.RailTimer
 import braid.provider.RmaEngine
-import braid.provider.RmaPath
 import braid.provider.Transport
 import braid.provider.shm.FrameDescriptor.FRAG_HEADER_LENGTH
 import braid.provider.shm.FrameDescriptor.HEADER_LENGTH
@@ -139,8 +138,10 @@ internal class ShmTransport(
     override val counters: RailCounters get() = engine.counters
 
     override fun send(buffer: DirectBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int {
-        val out = outFor(dest)
-        if (out !is ShmOutChannel) return out as Int
+        val out = when (val r = outFor(dest)) {
+            is ShmUnreachable -> return r.rc
+            is ShmOutChannel -> r
+        }
         if (out.dead) return out.deadErrno
         // Inject copies into the ring at once, so it is bounded by what one ring record holds.
         if (flags and OpFlags.INJECT != 0L && buffer.capacity() > eagerSize) return -Errno.EMSGSIZE
@@ -148,19 +149,19 @@ internal class ShmTransport(
     }
 
     /**
-     * The channel to [dest], connecting on first use; or, if it cannot be reached, the negated
-     * errno saying why (`-EINVAL`: not an shm address; `-EHOSTUNREACH`: another host, or no
-     * endpoint; `-ECONNREFUSED`: closed or its process gone), as a cached boxed Int.
+     * The channel to [dest], connecting on first use; or, if it cannot be reached, why
+     * ([ShmUnreachable]: `-EINVAL`, not an shm address; `-EHOSTUNREACH`, another host, or no
+     * endpoint; `-ECONNREFUSED`, closed or its process gone).
      */
-    private fun outFor(dest: Long): Any {
+    private fun outFor(dest: Long): ShmReach {
         if (av.generation != outAvGeneration) {
             outByAddr.clear()
             outAvGeneration = av.generation
         }
         val cached = outByAddr.get(dest)
         if (cached != null) return cached
-        val peer = av.query(dest) as? ShmAddress ?: return -Errno.EINVAL
-        if (peer.hostId != hostId) return -Errno.EHOSTUNREACH
+        val peer = av.query(dest) as? ShmAddress ?: return ShmUnreachable.NOT_SHM
+        if (peer.hostId != hostId) return ShmUnreachable.NO_ENDPOINT
         val out = outByName[peer.name] ?: connect(peer.name)
         if (out is ShmOutChannel) outByAddr.put(dest, out)
         return out
@@ -171,7 +172,7 @@ internal class ShmTransport(
      * on the EQ too). A receiver whose endpoint proof shows another job key gets a channel that
      * is dead before anything is written to it: every send to it answers `-EACCES`.
      */
-    private fun connect(dst: String): Any {
+    private fun connect(dst: String): ShmReach {
         val epPath = ShmDirectory.endpointFile(dst)
         val epFile = ShmDirectory.mapExisting(epPath)
         val refused = if (epFile == null) "no endpoint file $epPath (not on this host, or closed)" else try {
@@ -183,14 +184,14 @@ internal class ShmTransport(
         if (epFile == null || refused != null) {
             epFile?.unmap()
             ep.eventError(Errno.EHOSTUNREACH, "shm: peer $dst: $refused")
-            return -Errno.EHOSTUNREACH
+            return ShmUnreachable.NO_ENDPOINT
         }
         val owner = ShmDirectory.owner(dst)?.let { ProcessWatch.watch(it) }
         if (epFile.buffer.getIntVolatile(EndpointFileDescriptor.STATE_OFFSET) != EndpointFileDescriptor.STATE_OPEN || owner == null) {
             epFile.unmap()
             owner?.close()
             ep.eventError(Errno.ECONNREFUSED, "shm: peer $dst ${if (owner == null) "(process ${ShmDirectory.pidOf(dst)}) is not running" else "closed its endpoint"}; sends to it are refused")
-            return -Errno.ECONNREFUSED
+            return ShmUnreachable.REFUSED
         }
         val path = ShmDirectory.channelFile(dst, name)
         val ch = ShmDirectory.createAndMap(path, ChannelFileDescriptor.length(ringCapacity))
@@ -224,32 +225,35 @@ internal class ShmTransport(
     override fun maxAtomicCount(type: AtomicDatatype, form: AtomicForm): Int = rma.maxAtomicCount(type, form)
 
     override fun write(buffer: DirectBuffer, dest: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int {
-        val path = rmaPath(dest)
-        if (path !is RmaPath) return path as Int
-        return rma.write(path, dest, buffer, remoteOffset, key, flags, context)
+        val out = when (val r = outFor(dest)) {
+            is ShmUnreachable -> return r.rc
+            is ShmOutChannel -> r
+        }
+        if (out.dead) return out.deadErrno
+        return rma.write(out.rmaPath, dest, buffer, remoteOffset, key, flags, context)
     }
 
     override fun read(buffer: MutableDirectBuffer, src: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int {
-        val path = rmaPath(src)
-        if (path !is RmaPath) return path as Int
-        return rma.read(path, src, buffer, remoteOffset, key, flags, context)
+        val out = when (val r = outFor(src)) {
+            is ShmUnreachable -> return r.rc
+            is ShmOutChannel -> r
+        }
+        if (out.dead) return out.deadErrno
+        return rma.read(out.rmaPath, src, buffer, remoteOffset, key, flags, context)
     }
 
     override fun atomic(
         operand: DirectBuffer, compare: DirectBuffer?, result: MutableDirectBuffer?, dest: Long, remoteOffset: Long, key: Long,
         type: AtomicDatatype, op: AtomicOp, count: Int, flags: Long, context: Any?,
     ): Int {
-        val path = rmaPath(dest)
-        if (path !is RmaPath) return path as Int
-        return rma.atomic(path, dest, operand, compare, result, remoteOffset, key, type, op, count, flags, context)
+        val out = when (val r = outFor(dest)) {
+            is ShmUnreachable -> return r.rc
+            is ShmOutChannel -> r
+        }
+        if (out.dead) return out.deadErrno
+        return rma.atomic(out.rmaPath, dest, operand, compare, result, remoteOffset, key, type, op, count, flags, context)
     }
 
-    /** [dest]'s RMA path, or the negated errno saying why it cannot be reached (as [outFor]). */
-    private fun rmaPath(dest: Long): Any {
-        val out = outFor(dest)
-        if (out !is ShmOutChannel) return out
-        return if (out.dead) out.deadErrno else out.rmaPath
-    }
 
     // ## Receive side ##
 

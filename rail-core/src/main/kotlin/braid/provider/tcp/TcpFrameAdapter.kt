@@ -93,6 +93,10 @@ internal class TcpFrameAdapter(
 
     fun typeName(): String = TcpFrameDescriptor.typeName(type)
 
+    /** Why a stream that ends now ends badly (in the middle of a frame), or null at a frame boundary. */
+    fun truncation(): String? =
+        if (midFrame) "closed the connection in the middle of a ${describePosition()}: truncated frame" else null
+
     /** Sends the first [keep] payload bytes to [buffer] at [offset]; the rest are dropped. */
     fun sinkTo(buffer: MutableDirectBuffer, offset: Int, keep: Int) {
         sink = buffer; sinkOffset = offset; sinkKeep = keep.coerceIn(0, payloadLength)

@@ -13,7 +13,7 @@ import java.util.zip.CRC32C
  *  0                   1                   2                   3
  *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
  * +---------------+---------------+---------------+---------------+
- * |  magic 0x42   |  version = 2  |     type      |     flags     |  0
+ * |  magic 0x42   |  version = 3  |     type      |     flags     |  0
  * +---------------+---------------+---------------+---------------+
  * |        header CRC-32C (32), computed with this field zero     |  4
  * +---------------------------------------------------------------+
@@ -31,7 +31,8 @@ import java.util.zip.CRC32C
  * |                                                               |
  * +---------------------------------------------------------------+
  * |  value (64): EAGER, RTS: message length; CTS: bytes accepted; | 40
- * |  DATA: offset of the payload in the message                   |
+ * |  DATA: offset of the payload in the message; RECLAIM,         |
+ * |  GIVEBACK: bytes of credit; other frames: 0                   |
  * +---------------------------------------------------------------+
  * |  payload ...                                                  | 48
  * +---------------------------------------------------------------+
@@ -64,7 +65,7 @@ import java.util.zip.CRC32C
  * Credit: a sender may send message heads (EAGER and RTS frames, each charged [frameCost]) only
  * against credit its receiver granted, in the credit field of any frame going back or in a
  * CREDIT frame; it has none before. The receiver grants it out of its endpoint-wide unexpected
- * bounds (bytes and messages, `TcpCredit.kt`), lazily (a first grant that grows as the sender
+ * bounds (bytes and messages, [TcpCredit]), lazily (a first grant that grows as the sender
  * uses it), at most its window (the handshake's) per sender,
  * and returns what a message cost once the message no longer occupies it (matched and copied,
  * or discarded) — or keeps it, to grant to a sender below its fair share, and asks an idle
@@ -116,6 +117,9 @@ internal object TcpFrameDescriptor {
     const val VALUE_OFFSET = 40
     const val HEADER_LENGTH = 48
 
+    /** The largest DATA frame payload a receiver accepts (a sender's chunks are smaller). */
+    const val MAX_DATA_PAYLOAD = 64 shl 20
+
     /** The largest RMA frame payload a receiver accepts (a sender's pieces are smaller). */
     const val MAX_RMA_PAYLOAD = 1 shl 20
 
@@ -136,6 +140,15 @@ internal object TcpFrameDescriptor {
     }
 
     fun isKnownType(type: Int): Boolean = type in EAGER..GIVEBACK || type in HELLO..REJECT
+
+    /** The largest payload a frame of [type] may carry after the handshake, to a receiver lending [window]; -1: not expected. */
+    fun payloadLimit(type: Int, window: Long): Int = when (type) {
+        EAGER -> (window - HEAD_COST).toInt()
+        DATA -> MAX_DATA_PAYLOAD
+        RTS, CTS, ACK, DISCARDED, CREDIT, HEARTBEAT, BYE, RECLAIM, GIVEBACK -> 0
+        RMA -> MAX_RMA_PAYLOAD
+        else -> -1
+    }
 
     /**
      * Writes a header at [index] of [b] (whose memory [bb] is, for the CRC) and returns

@@ -19,91 +19,115 @@ import braid.provider.tcp.TcpFrameDescriptor.MIN_WINDOW
 import braid.provider.tcp.TcpFrameDescriptor.RTS
 import braid.provider.tcp.TcpFrameDescriptor.frameCost
 import org.agrona.DirectBuffer
+import java.nio.ByteBuffer
 
 /**
  * One tcp peer's outbound buffer as the message engine's outlets, both ways: heads within the
  * credit the peer lent ([SendOutlet]), DATA frames written from the sender's memory (straight
  * from direct memory, a chunk at a time, for large ones), and control frames back
  * ([ControlOutlet]). Every frame written marks the peer busy, so the transport flushes it.
+ *
+ * The direct views (of the message being streamed, and of a receive being filled) are this
+ * rail's state, kept here and in the peer's [TcpPeer.Rx], not in the engine's records.
  */
-internal class TcpPeerOutlet(private val t: TcpTransport, private val p: TcpPeer) : SendOutlet, ControlOutlet {
+internal class TcpPeerOutlet(
+    private val p: TcpPeer,
+    private val eagerSize: Int,
+    private val busy: TcpBusy,
+) : SendOutlet, ControlOutlet {
     override val open: Boolean get() = p.established
 
     /** Before the connection is up (no credit yet) an inject waits as a copy, up to the minimum window's worth of heads. */
     override val queuesInject: Boolean get() = !p.established && p.sendPath.backlog.size < MIN_WINDOW / HEAD_COST
+
+    /** The send being streamed now (the first in the engine's streaming queue), and whether it streams from [view]. */
+    private var streamOp: MsgTxOp? = null
+    private var streamDirect = false
+
+    /** A view of the sender's direct memory for writing straight to the socket, cached per buffer. */
+    private var view: ByteBuffer? = null
+    private var viewSource: ByteBuffer? = null
+    private var viewBase = 0
 
     /**
      * EAGER when the message is small enough for the peer's window and the credit covers its
      * bytes, else an RTS (never for an inject) if the credit covers a head.
      */
     override fun writeHead(buffer: DirectBuffer, length: Int, tag: Long, data: Long, flags: Long, msgId: Long): Int {
-        val wire = TcpFrameDescriptor.wireFlags(flags and OpFlags.TAGGED != 0L, flags and OpFlags.REMOTE_CQ_DATA != 0L, flags and OpFlags.DELIVERY_COMPLETE != 0L)
+        val wire = TcpFrameDescriptor.wireFlags(
+            flags and OpFlags.TAGGED != 0L, flags and OpFlags.REMOTE_CQ_DATA != 0L, flags and OpFlags.DELIVERY_COMPLETE != 0L,
+        )
         val eagerCost = frameCost(length)
         if (length <= eagerLimit() && p.credit >= eagerCost && p.ensureRoom(HEADER_LENGTH + length)) {
             p.putHeader(EAGER, wire, length, msgId, tag, data, length.toLong())
-            if (length > 0) {
-                p.outView.putBytes(p.outTail, buffer, 0, length)
-                p.outTail += length
-            }
-            p.credit -= eagerCost
+            p.out.append(buffer, 0, length)
+            p.spend(eagerCost)
             return HEAD_EAGER
         }
         if (flags and OpFlags.INJECT != 0L) return HEAD_NONE
         if (p.credit >= frameCost(0) && p.ensureRoom(HEADER_LENGTH)) {
             p.putHeader(RTS, wire, 0, msgId, tag, data, length.toLong())
-            p.credit -= frameCost(0)
+            p.spend(frameCost(0))
             return HEAD_RTS
         }
         return HEAD_NONE
     }
 
-    private fun eagerLimit(): Int = minOf(t.eagerSize.toLong(), p.theirWindow / 2 - HEAD_COST).toInt()
+    private fun eagerLimit(): Int = minOf(eagerSize.toLong(), p.theirWindow / 2 - HEAD_COST).toInt()
 
     override fun streamStarting(op: MsgTxOp) {
-        op.directMode = directView(op)
-        t.markBusy(p)
+        if (streamOp === op) streamOp = null // a pooled op starting again: set it up afresh
+        busy.mark(p)
     }
 
-    /** Whether [op]'s bytes can go to the socket straight from the sender's (direct) memory. */
+    /** Whether [op]'s bytes can go to the socket straight from the sender's (direct) memory; if so [view] shows them. */
     private fun directView(op: MsgTxOp): Boolean {
         val bb = op.buffer.byteBuffer() ?: return false
         if (!bb.isDirect || op.accepted < DIRECT_MIN) return false
-        if (op.viewSource !== bb) { op.view = bb.duplicate(); op.viewSource = bb }
-        op.viewBase = op.buffer.wrapAdjustment()
+        if (viewSource !== bb) { view = bb.duplicate(); viewSource = bb }
+        viewBase = op.buffer.wrapAdjustment()
         return true
     }
 
     /** Puts the next part of a CTS'd message in the stream; true once all accepted bytes have gone. */
     override fun stream(op: MsgTxOp): Boolean {
-        if (op.directMode) {
-            if (p.direct != null) return false // the previous chunk is still being written
-            if (op.sent == op.accepted) return true
-            if (!p.ensureRoom(HEADER_LENGTH)) return false
+        if (op !== streamOp) {
+            streamOp = op
+            streamDirect = directView(op)
+        }
+        val out = p.out
+        if (streamDirect) {
+            if (out.directPending) return false // the previous chunk is still being written
+            if (op.sent == op.accepted) return done()
+            if (!out.ensureRoom(HEADER_LENGTH)) return false
             val n = minOf(DIRECT_CHUNK.toLong(), op.accepted - op.sent).toInt()
             p.putHeader(DATA, 0, n, op.msgId, 0, 0, op.sent)
-            val v = op.view!!
-            val from = op.viewBase + op.sent.toInt()
+            val v = view!!
+            val from = viewBase + op.sent.toInt()
             v.limit(from + n).position(from)
-            p.directMark = p.outTail
-            p.direct = v
+            out.putDirect(v)
             op.sent += n
             return false
         }
         while (op.sent < op.accepted) {
             val want = minOf(COPY_CHUNK.toLong(), op.accepted - op.sent).toInt()
-            if (!p.ensureRoom(HEADER_LENGTH + minOf(want, MIN_COPY_CHUNK, p.out.capacity() - HEADER_LENGTH))) return false
-            val n = minOf(want, p.out.capacity() - p.outTail - HEADER_LENGTH)
+            if (!out.ensureRoom(HEADER_LENGTH + minOf(want, MIN_COPY_CHUNK, out.capacity - HEADER_LENGTH))) return false
+            val n = minOf(want, out.capacity - out.tail - HEADER_LENGTH)
             p.putHeader(DATA, 0, n, op.msgId, 0, 0, op.sent)
-            p.outView.putBytes(p.outTail, op.buffer, op.sent.toInt(), n)
-            p.outTail += n
+            out.append(op.buffer, op.sent.toInt(), n)
             op.sent += n
         }
+        return done()
+    }
+
+    private fun done(): Boolean {
+        streamOp = null
         return true
     }
 
     override fun writeControl(type: Int, msgId: Long, value: Long): Boolean {
         if (p.dead) return true // nothing more goes to a dead peer
-        t.markBusy(p)
+        busy.mark(p)
         if (!p.ensureRoom(HEADER_LENGTH)) return false
         val frame = when (type) {
             ControlOutlet.CTS -> CTS
@@ -114,22 +138,15 @@ internal class TcpPeerOutlet(private val t: TcpTransport, private val p: TcpPeer
         return true
     }
 
-    override fun release(cost: Long) = t.returnCredit(p, cost)
+    override fun release(cost: Long) = p.lender.returned(cost)
 
-    /** A large receive into direct memory is read from the socket straight into it. */
+    /** A large receive into direct memory is read from the socket straight into it (see [TcpInbound]). */
     override fun inboundStarted(inb: MsgInbound) {
-        val e = inb.entry!!
-        val bb = e.buffer.byteBuffer()
-        inb.directMode = bb != null && bb.isDirect && inb.expected >= DIRECT_MIN
-        if (inb.directMode) {
-            p.directPending++
-            if (inb.viewSource !== bb) { inb.view = bb!!.duplicate(); inb.viewSource = bb }
-            inb.viewBase = e.buffer.wrapAdjustment()
-        }
+        if (readsDirect(inb)) p.rx.directPending++
     }
 
     override fun inboundEnded(inb: MsgInbound) {
-        if (inb.directMode) p.directPending--
+        if (readsDirect(inb)) p.rx.directPending--
     }
 
     internal companion object {
@@ -138,5 +155,11 @@ internal class TcpPeerOutlet(private val t: TcpTransport, private val p: TcpPeer
         const val DIRECT_CHUNK = 1 shl 20
         const val COPY_CHUNK = 256 * 1024
         const val MIN_COPY_CHUNK = 4096
+
+        /** Whether [inb]'s payload is read from the socket straight into its receive's (direct) memory. */
+        fun readsDirect(inb: MsgInbound): Boolean {
+            val bb = inb.entry!!.buffer.byteBuffer()
+            return bb != null && bb.isDirect && inb.expected >= DIRECT_MIN
+        }
     }
 }

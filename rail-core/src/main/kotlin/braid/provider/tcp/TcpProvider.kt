@@ -3,7 +3,6 @@ package braid.provider.tcp
 import braid.core.Caps
 import braid.core.CoreParams
 import braid.core.Domain
-import braid.core.Endpoint
 import braid.core.EndpointAttr
 import braid.core.EndpointType
 import braid.core.FabricException
@@ -18,6 +17,7 @@ import braid.provider.HostIdentity
 import braid.provider.PeerAddress
 import braid.provider.Provider
 import braid.provider.RailAv
+import braid.provider.RailHost
 import braid.provider.Transport
 import java.net.Inet4Address
 import java.net.Inet6Address
@@ -157,10 +157,10 @@ internal object TcpProvider : Provider {
 internal class TcpDomain(private val domain: Domain, private val bind: InetSocketAddress) : DomainProvider {
     override fun parseAddress(raw: ByteArray): PeerAddress = TcpAddressDescriptor.parse(raw)
 
-    override fun openEndpoint(endpoint: Endpoint, info: Info, av: RailAv): Transport {
+    override fun openEndpoint(host: RailHost, info: Info, av: RailAv): Transport {
         // The endpoint's rail Info's own settings over its domain's (a link's rail over the link).
         val settings = TcpSettings.of(domain.info.settings.overlay(info.settings))
-        return TcpTransport(endpoint.sink, info, av, bind, HostIdentity.id, settings)
+        return TcpTransport(host, info, av, bind, HostIdentity.id, settings)
     }
 
     override fun close() {}

@@ -21,7 +21,7 @@ import org.agrona.concurrent.UnsafeBuffer
  *
  * Not thread-safe: the transport calls in with the domain lock held.
  */
-internal class TcpRma(ep: RailHost, bufferSize: Int, txSize: Int, private val markBusy: (TcpPeer) -> Unit) {
+internal class TcpRma(ep: RailHost, bufferSize: Int, txSize: Int, private val busy: TcpBusy) {
     /** The largest RMA frame payload this endpoint writes: it must fit the peer's outbound buffer with its header. */
     private val maxRecord = minOf(bufferSize / 2, MAX_RMA_PAYLOAD)
     val engine = RmaEngine(ep, "tcp", maxRecord, txSize)
@@ -62,17 +62,17 @@ internal class TcpRma(ep: RailHost, bufferSize: Int, txSize: Int, private val ma
     private inner class PeerOutlet(private val p: TcpPeer) : RmaOutlet {
         override val maxRecord: Int get() = this@TcpRma.maxRecord
 
-        override val buffer: MutableDirectBuffer get() = p.outView
+        override val buffer: MutableDirectBuffer get() = p.out.view
 
         override fun claim(length: Int): Int {
             if (p.dead || !p.ensureRoom(HEADER_LENGTH + length)) return -1
             p.putHeader(RMA, 0, length, 0, 0, 0, 0)
-            return p.outTail
+            return p.out.tail
         }
 
         override fun commit(index: Int, length: Int) {
-            p.outTail += length
-            markBusy(p)
+            p.out.commit(length)
+            busy.mark(p)
         }
     }
 }

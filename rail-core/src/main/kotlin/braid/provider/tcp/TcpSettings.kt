@@ -14,7 +14,7 @@ import braid.core.Settings
  *   Heartbeats go out every quarter of it, so a process that computes for a long time without
  *   driving progress is not mistaken for a dead one, while a stopped or unreachable one is.
  * - [window]: the most credit one sender gets for message heads (its fair share of the
- *   endpoint's unexpected bounds is often less; see [TcpFrameDescriptor] and `TcpCredit.kt`); at
+ *   endpoint's unexpected bounds is often less; see [TcpFrameDescriptor] and [TcpCredit]); at
  *   least [TcpFrameDescriptor.MIN_WINDOW].
  * - [bufferSize]: bytes of each connection's send and receive buffers.
  */
