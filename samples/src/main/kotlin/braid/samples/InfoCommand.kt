@@ -19,9 +19,13 @@ import java.io.PrintStream
  * - `-p NAME`, `-d DOMAIN`, `-f FABRIC`, `-t EP_TYPE` (`FI_EP_RDM`), `-c CAPS` (`FI_MSG|FI_TAGGED`):
  *   only the entries that match, as `fi_info`'s filters (`-p` also filters `-l`);
  * - `-v`: each Info in full ([Info.describe]), each preceded by `---` as `fi_info -v` does, then
- *   the parameters its provider (and a link's rails) run with: current value and where it came from;
- * - `-e`: every `BRAID_*` variable ([Braid.parameters]) with its current value, default and
- *   meaning, as `fi_info -e` lists libfabric's (`-p` keeps Braid's own and that provider's);
+ *   the parameters its provider (and a link's rails) run with: current value and where it came
+ *   from; last, under `modules:`, the parameters of the modules above rail-core (collectives, MPI,
+ *   the bootstrap, this command);
+ * - `-e`: every `BRAID_*` variable ([Braid.parameters]: core's, the providers', and the modules'
+ *   above rail-core, [braid.core.ModuleParams]) with its current value and where it came from,
+ *   its default and meaning, as `fi_info -e` lists libfabric's (`-p` keeps Braid's own and that
+ *   provider's);
  * - `--config FILE`: the topology FILE describes, resolved on this host ([TopologyInfo]).
  *
  * When nothing matches, [Braid.getInfo] throws [braid.core.FabricException]; `braid` prints its
@@ -95,6 +99,10 @@ internal object InfoCommand {
                 out.print(shortForm(info))
             }
         }
+        if (parsed.has(VERBOSE)) {
+            out.println("---")
+            out.print(moduleParameters())
+        }
         return 0
     }
 
@@ -125,6 +133,22 @@ internal object InfoCommand {
         }
     }
 
+    /**
+     * The parameters of the modules above rail-core ([braid.core.ModuleParams]: collectives,
+     * `braid.mpi`, the bootstrap, this command), each with its current value and source.
+     */
+    fun moduleParameters(): String = buildString {
+        append("modules:\n")
+        append("    parameters:\n")
+        for (param in moduleParams()) append("        ").append(line(param, Settings.DEFAULT)).append('\n')
+    }
+
+    /** The parameters no provider declares, nor core: those the modules register. */
+    private fun moduleParams(): List<Param<*>> {
+        val providers = Braid.providerNames().toSet()
+        return Braid.parameters().filter { it.provider != "core" && it.provider !in providers }
+    }
+
     private fun line(param: Param<*>, settings: Settings): String = try {
         val r = settings.resolve(param)
         "${param.key}: ${r.render()} (${r.origin})"
@@ -132,9 +156,16 @@ internal object InfoCommand {
         "${param.key}: INVALID: ${e.problems.single().message}"
     }
 
-    /** `fi_info -e`: every variable, its type, meaning, default and current value. */
+    /**
+     * `fi_info -e`: every variable, its type, meaning, default and current value with where it
+     * came from; with [provider] only Braid's own (`core`) and that provider's (a name that is no
+     * provider is a usage error naming the known ones).
+     */
     fun environment(provider: String?): String = buildString {
         val settings = Settings.DEFAULT
+        if (provider != null && provider !in Braid.providerNames()) {
+            throw UsageException(COMMAND, "option '-p': no provider '$provider' (known: ${Braid.providerNames().joinToString()})")
+        }
         for (param in Braid.parameters().filter { provider == null || it.provider == "core" || it.provider == provider }) {
             append("# ").append(param.env).append(": ").append(param.type.name.lowercase())
             if (param.unit.isNotEmpty()) append(" (").append(param.unit).append(')')

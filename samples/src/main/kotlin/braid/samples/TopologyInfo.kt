@@ -1,5 +1,6 @@
 package braid.samples
 
+import braid.core.Settings
 import braid.core.FabricException
 import braid.dsl.EnvironmentLayer
 import braid.dsl.LimitsSpec
@@ -19,11 +20,13 @@ import java.nio.file.Paths
  */
 internal object TopologyInfo {
     fun run(file: String, verbose: Boolean, out: PrintStream) {
-        val env = System.getenv()
-        val spec = topology { file(file); environment = env }
+        val env = Settings.DEFAULT
+        val spec = topology { file(file) }
         out.println("topology: $file")
-        val layer = EnvironmentLayer.variables().filter { env[it] != null }
-        if (layer.isNotEmpty()) out.println("environment: " + layer.joinToString(" ") { if (it == EnvironmentLayer.JOB_KEY) "$it=<set>" else "$it=${env[it]}" })
+        val layer = EnvironmentLayer.variables().filter { env.environmentValue(it) != null }
+        if (layer.isNotEmpty()) {
+            out.println("environment: " + layer.joinToString(" ") { if (it == EnvironmentLayer.JOB_KEY) "$it=<set>" else "$it=${env.environmentValue(it)}" })
+        }
         val idle = spec.progress.idle.toPolicy()
         out.println("progress: ${spec.progress.model}, idle $idle")
         out.println("job key: ${jobKey(spec)}")
@@ -57,7 +60,7 @@ internal object TopologyInfo {
         val k = spec.jobKey ?: return "the rails' default (BRAID_JOB_KEY, else empty)"
         return when {
             k.value != null -> "a literal value in the topology"
-            k.env != null -> "environment variable ${k.env} (${if (System.getenv(k.env!!) != null) "set" else "NOT SET: opening will fail"})"
+            k.env != null -> "environment variable ${k.env} (${if (Settings.DEFAULT.environmentValue(k.env!!) != null) "set" else "NOT SET: opening will fail"})"
             else -> {
                 val f = Paths.get(k.file!!)
                 "file ${k.file} (${if (Files.isReadable(f)) "readable" else "NOT READABLE: opening will fail"})"
