@@ -53,8 +53,12 @@ internal object InfoCommand {
         append(optionsHelp(SPECS))
     }
 
-    /** Runs `braid info [args]`; returns the exit status (failures are thrown). */
-    fun run(args: List<String>, out: PrintStream): Int {
+    /**
+     * Runs `braid info [args]`; returns the exit status (failures are thrown). The settings are
+     * this process's environment, or [environment]'s variables instead when it is not null.
+     */
+    fun run(args: List<String>, out: PrintStream, environment: Map<String, String>? = null): Int {
+        val settings = environment?.let { Settings.ofEnvironment(it) } ?: Settings.DEFAULT
         val parsed = parseArgs(COMMAND, args, SPECS)
         if (parsed.has(HELP)) {
             out.print(usage())
@@ -66,15 +70,15 @@ internal object InfoCommand {
         val provider = parsed.value(PROVIDER)
         parsed.value(CONFIG)?.let { file ->
             if (provider != null || parsed.has(LIST)) throw UsageException(COMMAND, "option '--config' takes no -p or -l")
-            TopologyInfo.run(file, parsed.has(VERBOSE), out)
+            TopologyInfo.run(file, parsed.has(VERBOSE), out, environment)
             return 0
         }
         if (parsed.has(ENV)) {
-            out.print(environment(provider))
+            out.print(environment(provider, settings))
             return 0
         }
         if (parsed.has(LIST)) {
-            val names = if (provider == null) Braid.providerNames() else Braid.getInfo(Hints(provider = provider)).map { it.provider }.distinct()
+            val names = if (provider == null) Braid.providerNames() else Braid.getInfo(Hints(provider = provider, settings = settings)).map { it.provider }.distinct()
             for (name in names) {
                 out.println("$name:")
                 out.println("    version: ${Braid.VERSION}")
@@ -86,6 +90,7 @@ internal object InfoCommand {
             endpointType = parsed.value(EP_TYPE)?.let { endpointType(it) } ?: EndpointType.RDM,
             provider = provider,
             domainName = parsed.value(DOMAIN),
+            settings = settings,
         )
         val fabric = parsed.value(FABRIC)
         val infos = Braid.getInfo(hints).filter { fabric == null || it.fabricName == fabric }
@@ -101,7 +106,7 @@ internal object InfoCommand {
         }
         if (parsed.has(VERBOSE)) {
             out.println("---")
-            out.print(moduleParameters())
+            out.print(moduleParameters(settings))
         }
         return 0
     }
@@ -137,10 +142,10 @@ internal object InfoCommand {
      * The parameters of the modules above rail-core ([braid.core.ModuleParams]: collectives,
      * `braid.mpi`, the bootstrap, this command), each with its current value and source.
      */
-    fun moduleParameters(): String = buildString {
+    fun moduleParameters(settings: Settings): String = buildString {
         append("modules:\n")
         append("    parameters:\n")
-        for (param in moduleParams()) append("        ").append(line(param, Settings.DEFAULT)).append('\n')
+        for (param in moduleParams()) append("        ").append(line(param, settings)).append('\n')
     }
 
     /** The parameters no provider declares, nor core: those the modules register. */
@@ -161,8 +166,7 @@ internal object InfoCommand {
      * came from; with [provider] only Braid's own (`core`) and that provider's (a name that is no
      * provider is a usage error naming the known ones).
      */
-    fun environment(provider: String?): String = buildString {
-        val settings = Settings.DEFAULT
+    fun environment(provider: String?, settings: Settings): String = buildString {
         if (provider != null && provider !in Braid.providerNames()) {
             throw UsageException(COMMAND, "option '-p': no provider '$provider' (known: ${Braid.providerNames().joinToString()})")
         }

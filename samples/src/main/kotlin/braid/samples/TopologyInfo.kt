@@ -19,9 +19,10 @@ import java.nio.file.Paths
  * (status 1) when no link can be opened here.
  */
 internal object TopologyInfo {
-    fun run(file: String, verbose: Boolean, out: PrintStream) {
-        val env = Settings.DEFAULT
-        val spec = topology { file(file) }
+    /** Prints the topology [file] describes; the environment layer reads [environment]'s variables instead of this process's when given. */
+    fun run(file: String, verbose: Boolean, out: PrintStream, environment: Map<String, String>? = null) {
+        val env = environment?.let { Settings.ofEnvironment(it) } ?: Settings.DEFAULT
+        val spec = topology { file(file); this.environment = environment }
         out.println("topology: $file")
         val layer = EnvironmentLayer.variables().filter { env.environmentValue(it) != null }
         if (layer.isNotEmpty()) {
@@ -29,7 +30,7 @@ internal object TopologyInfo {
         }
         val idle = spec.progress.idle.toPolicy()
         out.println("progress: ${spec.progress.model}, idle $idle")
-        out.println("job key: ${jobKey(spec)}")
+        out.println("job key: ${jobKey(spec, env)}")
         val surveys = Topology.survey(spec)
         val chosen = surveys.firstOrNull { it.openable }
         for (s in surveys) {
@@ -56,11 +57,11 @@ internal object TopologyInfo {
     ).joinToString(", ")
 
     /** Where the key comes from and whether it can be read now; never the key. */
-    private fun jobKey(spec: TopologySpec): String {
+    private fun jobKey(spec: TopologySpec, env: Settings): String {
         val k = spec.jobKey ?: return "the rails' default (BRAID_JOB_KEY, else empty)"
         return when {
             k.value != null -> "a literal value in the topology"
-            k.env != null -> "environment variable ${k.env} (${if (Settings.DEFAULT.environmentValue(k.env!!) != null) "set" else "NOT SET: opening will fail"})"
+            k.env != null -> "environment variable ${k.env} (${if (env.environmentValue(k.env!!) != null) "set" else "NOT SET: opening will fail"})"
             else -> {
                 val f = Paths.get(k.file!!)
                 "file ${k.file} (${if (Files.isReadable(f)) "readable" else "NOT READABLE: opening will fail"})"
