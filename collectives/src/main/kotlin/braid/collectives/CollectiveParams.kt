@@ -82,7 +82,7 @@ public class CollectiveParams : ModuleParams {
 
         /** Every collectives parameter: the [ALGORITHM] family, then the crossovers. */
         @JvmField
-        public val ALL: List<Param<*>> =
-            ALGORITHM.values.toList() + listOf(ALLREDUCE_RD_MAX, ALLREDUCE_RING_MIN_RANKS, BCAST_BINOMIAL_MAX, ALLGATHER_RD_MAX, ALLREDUCE_PAIR_RD_MIN)
+        public val ALL: List<Param<*>> = ALGORITHM.values.toList() +
+            listOf(ALLREDUCE_RD_MAX, ALLREDUCE_RING_MIN_RANKS, BCAST_BINOMIAL_MAX, ALLGATHER_RD_MAX, ALLREDUCE_PAIR_RD_MIN)
     }
 }

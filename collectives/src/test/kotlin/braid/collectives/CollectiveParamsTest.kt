@@ -21,9 +21,12 @@ class CollectiveParamsTest : FunSpec({
     }
 
     test("the tuning reads its values through Settings: the environment map or the API, each with its source") {
-        val env = Settings.ofEnvironment(mapOf("BRAID_COLL_ALLREDUCE" to "recursive-doubling", "BRAID_COLL_BCAST_BINOMIAL_MAX" to "4096"))
+        val env = Settings.ofEnvironment(
+            mapOf("BRAID_COLL_ALLREDUCE" to "recursive-doubling", "BRAID_COLL_BCAST_BINOMIAL_MAX" to "4096"),
+        )
         env.resolve(CollectiveParams.algorithm(CollectiveOp.ALLREDUCE)).source shouldBe ParamSource.ENVIRONMENT
-        CollectiveTuning.fromSettings(env) shouldBe CollectiveTuning.DEFAULT.withAlgorithm(CollectiveOp.ALLREDUCE, CollectiveAlgorithm.RECURSIVE_DOUBLING)
+        CollectiveTuning.fromSettings(env) shouldBe CollectiveTuning.DEFAULT
+            .withAlgorithm(CollectiveOp.ALLREDUCE, CollectiveAlgorithm.RECURSIVE_DOUBLING)
             .withCrossovers(2048, 64, 4096, 4 shl 20)
         CollectiveTuning.fromSettings(Settings.NONE.with(CollectiveParams.algorithm(CollectiveOp.BARRIER), "dissemination"))
             .forced(CollectiveOp.BARRIER) shouldBe CollectiveAlgorithm.DISSEMINATION
@@ -31,12 +34,15 @@ class CollectiveParamsTest : FunSpec({
     }
 
     test("a bad value is refused naming the variable, the value and the rule") {
-        shouldThrow<SettingsException> { CollectiveTuning.fromEnvironment(mapOf("BRAID_COLL_ALLREDUCE" to "fastest")) }.message!!.let {
+        fun refusal(name: String, value: String) =
+            shouldThrow<SettingsException> { CollectiveTuning.fromEnvironment(mapOf(name to value)) }
+        val fastest = refusal("BRAID_COLL_ALLREDUCE", "fastest")
+        fastest.message!!.let {
             it shouldContain "BRAID_COLL_ALLREDUCE='fastest'"
             it shouldContain "no such algorithm"
             it shouldContain "recursive_doubling"
         }
-        shouldThrow<SettingsException> { CollectiveTuning.fromEnvironment(mapOf("BRAID_COLL_ALLREDUCE_RD_MAX" to "-1")) }.message!! shouldContain
+        refusal("BRAID_COLL_ALLREDUCE_RD_MAX", "-1").message!! shouldContain
             "BRAID_COLL_ALLREDUCE_RD_MAX='-1': coll.allreduce_rd_max is negative; set BRAID_COLL_ALLREDUCE_RD_MAX ≥ 0"
     }
 })

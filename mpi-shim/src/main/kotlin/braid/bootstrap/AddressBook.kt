@@ -192,13 +192,21 @@ public class AddressBook private constructor(private val store: Store) : AutoClo
         @JvmStatic
         public fun open(): AddressBook = open(Settings.DEFAULT)
 
-        /** [open] under [settings] ([BootstrapParams.ADDRESS_DIR] and the launcher's variables, as [Bootstrap.detect] reads them). */
+        /**
+         * [open] under [settings]: [BootstrapParams.ADDRESS_DIR], and the launcher's variables as
+         * [Bootstrap.detect] reads them.
+         */
         @JvmStatic
         public fun open(settings: Settings): AddressBook {
             val selection = BootstrapSelection(settings)
             val launched = selection.kind() != "singleton"
-            val dir = try { settings[BootstrapParams.ADDRESS_DIR] } catch (e: SettingsException) { throw BootstrapException(e.message!!, e) }
-            return if (!launched && dir.isNotEmpty()) inDirectory(Path.of(dir)) else AddressBook(JobStore(selection.open(), owned = true))
+            val dir = try {
+                settings[BootstrapParams.ADDRESS_DIR]
+            } catch (e: SettingsException) {
+                throw BootstrapException(e.message!!, e)
+            }
+            if (!launched && dir.isNotEmpty()) return inDirectory(Path.of(dir))
+            return AddressBook(JobStore(selection.open(), owned = true))
         }
 
         /** Names in [boot]'s key-value store; closing the book leaves [boot] open. */

@@ -37,7 +37,8 @@ public class BootstrapParams : ModuleParams {
         @JvmField
         public val ADDRESS_DIR: Param<String> = Param.string(
             "bootstrap", "address_dir", "BRAID_ADDRESS_DIR", "",
-            "the directory AddressBook.open() keeps published names in when no launcher started the process (empty: a singleton job's own store)",
+            "the directory AddressBook.open() keeps published names in when no launcher started the process " +
+                "(empty: a singleton job's own store)",
         )
 
         /** `BRAID_PMIX_LIBRARY`: the libpmix to load, tried before `pmix` and `libpmix.so.2`. */
@@ -51,7 +52,8 @@ public class BootstrapParams : ModuleParams {
         @JvmField
         public val RUN: Param<String> = Param.string(
             "bootstrap", "run", "BRAID_RUN", "",
-            "set by `braid run` for the ranks it starts (the job's name): PMI-1 over PMI_PORT reports itself as braid-run; not for users to set",
+            "set by `braid run` for the ranks it starts (the job's name): PMI-1 over PMI_PORT reports itself as braid-run; " +
+                "not for users to set",
         )
 
         /** Every bootstrap parameter. */

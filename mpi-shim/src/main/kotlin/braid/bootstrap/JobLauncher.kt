@@ -161,7 +161,8 @@ public class JobLauncher @JvmOverloads public constructor(
 
     private companion object {
         /** [program] on the PATH the ranks inherit (read, as every variable, through [braid.core.Settings]). */
-        fun onPath(program: String): String? = braid.core.Settings.DEFAULT.environmentValue("PATH").orEmpty().split(File.pathSeparator)
+        fun onPath(program: String): String? = braid.core.Settings.DEFAULT.environmentValue("PATH").orEmpty()
+            .split(File.pathSeparator)
             .filter { it.isNotEmpty() }.map { File(it, program) }.firstOrNull { it.isFile && it.canExecute() }?.path
 
         /** util-linux's `setsid`, which execs the rank in a new session (keeping its pid); null if absent. */

@@ -93,7 +93,7 @@ public class Mpi private constructor(
 
     /** What this process was opened with ([MpiOptions.settings]): [MpiParams] and the providers' parameters. */
     internal val settings: Settings = options.settings.check(MpiParams.ALL)
-    /** Empty polls a blocking call spins through ([MpiParams.SPIN_POLLS]), then yields through ([MpiParams.YIELD_POLLS]), before it parks. */
+    /** Empty polls a blocking call spins through ([MpiParams.SPIN_POLLS]), then yields through ([MpiParams.YIELD_POLLS]). */
     private val spinPolls = settings[MpiParams.SPIN_POLLS]
     private val yieldPolls = settings[MpiParams.YIELD_POLLS]
 

@@ -48,7 +48,7 @@ public class MpiOptions {
     public fun provider(name: String): MpiOptions = apply { settings = settings.with(MpiParams.PROVIDER, name) }
     public fun links(links: String?): MpiOptions = apply { settings = settings.with(MpiParams.LINK, links ?: "") }
 
-    /** These options reading their values from [settings] over the ones they had (what [settings] sets wins; see [Settings.overlay]). */
+    /** These options reading their values from [settings] (what [settings] sets wins, [Settings.overlay]). */
     public fun settings(settings: Settings): MpiOptions = apply { this.settings = this.settings.overlay(settings) }
     public fun info(info: Info?): MpiOptions = apply { this.info = info }
     public fun cqSize(size: Int): MpiOptions = apply { cqSize = size }

@@ -21,10 +21,15 @@ public class MpiParams : ModuleParams {
         @JvmField
         public val PROVIDER: Param<String> = Param.string(
             "mpi", "provider", "BRAID_MPI_PROVIDER", MpiOptions.AUTO,
-            "the provider MPI_Init opens: auto (shm when every rank is on this host, else the link) or a provider `braid info -l` lists",
+            "the provider MPI_Init opens: auto (shm when every rank is on this host, else the link) " +
+                "or a provider `braid info -l` lists",
             ParamRule { v ->
                 val known = Braid.providerNames()
-                if (v == MpiOptions.AUTO || v in known) null else ParamViolation("is not auto nor a provider", "set {name} to auto or one of ${known.joinToString()}")
+                if (v == MpiOptions.AUTO || v in known) {
+                    null
+                } else {
+                    ParamViolation("is not auto nor a provider", "set {name} to auto or one of ${known.joinToString()}")
+                }
             },
         )
 
@@ -32,7 +37,7 @@ public class MpiParams : ModuleParams {
         @JvmField
         public val LINK: Param<String> = Param.string(
             "mpi", "link", "BRAID_MPI_LINK", "",
-            "the link's rails when MPI opens the link provider, in BRAID_LINKS syntax (empty: link.links, the link's own default)",
+            "the link's rails when MPI opens the link provider, in BRAID_LINKS syntax (empty: link.links, the link's default)",
         )
 
         /** `BRAID_MPI_SPIN_POLLS`: empty polls a blocking MPI call spins through before it yields. */

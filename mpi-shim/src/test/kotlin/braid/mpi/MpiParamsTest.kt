@@ -25,7 +25,9 @@ class MpiParamsTest : FunSpec({
     }
 
     test("MpiOptions reads the provider and the link through its settings: the environment map, then the API") {
-        val env = MpiOptions().settings(Settings.ofEnvironment(mapOf("BRAID_MPI_PROVIDER" to "tcp", "BRAID_MPI_LINK" to "shm+tcp:lo")))
+        val env = MpiOptions().settings(
+            Settings.ofEnvironment(mapOf("BRAID_MPI_PROVIDER" to "tcp", "BRAID_MPI_LINK" to "shm+tcp:lo")),
+        )
         env.provider shouldBe "tcp"
         env.links shouldBe "shm+tcp:lo"
         env.settings.resolve(MpiParams.PROVIDER).source shouldBe ParamSource.ENVIRONMENT
@@ -42,19 +44,19 @@ class MpiParamsTest : FunSpec({
         val bad = MpiOptions().settings(Settings.ofEnvironment(mapOf("BRAID_MPI_SPIN_POLLS" to "lots"))).provider("shm")
         shouldThrow<SettingsException> { Mpi.init(job.rank(0), options = bad) }.message!! shouldContain
             "environment BRAID_MPI_SPIN_POLLS='lots': mpi.spin_polls is not an integer"
-        shouldThrow<SettingsException> { MpiOptions().settings(Settings.ofEnvironment(mapOf("BRAID_MPI_PROVIDER" to "nic"))).provider }.message!!
-            .let {
-                it shouldContain "BRAID_MPI_PROVIDER='nic'"
-                it shouldContain "set BRAID_MPI_PROVIDER to auto or one of shm, tcp, link"
-            }
+        val nic = MpiOptions().settings(Settings.ofEnvironment(mapOf("BRAID_MPI_PROVIDER" to "nic")))
+        shouldThrow<SettingsException> { nic.provider }.message!!.let {
+            it shouldContain "BRAID_MPI_PROVIDER='nic'"
+            it shouldContain "set BRAID_MPI_PROVIDER to auto or one of shm, tcp, link"
+        }
     }
 
-    test("the bootstrap reads BRAID_BOOTSTRAP and BRAID_PMI_VERSION through Settings; a bad value names the variable and the rule") {
+    test("the bootstrap reads BRAID_BOOTSTRAP and BRAID_PMI_VERSION through Settings; a bad value names the variable, the rule") {
         Bootstrap.detect(Settings.NONE).use { it.kind shouldBe "singleton" }
         Bootstrap.detect(Settings.NONE.with(BootstrapParams.KIND, "singleton")).use { it.kind shouldBe "singleton" }
         shouldThrow<BootstrapException> { Bootstrap.detect(mapOf("BRAID_BOOTSTRAP" to "slurm")) }.message!! shouldContain
             "environment BRAID_BOOTSTRAP='slurm': bootstrap.kind is not one of pmi1, pmi2, pmix, singleton"
-        shouldThrow<BootstrapException> { Bootstrap.detect(mapOf("PMI_PORT" to "localhost:1", "BRAID_PMI_VERSION" to "3")) }.message!! shouldContain
-            "BRAID_PMI_VERSION='3'"
+        val pmi3 = mapOf("PMI_PORT" to "localhost:1", "BRAID_PMI_VERSION" to "3")
+        shouldThrow<BootstrapException> { Bootstrap.detect(pmi3) }.message!! shouldContain "BRAID_PMI_VERSION='3'"
     }
 })

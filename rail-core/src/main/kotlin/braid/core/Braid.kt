@@ -68,7 +68,8 @@ public object Braid {
      * collectives, `braid.mpi`, the bootstrap, the `braid` command). Resolve their values with [Settings].
      */
     @JvmStatic
-    public fun parameters(): List<Param<*>> = CoreParams.ALL + synchronized(providers) { providers.flatMap { it.parameters } } + moduleParams
+    public fun parameters(): List<Param<*>> =
+        CoreParams.ALL + synchronized(providers) { providers.flatMap { it.parameters } } + moduleParams
 
     /** The parameter whose [Param.key] is [key] (`tcp.timeout_ms`, `mpi.provider`), or null. */
     @JvmStatic
@@ -88,8 +89,10 @@ public object Braid {
         val loaded = ServiceLoader.load(ModuleParams::class.java, Braid::class.java.classLoader).flatMap { it.parameters() }
         val builtIn = CoreParams.ALL + Providers.builtIn().flatMap { it.parameters }
         val all = builtIn + loaded
-        all.groupBy { it.key }.values.firstOrNull { it.size > 1 }?.let { error("parameter ${it[0].key} is declared ${it.size} times") }
-        all.groupBy { it.env }.values.firstOrNull { it.size > 1 }?.let { error("variable ${it[0].env} is declared by ${it.joinToString { p -> p.key }}") }
+        all.groupBy { it.key }.values.firstOrNull { it.size > 1 }?.let { error("parameter ${it[0].key} is declared twice") }
+        all.groupBy { it.env }.values.firstOrNull { it.size > 1 }?.let { twice ->
+            error("variable ${twice[0].env} is declared by ${twice.joinToString { it.key }}")
+        }
         loaded
     }
 

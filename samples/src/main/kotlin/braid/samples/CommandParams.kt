@@ -31,7 +31,8 @@ public class CommandParams : ModuleParams {
         @JvmField
         public val STARTUP_T0: Param<Long> = Param.long(
             "braid", "startup_t0", "BRAID_STARTUP_T0", 0L, "ms",
-            "set by bench/startup.sh: the launch time in epoch milliseconds; HelloJob then prints each rank's startup time (0: not timed)",
+            "set by bench/startup.sh: the launch time in epoch milliseconds; HelloJob then prints each rank's startup time " +
+                "(0: not timed)",
             Param.atLeast(0L, "ms"),
         )
 

@@ -78,7 +78,11 @@ internal object InfoCommand {
             return 0
         }
         if (parsed.has(LIST)) {
-            val names = if (provider == null) Braid.providerNames() else Braid.getInfo(Hints(provider = provider, settings = settings)).map { it.provider }.distinct()
+            val names = if (provider == null) {
+                Braid.providerNames()
+            } else {
+                Braid.getInfo(Hints(provider = provider, settings = settings)).map { it.provider }.distinct()
+            }
             for (name in names) {
                 out.println("$name:")
                 out.println("    version: ${Braid.VERSION}")

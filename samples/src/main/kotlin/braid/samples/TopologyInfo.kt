@@ -19,14 +19,17 @@ import java.nio.file.Paths
  * (status 1) when no link can be opened here.
  */
 internal object TopologyInfo {
-    /** Prints the topology [file] describes; the environment layer reads [environment]'s variables instead of this process's when given. */
+    /** Prints the topology [file] describes; [environment], when given, stands in for this process's variables. */
     fun run(file: String, verbose: Boolean, out: PrintStream, environment: Map<String, String>? = null) {
         val env = environment?.let { Settings.ofEnvironment(it) } ?: Settings.DEFAULT
         val spec = topology { file(file); this.environment = environment }
         out.println("topology: $file")
         val layer = EnvironmentLayer.variables().filter { env.environmentValue(it) != null }
         if (layer.isNotEmpty()) {
-            out.println("environment: " + layer.joinToString(" ") { if (it == EnvironmentLayer.JOB_KEY) "$it=<set>" else "$it=${env.environmentValue(it)}" })
+            val shown = layer.joinToString(" ") { v ->
+                "$v=" + if (v == EnvironmentLayer.JOB_KEY) "<set>" else env.environmentValue(v)
+            }
+            out.println("environment: $shown")
         }
         val idle = spec.progress.idle.toPolicy()
         out.println("progress: ${spec.progress.model}, idle $idle")
@@ -61,7 +64,10 @@ internal object TopologyInfo {
         val k = spec.jobKey ?: return "the rails' default (BRAID_JOB_KEY, else empty)"
         return when {
             k.value != null -> "a literal value in the topology"
-            k.env != null -> "environment variable ${k.env} (${if (env.environmentValue(k.env!!) != null) "set" else "NOT SET: opening will fail"})"
+            k.env != null -> {
+                val set = env.environmentValue(k.env!!) != null
+                "environment variable ${k.env} (${if (set) "set" else "NOT SET: opening will fail"})"
+            }
             else -> {
                 val f = Paths.get(k.file!!)
                 "file ${k.file} (${if (Files.isReadable(f)) "readable" else "NOT READABLE: opening will fail"})"

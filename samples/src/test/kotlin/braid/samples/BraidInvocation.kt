@@ -13,6 +13,8 @@ class BraidResult(val status: Int, val out: String, val err: String)
 fun braid(vararg args: String): BraidResult {
     val out = ByteArrayOutputStream()
     val err = ByteArrayOutputStream()
-    val status = PrintStream(out, true).use { o -> PrintStream(err, true).use { e -> BraidCommand.run(args.toList(), o, e, emptyMap()) } }
+    val status = PrintStream(out, true).use { o ->
+        PrintStream(err, true).use { e -> BraidCommand.run(args.toList(), o, e, emptyMap()) }
+    }
     return BraidResult(status, out.toString(), err.toString())
 }

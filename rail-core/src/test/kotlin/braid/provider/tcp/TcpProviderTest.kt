@@ -34,7 +34,8 @@ class TcpProviderTest : FunSpec({
                 (Caps.TAGGED or Caps.SOURCE or Caps.DIRECTED_RECV or Caps.LOCAL_COMM or Caps.REMOTE_COMM)
             info.fabricName shouldContain "/"
         }
-        Braid.getInfo(Hints(provider = "tcp", domainName = "lo", settings = Settings.NONE)).single().fabricName shouldBe "127.0.0.0/8"
+        val lo = Braid.getInfo(Hints(provider = "tcp", domainName = "lo", settings = Settings.NONE))
+        lo.single().fabricName shouldBe "127.0.0.0/8"
     }
 
     test("an endpoint on the loopback domain listens on 127.0.0.1 and says so in its address") {
