@@ -1,12 +1,12 @@
 package braid.collectives
 
-import braid.core.FabricException
+import braid.core.Settings
 
 /**
  * How a group chooses its algorithms: the crossovers (bytes per call) and any algorithm forced
- * per operation. [fromEnvironment] reads `BRAID_COLL_<OP>=<algorithm>` (for example
- * `BRAID_COLL_ALLREDUCE=ring`, what tuners expect) and `BRAID_COLL_<NAME>` for the crossovers
- * (`BRAID_COLL_ALLREDUCE_RD_MAX=4096`).
+ * per operation. [fromSettings] reads the [CollectiveParams]: `BRAID_COLL_<OP>=<algorithm>` (for
+ * example `BRAID_COLL_ALLREDUCE=ring`, what tuners expect) and `BRAID_COLL_<NAME>` for the
+ * crossovers (`BRAID_COLL_ALLREDUCE_RD_MAX=4096`).
  *
  * Where [DEFAULT] comes from: `bench/coll-crossovers.sh`, which forces every algorithm in turn
  * at 8 B … 4 MiB on 2, 3 and 4 shm processes and prints the slowest rank's median call per
@@ -118,28 +118,33 @@ public class CollectiveTuning private constructor(
             return CollectiveTuning(forced, (fp[at + 1] ushr 32).toInt(), fp[at + 1].toInt(), (fp[at + 2] ushr 32).toInt(), fp[at + 2].toInt(), fp[at + 3].toInt())
         }
 
-        /** [DEFAULT] with what `BRAID_COLL_*` variables in [env] say; a bad value is refused naming the variable. */
+        /**
+         * [DEFAULT] with what [settings] say: the [CollectiveParams] (`BRAID_COLL_<OP>` and the
+         * crossovers, from the environment or set through the API). A bad value is a
+         * [braid.core.SettingsException] naming the variable, the value and the rule.
+         */
         @JvmStatic
-        @JvmOverloads
-        public fun fromEnvironment(env: Map<String, String> = System.getenv()): CollectiveTuning {
+        public fun fromSettings(settings: Settings): CollectiveTuning {
+            settings.check(CollectiveParams.ALL)
             val forced = HashMap<CollectiveOp, CollectiveAlgorithm>()
-            for (op in CollectiveOp.entries) {
-                val name = "BRAID_COLL_${op.name}"
-                val v = env[name] ?: continue
-                forced[op] = CollectiveAlgorithm.entries.firstOrNull { it.name.equals(v.replace('-', '_'), ignoreCase = true) }
-                    ?: throw FabricException.invalid("$name=$v: no such algorithm; use one of ${CollectiveAlgorithm.entries.joinToString { it.name.lowercase() }}")
+            for ((op, param) in CollectiveParams.ALGORITHM) {
+                val a = CollectiveParams.algorithmOf(settings[param]) ?: continue
+                if (a != CollectiveAlgorithm.AUTO) forced[op] = a
             }
-            fun int(name: String, default: Int): Int {
-                val v = env["BRAID_COLL_$name"] ?: return default
-                return v.toIntOrNull()?.takeIf { it >= 0 } ?: throw FabricException.invalid("BRAID_COLL_$name=$v: not a byte count ≥ 0")
-            }
-            val d = DEFAULT
             return CollectiveTuning(
                 forced,
-                int("ALLREDUCE_RD_MAX", d.allreduceRdMax), int("ALLREDUCE_RING_MIN_RANKS", d.allreduceRingMinRanks),
-                int("BCAST_BINOMIAL_MAX", d.bcastBinomialMax), int("ALLGATHER_RD_MAX", d.allgatherRdMax),
-                int("ALLREDUCE_PAIR_RD_MIN", d.allreducePairRdMin),
+                settings[CollectiveParams.ALLREDUCE_RD_MAX], settings[CollectiveParams.ALLREDUCE_RING_MIN_RANKS],
+                settings[CollectiveParams.BCAST_BINOMIAL_MAX], settings[CollectiveParams.ALLGATHER_RD_MAX],
+                settings[CollectiveParams.ALLREDUCE_PAIR_RD_MIN],
             )
         }
+
+        /** [fromSettings] over this process's environment ([Settings.DEFAULT]). */
+        @JvmStatic
+        public fun fromEnvironment(): CollectiveTuning = fromSettings(Settings.DEFAULT)
+
+        /** [fromSettings] over the variables [env] instead of this process's environment. */
+        @JvmStatic
+        public fun fromEnvironment(env: Map<String, String>): CollectiveTuning = fromSettings(Settings.ofEnvironment(env))
     }
 }

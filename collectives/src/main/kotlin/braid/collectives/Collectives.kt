@@ -46,6 +46,7 @@ public object Collectives {
         val rank = if (self == FiAddr.NOTAVAIL) -1 else members.indexOf(self)
         if (rank < 0) throw FabricException.invalid("join on $endpoint: its own address is not a member of $set; insert endpoint.address into the AV and the set")
         val hash = membershipHash(set, members)
+        val tuning = options.tuning // resolved once, before the endpoint is marked joining: a bad BRAID_COLL_* value throws here
         val state = synchronized(states) {
             val st = states.getOrPut(endpoint) { EndpointState() }
             if (st.joining) throw FabricException(Errno.EAGAIN, "join on $endpoint: another join is under way on this endpoint; retry once it completes")
@@ -57,7 +58,7 @@ public object Collectives {
         val scratch = CollectiveGroup(endpoint, set, members, rank, 0, JOIN_TUNING, (hash and 0xffff).toInt())
         val record = LongArray(RECORD)
         record[PROPOSAL] = proposal.toLong(); record[HASH_MIN] = hash; record[HASH_MAX] = hash
-        options.tuning.fingerprint(record, TUNING_MIN); options.tuning.fingerprint(record, TUNING_MAX)
+        tuning.fingerprint(record, TUNING_MIN); tuning.fingerprint(record, TUNING_MAX)
         val send = UnsafeBuffer(ByteArray(RECORD * 8)).apply { for (i in 0 until RECORD) putLong(i * 8, record[i]) }
         val recv = UnsafeBuffer(ByteArray(RECORD * 8))
         val request = try {
@@ -72,7 +73,7 @@ public object Collectives {
             val agreed = LongArray(RECORD) { recv.getLong(it * 8) }
             val err: Throwable? = failure?.let { (it as? java.util.concurrent.CompletionException)?.cause ?: it }
                 ?: if (agreed[HASH_MIN] != hash || agreed[HASH_MAX] != hash) FabricException.invalid("join on $endpoint: the members passed different sets (rank $rank's has ${members.size} members); every member must join with the same members in the same order")
-                else if (!sameTuning(agreed, record)) tuningMismatch(endpoint, rank, options.tuning, agreed, record)
+                else if (!sameTuning(agreed, record)) tuningMismatch(endpoint, rank, tuning, agreed, record)
                 else if (agreed[PROPOSAL] >= MAX_CONTEXT) FabricException(Errno.ENOSPC, "join on $endpoint: no context id left ($MAX_CONTEXT groups joined)")
                 else null
             if (err != null) {
@@ -81,7 +82,7 @@ public object Collectives {
             } else {
                 val ctx = agreed[PROPOSAL].toInt()
                 synchronized(states) { state.next = maxOf(state.next, ctx + 1) }
-                val group = CollectiveGroup(endpoint, set, members, rank, ctx, options.tuning, 0)
+                val group = CollectiveGroup(endpoint, set, members, rank, ctx, tuning, 0)
                 (options.offload ?: CollectiveOffload.pairedWith(endpoint.domain))?.let { group.offload = it.pair(group, set) }
                 eq?.write(EventType.JOIN_COMPLETE, context, ctx.toLong())
                 join.future.complete(group)
@@ -201,18 +202,27 @@ public object Collectives {
  * crossovers); the join fails on every member, naming both, when they differ.
  */
 public class JoinOptions private constructor(
-    @get:JvmName("tuning") public val tuning: CollectiveTuning,
+    /** The tuning [withTuning] set; null: the environment's, read when asked ([tuning]). */
+    private val setTuning: CollectiveTuning?,
     @get:JvmName("offload") public val offload: CollectiveOffload? = null,
 ) {
+    /**
+     * The tuning: the one [withTuning] set, else the environment's ([CollectiveTuning.fromEnvironment]),
+     * read when the join asks, so a bad `BRAID_COLL_*` value is a [braid.core.SettingsException]
+     * naming it there (not a class that fails to load).
+     */
+    @get:JvmName("tuning")
+    public val tuning: CollectiveTuning get() = setTuning ?: CollectiveTuning.fromEnvironment()
+
     public fun withTuning(tuning: CollectiveTuning): JoinOptions = JoinOptions(tuning, offload)
 
     /** A copy pairing [offload] with the group (null: the one paired with the endpoint's domain by [CollectiveOffload.pairWith], if any). */
-    public fun withOffload(offload: CollectiveOffload?): JoinOptions = JoinOptions(tuning, offload)
+    public fun withOffload(offload: CollectiveOffload?): JoinOptions = JoinOptions(setTuning, offload)
 
     public companion object {
-        /** The tuning of the environment ([CollectiveTuning.fromEnvironment]). */
+        /** The tuning of the environment ([CollectiveTuning.fromEnvironment], read at each join), no offload named. */
         @JvmField
-        public val DEFAULT: JoinOptions = JoinOptions(CollectiveTuning.fromEnvironment())
+        public val DEFAULT: JoinOptions = JoinOptions(null)
     }
 }
 

@@ -4,6 +4,7 @@ import braid.core.Braid
 import braid.core.CoreParams
 import braid.core.Param
 import braid.core.ParamType
+import braid.core.Settings
 import braid.provider.link.LinkParams
 
 /**
@@ -29,7 +30,8 @@ public object EnvironmentLayer {
     /** A rail limit the environment sets: rail-core's [param] for rails of [provider]. */
     private class RailLimit(val param: Param<Int>, val provider: String, val set: (Limits, Int) -> Unit)
 
-    private val RAIL_LIMITS = listOf(SHM, TCP).flatMap { p ->
+    /** Every registered provider's limits (those it declares: [RailParams]). */
+    private val RAIL_LIMITS get() = Braid.providerNames().flatMap { p ->
         listOfNotNull(
             RailParams.eager(p)?.let { RailLimit(it, p) { l, v -> l.eagerSize = v } },
             RailParams.ring(p)?.let { RailLimit(it, p) { l, v -> l.ringCapacity = v } },
@@ -41,27 +43,28 @@ public object EnvironmentLayer {
     public fun variables(): List<String> = listOf(LINKS, DISABLE_SHM, JOB_KEY) + RAIL_LIMITS.map { it.param.env }
 
     /** [param]'s variable parsed (its rule is checked later, at the spec's path), or a [SpecException] at the variable. */
-    private fun <T : Any> parsed(param: Param<T>, env: Map<String, String>): T? {
-        val raw = env[param.env]?.takeIf { it.isNotBlank() } ?: return null
+    private fun <T : Any> parsed(param: Param<T>, env: Settings): T? {
+        val raw = env.environmentValue(param.env) ?: return null
         return param.parse(raw) ?: throw SpecException(
             listOf(SpecProblem(param.env, "environment ${param.env}='$raw' ${if (param.type == ParamType.BOOL) "must be 0 or 1" else "is not an integer or a size"}", "set it to ${if (param.type == ParamType.BOOL) "1 or 0" else "a number of bytes"}, or unset it")),
         )
     }
 
-    internal fun apply(draft: Draft, env: Map<String, String>) {
-        env[LINKS]?.takeIf { it.isNotBlank() }?.let { text ->
+    /** Applies the variables [env] sees ([Settings.environmentValue]: this process's, or a map a caller gave) to [draft]. */
+    internal fun apply(draft: Draft, env: Settings) {
+        env.environmentValue(LINKS)?.let { text ->
             draft.replaceLinks(LinkStrings.parse(text, LINKS).map { LinkScope.parse(it.name, LINKS) })
         }
         if (parsed(LinkParams.DISABLE_SHM, env) == true) {
             draft.links?.forEach { l -> l.rails.removeAll { it.providerName == SHM } }
             draft.dropShmFromDefault = true
         }
-        if (env[JOB_KEY] != null) draft.jobKey = JobKeySpec(env = JOB_KEY)
+        if (env.environmentValue(JOB_KEY) != null) draft.jobKey = JobKeySpec(env = JOB_KEY)
         // The environment over a file's settings, as over its other values.
         val byKey = Braid.parameters().associateBy { it.key }
         for ((provider, values) in draft.links.orEmpty().flatMap { it.settings.entries }) for (name in values.keys.toList()) {
             val param = byKey["$provider.$name"] ?: continue
-            env[param.env]?.takeIf { it.isNotBlank() }?.let { values[name] = it }
+            env.environmentValue(param.env)?.let { values[name] = it }
         }
         for (limit in RAIL_LIMITS) {
             val value = parsed(limit.param, env) ?: continue

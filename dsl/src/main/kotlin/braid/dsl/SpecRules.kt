@@ -175,5 +175,4 @@ internal object SpecRules {
     fun number(d: Double): String = if (d.isFinite() && d == Math.rint(d) && kotlin.math.abs(d) < 1e15) d.toLong().toString() else d.toString()
 }
 
-internal const val TCP: String = "tcp"
 internal const val LINK: String = "link"

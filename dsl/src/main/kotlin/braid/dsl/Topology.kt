@@ -102,7 +102,11 @@ public object Topology {
         val k = spec.jobKey ?: return null
         k.value?.let { return it }
         k.env?.let { name ->
-            return System.getenv(name) ?: throw FabricException(Errno.ENOKEY, "job key: environment variable $name is not set; export it in every process of the job, or change jobKey in the topology")
+            return Settings.DEFAULT.environmentValue(name) ?: throw FabricException(
+                Errno.ENOKEY,
+                "job key: environment variable $name is not set;" +
+                    " export it in every process of the job, or change jobKey in the topology",
+            )
         }
         val file = Paths.get(k.file!!)
         val key = try {

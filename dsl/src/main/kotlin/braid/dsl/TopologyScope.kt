@@ -43,8 +43,11 @@ public class TopologyScope internal constructor() : BraidScope {
     private var file: Path? = null
     private val edits = ArrayList<(Draft) -> Unit>()
 
-    /** The environment layer's variables; by default this process's. Set to `emptyMap()` to ignore it. */
-    public var environment: Map<String, String> = System.getenv()
+    /**
+     * The environment layer's variables: null (the default) for this process's, read through
+     * [braid.core.Settings]; a map instead of them (`emptyMap()` to ignore the environment).
+     */
+    public var environment: Map<String, String>? = null
 
     /** Reads [path] (`.json`, `.conf` or `.hocon`) as the base layer. */
     public fun file(path: Path) {
@@ -133,7 +136,7 @@ public class TopologyScope internal constructor() : BraidScope {
     public fun build(): TopologySpec {
         val draft = Draft()
         file?.let { draft.absorb(TopologyFiles.read(it)) }
-        EnvironmentLayer.apply(draft, environment)
+        EnvironmentLayer.apply(draft, environment?.let { braid.core.Settings.ofEnvironment(it) } ?: braid.core.Settings.DEFAULT)
         edits.forEach { it(draft) }
         return draft.toSpec()
     }

@@ -1,5 +1,8 @@
 package braid.bootstrap
 
+import braid.core.Settings
+import braid.core.SettingsException
+
 import java.nio.ByteBuffer
 import java.nio.ByteOrder
 import java.nio.file.Files
@@ -183,15 +186,27 @@ public class AddressBook private constructor(private val store: Store) : AutoClo
 
         /**
          * The book for this process: the launcher's store when a launcher started it, else the
-         * directory `BRAID_ADDRESS_DIR` names, else the store of a singleton job (only this
+         * directory `BRAID_ADDRESS_DIR` ([BootstrapParams.ADDRESS_DIR]) names, else the store of a singleton job (only this
          * process's own names).
          */
         @JvmStatic
-        public fun open(): AddressBook {
-            val env = System.getenv()
-            val launched = BootstrapSelection.kindOf(env) != "singleton"
-            val dir = env["BRAID_ADDRESS_DIR"]
-            return if (!launched && !dir.isNullOrEmpty()) inDirectory(Path.of(dir)) else AddressBook(JobStore(Bootstrap.detect(), owned = true))
+        public fun open(): AddressBook = open(Settings.DEFAULT)
+
+        /**
+         * [open] under [settings]: [BootstrapParams.ADDRESS_DIR], and the launcher's variables as
+         * [Bootstrap.detect] reads them.
+         */
+        @JvmStatic
+        public fun open(settings: Settings): AddressBook {
+            val selection = BootstrapSelection(settings)
+            val launched = selection.kind() != "singleton"
+            val dir = try {
+                settings[BootstrapParams.ADDRESS_DIR]
+            } catch (e: SettingsException) {
+                throw BootstrapException(e.message!!, e)
+            }
+            if (!launched && dir.isNotEmpty()) return inDirectory(Path.of(dir))
+            return AddressBook(JobStore(selection.open(), owned = true))
         }
 
         /** Names in [boot]'s key-value store; closing the book leaves [boot] open. */

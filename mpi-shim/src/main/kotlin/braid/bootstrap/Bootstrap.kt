@@ -1,5 +1,7 @@
 package braid.bootstrap
 
+import braid.core.Settings
+
 /**
  * How the processes of one job find each other: the key-value store and barrier of the launcher
  * that started them (PMI-1 under Hydra's `mpiexec`, PMI-2 under Slurm's `srun --mpi=pmi2`, PMIx
@@ -56,7 +58,7 @@ public interface Bootstrap : AutoCloseable {
     public companion object {
         /**
          * The bootstrap the environment calls for, connected and initialised:
-         * - `BRAID_BOOTSTRAP=pmi1|pmi2|pmix|singleton` forces one;
+         * - `BRAID_BOOTSTRAP=pmi1|pmi2|pmix|singleton` ([BootstrapParams.KIND]) forces one;
          * - `PMIX_NAMESPACE` and `PMIX_RANK` (Open MPI's `mpirun`, `srun --mpi=pmix`): PMIx through
          *   `libpmix.so.2`;
          * - `PMI_FD` (Hydra's default, Slurm's pmi2 plugin) or `PMI_PORT` (Hydra's `-pmi-port`,
@@ -67,11 +69,18 @@ public interface Bootstrap : AutoCloseable {
          * Throws [BootstrapException] when the launcher's variables are there but it cannot be reached.
          */
         @JvmStatic
-        public fun detect(): Bootstrap = detect(System.getenv())
+        public fun detect(): Bootstrap = detect(Settings.DEFAULT)
 
         /** [detect] over the variables [env] rather than this process's environment. */
         @JvmStatic
-        public fun detect(env: Map<String, String>): Bootstrap = BootstrapSelection.open(env)
+        public fun detect(env: Map<String, String>): Bootstrap = detect(Settings.ofEnvironment(env))
+
+        /**
+         * [detect] under [settings]: [BootstrapParams] set through the API win over the
+         * environment, and [Settings.ofEnvironment] stands in for the launcher's variables too.
+         */
+        @JvmStatic
+        public fun detect(settings: Settings): Bootstrap = BootstrapSelection(settings).open()
     }
 }
 

@@ -160,7 +160,9 @@ public class JobLauncher @JvmOverloads public constructor(
     }
 
     private companion object {
-        fun onPath(program: String): String? = System.getenv("PATH").orEmpty().split(File.pathSeparator)
+        /** [program] on the PATH the ranks inherit (read, as every variable, through [braid.core.Settings]). */
+        fun onPath(program: String): String? = braid.core.Settings.DEFAULT.environmentValue("PATH").orEmpty()
+            .split(File.pathSeparator)
             .filter { it.isNotEmpty() }.map { File(it, program) }.firstOrNull { it.isFile && it.canExecute() }?.path
 
         /** util-linux's `setsid`, which execs the rank in a new session (keeping its pid); null if absent. */

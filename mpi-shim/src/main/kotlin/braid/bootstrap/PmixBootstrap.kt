@@ -14,8 +14,8 @@ import com.sun.jna.ptr.PointerByReference
  * `PMIx_Abort`, `PMIx_Finalize`. PMIx keeps each process's values apart and takes values of
  * any size, so no splitting is needed. Layouts: [PmixDescriptor].
  */
-internal class PmixBootstrap : Bootstrap {
-    private val lib: PmixLibrary = load()
+internal class PmixBootstrap(library: String?) : Bootstrap {
+    private val lib: PmixLibrary = load(library)
     private val self: Memory = D.newProc()
     private val nspace: String
     override val rank: Int
@@ -140,8 +140,9 @@ internal class PmixBootstrap : Bootstrap {
     }
 
     private companion object {
-        fun load(): PmixLibrary {
-            val names = listOfNotNull(System.getenv("BRAID_PMIX_LIBRARY"), "pmix", "libpmix.so.2")
+        /** libpmix: [library] ([BootstrapParams.PMIX_LIBRARY]) if given, else the usual names. */
+        fun load(library: String?): PmixLibrary {
+            val names = listOfNotNull(library, "pmix", "libpmix.so.2")
             var last: Throwable? = null
             for (name in names) {
                 try {

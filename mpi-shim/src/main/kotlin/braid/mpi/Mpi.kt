@@ -18,8 +18,10 @@ import braid.core.Fabric
 import braid.core.Hints
 import braid.provider.HostIdentity
 import braid.provider.link.LinkParams
-import braid.provider.shm.ShmParams
 import braid.core.OpFlags
+import braid.core.ParamSource
+import braid.core.RailLimit
+import braid.core.Settings
 import java.net.InetAddress
 import java.util.concurrent.atomic.AtomicInteger
 import java.util.concurrent.locks.LockSupport
@@ -88,6 +90,12 @@ public class Mpi private constructor(
     public val self: Intracomm
 
     @Volatile private var closed = false
+
+    /** What this process was opened with ([MpiOptions.settings]): [MpiParams] and the providers' parameters. */
+    internal val settings: Settings = options.settings.check(MpiParams.ALL)
+    /** Empty polls a blocking call spins through ([MpiParams.SPIN_POLLS]), then yields through ([MpiParams.YIELD_POLLS]). */
+    private val spinPolls = settings[MpiParams.SPIN_POLLS]
+    private val yieldPolls = settings[MpiParams.YIELD_POLLS]
 
     init {
         val provider = if (options.provider == MpiOptions.AUTO) chooseProvider(bootstrap) else options.provider
@@ -326,7 +334,7 @@ public class Mpi private constructor(
 
     /**
      * Progress until [done] says so: polls busily (as MPI implementations do), then yields,
-     * and parks briefly only after [SPIN_POLLS] + [YIELD_POLLS] empty polls in a row.
+     * and parks briefly only after [spinPolls] + [yieldPolls] empty polls in a row.
      */
     internal inline fun progressUntil(done: () -> Boolean) {
         var idle = 0
@@ -339,8 +347,8 @@ public class Mpi private constructor(
     /** One step of the idle policy after [idle] empty polls. */
     internal fun idle(idle: Int) {
         when {
-            idle < SPIN_POLLS -> Thread.onSpinWait()
-            idle < SPIN_POLLS + YIELD_POLLS -> Thread.yield()
+            idle < spinPolls -> Thread.onSpinWait()
+            idle < spinPolls + yieldPolls -> Thread.yield()
             else -> LockSupport.parkNanos(PARK_NANOS)
         }
     }
@@ -372,8 +380,6 @@ public class Mpi private constructor(
         public const val SUBVERSION: Int = 1
 
         internal const val ADDRESS_KEY: String = "braid.mpi.addr"
-        private val SPIN_POLLS = System.getenv("BRAID_MPI_SPIN_POLLS")?.toIntOrNull() ?: 20_000
-        private val YIELD_POLLS = System.getenv("BRAID_MPI_YIELD_POLLS")?.toIntOrNull() ?: 2_000
         private const val PARK_NANOS = 50_000L
         /** The event queue (peer failures) is read on every this many progress calls (a power of two). */
         private const val EQ_EVERY = 256
@@ -443,19 +449,24 @@ public class Mpi private constructor(
 }
 
 /**
- * The hints for [provider] (resolved from [MpiOptions.provider]), for a link its rails
- * ([MpiOptions.links], [LinkParams.LINKS]), and the shm eager limit ([MpiOptions.shmEagerSize];
- * the environment's `BRAID_SHM_EAGER_SIZE` wins over the MPI layer's default, not over an
- * explicit option).
+ * The hints for [provider] (resolved from [MpiOptions.provider]) under [MpiOptions.settings]: the
+ * link's rails ([MpiOptions.links], [LinkParams.LINKS]; only the link reads them), and the eager
+ * limit of the shm rail ([MpiOptions.shmEagerSize]; the parameter comes from the registry,
+ * [RailLimit.EAGER_SIZE], and one set in the environment or the settings wins over the MPI layer's
+ * default, not over an explicit option).
  */
 private fun hints(provider: String, options: MpiOptions): Hints {
-    var hints = Hints(caps = Caps.MSG or Caps.TAGGED, provider = provider)
-    if (provider == "link") options.links?.let { hints = hints.with(LinkParams.LINKS, it) }
+    var hints = Hints(caps = Caps.MSG or Caps.TAGGED, provider = provider, settings = options.settings)
+    options.links?.let { hints = hints.with(LinkParams.LINKS, it) }
+    val shmEager = Braid.limitParameter(SHM, RailLimit.EAGER_SIZE) ?: return hints
     val eager = options.shmEagerSize
-        ?: if (hints.settings.environmentValue(ShmParams.EAGER_SIZE.env) == null) MpiOptions.DEFAULT_SHM_EAGER_SIZE else null
-    if (eager != null) hints = hints.with(ShmParams.EAGER_SIZE, eager)
+        ?: if (hints.settings.resolve(shmEager).source == ParamSource.DEFAULT) MpiOptions.DEFAULT_SHM_EAGER_SIZE else null
+    if (eager != null) hints = hints.with(shmEager, eager)
     return hints
 }
+
+/** The shared-memory rail, whose eager limit [MpiOptions.shmEagerSize] sets. */
+private const val SHM = "shm"
 
 /**
  * [MpiOptions.AUTO]: every rank puts its host identity (rail-core's, so "same host" means what

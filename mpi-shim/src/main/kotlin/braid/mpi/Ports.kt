@@ -84,7 +84,9 @@ internal class Ports(private val mpi: Mpi) {
 
     // ## Name service (files) ##
 
-    private fun dir(): File = File(System.getenv("BRAID_MPI_NAME_DIR") ?: "${System.getProperty("java.io.tmpdir")}/braid-mpi-names-${System.getProperty("user.name")}")
+    /** [MpiParams.NAME_DIR], else `braid-mpi-names-<user>` in the JVM's temporary directory. */
+    private fun dir(): File = mpi.settings[MpiParams.NAME_DIR].ifEmpty { null }?.let { File(it) }
+        ?: File(System.getProperty("java.io.tmpdir"), "braid-mpi-names-${System.getProperty("user.name")}")
 
     private fun file(service: String): File = File(dir(), URLEncoder.encode(service, Charsets.UTF_8))
 

@@ -2,6 +2,7 @@ package braid.core
 
 import braid.provider.Provider
 import braid.provider.Providers
+import java.util.ServiceLoader
 
 /**
  * Entry point of the object model (`fi_getinfo`, `fi_fabric`).
@@ -62,11 +63,38 @@ public object Braid {
     }
 
     /**
-     * Every parameter Braid and its providers declare ([CoreParams] first, then each provider's),
-     * as `fi_getparams` lists libfabric's; resolve their values with [Settings].
+     * Every parameter Braid declares, as `fi_getparams` lists libfabric's: [CoreParams] first,
+     * then each provider's, then those of the modules on the class path ([ModuleParams]:
+     * collectives, `braid.mpi`, the bootstrap, the `braid` command). Resolve their values with [Settings].
      */
     @JvmStatic
-    public fun parameters(): List<Param<*>> = CoreParams.ALL + synchronized(providers) { providers.flatMap { it.parameters } }
+    public fun parameters(): List<Param<*>> =
+        CoreParams.ALL + synchronized(providers) { providers.flatMap { it.parameters } } + moduleParams
+
+    /** The parameter whose [Param.key] is [key] (`tcp.timeout_ms`, `mpi.provider`), or null. */
+    @JvmStatic
+    public fun parameter(key: String): Param<*>? = parameters().firstOrNull { it.key == key }
+
+    /**
+     * The parameter behind [limit] for rails of [provider] (`shm.ring_size` and `tcp.buffer_size`
+     * are both a rail's [RailLimit.RING_CAPACITY]), or null when that provider has none or is not
+     * registered. Layers above rail-core ask this instead of naming a provider's parameters.
+     */
+    @JvmStatic
+    public fun limitParameter(provider: String, limit: RailLimit): Param<Int>? =
+        synchronized(providers) { providers.firstOrNull { it.name == provider } }?.limitParameter(limit)
+
+    /** The modules' parameters, loaded once; a key or variable declared twice is a build error, reported here. */
+    private val moduleParams: List<Param<*>> by lazy {
+        val loaded = ServiceLoader.load(ModuleParams::class.java, Braid::class.java.classLoader).flatMap { it.parameters() }
+        val builtIn = CoreParams.ALL + Providers.builtIn().flatMap { it.parameters }
+        val all = builtIn + loaded
+        all.groupBy { it.key }.values.firstOrNull { it.size > 1 }?.let { error("parameter ${it[0].key} is declared twice") }
+        all.groupBy { it.env }.values.firstOrNull { it.size > 1 }?.let { twice ->
+            error("variable ${twice[0].env} is declared by ${twice.joinToString { it.key }}")
+        }
+        loaded
+    }
 
     /** The provider named [name], or a FabricException naming the known ones. */
     internal fun provider(name: String): Provider = synchronized(providers) { providers.firstOrNull { it.name == name } }

@@ -107,6 +107,14 @@ public class Settings private constructor(
         @JvmField
         public val DEFAULT: Settings = Settings(emptyMap(), null)
 
+        /**
+         * Nothing set and no environment: every value its default until set through the API.
+         * What tests start from, so that they pass whatever `BRAID_*` variables the caller's
+         * shell exports, and what a caller uses that passes every value itself.
+         */
+        @JvmField
+        public val NONE: Settings = Settings(emptyMap(), emptyMap())
+
         /** Nothing set, the environment [environment] instead of this process's. */
         @JvmStatic
         public fun ofEnvironment(environment: Map<String, String>): Settings = DEFAULT.withEnvironment(environment)

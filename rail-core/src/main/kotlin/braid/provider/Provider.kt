@@ -9,6 +9,7 @@ import braid.core.FiAddr
 import braid.core.Hints
 import braid.core.Info
 import braid.core.Param
+import braid.core.RailLimit
 import braid.core.RailCounters
 import braid.core.RailStats
 import braid.core.SrxPeer
@@ -30,6 +31,9 @@ internal interface Provider {
 
     /** The parameters this provider declares ([braid.core.Settings] resolves them; `braid info -e` lists them). */
     val parameters: List<Param<*>> get() = emptyList()
+
+    /** The parameter behind a rail's [limit] (its eager size, its ring capacity), or null when this provider has none. */
+    fun limitParameter(limit: RailLimit): Param<Int>? = null
 
     /**
      * Whether this provider can serve as a peer under an owner (a link's rail): write into the

@@ -139,4 +139,17 @@ class SettingsTest : FunSpec({
         )
         all.forEach { withClue(it.key) { it.help.isNotBlank() shouldBe true } }
     }
+
+    test("a rail's limits are asked of the registry by role, not by provider name; Settings.NONE ignores the environment") {
+        Braid.limitParameter("shm", RailLimit.EAGER_SIZE) shouldBe ShmParams.EAGER_SIZE
+        Braid.limitParameter("shm", RailLimit.RING_CAPACITY) shouldBe ShmParams.RING_SIZE
+        Braid.limitParameter("tcp", RailLimit.EAGER_SIZE) shouldBe TcpParams.EAGER_SIZE
+        Braid.limitParameter("tcp", RailLimit.RING_CAPACITY) shouldBe TcpParams.BUFFER_SIZE
+        Braid.limitParameter("link", RailLimit.EAGER_SIZE) shouldBe null
+        Braid.limitParameter("no-such-provider", RailLimit.EAGER_SIZE) shouldBe null
+        Braid.parameter("tcp.timeout_ms") shouldBe TcpParams.TIMEOUT_MS
+        Braid.parameter("tcp.no_such") shouldBe null
+        Settings.NONE.environmentValue("PATH") shouldBe null
+        Settings.NONE.resolve(TcpParams.IFACE).source shouldBe ParamSource.DEFAULT
+    }
 })

@@ -32,8 +32,11 @@ Run 'braid <command> --help' for a command's options; 'braid --version' for the 
         exitProcess(status)
     }
 
-    /** Runs `braid [args]` with its output on [out] and [err]; returns the exit status. */
-    internal fun run(args: List<String>, out: PrintStream, err: PrintStream): Int {
+    /**
+     * Runs `braid [args]` with its output on [out] and [err]; returns the exit status. `braid info`
+     * reads the variables [environment] holds instead of this process's when it is not null (tests).
+     */
+    internal fun run(args: List<String>, out: PrintStream, err: PrintStream, environment: Map<String, String>? = null): Int {
         val command = args.firstOrNull()
         val rest = args.drop(1)
         return try {
@@ -41,7 +44,7 @@ Run 'braid <command> --help' for a command's options; 'braid --version' for the 
                 null -> throw UsageException(null, "no command given")
                 "-h", "--help", "help" -> { out.print(USAGE); 0 }
                 "--version" -> { out.println("braid ${Braid.VERSION}"); 0 }
-                InfoCommand.COMMAND -> InfoCommand.run(rest, out)
+                InfoCommand.COMMAND -> InfoCommand.run(rest, out, environment)
                 PingpongOptions.COMMAND -> PingpongCommand.run(rest, out)
                 DemoCommand.COMMAND -> DemoCommand.run(rest, out, err)
                 RunCommand.COMMAND -> RunCommand.run(rest, out, err)

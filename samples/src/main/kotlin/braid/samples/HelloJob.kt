@@ -9,13 +9,14 @@ import braid.core.CqFormat
 import braid.core.Errno
 import braid.core.Hints
 import braid.core.OpFlags
+import braid.core.Settings
 import org.agrona.concurrent.UnsafeBuffer
 import kotlin.system.exitProcess
 
 /**
  * An example job: every rank finds the others through whatever launcher started it
  * ([Bootstrap.detect]: `braid run`, `mpiexec`, `srun`, `mpirun`, or none), opens an endpoint
- * (`BRAID_PROVIDER`, default shm), publishes its address, and passes one tagged message around
+ * (`BRAID_PROVIDER`, default shm: [CommandParams.HELLO_PROVIDER]), publishes its address, and passes one tagged message around
  * the ring (to rank + 1, from rank − 1).
  *
  * ```
@@ -28,9 +29,9 @@ import kotlin.system.exitProcess
 public object HelloJob {
     @JvmStatic
     public fun main(args: Array<String>) {
-        val t0 = System.getenv("BRAID_STARTUP_T0")?.toLongOrNull()
+        val t0 = Settings.DEFAULT[CommandParams.STARTUP_T0].takeIf { it > 0 }
         Bootstrap.detect().use { boot ->
-            val info = Braid.getInfo(Hints(caps = Caps.TAGGED, provider = System.getenv("BRAID_PROVIDER") ?: "shm")).first()
+            val info = Braid.getInfo(Hints(caps = Caps.TAGGED, provider = Settings.DEFAULT[CommandParams.HELLO_PROVIDER])).first()
             Braid.fabric(info).use { fabric ->
                 val domain = fabric.domain(info)
                 val cq = domain.completionQueue(CqFormat.TAGGED)

@@ -19,9 +19,13 @@ import java.io.PrintStream
  * - `-p NAME`, `-d DOMAIN`, `-f FABRIC`, `-t EP_TYPE` (`FI_EP_RDM`), `-c CAPS` (`FI_MSG|FI_TAGGED`):
  *   only the entries that match, as `fi_info`'s filters (`-p` also filters `-l`);
  * - `-v`: each Info in full ([Info.describe]), each preceded by `---` as `fi_info -v` does, then
- *   the parameters its provider (and a link's rails) run with: current value and where it came from;
- * - `-e`: every `BRAID_*` variable ([Braid.parameters]) with its current value, default and
- *   meaning, as `fi_info -e` lists libfabric's (`-p` keeps Braid's own and that provider's);
+ *   the parameters its provider (and a link's rails) run with: current value and where it came
+ *   from; last, under `modules:`, the parameters of the modules above rail-core (collectives, MPI,
+ *   the bootstrap, this command);
+ * - `-e`: every `BRAID_*` variable ([Braid.parameters]: core's, the providers', and the modules'
+ *   above rail-core, [braid.core.ModuleParams]) with its current value and where it came from,
+ *   its default and meaning, as `fi_info -e` lists libfabric's (`-p` keeps Braid's own and that
+ *   provider's);
  * - `--config FILE`: the topology FILE describes, resolved on this host ([TopologyInfo]).
  *
  * When nothing matches, [Braid.getInfo] throws [braid.core.FabricException]; `braid` prints its
@@ -49,8 +53,12 @@ internal object InfoCommand {
         append(optionsHelp(SPECS))
     }
 
-    /** Runs `braid info [args]`; returns the exit status (failures are thrown). */
-    fun run(args: List<String>, out: PrintStream): Int {
+    /**
+     * Runs `braid info [args]`; returns the exit status (failures are thrown). The settings are
+     * this process's environment, or [environment]'s variables instead when it is not null.
+     */
+    fun run(args: List<String>, out: PrintStream, environment: Map<String, String>? = null): Int {
+        val settings = environment?.let { Settings.ofEnvironment(it) } ?: Settings.DEFAULT
         val parsed = parseArgs(COMMAND, args, SPECS)
         if (parsed.has(HELP)) {
             out.print(usage())
@@ -62,15 +70,19 @@ internal object InfoCommand {
         val provider = parsed.value(PROVIDER)
         parsed.value(CONFIG)?.let { file ->
             if (provider != null || parsed.has(LIST)) throw UsageException(COMMAND, "option '--config' takes no -p or -l")
-            TopologyInfo.run(file, parsed.has(VERBOSE), out)
+            TopologyInfo.run(file, parsed.has(VERBOSE), out, environment)
             return 0
         }
         if (parsed.has(ENV)) {
-            out.print(environment(provider))
+            out.print(environment(provider, settings))
             return 0
         }
         if (parsed.has(LIST)) {
-            val names = if (provider == null) Braid.providerNames() else Braid.getInfo(Hints(provider = provider)).map { it.provider }.distinct()
+            val names = if (provider == null) {
+                Braid.providerNames()
+            } else {
+                Braid.getInfo(Hints(provider = provider, settings = settings)).map { it.provider }.distinct()
+            }
             for (name in names) {
                 out.println("$name:")
                 out.println("    version: ${Braid.VERSION}")
@@ -82,6 +94,7 @@ internal object InfoCommand {
             endpointType = parsed.value(EP_TYPE)?.let { endpointType(it) } ?: EndpointType.RDM,
             provider = provider,
             domainName = parsed.value(DOMAIN),
+            settings = settings,
         )
         val fabric = parsed.value(FABRIC)
         val infos = Braid.getInfo(hints).filter { fabric == null || it.fabricName == fabric }
@@ -94,6 +107,10 @@ internal object InfoCommand {
             } else {
                 out.print(shortForm(info))
             }
+        }
+        if (parsed.has(VERBOSE)) {
+            out.println("---")
+            out.print(moduleParameters(settings))
         }
         return 0
     }
@@ -125,6 +142,22 @@ internal object InfoCommand {
         }
     }
 
+    /**
+     * The parameters of the modules above rail-core ([braid.core.ModuleParams]: collectives,
+     * `braid.mpi`, the bootstrap, this command), each with its current value and source.
+     */
+    fun moduleParameters(settings: Settings): String = buildString {
+        append("modules:\n")
+        append("    parameters:\n")
+        for (param in moduleParams()) append("        ").append(line(param, settings)).append('\n')
+    }
+
+    /** The parameters no provider declares, nor core: those the modules register. */
+    private fun moduleParams(): List<Param<*>> {
+        val providers = Braid.providerNames().toSet()
+        return Braid.parameters().filter { it.provider != "core" && it.provider !in providers }
+    }
+
     private fun line(param: Param<*>, settings: Settings): String = try {
         val r = settings.resolve(param)
         "${param.key}: ${r.render()} (${r.origin})"
@@ -132,9 +165,15 @@ internal object InfoCommand {
         "${param.key}: INVALID: ${e.problems.single().message}"
     }
 
-    /** `fi_info -e`: every variable, its type, meaning, default and current value. */
-    fun environment(provider: String?): String = buildString {
-        val settings = Settings.DEFAULT
+    /**
+     * `fi_info -e`: every variable, its type, meaning, default and current value with where it
+     * came from; with [provider] only Braid's own (`core`) and that provider's (a name that is no
+     * provider is a usage error naming the known ones).
+     */
+    fun environment(provider: String?, settings: Settings): String = buildString {
+        if (provider != null && provider !in Braid.providerNames()) {
+            throw UsageException(COMMAND, "option '-p': no provider '$provider' (known: ${Braid.providerNames().joinToString()})")
+        }
         for (param in Braid.parameters().filter { provider == null || it.provider == "core" || it.provider == provider }) {
             append("# ").append(param.env).append(": ").append(param.type.name.lowercase())
             if (param.unit.isNotEmpty()) append(" (").append(param.unit).append(')')

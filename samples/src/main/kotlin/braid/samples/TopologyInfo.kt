@@ -1,5 +1,6 @@
 package braid.samples
 
+import braid.core.Settings
 import braid.core.FabricException
 import braid.dsl.EnvironmentLayer
 import braid.dsl.LimitsSpec
@@ -18,15 +19,21 @@ import java.nio.file.Paths
  * (status 1) when no link can be opened here.
  */
 internal object TopologyInfo {
-    fun run(file: String, verbose: Boolean, out: PrintStream) {
-        val env = System.getenv()
-        val spec = topology { file(file); environment = env }
+    /** Prints the topology [file] describes; [environment], when given, stands in for this process's variables. */
+    fun run(file: String, verbose: Boolean, out: PrintStream, environment: Map<String, String>? = null) {
+        val env = environment?.let { Settings.ofEnvironment(it) } ?: Settings.DEFAULT
+        val spec = topology { file(file); this.environment = environment }
         out.println("topology: $file")
-        val layer = EnvironmentLayer.variables().filter { env[it] != null }
-        if (layer.isNotEmpty()) out.println("environment: " + layer.joinToString(" ") { if (it == EnvironmentLayer.JOB_KEY) "$it=<set>" else "$it=${env[it]}" })
+        val layer = EnvironmentLayer.variables().filter { env.environmentValue(it) != null }
+        if (layer.isNotEmpty()) {
+            val shown = layer.joinToString(" ") { v ->
+                "$v=" + if (v == EnvironmentLayer.JOB_KEY) "<set>" else env.environmentValue(v)
+            }
+            out.println("environment: $shown")
+        }
         val idle = spec.progress.idle.toPolicy()
         out.println("progress: ${spec.progress.model}, idle $idle")
-        out.println("job key: ${jobKey(spec)}")
+        out.println("job key: ${jobKey(spec, env)}")
         val surveys = Topology.survey(spec)
         val chosen = surveys.firstOrNull { it.openable }
         for (s in surveys) {
@@ -53,11 +60,14 @@ internal object TopologyInfo {
     ).joinToString(", ")
 
     /** Where the key comes from and whether it can be read now; never the key. */
-    private fun jobKey(spec: TopologySpec): String {
+    private fun jobKey(spec: TopologySpec, env: Settings): String {
         val k = spec.jobKey ?: return "the rails' default (BRAID_JOB_KEY, else empty)"
         return when {
             k.value != null -> "a literal value in the topology"
-            k.env != null -> "environment variable ${k.env} (${if (System.getenv(k.env!!) != null) "set" else "NOT SET: opening will fail"})"
+            k.env != null -> {
+                val set = env.environmentValue(k.env!!) != null
+                "environment variable ${k.env} (${if (set) "set" else "NOT SET: opening will fail"})"
+            }
             else -> {
                 val f = Paths.get(k.file!!)
                 "file ${k.file} (${if (Files.isReadable(f)) "readable" else "NOT READABLE: opening will fail"})"

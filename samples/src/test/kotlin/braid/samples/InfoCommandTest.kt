@@ -40,6 +40,31 @@ class InfoCommandTest : FunSpec({
         link shouldContain "(default)"
     }
 
+    test("-e and -v list every module's parameters, each with where its value came from; -e -p keeps core's and the provider's") {
+        val modules = listOf(
+            "BRAID_MPI_PROVIDER", "BRAID_MPI_LINK", "BRAID_MPI_SPIN_POLLS", "BRAID_MPI_YIELD_POLLS", "BRAID_MPI_NAME_DIR",
+            "BRAID_BOOTSTRAP", "BRAID_PMI_VERSION", "BRAID_ADDRESS_DIR", "BRAID_PMIX_LIBRARY",
+            "BRAID_COLL_ALLREDUCE", "BRAID_COLL_BARRIER", "BRAID_COLL_ALLREDUCE_RD_MAX", "BRAID_JAVA_OPTS",
+        )
+        val e = braid("info", "-e").out
+        modules.forEach { withClue(it) { e shouldContain "# $it: " } }
+        e shouldContain "# BRAID_MPI_SPIN_POLLS: int (polls), mpi.spin_polls\n"
+        e shouldContain "# read by bin/braid (the shell script), not by Java"
+        e shouldContain "mpi.provider\n# the provider MPI_Init opens: auto (shm when every rank is on this host, else the link)"
+        e shouldContain "#     default: 'auto'; current: "
+        val tcp = braid("info", "-e", "-p", "tcp").out
+        listOf("BRAID_MPI_PROVIDER", "BRAID_COLL_ALLREDUCE", "BRAID_SHM_RING_SIZE")
+            .forEach { withClue(it) { tcp shouldNotContain it } }
+        braid("info", "-e", "-p", "nic").let {
+            it.status shouldBe 2
+            it.err shouldContain "no provider 'nic' (known: shm, tcp, link)"
+        }
+        val v = braid("info", "-v", "-p", "shm").out.substringAfterLast("---\n")
+        v shouldContain "modules:\n    parameters:\n"
+        listOf("mpi.provider: ", "mpi.spin_polls: ", "bootstrap.kind: ", "bootstrap.address_dir: ", "coll.allreduce: ")
+            .plus("braid.java_opts: ").forEach { withClue(it) { v shouldContain it } }
+    }
+
     test("fi_info's filters: -d domain, -f fabric, -t endpoint type, -c capabilities") {
         braid("info", "-p", "tcp", "-d", "lo").out.let {
             it shouldContain "domain: lo\n"

@@ -1,5 +1,6 @@
 package braid.mpi.testing
 
+import braid.core.Settings
 import braid.mpi.ErrorHandler
 import braid.mpi.Mpi
 import braid.mpi.MpiOptions
@@ -17,7 +18,8 @@ fun runRanks(n: Int, seconds: Long = 60, job: MemoryJob = MemoryJob(n), level: T
     val threads = List(n) { r ->
         Thread({
             try {
-                Mpi.init(job.rank(r), level, MpiOptions().provider("shm")).use { mpi ->
+                // Settings.NONE: the caller's BRAID_* variables do not reach the ranks; tests set values through the API.
+                Mpi.init(job.rank(r), level, MpiOptions().settings(Settings.NONE).provider("shm")).use { mpi ->
                     mpi.world.setErrhandler(ErrorHandler.ERRORS_RETURN)
                     body(mpi)
                 }

@@ -9,6 +9,7 @@ import braid.core.FabricException
 import braid.core.Hints
 import braid.core.Info
 import braid.core.Param
+import braid.core.RailLimit
 import braid.core.Settings
 import braid.core.RxAttr
 import braid.core.TxAttr
@@ -40,6 +41,11 @@ internal object ShmProvider : Provider {
     const val INJECT_SIZE = 4096
 
     override val parameters: List<Param<*>> get() = ShmParams.ALL
+
+    override fun limitParameter(limit: RailLimit): Param<Int> = when (limit) {
+        RailLimit.EAGER_SIZE -> ShmParams.EAGER_SIZE
+        RailLimit.RING_CAPACITY -> ShmParams.RING_SIZE
+    }
 
     /** The identity of this host ([HostIdentity]): shm reaches only endpoints with the same one. */
     val hostId: Long get() = HostIdentity.id

@@ -9,6 +9,7 @@ import braid.core.FabricException
 import braid.core.Hints
 import braid.core.Info
 import braid.core.Param
+import braid.core.RailLimit
 import braid.core.Settings
 import braid.core.RxAttr
 import braid.core.TxAttr
@@ -46,6 +47,11 @@ internal object TcpProvider : Provider {
     const val INJECT_SIZE = 4096
 
     override val parameters: List<Param<*>> get() = TcpParams.ALL
+
+    override fun limitParameter(limit: RailLimit): Param<Int> = when (limit) {
+        RailLimit.EAGER_SIZE -> TcpParams.EAGER_SIZE
+        RailLimit.RING_CAPACITY -> TcpParams.BUFFER_SIZE
+    }
 
     override val canBePeer: Boolean get() = true
 

@@ -22,7 +22,8 @@ import java.net.NetworkInterface
 class TcpProviderTest : FunSpec({
     test("getInfo offers one tcp entry per interface that is up, loopback last, after shm in the provider order") {
         Braid.providerNames() shouldBe listOf("shm", "tcp", "link")
-        val infos = Braid.getInfo(Hints(provider = "tcp", caps = Caps.TAGGED))
+        // Settings.NONE: the caller's BRAID_TCP_IFACE (or _ADDR) must not choose the interfaces offered.
+        val infos = Braid.getInfo(Hints(provider = "tcp", caps = Caps.TAGGED, settings = Settings.NONE))
         val up = NetworkInterface.networkInterfaces().use { s -> s.toList() }.filter { it.isUp && it.interfaceAddresses.isNotEmpty() }.map { it.name }
         infos.map { it.domainName }.toSet() shouldBe up.toSet()
         infos.map { it.domainName } shouldContain "lo"
@@ -33,7 +34,8 @@ class TcpProviderTest : FunSpec({
                 (Caps.TAGGED or Caps.SOURCE or Caps.DIRECTED_RECV or Caps.LOCAL_COMM or Caps.REMOTE_COMM)
             info.fabricName shouldContain "/"
         }
-        Braid.getInfo(Hints(provider = "tcp", domainName = "lo")).single().fabricName shouldBe "127.0.0.0/8"
+        val lo = Braid.getInfo(Hints(provider = "tcp", domainName = "lo", settings = Settings.NONE))
+        lo.single().fabricName shouldBe "127.0.0.0/8"
     }
 
     test("an endpoint on the loopback domain listens on 127.0.0.1 and says so in its address") {
