@@ -1,6 +1,8 @@
 package braid.bootstrap
 
+import braid.testsupport.Deadline
 import io.kotest.assertions.throwables.shouldThrow
+import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldContain
@@ -16,8 +18,18 @@ class AddressBookTest : FunSpec({
     test("a lookup in a directory waits for a name published later and returns its bytes whole") {
         val book = AddressBook.inDirectory(dir.resolve("late"))
         val value = ByteArray(20_000) { (it * 7).toByte() }
-        val lookup = CompletableFuture.supplyAsync { book.lookup("server", Duration.ofSeconds(30)) }
-        Thread.sleep(100)
+        // The lookup runs on a thread of its own, and the name is published only once that thread is
+        // seen parked inside the lookup: a lookup that did not wait would fail, not find the value.
+        val lookup = CompletableFuture<ByteArray>()
+        val looker = Thread({
+            runCatching { book.lookup("server", Duration.ofSeconds(30)) }.fold({ lookup.complete(it) }, { lookup.completeExceptionally(it) })
+        }, "address-book-lookup").apply { isDaemon = true; start() }
+        val waiting = Deadline.await("the lookup of 'server' to be waiting inside AddressBook", Duration.ofSeconds(10), {
+            val state = looker.state
+            val inLookup = looker.stackTrace.any { it.className.startsWith(AddressBook::class.java.name) }
+            "$state${if (inLookup) " in the lookup" else ""}${if (lookup.isDone) ", done: $lookup" else ""}"
+        }) { it.startsWith("TIMED_WAITING in the lookup") || it.startsWith("WAITING in the lookup") || it.contains("done") }
+        withClue("the lookup before the name was published: $waiting") { lookup.isDone shouldBe false }
         AddressBook.inDirectory(dir.resolve("late")).publish("server", value)
         lookup.get(30, TimeUnit.SECONDS).contentEquals(value) shouldBe true
         book.kind shouldBe "directory"

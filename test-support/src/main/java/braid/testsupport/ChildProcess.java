@@ -22,12 +22,13 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import java.util.function.UnaryOperator;
 
 /**
  * The one child-process launcher of Braid's tests: a JVM on the test class path running a main
  * class ({@link #jvm}), or any command ({@link #command}: a shell, a launcher such as
- * {@code mpiexec}), with environment overrides and its output in a file. Waits take a
+ * {@code mpiexec}), with environment overrides (and inherited variables removed) and its output in a file. Waits take a
  * {@link Deadline}; a wait that fails kills the child and says which child, how it ended and the
  * tail of its output. {@link #close} kills the whole process tree if it is still running.
  *
@@ -83,6 +84,7 @@ public final class ChildProcess implements AutoCloseable {
             output = temporaryOutput ? Files.createTempFile("braid-child-" + safe(name) + "-", ".log").toFile() : b.output;
             errorOutput = b.errorOutput;
             ProcessBuilder pb = new ProcessBuilder(command);
+            pb.environment().keySet().removeIf(b.unset);
             pb.environment().putAll(b.env);
             if (errorOutput == null) pb.redirectErrorStream(true);
             if (b.echo == null) {
@@ -153,6 +155,7 @@ public final class ChildProcess implements AutoCloseable {
         private String classPath = System.getProperty("java.class.path");
         private UnaryOperator<List<String>> launcher;
         private final Map<String, String> env = new LinkedHashMap<>();
+        private Predicate<String> unset = name -> false;
         private File output;
         private File errorOutput;
         private PrintStream echo;
@@ -207,6 +210,12 @@ public final class ChildProcess implements AutoCloseable {
         public Builder launcher(UnaryOperator<List<String>> wrap) {
             requireJvm("launcher");
             this.launcher = Objects.requireNonNull(wrap, "launcher");
+            return this;
+        }
+
+        /** Removes the variables whose names {@code name} accepts from what the child inherits (before {@link #env} sets any). */
+        public Builder withoutEnv(Predicate<String> name) {
+            this.unset = this.unset.or(Objects.requireNonNull(name, "name"));
             return this;
         }
 

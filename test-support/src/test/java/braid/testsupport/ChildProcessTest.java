@@ -24,6 +24,7 @@ class ChildProcessTest {
             System.out.println("says " + System.getenv("CHILD_SAYS"));
             switch (args[0]) {
                 case "ok" -> System.out.println("OK");
+                case "home" -> System.out.println("HOME=" + System.getenv("HOME") + " OK");
                 case "fail" -> {
                     System.out.println("line one\nline two");
                     System.err.println("trouble");
@@ -53,6 +54,14 @@ class ChildProcessTest {
             assertTrue(c.command().contains("-XX:+UseSerialGC"), c.command().toString());
         }
         assertTrue(log.exists(), "an output file the test named is kept");
+    }
+
+    @Test
+    void inheritedVariablesCanBeRemovedAndAnOverrideStillApplies() {
+        try (ChildProcess c = ChildProcess.jvm(CHILD, "home").withoutEnv(n -> n.equals("HOME") || n.equals("CHILD_SAYS"))
+                .env("CHILD_SAYS", "kept").start()) {
+            assertEquals("says kept\nHOME=null OK\n", c.awaitOk(LONG));
+        }
     }
 
     @Test
