@@ -13,7 +13,7 @@ import java.time.Duration
  * size costs one set of JVM starts, not one per case), over shm, tcp on loopback and the link.
  */
 class CollectivesMultiProcessIT : FunSpec({
-    fun start(provider: String, dir: File, rank: Int, size: Int, mode: String, env: Map<String, String> = emptyMap()): ChildProcess =
+    fun start(provider: String, dir: File, rank: Int, size: Int, mode: String, env: Map<String, String> = emptyMap()) =
         ChildProcess.jvm(RankMain::class.java.name, provider, dir.path, "$rank", "$size", mode)
             .name("rank $rank ($provider, $size ranks)").jvmArgs("-Xmx192m", "-XX:TieredStopAtLevel=1")
             .env(mapOf("BRAID_TCP_IFACE" to "lo", "BRAID_JOB_KEY" to "coll-it-${dir.name}") + env)

@@ -11,6 +11,8 @@ import java.time.Duration
 import java.util.concurrent.CompletableFuture
 import java.util.concurrent.TimeUnit
 
+private const val WAITING = "waiting in the lookup"
+
 class AddressBookTest : FunSpec({
     val dir = Files.createTempDirectory("braid-addressbook")
     afterSpec { dir.toFile().deleteRecursively() }
@@ -19,17 +21,24 @@ class AddressBookTest : FunSpec({
         val book = AddressBook.inDirectory(dir.resolve("late"))
         val value = ByteArray(20_000) { (it * 7).toByte() }
         // The lookup runs on a thread of its own, and the name is published only once that thread is
-        // seen parked inside the lookup: a lookup that did not wait would fail, not find the value.
+        // seen pausing inside the lookup, having looked once: a lookup that did not wait would fail.
         val lookup = CompletableFuture<ByteArray>()
         val looker = Thread({
-            runCatching { book.lookup("server", Duration.ofSeconds(30)) }.fold({ lookup.complete(it) }, { lookup.completeExceptionally(it) })
+            runCatching { book.lookup("server", Duration.ofSeconds(30)) }
+                .fold({ lookup.complete(it) }, { lookup.completeExceptionally(it) })
         }, "address-book-lookup").apply { isDaemon = true; start() }
-        val waiting = Deadline.await("the lookup of 'server' to be waiting inside AddressBook", Duration.ofSeconds(10), {
-            val state = looker.state
-            val inLookup = looker.stackTrace.any { it.className.startsWith(AddressBook::class.java.name) }
-            "$state${if (inLookup) " in the lookup" else ""}${if (lookup.isDone) ", done: $lookup" else ""}"
-        }) { it.startsWith("TIMED_WAITING in the lookup") || it.startsWith("WAITING in the lookup") || it.contains("done") }
-        withClue("the lookup before the name was published: $waiting") { lookup.isDone shouldBe false }
+        fun where(): String {
+            if (lookup.isDone) return "done: $lookup"
+            val stack = looker.stackTrace
+            val inLookup = stack.any { it.className.startsWith(AddressBook::class.java.name) }
+            val pausing = looker.state == Thread.State.TIMED_WAITING || looker.state == Thread.State.WAITING ||
+                stack.take(3).any { it.methodName in setOf("sleep", "yield", "onSpinWait", "parkNanos") }
+            return if (inLookup && pausing) WAITING else "${looker.state} at ${stack.take(3).joinToString()}"
+        }
+        val seen = Deadline.await("the lookup of 'server' to be waiting inside AddressBook", Duration.ofSeconds(10), ::where) {
+            it == WAITING || it.startsWith("done")
+        }
+        withClue("the lookup before the name was published: $seen") { lookup.isDone shouldBe false }
         AddressBook.inDirectory(dir.resolve("late")).publish("server", value)
         lookup.get(30, TimeUnit.SECONDS).contentEquals(value) shouldBe true
         book.kind shouldBe "directory"

@@ -63,8 +63,8 @@ class LaunchersIT : FunSpec({
 
     test("a process no launcher started is a singleton world of one that exchanges with itself") {
         val log = File(dir, "singleton.log")
-        ChildProcess.jvm(RANK_MAIN, "singleton").jvmArgs(LAUNCHER_JVM_ARGS).withoutEnv { it.startsWith("PMI") || it == "BRAID_RUN" }
-            .output(log).start().use { p ->
+        ChildProcess.jvm(RANK_MAIN, "singleton").jvmArgs(LAUNCHER_JVM_ARGS)
+            .withoutEnv { it.startsWith("PMI") || it == "BRAID_RUN" }.output(log).start().use { p ->
                 val code = p.awaitExit(Duration.ofSeconds(120)) // fails, with the output's tail, if it is still running
                 withClue(log.readText()) {
                     code shouldBe 0

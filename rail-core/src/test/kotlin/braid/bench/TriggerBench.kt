@@ -180,7 +180,8 @@ object TriggerBench {
 
     private fun atomic(provider: String, rounds: Int) {
         val dir = Files.createTempDirectory("braid-trigger-bench")
-        val kid = ChildProcess.jvm(PeerMain::class.java.name, PeerMain.args(provider, "rma-serve", dir, "target")).output(dir.resolve("target.log")).start()
+        val kid = ChildProcess.jvm(PeerMain::class.java.name, PeerMain.args(provider, "rma-serve", dir, "target"))
+            .output(dir.resolve("target.log")).start()
         try {
             PeerMain.Node(provider, dir, "initiator").use { node ->
                 val (_, cq, av, ep) = node

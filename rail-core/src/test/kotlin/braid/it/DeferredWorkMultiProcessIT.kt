@@ -38,7 +38,8 @@ class DeferredWorkMultiProcessIT : FunSpec({
             val dir = tempDir()
             PeerMain.Node(provider, dir, "init").use { node ->
                 val (d, cq, av, ep) = node
-                val kid = ChildProcess.jvm(main, PeerMain.args(provider, "rma-target", dir, "target", "init")).output(dir.resolve("target.log")).start()
+                val kid = ChildProcess.jvm(main, PeerMain.args(provider, "rma-target", dir, "target", "init"))
+                    .output(dir.resolve("target.log")).start()
                 try {
                     val t = av.insert(Rendezvous.lookup(dir, "target"))
                     val key = Rma.KEY
@@ -107,7 +108,8 @@ class DeferredWorkMultiProcessIT : FunSpec({
                 node.publish() // only once the region exists: the adders start on it at once
                 val count = 1500
                 val kids = (0 until 3).map { i ->
-                    ChildProcess.jvm(main, PeerMain.args(provider, "rma-fetch-add", dir, "adder$i", "target", i, count)).output(dir.resolve("adder$i.log")).start()
+                    ChildProcess.jvm(main, PeerMain.args(provider, "rma-fetch-add", dir, "adder$i", "target", i, count))
+                        .output(dir.resolve("adder$i.log")).start()
                 }
                 try {
                     val deadline = Deadline.of("the three adders to finish", Duration.ofSeconds(240))

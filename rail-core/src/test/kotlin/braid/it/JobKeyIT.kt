@@ -37,7 +37,8 @@ class JobKeyIT : FunSpec({
             Rendezvous.publish(dir, "receiver", ep.address)
             val peers = listOf(Triple("friend", 1L, mapOf("BRAID_JOB_KEY" to "alpha")), Triple("beta", 2L, mapOf("BRAID_JOB_KEY" to "beta")), Triple("keyless", 3L, emptyMap()))
             val kids = peers.map { (name, tag, env) ->
-                ChildProcess.jvm(JobKeyPeer::class.java.name, provider, "$dir", name, "$tag").env(env).output(dir.resolve("$name.log")).start()
+                ChildProcess.jvm(JobKeyPeer::class.java.name, provider, "$dir", name, "$tag").env(env)
+                    .output(dir.resolve("$name.log")).start()
             }
             try {
                 val buffers = List(3 * JobKeyPeer.MESSAGES) { UnsafeBuffer(ByteBuffer.allocateDirect(JobKeyPeer.LARGE)) }

@@ -84,7 +84,8 @@ class NetnsHosts(count: Int) : Hosts {
      */
     fun start(host: Host, main: String, args: List<String>, log: File, env: Map<String, String> = emptyMap(), jvmArgs: List<String> = listOf("-Xmx256m")): ChildProcess {
         val all = env + mapOf("BRAID_HOST_ID" to host.hostId, "BRAID_TCP_IFACE" to host.iface)
-        return ChildProcess.jvm(main, args).env(all).output(log).jvmArgs(jvmArgs).launcher(listOf(IP!!, "netns", "exec", host.namespace)).start().also { children += it }
+        return ChildProcess.jvm(main, args).env(all).output(log).jvmArgs(jvmArgs)
+            .launcher(listOf(IP!!, "netns", "exec", host.namespace)).start().also { children += it }
     }
 
     override fun start(host: Int, main: String, args: List<String>, log: File, env: Map<String, String>, jvmArgs: List<String>): ChildProcess =

@@ -29,7 +29,8 @@ class ProgressMultiProcessIT : FunSpec({
         val n = 10_000
         val dir = Files.createTempDirectory("braid-progress-it")
         // The child: 10,000 coroutines that each send message i, then wait suspended for reply i (automatic progress).
-        val child = ChildProcess.jvm(ProgressPeerMain::class.java.name, "pingers", "$dir", "tx", "rx", "$n").output(dir.resolve("tx.log")).start()
+        val child = ChildProcess.jvm(ProgressPeerMain::class.java.name, "pingers", "$dir", "tx", "rx", "$n")
+            .output(dir.resolve("tx.log")).start()
         try {
             val info = Braid.getInfo(Hints(provider = "shm")).first()
             Braid.fabric(info).use { fabric ->

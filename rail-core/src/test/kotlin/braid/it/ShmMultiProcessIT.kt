@@ -30,7 +30,9 @@ class ShmMultiProcessIT : FunSpec({
     fun tempDir(): Path = Files.createTempDirectory("braid-it")
 
     fun children(dir: Path, vararg specs: List<String>, env: Map<String, String> = emptyMap()): List<ChildProcess> =
-        specs.mapIndexed { i, args -> ChildProcess.jvm(main, listOf("shm") + args).env(env).output(dir.resolve("child$i.log")).start() }
+        specs.mapIndexed { i, args ->
+            ChildProcess.jvm(main, listOf("shm") + args).env(env).output(dir.resolve("child$i.log")).start()
+        }
 
     test("two processes exchange 100,000 tagged messages of 0 B..64 KiB and some of 1..4 MiB, each once, intact, in order") {
         val dir = tempDir()
@@ -58,8 +60,10 @@ class ShmMultiProcessIT : FunSpec({
             val size = (1 shl 30).toString()
             val jvm = listOf("-Xmx64m", "-XX:MaxDirectMemorySize=1100m")
             val kids = listOf(
-                ChildProcess.jvm(main, "shm", "big-recv", "$dir", "rx", "tx", size).env(env).output(dir.resolve("rx.log")).jvmArgs(jvm).start(),
-                ChildProcess.jvm(main, "shm", "big-send", "$dir", "tx", "rx", size).env(env).output(dir.resolve("tx.log")).jvmArgs(jvm).start(),
+                ChildProcess.jvm(main, "shm", "big-recv", "$dir", "rx", "tx", size).env(env).jvmArgs(jvm)
+                    .output(dir.resolve("rx.log")).start(),
+                ChildProcess.jvm(main, "shm", "big-send", "$dir", "tx", "rx", size).env(env).jvmArgs(jvm)
+                    .output(dir.resolve("tx.log")).start(),
             )
             try { ChildProcess.awaitAllOk(kids, Duration.ofSeconds(600)) } finally { kids.forEach { it.close() } }
         }

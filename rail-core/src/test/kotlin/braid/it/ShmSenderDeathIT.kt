@@ -37,7 +37,8 @@ class ShmSenderDeathIT : FunSpec({
             val eq = fabric.eventQueue()
             val ep = domain.endpoint().apply { bind(cq, OpFlags.TRANSMIT or OpFlags.RECV); bind(av); bind(eq); enable() }
             Rendezvous.publish(dir, "rx", ep.address)
-            val kid = ChildProcess.jvm(PeerMain::class.java.name, provider, "send", "$dir", "tx", "rx", "0", "1").output(dir.resolve("tx.log"))
+            val kid = ChildProcess.jvm(PeerMain::class.java.name, provider, "send", "$dir", "tx", "rx", "0", "1")
+                .output(dir.resolve("tx.log"))
                 .jvmArgs("-Xmx256m", "-Dbraid.shm.testStallAfterClaim=true").start()
             try {
                 val tx = av.insert(Rendezvous.lookup(dir, "tx"))

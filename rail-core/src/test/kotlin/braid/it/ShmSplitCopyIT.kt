@@ -38,8 +38,10 @@ class ShmSplitCopyIT : FunSpec({
     )
     fun splitChunks(size: Int) = if (size >= shareSize) (size + chunk - 1) / chunk else 0
 
-    fun sender(dir: java.nio.file.Path, mode: String, rounds: Int, cases: List<Pair<Int, Int>>, jvm: List<String> = emptyList()) = ChildProcess.jvm(SplitSendMain::class.java.name, listOf("$dir", "tx", "rx", mode, "$rounds") + cases.map { "${it.first}@${it.second}" })
-        .output(dir.resolve("tx.log")).jvmArgs(listOf("-Xmx256m", "-XX:MaxDirectMemorySize=512m") + jvm).start()
+    fun sender(dir: java.nio.file.Path, mode: String, rounds: Int, cases: List<Pair<Int, Int>>, jvm: List<String> = emptyList()) =
+        ChildProcess.jvm(
+            SplitSendMain::class.java.name, listOf("$dir", "tx", "rx", mode, "$rounds") + cases.map { "${it.first}@${it.second}" },
+        ).output(dir.resolve("tx.log")).jvmArgs(listOf("-Xmx256m", "-XX:MaxDirectMemorySize=512m") + jvm).start()
 
     /** The counters of the receiving side's channel from the sender, from the endpoint's description. */
     fun counter(f: TestFabric, name: String): Long =

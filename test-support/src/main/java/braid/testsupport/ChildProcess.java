@@ -28,9 +28,9 @@ import java.util.function.UnaryOperator;
 /**
  * The one child-process launcher of Braid's tests: a JVM on the test class path running a main
  * class ({@link #jvm}), or any command ({@link #command}: a shell, a launcher such as
- * {@code mpiexec}), with environment overrides (and inherited variables removed) and its output in a file. Waits take a
- * {@link Deadline}; a wait that fails kills the child and says which child, how it ended and the
- * tail of its output. {@link #close} kills the whole process tree if it is still running.
+ * {@code mpiexec}), with environment overrides (and inherited variables removed) and its output
+ * in a file. Waits take a {@link Deadline}; a wait that fails kills the child and says which
+ * child, how it ended and the tail of its output. {@link #close} kills the whole process tree if it is still running.
  *
  * <pre>{@code
  * try (ChildProcess rank = ChildProcess.jvm("braid.it.PeerMain", "shm", "send").env("BRAID_JOB_KEY", "k").output(log).start()) {
@@ -78,7 +78,9 @@ public final class ChildProcess implements AutoCloseable {
         if (launched) cmd = List.copyOf(Objects.requireNonNull(b.launcher.apply(cmd), "the launcher returned no command"));
         command = cmd;
         tag = b.mainClass == null ? null : b.tag;
-        name = b.name != null ? b.name : b.mainClass != null ? b.mainClass.substring(b.mainClass.lastIndexOf('.') + 1) : new File(cmd.get(0)).getName();
+        if (b.name != null) name = b.name;
+        else if (b.mainClass != null) name = b.mainClass.substring(b.mainClass.lastIndexOf('.') + 1);
+        else name = new File(cmd.get(0)).getName();
         try {
             temporaryOutput = b.output == null;
             output = temporaryOutput ? Files.createTempFile("braid-child-" + safe(name) + "-", ".log").toFile() : b.output;
@@ -115,7 +117,9 @@ public final class ChildProcess implements AutoCloseable {
 
     /** A child running {@code command} as it is (a shell, a launcher). */
     public static Builder command(List<String> command) {
-        if (command.isEmpty()) throw new IllegalArgumentException("ChildProcess.command: the command is empty; give the program and its arguments");
+        if (command.isEmpty()) {
+            throw new IllegalArgumentException("ChildProcess.command: the command is empty; give the program and its arguments");
+        }
         return new Builder(null, command, List.of());
     }
 
@@ -417,7 +421,8 @@ public final class ChildProcess implements AutoCloseable {
      */
     public List<ProcessHandle> leftovers(Duration wait) {
         if (tag == null) return List.of();
-        Deadline d = Deadline.of("the JVMs of " + this + " to end", wait.isZero() || wait.isNegative() ? Duration.ofNanos(1) : wait);
+        Duration w = wait.isZero() || wait.isNegative() ? Duration.ofNanos(1) : wait;
+        Deadline d = Deadline.of("the JVMs of " + this + " to end", w);
         while (true) {
             List<ProcessHandle> left = tagged();
             if (left.isEmpty() || d.expired()) return left;

@@ -76,7 +76,8 @@ class ChildProcessTest {
 
     @Test
     void stderrApartFromStdoutGoesToItsOwnFileAndBothTailsAreShown(@TempDir Path dir) {
-        try (ChildProcess c = ChildProcess.jvm(CHILD, "fail").output(dir.resolve("out").toFile()).errorOutput(dir.resolve("err").toFile()).start()) {
+        File out = dir.resolve("out").toFile();
+        try (ChildProcess c = ChildProcess.jvm(CHILD, "fail").output(out).errorOutput(dir.resolve("err").toFile()).start()) {
             assertEquals(3, c.awaitExit(LONG));
             assertEquals("trouble\n", c.errorOutput());
             assertFalse(c.output().contains("trouble"));
@@ -120,7 +121,8 @@ class ChildProcessTest {
     void closeKillsTheWholeProcessTree() throws Exception {
         ChildProcess c = ChildProcess.command("bash", "-c", "sleep 300 & sleep 300 & echo started; wait").start();
         c.awaitOutput("started", LONG);
-        List<ProcessHandle> tree = Deadline.await("the two sleeps to start", LONG, () -> c.process().descendants().toList(), t -> t.size() == 2);
+        List<ProcessHandle> tree =
+                Deadline.await("the two sleeps to start", LONG, () -> c.process().descendants().toList(), t -> t.size() == 2);
         c.close();
         assertFalse(c.isAlive());
         for (ProcessHandle p : tree) assertFalse(p.isAlive(), "descendant " + p.pid() + " survived close");

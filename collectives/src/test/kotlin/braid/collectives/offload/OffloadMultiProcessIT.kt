@@ -38,7 +38,8 @@ class OffloadMultiProcessIT : FunSpec({
         val dir = Files.createTempDirectory("offload-hosts-").toFile()
         val ranks = hostOf.indices.map { r ->
             ChildProcess.jvm(OffloadRankMain::class.java.name, "tcp", dir.path, "$r", "${hostOf.size}", mode).name("rank $r")
-                .env(mapOf("BRAID_TCP_IFACE" to "lo", "BRAID_JOB_KEY" to "offload-hier-${dir.name}", "BRAID_HOST_ID" to "test-host-${hostOf[r]}-${dir.name}"))
+                .env(mapOf("BRAID_TCP_IFACE" to "lo", "BRAID_JOB_KEY" to "offload-hier-${dir.name}"))
+                .env("BRAID_HOST_ID", "test-host-${hostOf[r]}-${dir.name}")
                 .output(File(dir, "$r.log")).jvmArgs("-Xmx192m", "-XX:TieredStopAtLevel=1").start()
         }
         try {
