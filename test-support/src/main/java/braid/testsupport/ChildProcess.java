@@ -73,11 +73,12 @@ public final class ChildProcess implements AutoCloseable {
     private final List<Thread> pumps = new ArrayList<>();
 
     private ChildProcess(Builder b) {
-        List<String> cmd = b.jvmCommand();
+        String newTag = UUID.randomUUID().toString();
+        List<String> cmd = b.jvmCommand(newTag);
         launched = b.launcher != null;
         if (launched) cmd = List.copyOf(Objects.requireNonNull(b.launcher.apply(cmd), "the launcher returned no command"));
         command = cmd;
-        tag = b.mainClass == null ? null : b.tag;
+        tag = b.mainClass == null ? null : newTag;
         if (b.name != null) name = b.name;
         else if (b.mainClass != null) name = b.mainClass.substring(b.mainClass.lastIndexOf('.') + 1);
         else name = new File(cmd.get(0)).getName();
@@ -154,7 +155,6 @@ public final class ChildProcess implements AutoCloseable {
         private final String mainClass;
         private final List<String> command;
         private final List<String> args;
-        private final String tag = UUID.randomUUID().toString();
         private List<String> jvmArgs = DEFAULT_JVM_ARGS;
         private String classPath = System.getProperty("java.class.path");
         private UnaryOperator<List<String>> launcher;
@@ -264,7 +264,7 @@ public final class ChildProcess implements AutoCloseable {
             return new ChildProcess(this);
         }
 
-        private List<String> jvmCommand() {
+        private List<String> jvmCommand(String tag) {
             if (mainClass == null) return command;
             List<String> jvm = new ArrayList<>();
             if (jvmArgs.stream().noneMatch(a -> a.startsWith("-XX:+Use") && a.endsWith("GC"))) jvm.add("-XX:+UseSerialGC");
@@ -498,7 +498,7 @@ public final class ChildProcess implements AutoCloseable {
     private Thread pump(InputStream from, File to, PrintStream echo, String prefix) {
         Thread t = new Thread(() -> {
             try (BufferedReader in = new BufferedReader(new InputStreamReader(from, StandardCharsets.UTF_8));
-                 OutputStream file = new FileOutputStream(to, true)) {
+                 OutputStream file = new FileOutputStream(to)) {
                 for (String line; (line = in.readLine()) != null; ) {
                     file.write((line + "\n").getBytes(StandardCharsets.UTF_8));
                     file.flush();
