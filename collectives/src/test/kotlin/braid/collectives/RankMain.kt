@@ -5,8 +5,6 @@ import braid.core.Errno
 import braid.core.FabricException
 import braid.core.Hints
 import braid.it.childMain
-import java.nio.file.Files
-import java.nio.file.Path
 import java.nio.file.Paths
 
 /**
@@ -16,8 +14,9 @@ import java.nio.file.Paths
  * - `matrix`: the whole [Matrix], then the forced-algorithm cases under every [Matrix.FORCED] tuning;
  * - `quick`: the quick matrix and the forced cases;
  * - `tuning-mismatch`: see [joinRefused];
- * - `victim` / `survivor`: allreduces in a loop; the test kills the victim; a survivor must see
- *   its collective fail with an error (not hang) and prints `FAILED-AS-EXPECTED`.
+ * - `victim` / `survivor`: allreduces in a loop, printing [IN_FLIGHT] once one is in flight; the
+ *   test kills the victim; a survivor must see its collective fail with an error (not hang) and
+ *   prints `FAILED-AS-EXPECTED`.
  * Prints a line starting OK on success; exits 1 with the failure otherwise.
  */
 object RankMain {
@@ -52,7 +51,7 @@ object RankMain {
                 for (t in Matrix.FORCED) runs += Matrix(Collectives.join(ep, set, 60_000, JoinOptions.DEFAULT.withTuning(t))).allreduceCases()
                 println("OK $provider rank $rank of $size: $runs collectives matched the reference")
             }
-            "victim", "survivor" -> allreduceUntilKilled(group, dir, mode)
+            "victim", "survivor" -> allreduceUntilKilled(group, mode)
             else -> error("unknown mode $mode")
         }
         me.close()
@@ -75,21 +74,30 @@ object RankMain {
         println("OK rank $rank: the join was refused on every rank, and a join with one tuning then worked")
     }
 
+    /** The line a `victim` or `survivor` prints while one of its allreduces is in flight (see [allreduceUntilKilled]). */
+    const val IN_FLIGHT: String = "IN-FLIGHT"
+
     /**
-     * `victim` / `survivor`: allreduces in a loop (DIR/RANK.running marks the start) until one
-     * fails; a survivor's must fail with an error, not a 30 s time-out, and prints
-     * `FAILED-AS-EXPECTED` and OK; the victim's must not fail (the test kills it).
+     * `victim` / `survivor`: allreduces in a loop until one fails; a survivor's must fail with an
+     * error, not a 30 s time-out, and prints `FAILED-AS-EXPECTED` and OK; the victim's must not
+     * fail (the test kills it). A rank prints [IN_FLIGHT] once its first allreduce has completed (the
+     * group's connections are up) and while its second is started and not complete. Once every
+     * rank has printed it, every rank only loops over allreduces, none of which can complete
+     * without the victim: the test kills the victim mid-collective.
      */
-    fun allreduceUntilKilled(group: CollectiveGroup, dir: Path, mode: String) {
+    fun allreduceUntilKilled(group: CollectiveGroup, mode: String) {
         val n = 4096
         val send = Reference.buffer(n * 8); val recv = Reference.buffer(n * 8)
-        Files.write(dir.resolve("${group.rank}.running"), ByteArray(0))
         var i = 0
         try {
             while (true) {
                 // Both forms: a blocking call the offload carries on the caller's thread, and a started one the deferred work carries.
                 if (i % 2 == 0) group.allreduce(send, 0, recv, 0, n, Datatype.INT64, ReduceOp.SUM)
-                else group.startAllreduce(send, 0, recv, 0, n, Datatype.INT64, ReduceOp.SUM).waitFor(30_000)
+                else {
+                    val started = group.startAllreduce(send, 0, recv, 0, n, Datatype.INT64, ReduceOp.SUM)
+                    if (i == 1) println("$IN_FLIGHT: rank ${group.rank} started allreduce 1 after allreduce 0 completed")
+                    started.waitFor(30_000)
+                }
                 i++
             }
         } catch (e: FabricException) {

@@ -2,6 +2,7 @@ package braid.bootstrap
 
 import braid.it.NetnsHosts
 import braid.it.NetnsUsable
+import braid.testsupport.ChildProcess
 import io.kotest.core.annotation.EnabledIf
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldNotContain
@@ -9,6 +10,7 @@ import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldNotContain
 import java.io.File
 import java.nio.file.Files
+import java.time.Duration
 
 /**
  * A job over two hosts, as Hydra launches one across machines: `mpiexec.mpich -launcher ssh
@@ -29,8 +31,8 @@ class HydraCrossHostIT : FunSpec({
             NetnsHosts(2).use { net ->
                 val script = sshScript(net, File(dir, "netns-ssh.sh"))
                 val launch = hydraAcross(net, script, listOf("-genv", "BRAID_TEST_PROVIDER", "tcp"))
-                Job(launch, listOf("exchange"), File(dir, "cross-host.log")).use { job ->
-                    val code = job.await(180)
+                job(launch, listOf("exchange"), File(dir, "cross-host.log")).use { job ->
+                    val code = job.awaitExit(Duration.ofSeconds(180))
                     val out = job.output()
                     io.kotest.assertions.withClue(out) {
                         code shouldBe 0
@@ -41,7 +43,7 @@ class HydraCrossHostIT : FunSpec({
                         hostsOfRanks.toSet().size shouldBe 2
                         hostsOfRanks shouldNotContain RankMain.netNamespace()
                     }
-                    job.leftovers() shouldBe emptyList()
+                    job.leftovers(Duration.ofSeconds(10)) shouldBe emptyList()
                 }
             }
         }
@@ -52,15 +54,15 @@ class HydraCrossHostIT : FunSpec({
             NetnsHosts(2).use { net ->
                 val script = sshScript(net, File(dir, "netns-ssh-mpi.sh"))
                 val launch = hydraAcross(net, script, emptyList())
-                Job(launch, listOf("all"), File(dir, "cross-host-mpi.log"), "braid.mpi.javaapi.MpiProgram").use { job ->
-                    val code = job.await(300)
+                job(launch, listOf("all"), File(dir, "cross-host-mpi.log"), "braid.mpi.javaapi.MpiProgram").use { job ->
+                    val code = job.awaitExit(Duration.ofSeconds(300))
                     val out = job.output()
                     io.kotest.assertions.withClue(out) {
                         code shouldBe 0
                         out shouldNotContain "FAILED"
                         for (r in 0 until 4) Regex("OK rank $r of 4 pmi1: .* via Mpi\\(rank $r of 4, link\\)").find(out) ?: error("rank $r did not finish over the link")
                     }
-                    job.leftovers() shouldBe emptyList()
+                    job.leftovers(Duration.ofSeconds(10)) shouldBe emptyList()
                 }
             }
         }

@@ -1,8 +1,7 @@
 package braid.bootstrap
 
+import braid.testsupport.ChildProcess
 import java.io.File
-import java.util.UUID
-import java.util.concurrent.TimeUnit
 
 /**
  * The real launchers the ITs start jobs with, and how each is invoked. A launcher not installed
@@ -22,7 +21,7 @@ enum class Launcher(val title: String, private val program: String?) {
         HYDRA_PORT -> listOf("mpiexec.mpich", "-pmi-port", "-n", "$ranks") + command
         HYDRA_PMI2 -> listOf("mpiexec.mpich", "-genv", "BRAID_PMI_VERSION", "2", "-n", "$ranks") + command
         OPEN_MPI -> listOf("mpirun.openmpi", "--allow-run-as-root", "--oversubscribe", "-np", "$ranks") + command
-        BRAID_RUN -> javaCommand("braid.bootstrap.LaunchMain", listOf("-n", "$ranks") + command)
+        BRAID_RUN -> ChildProcess.javaCommand("braid.bootstrap.LaunchMain", listOf("-n", "$ranks") + command, LAUNCHER_JVM_ARGS)
     }
 
     /** The bootstrap kind the ranks report. */
@@ -57,59 +56,23 @@ fun enabledFor(launcher: Launcher): (io.kotest.core.test.TestCase) -> io.kotest.
 }
 
 /** A job of [ranks] JVMs running [main] under [launcher], logging to [log]; fails at once if the launcher is missing. */
-fun job(launcher: Launcher, ranks: Int, mode: List<String>, log: File, main: String = "braid.bootstrap.RankMain"): Job {
+fun job(launcher: Launcher, ranks: Int, mode: List<String>, log: File, main: String = RANK_MAIN): ChildProcess {
     launcher.missing?.let { error("${launcher.title}: $it, and BRAID_REQUIRE_LAUNCHERS=1 requires it") }
-    return Job(launcher, ranks, mode, log, main)
+    return job({ rank -> launcher.commandLine(ranks, rank) }, mode, log, main)
 }
-
-/** `java … MAIN ARGS` with this JVM's java and the test class path. */
-fun javaCommand(main: String, args: List<String>, jvmArgs: List<String> = listOf("-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")): List<String> =
-    listOf(ProcessHandle.current().info().command().orElse("java")) + jvmArgs +
-        listOf("-cp", System.getProperty("java.class.path"), main) + args
 
 /**
  * One job: the launcher's process ([commandLine] of the rank's command: a JVM running [main]
- * with the arguments [mode]) with its output in [log]. Every rank JVM carries a marker
- * system property, so [leftovers] can find any rank the launcher left running.
+ * with the arguments [mode]) with its output in [log]. Every rank JVM carries the child's tag
+ * ([ChildProcess.TAG_PROPERTY]), so [ChildProcess.leftovers] finds any rank the launcher left
+ * running, and closing the job kills them.
  */
-class Job(commandLine: (List<String>) -> List<String>, mode: List<String>, val log: File, main: String = "braid.bootstrap.RankMain") : AutoCloseable {
-    constructor(launcher: Launcher, ranks: Int, mode: List<String>, log: File, main: String = "braid.bootstrap.RankMain") :
-        this({ rank -> launcher.commandLine(ranks, rank) }, mode, log, main)
+fun job(commandLine: (List<String>) -> List<String>, mode: List<String>, log: File, main: String = RANK_MAIN): ChildProcess =
+    ChildProcess.jvm(main, mode).name("the job of ${main.substringAfterLast('.')}").jvmArgs("-Xmx192m")
+        .launcher { commandLine(it) }.output(log).start()
 
-    private val marker = "braid.test.job=${UUID.randomUUID()}"
-    val process: Process = ProcessBuilder(
-        commandLine(javaCommand(main, mode, listOf("-Xmx192m", "-XX:+UseSerialGC", "-D$marker"))),
-    ).redirectErrorStream(true).redirectOutput(log).start()
+/** The rank program of the launcher tests. */
+const val RANK_MAIN: String = "braid.bootstrap.RankMain"
 
-    /** Waits for the launcher to exit and returns its exit code; fails with the job's output after [seconds]. */
-    fun await(seconds: Long): Int {
-        if (!process.waitFor(seconds, TimeUnit.SECONDS)) {
-            close()
-            error("the job did not end within $seconds s; its output:\n${output()}")
-        }
-        return process.exitValue()
-    }
-
-    fun output(): String = if (log.exists()) log.readText() else ""
-
-    /** Rank processes of this job still running, waiting up to [seconds] for them to go. */
-    fun leftovers(seconds: Long = 10): List<ProcessHandle> {
-        val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds)
-        while (true) {
-            val left = ProcessHandle.allProcesses().filter { p ->
-                p.info().arguments().map { args -> args.any { it.contains(marker) } }.orElse(false)
-            }.toList()
-            if (left.isEmpty() || System.nanoTime() > deadline) return left
-            Thread.sleep(100)
-        }
-    }
-
-    override fun close() {
-        if (process.isAlive) {
-            process.descendants().forEach { it.destroyForcibly() }
-            process.destroyForcibly()
-            process.waitFor(10, TimeUnit.SECONDS)
-        }
-        leftovers(0).forEach { it.destroyForcibly() }
-    }
-}
+/** The JVM arguments of a launcher's own JVM (`braid run`'s) and of a rank started without one. */
+val LAUNCHER_JVM_ARGS: List<String> = listOf("-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")

@@ -1,53 +1,39 @@
 package braid.javaapi;
 
 import braid.javaapi.example.HelloBraid;
+import braid.testsupport.ChildProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
+import java.time.Duration;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /** The README's Java example, run as its reader would: a server JVM and a client JVM over shm. */
 class JavaExampleIT {
-    private static Process start(String role, Path dir, File log) throws Exception {
-        String java = ProcessHandle.current().info().command().orElse("java");
-        return new ProcessBuilder(List.of(java, "-Xmx256m", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"),
-            HelloBraid.class.getName(), role, dir.toString()))
-            .redirectErrorStream(true).redirectOutput(log).start();
+    private static ChildProcess start(String role, Path dir) {
+        return ChildProcess.jvm(HelloBraid.class.getName(), role, dir.toString())
+            .name(role).output(dir.resolve(role + ".log")).start();
     }
 
-    private static String awaitOk(Process p, File log, String role) throws Exception {
-        if (!p.waitFor(180, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            fail("the " + role + " did not exit within 180 s; its output:\n" + Files.readString(log.toPath()));
-        }
-        String out = Files.readString(log.toPath());
-        assertEquals(0, p.exitValue(), "the " + role + " failed:\n" + out);
+    private static String awaitOk(ChildProcess p, String role) {
+        int rc = p.awaitExit(Duration.ofSeconds(180));
+        String out = p.output();
+        assertEquals(0, rc, "the " + role + " failed:\n" + out);
         assertTrue(out.contains("OK " + role), "the " + role + " exited without OK:\n" + out);
         return out;
     }
 
     @Test
     void theReadmesTwoProcessJavaExampleExchangesMessagesRmaAndAnAtomic(@TempDir Path dir) throws Exception {
-        File serverLog = dir.resolve("server.log").toFile();
-        File clientLog = dir.resolve("client.log").toFile();
-        Process server = start("server", dir, serverLog);
-        Process client = start("client", dir, clientLog);
-        try {
-            String c = awaitOk(client, clientLog, "client");
-            String s = awaitOk(server, serverLog, "server");
+        try (ChildProcess server = start("server", dir); ChildProcess client = start("client", dir)) {
+            String c = awaitOk(client, "client");
+            String s = awaitOk(server, "server");
             assertTrue(c.contains("client: counter was 0"), c);
             assertTrue(s.contains("the RMA write and the fetch-add arrived"), s);
-        } finally {
-            server.destroyForcibly();
-            client.destroyForcibly();
         }
     }
 

@@ -11,9 +11,10 @@ import braid.core.Errno
 import braid.core.FiAddr
 import braid.core.OpFlags
 import braid.core.TestFabric
-import braid.it.ChildJvm
 import braid.it.Rendezvous
 import braid.it.PeerMain
+import braid.testsupport.ChildProcess
+import java.time.Duration
 import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
 import java.nio.file.Files
@@ -179,7 +180,8 @@ object TriggerBench {
 
     private fun atomic(provider: String, rounds: Int) {
         val dir = Files.createTempDirectory("braid-trigger-bench")
-        val kid = ChildJvm(PeerMain::class.java.name, PeerMain.args(provider, "rma-serve", dir, "target"), log = dir.resolve("target.log").toFile())
+        val kid = ChildProcess.jvm(PeerMain::class.java.name, PeerMain.args(provider, "rma-serve", dir, "target"))
+            .output(dir.resolve("target.log")).start()
         try {
             PeerMain.Node(provider, dir, "initiator").use { node ->
                 val (_, cq, av, ep) = node
@@ -205,7 +207,7 @@ object TriggerBench {
             }
         } finally {
             Rendezvous.mark(dir, "stop")
-            kid.await(30)
+            kid.awaitExit(Duration.ofSeconds(30))
             kid.close()
         }
     }

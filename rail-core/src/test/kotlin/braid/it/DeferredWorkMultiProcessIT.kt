@@ -12,6 +12,7 @@ import braid.core.OpFlags
 import braid.core.WorkStatus
 import braid.core.direct
 import braid.it.PeerMain.Rma
+import braid.testsupport.ChildProcess
 import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
@@ -37,7 +38,8 @@ class DeferredWorkMultiProcessIT : FunSpec({
             val dir = tempDir()
             PeerMain.Node(provider, dir, "init").use { node ->
                 val (d, cq, av, ep) = node
-                val kid = ChildJvm(main, PeerMain.args(provider, "rma-target", dir, "target", "init"), log = dir.resolve("target.log").toFile())
+                val kid = ChildProcess.jvm(main, PeerMain.args(provider, "rma-target", dir, "target", "init"))
+                    .output(dir.resolve("target.log")).start()
                 try {
                     val t = av.insert(Rendezvous.lookup(dir, "target"))
                     val key = Rma.KEY
@@ -89,7 +91,7 @@ class DeferredWorkMultiProcessIT : FunSpec({
                     fetchResult.getLong(0) shouldBe Rma.START + 5
                     casResult.getLong(0) shouldBe Rma.START + 15
                     Rendezvous.mark(dir, "init")
-                    kid.awaitOk(120)
+                    kid.awaitOk(Duration.ofSeconds(120))
                 } finally {
                     kid.close()
                 }
@@ -106,7 +108,8 @@ class DeferredWorkMultiProcessIT : FunSpec({
                 node.publish() // only once the region exists: the adders start on it at once
                 val count = 1500
                 val kids = (0 until 3).map { i ->
-                    ChildJvm(main, PeerMain.args(provider, "rma-fetch-add", dir, "adder$i", "target", i, count), log = dir.resolve("adder$i.log").toFile())
+                    ChildProcess.jvm(main, PeerMain.args(provider, "rma-fetch-add", dir, "adder$i", "target", i, count))
+                        .output(dir.resolve("adder$i.log")).start()
                 }
                 try {
                     val deadline = Deadline.of("the three adders to finish", Duration.ofSeconds(240))
@@ -114,7 +117,7 @@ class DeferredWorkMultiProcessIT : FunSpec({
                         d.progress()
                         deadline.check { "children:\n" + kids.joinToString("\n") { it.output() } }
                     }
-                    kids.forEach { it.awaitOk(60) }
+                    kids.forEach { it.awaitOk(Duration.ofSeconds(60)) }
                     val total = count.toLong() * (1 + 2 + 3)
                     region.buffer.getLong(0) shouldBe total
                     // Every fetch saw a distinct old value, and each one plus its increment is the next one seen.

@@ -1,5 +1,6 @@
 package braid.it
 
+import braid.testsupport.ChildProcess
 import java.io.File
 
 /**
@@ -11,16 +12,16 @@ interface Hosts : AutoCloseable {
     val iface: String
 
     /** Starts a JVM running [main] on host [host] (0-based). */
-    fun start(host: Int, main: String, args: List<String>, log: File, env: Map<String, String> = emptyMap(), jvmArgs: List<String> = listOf("-Xmx256m")): ChildJvm
+    fun start(host: Int, main: String, args: List<String>, log: File, env: Map<String, String> = emptyMap(), jvmArgs: List<String> = listOf("-Xmx256m")): ChildProcess
 }
 
 /** Every "host" is this one, on loopback; children are killed on close. */
 class LocalHosts : Hosts {
     override val iface: String = "lo"
-    private val children = ArrayList<ChildJvm>()
+    private val children = ArrayList<ChildProcess>()
 
-    override fun start(host: Int, main: String, args: List<String>, log: File, env: Map<String, String>, jvmArgs: List<String>): ChildJvm =
-        ChildJvm(main, args, env, log, jvmArgs).also { children += it }
+    override fun start(host: Int, main: String, args: List<String>, log: File, env: Map<String, String>, jvmArgs: List<String>): ChildProcess =
+        ChildProcess.jvm(main, args).env(env).output(log).jvmArgs(jvmArgs).start().also { children += it }
 
     override fun close() = children.forEach { it.close() }
 }

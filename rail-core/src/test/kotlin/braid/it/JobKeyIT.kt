@@ -7,6 +7,7 @@ import braid.core.CoreParams
 import braid.core.Errno
 import braid.core.FiAddr
 import braid.core.OpFlags
+import braid.testsupport.ChildProcess
 import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldContainExactlyInAnyOrder
@@ -36,7 +37,8 @@ class JobKeyIT : FunSpec({
             Rendezvous.publish(dir, "receiver", ep.address)
             val peers = listOf(Triple("friend", 1L, mapOf("BRAID_JOB_KEY" to "alpha")), Triple("beta", 2L, mapOf("BRAID_JOB_KEY" to "beta")), Triple("keyless", 3L, emptyMap()))
             val kids = peers.map { (name, tag, env) ->
-                ChildJvm(JobKeyPeer::class.java.name, listOf(provider, "$dir", name, "$tag"), env, dir.resolve("$name.log").toFile())
+                ChildProcess.jvm(JobKeyPeer::class.java.name, provider, "$dir", name, "$tag").env(env)
+                    .output(dir.resolve("$name.log")).start()
             }
             try {
                 val buffers = List(3 * JobKeyPeer.MESSAGES) { UnsafeBuffer(ByteBuffer.allocateDirect(JobKeyPeer.LARGE)) }
@@ -73,13 +75,13 @@ class JobKeyIT : FunSpec({
                 ep.srx.unexpectedCount shouldBe 0
                 refusals.forEach { it shouldContain "does not hold this job's key" }
                 Rendezvous.mark(dir, "receiver")
-                kids[0].awaitOk(60) shouldContain "OK sent"
+                kids[0].awaitOk(Duration.ofSeconds(60)) shouldContain "OK sent"
                 for (k in kids.drop(1)) {
-                    val out = k.awaitOk(60)
+                    val out = k.awaitOk(Duration.ofSeconds(60))
                     out shouldContain "EACCES"
                     out shouldContain "completed 0," // checked before the first write: no send of an intruder completed ok
                 }
-                refusals.map { it.substringAfter("(process ").substringBefore(")") } shouldContainExactlyInAnyOrder kids.drop(1).map { "${it.process.pid()}" }
+                refusals.map { it.substringAfter("(process ").substringBefore(")") } shouldContainExactlyInAnyOrder kids.drop(1).map { "${it.process().pid()}" }
             } finally {
                 kids.forEach { it.close() }
                 ep.close()

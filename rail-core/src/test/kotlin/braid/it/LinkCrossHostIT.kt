@@ -4,6 +4,7 @@ import io.kotest.core.annotation.EnabledIf
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.string.shouldContain
 import java.nio.file.Files
+import java.time.Duration
 import kotlin.time.Duration.Companion.minutes
 
 /**
@@ -24,7 +25,7 @@ class LinkCrossHostIT : FunSpec({
                     dir.resolve("$name.log").toFile(), jvmArgs = listOf("-Xmx128m", "-XX:MaxDirectMemorySize=200m"))
             }
             for ((kid, p) in kids.zip(placement)) {
-                val out = kid.awaitOk(540)
+                val out = kid.awaitOk(Duration.ofSeconds(540))
                 println("${p.first} on ${net.hosts[p.second]}:\n${out.trim()}")
                 out shouldContain "OK mesh"
             }

@@ -1,5 +1,6 @@
 package braid.it
 
+import braid.testsupport.ChildProcess
 import io.kotest.core.annotation.EnabledCondition
 import io.kotest.core.spec.Spec
 import java.io.File
@@ -36,7 +37,7 @@ class NetnsHosts(count: Int) : Hosts {
     val rootAddress: String
     private val namespaces = ArrayList<String>()
     private val rootEnds = ArrayList<String>()
-    private val children = ArrayList<ChildJvm>()
+    private val children = ArrayList<ChildProcess>()
     private val hook = Thread({ cleanup() }, "netns-cleanup")
     private var closed = false
 
@@ -81,12 +82,13 @@ class NetnsHosts(count: Int) : Hosts {
      * Starts a JVM running [main] on [host], with `BRAID_HOST_ID` and `BRAID_TCP_IFACE` set for
      * it (on top of [env]); it is killed on [close] if still running.
      */
-    fun start(host: Host, main: String, args: List<String>, log: File, env: Map<String, String> = emptyMap(), jvmArgs: List<String> = listOf("-Xmx256m")): ChildJvm {
+    fun start(host: Host, main: String, args: List<String>, log: File, env: Map<String, String> = emptyMap(), jvmArgs: List<String> = listOf("-Xmx256m")): ChildProcess {
         val all = env + mapOf("BRAID_HOST_ID" to host.hostId, "BRAID_TCP_IFACE" to host.iface)
-        return ChildJvm(main, args, all, log, jvmArgs, launcher = listOf(IP!!, "netns", "exec", host.namespace)).also { children += it }
+        return ChildProcess.jvm(main, args).env(all).output(log).jvmArgs(jvmArgs)
+            .launcher(listOf(IP!!, "netns", "exec", host.namespace)).start().also { children += it }
     }
 
-    override fun start(host: Int, main: String, args: List<String>, log: File, env: Map<String, String>, jvmArgs: List<String>): ChildJvm =
+    override fun start(host: Int, main: String, args: List<String>, log: File, env: Map<String, String>, jvmArgs: List<String>): ChildProcess =
         start(hosts[host], main, args, log, env, jvmArgs)
 
     /** Cuts [host]'s cable: its veth end on the bridge goes down, so packets are lost, not refused. */

@@ -27,7 +27,7 @@ import java.time.Duration
  * `PeerMain PROVIDER MODE DIR NAME ARGS…`; addresses are exchanged through files in DIR. PROVIDER
  * is `shm`, `tcp` or `link` (`shm+tcp`); tcp runs on the interface `BRAID_TCP_IFACE` names,
  * `lo` if unset. Every mode prints a line starting OK when it succeeds; [childMain] exits 0
- * then, or 1 with the failure ([ChildJvm.awaitOk] checks both).
+ * then, or 1 with the failure ([braid.testsupport.ChildProcess.awaitOk] checks both).
  *
  * - `send DIR NAME RECEIVER SENDER_INDEX COUNT`: sends the [Traffic] stream to RECEIVER.
  * - `recv DIR NAME COUNT SENDER…`: receives COUNT messages from each SENDER with any-source

@@ -9,6 +9,7 @@ import braid.core.outcome
 import braid.core.suspendedOps
 import braid.core.trecv
 import braid.core.tsend
+import braid.testsupport.ChildProcess
 import braid.testsupport.Deadline
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
@@ -28,7 +29,8 @@ class ProgressMultiProcessIT : FunSpec({
         val n = 10_000
         val dir = Files.createTempDirectory("braid-progress-it")
         // The child: 10,000 coroutines that each send message i, then wait suspended for reply i (automatic progress).
-        val child = ChildJvm(ProgressPeerMain::class.java.name, listOf("pingers", "$dir", "tx", "rx", "$n"), log = dir.resolve("tx.log").toFile())
+        val child = ChildProcess.jvm(ProgressPeerMain::class.java.name, "pingers", "$dir", "tx", "rx", "$n")
+            .output(dir.resolve("tx.log")).start()
         try {
             val info = Braid.getInfo(Hints(provider = "shm")).first()
             Braid.fabric(info).use { fabric ->
@@ -65,7 +67,7 @@ class ProgressMultiProcessIT : FunSpec({
                     for (w in waiters) w.await(120_000).getOrThrow()
                     Rendezvous.mark(dir, "rx")
                 }
-                val rc = child.await(120)
+                val rc = child.awaitExit(Duration.ofSeconds(120))
                 withClue(child.output()) { rc shouldBe 0 }
                 child.output() shouldContain "OK $n pings answered"
                 ep.close()

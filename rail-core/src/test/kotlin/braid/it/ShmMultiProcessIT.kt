@@ -9,6 +9,7 @@ import braid.core.FiAddr
 import braid.core.Hints
 import braid.core.OpFlags
 import braid.core.TestFabric
+import braid.testsupport.ChildProcess
 import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.longs.shouldBeGreaterThan
@@ -28,13 +29,15 @@ class ShmMultiProcessIT : FunSpec({
 
     fun tempDir(): Path = Files.createTempDirectory("braid-it")
 
-    fun children(dir: Path, vararg specs: List<String>, env: Map<String, String> = emptyMap()): List<ChildJvm> =
-        specs.mapIndexed { i, args -> ChildJvm(main, listOf("shm") + args, env, dir.resolve("child$i.log").toFile()) }
+    fun children(dir: Path, vararg specs: List<String>, env: Map<String, String> = emptyMap()): List<ChildProcess> =
+        specs.mapIndexed { i, args ->
+            ChildProcess.jvm(main, listOf("shm") + args).env(env).output(dir.resolve("child$i.log")).start()
+        }
 
     test("two processes exchange 100,000 tagged messages of 0 B..64 KiB and some of 1..4 MiB, each once, intact, in order") {
         val dir = tempDir()
         val kids = children(dir, listOf("recv", "$dir", "rx", "100000", "tx0"), listOf("send", "$dir", "tx0", "rx", "0", "100000"))
-        try { kids.awaitAll(600) } finally { kids.forEach { it.close() } }
+        try { ChildProcess.awaitAllOk(kids, Duration.ofSeconds(600)) } finally { kids.forEach { it.close() } }
     }
 
     for ((how, env) in listOf("single-copy pulls" to mapOf("BRAID_SHM_PULL_SIZE" to "0"), "fragments streamed through the ring" to mapOf("BRAID_SHM_CMA" to "0"))) {
@@ -47,7 +50,7 @@ class ShmMultiProcessIT : FunSpec({
                 listOf("send", "$dir", "tx1", "rx", "1", "20000"),
                 env = env,
             )
-            try { kids.awaitAll(600) } finally { kids.forEach { it.close() } }
+            try { ChildProcess.awaitAllOk(kids, Duration.ofSeconds(600)) } finally { kids.forEach { it.close() } }
         }
     }
 
@@ -57,10 +60,12 @@ class ShmMultiProcessIT : FunSpec({
             val size = (1 shl 30).toString()
             val jvm = listOf("-Xmx64m", "-XX:MaxDirectMemorySize=1100m")
             val kids = listOf(
-                ChildJvm(main, listOf("shm", "big-recv", "$dir", "rx", "tx", size), env, dir.resolve("rx.log").toFile(), jvm),
-                ChildJvm(main, listOf("shm", "big-send", "$dir", "tx", "rx", size), env, dir.resolve("tx.log").toFile(), jvm),
+                ChildProcess.jvm(main, "shm", "big-recv", "$dir", "rx", "tx", size).env(env).jvmArgs(jvm)
+                    .output(dir.resolve("rx.log")).start(),
+                ChildProcess.jvm(main, "shm", "big-send", "$dir", "tx", "rx", size).env(env).jvmArgs(jvm)
+                    .output(dir.resolve("tx.log")).start(),
             )
-            try { kids.awaitAll(600) } finally { kids.forEach { it.close() } }
+            try { ChildProcess.awaitAllOk(kids, Duration.ofSeconds(600)) } finally { kids.forEach { it.close() } }
         }
     }
 
@@ -72,7 +77,8 @@ class ShmMultiProcessIT : FunSpec({
             Rendezvous.publish(dir, "rx", me.ep.address)
             // A tiny ring and a sender that stops driving progress leave the 32 MiB transfer
             // half done; with single-copy pulls off, the data has to stream through that ring.
-            val kid = ChildJvm(main, listOf("shm", "slow-send", "$dir", "tx", "rx", "${32 shl 20}"), mapOf("BRAID_SHM_RING_SIZE" to "4096", "BRAID_SHM_CMA" to "0"), dir.resolve("tx.log").toFile())
+            val kid = ChildProcess.jvm(main, "shm", "slow-send", "$dir", "tx", "rx", "${32 shl 20}")
+                .env(mapOf("BRAID_SHM_RING_SIZE" to "4096", "BRAID_SHM_CMA" to "0")).output(dir.resolve("tx.log")).start()
             try {
                 val tx = me.av.insert(Rendezvous.lookup(dir, "tx"))
                 val big = UnsafeBuffer(ByteBuffer.allocateDirect(32 shl 20))
@@ -81,7 +87,7 @@ class ShmMultiProcessIT : FunSpec({
                 val deadline = Deadline.of("the sender to stall", Duration.ofSeconds(60))
                 while ("STALLED" !in kid.output()) { me.domain.progress(); deadline.check { "child output:\n${kid.output()}" } }
                 repeat(1000) { me.domain.progress() }
-                kid.process.destroyForcibly()
+                kid.process().destroyForcibly()
                 val errors = me.await(2, millis = 10_000).map { it.shouldBeInstanceOf<CompletionError>() }.associateBy { it.context }
                 errors.getValue("big").err shouldBe Errno.EIO
                 errors.getValue("big").message shouldContain "mid-transfer"
@@ -100,15 +106,14 @@ class ShmMultiProcessIT : FunSpec({
             val me = f.nodes[0]
             val eq = f.fabric.eventQueue()
             // `exec sleep` leaves the JVM's parent a process that never reaps it: killed, it stays a zombie.
-            val javaBin = ProcessHandle.current().info().command().orElse("java")
-            val cmd = "'$javaBin' -Xmx64m -cp '${System.getProperty("java.class.path")}' $main shm hold '$dir' silent > '$dir/silent.log' 2>&1 & exec sleep 120"
-            val parent = ProcessBuilder("bash", "-c", cmd).start()
+            val cmd = "'${ChildProcess.java()}' -Xmx64m -cp '${System.getProperty("java.class.path")}' $main shm hold '$dir' silent > '$dir/silent.log' 2>&1 & exec sleep 120"
+            val parent = ChildProcess.command("bash", "-c", cmd).start()
             try {
                 val silent = me.av.insert(Rendezvous.lookup(dir, "silent"))
                 me.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, silent, 1, 0, "from-silent") shouldBe 0
                 me.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, FiAddr.UNSPEC, 1, 0, "from-anyone") shouldBe 0
                 repeat(1000) { me.domain.progress() }
-                val child = parent.toHandle().children().findFirst().orElseThrow()
+                val child = parent.process().toHandle().children().findFirst().orElseThrow()
                 child.destroyForcibly()
                 val err = me.await(1, millis = 10_000).single().shouldBeInstanceOf<CompletionError>()
                 err.context shouldBe "from-silent"
@@ -117,7 +122,7 @@ class ShmMultiProcessIT : FunSpec({
                 java.nio.file.Files.readString(java.nio.file.Paths.get("/proc/${child.pid()}/stat")).substringAfterLast(')').trim().first() shouldBe 'Z'
                 me.ep.srx.postedCount shouldBe 1 // the any-source receive still waits: others may send
             } finally {
-                parent.destroyForcibly()
+                parent.close()
                 eq.close()
             }
         }
@@ -132,14 +137,14 @@ class ShmMultiProcessIT : FunSpec({
             val av = domain.addressVector()
             val eq = fabric.eventQueue()
             val ep = domain.endpoint().also { it.bind(cq, OpFlags.TRANSMIT or OpFlags.RECV); it.bind(av); it.bind(eq); it.enable() }
-            val kid = ChildJvm(main, listOf("shm", "hold", "$dir", "rx"), log = dir.resolve("rx.log").toFile())
+            val kid = ChildProcess.jvm(main, "shm", "hold", "$dir", "rx").output(dir.resolve("rx.log")).start()
             try {
                 val rx = av.insert(Rendezvous.lookup(dir, "rx"))
                 val big = UnsafeBuffer(ByteBuffer.allocateDirect(1 shl 20))
                 ep.tryTsend(big, 0, big.capacity(), rx, 1, "rendezvous") shouldBe 0
                 ep.trySendmsg(UnsafeBuffer(ByteArray(16)), 0, 16, rx, 2, 0, OpFlags.TAGGED or OpFlags.DELIVERY_COMPLETE, "delivery") shouldBe 0
                 repeat(100) { domain.progress() }
-                kid.process.destroyForcibly()
+                kid.process().destroyForcibly()
                 val got = HashMap<Any?, CompletionError>()
                 val deadline = Deadline.of("two error completions", Duration.ofSeconds(10))
                 val err = CompletionError()
@@ -163,15 +168,15 @@ class ShmMultiProcessIT : FunSpec({
 
     test("files left by a process that died are reclaimed by the next one that starts") {
         val dir = tempDir()
-        val kid = ChildJvm(main, listOf("shm", "hold", "$dir", "dead"), log = dir.resolve("dead.log").toFile())
+        val kid = ChildProcess.jvm(main, "shm", "hold", "$dir", "dead").output(dir.resolve("dead.log")).start()
         try {
             Rendezvous.lookup(dir, "dead")
-            val pid = kid.process.pid()
+            val pid = kid.process().pid()
             TestFabric(1).use { f ->
                 // Give the dying process a channel too: send it a message.
                 val dest = f.nodes[0].av.insert(Rendezvous.lookup(dir, "dead"))
                 f.nodes[0].ep.tryTinject(UnsafeBuffer(ByteArray(8)), 0, 8, dest, 0) shouldBe 0
-                kid.process.destroyForcibly().waitFor()
+                kid.process().destroyForcibly().waitFor()
                 fun leftovers() = Files.list(shmDir()).use { s -> s.filter { it.fileName.toString().contains("braid-$pid-") }.count() }
                 leftovers() shouldBe 2L // its endpoint file, and the channel file to it
                 f.nodes[0].ep.close()

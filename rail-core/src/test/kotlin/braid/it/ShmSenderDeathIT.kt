@@ -8,6 +8,7 @@ import braid.core.Errno
 import braid.core.Event
 import braid.core.EventType
 import braid.core.OpFlags
+import braid.testsupport.ChildProcess
 import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.assertions.withClue
@@ -36,8 +37,9 @@ class ShmSenderDeathIT : FunSpec({
             val eq = fabric.eventQueue()
             val ep = domain.endpoint().apply { bind(cq, OpFlags.TRANSMIT or OpFlags.RECV); bind(av); bind(eq); enable() }
             Rendezvous.publish(dir, "rx", ep.address)
-            val kid = ChildJvm(PeerMain::class.java.name, listOf(provider, "send", "$dir", "tx", "rx", "0", "1"), log = dir.resolve("tx.log").toFile(),
-                jvmArgs = listOf("-Xmx256m", "-Dbraid.shm.testStallAfterClaim=true"))
+            val kid = ChildProcess.jvm(PeerMain::class.java.name, provider, "send", "$dir", "tx", "rx", "0", "1")
+                .output(dir.resolve("tx.log"))
+                .jvmArgs("-Xmx256m", "-Dbraid.shm.testStallAfterClaim=true").start()
             try {
                 val tx = av.insert(Rendezvous.lookup(dir, "tx"))
                 ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, tx, 12345, 0, "directed") shouldBe 0
@@ -49,7 +51,7 @@ class ShmSenderDeathIT : FunSpec({
                 repeat(1000) { domain.progress() }
                 fun shmChannelsLive() = ep.describe().lines().count { it.trimStart().startsWith("from ") && "dead false" in it }
                 withClue(ep.describe()) { shmChannelsLive() shouldBe 1 } // the sender's ring, through the link's shm rail too
-                kid.process.destroyForcibly().waitFor()
+                kid.process().destroyForcibly().waitFor()
                 val err = CompletionError()
                 deadline = Deadline.of("the receive directed at the killed sender to fail", Duration.ofSeconds(10))
                 while (true) {

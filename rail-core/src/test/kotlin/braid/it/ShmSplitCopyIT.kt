@@ -5,6 +5,7 @@ import braid.core.CompletionError
 import braid.core.Errno
 import braid.core.Settings
 import braid.core.TestFabric
+import braid.testsupport.ChildProcess
 import braid.testsupport.Deadline
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
@@ -37,10 +38,10 @@ class ShmSplitCopyIT : FunSpec({
     )
     fun splitChunks(size: Int) = if (size >= shareSize) (size + chunk - 1) / chunk else 0
 
-    fun sender(dir: java.nio.file.Path, mode: String, rounds: Int, cases: List<Pair<Int, Int>>, jvm: List<String> = emptyList()) = ChildJvm(
-        SplitSendMain::class.java.name, listOf("$dir", "tx", "rx", mode, "$rounds") + cases.map { "${it.first}@${it.second}" },
-        log = dir.resolve("tx.log").toFile(), jvmArgs = listOf("-Xmx256m", "-XX:MaxDirectMemorySize=512m") + jvm,
-    )
+    fun sender(dir: java.nio.file.Path, mode: String, rounds: Int, cases: List<Pair<Int, Int>>, jvm: List<String> = emptyList()) =
+        ChildProcess.jvm(
+            SplitSendMain::class.java.name, listOf("$dir", "tx", "rx", mode, "$rounds") + cases.map { "${it.first}@${it.second}" },
+        ).output(dir.resolve("tx.log")).jvmArgs(listOf("-Xmx256m", "-XX:MaxDirectMemorySize=512m") + jvm).start()
 
     /** The counters of the receiving side's channel from the sender, from the endpoint's description. */
     fun counter(f: TestFabric, name: String): Long =
@@ -71,7 +72,7 @@ class ShmSplitCopyIT : FunSpec({
                 val tx = f.nodes[0].av.insert(Rendezvous.lookup(dir, "tx"))
                 receiveAll(f, tx, rounds, cases)
                 Rendezvous.mark(dir, "rx")
-                val out = kid.awaitOk(120)
+                val out = kid.awaitOk(Duration.ofSeconds(120))
                 val pushed = Regex("PUSHED (\\d+)").find(out)!!.groupValues[1].toLong()
                 val chunks = rounds * cases.sumOf { splitChunks(it.first) }.toLong()
                 val describe = f.nodes[0].ep.describe()
@@ -101,7 +102,7 @@ class ShmSplitCopyIT : FunSpec({
                     counter(f, "split copies") shouldBe cases.count { it.first >= shareSize }.toLong()
                     counter(f, "chunks pulled") shouldBe cases.sumOf { splitChunks(it.first) }.toLong()
                 }
-                kid.process.isAlive shouldBe true // it was there all along, just not progressing
+                kid.isAlive shouldBe true // it was there all along, just not progressing
             } finally {
                 kid.close()
             }
@@ -121,7 +122,7 @@ class ShmSplitCopyIT : FunSpec({
             val killer = Thread {
                 val deadline = Deadline.of("the sender to claim a chunk", Duration.ofSeconds(120))
                 while ("CLAIMED CHUNK" !in kid.output() && !deadline.expired()) Thread.sleep(5)
-                kid.process.destroyForcibly()
+                kid.process().destroyForcibly()
             }.apply { isDaemon = true; start() }
             try {
                 val tx = me.av.insert(Rendezvous.lookup(dir, "tx"))

@@ -9,6 +9,7 @@ import braid.core.Rail
 import braid.core.TestFabric
 import braid.core.buf
 import braid.provider.tcp.RawPeerMain
+import braid.testsupport.ChildProcess
 import braid.testsupport.Deadline
 import io.kotest.core.annotation.EnabledIf
 import io.kotest.core.spec.style.FunSpec
@@ -48,7 +49,7 @@ class TcpCrossHostIT : FunSpec({
                 err.context shouldBe "to-intruder"
                 err.err shouldBe Errno.EACCES
                 Rendezvous.mark(dir, "root")
-                kid.awaitOk(60)
+                kid.awaitOk(Duration.ofSeconds(60))
                 repeat(100) { me.domain.progress() }
                 me.cq.read(Completion()) shouldBe -Errno.EAGAIN
                 me.ep.srx.postedCount shouldBe 1
@@ -80,7 +81,7 @@ class TcpCrossHostIT : FunSpec({
                     repeat(20) { me.domain.progress() }
                     Rendezvous.mark(dir, RawPeerMain.GO)
                     inbox.until("error completions for both operations on the raw peer") { inbox.errors.size >= 2 }
-                    raw.awaitOk(60)
+                    raw.awaitOk(Duration.ofSeconds(60))
                     val fromRaw = inbox.errors.getValue("from-raw")
                     val toRaw = inbox.errors.getValue("to-raw")
                     if (mode == "garbage") {
@@ -93,7 +94,7 @@ class TcpCrossHostIT : FunSpec({
                     }
                     inbox.until("the rest of the good stream") { stream.next == count }
                     Rendezvous.mark(dir, "root")
-                    good.awaitOk(60)
+                    good.awaitOk(Duration.ofSeconds(60))
                     inbox.errors.keys shouldBe setOf("from-raw", "to-raw")
                 }
             }
@@ -121,7 +122,7 @@ private class TrafficIn(private val ep: Endpoint, private val source: Long, priv
 }
 
 /** The completions of [node]: streams fed, contexts of other successes, errors by context. */
-private class Inbox(private val node: TestFabric.Node, private val kids: List<ChildJvm>) {
+private class Inbox(private val node: TestFabric.Node, private val kids: List<ChildProcess>) {
     val done = HashSet<Any?>()
     val errors = HashMap<Any?, CompletionError>()
 

@@ -8,6 +8,7 @@ import braid.core.Rail
 import braid.core.TestFabric
 import braid.provider.tcp.TcpSettings
 import braid.provider.tcp.tcp
+import braid.testsupport.ChildProcess
 import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.longs.shouldBeGreaterThan
@@ -21,19 +22,19 @@ import java.time.Duration
 import java.util.concurrent.TimeUnit
 
 /** A way to make the peer process on host 0 fall silent ([begin]) and to undo it ([end]). */
-class Silence(val how: String, val begin: (Hosts, ChildJvm) -> Unit, val end: (Hosts, ChildJvm) -> Unit) {
+class Silence(val how: String, val begin: (Hosts, ChildProcess) -> Unit, val end: (Hosts, ChildProcess) -> Unit) {
     companion object {
         val SIGSTOP = Silence("stopped with SIGSTOP", { _, kid -> signal(kid, "STOP") }, { _, kid -> signal(kid, "CONT") })
 
-        fun signal(kid: ChildJvm, sig: String) {
-            val rc = ProcessBuilder("kill", "-$sig", kid.process.pid().toString()).inheritIO().start().waitFor()
-            check(rc == 0) { "kill -$sig ${kid.process.pid()} failed" }
+        fun signal(kid: ChildProcess, sig: String) {
+            val rc = ChildProcess.command("kill", "-$sig", "${kid.pid()}").start().use { it.awaitExit(Duration.ofSeconds(10)) }
+            check(rc == 0) { "kill -$sig ${kid.pid()} failed" }
         }
     }
 }
 
 /** Drives [node] until [done], failing with [what] and the child's output after [seconds]. */
-fun until(what: String, node: TestFabric.Node, kid: ChildJvm, seconds: Long = 60, done: () -> Boolean) {
+fun until(what: String, node: TestFabric.Node, kid: ChildProcess, seconds: Long = 60, done: () -> Boolean) {
     val deadline = Deadline.of("$what", Duration.ofSeconds(seconds))
     while (!done()) {
         node.domain.progress()
@@ -63,8 +64,8 @@ fun FunSpec.tcpPeerLossCases(open: () -> Hosts, silences: List<Silence>) {
                 me.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, tx, PeerMain.BIG_TAG + 1, 0, "never") shouldBe 0
                 // Read until the message is partly here, then stop reading and kill the sender.
                 until("the first bytes of the message", me, kid) { me.ep.tcp.inflightBytes() > 0 }
-                kid.process.destroyForcibly()
-                kid.process.waitFor(10, TimeUnit.SECONDS)
+                kid.process().destroyForcibly()
+                kid.process().waitFor(10, TimeUnit.SECONDS)
                 val errors = me.await(2, millis = 10_000).map { it.shouldBeInstanceOf<CompletionError>() }.associateBy { it.context }
                 errors.getValue("big").message shouldContain "mid-transfer"
                 errors.getValue("big").len shouldBeGreaterThan 0L
@@ -85,7 +86,7 @@ fun FunSpec.tcpPeerLossCases(open: () -> Hosts, silences: List<Silence>) {
                 me.ep.trySendmsg(UnsafeBuffer(ByteArray(16)), 0, 16, rx, 2, 0, OpFlags.TAGGED or OpFlags.DELIVERY_COMPLETE, "delivery") shouldBe 0
                 until("the connection", me, kid) { me.ep.tcp.establishedCount() == 1 }
                 repeat(100) { me.domain.progress() }
-                kid.process.destroyForcibly()
+                kid.process().destroyForcibly()
                 val errors = me.await(2, millis = 10_000).map { it.shouldBeInstanceOf<CompletionError>() }.associateBy { it.context }
                 val name = me.av.straddr(rx)
                 errors.getValue("rendezvous").message shouldContain name

@@ -1,5 +1,6 @@
 package braid.samples
 
+import braid.testsupport.ChildProcess
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldHaveSize
@@ -11,39 +12,16 @@ import java.net.InetAddress
 import java.net.ServerSocket
 import java.nio.file.Files
 import java.nio.file.Paths
-import java.util.concurrent.TimeUnit
+import java.time.Duration
 
 /** `braid pingpong` as fi_pingpong is run: a server process and a client process, over shm. */
 class PingpongProcessIT : FunSpec({
-    /** `braid` in a child JVM on the test class path; stdout and stderr to files. */
-    class Braid(args: List<String>, dir: File, name: String, env: Map<String, String> = emptyMap()) : AutoCloseable {
-        val out = File(dir, "$name.out")
-        val err = File(dir, "$name.err")
-        val process: Process = ProcessBuilder(
-            listOf(
-                ProcessHandle.current().info().command().orElse("java"),
-                "-Xmx256m", "-cp", System.getProperty("java.class.path"), BraidCommand::class.java.name,
-            ) + args,
-        ).redirectOutput(out).redirectError(err).also { it.environment().putAll(env) }.start()
+    /** `braid` in a child JVM on the test class path; stdout to DIR/NAME.out and stderr to DIR/NAME.err. */
+    fun braid(args: List<String>, dir: File, name: String, env: Map<String, String> = emptyMap()): ChildProcess =
+        ChildProcess.jvm(BraidCommand::class.java.name, args).name("braid $name").env(env)
+            .output(File(dir, "$name.out")).errorOutput(File(dir, "$name.err")).start()
 
-        /** The exit status; fails (after killing it) if the process is still running after [seconds]. */
-        fun await(seconds: Long): Int {
-            if (!process.waitFor(seconds, TimeUnit.SECONDS)) {
-                process.destroyForcibly()
-                error("braid did not exit within $seconds s; stdout:\n${out.readText()}\nstderr:\n${err.readText()}")
-            }
-            return process.exitValue()
-        }
-
-        fun describe(): String = "stdout:\n${out.readText()}\nstderr:\n${err.readText()}"
-
-        override fun close() {
-            if (process.isAlive) {
-                process.destroyForcibly()
-                process.waitFor(10, TimeUnit.SECONDS)
-            }
-        }
-    }
+    fun ChildProcess.describe(): String = "stdout:\n${output()}\nstderr:\n${errorOutput()}"
 
     /**
      * Runs a checked 64-byte pingpong of 100 round trips between two processes on the endpoint
@@ -54,24 +32,24 @@ class PingpongProcessIT : FunSpec({
         val dir = Files.createTempDirectory("braid-pingpong-test").toFile()
         val port = ServerSocket(0, 1, InetAddress.getLoopbackAddress()).use { it.localPort }
         val common = listOf("pingpong") + endpoint + listOf("-I", "100", "-S", "64", "-c")
-        val server = Braid(common + listOf("-B", "$port", "--accept-timeout", "60"), dir, "server", serverEnv)
-        var client: Braid? = null
+        val server = braid(common + listOf("-B", "$port", "--accept-timeout", "60"), dir, "server", serverEnv)
+        var client: ChildProcess? = null
         try {
-            client = Braid(common + listOf("-P", "$port", "127.0.0.1"), dir, "client", clientEnv)
-            val clientStatus = client.await(120)
-            val serverStatus = server.await(60)
+            client = braid(common + listOf("-P", "$port", "127.0.0.1"), dir, "client", clientEnv)
+            val clientStatus = client.awaitExit(Duration.ofSeconds(120))
+            val serverStatus = server.awaitExit(Duration.ofSeconds(60))
             withClue("client ${client.describe()}\nserver ${server.describe()}") {
                 clientStatus shouldBe 0
                 serverStatus shouldBe 0
                 for (side in listOf(client, server)) {
-                    stdout(side.out.readText())
-                    val lines = side.out.readLines().filter { it.isNotBlank() && !it.startsWith("#") }
+                    stdout(side.output())
+                    val lines = side.output().lines().filter { it.isNotBlank() && !it.startsWith("#") }
                     lines shouldHaveSize 2
                     lines[0] shouldBe PerfFormat.HEADER
                     lines[1] shouldMatch Regex("""64      100     =100     12k     [ \d]{4}\d\.\d\ds[ \d]{6}\d\.\d\d[ \d]{7}\d\.\d\d[ \d]{7}\d\.\d\d""")
                 }
             }
-            return listOf(client.err.readText(), server.err.readText())
+            return listOf(client.errorOutput(), server.errorOutput())
         } finally {
             client?.close()
             server.close()

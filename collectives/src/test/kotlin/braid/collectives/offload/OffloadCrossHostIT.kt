@@ -1,8 +1,9 @@
 package braid.collectives.offload
 
-import braid.it.ChildJvm
+import braid.collectives.RankMain
 import braid.it.NetnsHosts
 import braid.it.NetnsUsable
+import braid.testsupport.ChildProcess
 import braid.testsupport.Deadline
 import io.kotest.core.annotation.EnabledIf
 import io.kotest.core.spec.style.FunSpec
@@ -30,9 +31,9 @@ class OffloadCrossHostIT : FunSpec({
                     dir.resolve("$r.log").toFile(), mapOf("BRAID_JOB_KEY" to "offload-hier-${dir.fileName}"), listOf("-Xmx192m", "-XX:TieredStopAtLevel=1"))
             }
             try {
-                ranks.forEachIndexed { r, c -> c.awaitOk(600).also { println("rank $r: " + it.lines().first { l -> l.startsWith("counters") }) } }
+                ranks.forEachIndexed { r, c -> c.awaitOk(Duration.ofSeconds(600)).also { println("rank $r: " + it.lines().first { l -> l.startsWith("counters") }) } }
             } finally {
-                ranks.forEach(ChildJvm::close)
+                ranks.forEach(ChildProcess::close)
             }
         }
         dir.toFile().deleteRecursively()
@@ -55,16 +56,12 @@ class OffloadCrossHostIT : FunSpec({
                     dir.resolve("$r.log").toFile(), mapOf("BRAID_JOB_KEY" to "offload-hier-${dir.fileName}"), listOf("-Xmx192m", "-XX:TieredStopAtLevel=1"))
             }
             try {
-                val started = Deadline.of("every rank to start its allreduces", Duration.ofSeconds(120))
-                while ((0 until size).any { !Files.exists(dir.resolve("$it.running")) }) {
-                    started.check { ranks.map { it.output() } }
-                    Thread.sleep(20)
-                }
-                Thread.sleep(300)
-                ranks[1].process.destroyForcibly()
-                for (r in listOf(0, 2, 3, 4, 5)) ranks[r].awaitOk(90) shouldContain "FAILED-AS-EXPECTED"
+                val inFlight = Deadline.of("every rank to have an allreduce in flight", Duration.ofSeconds(120))
+                ranks.forEach { it.awaitOutput(RankMain.IN_FLIGHT, inFlight) }
+                ranks[1].kill()
+                for (r in listOf(0, 2, 3, 4, 5)) ranks[r].awaitOk(Duration.ofSeconds(90)) shouldContain "FAILED-AS-EXPECTED"
             } finally {
-                ranks.forEach(ChildJvm::close)
+                ranks.forEach(ChildProcess::close)
             }
         }
         dir.toFile().deleteRecursively()

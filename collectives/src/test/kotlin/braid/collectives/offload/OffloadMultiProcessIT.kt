@@ -1,6 +1,7 @@
 package braid.collectives.offload
 
-import braid.it.ChildJvm
+import braid.collectives.RankMain
+import braid.testsupport.ChildProcess
 import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.string.shouldContain
@@ -14,19 +15,17 @@ import java.time.Duration
  * killed local rank.
  */
 class OffloadMultiProcessIT : FunSpec({
-    fun start(provider: String, dir: File, rank: Int, size: Int, mode: String): ChildJvm =
-        ChildJvm(
-            OffloadRankMain::class.java.name, listOf(provider, dir.path, "$rank", "$size", mode),
-            mapOf("BRAID_TCP_IFACE" to "lo", "BRAID_JOB_KEY" to "offload-it-${dir.name}"),
-            File(dir, "$rank.log"), listOf("-Xmx192m", "-XX:TieredStopAtLevel=1"),
-        )
+    fun start(provider: String, dir: File, rank: Int, size: Int, mode: String): ChildProcess =
+        ChildProcess.jvm(OffloadRankMain::class.java.name, provider, dir.path, "$rank", "$size", mode).name("rank $rank")
+            .env(mapOf("BRAID_TCP_IFACE" to "lo", "BRAID_JOB_KEY" to "offload-it-${dir.name}"))
+            .output(File(dir, "$rank.log")).jvmArgs("-Xmx192m", "-XX:TieredStopAtLevel=1").start()
 
     for ((provider, size) in listOf("shm" to 2, "shm" to 3, "shm" to 4, "tcp" to 3)) {
         test("every operation the offload claims on $size processes of one host (main provider $provider) matches the sequential reference, carried by the segment") {
             val dir = Files.createTempDirectory("offload-$provider-$size-").toFile()
             val ranks = (0 until size).map { start(provider, dir, it, size, "matrix") }
             try {
-                ranks.forEachIndexed { r, c -> c.awaitOk(600).also { println("rank $r: " + it.lines().first { l -> l.startsWith("counters") }) } }
+                ranks.forEachIndexed { r, c -> c.awaitOk(Duration.ofSeconds(600)).also { println("rank $r: " + it.lines().first { l -> l.startsWith("counters") }) } }
             } finally {
                 ranks.forEach { it.close() }
                 dir.deleteRecursively()
@@ -38,14 +37,13 @@ class OffloadMultiProcessIT : FunSpec({
     fun onHosts(hostOf: IntArray, mode: String) {
         val dir = Files.createTempDirectory("offload-hosts-").toFile()
         val ranks = hostOf.indices.map { r ->
-            ChildJvm(
-                OffloadRankMain::class.java.name, listOf("tcp", dir.path, "$r", "${hostOf.size}", mode),
-                mapOf("BRAID_TCP_IFACE" to "lo", "BRAID_JOB_KEY" to "offload-hier-${dir.name}", "BRAID_HOST_ID" to "test-host-${hostOf[r]}-${dir.name}"),
-                File(dir, "$r.log"), listOf("-Xmx192m", "-XX:TieredStopAtLevel=1"),
-            )
+            ChildProcess.jvm(OffloadRankMain::class.java.name, "tcp", dir.path, "$r", "${hostOf.size}", mode).name("rank $r")
+                .env(mapOf("BRAID_TCP_IFACE" to "lo", "BRAID_JOB_KEY" to "offload-hier-${dir.name}"))
+                .env("BRAID_HOST_ID", "test-host-${hostOf[r]}-${dir.name}")
+                .output(File(dir, "$r.log")).jvmArgs("-Xmx192m", "-XX:TieredStopAtLevel=1").start()
         }
         try {
-            ranks.forEachIndexed { r, c -> c.awaitOk(600).also { println("rank $r: " + it.lines().first { l -> l.startsWith("counters") || l.startsWith("OK") }) } }
+            ranks.forEachIndexed { r, c -> c.awaitOk(Duration.ofSeconds(600)).also { println("rank $r: " + it.lines().first { l -> l.startsWith("counters") || l.startsWith("OK") }) } }
         } finally {
             ranks.forEach { it.close() }
             dir.deleteRecursively()
@@ -65,15 +63,11 @@ class OffloadMultiProcessIT : FunSpec({
             val dir = Files.createTempDirectory("offload-kill-$provider-").toFile()
             val ranks = (0 until 3).map { start(provider, dir, it, 3, if (it == 1) "victim" else "survivor") }
             try {
-                val started = Deadline.of("every rank to start its allreduces", Duration.ofSeconds(90))
-                while ((0 until 3).any { !File(dir, "$it.running").exists() }) {
-                    started.check { ranks.map { it.output() } }
-                    Thread.sleep(20)
-                }
-                Thread.sleep(300)
-                ranks[1].process.destroyForcibly()
+                val inFlight = Deadline.of("every rank to have an allreduce in flight", Duration.ofSeconds(90))
+                ranks.forEach { it.awaitOutput(RankMain.IN_FLIGHT, inFlight) }
+                ranks[1].kill()
                 for (r in listOf(0, 2)) {
-                    val out = ranks[r].awaitOk(60)
+                    val out = ranks[r].awaitOk(Duration.ofSeconds(60))
                     out shouldContain "FAILED-AS-EXPECTED"
                     out shouldContain "group rank 1"
                 }

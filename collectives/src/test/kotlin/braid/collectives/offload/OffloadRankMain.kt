@@ -63,7 +63,7 @@ object OffloadRankMain {
                 closeAndRefuse(group, o)
                 println("OK offload rank $rank of $size: $runs collectives matched the reference")
             }
-            "victim", "survivor" -> RankMain.allreduceUntilKilled(group, dir, mode)
+            "victim", "survivor" -> RankMain.allreduceUntilKilled(group, mode)
             "hier" -> {
                 hierarchical(group, o)
                 val runs = Matrix(group, quick = true).runAll()

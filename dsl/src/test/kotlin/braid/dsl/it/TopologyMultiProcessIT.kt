@@ -1,48 +1,30 @@
 package braid.dsl.it
 
+import braid.testsupport.ChildProcess
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldContain
-import java.io.File
 import java.nio.file.Files
 import java.nio.file.Path
-import java.util.concurrent.TimeUnit
+import java.time.Duration
 
 /** Two processes open the link a config file describes and exchange messages over it. */
 class TopologyMultiProcessIT : FunSpec({
-    /** A child JVM running [TopologyPeerMain] with the test class path; output to [log]. */
-    class Peer(role: String, dir: Path, config: Path, env: Map<String, String>) : AutoCloseable {
-        val log: File = dir.resolve("$role.log").toFile()
-        val process: Process = ProcessBuilder(
-            ProcessHandle.current().info().command().orElse("java"), "-Xmx256m", "-XX:MaxDirectMemorySize=256m",
-            "-cp", System.getProperty("java.class.path"), TopologyPeerMain::class.java.name, role, "$dir", "$config",
-        ).redirectErrorStream(true).redirectOutput(log).also { pb ->
-            // The environment layer must not pick up the test runner's own settings.
-            pb.environment().keys.removeAll { it.startsWith("BRAID_") }
-            pb.environment().putAll(env)
-        }.start()
-
-        fun await(): Pair<Int, String> {
-            if (!process.waitFor(180, TimeUnit.SECONDS)) {
-                process.destroyForcibly()
-                error("peer did not exit within 180 s:\n${log.readText()}")
-            }
-            return process.exitValue() to log.readText()
-        }
-
-        override fun close() {
-            if (process.isAlive) { process.destroyForcibly(); process.waitFor(10, TimeUnit.SECONDS) }
-        }
-    }
+    /** A child JVM running [TopologyPeerMain] as [role] with the test class path; output to ROLE.log in [dir]. */
+    fun peer(role: String, dir: Path, config: Path, env: Map<String, String>): ChildProcess =
+        ChildProcess.jvm(TopologyPeerMain::class.java.name, role, "$dir", "$config").name("peer $role")
+            .jvmArgs("-Xmx256m", "-XX:MaxDirectMemorySize=256m")
+            .withoutEnv { it.startsWith("BRAID_") } // the environment layer must not pick up the test runner's own settings
+            .env(env).output(dir.resolve("$role.log")).start()
 
     fun run(configText: String, name: String, env: (role: String, dir: Path) -> Map<String, String> = { _, _ -> emptyMap() }): List<Pair<Int, String>> {
         val dir = Files.createTempDirectory("braid-topology-it")
         Files.writeString(dir.resolve("key"), "the job's key\n")
         val config = dir.resolve(name).also { Files.writeString(it, configText.replace("DIR", "$dir")) }
-        val peers = listOf("first", "second").map { Peer(it, dir, config, env(it, dir)) }
+        val peers = listOf("first", "second").map { peer(it, dir, config, env(it, dir)) }
         try {
-            return peers.map { it.await() }
+            return peers.map { it.awaitExit(Duration.ofSeconds(180)) to it.output() }
         } finally {
             peers.forEach { it.close() }
         }

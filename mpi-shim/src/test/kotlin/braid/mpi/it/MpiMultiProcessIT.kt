@@ -1,37 +1,37 @@
 package braid.mpi.it
 
+import braid.testsupport.ChildProcess
+import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import java.io.File
-import java.util.concurrent.TimeUnit
+import java.time.Duration
 import kotlin.io.path.createTempDirectory
 
 /** Starts [n] child JVMs running [MpiRankMain] with [scenario] over a fresh [braid.mpi.testing.FileBootstrap] directory. */
 private class Job(n: Int, scenario: String) : AutoCloseable {
     val dir: File = createTempDirectory("braid-mpi-it").toFile()
     val logs = List(n) { File(dir, "rank$it.log") }
-    val procs: List<Process> = List(n) { r ->
-        ProcessBuilder(
-            ProcessHandle.current().info().command().orElse("java"), "-XX:+UseSerialGC", "-Xmx256m",
-            "-cp", System.getProperty("java.class.path"), MpiRankMain::class.java.name, dir.path, "$r", "$n", scenario,
-        ).redirectErrorStream(true).redirectOutput(logs[r]).start()
+    val procs: List<ChildProcess> = List(n) { r ->
+        ChildProcess.jvm(MpiRankMain::class.java.name, dir.path, "$r", "$n", scenario).name("rank $r").output(logs[r]).start()
     }
 
     /** Each rank's exit code, failing with every log if one is still running after [seconds]. */
     fun exitCodes(seconds: Long): List<Int> {
-        val deadline = System.nanoTime() + seconds * 1_000_000_000
-        procs.forEachIndexed { r, p ->
-            if (!p.waitFor(maxOf(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
-                error("rank $r did not exit within $seconds s\n${output()}")
+        val deadline = Deadline.of("the ${procs.size} ranks to exit", Duration.ofSeconds(seconds))
+        return procs.map { p ->
+            try {
+                p.awaitExit(deadline)
+            } catch (e: AssertionError) {
+                throw AssertionError("${e.message}\n${output()}", e)
             }
         }
-        return procs.map { it.exitValue() }
     }
 
     fun output(): String = logs.mapIndexed { r, f -> "--- rank $r ---\n" + (if (f.exists()) f.readText() else "") }.joinToString("\n")
 
     override fun close() {
-        procs.forEach { if (it.isAlive) { it.destroyForcibly(); it.waitFor(10, TimeUnit.SECONDS) } }
+        procs.forEach { it.close() }
         dir.deleteRecursively()
     }
 }

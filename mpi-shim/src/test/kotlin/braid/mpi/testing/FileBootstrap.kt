@@ -2,7 +2,9 @@ package braid.mpi.testing
 
 import braid.bootstrap.Bootstrap
 import braid.bootstrap.BootstrapException
+import braid.testsupport.Deadline
 import java.io.File
+import java.time.Duration
 import kotlin.system.exitProcess
 
 /**
@@ -46,9 +48,9 @@ class FileBootstrap(private val dir: File, override val rank: Int, override val 
         pending.clear()
         round++
         File(dir, "fence/$round.$rank").createNewFile()
-        val deadline = System.nanoTime() + 60_000_000_000
+        val deadline = Deadline.of("rank $rank: fence $round", Duration.ofSeconds(60))
         while ((0 until size).any { !File(dir, "fence/$round.$it").exists() }) {
-            if (System.nanoTime() > deadline) throw BootstrapException("rank $rank: fence $round timed out after 60 s; missing ranks ${(0 until size).filter { !File(dir, "fence/$round.$it").exists() }}")
+            if (deadline.expired()) throw BootstrapException("rank $rank: fence $round timed out after 60 s; missing ranks ${(0 until size).filter { !File(dir, "fence/$round.$it").exists() }}")
             Thread.sleep(2)
         }
     }

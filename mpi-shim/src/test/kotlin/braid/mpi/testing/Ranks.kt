@@ -5,6 +5,8 @@ import braid.mpi.ErrorHandler
 import braid.mpi.Mpi
 import braid.mpi.MpiOptions
 import braid.mpi.ThreadLevel
+import braid.testsupport.Deadline
+import java.time.Duration
 import java.util.concurrent.atomic.AtomicReferenceArray
 
 /**
@@ -28,8 +30,8 @@ fun runRanks(n: Int, seconds: Long = 60, job: MemoryJob = MemoryJob(n), level: T
             }
         }, "rank-$r").apply { isDaemon = true; start() }
     }
-    val deadline = System.nanoTime() + seconds * 1_000_000_000
-    threads.forEach { it.join(maxOf(1, (deadline - System.nanoTime()) / 1_000_000)) }
+    val deadline = Deadline.of("$n ranks to finish", Duration.ofSeconds(seconds))
+    threads.forEach { it.join(maxOf(1, deadline.remainingMillis())) }
     val stuck = threads.filter { it.isAlive }
     if (stuck.isNotEmpty()) {
         val traces = stuck.joinToString("\n\n") { t -> t.name + ":\n" + t.stackTrace.take(25).joinToString("\n") { "    at $it" } }
