@@ -424,6 +424,9 @@ public sealed class Comm(
         }
     }
 
+    /** The rank whose fabric address is [fiAddr] (for messages; a scan), or -1. */
+    @JvmSynthetic internal fun rankOfAddr(fiAddr: Long): Int = destAddr.indexOf(fiAddr)
+
     /** A request already failed with ERR_PROC_FAILED if [peer] was reported dead, else null. */
     private fun failedPeer(call: String, peer: Int): Request? {
         val why = mpi.deadPeer(destAddr[peer]) ?: return null

@@ -113,8 +113,12 @@ public abstract class Request internal constructor(
 
     /** The endpoint refused the post outright (not `-EAGAIN`). */
     internal fun failPost(rc: Int) {
-        complete(Mpi.ANY_SOURCE, Mpi.ANY_TAG, 0, errorClassOf(-rc), message = "the endpoint refused the operation: ${Errno.name(-rc)}")
+        val what = peer()?.let { "the endpoint refused the $it" } ?: "the endpoint refused the operation"
+        complete(Mpi.ANY_SOURCE, Mpi.ANY_TAG, 0, errorClassOf(-rc), message = "$what: ${Errno.name(-rc)}${hint(-rc)}")
     }
+
+    /** The operation and the peer it names, in words ("send to rank 3 of MPI_COMM_WORLD"), or null when it names none. */
+    internal open fun peer(): String? = null
 
     internal var errorMessage: String = ""
 
@@ -154,6 +158,12 @@ public abstract class Request internal constructor(
             val e = MPIException.of(statusError, "MPI_Wait", "the operation failed: $errorMessage")
             throw comm?.raise(e) ?: e
         }
+    }
+
+    /** What a refusal's errno means for an MPI program. */
+    private fun hint(errno: Int): String = when (errno) {
+        Errno.ECONNREFUSED, Errno.EHOSTDOWN, Errno.ECONNRESET -> " (that rank's process has ended or closed its endpoint)"
+        else -> ""
     }
 
     public companion object {
