@@ -6,6 +6,7 @@
 # one-way latency at 64 B and bandwidth at 1 MiB. Needs: mvn -q -B package -DskipTests.
 # Usage: bench/link-overhead.sh [ROUNDS] [ITERS_64B] [ITERS_1MIB]
 set -euo pipefail
+. "$(dirname "$0")/usage.sh"
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
 small=${2:-100000}

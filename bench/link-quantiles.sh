@@ -6,6 +6,7 @@
 # percentiles of each path's one-way latency are compared. Needs: mvn -q -B package -DskipTests.
 # Usage: bench/link-quantiles.sh [ROUNDS] [ITERS]
 set -euo pipefail
+. "$(dirname "$0")/usage.sh"
 cd "$(dirname "$0")/.."
 rounds=${1:-6}
 iters=${2:-100000}

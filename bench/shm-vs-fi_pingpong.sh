@@ -5,6 +5,8 @@
 # Needs: mvn -q -B package -DskipTests (for bin/braid), and fi_pingpong (apt-get install libfabric-bin).
 # Usage: bench/shm-vs-fi_pingpong.sh [ROUNDS] [ITERS_64B] [ITERS_1MIB]
 set -euo pipefail
+. "$(dirname "$0")/usage.sh"
+. "$(dirname "$0")/usage.sh"
 prov=$(basename "$0"); prov=${prov%%-vs-*}
 cd "$(dirname "$0")/.."
 export BRAID_TCP_IFACE=lo
