@@ -48,6 +48,7 @@ public object EnvironmentLayer {
         )
     }
 
+    @JvmSynthetic
     internal fun apply(draft: Draft, env: Map<String, String>) {
         env[LINKS]?.takeIf { it.isNotBlank() }?.let { text ->
             draft.replaceLinks(LinkStrings.parse(text, LINKS).map { LinkScope.parse(it.name, LINKS) })

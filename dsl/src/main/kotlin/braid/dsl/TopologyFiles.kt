@@ -45,7 +45,7 @@ import java.nio.file.Path
 @OptIn(ExperimentalSerializationApi::class)
 public object TopologyFiles {
     /** A file format; [of] picks one by file name. */
-    public enum class Format(internal val syntax: ConfigSyntax) {
+    public enum class Format(@get:JvmSynthetic internal val syntax: ConfigSyntax) {
         JSON(ConfigSyntax.JSON),
         HOCON(ConfigSyntax.CONF);
 

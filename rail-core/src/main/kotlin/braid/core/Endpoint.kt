@@ -26,11 +26,15 @@ public class Endpoint internal constructor(
     public val info: Info,
     @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden(),
 ) : AutoCloseable {
+    @get:JvmSynthetic @set:JvmSynthetic
     internal var av: AddressVector? = null
 
     /** Where the rails' completions land: the bound CQs, counters and EQ (the rails' [braid.provider.RailHost]). */
+    @get:JvmSynthetic
     internal val sink = EndpointSink(this)
+    @get:JvmSynthetic
     internal val txCq: CompletionQueue? get() = sink.txCq
+    @get:JvmSynthetic
     internal val rxCq: CompletionQueue? get() = sink.rxCq
 
     /**
@@ -42,6 +46,7 @@ public class Endpoint internal constructor(
     private var srxImported = false
     private var peerTransferOpen = false
 
+    @get:JvmSynthetic
     internal val transport: Transport = domain.provider.openEndpoint(this, info, RailAv(this, info.provider))
     private val view = UnsafeBuffer(0L, 0)
     private val compareView = UnsafeBuffer(0L, 0)
@@ -302,6 +307,7 @@ public class Endpoint internal constructor(
     /** [atomicValid] for [tryCompareAtomic] (`fi_compare_atomicvalid`). */
     public fun compareAtomicValid(type: AtomicDatatype, op: AtomicOp): Int = atomicCount(AtomicForm.COMPARE, type, op)
 
+    @JvmSynthetic
     internal fun atomicCount(form: AtomicForm, type: AtomicDatatype, op: AtomicOp): Int =
         if (!form.admits(op) || !op.appliesTo(type)) 0 else transport.maxAtomicCount(type, form)
 
@@ -471,6 +477,7 @@ public class Endpoint internal constructor(
         }
     }
 
+    @JvmSynthetic
     internal fun postPeerSend(buffer: DirectBuffer, offset: Int, length: Int, dest: Long, tag: Long, context: PeerTransferOp): Int {
         if (offset < 0 || length < 0 || offset.toLong() + length > buffer.capacity()) return -Errno.EINVAL
         synchronized(domain.lock) {
@@ -488,6 +495,7 @@ public class Endpoint internal constructor(
         else -> 0
     }
 
+    @JvmSynthetic
     internal fun postRecv(
         tagged: Boolean, buffer: MutableDirectBuffer, offset: Int, length: Int, src: Long, tag: Long, ignore: Long, flags: Long, context: Any?,
         peer: Boolean = false,

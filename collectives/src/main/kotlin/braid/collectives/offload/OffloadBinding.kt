@@ -124,6 +124,7 @@ public class OffloadBinding internal constructor(
     // ## Called by the group ##
 
     /** The schedule of [key] through the offload, or null to leave the call to the main provider. */
+    @JvmSynthetic
     internal fun compile(key: ShapeKey): Schedule? = when {
         !takes(key) -> null
         isHierarchical -> hierarchical(key)
@@ -136,6 +137,7 @@ public class OffloadBinding internal constructor(
      * deferred work: its phase is returned, and the caller carries it through the engine itself
      * while it waits ([inlineCalls] counts these). Otherwise null, and the schedule runs.
      */
+    @JvmSynthetic
     internal fun starting(s: Schedule, blocking: Boolean): OffloadPhase? {
         val e = entries[s]
         if (e == null) { mainCalls++; return null }

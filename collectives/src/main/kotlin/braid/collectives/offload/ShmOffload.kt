@@ -116,6 +116,7 @@ public class ShmOffload private constructor(
     public fun queryCollective(op: CollectiveOp, datatype: Datatype?, reduceOp: ReduceOp?): Int =
         if (supports(op, datatype, reduceOp)) 0 else -Errno.ENOSYS
 
+    @JvmSynthetic
     internal fun supports(op: CollectiveOp, datatype: Datatype?, reduction: Any?): Boolean {
         if (op !in operations) return false
         return when (op) {
@@ -134,6 +135,7 @@ public class ShmOffload private constructor(
      * Pairs with [group] (joined on [set]); the binding, or null when the group is left to the
      * main provider (too small, or members whose addresses carry no host identity).
      */
+    @JvmSynthetic
     internal fun pair(group: CollectiveGroup, set: PeerAvSet): OffloadBinding? {
         var members = LongArray(8)
         var n = set.members(members)
