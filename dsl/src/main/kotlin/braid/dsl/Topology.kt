@@ -47,6 +47,7 @@ public object Topology {
      * ```
      */
     @JvmStatic
+    @Throws(SpecException::class)
     public fun spec(block: java.util.function.Consumer<TopologyScope>): TopologySpec = topology { block.accept(this) }
 
     /** Which rails of each link of [spec] this host can open, and why not. */
@@ -61,6 +62,7 @@ public object Topology {
      */
     @JvmStatic
     @JvmOverloads
+    @Throws(FabricException::class)
     public fun resolve(spec: TopologySpec, link: String? = null, caps: Long = DEFAULT_CAPS): ResolvedLink {
         val candidates = if (link != null) listOf(spec.link(link)) else spec.links
         val surveys = candidates.map { HostSurvey.link(it, caps) }
@@ -71,9 +73,10 @@ public object Topology {
         return ResolvedLink(spec, chosen, infoFor(spec, chosen, caps))
     }
 
-    /** Resolves [spec] ([resolve]) and opens the link. */
+    /** Resolves [spec] ([resolve]) and opens the link; a [FabricException] says why it cannot be opened here. */
     @JvmStatic
     @JvmOverloads
+    @Throws(FabricException::class)
     public fun open(spec: TopologySpec, link: String? = null, caps: Long = DEFAULT_CAPS, splitCompletionQueues: Boolean = false): OpenLink {
         val resolved = resolve(spec, link, caps)
         return OpenLink.open(resolved.info, resolved, splitCompletionQueues).also(::pairOffload)
