@@ -34,8 +34,14 @@ import java.nio.file.Paths
  * one is left out and [ResolvedLink.leftOut] says so.
  */
 public object Topology {
-    /** Capabilities asked for when the caller names none: messages and tagged messages. */
-    public const val DEFAULT_CAPS: Long = Caps.MSG or Caps.TAGGED
+    /**
+     * Capabilities asked for when the caller names none: none in particular, so the link is
+     * granted every capability all its rails carry (messages, tagged messages, RMA, atomics,
+     * triggered operations). An endpoint refuses an operation outside its granted capabilities
+     * with `EOPNOTSUPP` (as libfabric's caps mean): pass `Caps.MSG or Caps.TAGGED` to open a link
+     * for messages only, and its RMA writes and atomics are refused.
+     */
+    public const val DEFAULT_CAPS: Long = 0L
 
     /**
      * A [TopologySpec] built by [block], for Java callers (Kotlin has [topology]):

@@ -481,13 +481,22 @@ public sealed class DeferredOp {
             if (caps and Caps.RMA == 0L || caps and direction == 0L) {
                 throw FabricException(Errno.ENOSYS, "deferred work on $ep: the ${ep.info.provider} rail carries no RMA ${if (direction == Caps.READ) "read" else "write"}; queue it on an endpoint whose rail offers Caps.RMA")
             }
+            notGranted(ep, Caps.RMA)
             if (remoteOffset < 0) throw FabricException.invalid("deferred work on $ep: remote offset $remoteOffset must be ≥ 0")
+        }
+
+        /** Refuses (EOPNOTSUPP) work of [cap] on an endpoint whose Info was not granted it, as its try… forms do. */
+        private fun notGranted(ep: Endpoint, cap: Long) {
+            if (ep.granted(cap)) return
+            val name = if (cap == Caps.RMA) "RMA" else "ATOMIC"
+            throw FabricException(Errno.EOPNOTSUPP, "deferred work on $ep: the endpoint was opened without Caps.$name; ask for Caps.$name in the hints")
         }
 
         @JvmSynthetic fun checkAtomic(ep: Endpoint, form: AtomicForm, type: AtomicDatatype, op: AtomicOp, count: Int, remoteOffset: Long) {
             if (ep.transport.rmaCaps and Caps.ATOMIC == 0L) {
                 throw FabricException(Errno.ENOSYS, "deferred work on $ep: the ${ep.info.provider} rail carries no atomics; queue it on an endpoint whose rail offers Caps.ATOMIC")
             }
+            notGranted(ep, Caps.ATOMIC)
             if (!form.admits(op) || !op.appliesTo(type)) {
                 throw FabricException.unsupported("deferred work on $ep: ${form.label} does not take $op on $type")
             }

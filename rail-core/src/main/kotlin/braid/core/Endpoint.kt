@@ -249,6 +249,12 @@ public class Endpoint internal constructor(
     // ATOMIC|READ (fetching forms); they arrive once the target has carried the operation out.
     // Besides the codes of the sends, these return -ENOSYS on a rail without RMA, -EOPNOTSUPP for
     // an atomic operation that does not apply to the type or form, -EMSGSIZE past [atomicValid].
+    //
+    // Capabilities mean what libfabric's do: an endpoint whose [info] was not granted Caps.RMA
+    // refuses RMA reads and writes, and one not granted Caps.ATOMIC refuses atomics, with
+    // -EOPNOTSUPP, even where its rail carries them. Ask for them in the hints (hints naming no
+    // primary capability are granted all the rail offers; Topology.open asks for all its rails
+    // carry, RMA and atomics included).
 
     /** Writes `buffer[offset, offset+length)` into [dest]'s region [key] at [remoteOffset] (`fi_write`). */
     @JvmOverloads
@@ -262,6 +268,7 @@ public class Endpoint internal constructor(
 
     private fun postRma(write: Boolean, buffer: DirectBuffer, offset: Int, length: Int, peer: Long, remoteOffset: Long, key: Long, context: Any?, flags: Long): Int {
         if (offset < 0 || length < 0 || offset.toLong() + length > buffer.capacity() || remoteOffset < 0) return -Errno.EINVAL
+        if (!granted(Caps.RMA)) return -Errno.EOPNOTSUPP
         synchronized(domain.lock) {
             if (!enabled) return -Errno.EOPBADSTATE
             if (length > maxMsgSize) return -Errno.EMSGSIZE
@@ -307,6 +314,13 @@ public class Endpoint internal constructor(
     /** [atomicValid] for [tryCompareAtomic] (`fi_compare_atomicvalid`). */
     public fun compareAtomicValid(type: AtomicDatatype, op: AtomicOp): Int = atomicCount(AtomicForm.COMPARE, type, op)
 
+    /**
+     * Whether this endpoint may issue operations of [cap] ([Caps.RMA] or [Caps.ATOMIC]): its
+     * [info] was granted it, or its rail does not carry it at all (the rail then answers -ENOSYS).
+     */
+    @JvmSynthetic
+    internal fun granted(cap: Long): Boolean = info.caps and cap != 0L || transport.rmaCaps and cap == 0L
+
     @JvmSynthetic
     internal fun atomicCount(form: AtomicForm, type: AtomicDatatype, op: AtomicOp): Int =
         if (!form.admits(op) || !op.appliesTo(type)) 0 else transport.maxAtomicCount(type, form)
@@ -316,7 +330,7 @@ public class Endpoint internal constructor(
         result: MutableDirectBuffer?, resultOffset: Int, dest: Long, remoteOffset: Long, key: Long,
         type: AtomicDatatype, op: AtomicOp, context: Any?, flags: Long,
     ): Int {
-        if (!form.admits(op) || !op.appliesTo(type)) return -Errno.EOPNOTSUPP
+        if (!form.admits(op) || !op.appliesTo(type) || !granted(Caps.ATOMIC)) return -Errno.EOPNOTSUPP
         if (count <= 0 || remoteOffset < 0) return -Errno.EINVAL
         val bytes = count.toLong() * type.size
         if (offset < 0 || offset + bytes > buffer.capacity()) return -Errno.EINVAL
