@@ -16,7 +16,7 @@ pair() { # braid-args...
   bin/braid pingpong "$@" -B "$port" > /tmp/braid-api-bench-server.txt 2>&1 &
   local server=$!
   sleep 1
-  bin/braid pingpong "$@" -P "$port" 127.0.0.1 | tail -n +2
+  bin/braid pingpong "$@" -P "$port" 127.0.0.1 | grep -v '^#' | tail -n +2
   wait "$server"
 }
 

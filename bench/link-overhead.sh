@@ -19,7 +19,7 @@ pair() { # SERVER_HOST_ID CLIENT_HOST_ID braid-args...
   BRAID_HOST_ID=$sid bin/braid pingpong "$@" -B "$port" > /tmp/braid-link-bench-server.txt 2>&1 &
   local server=$!
   sleep 1
-  BRAID_HOST_ID=$cid bin/braid pingpong "$@" -P "$port" 127.0.0.1 | tail -n +2
+  BRAID_HOST_ID=$cid bin/braid pingpong "$@" -P "$port" 127.0.0.1 | grep -v '^#' | tail -n +2
   wait "$server"
 }
 

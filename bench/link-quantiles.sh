@@ -19,7 +19,7 @@ for r in $(seq "$rounds"); do
     bin/braid pingpong -p "$path" -I "$iters" -S 64,64,64,64,64 -B "$port" > /dev/null 2>&1 &
     server=$!
     sleep 1
-    bin/braid pingpong -p "$path" -I "$iters" -S 64,64,64,64,64 -P "$port" 127.0.0.1 | tail -n +2 | awk -v p="$path" '{ print p, $7 }' >> "$rows"
+    bin/braid pingpong -p "$path" -I "$iters" -S 64,64,64,64,64 -P "$port" 127.0.0.1 | grep -v '^#' | tail -n +2 | awk -v p="$path" '{ print p, $7 }' >> "$rows"
     wait "$server"
   done
 done

@@ -21,7 +21,7 @@ pair() { # server-and-client command prefix; args...
   "$tool" "$@" -B "$port" > /tmp/braid-bench-server.txt 2>&1 &
   local server=$!
   sleep 1
-  "$tool" "$@" -P "$port" 127.0.0.1 | tail -n +2
+  "$tool" "$@" -P "$port" 127.0.0.1 | grep -v '^#' | tail -n +2
   wait "$server"
 }
 

@@ -464,6 +464,17 @@ public class Endpoint internal constructor(
     /** What each rail of this endpoint carried and how deep the receive queues got. */
     public fun stats(): EndpointStats = synchronized(domain.lock) { EndpointStats(transport.railStats(), srx.stats()) }
 
+    /**
+     * Stops counting traffic in [stats] (and in the table `BRAID_LINK_DUMP_STATS` prints) until
+     * [resumeStats]: what the endpoint carries in between is left out, as a benchmark leaves out
+     * its warm-up. The queue depths ([EndpointStats.queues]) go on being sampled. Nothing is
+     * paid per message.
+     */
+    public fun pauseStats(): Unit = synchronized(domain.lock) { transport.pauseStats(true) }
+
+    /** Counts traffic in [stats] again, from the counts [pauseStats] left (a no-op when not paused). */
+    public fun resumeStats(): Unit = synchronized(domain.lock) { transport.pauseStats(false) }
+
     /** The provider's view of this endpoint's channels and queues, for diagnostics. */
     public fun describe(): String = synchronized(domain.lock) { "$transport\n  ${srx.stats()}\n  ${sink.bounds}" }
 
