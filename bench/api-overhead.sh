@@ -4,6 +4,7 @@
 # Each launch runs the size RUNS times (-S 64,64,...), so every row is one warm, timed run.
 # Needs: mvn -q -B package -DskipTests. Usage: bench/api-overhead.sh [ROUNDS] [ITERS] [RUNS]
 set -euo pipefail
+. "$(dirname "$0")/usage.sh"
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
 iters=${2:-200000}
@@ -15,7 +16,7 @@ pair() { # braid-args...
   bin/braid pingpong "$@" -B "$port" > /tmp/braid-api-bench-server.txt 2>&1 &
   local server=$!
   sleep 1
-  bin/braid pingpong "$@" -P "$port" 127.0.0.1 | tail -n +2
+  bin/braid pingpong "$@" -P "$port" 127.0.0.1 | grep -v '^#' | tail -n +2
   wait "$server"
 }
 

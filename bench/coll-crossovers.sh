@@ -8,6 +8,7 @@
 # On a 2-core machine the 3- and 4-process rows share cores (ranks wait with YIELD): they
 # measure the idle policy as much as the algorithms. Usage: bench/coll-crossovers.sh [N...]
 set -euo pipefail
+. "$(dirname "$0")/usage.sh"
 cd "$(dirname "$0")/.."
 mvn -q -B -Dkotlin.compiler.daemon=false -o -pl collectives -am test-compile
 CP="collectives/target/classes:collectives/target/test-classes:$(bench/rail-core-cp.sh)"

@@ -8,6 +8,7 @@
 # and on a 2-core machine more than 2 processes measure the idle policy as much as the paths.
 # Usage: bench/coll-hier.sh [N=4] [HOSTS=2]
 set -euo pipefail
+. "$(dirname "$0")/usage.sh"
 cd "$(dirname "$0")/.."
 n=${1:-4}; hosts=${2:-2}
 mvn -q -B -Dkotlin.compiler.daemon=false -o -pl collectives -am test-compile

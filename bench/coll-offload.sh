@@ -8,6 +8,7 @@
 # 4-process rows measure the idle policy (ranks share 2 cores) as much as the paths.
 # Usage: bench/coll-offload.sh [N...]
 set -euo pipefail
+. "$(dirname "$0")/usage.sh"
 cd "$(dirname "$0")/.."
 mvn -q -B -Dkotlin.compiler.daemon=false -o -pl collectives -am test-compile
 CP="collectives/target/classes:collectives/target/test-classes:$(bench/rail-core-cp.sh)"

@@ -9,6 +9,7 @@
 # point-to-point schedules (p2p) and through a group paired with the shm offload (offload). Braid's loops run passes for at least 10 s (at least 5) and report the last (the others warm
 # the JIT up; MPICH's C needs none; BRAID_BENCH_WARMUP_SECONDS, BRAID_BENCH_PASSES change them). Usage: bench/coll-vs-mpich.sh
 set -euo pipefail
+. "$(dirname "$0")/usage.sh"
 cd "$(dirname "$0")/.."
 mvn -q -B -Dkotlin.compiler.daemon=false -o -pl collectives -am test-compile
 # collectives adds no library of its own: rail-core's class path serves, with collectives' classes in front.

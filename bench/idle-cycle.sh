@@ -3,6 +3,7 @@
 # with one connected peer (braid.bench.IdleCycleBench). The rails' timers (shm liveness, tcp
 # keepalive) must not add to it. Usage: bench/idle-cycle.sh [CYCLES] [ROUNDS]
 set -euo pipefail
+. "$(dirname "$0")/usage.sh"
 cd "$(dirname "$0")/.."
 cp=$(bench/rail-core-cp.sh)
 export BRAID_TCP_IFACE=lo

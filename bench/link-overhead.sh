@@ -6,6 +6,7 @@
 # one-way latency at 64 B and bandwidth at 1 MiB. Needs: mvn -q -B package -DskipTests.
 # Usage: bench/link-overhead.sh [ROUNDS] [ITERS_64B] [ITERS_1MIB]
 set -euo pipefail
+. "$(dirname "$0")/usage.sh"
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
 small=${2:-100000}
@@ -18,7 +19,7 @@ pair() { # SERVER_HOST_ID CLIENT_HOST_ID braid-args...
   BRAID_HOST_ID=$sid bin/braid pingpong "$@" -B "$port" > /tmp/braid-link-bench-server.txt 2>&1 &
   local server=$!
   sleep 1
-  BRAID_HOST_ID=$cid bin/braid pingpong "$@" -P "$port" 127.0.0.1 | tail -n +2
+  BRAID_HOST_ID=$cid bin/braid pingpong "$@" -P "$port" 127.0.0.1 | grep -v '^#' | tail -n +2
   wait "$server"
 }
 

@@ -6,6 +6,7 @@
 # percentiles of each path's one-way latency are compared. Needs: mvn -q -B package -DskipTests.
 # Usage: bench/link-quantiles.sh [ROUNDS] [ITERS]
 set -euo pipefail
+. "$(dirname "$0")/usage.sh"
 cd "$(dirname "$0")/.."
 rounds=${1:-6}
 iters=${2:-100000}
@@ -18,7 +19,7 @@ for r in $(seq "$rounds"); do
     bin/braid pingpong -p "$path" -I "$iters" -S 64,64,64,64,64 -B "$port" > /dev/null 2>&1 &
     server=$!
     sleep 1
-    bin/braid pingpong -p "$path" -I "$iters" -S 64,64,64,64,64 -P "$port" 127.0.0.1 | tail -n +2 | awk -v p="$path" '{ print p, $7 }' >> "$rows"
+    bin/braid pingpong -p "$path" -I "$iters" -S 64,64,64,64,64 -P "$port" 127.0.0.1 | grep -v '^#' | tail -n +2 | awk -v p="$path" '{ print p, $7 }' >> "$rows"
     wait "$server"
   done
 done

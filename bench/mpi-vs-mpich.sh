@@ -4,6 +4,7 @@
 # mpiexec.mpich -n 2), the same loops, printed side by side.
 # Usage: bench/mpi-vs-mpich.sh        (BRAID_MPI_PROVIDER=link|tcp to measure another rail)
 set -euo pipefail
+. "$(dirname "$0")/usage.sh"
 cd "$(dirname "$0")/.."
 # One reactor run: the sibling modules resolve to their target/classes; mpi-shim writes the file last.
 mvn -q -B -Dkotlin.compiler.daemon=false -o -pl mpi-shim -am test-compile org.apache.maven.plugins:maven-dependency-plugin:3.8.1:build-classpath -Dmdep.outputFile="$PWD/mpi-shim/target/bench-classpath.txt" -Dmdep.includeScope=test

@@ -2,8 +2,9 @@
 # Compiles rail-core with its test sources (where the benchmark programs live, braid.bench.*) and
 # prints the class path that runs them: rail-core's classes, its test classes and its test-scope
 # dependencies (this tree's test-support among them: the benchmarks use its Deadline). The
-# benchmark scripts share it: CP=$(bench/rail-core-cp.sh).
+# benchmark scripts share it: CP=$(bench/rail-core-cp.sh). Usage: bench/rail-core-cp.sh
 set -euo pipefail
+. "$(dirname "$0")/usage.sh"
 cd "$(dirname "$0")/.."
 out="$PWD/rail-core/target/bench-classpath.txt"
 # One reactor build, so braid-test-support resolves to this tree's module, not to an installed copy

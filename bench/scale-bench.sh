@@ -4,6 +4,7 @@
 # messages of other tags.
 # Usage: bench/scale-bench.sh [av,anysource]
 set -euo pipefail
+. "$(dirname "$0")/usage.sh"
 cd "$(dirname "$0")/.."
 cp=$(bench/rail-core-cp.sh)
 exec java -Xmx3g -cp "$cp" braid.bench.ScaleBench "${1:-av,anysource}"

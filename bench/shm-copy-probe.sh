@@ -5,6 +5,7 @@
 # quiet machine (a two-process stream needs both cores at once, a pull only one).
 # Usage: bench/shm-copy-probe.sh [ROUNDS]
 set -euo pipefail
+. "$(dirname "$0")/usage.sh"
 cd "$(dirname "$0")"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

@@ -5,6 +5,7 @@
 # Usage: bench/shm-share-sweep.sh [ROUNDS] [CHUNKS] [SIZES]
 #   e.g. bench/shm-share-sweep.sh 2 "65536 131072 262144 524288" 262144,524288,1048576
 set -euo pipefail
+. "$(dirname "$0")/usage.sh"
 cd "$(dirname "$0")/.."
 rounds=${1:-2}
 chunks=${2:-65536 131072 262144 524288}

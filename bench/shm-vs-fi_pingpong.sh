@@ -5,6 +5,8 @@
 # Needs: mvn -q -B package -DskipTests (for bin/braid), and fi_pingpong (apt-get install libfabric-bin).
 # Usage: bench/shm-vs-fi_pingpong.sh [ROUNDS] [ITERS_64B] [ITERS_1MIB]
 set -euo pipefail
+. "$(dirname "$0")/usage.sh"
+. "$(dirname "$0")/usage.sh"
 prov=$(basename "$0"); prov=${prov%%-vs-*}
 cd "$(dirname "$0")/.."
 export BRAID_TCP_IFACE=lo
@@ -19,7 +21,7 @@ pair() { # server-and-client command prefix; args...
   "$tool" "$@" -B "$port" > /tmp/braid-bench-server.txt 2>&1 &
   local server=$!
   sleep 1
-  "$tool" "$@" -P "$port" 127.0.0.1 | tail -n +2
+  "$tool" "$@" -P "$port" 127.0.0.1 | grep -v '^#' | tail -n +2
   wait "$server"
 }
 

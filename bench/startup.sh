@@ -6,6 +6,7 @@
 # (a job's time: its slowest rank's first message). Needs: mvn -q -B package -DskipTests.
 # Usage: bench/startup.sh [ROUNDS] [RANKS...]
 set -euo pipefail
+. "$(dirname "$0")/usage.sh"
 cd "$(dirname "$0")/.."
 rounds=${1:-5}
 shift || true

@@ -4,6 +4,7 @@
 # fetch-add round trip to another process over shm, tcp and the link (braid.bench.TriggerBench).
 # Usage: bench/trigger-bench.sh [ITERATIONS]
 set -euo pipefail
+. "$(dirname "$0")/usage.sh"
 cd "$(dirname "$0")/.."
 cp=$(bench/rail-core-cp.sh)
 export BRAID_TCP_IFACE=lo

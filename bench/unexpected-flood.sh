@@ -5,6 +5,7 @@
 # received. BRAID_UNEXPECTED_BYTES sets the bound (default: an eighth of the heap, at most 64 MiB).
 # Usage: bench/unexpected-flood.sh [MESSAGES_PER_SENDER]
 set -euo pipefail
+. "$(dirname "$0")/usage.sh"
 cd "$(dirname "$0")/.."
 cp=$(bench/rail-core-cp.sh)
 export BRAID_TCP_IFACE=lo

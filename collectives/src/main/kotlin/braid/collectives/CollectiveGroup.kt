@@ -58,6 +58,7 @@ public class CollectiveGroup internal constructor(
     @Volatile public var isClosed: Boolean = false
         private set
 
+    @get:JvmSynthetic
     internal val lock = Any()
     private var sequence = firstSequence
     private val cache = HashMap<ShapeKey, ArrayList<Schedule>>()
@@ -69,7 +70,7 @@ public class CollectiveGroup internal constructor(
      * hierarchical schedules), the rest through [endpoint].
      */
     public var offload: OffloadBinding? = null
-        internal set
+        @JvmSynthetic internal set
 
     /** Schedules built so far (cache misses). */
     public var schedulesBuilt: Int = 0
@@ -78,6 +79,7 @@ public class CollectiveGroup internal constructor(
     /** The fi_addr of rank [rank] in the endpoint's AV. */
     public fun addressOf(rank: Int): Long = members[rank]
 
+    @JvmSynthetic
     internal fun tagBase(seq: Int): Long = (contextId.toLong() shl 40) or ((seq and 0xffff).toLong() shl 24)
 
     // ## Barrier, broadcast ##
@@ -451,11 +453,13 @@ public class CollectiveGroup internal constructor(
     }
 
     /** Builds (and does not run) the schedule of [key]; for measuring and tests. */
+    @JvmSynthetic
     internal fun compile(key: ShapeKey): Schedule = ScheduleCompiler.compile(this, key)
 
     private fun algo(op: CollectiveOp, bytes: Int, commutative: Boolean): CollectiveAlgorithm =
         ScheduleCompiler.choose(this, op, bytes, commutative)
 
+    @JvmSynthetic
     internal fun kernelFor(key: ShapeKey, maxCount: Int): Kernel? = when (val r = key.reduction) {
         is ReduceOp -> Kernels.builtin(key.datatype!!, r)
         is UserReduction -> UserKernel(r, key.datatype!!, maxCount)

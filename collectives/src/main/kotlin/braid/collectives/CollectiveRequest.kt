@@ -26,6 +26,7 @@ public class CollectiveRequest internal constructor(private val schedule: Schedu
     private val idle = domain.idleStrategy()
 
     @Volatile private var done = true
+    @get:JvmSynthetic
     @Volatile internal var released: Boolean = true
         private set
 
@@ -45,6 +46,7 @@ public class CollectiveRequest internal constructor(private val schedule: Schedu
     /** Whether it has ended (successfully or not), without driving progress. */
     public val isDone: Boolean get() = done
 
+    @JvmSynthetic
     internal fun arm() {
         errorCode = 0
         errorMessage = ""
@@ -60,6 +62,7 @@ public class CollectiveRequest internal constructor(private val schedule: Schedu
      * [INLINE_PROGRESS_STEPS] steps for whatever else is in flight. No other thread can take
      * the schedule meanwhile: the request is not released.
      */
+    @JvmSynthetic
     internal fun armInline(phase: InlineOffloadStep) {
         arm()
         inline = phase
@@ -75,6 +78,7 @@ public class CollectiveRequest internal constructor(private val schedule: Schedu
     }
 
     /** Under the domain lock, from the schedule's end or gate (or [cancel]). */
+    @JvmSynthetic
     internal fun complete(err: Int, message: String) {
         if (done) return
         errorCode = err
@@ -189,6 +193,7 @@ public class CollectiveRequest internal constructor(private val schedule: Schedu
         return true
     }
 
+    @JvmSynthetic
     internal fun drive(): Boolean { domain.progress(); return done }
 
     override fun toString(): String = "CollectiveRequest(${schedule.name}, ${if (!done) "running" else if (errorCode == 0) "complete" else Errno.name(errorCode)})"

@@ -72,6 +72,7 @@ public class CollectiveTuning private constructor(
      * (AUTO is 0), then four crossovers two to a long, then [allreducePairRdMin]. The join carries
      * it in its agreement record.
      */
+    @JvmSynthetic
     internal fun fingerprint(into: LongArray, at: Int) {
         var f = 0L
         for (op in CollectiveOp.entries) f = f or (forced(op).ordinal.toLong() shl (4 * op.ordinal))
@@ -109,6 +110,7 @@ public class CollectiveTuning private constructor(
         internal const val FINGERPRINT_LONGS: Int = 4
 
         /** The tuning whose [fingerprint] is `fp[at until at + FINGERPRINT_LONGS]`. */
+        @JvmSynthetic
         internal fun fromFingerprint(fp: LongArray, at: Int): CollectiveTuning {
             val forced = HashMap<CollectiveOp, CollectiveAlgorithm>()
             for (op in CollectiveOp.entries) {

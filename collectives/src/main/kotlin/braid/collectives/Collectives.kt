@@ -228,6 +228,7 @@ public class JoinOptions private constructor(
 
 /** A join under way: its group once it completes. */
 public class CollectiveJoin internal constructor(private val request: CollectiveRequest) {
+    @get:JvmSynthetic
     internal val future = CompletableFuture<CollectiveGroup>()
 
     /** Drives progress once; the group once joined, null before. Throws [FabricException] if the join failed. */

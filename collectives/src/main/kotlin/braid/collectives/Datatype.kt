@@ -9,6 +9,7 @@ package braid.collectives
 public enum class Datatype(
     /** The size of one element in bytes. */
     @get:JvmName("size") public val size: Int,
+    @get:JvmSynthetic
     internal val family: Family,
 ) {
     /** Opaque bytes: moved, and reduced only by the bitwise operations. */

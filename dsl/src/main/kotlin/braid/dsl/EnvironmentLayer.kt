@@ -51,6 +51,7 @@ public object EnvironmentLayer {
     }
 
     /** Applies the variables [env] sees ([Settings.environmentValue]: this process's, or a map a caller gave) to [draft]. */
+    @JvmSynthetic
     internal fun apply(draft: Draft, env: Settings) {
         env.environmentValue(LINKS)?.let { text ->
             draft.replaceLinks(LinkStrings.parse(text, LINKS).map { LinkScope.parse(it.name, LINKS) })

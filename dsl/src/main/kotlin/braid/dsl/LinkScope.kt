@@ -54,13 +54,16 @@ internal class Limits(
 public class LinkScope internal constructor(
     /** The link's name; unset, the link string of its rails (`shm+tcp:eth0`). */
     public var name: String? = null,
+    @get:JvmSynthetic
     internal val limits: Limits = Limits(),
 ) : LimitsScope by limits {
+    @get:JvmSynthetic
     internal val rails = ArrayList<RailScope>()
 
     /** How traffic is spread over the rails; unset: [RailPolicy.LOCALITY]. */
     public var policy: RailPolicy? = null
 
+    @get:JvmSynthetic
     internal val settings = LinkedHashMap<String, MutableMap<String, String>>()
 
     /** Sets the provider parameter [param] (`TcpParams.TIMEOUT_MS`, see `braid info -e`) for this link. */
@@ -92,6 +95,7 @@ public class LinkScope internal constructor(
     public fun shm(): Unit = shm { }
 
     /** Takes every field [o] sets; rails are matched by name, new ones appended. */
+    @JvmSynthetic
     internal fun merge(o: LinkScope) {
         o.name?.let { name = it }
         o.policy?.let { policy = it }
@@ -103,6 +107,7 @@ public class LinkScope internal constructor(
         }
     }
 
+    @JvmSynthetic
     internal fun toSpec(): LinkSpec {
         val railSpecs = rails.map { it.toSpec() }
         return LinkSpec(
@@ -116,14 +121,14 @@ public class LinkScope internal constructor(
 
     internal companion object {
         /** Every field of [s], set. */
-        fun of(s: LinkSpec): LinkScope = LinkScope(s.name, Limits.of(s.limits)).also { l ->
+        @JvmSynthetic fun of(s: LinkSpec): LinkScope = LinkScope(s.name, Limits.of(s.limits)).also { l ->
             l.policy = s.policy
             s.settings.forEach { (p, m) -> l.settings[p] = LinkedHashMap(m) }
             s.rails.forEach { l.rails += RailScope.of(it) }
         }
 
         /** A link from a link string: name, and each rail's provider and domain, set; nothing else. */
-        fun parse(text: String, where: String): LinkScope {
+        @JvmSynthetic fun parse(text: String, where: String): LinkScope {
             val spec = LinkStrings.parseOne(text, where)
             return LinkScope(spec.name).also { l ->
                 spec.rails.forEach { r -> l.rails += RailScope(r.name).also { it.provider = r.provider; it.domain = r.domain } }
@@ -139,6 +144,7 @@ public class LinkScope internal constructor(
  */
 public class RailScope internal constructor(
     public val name: String,
+    @get:JvmSynthetic
     internal val limits: Limits = Limits(),
 ) : LimitsScope by limits {
     public var provider: String? = null
@@ -146,6 +152,7 @@ public class RailScope internal constructor(
     public var weight: Double? = null
     public var optional: Boolean? = null
 
+    @JvmSynthetic
     internal fun merge(o: RailScope) {
         o.provider?.let { provider = it }
         o.domain?.let { domain = it }
@@ -154,9 +161,11 @@ public class RailScope internal constructor(
         limits.merge(o.limits)
     }
 
+    @get:JvmSynthetic
     internal val providerName: String get() = provider ?: name
 
     /** Fills the limits this rail leaves unset from [under]. */
+    @JvmSynthetic
     internal fun underlay(under: Limits?) {
         if (under == null) return
         val mine = limits.toSpec()
@@ -164,6 +173,7 @@ public class RailScope internal constructor(
         limits.merge(Limits.of(mine))
     }
 
+    @JvmSynthetic
     internal fun toSpec(): RailSpec = RailSpec(
         name = name,
         provider = providerName,
@@ -174,7 +184,7 @@ public class RailScope internal constructor(
     )
 
     internal companion object {
-        fun of(s: RailSpec): RailScope = RailScope(s.name, Limits.of(s.limits)).also {
+        @JvmSynthetic fun of(s: RailSpec): RailScope = RailScope(s.name, Limits.of(s.limits)).also {
             it.provider = s.provider
             it.domain = s.domain
             it.weight = s.weight

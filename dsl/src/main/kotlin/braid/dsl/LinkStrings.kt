@@ -53,6 +53,7 @@ public object LinkStrings {
     public fun formatAll(links: List<LinkSpec>): String = links.joinToString("|") { it.linkString }
 
     /** `provider`, or `provider<k>` for the k-th rail of a provider that appears more than once. */
+    @JvmSynthetic
     internal fun defaultRailName(provider: String, providers: List<String>, index: Int): String {
         if (providers.count { it == provider } == 1) return provider
         return provider + providers.subList(0, index).count { it == provider }

@@ -44,11 +44,11 @@ public data class OffloadSpec internal constructor(
             if (hierarchical) ", hierarchical across hosts" else ", one host only"
 
     internal companion object {
-        fun opOf(name: String): CollectiveOp? = CollectiveOp.entries.firstOrNull { it.name.lowercase() == name }
-        fun implemented(): String = ShmOffload.IMPLEMENTED.joinToString { it.name.lowercase() }
+        @JvmSynthetic fun opOf(name: String): CollectiveOp? = CollectiveOp.entries.firstOrNull { it.name.lowercase() == name }
+        @JvmSynthetic fun implemented(): String = ShmOffload.IMPLEMENTED.joinToString { it.name.lowercase() }
 
         /** The rules of one offload pairing at [at] (`offloads[0]`). */
-        fun check(o: OffloadSpec, spec: TopologySpec, at: String, add: (String, String, String) -> Unit) {
+        @JvmSynthetic fun check(o: OffloadSpec, spec: TopologySpec, at: String, add: (String, String, String) -> Unit) {
             if (o.link.isEmpty()) {
                 add("$at.link", "offload names no link and the topology has ${spec.links.size}", "set link to one of ${spec.links.joinToString { "'${it.name}'" }}")
             } else if (spec.links.none { it.name == o.link }) {
@@ -87,6 +87,7 @@ public class OffloadScope internal constructor() : BraidScope {
     /** The operations it takes, as [CollectiveOp]s. */
     public fun operations(ops: Set<CollectiveOp>) { this.ops += ops.map { it.name.lowercase() } }
 
+    @JvmSynthetic
     internal fun toSpec(links: List<LinkSpec>): OffloadSpec =
         OffloadSpec(link ?: links.singleOrNull()?.name ?: "", provider, ops.toList(), slotBytes, minMembers, hierarchical)
 }

@@ -39,7 +39,7 @@ public class OpenLink private constructor(
     }
 
     internal companion object {
-        fun open(info: Info, resolved: ResolvedLink?, split: Boolean): OpenLink {
+        @JvmSynthetic fun open(info: Info, resolved: ResolvedLink?, split: Boolean): OpenLink {
             val fabric = Braid.fabric(info)
             try {
                 val domain = fabric.domain(info)

@@ -34,8 +34,14 @@ import java.nio.file.Paths
  * one is left out and [ResolvedLink.leftOut] says so.
  */
 public object Topology {
-    /** Capabilities asked for when the caller names none: messages and tagged messages. */
-    public const val DEFAULT_CAPS: Long = Caps.MSG or Caps.TAGGED
+    /**
+     * Capabilities asked for when the caller names none: none in particular, so the link is
+     * granted every capability all its rails carry (messages, tagged messages, RMA, atomics,
+     * triggered operations). An endpoint refuses an operation outside its granted capabilities
+     * with `EOPNOTSUPP` (as libfabric's caps mean): pass `Caps.MSG or Caps.TAGGED` to open a link
+     * for messages only, and its RMA writes and atomics are refused.
+     */
+    public const val DEFAULT_CAPS: Long = 0L
 
     /**
      * A [TopologySpec] built by [block], for Java callers (Kotlin has [topology]):
@@ -47,6 +53,7 @@ public object Topology {
      * ```
      */
     @JvmStatic
+    @Throws(SpecException::class)
     public fun spec(block: java.util.function.Consumer<TopologyScope>): TopologySpec = topology { block.accept(this) }
 
     /** Which rails of each link of [spec] this host can open, and why not. */
@@ -61,6 +68,7 @@ public object Topology {
      */
     @JvmStatic
     @JvmOverloads
+    @Throws(FabricException::class)
     public fun resolve(spec: TopologySpec, link: String? = null, caps: Long = DEFAULT_CAPS): ResolvedLink {
         val candidates = if (link != null) listOf(spec.link(link)) else spec.links
         val surveys = candidates.map { HostSurvey.link(it, caps) }
@@ -71,9 +79,10 @@ public object Topology {
         return ResolvedLink(spec, chosen, infoFor(spec, chosen, caps))
     }
 
-    /** Resolves [spec] ([resolve]) and opens the link. */
+    /** Resolves [spec] ([resolve]) and opens the link; a [FabricException] says why it cannot be opened here. */
     @JvmStatic
     @JvmOverloads
+    @Throws(FabricException::class)
     public fun open(spec: TopologySpec, link: String? = null, caps: Long = DEFAULT_CAPS, splitCompletionQueues: Boolean = false): OpenLink {
         val resolved = resolve(spec, link, caps)
         return OpenLink.open(resolved.info, resolved, splitCompletionQueues).also(::pairOffload)

@@ -45,13 +45,14 @@ import java.nio.file.Path
 @OptIn(ExperimentalSerializationApi::class)
 public object TopologyFiles {
     /** A file format; [of] picks one by file name. */
-    public enum class Format(internal val syntax: ConfigSyntax) {
+    public enum class Format(@get:JvmSynthetic internal val syntax: ConfigSyntax) {
         JSON(ConfigSyntax.JSON),
         HOCON(ConfigSyntax.CONF);
 
         public companion object {
             /** JSON for `.json`, HOCON for `.conf` and `.hocon`; else a [ConfigFileException]. */
             @JvmStatic
+            @Throws(ConfigFileException::class)
             public fun of(path: Path): Format {
                 val name = path.fileName?.toString().orEmpty().lowercase()
                 return when {
@@ -69,11 +70,21 @@ public object TopologyFiles {
     private val json = Json { prettyPrint = true; encodeDefaults = false; explicitNulls = false }
     private val hocon = Hocon { encodeDefaults = false }
 
-    /** Reads [path], its format chosen by its name ([Format.of]). */
+    /**
+     * Reads [path], its format chosen by its name ([Format.of]).
+     *
+     * @throws ConfigFileException (unchecked) when the file cannot be read, is not JSON/HOCON, has
+     *   an unknown key or a wrong value, or describes a topology that breaks a rule: its message
+     *   lists every problem as `file:line: path: what; hint`, and [ConfigFileException.problems]
+     *   holds them one by one. Java callers catch it by name: `catch (ConfigFileException e)`.
+     */
     @JvmStatic
+    @Throws(ConfigFileException::class)
     public fun read(path: Path): TopologySpec = read(path, Format.of(path))
 
+    /** Reads [path] in [format]; fails as [read] does, with a [ConfigFileException]. */
     @JvmStatic
+    @Throws(ConfigFileException::class)
     public fun read(path: Path, format: Format): TopologySpec {
         val text = try {
             Files.readString(path)
@@ -86,6 +97,7 @@ public object TopologyFiles {
     /** Reads [text] in [format]; [origin] names it in errors (a file name, `<stdin>`). */
     @JvmStatic
     @JvmOverloads
+    @Throws(ConfigFileException::class)
     public fun parse(text: String, format: Format, origin: String = "<text>"): TopologySpec {
         fun fail(problems: List<SpecProblem>, cause: Throwable? = null): Nothing = throw ConfigFileException(origin, problems, cause)
         if (text.isBlank()) fail(listOf(SpecProblem("", "the file is empty", "write {} for the default topology")))
@@ -163,8 +175,9 @@ public object TopologyFiles {
             .root().render(ConfigRenderOptions.defaults().setOriginComments(false).setComments(false).setJson(false).setFormatted(true))
     }
 
-    /** Writes [spec] to [path] in the format its name says. */
+    /** Writes [spec] to [path] in the format its name says; a [ConfigFileException] names a path that cannot be written. */
     @JvmStatic
+    @Throws(ConfigFileException::class)
     public fun write(spec: TopologySpec, path: Path) {
         val text = encode(spec, Format.of(path))
         try {

@@ -36,6 +36,7 @@ public interface BraidScope
  *
  * From Java: [Topology.spec] with `Consumer` blocks, `Topology.spec(t -> t.link("shm+tcp:lo", l -> l.setUnexpectedLimit(4096)))`.
  */
+@JvmSynthetic // Java has Topology.spec(Consumer): a Kotlin receiver lambda is no Java shape
 public fun topology(block: TopologyScope.() -> Unit): TopologySpec = TopologyScope().apply(block).build()
 
 /** The top-level block of [topology]. */
@@ -128,6 +129,7 @@ public class TopologyScope internal constructor() : BraidScope {
     public fun jobKey(block: Consumer<JobKeyScope>): Unit = jobKey { block.accept(this) }
 
     /** Adds an edit of the draft (tests reach rules the DSL cannot break). */
+    @JvmSynthetic
     internal fun edit(change: (Draft) -> Unit) {
         edits += change
     }
@@ -145,6 +147,7 @@ public class TopologyScope internal constructor() : BraidScope {
 /** The block of [TopologyScope.progress]: the progress model and the idle strategy. */
 public class ProgressScope internal constructor() : BraidScope {
     public var model: ProgressModel? = null
+    @set:JvmSynthetic @get:JvmSynthetic
     internal var idle: IdleScope? = null
 
     /** The idle strategy's kind, with its default parameters. */
@@ -162,18 +165,20 @@ public class ProgressScope internal constructor() : BraidScope {
     /** [idle] for Java. */
     public fun idle(block: Consumer<IdleScope>): Unit = idle { block.accept(this) }
 
+    @JvmSynthetic
     internal fun merge(o: ProgressScope) {
         o.model?.let { model = it }
         o.idle?.let { other -> idle { merge(other) } }
     }
 
+    @JvmSynthetic
     internal fun toSpec(): ProgressSpec {
         val d = ProgressSpec()
         return ProgressSpec(model ?: d.model, idle?.toSpec(d.idle) ?: d.idle)
     }
 
     internal companion object {
-        fun of(s: ProgressSpec) = ProgressScope().also { p ->
+        @JvmSynthetic fun of(s: ProgressSpec) = ProgressScope().also { p ->
             p.model = s.model
             p.idle = IdleScope().also {
                 it.kind = s.idle.kind; it.maxSpins = s.idle.maxSpins; it.maxYields = s.idle.maxYields
@@ -196,6 +201,7 @@ public class IdleScope internal constructor() : BraidScope {
      */
     public var maxParkNanos: Long? = null
 
+    @JvmSynthetic
     internal fun merge(o: IdleScope) {
         o.kind?.let { kind = it }
         o.maxSpins?.let { maxSpins = it }
@@ -204,6 +210,7 @@ public class IdleScope internal constructor() : BraidScope {
         o.maxParkNanos?.let { maxParkNanos = it }
     }
 
+    @JvmSynthetic
     internal fun toSpec(d: IdleSpec) = IdleSpec(
         kind ?: d.kind, maxSpins ?: d.maxSpins, maxYields ?: d.maxYields, minParkNanos ?: d.minParkNanos, maxParkNanos ?: d.maxParkNanos,
     )
@@ -220,6 +227,7 @@ public class JobKeyScope internal constructor() : BraidScope {
     /** The file that holds the key (trailing whitespace is not part of it). */
     public var file: String? = null
 
+    @JvmSynthetic
     internal fun toSpec() = JobKeySpec(value, env, file)
 }
 

@@ -50,6 +50,7 @@ public data class TopologySpec internal constructor(
         /** What the link provider opens when nothing is configured. */
         public const val DEFAULT_LINKS: String = "shm+tcp"
 
+        @JvmSynthetic
         internal fun defaultLinks(): List<LinkSpec> = LinkStrings.parse(DEFAULT_LINKS)
     }
 }
@@ -131,10 +132,11 @@ public data class LimitsSpec(
         unexpectedLimit ?: defaults.unexpectedLimit,
     )
 
+    @get:JvmSynthetic
     internal val isEmpty: Boolean get() = this == NONE
 
     internal companion object {
-        val NONE = LimitsSpec()
+        @get:JvmSynthetic val NONE = LimitsSpec()
     }
 }
 

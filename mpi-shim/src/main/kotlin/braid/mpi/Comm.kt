@@ -21,9 +21,12 @@ import java.nio.ByteBuffer
 public sealed class Comm(
     /** The process this communicator belongs to. */
     public val mpi: Mpi,
+    @get:JvmSynthetic
     internal val context: Int,
+    @get:JvmSynthetic
     internal val localGroup: Group,
     /** Process-table indices of the ranks point-to-point calls name. */
+    @get:JvmSynthetic
     internal val targets: IntArray,
     private var name: String,
 ) {
@@ -33,10 +36,13 @@ public sealed class Comm(
     /** The number of processes in the (local) group. */
     public val size: Int get() = localGroup.size
 
+    @get:JvmSynthetic
     internal val destAddr: LongArray = LongArray(targets.size) { mpi.processes.fiAddr(targets[it]) }
 
+    @get:JvmSynthetic @set:JvmSynthetic
     @Volatile internal var freed: Boolean = false
     /** The collectives groups made for this communicator ([CommCollectives]); [free] closes them. */
+    @get:JvmSynthetic
     internal val collGroups: MutableList<braid.collectives.CollectiveGroup> = ArrayList(2)
     @Volatile private var handler: ErrorHandler = ErrorHandler.ERRORS_ARE_FATAL
 
@@ -424,6 +430,9 @@ public sealed class Comm(
         }
     }
 
+    /** The rank whose fabric address is [fiAddr] (for messages; a scan), or -1. */
+    @JvmSynthetic internal fun rankOfAddr(fiAddr: Long): Int = destAddr.indexOf(fiAddr)
+
     /** A request already failed with ERR_PROC_FAILED if [peer] was reported dead, else null. */
     private fun failedPeer(call: String, peer: Int): Request? {
         val why = mpi.deadPeer(destAddr[peer]) ?: return null
@@ -432,24 +441,30 @@ public sealed class Comm(
         }
     }
 
+    @JvmSynthetic
     internal fun recvBits(source: Int, tag: Int): Long =
         MatchBitsDescriptor.bits(context, MatchBitsDescriptor.SUB_PT2PT, if (source == Mpi.ANY_SOURCE) 0 else source, if (tag == Mpi.ANY_TAG) 0 else tag)
 
+    @JvmSynthetic
     internal fun recvIgnore(source: Int, tag: Int): Long = MatchBitsDescriptor.ignore(source == Mpi.ANY_SOURCE, tag == Mpi.ANY_TAG)
 
     /** Runs [block], passing an [MPIException] it throws through this communicator's error handler. */
+    @JvmSynthetic
     internal inline fun <T> guard(block: () -> T): T =
         try { block() } catch (e: MPIException) { throw raise(e) }
 
     /** Applies the error handler to [e] (aborting under ERRORS_ARE_FATAL) and returns it to throw. */
+    @JvmSynthetic
     internal fun raise(e: MPIException): MPIException = handler.handle(this, e)
 
+    @JvmSynthetic
     internal fun checkUsable(call: String) {
         mpi.checkLive(call)
         if (freed) throw MPIException.of(ErrorClass.ERR_COMM, call, "communicator $name has been freed")
     }
 
     /** The number of ranks point-to-point calls may name (the remote group's size for an intercommunicator). */
+    @get:JvmSynthetic
     internal val peerCount: Int get() = targets.size
 
     private fun checkDest(call: String, dest: Int) {
@@ -469,6 +484,7 @@ public sealed class Comm(
         if (tag < 0 || tag > Mpi.TAG_UB) throw MPIException.of(ErrorClass.ERR_TAG, call, "tag $tag is outside 0..${Mpi.TAG_UB}${if (receive) " (or ANY_TAG)" else ""}")
     }
 
+    @JvmSynthetic
     internal fun checkBuffer(call: String, buf: ByteBuffer, count: Int, type: Datatype, receive: Boolean) {
         if (count < 0) throw MPIException.of(ErrorClass.ERR_COUNT, call, "count is $count; it must be ≥ 0")
         type.checkUsable(call)

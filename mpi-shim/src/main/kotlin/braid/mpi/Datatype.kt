@@ -22,10 +22,13 @@ public class Datatype private constructor(
     public val lb: Long,
     /** The extent: the stride between consecutive elements. */
     public val extent: Long,
+    @get:JvmSynthetic
     internal val segDisp: LongArray,
+    @get:JvmSynthetic
     internal val segLen: LongArray,
     /** The element kind when every element of this type is of one kind; null for a mixed struct. */
     public val basic: BasicType?,
+    @get:JvmSynthetic
     internal val alignment: Int,
     /** Built-in types are predefined: never freed, always committed. */
     public val isPredefined: Boolean,
@@ -70,6 +73,7 @@ public class Datatype private constructor(
     public fun dup(): Datatype = derived("dup($name)", size, lb, extent, segDisp, segLen, basic, alignment)
 
     /** Checks this type may be used by [call] in communication: not freed, committed. */
+    @JvmSynthetic
     internal fun checkUsable(call: String) {
         check(call)
         if (!committed) throw MPIException.of(ErrorClass.ERR_TYPE, call, "datatype $name is not committed; call commit() before using it")
@@ -80,6 +84,7 @@ public class Datatype private constructor(
     }
 
     /** Throws `MPI_ERR_BUFFER` unless `count` elements at [offset] fit in a buffer of [capacity] bytes. */
+    @JvmSynthetic
     internal fun checkFits(call: String, what: String, capacity: Int, offset: Int, count: Int) {
         if (count == 0 || size == 0L) return // touches nothing (span's [0, 0)); checked on every send and receive, so no array
         val step = (count - 1) * extent
@@ -94,6 +99,7 @@ public class Datatype private constructor(
     }
 
     /** Copies `count` elements at [offset] of [src] into [dst] from [dstPos] as packed bytes; returns the new position. */
+    @JvmSynthetic
     internal fun packInto(src: ByteBuffer, offset: Int, count: Int, dst: ByteBuffer, dstPos: Int): Int {
         var p = dstPos
         for (i in 0 until count) {
@@ -108,6 +114,7 @@ public class Datatype private constructor(
     }
 
     /** The reverse of [packInto]: spreads packed bytes from [src] at [srcPos] into `count` elements of [dst] at [offset]. */
+    @JvmSynthetic
     internal fun unpackFrom(src: ByteBuffer, srcPos: Int, dst: ByteBuffer, offset: Int, count: Int): Int {
         var p = srcPos
         for (i in 0 until count) {

@@ -10,6 +10,7 @@ package braid.mpi
  */
 public class ErrorHandler private constructor(
     private val name: String,
+    @get:JvmSynthetic
     internal val function: Function?,
 ) {
     /** A user error handler's body (`MPI_Comm_errhandler_function`). */
@@ -29,6 +30,7 @@ public class ErrorHandler private constructor(
     }
 
     /** Applies this handler to [e] raised by a call on [comm]: aborts, or returns the exception to throw. */
+    @JvmSynthetic
     internal fun handle(comm: Comm, e: MPIException): MPIException {
         if (e.handled) return e
         e.handled = true

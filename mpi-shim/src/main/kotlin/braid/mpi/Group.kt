@@ -6,8 +6,10 @@ package braid.mpi
  * groups of one instance compare and translate by identity.
  */
 public class Group internal constructor(
+    @get:JvmSynthetic
     internal val procs: IntArray,
     /** The calling process's index in the process table. */
+    @get:JvmSynthetic
     internal val self: Int,
 ) {
     /** The number of processes (`MPI_Group_size`). */

@@ -23,6 +23,7 @@ public class Intercomm internal constructor(
     public val remoteSize: Int get() = remoteGroup.size
 
     /** This intercommunicator's collectives, and its local group's (context-id agreement). */
+    @get:JvmSynthetic
     internal val coll: IntercommCollectives by lazy { IntercommCollectives(this) }
     private val leaders: CommBootstrapCollectives by lazy {
         CommBootstrapCollectives(mpi, context, MatchBitsDescriptor.SUB_LEADERS, rank, destAddr)

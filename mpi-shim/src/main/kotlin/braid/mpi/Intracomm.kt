@@ -16,6 +16,7 @@ public class Intracomm internal constructor(
     override val isInter: Boolean get() = false
 
     /** This communicator's collectives; also how its children's context ids are agreed ([CommCollectives]). */
+    @get:JvmSynthetic
     internal val coll: CommCollectives by lazy { CommCollectives(this, destAddr, 0) }
 
     /** `MPI_Comm_dup`: the same group with a new context. */
@@ -91,6 +92,7 @@ public class Intracomm internal constructor(
     }
 
     /** Agrees a context id over this communicator and reserves it. */
+    @JvmSynthetic
     internal fun agree(call: String): Int {
         val id = mpi.contexts.lowest(coll.andMasks(mpi.contexts.mask()), call)
         mpi.contexts.reserve(id)
@@ -102,6 +104,7 @@ public class Intracomm internal constructor(
      * mask to a local AND; [root] runs [lead] on the result (which talks to the other group and
      * returns the context id and the remote group's address blobs), and broadcasts its answer.
      */
+    @JvmSynthetic
     internal fun intercommFrom(root: Int, name: String, lead: (ByteArray) -> Array<ByteArray>): Intercomm {
         val mask = coll.andMasks(mpi.contexts.mask())
         val payload = if (rank == root) CommBootstrapCollectives.join(lead(mask)) else null
@@ -116,9 +119,11 @@ public class Intracomm internal constructor(
         return Intercomm(mpi, id, localGroup, Group(remote, localGroup.self), name)
     }
 
+    @JvmSynthetic
     internal fun blobs(g: Group): Array<ByteArray> = Array(g.size) { mpi.processes.blob(g.procs[it]) }
 
     /** Runs a construction call: checks, serializes it in this process, applies the error handler. */
+    @JvmSynthetic
     internal inline fun <T> construct(call: String, block: () -> T): T = guard {
         checkUsable(call)
         mpi.constructLock.lock()
@@ -126,7 +131,7 @@ public class Intracomm internal constructor(
     }
 
     internal companion object {
-        fun intBytes(v: Int): ByteArray = java.nio.ByteBuffer.allocate(4).putInt(v).array()
+        @JvmSynthetic fun intBytes(v: Int): ByteArray = java.nio.ByteBuffer.allocate(4).putInt(v).array()
 
     }
 }

@@ -15,6 +15,7 @@ public class MPIException @JvmOverloads public constructor(
     cause: Throwable? = null,
 ) : RuntimeException(message, cause) {
     /** Set once the communicator's error handler has seen this exception, so it is not handled twice. */
+    @get:JvmSynthetic @set:JvmSynthetic
     internal var handled: Boolean = false
 
     /** The error class of [errorCode] (`MPI_Error_class`). */
@@ -25,7 +26,7 @@ public class MPIException @JvmOverloads public constructor(
 
     internal companion object {
         /** An error of class [errorClass] in [call]: "MPI_Send: what (MPI_ERR_X)". */
-        fun of(errorClass: Int, call: String, what: String): MPIException =
+        @JvmSynthetic fun of(errorClass: Int, call: String, what: String): MPIException =
             MPIException(errorClass, "$call: $what (${ErrorClass.name(errorClass)})")
     }
 }

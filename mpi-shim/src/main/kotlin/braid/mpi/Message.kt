@@ -37,6 +37,7 @@ public class Message internal constructor(
 
     public companion object {
         /** `MPI_MESSAGE_NO_PROC`'s status. */
+        @JvmSynthetic
         internal fun noProc(comm: Comm): Message = Message(comm, null, Status.PROC_NULL)
     }
 }

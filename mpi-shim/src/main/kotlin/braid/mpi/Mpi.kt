@@ -51,15 +51,22 @@ public class Mpi private constructor(
     public val threadLevel: ThreadLevel,
     options: MpiOptions,
 ) : AutoCloseable {
+    @get:JvmSynthetic
     internal val fabric: Fabric
+    @get:JvmSynthetic
     internal val domain: Domain
+    @get:JvmSynthetic
     internal val cq: CompletionQueue
+    @get:JvmSynthetic
     internal val av: AddressVector
+    @get:JvmSynthetic
     internal val ep: Endpoint
     private val eq: EventQueue
     private val event = Event()
+    @get:JvmSynthetic
     internal val lock = ReentrantLock()
     /** Whether threads may call at once ([ThreadLevel.MULTIPLE]): only then is [lock] taken ([locked]). */
+    @get:JvmSynthetic
     internal val threaded = threadLevel == ThreadLevel.MULTIPLE
     /** Fabric addresses of peers the endpoint reported dead (PEER_DOWN), with the report; under [lock]. */
     private val dead = HashMap<Long, String>()
@@ -73,13 +80,18 @@ public class Mpi private constructor(
     /** Progress calls so far: the event queue is read on every [EQ_EVERY]th. */
     private var polls = 0
     /** Serializes communicator construction in this process (context ids are agreed one at a time). */
+    @get:JvmSynthetic
     internal val constructLock = ReentrantLock()
     private val backlog = ArrayDeque<Request>()
     private val completions = Array(COMPLETION_BATCH) { Completion() }
     private val error = CompletionError()
+    @get:JvmSynthetic
     internal val contexts = ContextIdPool()
+    @get:JvmSynthetic
     internal val processes = ProcessTable()
+    @get:JvmSynthetic
     internal val buffered = BufferedSends(this)
+    @get:JvmSynthetic
     internal val ports = Ports(this)
     private val mainThread = Thread.currentThread()
 
@@ -123,6 +135,7 @@ public class Mpi private constructor(
     }
 
     /** This process's index in its own process table (its world rank). */
+    @get:JvmSynthetic
     internal val selfProc: Int get() = bootstrap.rank
 
     /** `MPI_Finalize`: finishes pending buffered sends, closes the endpoint and leaves the bootstrap. */
@@ -150,6 +163,7 @@ public class Mpi private constructor(
     /** `MPI_Abort`: ends the whole job through the launcher with [errorCode]. */
     public fun abort(errorCode: Int, message: String): Nothing = abortJob(errorCode, message)
 
+    @JvmSynthetic
     internal fun abortJob(code: Int, message: String): Nothing = bootstrap.abort(code, message)
 
     /** `MPI_Buffer_attach`: the space buffered sends copy into. */
@@ -174,6 +188,7 @@ public class Mpi private constructor(
     public fun unpublishName(service: String, port: String): Unit = ports.unpublish(service, port)
 
     /** Throws `MPI_ERR_OTHER` if finalized. */
+    @JvmSynthetic
     internal fun checkLive(call: String) {
         if (closed) throw MPIException.of(ErrorClass.ERR_OTHER, call, "MPI has been finalized in this process")
     }
@@ -185,6 +200,7 @@ public class Mpi private constructor(
      * back (`-EAGAIN`): operations reach the endpoint in the order they were called, which is
      * what keeps MPI's non-overtaking rule for sends and the matching order of receives.
      */
+    @JvmSynthetic
     internal fun submit(op: Request) {
         locked {
             if (backlog.isEmpty()) {
@@ -197,9 +213,11 @@ public class Mpi private constructor(
     }
 
     /** Removes [op] from the backlog if it is still there (it never reached the endpoint). */
+    @JvmSynthetic
     internal fun withdraw(op: Request): Boolean = locked { backlog.remove(op) }
 
     /** Runs [block] under [lock] when several threads may call at once, else as it is. */
+    @JvmSynthetic
     internal inline fun <T> locked(block: () -> T): T {
         if (!threaded) return block()
         lock.lock()
@@ -207,6 +225,7 @@ public class Mpi private constructor(
     }
 
     /** Drives the endpoint once: posts what the backlog holds and dispatches completions. Returns the work done. */
+    @JvmSynthetic
     internal fun progress(): Int {
         if (closed) return 0
         if (threaded && !lock.tryLock()) return 0 // another thread is dispatching; its completions reach our requests too
@@ -259,12 +278,14 @@ public class Mpi private constructor(
     // (EHOSTDOWN). Receives from ANY_SOURCE are left posted: another sender may still match them.
 
     /** Whether the peer at [fiAddr] was reported dead; the report, or null. */
+    @JvmSynthetic
     internal fun deadPeer(fiAddr: Long): String? {
         if (!anyDead) return null // no lock, no boxed key while every peer lives
         return locked { dead[fiAddr] }
     }
 
     /** Adds [op] to the directed receives (under [lock], from its post). */
+    @JvmSynthetic
     internal fun postedDirected(op: RecvOp) {
         val head = directed
         op.prevDirected = null
@@ -275,6 +296,7 @@ public class Mpi private constructor(
     }
 
     /** Removes [op] from the directed receives if it is there (under [lock], from its completion). */
+    @JvmSynthetic
     internal fun finishedDirected(op: RecvOp) {
         if (!op.inDirected) return
         val prev = op.prevDirected
@@ -301,6 +323,7 @@ public class Mpi private constructor(
     // ## The pool of sends and receives ##
 
     /** A send from the pool, else a new one. */
+    @JvmSynthetic
     internal fun takeSend(): SendOp {
         val op = locked { sendPool.removeLastOrNull() } ?: return SendOp(this)
         op.pooled = false
@@ -309,6 +332,7 @@ public class Mpi private constructor(
     }
 
     /** A receive from the pool, else a new one. */
+    @JvmSynthetic
     internal fun takeRecv(): RecvOp {
         val op = locked { recvPool.removeLastOrNull() } ?: return RecvOp(this)
         op.pooled = false
@@ -320,6 +344,7 @@ public class Mpi private constructor(
      * Returns [op] to its pool if it is a spent send or receive whose completion has been
      * dispatched (the endpoint holds it no more); anything else is left alone.
      */
+    @JvmSynthetic
     internal fun recycle(op: Request) {
         if (!op.done || !op.isNull || op.pooled) return
         locked {
@@ -336,6 +361,7 @@ public class Mpi private constructor(
      * Progress until [done] says so: polls busily (as MPI implementations do), then yields,
      * and parks briefly only after [spinPolls] + [yieldPolls] empty polls in a row.
      */
+    @JvmSynthetic
     internal inline fun progressUntil(done: () -> Boolean) {
         var idle = 0
         while (!done()) {
@@ -345,6 +371,7 @@ public class Mpi private constructor(
     }
 
     /** One step of the idle policy after [idle] empty polls. */
+    @JvmSynthetic
     internal fun idle(idle: Int) {
         when {
             idle < spinPolls -> Thread.onSpinWait()

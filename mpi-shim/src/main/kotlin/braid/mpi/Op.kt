@@ -50,6 +50,7 @@ public class Op private constructor(
     }
 
     /** The collectives module's op this built-in is (null for REPLACE, NO_OP and user ops). */
+    @get:JvmSynthetic
     internal val reduceOp: ReduceOp? = when (builtin) {
         null, Kind.REPLACE, Kind.NO_OP -> null
         else -> ReduceOp.valueOf(builtin.name)
@@ -101,6 +102,7 @@ public class Op private constructor(
      * order: the collectives module's kernel for a built-in op, the user function otherwise
      * (which sees the packed elements).
      */
+    @JvmSynthetic
     internal fun combinePacked(input: DirectBuffer, inOffset: Int, inout: MutableDirectBuffer, inoutOffset: Int, count: Int, type: Datatype) {
         val bytes = (count * type.size).toInt()
         when (builtin) {
@@ -112,6 +114,7 @@ public class Op private constructor(
     }
 
     /** For the collectives module: this user op on elements that are single [BasicType]s of [type]. */
+    @JvmSynthetic
     internal fun asReduction(type: Datatype): UserReduction = object : UserReduction {
         override fun reduce(input: DirectBuffer, inputOffset: Int, inout: MutableDirectBuffer, inoutOffset: Int, count: Int, datatype: braid.collectives.Datatype) {
             user!!.call(viewOf(input, inputOffset, count * datatype.size), viewOf(inout, inoutOffset, count * datatype.size), count, type)

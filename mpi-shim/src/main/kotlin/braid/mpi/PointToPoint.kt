@@ -89,8 +89,11 @@ internal class SendOp(mpi: Mpi) : Request(mpi, null) {
 
     override fun onError(e: CompletionError) {
         onDone?.run()
-        super.onError(e)
+        val to = peer()
+        complete(Mpi.ANY_SOURCE, Mpi.ANY_TAG, e.len, errorClassOf(e.err), message = if (to == null) e.message else "the $to failed: ${e.message}")
     }
+
+    override fun peer(): String? = comm?.let { c -> "send to rank ${c.rankOfAddr(dest)} of ${c.getName()}" }
 
     override fun clear() {
         region.clear()
@@ -141,6 +144,10 @@ internal class RecvOp(mpi: Mpi) : Request(mpi, null) {
 
     override fun cancelPosted() {
         mpi.locked { mpi.ep.cancel(this) } // 0: an ECANCELED completion follows; else it matched
+    }
+
+    override fun peer(): String? = comm?.let { c ->
+        if (sourceAddr == FiAddr.UNSPEC) "receive on ${c.getName()}" else "receive from rank ${c.rankOfAddr(sourceAddr)} of ${c.getName()}"
     }
 
     override fun onCompletion(c: Completion) {

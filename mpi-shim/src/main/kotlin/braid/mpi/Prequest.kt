@@ -28,6 +28,7 @@ public class Prequest internal constructor(
         current = starter()
     }
 
+    @JvmSynthetic
     override fun waitInto(into: Status?): Status {
         val c = current ?: return into?.also { it.set(Status.EMPTY) } ?: Status.EMPTY
         mpi.progressUntil { c.isComplete }
@@ -44,6 +45,7 @@ public class Prequest internal constructor(
         current?.cancel()
     }
 
+    @JvmSynthetic
     override fun finishInto(into: Status?): Status {
         val c = current ?: return into?.also { it.set(Status.EMPTY) } ?: Status.EMPTY
         current = null

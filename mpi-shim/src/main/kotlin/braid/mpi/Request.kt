@@ -14,20 +14,29 @@ import braid.core.Errno
  * raise it through the communicator's error handler (a cancelled operation is not an error).
  */
 public abstract class Request internal constructor(
+    @get:JvmSynthetic
     internal val mpi: Mpi,
     comm: Comm?,
 ) {
     /** The communicator whose error handler this request's failure goes through (null: internal traffic). */
+    @get:JvmSynthetic @set:JvmSynthetic
     internal var comm: Comm? = comm
+    @set:JvmSynthetic @get:JvmSynthetic
     @Volatile internal var done: Boolean = false
     // The status, held as fields so a completion allocates nothing; [status] builds the object.
+    @get:JvmSynthetic @set:JvmSynthetic
     internal var statusSource: Int = Mpi.ANY_SOURCE
+    @set:JvmSynthetic @get:JvmSynthetic
     internal var statusTag: Int = Mpi.ANY_TAG
+    @set:JvmSynthetic @get:JvmSynthetic
     internal var statusBytes: Long = 0
+    @get:JvmSynthetic @set:JvmSynthetic
     internal var statusCancelled: Boolean = false
+    @set:JvmSynthetic @get:JvmSynthetic
     internal var statusError: Int = ErrorClass.SUCCESS
     private var spent = false
     /** Whether this request sits idle in its process's pool (see [recycle]). */
+    @get:JvmSynthetic @set:JvmSynthetic
     internal var pooled: Boolean = false
 
     /** Whether this request is `MPI_REQUEST_NULL` (its completion was returned, or it was freed). */
@@ -88,22 +97,28 @@ public abstract class Request internal constructor(
 
     // ## For the operations ##
 
+    @JvmSynthetic
     internal open fun post(): Int = 0
 
+    @JvmSynthetic
     internal open fun cancelPosted() {}
 
+    @JvmSynthetic
     internal open fun onCompletion(c: Completion) {
         complete(Status.EMPTY)
     }
 
+    @JvmSynthetic
     internal open fun onError(e: CompletionError) {
         complete(Mpi.ANY_SOURCE, Mpi.ANY_TAG, e.len, errorClassOf(e.err), message = e.message)
     }
 
     /** Lets go of the caller's memory before this request rests in the pool. */
+    @JvmSynthetic
     internal open fun clear() {}
 
     /** Makes a pooled request new again. */
+    @JvmSynthetic
     internal fun reset() {
         done = false
         spent = false
@@ -112,24 +127,35 @@ public abstract class Request internal constructor(
     }
 
     /** The endpoint refused the post outright (not `-EAGAIN`). */
+    @JvmSynthetic
     internal fun failPost(rc: Int) {
-        complete(Mpi.ANY_SOURCE, Mpi.ANY_TAG, 0, errorClassOf(-rc), message = "the endpoint refused the operation: ${Errno.name(-rc)}")
+        val what = peer()?.let { "the endpoint refused the $it" } ?: "the endpoint refused the operation"
+        complete(Mpi.ANY_SOURCE, Mpi.ANY_TAG, 0, errorClassOf(-rc), message = "$what: ${Errno.name(-rc)}${hint(-rc)}")
     }
 
+    /** The operation and the peer it names, in words ("send to rank 3 of MPI_COMM_WORLD"), or null when it names none. */
+    @JvmSynthetic
+    internal open fun peer(): String? = null
+
+    @get:JvmSynthetic @set:JvmSynthetic
     internal var errorMessage: String = ""
 
+    @JvmSynthetic
     internal fun complete(source: Int, tag: Int, bytes: Long, error: Int, cancelled: Boolean = false, message: String = "") {
         statusSource = source; statusTag = tag; statusBytes = bytes; statusCancelled = cancelled; statusError = error
         errorMessage = message
         done = true
     }
 
+    @JvmSynthetic
     internal fun complete(s: Status, message: String = "") = complete(s.source, s.tag, s.bytes, s.error, s.isCancelled, message)
 
     /** This request's status as a new object, with [index]. */
+    @JvmSynthetic
     internal fun status(index: Int = -1): Status = Status(statusSource, statusTag, statusBytes, statusCancelled, statusError, index)
 
     /** Waits until complete, then spends the request: fills [into] (or a new status) and raises its error. */
+    @JvmSynthetic
     internal open fun waitInto(into: Status?): Status {
         if (spent) return into?.also { it.set(Status.EMPTY) } ?: Status.EMPTY
         if (!done) mpi.progressUntil { done }
@@ -137,9 +163,11 @@ public abstract class Request internal constructor(
     }
 
     /** Spends the request and returns its status, raising its error. */
+    @JvmSynthetic
     internal fun finish(): Status = finishInto(null)
 
     /** Spends the request, fills [into] (or a new status) and raises its error. */
+    @JvmSynthetic
     internal open fun finishInto(into: Status?): Status {
         spent = true
         raiseError()
@@ -149,11 +177,18 @@ public abstract class Request internal constructor(
     }
 
     /** Throws this request's error through its communicator's handler, if it failed. */
+    @JvmSynthetic
     internal fun raiseError() {
         if (statusError != ErrorClass.SUCCESS) {
             val e = MPIException.of(statusError, "MPI_Wait", "the operation failed: $errorMessage")
             throw comm?.raise(e) ?: e
         }
+    }
+
+    /** What a refusal's errno means for an MPI program. */
+    private fun hint(errno: Int): String = when (errno) {
+        Errno.ECONNREFUSED, Errno.EHOSTDOWN, Errno.ECONNRESET -> " (that rank's process has ended or closed its endpoint)"
+        else -> ""
     }
 
     public companion object {
@@ -278,6 +313,7 @@ public abstract class Request internal constructor(
             while (!done()) { var w = 0; mpis.forEach { w += it.progress() }; if (w == 0) Thread.onSpinWait() }
         }
 
+        @JvmSynthetic
         internal fun errorClassOf(errno: Int): Int = when (errno) {
             Errno.ETRUNC -> ErrorClass.ERR_TRUNCATE
             Errno.ECANCELED -> ErrorClass.SUCCESS

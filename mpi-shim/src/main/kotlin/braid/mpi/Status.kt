@@ -38,10 +38,12 @@ public class Status internal constructor(
     public var index: Int = index
         private set
 
+    @JvmSynthetic
     internal fun set(source: Int, tag: Int, bytes: Long, isCancelled: Boolean, error: Int, index: Int) {
         this.source = source; this.tag = tag; this.bytes = bytes; this.isCancelled = isCancelled; this.error = error; this.index = index
     }
 
+    @JvmSynthetic
     internal fun set(s: Status) = set(s.source, s.tag, s.bytes, s.isCancelled, s.error, s.index)
 
     /** The number of [type] elements received (`MPI_Get_count`), or [Mpi.UNDEFINED] if not a whole number. */
@@ -60,15 +62,16 @@ public class Status internal constructor(
         return if (bytes % b.size == 0L) (bytes / b.size).toInt() else Mpi.UNDEFINED
     }
 
+    @JvmSynthetic
     internal fun withIndex(i: Int): Status = Status(source, tag, bytes, isCancelled, error, i)
 
     override fun toString(): String =
         "Status(source=$source, tag=$tag, bytes=$bytes, cancelled=$isCancelled, error=${ErrorClass.name(error)}${if (index >= 0) ", index=$index" else ""})"
 
     internal companion object {
-        val EMPTY = Status(Mpi.ANY_SOURCE, Mpi.ANY_TAG, 0, false, ErrorClass.SUCCESS, -1)
-        val PROC_NULL = Status(Mpi.PROC_NULL, Mpi.ANY_TAG, 0, false, ErrorClass.SUCCESS, -1)
+        @get:JvmSynthetic val EMPTY = Status(Mpi.ANY_SOURCE, Mpi.ANY_TAG, 0, false, ErrorClass.SUCCESS, -1)
+        @get:JvmSynthetic val PROC_NULL = Status(Mpi.PROC_NULL, Mpi.ANY_TAG, 0, false, ErrorClass.SUCCESS, -1)
         /** Where statuses nobody asked for are written (`MPI_STATUS_IGNORE`): written from any thread, never read. */
-        val IGNORED = Status()
+        @get:JvmSynthetic val IGNORED = Status()
     }
 }

@@ -75,4 +75,26 @@ class ErrorsTest : FunSpec({
             mpi.finalized shouldBe false
         }
     }
+
+    test("a send to a rank whose process has ended fails naming that rank and the communicator") {
+        val job = MemoryJob(2)
+        val starting = java.util.concurrent.CompletableFuture.supplyAsync { Mpi.init(job.rank(1), ThreadLevel.MULTIPLE, MpiOptions().provider("tcp")) }
+        val zero = Mpi.init(job.rank(0), ThreadLevel.MULTIPLE, MpiOptions().provider("tcp"))
+        val one = starting.get(60, java.util.concurrent.TimeUnit.SECONDS)
+        zero.use {
+            zero.world.setErrhandler(ErrorHandler.ERRORS_RETURN)
+            one.finalizeMpi()
+            val e = shouldThrow<MPIException> { zero.world.send(ints(1, 2), 2, Datatype.INT, 1, 0) }
+            e.message shouldContain "rank 1 of MPI_COMM_WORLD"
+        }
+    }
+
+    test("an operation the endpoint refuses names the rank and the communicator it was for") {
+        runRanks(1) { mpi ->
+            val op = mpi.takeSend().set(mpi.world, mpi.world.destAddr[0], 0, 0)
+            op.failPost(-braid.core.Errno.ECONNREFUSED)
+            val e = shouldThrow<MPIException> { op.waitFor() }
+            e.message shouldContain "the endpoint refused the send to rank 0 of MPI_COMM_WORLD: ECONNREFUSED"
+        }
+    }
 })

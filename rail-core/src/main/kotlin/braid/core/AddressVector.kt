@@ -100,6 +100,7 @@ public class AddressVector internal constructor(
     public fun contains(fiAddr: Long): Boolean = synchronized(domain.lock) { slotOf(fiAddr) >= 0 }
 
     /** The parsed peer behind [fiAddr], or null if it is not inserted. Caller holds the lock. */
+    @JvmSynthetic
     internal fun peer(fiAddr: Long): PeerAddress? {
         val slot = slotOf(fiAddr)
         return if (slot < 0) null else parsed(slot)
@@ -109,12 +110,14 @@ public class AddressVector internal constructor(
      * The fabric address of the peer whose key, or the key of one of whose rail parts, is [key],
      * or [FiAddr.NOTAVAIL]. Caller holds the lock.
      */
+    @JvmSynthetic
     internal fun reverse(key: String): Long {
         val slot = table.indexFind(AddressTable.keyHash(key)) { s -> parsed(s).let { it.key == key || key in it.partKeys } }
         return if (slot < 0) FiAddr.NOTAVAIL else fiAddrOf(slot)
     }
 
     /** Heap and off-heap bytes the AV's storage holds now (for benchmarks). */
+    @JvmSynthetic
     internal fun storageBytes(): LongArray = longArrayOf(table.heapBytes(), table.offHeapBytes())
 
     private fun insertLocked(address: ByteArray): Long {

@@ -28,7 +28,7 @@ public enum class AtomicOp(public val code: Int) {
 
     internal companion object {
         private val byCode = entries.associateBy { it.code }
-        fun of(code: Int): AtomicOp? = byCode[code]
+        @JvmSynthetic fun of(code: Int): AtomicOp? = byCode[code]
     }
 }
 
@@ -43,7 +43,7 @@ public enum class AtomicOp(public val code: Int) {
  * form, a [FabricException] naming the buffer and the order from the others) instead of silently
  * giving a wrong counter. [MemoryRegion.byteBuffer] returns registered memory in native order.
  */
-public enum class AtomicDatatype(public val code: Int, public val size: Int, internal val floating: Boolean, internal val unsigned: Boolean) {
+public enum class AtomicDatatype(public val code: Int, public val size: Int, @get:JvmSynthetic internal val floating: Boolean, @get:JvmSynthetic internal val unsigned: Boolean) {
     INT32(4, 4, false, false),
     UINT32(5, 4, false, true),
     INT64(6, 8, false, false),
@@ -54,7 +54,7 @@ public enum class AtomicDatatype(public val code: Int, public val size: Int, int
 
     internal companion object {
         private val byCode = entries.associateBy { it.code }
-        fun of(code: Int): AtomicDatatype? = byCode[code]
+        @JvmSynthetic fun of(code: Int): AtomicDatatype? = byCode[code]
     }
 }
 

@@ -97,14 +97,17 @@ public object Braid {
     }
 
     /** The provider named [name], or a FabricException naming the known ones. */
+    @JvmSynthetic
     internal fun provider(name: String): Provider = synchronized(providers) { providers.firstOrNull { it.name == name } }
         ?: throw FabricException.invalid("no provider '$name' (known: ${providerNames()})")
 
     /** The host identity in [address], asked of every provider; null when none recognises it. */
+    @JvmSynthetic
     internal fun hostIdOf(address: ByteArray): Long? =
         synchronized(providers) { providers.toList() }.firstNotNullOfOrNull { it.hostIdOf(address) }
 
     /** Adds a provider at the end of the preference order (tests and plug-ins). */
+    @JvmSynthetic
     internal fun register(provider: Provider) {
         synchronized(providers) {
             providers.removeAll { it.name == provider.name }
@@ -112,6 +115,7 @@ public object Braid {
         }
     }
 
+    @JvmSynthetic
     internal fun unregister(name: String) {
         synchronized(providers) { providers.removeAll { it.name == name } }
     }

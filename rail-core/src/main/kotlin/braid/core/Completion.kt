@@ -7,17 +7,17 @@ package braid.core
  */
 public class Completion {
     /** The context the operation was posted with (`op_context`). */
-    @JvmField public var context: Any? = null
+    public var context: Any? = null
     /** What completed: [OpFlags.SEND] or [OpFlags.RECV], with MSG or TAGGED, REMOTE_CQ_DATA, … */
-    @JvmField public var flags: Long = 0
+    public var flags: Long = 0
     /** Bytes transferred (for a receive, the bytes placed in the buffer). */
-    @JvmField public var len: Long = 0
+    public var len: Long = 0
     /** Remote CQ data, when [flags] has [OpFlags.REMOTE_CQ_DATA]. */
-    @JvmField public var data: Long = 0
+    public var data: Long = 0
     /** The message's tag. */
-    @JvmField public var tag: Long = 0
+    public var tag: Long = 0
     /** The sender (set by [CompletionQueue.readFrom]); [FiAddr.NOTAVAIL] if not in the AV. */
-    @JvmField public var source: Long = FiAddr.NOTAVAIL
+    public var source: Long = FiAddr.NOTAVAIL
 
     override fun toString(): String =
         "Completion(context=$context, flags=${OpFlags.toString(flags)}, len=$len, data=$data, tag=0x${java.lang.Long.toHexString(tag)}, source=$source)"
@@ -29,17 +29,17 @@ public class Completion {
  * [err] is [Errno.ETRUNC].
  */
 public class CompletionError {
-    @JvmField public var context: Any? = null
-    @JvmField public var flags: Long = 0
-    @JvmField public var len: Long = 0
-    @JvmField public var data: Long = 0
-    @JvmField public var tag: Long = 0
-    @JvmField public var olen: Long = 0
-    @JvmField public var err: Int = 0
-    @JvmField public var provErrno: Int = 0
-    @JvmField public var source: Long = FiAddr.NOTAVAIL
+    public var context: Any? = null
+    public var flags: Long = 0
+    public var len: Long = 0
+    public var data: Long = 0
+    public var tag: Long = 0
+    public var olen: Long = 0
+    public var err: Int = 0
+    public var provErrno: Int = 0
+    public var source: Long = FiAddr.NOTAVAIL
     /** What went wrong, in words: names the peer, the sizes or the operation. */
-    @JvmField public var message: String = ""
+    public var message: String = ""
 
     override fun toString(): String =
         "CompletionError(${Errno.name(err)}: $message; context=$context, flags=${OpFlags.toString(flags)}, len=$len, olen=$olen, tag=0x${java.lang.Long.toHexString(tag)}, source=$source)"

@@ -47,6 +47,7 @@ public class CompletionQueue internal constructor(
     @Volatile private var closed = false
 
     /** Threads and coroutines waiting for a write (the queue's wait object). */
+    @get:JvmSynthetic
     internal val waiters = QueueWaiters(domain)
 
     /** Completions and errors waiting to be read. */
@@ -189,9 +190,11 @@ public class CompletionQueue internal constructor(
         synchronized(domain.lock) { if (waiters.count != 0) waiters.signal() }
     }
 
+    @get:JvmSynthetic
     internal val isClosed: Boolean get() = closed
 
     /** Whether nothing waits to be read. Caller holds the domain lock. */
+    @JvmSynthetic
     internal fun isEmptyLocked(): Boolean = head == tail
 
     private fun take(out: Completion, withSource: Boolean): Int {

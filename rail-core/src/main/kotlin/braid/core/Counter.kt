@@ -19,12 +19,17 @@ public class Counter internal constructor(public val domain: Domain, @Suppress("
     private val waiters = WaitSet()
 
     // ## Deferred work waiting on this counter (guarded by the domain lock, but armed) ##
+    @get:JvmSynthetic @set:JvmSynthetic
     internal var triggers: TriggerHeap? = null
+    @get:JvmSynthetic @set:JvmSynthetic
     @Volatile internal var armed = false
+    @get:JvmSynthetic @set:JvmSynthetic
     internal var dirty = false
+    @get:JvmSynthetic @set:JvmSynthetic
     internal var listed = false
 
     /** Success plus error count: what thresholds are compared with. */
+    @get:JvmSynthetic
     internal val total: Long get() = success.get() + errors.get()
 
     /** The success count, after driving progress (`fi_cntr_read`). */
@@ -131,6 +136,7 @@ public class Counter internal constructor(public val domain: Domain, @Suppress("
         return w.future
     }
 
+    @JvmSynthetic
     internal fun removeWait(w: CounterWait) {
         w.listed = false
         asyncWaits.remove(w)
@@ -139,6 +145,7 @@ public class Counter internal constructor(public val domain: Domain, @Suppress("
     }
 
     /** Fails every outstanding [waitAsync] with [err] (the domain is closing). Caller holds the lock, then dispatches. */
+    @JvmSynthetic
     internal fun failWaitsLocked(err: Int) {
         while (asyncWaits.isNotEmpty()) {
             val w = asyncWaits[asyncWaits.size - 1]

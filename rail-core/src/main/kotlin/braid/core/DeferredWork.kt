@@ -44,16 +44,16 @@ public class DeferredWork @JvmOverloads constructor(
 ) {
     // Reassigned only when a trigger-able endpoint refills one of its pooled requests.
     public var triggeringCounter: Counter = triggeringCounter
-        internal set
+        @JvmSynthetic internal set
     public var op: DeferredOp = op
-        internal set
+        @JvmSynthetic internal set
     public var completionCounter: Counter? = completionCounter
-        internal set
+        @JvmSynthetic internal set
     public var flags: Long = flags
-        internal set
+        @JvmSynthetic internal set
     /** The application's own context, for its bookkeeping. */
     public var context: Any? = context
-        internal set
+        @JvmSynthetic internal set
 
     /** The success plus error count of [triggeringCounter] at which [op] is issued; fixed while QUEUED. */
     public var threshold: Long = threshold
@@ -63,24 +63,31 @@ public class DeferredWork @JvmOverloads constructor(
         }
 
     @Volatile public var status: WorkStatus = WorkStatus.IDLE
-        internal set
+        @JvmSynthetic internal set
 
     /** The [Errno] of the failure, once FAILED; ECANCELED once CANCELLED. */
     public var error: Int = 0
-        internal set
+        @JvmSynthetic internal set
 
     public var errorMessage: String = ""
-        internal set
+        @JvmSynthetic internal set
 
     // ## The queue's bookkeeping, under the domain lock ##
+    @get:JvmSynthetic @set:JvmSynthetic
     internal var seq = 0L
+    @get:JvmSynthetic @set:JvmSynthetic
     internal var heapIndex = -1
+    @get:JvmSynthetic @set:JvmSynthetic
     internal var retrying = false
     /** Issued through a trigger-able endpoint: completes like any operation of that endpoint, with [context]. */
+    @get:JvmSynthetic @set:JvmSynthetic
     internal var triggered = false
     /** The trigger-able endpoint whose pool this request goes back to once it is done, if any. */
+    @get:JvmSynthetic @set:JvmSynthetic
     internal var pool: TriggeredEndpoint? = null
+    @get:JvmSynthetic @set:JvmSynthetic
     internal var prevFlight: DeferredWork? = null
+    @get:JvmSynthetic @set:JvmSynthetic
     internal var nextFlight: DeferredWork? = null
 
     override fun toString(): String =
@@ -97,17 +104,22 @@ public sealed class DeferredOp {
 
     internal enum class Kind { TX, RX, RMA, COUNTER, LOCAL }
 
+    @get:JvmSynthetic
     internal abstract val kind: Kind
 
     /** The flags of its completions ([Completion.flags]). */
+    @get:JvmSynthetic
     internal abstract val cqFlags: Long
 
     /** Throws [FabricException] if the operation cannot be issued as described. Under the domain lock. */
+    @JvmSynthetic
     internal abstract fun check()
 
     /** Issues the operation with [work] as its context; 0, -errno, or [DONE] when it completed at once. Under the domain lock. */
+    @JvmSynthetic
     internal abstract fun post(work: DeferredWork, flags: Long): Int
 
+    @JvmSynthetic
     internal abstract fun describe(): String
 
     /** Sends `buffer[offset, offset+length)` to [dest] (`FI_OP_SEND`). */
@@ -118,10 +130,15 @@ public sealed class DeferredOp {
         public constructor(endpoint: Endpoint, buffer: ByteBuffer, dest: Long) :
             this(endpoint, ByteBuffers.viewOf(buffer, false, "send", endpoint), 0, buffer.remaining(), dest)
 
+        @get:JvmSynthetic
         override val kind: Kind get() = Kind.TX
+        @get:JvmSynthetic
         override val cqFlags: Long get() = OpFlags.SEND or OpFlags.MSG
+        @JvmSynthetic
         override fun check(): Unit = checkRange(endpoint, buffer.capacity(), offset, length.toLong())
+        @JvmSynthetic
         override fun post(work: DeferredWork, flags: Long): Int = endpoint.trySendmsg(buffer, offset, length, dest, 0, 0, flags and OpFlags.TAGGED.inv(), work)
+        @JvmSynthetic
         override fun describe(): String = "send of $length bytes to $dest"
     }
 
@@ -136,10 +153,15 @@ public sealed class DeferredOp {
         public constructor(endpoint: Endpoint, buffer: ByteBuffer, dest: Long, tag: Long) :
             this(endpoint, ByteBuffers.viewOf(buffer, false, "tsend", endpoint), 0, buffer.remaining(), dest, tag)
 
+        @get:JvmSynthetic
         override val kind: Kind get() = Kind.TX
+        @get:JvmSynthetic
         override val cqFlags: Long get() = OpFlags.SEND or OpFlags.TAGGED
+        @JvmSynthetic
         override fun check(): Unit = checkRange(endpoint, buffer.capacity(), offset, length.toLong())
+        @JvmSynthetic
         override fun post(work: DeferredWork, flags: Long): Int = endpoint.trySendmsg(buffer, offset, length, dest, tag, 0, flags or OpFlags.TAGGED, work)
+        @JvmSynthetic
         override fun describe(): String = "tsend of $length bytes to $dest, tag 0x${java.lang.Long.toHexString(tag)}"
     }
 
@@ -151,10 +173,15 @@ public sealed class DeferredOp {
         public constructor(endpoint: Endpoint, buffer: ByteBuffer, src: Long) :
             this(endpoint, ByteBuffers.viewOf(buffer, true, "recv", endpoint), 0, buffer.remaining(), src)
 
+        @get:JvmSynthetic
         override val kind: Kind get() = Kind.RX
+        @get:JvmSynthetic
         override val cqFlags: Long get() = OpFlags.RECV or OpFlags.MSG
+        @JvmSynthetic
         override fun check(): Unit = checkRange(endpoint, buffer.capacity(), offset, length.toLong())
+        @JvmSynthetic
         override fun post(work: DeferredWork, flags: Long): Int = endpoint.postRecv(false, buffer, offset, length, src, 0, -1L, flags and RECV_FLAGS, work)
+        @JvmSynthetic
         override fun describe(): String = "recv of up to $length bytes from $src"
     }
 
@@ -168,10 +195,15 @@ public sealed class DeferredOp {
         public constructor(endpoint: Endpoint, buffer: ByteBuffer, src: Long, tag: Long, ignore: Long = 0) :
             this(endpoint, ByteBuffers.viewOf(buffer, true, "trecv", endpoint), 0, buffer.remaining(), src, tag, ignore)
 
+        @get:JvmSynthetic
         override val kind: Kind get() = Kind.RX
+        @get:JvmSynthetic
         override val cqFlags: Long get() = OpFlags.RECV or OpFlags.TAGGED
+        @JvmSynthetic
         override fun check(): Unit = checkRange(endpoint, buffer.capacity(), offset, length.toLong())
+        @JvmSynthetic
         override fun post(work: DeferredWork, flags: Long): Int = endpoint.postRecv(true, buffer, offset, length, src, tag, ignore, flags and RECV_FLAGS, work)
+        @JvmSynthetic
         override fun describe(): String = "trecv of up to $length bytes from $src, tag 0x${java.lang.Long.toHexString(tag)}"
     }
 
@@ -184,10 +216,15 @@ public sealed class DeferredOp {
         public constructor(endpoint: Endpoint, buffer: ByteBuffer, dest: Long, remoteOffset: Long, key: Long) :
             this(endpoint, ByteBuffers.viewOf(buffer, false, "write", endpoint), 0, buffer.remaining(), dest, remoteOffset, key)
 
+        @get:JvmSynthetic
         override val kind: Kind get() = Kind.RMA
+        @get:JvmSynthetic
         override val cqFlags: Long get() = OpFlags.RMA or OpFlags.WRITE
+        @JvmSynthetic
         override fun check() { checkRma(endpoint, Caps.WRITE, remoteOffset); checkRange(endpoint, buffer.capacity(), offset, length.toLong()) }
+        @JvmSynthetic
         override fun post(work: DeferredWork, flags: Long): Int = endpoint.tryWrite(buffer, offset, length, dest, remoteOffset, key, work, flags)
+        @JvmSynthetic
         override fun describe(): String = "RMA write of $length bytes to $dest at key $key, offset $remoteOffset"
     }
 
@@ -200,10 +237,15 @@ public sealed class DeferredOp {
         public constructor(endpoint: Endpoint, buffer: ByteBuffer, src: Long, remoteOffset: Long, key: Long) :
             this(endpoint, ByteBuffers.viewOf(buffer, true, "read", endpoint), 0, buffer.remaining(), src, remoteOffset, key)
 
+        @get:JvmSynthetic
         override val kind: Kind get() = Kind.RMA
+        @get:JvmSynthetic
         override val cqFlags: Long get() = OpFlags.RMA or OpFlags.READ
+        @JvmSynthetic
         override fun check() { checkRma(endpoint, Caps.READ, remoteOffset); checkRange(endpoint, buffer.capacity(), offset, length.toLong()) }
+        @JvmSynthetic
         override fun post(work: DeferredWork, flags: Long): Int = endpoint.tryRead(buffer, offset, length, src, remoteOffset, key, work, flags)
+        @JvmSynthetic
         override fun describe(): String = "RMA read of $length bytes from $src at key $key, offset $remoteOffset"
     }
 
@@ -216,13 +258,18 @@ public sealed class DeferredOp {
         public constructor(endpoint: Endpoint, buffer: ByteBuffer, dest: Long, remoteOffset: Long, key: Long, type: AtomicDatatype, op: AtomicOp) :
             this(endpoint, ByteBuffers.atomicViewOf(buffer, type, 0, false, "operand", endpoint), 0, buffer.remaining() / type.size, dest, remoteOffset, key, type, op)
 
+        @get:JvmSynthetic
         override val kind: Kind get() = Kind.RMA
+        @get:JvmSynthetic
         override val cqFlags: Long get() = OpFlags.ATOMIC or OpFlags.WRITE
+        @JvmSynthetic
         override fun check() {
             checkAtomic(endpoint, AtomicForm.UPDATE, type, op, count, remoteOffset)
             checkRange(endpoint, buffer.capacity(), offset, count.toLong() * type.size)
         }
+        @JvmSynthetic
         override fun post(work: DeferredWork, flags: Long): Int = endpoint.tryAtomic(buffer, offset, count, dest, remoteOffset, key, type, op, work, flags)
+        @JvmSynthetic
         override fun describe(): String = "atomic $op of $count $type to $dest at key $key, offset $remoteOffset"
     }
 
@@ -239,16 +286,21 @@ public sealed class DeferredOp {
                 ByteBuffers.atomicViewOf(result, type, buffer.remaining() / type.size, true, "result", endpoint), 0, dest, remoteOffset, key, type, op,
             )
 
+        @get:JvmSynthetic
         override val kind: Kind get() = Kind.RMA
+        @get:JvmSynthetic
         override val cqFlags: Long get() = OpFlags.ATOMIC or OpFlags.READ
+        @JvmSynthetic
         override fun check() {
             checkAtomic(endpoint, AtomicForm.FETCH, type, op, count, remoteOffset)
             val bytes = count.toLong() * type.size
             checkRange(endpoint, buffer.capacity(), offset, bytes)
             checkRange(endpoint, result.capacity(), resultOffset, bytes)
         }
+        @JvmSynthetic
         override fun post(work: DeferredWork, flags: Long): Int =
             endpoint.tryFetchAtomic(buffer, offset, count, result, resultOffset, dest, remoteOffset, key, type, op, work, flags)
+        @JvmSynthetic
         override fun describe(): String = "fetch-atomic $op of $count $type to $dest at key $key, offset $remoteOffset"
     }
 
@@ -267,8 +319,11 @@ public sealed class DeferredOp {
             ByteBuffers.atomicViewOf(result, type, buffer.remaining() / type.size, true, "result", endpoint), 0, dest, remoteOffset, key, type, op,
         )
 
+        @get:JvmSynthetic
         override val kind: Kind get() = Kind.RMA
+        @get:JvmSynthetic
         override val cqFlags: Long get() = OpFlags.ATOMIC or OpFlags.READ
+        @JvmSynthetic
         override fun check() {
             checkAtomic(endpoint, AtomicForm.COMPARE, type, op, count, remoteOffset)
             val bytes = count.toLong() * type.size
@@ -276,28 +331,40 @@ public sealed class DeferredOp {
             checkRange(endpoint, compare.capacity(), compareOffset, bytes)
             checkRange(endpoint, result.capacity(), resultOffset, bytes)
         }
+        @JvmSynthetic
         override fun post(work: DeferredWork, flags: Long): Int =
             endpoint.tryCompareAtomic(buffer, offset, count, compare, compareOffset, result, resultOffset, dest, remoteOffset, key, type, op, work, flags)
+        @JvmSynthetic
         override fun describe(): String = "compare-atomic $op of $count $type to $dest at key $key, offset $remoteOffset"
     }
 
     /** Sets [counter]'s success count to [value] (`FI_OP_CNTR_SET`). */
     public class CounterSet(public val counter: Counter, public val value: Long) : DeferredOp() {
         override val endpoint: Endpoint? get() = null
+        @get:JvmSynthetic
         override val kind: Kind get() = Kind.COUNTER
+        @get:JvmSynthetic
         override val cqFlags: Long get() = 0
+        @JvmSynthetic
         override fun check() {}
+        @JvmSynthetic
         override fun post(work: DeferredWork, flags: Long): Int { counter.set(value); return DONE }
+        @JvmSynthetic
         override fun describe(): String = "counter set to $value on $counter"
     }
 
     /** Adds [value] to [counter]'s success count (`FI_OP_CNTR_ADD`). */
     public class CounterAdd(public val counter: Counter, public val value: Long) : DeferredOp() {
         override val endpoint: Endpoint? get() = null
+        @get:JvmSynthetic
         override val kind: Kind get() = Kind.COUNTER
+        @get:JvmSynthetic
         override val cqFlags: Long get() = 0
+        @JvmSynthetic
         override fun check() {}
+        @JvmSynthetic
         override fun post(work: DeferredWork, flags: Long): Int { counter.add(value); return DONE }
+        @JvmSynthetic
         override fun describe(): String = "counter add of $value to $counter"
     }
 
@@ -324,17 +391,22 @@ public sealed class DeferredOp {
                 ByteBuffers.viewOf(dst, true, "reduce destination", "deferred reduce"), 0, count, srcFirst)
 
         override val endpoint: Endpoint? get() = null
+        @get:JvmSynthetic
         override val kind: Kind get() = Kind.LOCAL
+        @get:JvmSynthetic
         override val cqFlags: Long get() = 0
+        @JvmSynthetic
         override fun check() {
             val bytes = count.toLong() * reduction.elementSize()
             checkLocal("reduce", src.capacity(), srcOffset, bytes)
             checkLocal("reduce", dst.capacity(), dstOffset, bytes)
         }
+        @JvmSynthetic
         override fun post(work: DeferredWork, flags: Long): Int {
             val rc = reduction.reduce(src, srcOffset, dst, dstOffset, count, srcFirst)
             return if (rc == 0) DONE else rc
         }
+        @JvmSynthetic
         override fun describe(): String = "local reduce of $count elements by $reduction"
     }
 
@@ -348,16 +420,21 @@ public sealed class DeferredOp {
                 ByteBuffers.viewOf(dst, true, "copy destination", "deferred copy"), 0, src.remaining())
 
         override val endpoint: Endpoint? get() = null
+        @get:JvmSynthetic
         override val kind: Kind get() = Kind.LOCAL
+        @get:JvmSynthetic
         override val cqFlags: Long get() = 0
+        @JvmSynthetic
         override fun check() {
             checkLocal("copy", src.capacity(), srcOffset, length.toLong())
             checkLocal("copy", dst.capacity(), dstOffset, length.toLong())
         }
+        @JvmSynthetic
         override fun post(work: DeferredWork, flags: Long): Int {
             if (length > 0) dst.putBytes(dstOffset, src, srcOffset, length)
             return DONE
         }
+        @JvmSynthetic
         override fun describe(): String = "local copy of $length bytes"
     }
 
@@ -367,13 +444,18 @@ public sealed class DeferredOp {
      */
     public class Local(public val step: LocalStep) : DeferredOp() {
         override val endpoint: Endpoint? get() = null
+        @get:JvmSynthetic
         override val kind: Kind get() = Kind.LOCAL
+        @get:JvmSynthetic
         override val cqFlags: Long get() = 0
+        @JvmSynthetic
         override fun check() {}
+        @JvmSynthetic
         override fun post(work: DeferredWork, flags: Long): Int {
             val rc = step.run(work)
             return if (rc == 0) DONE else rc
         }
+        @JvmSynthetic
         override fun describe(): String = "local step $step"
     }
 
@@ -382,30 +464,39 @@ public sealed class DeferredOp {
         const val DONE = 1
         private const val RECV_FLAGS = OpFlags.COMPLETION
 
-        fun checkRange(ep: Endpoint, capacity: Int, offset: Int, length: Long) {
+        @JvmSynthetic fun checkRange(ep: Endpoint, capacity: Int, offset: Int, length: Long) {
             if (offset < 0 || length < 0 || offset + length > capacity) {
                 throw FabricException.invalid("deferred work on $ep: [$offset, ${offset + length}) is not inside the buffer of $capacity bytes")
             }
         }
 
-        fun checkLocal(what: String, capacity: Int, offset: Int, length: Long) {
+        @JvmSynthetic fun checkLocal(what: String, capacity: Int, offset: Int, length: Long) {
             if (offset < 0 || length < 0 || offset + length > capacity) {
                 throw FabricException.invalid("deferred local $what: [$offset, ${offset + length}) is not inside the buffer of $capacity bytes")
             }
         }
 
-        fun checkRma(ep: Endpoint, direction: Long, remoteOffset: Long) {
+        @JvmSynthetic fun checkRma(ep: Endpoint, direction: Long, remoteOffset: Long) {
             val caps = ep.transport.rmaCaps
             if (caps and Caps.RMA == 0L || caps and direction == 0L) {
                 throw FabricException(Errno.ENOSYS, "deferred work on $ep: the ${ep.info.provider} rail carries no RMA ${if (direction == Caps.READ) "read" else "write"}; queue it on an endpoint whose rail offers Caps.RMA")
             }
+            notGranted(ep, Caps.RMA)
             if (remoteOffset < 0) throw FabricException.invalid("deferred work on $ep: remote offset $remoteOffset must be ≥ 0")
         }
 
-        fun checkAtomic(ep: Endpoint, form: AtomicForm, type: AtomicDatatype, op: AtomicOp, count: Int, remoteOffset: Long) {
+        /** Refuses (EOPNOTSUPP) work of [cap] on an endpoint whose Info was not granted it, as its try… forms do. */
+        private fun notGranted(ep: Endpoint, cap: Long) {
+            if (ep.granted(cap)) return
+            val name = if (cap == Caps.RMA) "RMA" else "ATOMIC"
+            throw FabricException(Errno.EOPNOTSUPP, "deferred work on $ep: the endpoint was opened without Caps.$name; ask for Caps.$name in the hints")
+        }
+
+        @JvmSynthetic fun checkAtomic(ep: Endpoint, form: AtomicForm, type: AtomicDatatype, op: AtomicOp, count: Int, remoteOffset: Long) {
             if (ep.transport.rmaCaps and Caps.ATOMIC == 0L) {
                 throw FabricException(Errno.ENOSYS, "deferred work on $ep: the ${ep.info.provider} rail carries no atomics; queue it on an endpoint whose rail offers Caps.ATOMIC")
             }
+            notGranted(ep, Caps.ATOMIC)
             if (!form.admits(op) || !op.appliesTo(type)) {
                 throw FabricException.unsupported("deferred work on $ep: ${form.label} does not take $op on $type")
             }

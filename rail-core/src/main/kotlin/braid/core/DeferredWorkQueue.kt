@@ -33,6 +33,7 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain, 
     private var flightHead: DeferredWork? = null
 
     /** Rail duty cycles under way (they defer firing to their end). Guarded by the lock. */
+    @get:JvmSynthetic @set:JvmSynthetic
     internal var holds = 0
 
     /** Requests waiting for their counters. */
@@ -48,6 +49,7 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain, 
         private set
 
     /** Whether anything waits to be fired or retried; read under the lock by [Domain.progressLocked]. */
+    @get:JvmSynthetic
     internal val pending: Boolean get() = dirty.isNotEmpty() || retries.isNotEmpty()
 
     /**
@@ -147,6 +149,7 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain, 
     }
 
     /** Puts [work] in its counter's heap; marks the counter to be looked at if the threshold is met. */
+    @JvmSynthetic
     internal fun enqueue(work: DeferredWork) {
         work.status = WorkStatus.QUEUED
         work.error = 0
@@ -163,6 +166,7 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain, 
     }
 
     /** [c] moved (any thread). */
+    @JvmSynthetic
     internal fun counterChanged(c: Counter): Unit = synchronized(lock) {
         if ((c.triggers?.size ?: 0) == 0) return
         markDirty(c)
@@ -224,6 +228,7 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain, 
      * After a duty cycle ([holds] back to 0): fires what completions made due, and issues again
      * what the rails had no room for. Returns the work done.
      */
+    @JvmSynthetic
     internal fun runPending(): Int {
         if (holds != 0 || firing) return 0
         var n = 0
@@ -246,6 +251,7 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain, 
     }
 
     /** Runs [block] (a rail's duty cycle) with firing deferred to its end. */
+    @JvmSynthetic
     internal inline fun <T> holding(block: () -> T): T {
         holds++
         try {
@@ -258,6 +264,7 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain, 
 
     // ## Completions of fired requests (under the lock; called by Endpoint) ##
 
+    @JvmSynthetic
     internal fun succeeded(w: DeferredWork, kind: DeferredOp.Kind, flags: Long, len: Long, data: Long, tag: Long, source: Long) {
         if (w.status != WorkStatus.FIRED) return
         removeFlight(w)
@@ -277,6 +284,7 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain, 
         w.pool?.recycle(w)
     }
 
+    @JvmSynthetic
     internal fun failed(w: DeferredWork, kind: DeferredOp.Kind, flags: Long, len: Long, tag: Long, olen: Long, err: Int, source: Long, message: String) {
         if (w.status != WorkStatus.FIRED) return
         if (w.retrying) { w.retrying = false; retries.remove(w) }
@@ -303,6 +311,7 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain, 
         failed(w, w.op.kind, w.op.cqFlags, 0, 0, 0, err, FiAddr.NOTAVAIL, message)
 
     /** [ep] is closing: its fired requests will never complete, so they fail with ESHUTDOWN. */
+    @JvmSynthetic
     internal fun endpointClosed(ep: Endpoint) {
         var w = flightHead
         while (w != null) {

@@ -29,12 +29,15 @@ public class Domain internal constructor(
     public val owner: Domain? = null,
     @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden(),
 ) : AutoCloseable {
+    @get:JvmSynthetic
     internal val lock: Any = owner?.lock ?: Any()
     private var peers: Array<Domain> = emptyArray()
+    @get:JvmSynthetic
     internal val hub = ProgressHub(this)
 
     /** The deferred work queue (fi_trigger(3)): requests that wait for counters of this domain. */
     public val deferredWork: DeferredWorkQueue = DeferredWorkQueue(this)
+    @get:JvmSynthetic
     internal val provider: DomainProvider = fabric.provider.openDomain(this, info)
     private var transports: Array<Transport> = emptyArray()
     private val endpoints = ArrayList<Endpoint>()
@@ -120,9 +123,11 @@ public class Domain internal constructor(
         mr
     }
 
+    @JvmSynthetic
     internal fun deregister(mr: MemoryRegion): Unit = synchronized(lock) { regions.remove(mr.key) }
 
     /** The region registered under [key], or null. Caller holds the lock. */
+    @JvmSynthetic
     internal fun region(key: Long): MemoryRegion? = regions.get(key)
 
     /**
@@ -135,6 +140,7 @@ public class Domain internal constructor(
         return work + hub.dispatchReady()
     }
 
+    @JvmSynthetic
     internal fun progressLocked(): Int {
         var work = 0
         // Deferred work made due by completions fires after the rails' duty cycles, not inside them.
@@ -183,8 +189,10 @@ public class Domain internal constructor(
     /** The engine driving this domain, if any. */
     public val progressEngine: ProgressEngine? get() = hub.engine
 
+    @JvmSynthetic
     internal fun enabled(t: Transport): Unit = synchronized(lock) { transports += t }
 
+    @JvmSynthetic
     internal fun closed(ep: Endpoint, t: Transport?): Unit = synchronized(lock) {
         endpoints -= ep
         if (t != null) transports = transports.filter { it !== t }.toTypedArray()

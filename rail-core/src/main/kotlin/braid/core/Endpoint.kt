@@ -25,12 +25,15 @@ public class Endpoint private constructor(
     public val domain: Domain,
     public val info: Info,
     /** Where the rails' completions land: the bound CQs, counters, EQ and AV (the rails' [braid.provider.RailHost]). */
-    internal val sink: EndpointSink,
-    internal val transport: Transport,
+    @get:JvmSynthetic internal val sink: EndpointSink,
+    @get:JvmSynthetic internal val transport: Transport,
     @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden(),
 ) : AutoCloseable {
+    @get:JvmSynthetic
     internal val av: AddressVector? get() = sink.av
+    @get:JvmSynthetic
     internal val txCq: CompletionQueue? get() = sink.txCq
+    @get:JvmSynthetic
     internal val rxCq: CompletionQueue? get() = sink.rxCq
 
     /**
@@ -241,6 +244,12 @@ public class Endpoint private constructor(
     // ATOMIC|READ (fetching forms); they arrive once the target has carried the operation out.
     // Besides the codes of the sends, these return -ENOSYS on a rail without RMA, -EOPNOTSUPP for
     // an atomic operation that does not apply to the type or form, -EMSGSIZE past [atomicValid].
+    //
+    // Capabilities mean what libfabric's do: an endpoint whose [info] was not granted Caps.RMA
+    // refuses RMA reads and writes, and one not granted Caps.ATOMIC refuses atomics, with
+    // -EOPNOTSUPP, even where its rail carries them. Ask for them in the hints (hints naming no
+    // primary capability are granted all the rail offers; Topology.open asks for all its rails
+    // carry, RMA and atomics included).
 
     /** Writes `buffer[offset, offset+length)` into [dest]'s region [key] at [remoteOffset] (`fi_write`). */
     @JvmOverloads
@@ -254,6 +263,7 @@ public class Endpoint private constructor(
 
     private fun postRma(write: Boolean, buffer: DirectBuffer, offset: Int, length: Int, peer: Long, remoteOffset: Long, key: Long, context: Any?, flags: Long): Int {
         if (offset < 0 || length < 0 || offset.toLong() + length > buffer.capacity() || remoteOffset < 0) return -Errno.EINVAL
+        if (!granted(Caps.RMA)) return -Errno.EOPNOTSUPP
         synchronized(domain.lock) {
             if (!enabled) return -Errno.EOPBADSTATE
             if (length > maxMsgSize) return -Errno.EMSGSIZE
@@ -299,6 +309,14 @@ public class Endpoint private constructor(
     /** [atomicValid] for [tryCompareAtomic] (`fi_compare_atomicvalid`). */
     public fun compareAtomicValid(type: AtomicDatatype, op: AtomicOp): Int = atomicCount(AtomicForm.COMPARE, type, op)
 
+    /**
+     * Whether this endpoint may issue operations of [cap] ([Caps.RMA] or [Caps.ATOMIC]): its
+     * [info] was granted it, or its rail does not carry it at all (the rail then answers -ENOSYS).
+     */
+    @JvmSynthetic
+    internal fun granted(cap: Long): Boolean = info.caps and cap != 0L || transport.rmaCaps and cap == 0L
+
+    @JvmSynthetic
     internal fun atomicCount(form: AtomicForm, type: AtomicDatatype, op: AtomicOp): Int =
         if (!form.admits(op) || !op.appliesTo(type)) 0 else transport.maxAtomicCount(type, form)
 
@@ -307,7 +325,7 @@ public class Endpoint private constructor(
         result: MutableDirectBuffer?, resultOffset: Int, dest: Long, remoteOffset: Long, key: Long,
         type: AtomicDatatype, op: AtomicOp, context: Any?, flags: Long,
     ): Int {
-        if (!form.admits(op) || !op.appliesTo(type)) return -Errno.EOPNOTSUPP
+        if (!form.admits(op) || !op.appliesTo(type) || !granted(Caps.ATOMIC)) return -Errno.EOPNOTSUPP
         if (count <= 0 || remoteOffset < 0) return -Errno.EINVAL
         val bytes = count.toLong() * type.size
         if (offset < 0 || offset + bytes > buffer.capacity()) return -Errno.EINVAL
@@ -441,6 +459,17 @@ public class Endpoint private constructor(
     /** What each rail of this endpoint carried and how deep the receive queues got. */
     public fun stats(): EndpointStats = synchronized(domain.lock) { EndpointStats(transport.railStats(), srx.stats()) }
 
+    /**
+     * Stops counting traffic in [stats] (and in the table `BRAID_LINK_DUMP_STATS` prints) until
+     * [resumeStats]: what the endpoint carries in between is left out, as a benchmark leaves out
+     * its warm-up. The queue depths ([EndpointStats.queues]) go on being sampled. Nothing is
+     * paid per message.
+     */
+    public fun pauseStats(): Unit = synchronized(domain.lock) { transport.pauseStats(true) }
+
+    /** Counts traffic in [stats] again, from the counts [pauseStats] left (a no-op when not paused). */
+    public fun resumeStats(): Unit = synchronized(domain.lock) { transport.pauseStats(false) }
+
     /** The provider's view of this endpoint's channels and queues, for diagnostics. */
     public fun describe(): String = synchronized(domain.lock) { "$transport\n  ${srx.stats()}\n  ${sink.bounds}" }
 
@@ -468,6 +497,7 @@ public class Endpoint private constructor(
         }
     }
 
+    @JvmSynthetic
     internal fun postPeerSend(buffer: DirectBuffer, offset: Int, length: Int, dest: Long, tag: Long, context: PeerTransferOp): Int {
         if (offset < 0 || length < 0 || offset.toLong() + length > buffer.capacity()) return -Errno.EINVAL
         synchronized(domain.lock) {
@@ -485,6 +515,7 @@ public class Endpoint private constructor(
         else -> 0
     }
 
+    @JvmSynthetic
     internal fun postRecv(
         tagged: Boolean, buffer: MutableDirectBuffer, offset: Int, length: Int, src: Long, tag: Long, ignore: Long, flags: Long, context: Any?,
         peer: Boolean = false,

@@ -150,6 +150,16 @@ public fun Endpoint.trecvBlocking(buffer: MutableDirectBuffer, offset: Int, leng
 public fun Endpoint.trecvBlocking(buffer: ByteBuffer, src: Long, tag: Long, ignore: Long, timeoutMillis: Long): Completion =
     Waiting.runBlocking(Ops.bytes(this, PendingOp.TRECV, buffer, src, tag, true, false).also { it.ignore = ignore }, timeoutMillis)
 
+/** [trecvBlocking] of exactly [tag] (no ignore bits). */
+@Throws(TimeoutException::class, InterruptedException::class)
+public fun Endpoint.trecvBlocking(buffer: MutableDirectBuffer, offset: Int, length: Int, src: Long, tag: Long, timeoutMillis: Long): Completion =
+    trecvBlocking(buffer, offset, length, src, tag, 0, timeoutMillis)
+
+/** [trecvBlocking] of exactly [tag] (no ignore bits) into [buffer]'s position..limit. */
+@Throws(TimeoutException::class, InterruptedException::class)
+public fun Endpoint.trecvBlocking(buffer: ByteBuffer, src: Long, tag: Long, timeoutMillis: Long): Completion =
+    trecvBlocking(buffer, src, tag, 0, timeoutMillis)
+
 /** [Endpoint.tryInject], blocking up to [timeoutMillis] while the rail has no room. */
 @Throws(TimeoutException::class, InterruptedException::class)
 public fun Endpoint.injectBlocking(buffer: DirectBuffer, offset: Int, length: Int, dest: Long, timeoutMillis: Long) {

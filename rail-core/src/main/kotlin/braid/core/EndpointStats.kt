@@ -45,4 +45,20 @@ internal class RailCounters(private val rail: String) {
     fun received(bytes: Long) { messagesReceived++; bytesReceived += bytes }
 
     fun snapshot(): RailStats = RailStats(rail, messagesSent, bytesSent, messagesReceived, bytesReceived)
+
+    private var paused: RailStats? = null
+
+    /**
+     * [pause]: from now until the matching resume, traffic is not counted (the counts go back to
+     * what they were at the pause). Costs nothing per message: the counters run on and are reset.
+     */
+    fun pause(pause: Boolean) {
+        if (pause) {
+            if (paused == null) paused = snapshot()
+            return
+        }
+        val p = paused ?: return
+        messagesSent = p.messagesSent; bytesSent = p.bytesSent; messagesReceived = p.messagesReceived; bytesReceived = p.bytesReceived
+        paused = null
+    }
 }

@@ -5,6 +5,7 @@ import braid.provider.Provider
 /** An open fabric (`fid_fabric`): the root of one provider's objects. */
 public class Fabric internal constructor(
     public val info: Info,
+    @get:JvmSynthetic
     internal val provider: Provider,
     @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden(),
 ) : AutoCloseable {

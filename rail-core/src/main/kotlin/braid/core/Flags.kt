@@ -4,6 +4,13 @@ package braid.core
  * Capability bits (`fi_info::caps`), with libfabric's values. Primary capabilities (MSG, TAGGED,
  * RMA, ATOMIC, COLLECTIVE and the SEND/RECV/READ/WRITE modifiers) must be asked for; secondary ones
  * (LOCAL_COMM, REMOTE_COMM, SOURCE, DIRECTED_RECV, …) may be granted without being asked for.
+ * Hints that ask for no primary capability are granted every one the provider offers.
+ *
+ * Granted capabilities are what an endpoint may do, as libfabric's mean: an endpoint whose
+ * [Info.caps] lacks [RMA] refuses RMA reads and writes, and one that lacks [ATOMIC] refuses
+ * atomics, with `-EOPNOTSUPP` (a future or blocking form throws a [FabricException] naming the
+ * missing capability), even where its rail could carry them. A rail that carries no RMA at all
+ * answers `-ENOSYS`. A topology's link (`Topology.open`) asks for every capability its rails carry.
  */
 public object Caps {
     public const val MSG: Long = 1L shl 1

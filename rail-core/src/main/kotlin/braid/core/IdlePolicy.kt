@@ -68,6 +68,7 @@ public data class IdlePolicy @JvmOverloads constructor(
     }
 
     /** The coroutine form of the longest park, in whole milliseconds (at least 1). */
+    @get:JvmSynthetic
     internal val maxParkMillis: Long get() = maxOf(1L, (maxParkNanos + 999_999) / 1_000_000)
 
     override fun toString(): String = when (kind) {

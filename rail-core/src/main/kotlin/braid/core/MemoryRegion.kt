@@ -64,7 +64,7 @@ public class MemoryRegion internal constructor(
     override fun toString(): String = "MemoryRegion(key=$key, length=$length, access=0x${Integer.toHexString(access)})"
 
     internal companion object {
-        fun viewOf(buffer: ByteBuffer, what: String): UnsafeBuffer {
+        @JvmSynthetic fun viewOf(buffer: ByteBuffer, what: String): UnsafeBuffer {
             if (!buffer.isDirect) {
                 throw FabricException.invalid(
                     "$what: a heap ByteBuffer cannot be registered; allocate it with ByteBuffer.allocateDirect",

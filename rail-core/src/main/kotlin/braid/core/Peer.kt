@@ -61,6 +61,7 @@ public interface PeerTransferOps {
  */
 public class PeerTransfer internal constructor(
     public val endpoint: Endpoint,
+    @get:JvmSynthetic
     internal val ops: PeerTransferOps,
     @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden(),
 ) {
@@ -107,6 +108,7 @@ public class PeerTransfer internal constructor(
         return op
     }
 
+    @JvmSynthetic
     internal fun release(op: PeerTransferOp) {
         op.context = null
         pool.addLast(op)

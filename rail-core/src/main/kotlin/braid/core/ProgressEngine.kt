@@ -82,6 +82,7 @@ public class ProgressEngine private constructor(
     }
 
     /** Unparks the engine's thread if it is parked. */
+    @JvmSynthetic
     internal fun wake() {
         thread?.let { LockSupport.unpark(it) }
     }

@@ -14,40 +14,41 @@ import org.agrona.concurrent.UnsafeBuffer
 public class RxEntry internal constructor(@Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden()) {
     /** Posted: the source filter ([FiAddr.UNSPEC] for any). Unexpected: the sender's address. */
     public var addr: Long = FiAddr.UNSPEC
-        internal set
+        @JvmSynthetic internal set
 
     /** Posted: the receive's tag. Unexpected: the message's tag. */
     public var tag: Long = 0
-        internal set
+        @JvmSynthetic internal set
 
     /** Posted: bits of [tag] to ignore. */
     public var ignore: Long = 0
-        internal set
+        @JvmSynthetic internal set
 
     /** Posted: the buffer's length. Unexpected: the message's length. */
     public var size: Long = 0
-        internal set
+        @JvmSynthetic internal set
 
     /** Operation flags of the posted receive; for an unexpected message, [OpFlags.REMOTE_CQ_DATA] if it carries data. */
     public var flags: Long = 0
-        internal set
+        @JvmSynthetic internal set
 
     /** Remote CQ data carried by the message. */
     public var data: Long = 0
-        internal set
+        @JvmSynthetic internal set
 
     /** The application's context of the posted receive. */
     public var context: Any? = null
-        internal set
+        @JvmSynthetic internal set
 
     /** The receive buffer: a view over the application's memory (valid once matched). */
     public val buffer: UnsafeBuffer = UnsafeBuffer(0L, 0)
 
     /** Whether this entry belongs to the tagged queue. */
     public var tagged: Boolean = false
-        internal set
+        @JvmSynthetic internal set
 
     /** The provider that holds the unexpected message behind this entry. */
+    @get:JvmSynthetic @set:JvmSynthetic
     internal var peer: SrxPeer? = null
 
     /** The provider's own state for the unexpected message (its bytes, its rendezvous id, …). */
@@ -57,20 +58,33 @@ public class RxEntry internal constructor(@Suppress("UNUSED_PARAMETER") hidden: 
     public var peerSource: Long = -1
 
     // ## Intrusive links ##
+    @get:JvmSynthetic @set:JvmSynthetic
     internal var seq: Long = 0
+    @get:JvmSynthetic @set:JvmSynthetic
     internal var srcPrev: RxEntry? = null
+    @get:JvmSynthetic @set:JvmSynthetic
     internal var srcNext: RxEntry? = null
+    @get:JvmSynthetic @set:JvmSynthetic
     internal var srcList: EntryList? = null
+    @get:JvmSynthetic @set:JvmSynthetic
     internal var allPrev: RxEntry? = null
+    @get:JvmSynthetic @set:JvmSynthetic
     internal var allNext: RxEntry? = null
+    @get:JvmSynthetic @set:JvmSynthetic
     internal var allList: EntryList? = null
+    @get:JvmSynthetic @set:JvmSynthetic
     internal var tagPrev: RxEntry? = null
+    @get:JvmSynthetic @set:JvmSynthetic
     internal var tagNext: RxEntry? = null
+    @get:JvmSynthetic @set:JvmSynthetic
     internal var tagList: EntryList? = null
+    @get:JvmSynthetic @set:JvmSynthetic
     internal var inUse: Boolean = false
 
+    @JvmSynthetic
     internal fun matches(msgTag: Long): Boolean = !tagged || (msgTag or ignore) == (tag or ignore)
 
+    @JvmSynthetic
     internal fun reset() {
         addr = FiAddr.UNSPEC; tag = 0; ignore = 0; size = 0; flags = 0; data = 0; context = null
         buffer.wrap(0L, 0); tagged = false; peer = null; peerContext = null; peerSource = -1; seq = 0

@@ -33,6 +33,7 @@ public class SharedReceiveContext internal constructor(
     /** Unexpected messages held before providers must push senders back. */
     public val unexpectedLimit: Int,
     /** The lock of the domain whose endpoint owns this context; importers must share it. */
+    @get:JvmSynthetic
     internal val lock: Any = Any(),
     @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden(),
 ) {
@@ -67,6 +68,7 @@ public class SharedReceiveContext internal constructor(
     public val postedCount: Int get() = postedNow
 
     /** Queue entries examined by matching so far (a cost measure for tests and benchmarks). */
+    @get:JvmSynthetic
     internal val examined: Long get() = msgQueue.examined + tagQueue.examined
 
     // ## Owner operations (called by providers) ##
@@ -124,6 +126,7 @@ public class SharedReceiveContext internal constructor(
      * buffer and context filled in, and its provider has been told to start it; otherwise the
      * receive is queued and null is returned.
      */
+    @JvmSynthetic
     internal fun post(tagged: Boolean, src: Long, tag: Long, ignore: Long, flags: Long, context: Any?, buffer: DirectBuffer, offset: Int, length: Int): RxEntry? {
         val queue = if (tagged) tagQueue else msgQueue
         val unexpected = queue.takeUnexpected(src, tag, ignore)
@@ -144,10 +147,12 @@ public class SharedReceiveContext internal constructor(
     }
 
     /** The earliest unexpected message matching the receive, left in place (FI_PEEK). */
+    @JvmSynthetic
     internal fun peek(tagged: Boolean, src: Long, tag: Long, ignore: Long): RxEntry? =
         (if (tagged) tagQueue else msgQueue).findUnexpected(src, tag, ignore)
 
     /** Takes [entry] (from [peek]) out of the unexpected queue and reserves it for [context] (FI_CLAIM). */
+    @JvmSynthetic
     internal fun claim(entry: RxEntry, context: Any) {
         (if (entry.tagged) tagQueue else msgQueue).removeUnexpected(entry)
         unexpectedChanged(-1)
@@ -155,15 +160,18 @@ public class SharedReceiveContext internal constructor(
     }
 
     /** Takes [entry] (from [peek]) out of the unexpected queue to be discarded. */
+    @JvmSynthetic
     internal fun remove(entry: RxEntry) {
         (if (entry.tagged) tagQueue else msgQueue).removeUnexpected(entry)
         unexpectedChanged(-1)
     }
 
     /** The message claimed earlier for [context], now handed over. */
+    @JvmSynthetic
     internal fun takeClaimed(context: Any): RxEntry? = claimed.remove(context)
 
     /** Removes the posted receive whose context is [context], or returns null. */
+    @JvmSynthetic
     internal fun cancel(context: Any): RxEntry? {
         val e = msgQueue.removePosted(context) ?: tagQueue.removePosted(context) ?: return null
         postedChanged(-1)
@@ -171,6 +179,7 @@ public class SharedReceiveContext internal constructor(
     }
 
     /** Removes every posted receive that names [addr] as its only source, calling [each]. */
+    @JvmSynthetic
     internal fun drainDirected(addr: Long, each: (RxEntry) -> Unit) {
         for (q in arrayOf(msgQueue, tagQueue)) {
             while (true) {
@@ -182,6 +191,7 @@ public class SharedReceiveContext internal constructor(
     }
 
     /** Calls [each] with every source that has receives posted for it alone. */
+    @JvmSynthetic
     internal fun forEachDirectedSource(each: (Long) -> Unit) {
         msgQueue.forEachDirectedSource(each)
         tagQueue.forEachDirectedSource(each)
@@ -193,11 +203,13 @@ public class SharedReceiveContext internal constructor(
         unexpectedNow, unexpectedMax, if (samples == 0L) 0.0 else unexpectedSum.toDouble() / samples,
     )
 
+    @JvmSynthetic
     internal fun start(e: RxEntry) {
         val peer = checkNotNull(e.peer) { "SRX: unexpected entry without a peer: $e" }
         if (e.tagged) peer.startTag(e) else peer.startMsg(e)
     }
 
+    @JvmSynthetic
     internal fun discard(e: RxEntry) {
         val peer = checkNotNull(e.peer) { "SRX: unexpected entry without a peer: $e" }
         if (e.tagged) peer.discardTag(e) else peer.discardMsg(e)

@@ -212,6 +212,7 @@ public class TriggeredEndpoint internal constructor(
     }
 
     /** [w] is done (completed, failed, cancelled or refused): its references go, and it waits to be reused. */
+    @JvmSynthetic
     internal fun recycle(w: DeferredWork) {
         (w.op as TriggeredOp).clear()
         w.context = null

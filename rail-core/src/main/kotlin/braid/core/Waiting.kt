@@ -339,8 +339,12 @@ internal object Waiting {
             Errno.EOPBADSTATE -> "the endpoint is not enabled, or closed; enable() it before use"
             Errno.EMSGSIZE -> if (op.kind >= PendingOp.ATOMIC) "${op.length} elements exceed what one atomic carries (see Endpoint.atomicValid)" else "${op.length} bytes exceed the limit (max message size ${op.ep.info.endpointAttr.maxMsgSize}, inject size ${op.ep.info.txAttr.injectSize})"
             Errno.ENOSYS -> "this rail does not carry RMA or atomics (ask Braid.getInfo for Caps.RMA or Caps.ATOMIC)"
-            Errno.EOPNOTSUPP -> "${op.atomicOp} does not apply to ${op.atomicType} in this form (see Endpoint.atomicValid)"
-            Errno.EINVAL -> "the buffer region [${op.offset}, ${op.offset.toLong() + op.length}) does not fit a buffer of ${op.buffer.capacity()} bytes, or address ${op.addr} is not in the address vector"
+            Errno.EOPNOTSUPP -> when {
+                op.kind >= PendingOp.WRITE && op.kind < PendingOp.ATOMIC && !op.ep.granted(Caps.RMA) -> notGranted(op, "RMA")
+                op.kind >= PendingOp.ATOMIC && !op.ep.granted(Caps.ATOMIC) -> notGranted(op, "ATOMIC")
+                else -> "${op.atomicOp} does not apply to ${op.atomicType} in this form (see Endpoint.atomicValid)"
+            }
+            Errno.EINVAL -> invalid(op)
             Errno.EHOSTDOWN -> "the peer at ${op.addr} is down"
             Errno.EHOSTUNREACH -> "the peer at ${op.addr} is not reachable by this rail"
             Errno.ECONNREFUSED -> "the peer at ${op.addr} refused the connection (endpoint not open)"
@@ -350,5 +354,24 @@ internal object Waiting {
             else -> "refused by the rail (${Errno.name(rc)})"
         }
         return FabricException(-rc, "${op.describe()}: $why")
+    }
+
+    private fun notGranted(op: PendingOp, cap: String): String =
+        "the endpoint was opened without Caps.$cap (its capabilities: ${Caps.toString(op.ep.info.caps and Caps.PRIMARY)}); " +
+            "ask for Caps.$cap in the hints (or name no primary capability: all the rail carries is granted)"
+
+    /** Why a rail answered `-EINVAL`: the one of its two causes that is true (a region outside the buffer, or an unknown address). */
+    private fun invalid(op: PendingOp): String {
+        val bytes = if (op.kind >= PendingOp.ATOMIC) op.length.toLong() * op.atomicType.size else op.length.toLong()
+        val end = op.offset.toLong() + bytes
+        if (op.offset < 0 || op.length < 0 || end > op.buffer.capacity()) {
+            return "the buffer region [${op.offset}, $end) does not fit a buffer of ${op.buffer.capacity()} bytes"
+        }
+        val av = op.ep.av
+        val wildcard = op.isReceive && op.addr == FiAddr.UNSPEC
+        if (!wildcard && av != null && !av.contains(op.addr)) {
+            return "address ${op.addr} is not in the address vector (insert the peer's address with av.insert first)"
+        }
+        return "the rail refused an argument (EINVAL): buffer region [${op.offset}, $end) of ${op.buffer.capacity()} bytes, address ${op.addr}"
     }
 }

@@ -146,6 +146,11 @@ internal interface Transport : SrxPeer, AutoCloseable {
     /** One entry per rail under this transport: its own, or each linked rail's. */
     fun railStats(): List<RailStats> = listOf(counters.snapshot())
 
+    /** Stops ([pause]) or resumes counting traffic in [railStats] ([braid.core.Endpoint.pauseStats]). */
+    fun pauseStats(pause: Boolean) {
+        counters.pause(pause)
+    }
+
     // ## RMA and atomics: a rail that lacks them refuses with -ENOSYS ##
 
     /** The RMA capabilities this rail carries ([braid.core.Caps.RMA], ATOMIC, READ, WRITE, REMOTE_*); 0 if none. */

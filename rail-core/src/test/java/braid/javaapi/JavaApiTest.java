@@ -101,10 +101,10 @@ class JavaApiTest {
         UnsafeBuffer rx = new UnsafeBuffer(new byte[16]);
         CompletableFuture<Completion> receive = EndpointFutures.trecvAsync(b, rx, 0, 16, FiAddr.UNSPEC, 42L);
         CompletableFuture<Completion> send = EndpointFutures.tsendAsync(a, text("from java"), 0, 9, aToB, 42L);
-        assertEquals(9L, send.get(10, TimeUnit.SECONDS).len);
+        assertEquals(9L, send.get(10, TimeUnit.SECONDS).getLen());
         Completion c = receive.get(10, TimeUnit.SECONDS);
-        assertEquals(9L, c.len);
-        assertEquals(42L, c.tag);
+        assertEquals(9L, c.getLen());
+        assertEquals(42L, c.getTag());
         assertEquals("from java", rx.getStringWithoutLengthUtf8(0, 9));
         assertEquals(ProgressModel.MANUAL, b.getDomain().getProgressModel());
     }
@@ -116,7 +116,7 @@ class JavaApiTest {
         assertTrue(e.getMessage().contains("withdrawn"), e.getMessage());
         EndpointFutures.tinjectBlocking(a, text("later"), 0, 5, aToB, 7L, 10_000);
         Completion c = EndpointFutures.trecvBlocking(b, rx, 0, 16, FiAddr.UNSPEC, 7L, 0L, 10_000);
-        assertEquals(5L, c.len);
+        assertEquals(5L, c.getLen());
         assertEquals("later", rx.getStringWithoutLengthUtf8(0, 5));
     }
 
@@ -148,7 +148,7 @@ class JavaApiTest {
             CompletableFuture<Completion> send = EndpointFutures.tsendAsync(a, text("auto"), 0, 4, aToB, 5L);
             // allOf(...) is a plain future: waiting on it drives nothing, the engines do.
             CompletableFuture.allOf(receive, send).get(10, TimeUnit.SECONDS);
-            assertEquals(4L, receive.join().len);
+            assertEquals(4L, receive.join().getLen());
             assertNotNull(eb.getEngineThread());
             assertEquals("java-engine", eb.getEngineThread().getName());
         }

@@ -111,7 +111,7 @@ class JavaCompletionPublisherTest {
         assertEquals(2, r.items.size());
         r.subscription.request(3);
         r.awaitItems(5);
-        for (int i = 0; i < 5; i++) assertEquals("rx" + i, r.items.get(i).context);
+        for (int i = 0; i < 5; i++) assertEquals("rx" + i, r.items.get(i).getContext());
         r.subscription.cancel();
         // Cancelled: the next completion stays in the queue for a plain read.
         EndpointFutures.tsendAsync(a, text("after"), aToB, 9).get(10, TimeUnit.SECONDS);
@@ -119,7 +119,7 @@ class JavaCompletionPublisherTest {
         Completion c = new Completion();
         Deadline deadline = Deadline.of("rx9's completion");
         while (cqB.read(c) != 1) deadline.check();
-        assertEquals("rx9", c.context);
+        assertEquals("rx9", c.getContext());
         assertEquals(5, r.items.size());
     }
 
@@ -133,9 +133,9 @@ class JavaCompletionPublisherTest {
         assertEquals(0, b.tryTrecv(ByteBuffer.allocate(8), FiAddr.UNSPEC, 2, 0, "fine"));
         EndpointFutures.tsendAsync(a, text("ok"), aToB, 2).get(10, TimeUnit.SECONDS);
         kept.awaitItems(1);
-        assertEquals("fine", kept.items.get(0).context);
+        assertEquals("fine", kept.items.get(0).getContext());
         assertEquals(1, errors.size());
-        assertEquals(Errno.ETRUNC, errors.get(0).err);
+        assertEquals(Errno.ETRUNC, errors.get(0).getErr());
         kept.subscription.cancel();
 
         Recorder ended = new Recorder(Long.MAX_VALUE);
@@ -154,7 +154,7 @@ class JavaCompletionPublisherTest {
         assertEquals(0, t.tryTsend(text("triggered"), aToB, 4, "t"));
         assertTrue(!rx.isDone(), "nothing is sent before the trigger");
         a.getDomain().getDeferredWork().queue(new DeferredWork(trigger, 0, new DeferredOp.CounterAdd(trigger, 1)));
-        assertEquals(9L, rx.get(10, TimeUnit.SECONDS).len);
+        assertEquals(9L, rx.get(10, TimeUnit.SECONDS).getLen());
         ByteBuffer bigEndian = ByteBuffer.allocateDirect(8);
         assertEquals(ByteOrder.BIG_ENDIAN, bigEndian.order());
         assertEquals(-Errno.EINVAL, t.tryAtomic(bigEndian, aToB, 0, 1, braid.core.AtomicDatatype.INT64, braid.core.AtomicOp.SUM, "x"));

@@ -106,7 +106,7 @@ class JavaFormsTest {
         for (int i = 0; i < 1000; i++) {
             String m = "m" + i;
             assertEquals(m, text(rx[i], m.length()), "receive " + i);
-            assertEquals(i, all.get(i).join().tag);
+            assertEquals(i, all.get(i).join().getTag());
         }
     }
 
@@ -116,7 +116,7 @@ class JavaFormsTest {
         ByteBuffer back = ByteBuffer.allocate(32);
         CompletableFuture<Completion> replyArrived = EndpointFutures.recvAsync(a, back, FiAddr.UNSPEC);
         CompletableFuture<Completion> echo = EndpointFutures.recvAsync(b, atB, FiAddr.UNSPEC)
-            .thenCompose(c -> EndpointFutures.sendAsync(b, atB.duplicate().limit((int) c.len), c.source))
+            .thenCompose(c -> EndpointFutures.sendAsync(b, atB.duplicate().limit((int) c.getLen()), c.getSource()))
             .thenApply(c -> c);
         EndpointFutures.sendAsync(a, direct("echo me"), aToB);
         Deadline deadline = Deadline.of("the echo's reply, by isDone() polling alone");
@@ -125,37 +125,42 @@ class JavaFormsTest {
             Thread.onSpinWait();
         }
         assertEquals("echo me", text(back, 7));
-        assertEquals(7L, echo.get(10, TimeUnit.SECONDS).len);
+        assertEquals(7L, echo.get(10, TimeUnit.SECONDS).getLen());
     }
 
     @Test
     void messageFormsWithHeapAndDirectByteBuffersAndAgronaBuffers() throws Exception {
         ByteBuffer rx = ByteBuffer.allocate(64);
         CompletableFuture<Completion> r1 = EndpointFutures.recvAsync(b, rx, FiAddr.UNSPEC);
-        assertEquals(5L, EndpointFutures.sendBlocking(a, direct("hello"), aToB, WAIT).len);
-        assertEquals(5L, r1.get(10, TimeUnit.SECONDS).len);
+        assertEquals(5L, EndpointFutures.sendBlocking(a, direct("hello"), aToB, WAIT).getLen());
+        assertEquals(5L, r1.get(10, TimeUnit.SECONDS).getLen());
         assertEquals("hello", text(rx, 5));
 
         ByteBuffer drx = ByteBuffer.allocateDirect(64);
         CompletableFuture<Completion> r2 = EndpointFutures.recvAsync(b, drx, FiAddr.UNSPEC);
         EndpointFutures.senddataAsync(a, heap("with data"), 0xBEEFL, aToB).get(10, TimeUnit.SECONDS);
         Completion c2 = r2.get(10, TimeUnit.SECONDS);
-        assertEquals(0xBEEFL, c2.data);
-        assertTrue((c2.flags & OpFlags.REMOTE_CQ_DATA) != 0, "the receive reports remote CQ data");
+        assertEquals(0xBEEFL, c2.getData());
+        assertTrue((c2.getFlags() & OpFlags.REMOTE_CQ_DATA) != 0, "the receive reports remote CQ data");
         assertEquals("with data", text(drx, 9));
 
         CompletableFuture<Completion> r3 = EndpointFutures.trecvAsync(b, ByteBuffer.allocate(8), FiAddr.UNSPEC, 9L);
         EndpointFutures.tsenddataBlocking(a, direct("td"), 77L, aToB, 9L, WAIT);
-        assertEquals(77L, r3.get(10, TimeUnit.SECONDS).data);
+        assertEquals(77L, r3.get(10, TimeUnit.SECONDS).getData());
 
         UnsafeBuffer arx = new UnsafeBuffer(new byte[8]);
         CompletableFuture<Completion> r4 = EndpointFutures.trecvAsync(b, arx, 0, 8, FiAddr.UNSPEC, 3L);
         EndpointFutures.tinjectAsync(a, heap("inj"), aToB, 3L).get(10, TimeUnit.SECONDS);
-        assertEquals(3L, r4.get(10, TimeUnit.SECONDS).len);
+        assertEquals(3L, r4.get(10, TimeUnit.SECONDS).getLen());
         EndpointFutures.injectBlocking(a, direct("i2"), aToB, WAIT);
-        assertEquals(2L, EndpointFutures.recvBlocking(b, ByteBuffer.allocate(4), FiAddr.UNSPEC, WAIT).len);
+        assertEquals(2L, EndpointFutures.recvBlocking(b, ByteBuffer.allocate(4), FiAddr.UNSPEC, WAIT).getLen());
         EndpointFutures.tsendAsync(a, direct("tb"), aToB, 4L);
-        assertEquals(4L, EndpointFutures.trecvBlocking(b, ByteBuffer.allocateDirect(4), FiAddr.UNSPEC, 4L, 0L, WAIT).tag);
+        assertEquals(4L, EndpointFutures.trecvBlocking(b, ByteBuffer.allocateDirect(4), FiAddr.UNSPEC, 4L, 0L, WAIT).getTag());
+        // Without ignore bits, as trecvAsync has it.
+        EndpointFutures.tsendAsync(a, direct("tc"), aToB, 5L);
+        assertEquals(5L, EndpointFutures.trecvBlocking(b, ByteBuffer.allocateDirect(4), FiAddr.UNSPEC, 5L, WAIT).getTag());
+        EndpointFutures.tsendAsync(a, direct("td"), aToB, 6L);
+        assertEquals(2L, EndpointFutures.trecvBlocking(b, new UnsafeBuffer(new byte[4]), 0, 4, FiAddr.UNSPEC, 6L, WAIT).getLen());
     }
 
     @Test
@@ -184,7 +189,7 @@ class JavaFormsTest {
 
     private void rmaForms() throws Exception {
         Completion w = EndpointFutures.writeAsync(a, heap("heap write"), aToB, 0, mr.getKey()).get(10, TimeUnit.SECONDS);
-        assertTrue((w.flags & OpFlags.RMA) != 0 && (w.flags & OpFlags.WRITE) != 0, "an RMA write completion");
+        assertTrue((w.getFlags() & OpFlags.RMA) != 0 && (w.getFlags() & OpFlags.WRITE) != 0, "an RMA write completion");
         assertEquals("heap write", text(mr.byteBuffer(), 10));
         EndpointFutures.writeBlocking(a, direct("direct"), aToB, 100, mr.getKey(), WAIT);
         ByteBuffer readBack = ByteBuffer.allocateDirect(6);
@@ -198,7 +203,7 @@ class JavaFormsTest {
         Completion c = new Completion();
         Deadline deadline = Deadline.of("the try write's completion");
         while (cqA.read(c) != 1) deadline.check();
-        assertEquals("try-write", c.context);
+        assertEquals("try-write", c.getContext());
         assertTrue(remoteWrites.waitAsync(3).get(10, TimeUnit.SECONDS) >= 3, "the target counted three remote writes");
     }
 
@@ -269,7 +274,7 @@ class JavaFormsTest {
         CompletableFuture<Long> counted = remoteWrites.waitAsync(1);
         CompletableFuture<Completion> write = EndpointFutures.writeAsync(a, heap("c"), aToB, 0, mr.getKey());
         assertEquals(1L, counted.get(10, TimeUnit.SECONDS));
-        assertEquals(1L, write.get(10, TimeUnit.SECONDS).len);
+        assertEquals(1L, write.get(10, TimeUnit.SECONDS).getLen());
     }
 
     @Test

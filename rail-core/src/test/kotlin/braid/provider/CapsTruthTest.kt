@@ -7,6 +7,8 @@ import braid.core.Caps
 import braid.core.CqFormat
 import braid.core.DeferredOp
 import braid.core.DeferredWork
+import braid.core.Errno
+import braid.core.FabricException
 import braid.core.Fabric
 import braid.core.FiAddr
 import braid.core.Hints
@@ -22,10 +24,12 @@ import braid.core.trecv
 import braid.core.tsend
 import braid.core.write
 import braid.testsupport.Deadline
+import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldBeEmpty
 import io.kotest.matchers.collections.shouldNotBeEmpty
 import io.kotest.matchers.shouldBe
+import io.kotest.matchers.string.shouldContain
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.async
 import kotlinx.coroutines.runBlocking
@@ -67,6 +71,39 @@ class CapsTruthTest : FunSpec({
             val exercised = exerciseAll(info)
             val unexercised = claimed and (exercised or exercisedElsewhere).inv()
             Caps.toString(unexercised) shouldBe Caps.toString(0)
+        }
+    }
+
+    test("an endpoint opened without RMA and atomics refuses them with EOPNOTSUPP naming the missing capability") {
+        val info = Braid.getInfo(Hints(caps = Caps.MSG or Caps.TAGGED, provider = "shm")).first()
+        (info.caps and (Caps.RMA or Caps.ATOMIC)) shouldBe 0L
+        val fabric = Braid.fabric(info)
+        try {
+            val a = TestFabric.Node(fabric.domain(info), CqFormat.TAGGED)
+            val b = TestFabric.Node(fabric.domain(info), CqFormat.TAGGED)
+            a.ep.enable(); b.ep.enable()
+            val aToB = a.av.insert(b.ep.address)
+            val mr = b.domain.registerMemory(ByteBuffer.allocateDirect(64), MrAccess.REMOTE)
+            val one = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder()).putLong(0, 1)
+            a.ep.tryWrite(ByteBuffer.wrap("rma!".toByteArray()), aToB, 8, mr.key, null) shouldBe -Errno.EOPNOTSUPP
+            a.ep.tryAtomic(one, aToB, 16, mr.key, AtomicDatatype.INT64, AtomicOp.SUM, null) shouldBe -Errno.EOPNOTSUPP
+            val w = shouldThrow<FabricException> { runBlocking { a.ep.write(ByteBuffer.wrap("rma!".toByteArray()), aToB, 8, mr.key) } }
+            w.code shouldBe Errno.EOPNOTSUPP
+            w.message shouldContain "without Caps.RMA"
+            val f = shouldThrow<FabricException> {
+                runBlocking { a.ep.fetchAtomic(one, ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder()), aToB, 16, mr.key, AtomicDatatype.INT64, AtomicOp.SUM) }
+            }
+            f.code shouldBe Errno.EOPNOTSUPP
+            f.message shouldContain "without Caps.ATOMIC"
+            val d = shouldThrow<FabricException> {
+                val write = DeferredOp.Write(a.ep, org.agrona.concurrent.UnsafeBuffer(ByteArray(4)), 0, 4, aToB, 8, mr.key)
+                a.domain.deferredWork.queue(DeferredWork(a.domain.counter(), 1, write))
+            }
+            d.code shouldBe Errno.EOPNOTSUPP
+            d.message shouldContain "without Caps.RMA"
+            mr.byteBuffer().getLong(8) shouldBe 0L // nothing reached the target
+        } finally {
+            fabric.close()
         }
     }
 

@@ -84,7 +84,7 @@ internal object PingpongCommand {
                 for (size in options.sizes) {
                     val iterations = options.iterations
                     val newCode = regimesSeen.add(session.regime(size))
-                    Warmup.run(session, control, client, size, iterations, firstOfRegime = newCode)
+                    session.uncounted { Warmup.run(session, control, client, size, iterations, firstOfRegime = newCode) }
                     control.sync(client, "synchronising before the $size-byte run")
 
                     val start = System.nanoTime()
@@ -103,6 +103,7 @@ internal object PingpongCommand {
                     }
                     if (iterations > 0) {
                         if (!headerPrinted) {
+                            out.println(session.railLine())
                             out.println(PerfFormat.HEADER)
                             headerPrinted = true
                         }

@@ -128,6 +128,31 @@ internal class RawPingpong(
     /** This endpoint's address blob, for the peer's AV. */
     val address: ByteArray get() = ep.address
 
+    /** Runs [block] (the warm-up) with the endpoint's statistics paused: `BRAID_LINK_DUMP_STATS` counts timed traffic only. */
+    inline fun <T> uncounted(block: () -> T): T {
+        pauseStats(true)
+        try {
+            return block()
+        } finally {
+            pauseStats(false)
+        }
+    }
+
+    fun pauseStats(pause: Boolean) {
+        if (pause) ep.pauseStats() else ep.resumeStats()
+    }
+
+    /**
+     * The line above the table that says what carried the traffic: the rail, and for a link the
+     * rail or rails that actually moved the counted (timed) messages, as `# rail: tcp (link shm+tcp:lo)`.
+     */
+    fun railLine(): String {
+        if (info.rails.isEmpty()) return "# rail: ${info.provider} (${info.domainName})"
+        val used = ep.stats().rails.filter { it.messagesSent + it.messagesReceived > 0 }.map { it.rail }
+        val rails = if (used.isEmpty()) "none yet" else used.joinToString("+")
+        return "# rail: $rails (${info.provider} ${info.domainName})"
+    }
+
     /** Inserts the peer's [address] in the AV and posts the first receive. */
     fun connect(address: ByteArray) {
         peer = av.insert(address)

@@ -63,7 +63,8 @@ internal object RunCommand {
         return try {
             JobLauncher(parsed.ranks, parsed.command, out, err).run()
         } catch (e: BootstrapException) {
-            throw CommandFailure(e.message ?: e.toString(), e)
+            // JobLauncher's messages stand alone ("braid run: cannot start rank 0 …"); braid adds its own prefix.
+            throw CommandFailure((e.message ?: e.toString()).removePrefix("braid $COMMAND: "), e)
         }
     }
 }

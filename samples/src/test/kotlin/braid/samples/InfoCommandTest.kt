@@ -79,4 +79,12 @@ class InfoCommandTest : FunSpec({
         braid("info", "-c", "FI_BOGUS").let { it.status shouldBe 2; it.err shouldContain "unknown capability 'FI_BOGUS'" }
         braid("info", "-t", "FI_EP_NOPE").let { it.status shouldBe 2; it.err shouldContain "unknown endpoint type" }
     }
+
+    test("info --config -v: a topology's link reports the RMA and atomics its rails carry (it is granted them)") {
+        val r = braid("info", "--config", "config/local.conf", "-v")
+        withClue(r.err) { r.status shouldBe 0 }
+        val caps = r.out.lines().first { it.trim().startsWith("caps:") }
+        caps shouldContain "FI_RMA"
+        caps shouldContain "FI_ATOMIC"
+    }
 })

@@ -1,9 +1,11 @@
 package braid.samples
 
+import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldContainExactlyInAnyOrder
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldContain
+import io.kotest.matchers.string.shouldStartWith
 
 /**
  * `braid run` through the `braid` command with real processes (`sh`): the command's own options
@@ -45,5 +47,6 @@ class RunCommandTest : FunSpec({
         val r = braid("run", "-n", "1", "/nonexistent/braid-no-such-program")
         r.status shouldBe 1
         r.err shouldContain "cannot start rank 0 (/nonexistent/braid-no-such-program): not an executable file"
+        withClue("the prefix is printed once: ${r.err}") { r.err.lines().first() shouldStartWith "braid run: cannot start rank 0" }
     }
 })

@@ -42,6 +42,14 @@ import java.util.stream.Stream;
  *       same name without Agrona types — for an Agrona buffer, one taking a
  *       {@code java.nio.ByteBuffer}.</li>
  * </ul>
+ * and every public class must not show Java, whatever Kotlin declares,
+ * <ul>
+ *   <li>a public or protected member with a mangled name ({@code guard$braid_mpi_shim}: a Kotlin
+ *       {@code internal} member, public in bytecode; mark it {@code @JvmSynthetic}, or
+ *       {@code @PublishedApi} where an inline function needs it),</li>
+ *   <li>a member reached only through {@code Companion} ({@code Mpi.Companion.init(…)}: make it
+ *       {@code @JvmStatic} or {@code @JvmField}, or {@code const}).</li>
+ * </ul>
  * Point it at any module's classes: {@code JavaSurface.problems(JavaSurface.classesOf(SomeClass.class), "braid")}.
  */
 public final class JavaSurface {
@@ -146,6 +154,8 @@ public final class JavaSurface {
 
     private static void check(Class<?> c, ClassLoader loader, List<String> out) {
         if (!visible(c, loader)) return;
+        mangled(c, out);
+        companion(c, loader, out);
         Set<String> hidden = hidden(c, loader);
         List<Executable> members = new ArrayList<>();
         for (Method m : c.getDeclaredMethods()) {
@@ -187,6 +197,62 @@ public final class JavaSurface {
             }
         }
         Collections.sort(out);
+    }
+
+    /** Public or protected members of {@code c} whose names Kotlin mangled ({@code name$module}): internals Java can call. */
+    private static void mangled(Class<?> c, List<String> out) {
+        boolean data = false;
+        Metadata md = c.getAnnotation(Metadata.class);
+        if (md != null && KotlinClassMetadata.readLenient(md) instanceof KotlinClassMetadata.Class) {
+            data = Attributes.isData(((KotlinClassMetadata.Class) KotlinClassMetadata.readLenient(md)).getKmClass());
+        }
+        List<java.lang.reflect.Member> members = new ArrayList<>();
+        members.addAll(List.of(c.getDeclaredMethods()));
+        members.addAll(List.of(c.getDeclaredFields()));
+        for (java.lang.reflect.Member m : members) {
+            int mod = m.getModifiers();
+            if (m.isSynthetic() || !(Modifier.isPublic(mod) || Modifier.isProtected(mod)) || !m.getName().contains("$")) continue;
+            // The copy Kotlin generates for a data class with an internal constructor is internal too, and cannot
+            // carry @JvmSynthetic: Java sees copy$module. The constructor's checks are what it protects.
+            if (data && m.getName().startsWith("copy$")) continue;
+            String what = m instanceof Method ? m.getName() + params((Method) m) : m.getName();
+            out.add(c.getName() + "." + what + ": a mangled name (a Kotlin internal member, public in bytecode); "
+                + "mark it @JvmSynthetic (@PublishedApi where an inline function needs it), or make it private");
+        }
+    }
+
+    /**
+     * Members of {@code c}'s companion that Java reaches only as {@code C.Companion.member()}: a
+     * public companion function or property accessor with no static form of the same name and
+     * parameters on {@code c}.
+     */
+    private static void companion(Class<?> c, ClassLoader loader, List<String> out) {
+        java.lang.reflect.Field field;
+        try {
+            field = c.getDeclaredField("Companion");
+        } catch (NoSuchFieldException e) {
+            return;
+        }
+        if (!Modifier.isStatic(field.getModifiers()) || !Modifier.isPublic(field.getModifiers())) return;
+        Class<?> comp = field.getType();
+        if (comp.getEnclosingClass() != c) return;
+        Set<String> hidden = hidden(comp, loader);
+        Set<String> statics = new HashSet<>();
+        for (Method m : c.getDeclaredMethods()) {
+            if (Modifier.isStatic(m.getModifiers()) && Modifier.isPublic(m.getModifiers())) statics.add(m.getName() + descriptor(m));
+        }
+        for (Method m : comp.getDeclaredMethods()) {
+            int mod = m.getModifiers();
+            if (m.isSynthetic() || m.isBridge() || !Modifier.isPublic(mod) || Modifier.isStatic(mod) || m.getName().contains("$")) continue;
+            String sig = m.getName() + descriptor(m);
+            if (hidden.contains(sig) || statics.contains(sig)) continue;
+            // kotlinx.serialization's generated Companion.serializer(): for Kotlin's serialization calls, not for Java users
+            if (m.getName().equals("serializer") && m.getReturnType().getName().equals("kotlinx.serialization.KSerializer")) continue;
+            Class<?>[] p = m.getParameterTypes();
+            if (p.length > 0 && p[p.length - 1].getName().equals("kotlin.coroutines.Continuation")) continue; // suspend: for Kotlin
+            out.add(c.getName() + ".Companion." + m.getName() + params(m) + ": reached only through Companion; "
+                + "make it @JvmStatic (a property: @JvmField, const or @JvmStatic)");
+        }
     }
 
     private static boolean hasAlternative(Class<?> c, Executable e, boolean needByteBuffer, List<Executable> members) {

@@ -8,7 +8,10 @@ import java.util.List;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** JavaSurface finds Kotlin function types and Unit in public signatures and passes Java-shaped ones. */
+/**
+ * JavaSurface finds Kotlin function types and Unit in public signatures, mangled internal names
+ * and members reached only through Companion, and passes Java-shaped ones.
+ */
 class JavaSurfaceTest {
     @Test
     void reportsAKotlinFunctionTypeParameterAndAUnitReturn() throws Exception {
@@ -21,5 +24,13 @@ class JavaSurfaceTest {
     @Test
     void passesJavaShapedPublicMethodsAndIgnoresPrivateOnes() throws Exception {
         assertEquals(List.of(), JavaSurface.problems(JavaSurface.classesOf(KotlinShapedApi.class), "braid.testsupport.surface.good"));
+    }
+
+    @Test
+    void reportsAMangledNameAndAMemberReachedOnlyThroughCompanion() throws Exception {
+        List<String> problems = JavaSurface.problems(JavaSurface.classesOf(KotlinShapedApi.class), "braid.testsupport.surface.leaky");
+        assertEquals(2, problems.size(), problems.toString());
+        assertTrue(problems.get(0).contains("LeakyApi.Companion.create()") && problems.get(0).contains("only through Companion"), problems.toString());
+        assertTrue(problems.get(1).contains("guard$braid_mpi_shim()") && problems.get(1).contains("mangled name"), problems.toString());
     }
 }

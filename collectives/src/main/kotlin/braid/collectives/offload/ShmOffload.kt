@@ -114,6 +114,7 @@ public class ShmOffload private constructor(
     override fun queryCollective(op: CollectiveOp, datatype: Datatype?, reduceOp: ReduceOp?): Int =
         if (supports(op, datatype, reduceOp)) 0 else -Errno.ENOSYS
 
+    @JvmSynthetic
     internal fun supports(op: CollectiveOp, datatype: Datatype?, reduction: Any?): Boolean {
         if (op !in operations) return false
         return when (op) {

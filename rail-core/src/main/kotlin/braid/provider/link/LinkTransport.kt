@@ -50,6 +50,11 @@ internal class LinkTransport(
 
     override fun railStats(): List<RailStats> = rails.flatMap { it.second.railStats() }
 
+    override fun pauseStats(pause: Boolean) {
+        counters.pause(pause)
+        rails.forEach { it.second.pauseStats(pause) }
+    }
+
     override fun enable() {
         for ((_, t) in rails) t.enable()
     }

@@ -77,7 +77,7 @@ public final class HelloBraid {
         CompletableFuture.allOf(received.toArray(new CompletableFuture[0])).get(120, TimeUnit.SECONDS);
         for (int i = 0; i < MESSAGES; i++) {
             ByteBuffer b = buffers.get(i);
-            if (received.get(i).join().len != size(i) || b.get(0) != (byte) i || b.get(size(i) - 1) != (byte) i) {
+            if (received.get(i).join().getLen() != size(i) || b.get(0) != (byte) i || b.get(size(i) - 1) != (byte) i) {
                 throw new IllegalStateException("message " + i + " arrived wrong");
             }
         }
