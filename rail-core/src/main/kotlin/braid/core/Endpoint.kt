@@ -565,6 +565,7 @@ public class Endpoint private constructor(
          * escapes: its [EndpointSink] (the rails' host) and the provider's transport first, then
          * the endpoint over them, which the sink names in the events it writes from then on.
          */
+        @JvmSynthetic
         fun open(domain: Domain, info: Info): Endpoint {
             val sink = EndpointSink(domain, info)
             val transport = domain.provider.openEndpoint(sink, info, RailAv(sink, info.provider))
