@@ -16,13 +16,14 @@ import braid.core.EventQueue
 import braid.core.EventType
 import braid.core.Fabric
 import braid.core.Hints
+import braid.core.IdleKind
+import braid.core.IdlePolicy
 import braid.provider.HostIdentity
 import braid.provider.link.LinkParams
 import braid.provider.shm.ShmParams
 import braid.core.OpFlags
 import java.net.InetAddress
 import java.util.concurrent.atomic.AtomicInteger
-import java.util.concurrent.locks.LockSupport
 import java.util.concurrent.locks.ReentrantLock
 
 /**
@@ -91,8 +92,10 @@ public class Mpi private constructor(
 
     init {
         val provider = if (options.provider == MpiOptions.AUTO) chooseProvider(bootstrap) else options.provider
-        val info = options.info ?: Braid.getInfo(hints(provider, options)).firstOrNull()
+        val found = options.info ?: Braid.getInfo(hints(provider, options)).firstOrNull()
             ?: throw MPIException.of(ErrorClass.ERR_OTHER, "MPI_Init", "provider '$provider' is not available here; set BRAID_MPI_PROVIDER or MpiOptions.provider to one `braid info` lists")
+        // Every wait of this process is the domain's one wait: it idles the way MPI implementations poll.
+        val info = found.withDomainAttr(found.domainAttr.withIdle(WAIT_POLICY))
         fabric = Braid.fabric(info)
         domain = fabric.domain(info)
         cq = domain.completionQueue(CqFormat.TAGGED, options.cqSize)
@@ -237,6 +240,8 @@ public class Mpi private constructor(
                     if (event.type == EventType.PEER_DOWN) peerDown(event.data, event.message)
                 }
             }
+            // Requests completed here, outside the domain's progress: wake the threads parked in its wait for them.
+            if (work > 0) domain.wakeWaiters()
             return work
         } finally {
             if (threaded) lock.unlock()
@@ -325,24 +330,20 @@ public class Mpi private constructor(
     }
 
     /**
-     * Progress until [done] says so: polls busily (as MPI implementations do), then yields,
-     * and parks briefly only after [SPIN_POLLS] + [YIELD_POLLS] empty polls in a row.
+     * Progress until [done] says so, through the domain's one wait under [WAIT_POLICY]: polls
+     * busily (as MPI implementations do), then yields, and parks briefly only after
+     * [SPIN_POLLS] + [YIELD_POLLS] empty polls in a row.
      */
     internal inline fun progressUntil(done: () -> Boolean) {
-        var idle = 0
-        while (!done()) {
-            if (progress() > 0) { idle = 0; continue }
-            idle(++idle)
-        }
+        domain.driveUntil(Domain.NO_DEADLINE, { progress() }, done)
     }
 
-    /** One step of the idle policy after [idle] empty polls. */
-    internal fun idle(idle: Int) {
-        when {
-            idle < SPIN_POLLS -> Thread.onSpinWait()
-            idle < SPIN_POLLS + YIELD_POLLS -> Thread.yield()
-            else -> LockSupport.parkNanos(PARK_NANOS)
-        }
+    /**
+     * Looks until [found] says so, idling under [WAIT_POLICY] between looks: for a look that
+     * drives progress itself (a probe), so the wait drives nothing more.
+     */
+    internal inline fun lookUntil(found: () -> Boolean) {
+        domain.driveUntil(Domain.NO_DEADLINE, { 0 }, found)
     }
 
     override fun toString(): String = "Mpi(rank ${bootstrap.rank} of ${bootstrap.size}, ${ep.info.provider})"
@@ -375,6 +376,9 @@ public class Mpi private constructor(
         private val SPIN_POLLS = System.getenv("BRAID_MPI_SPIN_POLLS")?.toIntOrNull() ?: 20_000
         private val YIELD_POLLS = System.getenv("BRAID_MPI_YIELD_POLLS")?.toIntOrNull() ?: 2_000
         private const val PARK_NANOS = 50_000L
+        /** How every wait of an MPI process idles (its domain's idle policy): spin, then yield, then park 50 µs at a time. */
+        private val WAIT_POLICY =
+            IdlePolicy(IdleKind.BACKOFF, PARK_NANOS, SPIN_POLLS.coerceAtLeast(0), YIELD_POLLS.coerceAtLeast(0), PARK_NANOS)
         /** The event queue (peer failures) is read on every this many progress calls (a power of two). */
         private const val EQ_EVERY = 256
         /** Completions read from the queue at once. */
