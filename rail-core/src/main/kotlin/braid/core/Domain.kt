@@ -201,7 +201,7 @@ public class Domain internal constructor(
      * the next look, at most the policy's longest park ([IdlePolicy.maxParkNanos]) later. Under
      * automatic progress the wait leaves driving to the engine. An interrupt does not end the
      * wait (its flag stays set). Each thread idles with a strategy of its own, kept for its next
-     * wait, so a wait allocates nothing.
+     * wait, so a wait allocates nothing; a wait inside another's condition gets a second one.
      */
     public fun driveUntil(deadlineNanos: Long, condition: BooleanSupplier): Boolean = driveUntil(deadlineNanos) { condition.asBoolean }
 
@@ -224,31 +224,36 @@ public class Domain internal constructor(
     public inline fun driveUntil(deadlineNanos: Long, progress: () -> Int, condition: () -> Boolean): Boolean {
         var idle: IdleStrategy? = null // taken at the first idle step: a wait that finds work at once pays nothing for it
         var idleSteps = 0
-        while (!condition()) {
-            val work = progress()
-            if (deadlineNanos != NO_DEADLINE && System.nanoTime() - deadlineNanos >= 0) return condition()
-            if (work > 0) {
-                if (idle != null) {
-                    idle.reset()
-                    idleSteps = 0
-                }
-            } else {
-                val s = idle ?: waitIdleStrategy()
-                idle = s
-                if (++idleSteps < parkingAfter) {
-                    s.idle()
+        try {
+            while (!condition()) {
+                val work = progress()
+                if (deadlineNanos != NO_DEADLINE && System.nanoTime() - deadlineNanos >= 0) return condition()
+                if (work > 0) {
+                    if (idle != null) {
+                        idle.reset()
+                        idleSteps = 0
+                    }
                 } else {
-                    // fi_trywait: arm, look once more, then park; a wake-up after the change unparks us.
-                    armWait()
-                    try {
-                        if (!condition()) s.idle()
-                    } finally {
-                        disarmWait()
+                    val s = idle ?: takeIdleStrategy()
+                    idle = s
+                    if (++idleSteps < parkingAfter) {
+                        s.idle()
+                    } else {
+                        // fi_trywait: arm, look once more, then park; a wake-up after the change unparks us.
+                        armWait()
+                        try {
+                            if (condition()) return true
+                            s.idle()
+                        } finally {
+                            disarmWait()
+                        }
                     }
                 }
             }
+            return true
+        } finally {
+            if (idle != null) giveIdleStrategy()
         }
-        return true
     }
 
     /**
@@ -281,8 +286,8 @@ public class Domain internal constructor(
     /** Threads parked in [driveUntil]. */
     private val driveWaiters = WaitSet()
 
-    /** Each waiting thread's strategy of [idlePolicy], kept between its waits. */
-    private val waitIdle = ThreadLocal.withInitial { idlePolicy.newStrategy() }
+    /** Each waiting thread's strategies of [idlePolicy], kept between its waits. */
+    private val waitIdle = ThreadLocal.withInitial { WaitIdlers(idlePolicy) }
 
     /** Idle steps in a row after which a [driveUntil] strategy parks: from then on the waiter arms itself first. */
     @PublishedApi
@@ -292,9 +297,36 @@ public class Domain internal constructor(
     @PublishedApi
     internal fun driveOnce(): Int = if (hub.automatic) 0 else progress()
 
-    /** This thread's idle strategy for a [driveUntil], reset for a new wait. */
+    /** This thread's idle strategy for a [driveUntil], reset for a new wait; [giveIdleStrategy] when the wait ends. */
     @PublishedApi
-    internal fun waitIdleStrategy(): IdleStrategy = waitIdle.get().also { it.reset() }
+    internal fun takeIdleStrategy(): IdleStrategy = waitIdle.get().take()
+
+    @PublishedApi
+    internal fun giveIdleStrategy() {
+        waitIdle.get().give()
+    }
+
+    /**
+     * A thread's idle strategies, one per level of waits nested in a condition (a probe's look
+     * is a wait of its own): an inner wait must not reset the outer one's back-off. A level's
+     * strategy is made the first time the thread reaches it and kept.
+     */
+    private class WaitIdlers(private val policy: IdlePolicy) {
+        private var strategies = arrayOfNulls<IdleStrategy>(2)
+        private var depth = 0
+
+        fun take(): IdleStrategy {
+            if (depth == strategies.size) strategies = strategies.copyOf(depth * 2)
+            val s = strategies[depth] ?: policy.newStrategy().also { strategies[depth] = it }
+            depth++
+            s.reset()
+            return s
+        }
+
+        fun give() {
+            depth--
+        }
+    }
 
     @PublishedApi
     internal fun armWait() {

@@ -120,6 +120,24 @@ class DriveUntilTest : FunSpec({
         }
     }
 
+    test("a wait inside another's condition backs off with a strategy of its own, so the outer wait still parks") {
+        // No spins or yields, then parks of 20 ms: the outer wait's strategy parks from its fourth idle step on.
+        TestFabric(idle = IdlePolicy(IdleKind.BACKOFF, maxParkNanos = 20_000_000, maxSpins = 0, maxYields = 0, minParkNanos = 20_000_000)).use { f ->
+            val d = f.nodes[1].domain
+            var looks = 0
+            val start = System.nanoTime()
+            d.driveUntil(Domain.deadlineAfter(60_000), { 0 }) {
+                // A look that is a wait itself (as a probe's is): it takes a strategy, which would reset a shared one.
+                var tries = 0
+                d.driveUntil(Domain.NO_DEADLINE, { 0 }) { ++tries >= 2 }
+                ++looks > 20
+            }
+            withClue("the outer wait never parked: the inner one reset its back-off") {
+                (System.nanoTime() - start) shouldBeGreaterThanOrEqual TimeUnit.MILLISECONDS.toNanos(60)
+            }
+        }
+    }
+
     test("a wait allocates nothing once its thread has waited before, idle steps included") {
         TestFabric().use { f ->
             val d = f.nodes[1].domain
