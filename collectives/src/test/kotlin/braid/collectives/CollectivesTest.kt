@@ -53,7 +53,9 @@ class CollectivesTest : FunSpec({
             // A barrier only rank 0 has entered cannot end: its wait gives up at the deadline, and ends once the others enter.
             val alone = groups[0].startBarrier()
             shouldThrow<FabricException> { alone.waitFor(50) }.code shouldBe Errno.ETIMEDOUT
-            onEveryRank(groups, seconds = 60) { g -> if (g.rank == 0) alone.waitFor(30_000) else g.startBarrier().waitFor(30_000) }
+            onEveryRank(groups, seconds = 60) { g ->
+                if (g.rank == 0) alone.waitFor(30_000) else g.startBarrier().waitFor(30_000)
+            }
         }
     }
 

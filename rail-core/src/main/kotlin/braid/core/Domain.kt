@@ -203,7 +203,8 @@ public class Domain internal constructor(
      * wait (its flag stays set). Each thread idles with a strategy of its own, kept for its next
      * wait, so a wait allocates nothing; a wait inside another's condition gets a second one.
      */
-    public fun driveUntil(deadlineNanos: Long, condition: BooleanSupplier): Boolean = driveUntil(deadlineNanos) { condition.asBoolean }
+    public fun driveUntil(deadlineNanos: Long, condition: BooleanSupplier): Boolean =
+        driveUntil(deadlineNanos) { condition.asBoolean }
 
     /**
      * [driveUntil] with the caller's own progress: [progress] drives one round (it drives this
@@ -291,7 +292,8 @@ public class Domain internal constructor(
 
     /** Idle steps in a row after which a [driveUntil] strategy parks: from then on the waiter arms itself first. */
     @PublishedApi
-    internal val parkingAfter: Int = idlePolicy.let { if (it.kind == IdleKind.BACKOFF) it.maxSpins + it.maxYields + 1 else Int.MAX_VALUE }
+    internal val parkingAfter: Int =
+        idlePolicy.let { if (it.kind == IdleKind.BACKOFF) it.maxSpins + it.maxYields + 1 else Int.MAX_VALUE }
 
     /** One round of a wait's progress: the domain's, unless an engine drives it. */
     @PublishedApi

@@ -17,7 +17,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The domain's one wait as a Java caller writes it: a {@code BooleanSupplier} condition and a {@code System.nanoTime} deadline. */
+/**
+ * The domain's one wait as a Java caller writes it: a {@code BooleanSupplier} condition and a
+ * {@code System.nanoTime} deadline.
+ */
 class JavaWaitTest {
 
     @Test

@@ -24,7 +24,8 @@ import kotlin.concurrent.thread
 class DriveUntilTest : FunSpec({
 
     // Parks for a minute at once: a waiter that is not woken hangs far past the test's limit.
-    val parkForAMinute = IdlePolicy(IdleKind.BACKOFF, maxParkNanos = 60_000_000_000, maxSpins = 0, maxYields = 0, minParkNanos = 60_000_000_000)
+    val parkForAMinute =
+        IdlePolicy(IdleKind.BACKOFF, maxParkNanos = 60_000_000_000, maxSpins = 0, maxYields = 0, minParkNanos = 60_000_000_000)
 
     test("a wait drives the domain's progress until its condition holds") {
         TestFabric(counters = true).use { f ->
@@ -61,7 +62,8 @@ class DriveUntilTest : FunSpec({
             val parked = CountDownLatch(1)
             val result = AtomicReference<Boolean>()
             val waiter = thread(name = "drive-until") {
-                result.set(b.domain.driveUntil(Domain.deadlineAfter(120_000), { b.domain.progress().also { parked.countDown() } }) { received.value >= 1 })
+                val drive = { b.domain.progress().also { parked.countDown() } }
+                result.set(b.domain.driveUntil(Domain.deadlineAfter(120_000), drive) { received.value >= 1 })
             }
             parked.await(10, TimeUnit.SECONDS) shouldBe true
             Thread.sleep(100) // let it park (a wake-up before the park is not lost either: the park returns at once)
@@ -79,7 +81,9 @@ class DriveUntilTest : FunSpec({
             val d = f.nodes[1].domain
             val future = CompletableFuture<Int>()
             val result = AtomicReference<Boolean>()
-            val waiter = thread(name = "drive-until") { result.set(d.driveUntil(Domain.deadlineAfter(120_000)) { future.isDone }) }
+            val waiter = thread(name = "drive-until") {
+                result.set(d.driveUntil(Domain.deadlineAfter(120_000)) { future.isDone })
+            }
             Thread.sleep(100)
             future.complete(1)
             d.wakeWaiters()
@@ -96,7 +100,9 @@ class DriveUntilTest : FunSpec({
             val received = f.recvCounters[1]!!
             b.ep.tryRecv(UnsafeBuffer(ByteArray(8)), 0, 8, FiAddr.UNSPEC, "r") shouldBe 0
             val result = AtomicReference<Boolean>()
-            val waiter = thread(name = "drive-until-auto") { result.set(b.domain.driveUntil(Domain.deadlineAfter(120_000)) { received.value >= 1 }) }
+            val waiter = thread(name = "drive-until-auto") {
+                result.set(b.domain.driveUntil(Domain.deadlineAfter(120_000)) { received.value >= 1 })
+            }
             Thread.sleep(100)
             a.ep.tryInject(buf("wake"), 0, 4, f.addrs[0][1]) shouldBe 0
             waiter.join(10_000)
@@ -122,7 +128,9 @@ class DriveUntilTest : FunSpec({
 
     test("a wait inside another's condition backs off with a strategy of its own, so the outer wait still parks") {
         // No spins or yields, then parks of 20 ms: the outer wait's strategy parks from its fourth idle step on.
-        TestFabric(idle = IdlePolicy(IdleKind.BACKOFF, maxParkNanos = 20_000_000, maxSpins = 0, maxYields = 0, minParkNanos = 20_000_000)).use { f ->
+        val parkAt20ms =
+            IdlePolicy(IdleKind.BACKOFF, maxParkNanos = 20_000_000, maxSpins = 0, maxYields = 0, minParkNanos = 20_000_000)
+        TestFabric(idle = parkAt20ms).use { f ->
             val d = f.nodes[1].domain
             var looks = 0
             val start = System.nanoTime()
