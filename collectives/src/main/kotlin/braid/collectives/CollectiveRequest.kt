@@ -1,11 +1,11 @@
 package braid.collectives
 
+import braid.core.Domain
 import braid.core.Errno
 import braid.core.FabricException
 import braid.core.ProgressModel
 import kotlinx.coroutines.CancellableContinuation
 import kotlinx.coroutines.suspendCancellableCoroutine
-import kotlinx.coroutines.yield
 import java.util.concurrent.CompletableFuture
 import java.util.concurrent.TimeUnit
 import kotlin.coroutines.resume
@@ -22,8 +22,7 @@ import kotlin.coroutines.resume
  * re-arm it. Hold on to it only until then.
  */
 public class CollectiveRequest internal constructor(private val schedule: Schedule) {
-    private val domain = schedule.group.endpoint.domain
-    private val idle = domain.idleStrategy()
+    internal val domain: Domain = schedule.group.endpoint.domain
 
     @Volatile private var done = true
     @get:JvmSynthetic
@@ -122,36 +121,30 @@ public class CollectiveRequest internal constructor(private val schedule: Schedu
     }
 
     /**
-     * Waits for the end, driving progress under the domain's idle policy; throws
-     * [FabricException] if it failed, or with ETIMEDOUT after [timeoutMillis] (negative: no
-     * limit; the collective keeps running — [cancel] it to stop it).
+     * Waits for the end, driving progress through the domain's one wait ([Domain.driveUntil])
+     * under its idle policy; throws [FabricException] if it failed, or with ETIMEDOUT after
+     * [timeoutMillis] (negative: no limit; the collective keeps running — [cancel] it to stop it).
      */
     @Throws(FabricException::class)
     public fun waitFor(timeoutMillis: Long) {
         if (done) { finished(); return }
-        val deadline = if (timeoutMillis < 0) Long.MAX_VALUE else System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis)
-        idle.reset()
-        inline?.let { phase ->
-            while (!stepInline(phase, INLINE_PROGRESS_STEPS)) {
-                val work = domain.progress()
-                if (System.nanoTime() > deadline) throw FabricException(Errno.ETIMEDOUT, "${schedule.name}: not complete after $timeoutMillis ms")
-                idle.idle(work)
-            }
-            finished()
-            return
+        val deadline = Domain.deadlineAfter(timeoutMillis)
+        val phase = inline
+        // A blocking call's own phase: each look tries it INLINE_PROGRESS_STEPS times under one lock
+        // of the offload engine, and the wait drives the domain's progress once between looks.
+        val ended = if (phase != null) {
+            domain.driveUntil(deadline) { stepInline(phase, INLINE_PROGRESS_STEPS) }
+        } else {
+            domain.driveUntil(deadline) { finished() }
         }
-        while (true) {
-            val work = domain.progress()
-            if (finished()) return
-            if (System.nanoTime() > deadline) throw FabricException(Errno.ETIMEDOUT, "${schedule.name}: not complete after $timeoutMillis ms")
-            idle.idle(work)
-        }
+        if (!ended) throw FabricException(Errno.ETIMEDOUT, "${schedule.name}: not complete after $timeoutMillis ms")
+        finished()
     }
 
     /**
      * Suspends until the end; throws [FabricException] if it failed. Under manual progress it
-     * drives progress between yields; under automatic progress it suspends until the engine's
-     * thread completes it.
+     * drives progress through the domain's suspending wait ([Domain.awaitUntil]); under automatic
+     * progress it suspends until the engine's thread completes it.
      */
     public suspend fun await() {
         if (domain.progressModel == ProgressModel.AUTO) {
@@ -164,11 +157,7 @@ public class CollectiveRequest internal constructor(private val schedule: Schedu
             finished()
             return
         }
-        while (true) {
-            domain.progress()
-            if (finished()) return
-            yield()
-        }
+        domain.awaitUntil { finished() }
     }
 
     /**
@@ -204,15 +193,20 @@ public class CollectiveRequest internal constructor(private val schedule: Schedu
     }
 }
 
-/** A future whose blocking reads drive progress, so it completes under manual progress too. */
+/** A future whose blocking reads drive progress (the domain's one wait), so it completes under manual progress too. */
 private class DrivingFuture(private val request: CollectiveRequest) : CompletableFuture<Void?>() {
     private fun driveUntilDone(deadline: Long) {
-        while (!isDone && System.nanoTime() < deadline) { if (!request.drive()) Thread.onSpinWait() }
+        request.domain.driveUntil(deadline) { isDone }
     }
 
-    override fun get(): Void? { driveUntilDone(Long.MAX_VALUE); return super.get() }
+    override fun get(): Void? { driveUntilDone(Domain.NO_DEADLINE); return super.get() }
 
-    override fun get(timeout: Long, unit: TimeUnit): Void? { driveUntilDone(System.nanoTime() + unit.toNanos(timeout)); return super.get(timeout, unit) }
+    override fun get(timeout: Long, unit: TimeUnit): Void? {
+        val nanos = unit.toNanos(timeout)
+        val now = System.nanoTime()
+        driveUntilDone(if (now + nanos < now) Domain.NO_DEADLINE else now + nanos)
+        return super.get(timeout, unit)
+    }
 
-    override fun join(): Void? { driveUntilDone(Long.MAX_VALUE); return super.join() }
+    override fun join(): Void? { driveUntilDone(Domain.NO_DEADLINE); return super.join() }
 }

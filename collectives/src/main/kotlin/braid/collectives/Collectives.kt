@@ -1,6 +1,7 @@
 package braid.collectives
 
 import braid.core.AvSet
+import braid.core.Domain
 import braid.core.Endpoint
 import braid.core.Errno
 import braid.core.EventQueue
@@ -13,7 +14,6 @@ import org.agrona.concurrent.UnsafeBuffer
 import java.util.WeakHashMap
 import java.util.concurrent.CompletableFuture
 import java.util.concurrent.ExecutionException
-import java.util.concurrent.TimeUnit
 import java.util.concurrent.TimeoutException
 
 /**
@@ -237,20 +237,18 @@ public class CollectiveJoin internal constructor(private val request: Collective
         return if (future.isDone) result() else null
     }
 
-    /** Waits, driving progress, up to [timeoutMillis] (negative: no limit). */
+    /** Waits up to [timeoutMillis] (negative: no limit), driving progress through the domain's one wait ([Domain.driveUntil]). */
     @Throws(FabricException::class)
     public fun waitFor(timeoutMillis: Long): CollectiveGroup {
-        val deadline = if (timeoutMillis < 0) Long.MAX_VALUE else System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis)
-        while (!future.isDone) {
-            request.drive()
-            if (System.nanoTime() > deadline) throw FabricException(Errno.ETIMEDOUT, "join: not complete after $timeoutMillis ms")
-            Thread.onSpinWait()
+        if (!request.domain.driveUntil(Domain.deadlineAfter(timeoutMillis)) { future.isDone }) {
+            throw FabricException(Errno.ETIMEDOUT, "join: not complete after $timeoutMillis ms")
         }
         return result()
     }
 
+    /** Suspends until joined, driving progress through the domain's suspending wait ([Domain.awaitUntil]). */
     public suspend fun await(): CollectiveGroup {
-        while (!future.isDone) { request.drive(); kotlinx.coroutines.yield() }
+        request.domain.awaitUntil { future.isDone }
         return result()
     }
 

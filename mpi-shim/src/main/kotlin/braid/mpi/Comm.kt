@@ -212,11 +212,9 @@ public sealed class Comm(
 
     /** `MPI_Probe`: waits for a matching message and returns its status without receiving it. */
     public fun probe(source: Int, tag: Int): Status {
-        var idle = 0
-        while (true) {
-            iprobe(source, tag)?.let { return it }
-            mpi.idle(++idle)
-        }
+        var found: Status? = null
+        mpi.lookUntil { found = iprobe(source, tag); found != null }
+        return found!!
     }
 
     /** `MPI_Improbe`: a matching message, now reserved for the returned [Message], or null. */
@@ -231,11 +229,9 @@ public sealed class Comm(
 
     /** `MPI_Mprobe`: waits for a matching message and reserves it. */
     public fun mprobe(source: Int, tag: Int): Message {
-        var idle = 0
-        while (true) {
-            improbe(source, tag)?.let { return it }
-            mpi.idle(++idle)
-        }
+        var found: Message? = null
+        mpi.lookUntil { found = improbe(source, tag); found != null }
+        return found!!
     }
 
     // ## Collectives (CommCollectives.kt, CommReductions.kt, IntercommCollectives.kt) ##

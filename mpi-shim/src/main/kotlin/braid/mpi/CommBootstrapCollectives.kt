@@ -36,8 +36,7 @@ internal class CommBootstrapCollectives(
         val bits = MatchBitsDescriptor.bits(context, sub, if (any) 0 else source, tag)
         val ignore = MatchBitsDescriptor.ignore(any, false)
         val probe = ProbeOp(mpi, null, claim = true)
-        var idle = 0
-        while (!probe.look(bits, ignore)) mpi.idle(++idle)
+        mpi.lookUntil { probe.look(bits, ignore) }
         val out = ByteArray(probe.bytes.toInt())
         probe.receive(Region().set(ByteBuffer.wrap(out), out.size, Datatype.BYTE, packNow = false))
         probe.waitFor()

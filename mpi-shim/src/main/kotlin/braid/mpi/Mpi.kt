@@ -16,6 +16,8 @@ import braid.core.EventQueue
 import braid.core.EventType
 import braid.core.Fabric
 import braid.core.Hints
+import braid.core.IdleKind
+import braid.core.IdlePolicy
 import braid.provider.HostIdentity
 import braid.provider.link.LinkParams
 import braid.core.OpFlags
@@ -24,7 +26,6 @@ import braid.core.RailLimit
 import braid.core.Settings
 import java.net.InetAddress
 import java.util.concurrent.atomic.AtomicInteger
-import java.util.concurrent.locks.LockSupport
 import java.util.concurrent.locks.ReentrantLock
 
 /**
@@ -108,11 +109,15 @@ public class Mpi private constructor(
     /** Empty polls a blocking call spins through ([MpiParams.SPIN_POLLS]), then yields through ([MpiParams.YIELD_POLLS]). */
     private val spinPolls = settings[MpiParams.SPIN_POLLS]
     private val yieldPolls = settings[MpiParams.YIELD_POLLS]
+    /** How every wait of this process idles (its domain's idle policy): spin, then yield, then park 50 µs at a time. */
+    private val waitPolicy = IdlePolicy(IdleKind.BACKOFF, PARK_NANOS, spinPolls.coerceAtLeast(0), yieldPolls.coerceAtLeast(0), PARK_NANOS)
 
     init {
         val provider = if (options.provider == MpiOptions.AUTO) chooseProvider(bootstrap) else options.provider
-        val info = options.info ?: Braid.getInfo(hints(provider, options)).firstOrNull()
+        val found = options.info ?: Braid.getInfo(hints(provider, options)).firstOrNull()
             ?: throw MPIException.of(ErrorClass.ERR_OTHER, "MPI_Init", "provider '$provider' is not available here; set BRAID_MPI_PROVIDER or MpiOptions.provider to one `braid info` lists")
+        // Every wait of this process is the domain's one wait: it idles the way MPI implementations poll.
+        val info = found.withDomainAttr(found.domainAttr.withIdle(waitPolicy))
         fabric = Braid.fabric(info)
         domain = fabric.domain(info)
         cq = domain.completionQueue(CqFormat.TAGGED, options.cqSize)
@@ -264,6 +269,8 @@ public class Mpi private constructor(
                     if (event.type == EventType.PEER_DOWN) peerDown(event.data, event.message)
                 }
             }
+            // Requests completed here, outside the domain's progress: wake the threads parked in its wait for them.
+            if (work > 0) domain.wakeWaiters()
             return work
         } finally {
             if (threaded) lock.unlock()
@@ -358,26 +365,22 @@ public class Mpi private constructor(
     }
 
     /**
-     * Progress until [done] says so: polls busily (as MPI implementations do), then yields,
-     * and parks briefly only after [spinPolls] + [yieldPolls] empty polls in a row.
+     * Progress until [done] says so, through the domain's one wait under [waitPolicy]: polls
+     * busily (as MPI implementations do), then yields, and parks briefly only after
+     * [spinPolls] + [yieldPolls] empty polls in a row.
      */
     @JvmSynthetic
     internal inline fun progressUntil(done: () -> Boolean) {
-        var idle = 0
-        while (!done()) {
-            if (progress() > 0) { idle = 0; continue }
-            idle(++idle)
-        }
+        domain.driveUntil(Domain.NO_DEADLINE, { progress() }, done)
     }
 
-    /** One step of the idle policy after [idle] empty polls. */
+    /**
+     * Looks until [found] says so, idling under [waitPolicy] between looks: for a look that
+     * drives progress itself (a probe), so the wait drives nothing more.
+     */
     @JvmSynthetic
-    internal fun idle(idle: Int) {
-        when {
-            idle < spinPolls -> Thread.onSpinWait()
-            idle < spinPolls + yieldPolls -> Thread.yield()
-            else -> LockSupport.parkNanos(PARK_NANOS)
-        }
+    internal inline fun lookUntil(found: () -> Boolean) {
+        domain.driveUntil(Domain.NO_DEADLINE, { 0 }, found)
     }
 
     override fun toString(): String = "Mpi(rank ${bootstrap.rank} of ${bootstrap.size}, ${ep.info.provider})"

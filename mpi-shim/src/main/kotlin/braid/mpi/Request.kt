@@ -2,6 +2,7 @@ package braid.mpi
 
 import braid.core.Completion
 import braid.core.CompletionError
+import braid.core.Domain
 import braid.core.Errno
 
 /**
@@ -309,8 +310,9 @@ public abstract class Request internal constructor(
             for (r in requests) { val m = r?.mpi ?: continue; if (one == null) one = m else if (m !== one) several = true }
             if (one == null) { done(); return }
             if (!several) { one.progressUntil { done() }; return }
+            // Requests of several instances (ranks of one JVM, as the tests run them): one wait drives them all.
             val mpis = requests.mapNotNull { it?.mpi }.distinct()
-            while (!done()) { var w = 0; mpis.forEach { w += it.progress() }; if (w == 0) Thread.onSpinWait() }
+            one.domain.driveUntil(Domain.NO_DEADLINE, { var w = 0; for (m in mpis) w += m.progress(); w }) { done() }
         }
 
         @JvmSynthetic

@@ -6,7 +6,10 @@ import org.agrona.collections.Long2ObjectHashMap
 import org.agrona.concurrent.IdleStrategy
 import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
+import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicLong
+import java.util.function.BooleanSupplier
+import java.util.function.IntSupplier
 
 /**
  * A domain (`fid_domain`): one provider's access to its transport, the factory of endpoints,
@@ -133,11 +136,12 @@ public class Domain internal constructor(
     /**
      * Drives every enabled endpoint's provider once, re-posts operations a rail refused with
      * `-EAGAIN`, and hands out the completions of suspended and future operations; returns the
-     * work done.
+     * work done. A round that found work wakes the threads parked in [driveUntil].
      */
     public fun progress(): Int {
-        val work = synchronized(lock) { progressLocked() }
-        return work + hub.dispatchReady()
+        val work = synchronized(lock) { progressLocked() } + hub.dispatchReady()
+        if (work > 0) driveWaiters.signal() // after the changes: an armed waiter's last look saw them, or it is unparked
+        return work
     }
 
     @JvmSynthetic
@@ -183,6 +187,165 @@ public class Domain internal constructor(
     /** A fresh idle strategy of this domain's [idlePolicy], for one waiting thread. */
     public fun idleStrategy(): IdleStrategy = idlePolicy.newStrategy()
 
+    // ## The one wait ##
+    //
+    // Every layer above that waits for something of this domain (MPI requests, collective
+    // requests and joins, the offload's blocking calls) waits here, so backing off is decided once,
+    // by the domain's idle policy.
+
+    /**
+     * Drives this domain's progress until [condition] holds, idling under the domain's
+     * [idlePolicy] after every round that found no work; true once the condition holds, false
+     * if it still does not when [deadlineNanos] (a [System.nanoTime] instant, or [NO_DEADLINE])
+     * has passed. The condition is asked first, so a wait for what already holds drives nothing;
+     * otherwise progress is driven at least once, even past the deadline.
+     *
+     * A waiter that has backed off to parking is woken by every round of this domain's
+     * [progress] that found work, on whichever thread (the [ProgressEngine]'s too), and by
+     * [wakeWaiters]: it arms itself before its last look, so no such wake-up is lost. What
+     * changes the condition otherwise (another process, a thread that calls neither) is seen at
+     * the next look, at most the policy's longest park ([IdlePolicy.maxParkNanos]) later. Under
+     * automatic progress the wait leaves driving to the engine. An interrupt does not end the
+     * wait (its flag stays set). Each thread idles with a strategy of its own, kept for its next
+     * wait, so a wait allocates nothing; a wait inside another's condition gets a second one.
+     */
+    public fun driveUntil(deadlineNanos: Long, condition: BooleanSupplier): Boolean =
+        driveUntil(deadlineNanos) { condition.asBoolean }
+
+    /**
+     * [driveUntil] with the caller's own progress: [progress] drives one round (it drives this
+     * domain itself, as reading a [CompletionQueue] does, and dispatches what it read) and returns
+     * the work done; 0 makes the wait idle. For a layer whose progress is more than the domain's;
+     * it calls [wakeWaiters] after a round that dispatched something, for the threads parked here.
+     */
+    public fun driveUntil(deadlineNanos: Long, progress: IntSupplier, condition: BooleanSupplier): Boolean =
+        driveUntil(deadlineNanos, { progress.asInt }, { condition.asBoolean })
+
+    /** [driveUntil] for Kotlin callers: inlined, so a hot path's wait allocates no lambda either. */
+    @JvmSynthetic
+    public inline fun driveUntil(deadlineNanos: Long, condition: () -> Boolean): Boolean =
+        driveUntil(deadlineNanos, { driveOnce() }, condition)
+
+    /** [driveUntil] with the caller's own [progress], for Kotlin callers: inlined, allocation-free. */
+    @JvmSynthetic
+    public inline fun driveUntil(deadlineNanos: Long, progress: () -> Int, condition: () -> Boolean): Boolean {
+        var idle: IdleStrategy? = null // taken at the first idle step: a wait that finds work at once pays nothing for it
+        var idleSteps = 0
+        try {
+            while (!condition()) {
+                val work = progress()
+                if (deadlineNanos != NO_DEADLINE && System.nanoTime() - deadlineNanos >= 0) return condition()
+                if (work > 0) {
+                    if (idle != null) {
+                        idle.reset()
+                        idleSteps = 0
+                    }
+                } else {
+                    val s = idle ?: takeIdleStrategy()
+                    idle = s
+                    if (++idleSteps < parkingAfter) {
+                        s.idle()
+                    } else {
+                        // fi_trywait: arm, look once more, then park; a wake-up after the change unparks us.
+                        armWait()
+                        try {
+                            if (condition()) return true
+                            s.idle()
+                        } finally {
+                            disarmWait()
+                        }
+                    }
+                }
+            }
+            return true
+        } finally {
+            if (idle != null) giveIdleStrategy()
+        }
+    }
+
+    /**
+     * The suspending form of [driveUntil] (no deadline: wrap it in `withTimeout`): drives progress
+     * until [condition] holds, yielding to the coroutine's dispatcher while the policy would spin
+     * or yield and suspending with `delay` once it would park (see [IdlePolicy]). Cancellable at
+     * every idle step.
+     */
+    public suspend fun awaitUntil(condition: () -> Boolean) {
+        if (condition()) return
+        val idle = CoroutineIdle(idlePolicy)
+        while (true) {
+            val work = driveOnce()
+            if (condition()) return
+            idle.idle(work)
+        }
+    }
+
+    /**
+     * Wakes the threads parked in [driveUntil] on this domain, so they look at their conditions
+     * again. [progress] calls it after every round that found work; a layer that completes what
+     * its waiters wait for outside this domain's progress (reading a completion queue and
+     * dispatching the entries itself) calls it after it has done so. One volatile read when no
+     * thread is parked.
+     */
+    public fun wakeWaiters() {
+        driveWaiters.signal()
+    }
+
+    /** Threads parked in [driveUntil]. */
+    private val driveWaiters = WaitSet()
+
+    /** Each waiting thread's strategies of [idlePolicy], kept between its waits. */
+    private val waitIdle = ThreadLocal.withInitial { WaitIdlers(idlePolicy) }
+
+    /** Idle steps in a row after which a [driveUntil] strategy parks: from then on the waiter arms itself first. */
+    @PublishedApi
+    internal val parkingAfter: Int =
+        idlePolicy.let { if (it.kind == IdleKind.BACKOFF) it.maxSpins + it.maxYields + 1 else Int.MAX_VALUE }
+
+    /** One round of a wait's progress: the domain's, unless an engine drives it. */
+    @PublishedApi
+    internal fun driveOnce(): Int = if (hub.automatic) 0 else progress()
+
+    /** This thread's idle strategy for a [driveUntil], reset for a new wait; [giveIdleStrategy] when the wait ends. */
+    @PublishedApi
+    internal fun takeIdleStrategy(): IdleStrategy = waitIdle.get().take()
+
+    @PublishedApi
+    internal fun giveIdleStrategy() {
+        waitIdle.get().give()
+    }
+
+    /**
+     * A thread's idle strategies, one per level of waits nested in a condition (a probe's look
+     * is a wait of its own): an inner wait must not reset the outer one's back-off. A level's
+     * strategy is made the first time the thread reaches it and kept.
+     */
+    private class WaitIdlers(private val policy: IdlePolicy) {
+        private var strategies = arrayOfNulls<IdleStrategy>(2)
+        private var depth = 0
+
+        fun take(): IdleStrategy {
+            if (depth == strategies.size) strategies = strategies.copyOf(depth * 2)
+            val s = strategies[depth] ?: policy.newStrategy().also { strategies[depth] = it }
+            depth++
+            s.reset()
+            return s
+        }
+
+        fun give() {
+            depth--
+        }
+    }
+
+    @PublishedApi
+    internal fun armWait() {
+        driveWaiters.add(Thread.currentThread())
+    }
+
+    @PublishedApi
+    internal fun disarmWait() {
+        driveWaiters.remove(Thread.currentThread())
+    }
+
     /** [ProgressModel.AUTO] while a [ProgressEngine] drives this domain, else [ProgressModel.MANUAL]. */
     public val progressModel: ProgressModel get() = if (hub.automatic) ProgressModel.AUTO else ProgressModel.MANUAL
 
@@ -219,7 +382,19 @@ public class Domain internal constructor(
         if (closed) throw FabricException(Errno.EOPBADSTATE, "domain '$name' is closed")
     }
 
-    private companion object {
-        val log: System.Logger = System.getLogger("braid.core")
+    public companion object {
+        /** A [driveUntil] deadline that never passes. */
+        public const val NO_DEADLINE: Long = Long.MAX_VALUE
+
+        /** The [driveUntil] deadline [timeoutMillis] from now; negative: [NO_DEADLINE]. */
+        @JvmStatic
+        public fun deadlineAfter(timeoutMillis: Long): Long {
+            if (timeoutMillis < 0) return NO_DEADLINE
+            val now = System.nanoTime()
+            val deadline = now + TimeUnit.MILLISECONDS.toNanos(timeoutMillis)
+            return if (deadline < now) NO_DEADLINE else deadline // so long a time-out that it overflows: none
+        }
+
+        private val log: System.Logger = System.getLogger("braid.core")
     }
 }

@@ -4,7 +4,6 @@ import kotlinx.coroutines.CancellableContinuation
 import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.CoroutineName
 import kotlinx.coroutines.CoroutineScope
-import kotlinx.coroutines.CoroutineStart
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.launch
@@ -310,39 +309,42 @@ internal class ProgressHub(private val domain: Domain) {
         return false
     }
 
+    /**
+     * Starts a driver coroutine for the role its caller took. The role must come back however
+     * the coroutine ends, including when it never runs: a dispatcher that refuses the task (its
+     * executor shut down) cancels the coroutine before its body starts, so a `finally` in the
+     * body would not run. The completion handler runs on every end, and [driverEnded] hands the
+     * role on after a cancellation or a provider's throw; a normal end already gave it up.
+     */
     fun launchDriver(dispatcher: CoroutineDispatcher?) {
         val d = if (dispatcher == null || dispatcher === Dispatchers.Unconfined) Dispatchers.Default else dispatcher
-        // ATOMIC: the loop starts even if the dispatcher refuses the task (then it is cancelled at
-        // its first yield, and its finally block hands the role to a driver on the default pool).
-        CoroutineScope(d + CoroutineName("braid-progress-${domain.name}")).launch(start = CoroutineStart.ATOMIC) { driverLoop() }
+        CoroutineScope(d + CoroutineName("braid-progress-${domain.name}")).launch { driverLoop() }.invokeOnCompletion(driverEnded)
+    }
+
+    /** Lets another driver take over from one that was cancelled (or never ran) or whose provider threw. */
+    private val driverEnded: (Throwable?) -> Unit = { cause ->
+        if (cause != null) {
+            synchronized(lock) { driverRunning = false }
+            if (needsDriver && tryAcquireDriver()) launchDriver(Dispatchers.Default)
+        }
     }
 
     private suspend fun driverLoop() {
         val idle = CoroutineIdle(domain.idlePolicy)
-        var normalExit = false
-        try {
-            while (true) {
-                val lending = blockedDrivers.get() > 0
-                val work = if (lending) 0 else domain.progress()
-                // Stop as soon as the last waiter is resumed, before idling: the resumed caller's
-                // next operation then finds no driver and polls inline, without suspending.
-                if (!needsDriver || automatic) {
-                    synchronized(lock) {
-                        if (!needsDriver || automatic) {
-                            driverRunning = false
-                            normalExit = true
-                        }
+        while (true) {
+            val lending = blockedDrivers.get() > 0
+            val work = if (lending) 0 else domain.progress()
+            // Stop as soon as the last waiter is resumed, before idling: the resumed caller's
+            // next operation then finds no driver and polls inline, without suspending.
+            if (!needsDriver || automatic) {
+                synchronized(lock) {
+                    if (!needsDriver || automatic) {
+                        driverRunning = false
+                        return
                     }
-                    if (normalExit) return
                 }
-                if (lending) delay(domain.idlePolicy.maxParkMillis) else idle.idle(work)
             }
-        } finally {
-            if (!normalExit) {
-                // Cancelled (the dispatcher was shut down) or a provider threw: let another driver take over.
-                synchronized(lock) { driverRunning = false }
-                if (needsDriver && tryAcquireDriver()) launchDriver(Dispatchers.Default)
-            }
+            if (lending) delay(domain.idlePolicy.maxParkMillis) else idle.idle(work)
         }
     }
 

@@ -61,6 +61,22 @@ class IdleWaitTest : FunSpec({
         }
     }
 
+    test("an idle driveUntil parks instead of spinning, and returns when a receive completes") {
+        TestFabric(counters = true).use { f ->
+            val (a, b) = f.nodes
+            b.ep.tryRecv(UnsafeBuffer(ByteArray(8)), 0, 8, FiAddr.UNSPEC, "r") shouldBe 0
+            val received = f.recvCounters[1]!!
+            val held = AtomicReference<Boolean>()
+            val waiter = thread(name = "drive-until") {
+                held.set(b.domain.driveUntil(Domain.deadlineAfter(30_000)) { received.value >= 1 })
+            }
+            shouldIdle("driveUntil (manual progress)", idleSecondCpu(waiter))
+            a.ep.tryInject(buf("wake"), 0, 4, f.addrs[0][1]) shouldBe 0
+            waiter.join(10_000)
+            held.get() shouldBe true
+        }
+    }
+
     test("a suspended receive and the coroutine driving progress for it cost little CPU while idle") {
         TestFabric().use { f ->
             val (a, b) = f.nodes

@@ -5,7 +5,9 @@ import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldContainExactly
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldContain
+import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.async
+import kotlinx.coroutines.asCoroutineDispatcher
 import kotlinx.coroutines.awaitAll
 import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.flow.take
@@ -155,6 +157,38 @@ class SuspendOperationsTest : FunSpec({
                     b.ep.tryTsend(buf("x"), 0, 1, f.addrs[1][0], 1, "self") shouldBe 0
                     withTimeout(10_000) { first.await() }.context shouldBe "self"
                 }
+            }
+        }
+    }
+
+    test("a driver whose dispatcher refuses it hands its role on, so the suspended receive still completes") {
+        // No inline spins: the receive suspends at once and launches the driver on its own dispatcher, which refuses it.
+        TestFabric(idle = IdlePolicy(IdleKind.BACKOFF, maxSpins = 0, maxYields = 0)).use { f ->
+            val (a, b) = f.nodes
+            val pool = java.util.concurrent.Executors.newSingleThreadExecutor()
+            try {
+                val refuse = java.util.concurrent.atomic.AtomicBoolean(false)
+                val refused = java.util.concurrent.atomic.AtomicInteger()
+                val refusing = java.util.concurrent.Executor { r ->
+                    if (!refuse.get()) {
+                        pool.execute(r)
+                    } else {
+                        refused.incrementAndGet()
+                        throw java.util.concurrent.RejectedExecutionException("refused for the test")
+                    }
+                }
+                val rx = UnsafeBuffer(ByteArray(8))
+                val got = CoroutineScope(refusing.asCoroutineDispatcher()).outcome {
+                    refuse.set(true)
+                    b.ep.trecv(rx, 0, 8, FiAddr.UNSPEC, 5).len
+                }
+                braid.testsupport.Deadline.await("the driver's launch to be refused") { refused.get() == 1 }
+                refuse.set(false)
+                a.ep.tryTinject(buf("wake"), 0, 4, f.addrs[0][1], 5) shouldBe 0
+                // Nobody else drives b's domain: only a driver that took over (on the default pool) completes the receive.
+                runBlocking { got.await(10_000).getOrThrow() } shouldBe 4L
+            } finally {
+                pool.shutdownNow()
             }
         }
     }

@@ -95,7 +95,10 @@ internal class OffloadEngine(
     /**
      * The phase's step: 0 once it is carried through, `-EAGAIN` until then, `-errno` if it failed.
      * [spins] > 1 (a caller carrying its own phase inline) tries that many times in a row, under
-     * one acquisition of the lock, before it answers `-EAGAIN`.
+     * one acquisition of the lock, before it answers `-EAGAIN`. That is a bounded retry inside
+     * one step, not a wait: the caller's wait ([braid.core.Domain.driveUntil]) decides when to
+     * back off between steps, and a spin-wait hint between two looks at the other ranks' words
+     * is all a retry needs (yielding or parking while holding the lock would stall every caller).
      */
     fun step(phase: OffloadPhase, spins: Int = 1): Int = synchronized(lock) {
         phase.fired = true
