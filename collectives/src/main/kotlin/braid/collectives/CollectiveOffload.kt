@@ -30,6 +30,7 @@ public abstract class CollectiveOffload {
      * members); the binding, or null when the group is left to the main provider. Called once,
      * as the join completes.
      */
+    @JvmSynthetic
     internal abstract fun pair(group: CollectiveGroup, set: PeerAvSet): OffloadBinding?
 
     public companion object {
@@ -126,6 +127,7 @@ public abstract class OffloadBinding : AutoCloseable {
     // ## Called by the group ##
 
     /** The schedule of [key] through the offload, or null to leave the call to the main provider. */
+    @JvmSynthetic
     internal abstract fun compile(key: ShapeKey): Schedule?
 
     /**
@@ -133,6 +135,7 @@ public abstract class OffloadBinding : AutoCloseable {
      * [blocking] call the offload carries in one step may be carried by the caller itself while
      * it waits: that step is returned (and nothing is queued); otherwise null, and the schedule runs.
      */
+    @JvmSynthetic
     internal abstract fun starting(s: Schedule, blocking: Boolean): InlineOffloadStep?
 }
 

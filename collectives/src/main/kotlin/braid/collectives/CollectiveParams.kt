@@ -21,6 +21,7 @@ public class CollectiveParams : ModuleParams {
         private val ALGORITHM_NAMES = CollectiveAlgorithm.entries.joinToString { it.name.lowercase() }
 
         /** The algorithm [text] names (`ring`, `recursive-doubling`, any case), or null. */
+        @JvmSynthetic
         internal fun algorithmOf(text: String): CollectiveAlgorithm? =
             CollectiveAlgorithm.entries.firstOrNull { it.name.equals(text.trim().replace('-', '_'), ignoreCase = true) }
 

@@ -22,6 +22,7 @@ import kotlin.coroutines.resume
  * re-arm it. Hold on to it only until then.
  */
 public class CollectiveRequest internal constructor(private val schedule: Schedule) {
+    @get:JvmSynthetic
     internal val domain: Domain = schedule.group.endpoint.domain
 
     @Volatile private var done = true

@@ -105,6 +105,7 @@ public class Mpi private constructor(
     @Volatile private var closed = false
 
     /** What this process was opened with ([MpiOptions.settings]): [MpiParams] and the providers' parameters. */
+    @get:JvmSynthetic
     internal val settings: Settings = options.settings.check(MpiParams.ALL)
     /** Empty polls a blocking call spins through ([MpiParams.SPIN_POLLS]), then yields through ([MpiParams.YIELD_POLLS]). */
     private val spinPolls = settings[MpiParams.SPIN_POLLS]

@@ -12,7 +12,7 @@ import java.time.Duration;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The README's Java example, run as its reader would: a server JVM and a client JVM over shm. */
+/** docs/java.md's two-process Java example, run as its reader would: a server JVM and a client JVM over shm. */
 class JavaExampleIT {
     private static ChildProcess start(String role, Path dir) {
         return ChildProcess.jvm(HelloBraid.class.getName(), role, dir.toString())
@@ -39,10 +39,10 @@ class JavaExampleIT {
 
     @Test
     void theReadmeShowsExactlyThisExample() throws Exception {
-        Path readme = Path.of("..", "README.md");
+        Path readme = Path.of("..", "docs", "java.md");
         Path source = Path.of("src", "test", "java", "braid", "javaapi", "example", "HelloBraid.java");
         String body = Files.readString(source).replace("package braid.javaapi.example;\n\n", "");
         assertTrue(Files.readString(readme).contains("```java\n" + body + "```"),
-            "README.md's Java example differs from " + source + "; copy the file (without its package line) into the README");
+            "docs/java.md's Java example differs from " + source + "; copy the file (without its package line) into that page");
     }
 }

@@ -133,6 +133,7 @@ public class ShmOffload private constructor(
      * Pairs with [group] (joined on [set]); the binding, or null when the group is left to the
      * main provider (too small, or members whose addresses carry no host identity).
      */
+    @JvmSynthetic
     override fun pair(group: CollectiveGroup, set: PeerAvSet): ShmOffloadBinding? {
         var members = LongArray(8)
         var n = set.members(members)

@@ -106,6 +106,7 @@ internal class ShmOffloadBinding(
     // ## Called by the group ##
 
     /** The schedule of [key] through the offload, or null to leave the call to the main provider. */
+    @JvmSynthetic
     override fun compile(key: ShapeKey): Schedule? = when {
         !takes(key) -> null
         isHierarchical -> hierarchical(key)
@@ -118,6 +119,7 @@ internal class ShmOffloadBinding(
      * deferred work: its phase is returned, and the caller carries it through the engine itself
      * while it waits ([inlineCalls] counts these). Otherwise null, and the schedule runs.
      */
+    @JvmSynthetic
     override fun starting(s: Schedule, blocking: Boolean): InlineOffloadStep? {
         val e = entries[s]
         if (e == null) { mainCalls++; return null }

@@ -42,6 +42,23 @@ class MpiLaunchersIT : FunSpec({
                 }
             }
 
+        test("the README's MPI quick start (ring, allreduce, strided datatype) under ${launcher.title} with 4 ranks")
+            .config(enabledOrReasonIf = enabled(launcher)) {
+                val log = File(dir, "quickstart-${launcher.name}.log")
+                braid.bootstrap.job(launcher, 4, emptyList(), log, "braid.mpi.javaapi.example.RingAllreduce").use { job ->
+                    val code = job.awaitExit(Duration.ofSeconds(300))
+                    val out = job.output()
+                    withClue(out) {
+                        code shouldBe 0
+                        for (r in 0 until 4) {
+                            val prev = (r + 3) % 4
+                            val strided = if (r == 0) "2 3" else "2 0" // the vector's gaps stay untouched
+                            out shouldContain "rank $r of 4: got $prev from $prev, sum 10.0, strided $strided"
+                        }
+                    }
+                }
+            }
+
         test("MPI_Abort(13) from one rank of a Java MPI program under ${launcher.title} ends the job with exit code 13")
             .config(enabledOrReasonIf = enabled(launcher)) {
                 job(launcher, listOf("abort", "13"), "abort").use { job ->
