@@ -4,38 +4,38 @@ import braid.core.Domain
 import braid.core.Errno
 import braid.core.FabricException
 import braid.core.ProgressModel
-import kotlinx.coroutines.CancellableContinuation
-import kotlinx.coroutines.suspendCancellableCoroutine
 import java.util.concurrent.CompletableFuture
 import java.util.concurrent.TimeUnit
 import kotlin.coroutines.resume
+import kotlinx.coroutines.CancellableContinuation
+import kotlinx.coroutines.suspendCancellableCoroutine
 
 /**
- * A started collective (`MPI_Request` of a nonblocking collective): [test], [waitFor], the
- * `suspend` [await] or a [toFuture]. Once started the collective advances under any progress
- * driver; these only wait for its end. A failure — a step's error completion, a peer found dead,
- * [cancel], a flush of the domain's deferred work — ends it with a [FabricException] carrying
- * the errno of the first failure and a message naming the step.
+ * A started collective (`MPI_Request` of a nonblocking collective): [test], [waitFor], the `suspend` [await] or a
+ * [toFuture]. Once started the collective advances under any progress driver; these only wait for its end. A failure —
+ * a step's error completion, a peer found dead, [cancel], a flush of the domain's deferred work — ends it with a
+ * [FabricException] carrying the errno of the first failure and a message naming the step.
  *
- * A request belongs to its schedule and is reused: once it has been seen complete (by
- * [test] returning true, [waitFor], [await] or the future), the next call of the same shape may
- * re-arm it. Hold on to it only until then.
+ * A request belongs to its schedule and is reused: once it has been seen complete (by [test] returning true, [waitFor],
+ * [await] or the future), the next call of the same shape may re-arm it. Hold on to it only until then.
  */
 public class CollectiveRequest internal constructor(private val schedule: Schedule) {
-    @get:JvmSynthetic
-    internal val domain: Domain = schedule.group.endpoint.domain
+    @get:JvmSynthetic internal val domain: Domain = schedule.group.endpoint.domain
 
     @Volatile private var done = true
     @get:JvmSynthetic
-    @Volatile internal var released: Boolean = true
+    @Volatile
+    internal var released: Boolean = true
         private set
 
     /** 0 while running or after success; the errno of the failure once it failed. */
-    @Volatile public var errorCode: Int = 0
+    @Volatile
+    public var errorCode: Int = 0
         private set
 
     /** What failed, once it failed. */
-    @Volatile public var errorMessage: String = ""
+    @Volatile
+    public var errorMessage: String = ""
         private set
 
     private var waiter: Any? = null
@@ -44,7 +44,8 @@ public class CollectiveRequest internal constructor(private val schedule: Schedu
     private var inline: InlineOffloadStep? = null
 
     /** Whether it has ended (successfully or not), without driving progress. */
-    public val isDone: Boolean get() = done
+    public val isDone: Boolean
+        get() = done
 
     @JvmSynthetic
     internal fun arm() {
@@ -56,11 +57,10 @@ public class CollectiveRequest internal constructor(private val schedule: Schedu
     }
 
     /**
-     * Arms the request of a blocking call whose one shared-memory [phase] the caller carries
-     * itself: nothing is queued, and [waitFor] (called at once by the blocking forms) steps the
-     * phase through the offload engine, and the domain's progress every
-     * [INLINE_PROGRESS_STEPS] steps for whatever else is in flight. No other thread can take
-     * the schedule meanwhile: the request is not released.
+     * Arms the request of a blocking call whose one shared-memory [phase] the caller carries itself: nothing is queued,
+     * and [waitFor] (called at once by the blocking forms) steps the phase through the offload engine, and the domain's
+     * progress every [INLINE_PROGRESS_STEPS] steps for whatever else is in flight. No other thread can take the
+     * schedule meanwhile: the request is not released.
      */
     @JvmSynthetic
     internal fun armInline(phase: InlineOffloadStep) {
@@ -83,14 +83,14 @@ public class CollectiveRequest internal constructor(private val schedule: Schedu
         if (done) return
         errorCode = err
         errorMessage = message
-        val w = synchronized(this) {
-            done = true
-            waiter.also { waiter = null }
-        }
+        val w =
+            synchronized(this) {
+                done = true
+                waiter.also { waiter = null }
+            }
         when (w) {
             is CancellableContinuation<*> -> {
-                @Suppress("UNCHECKED_CAST")
-                (w as CancellableContinuation<Unit>).resume(Unit)
+                @Suppress("UNCHECKED_CAST") (w as CancellableContinuation<Unit>).resume(Unit)
             }
             is CompletableFuture<*> -> {
                 released = true
@@ -122,36 +122,47 @@ public class CollectiveRequest internal constructor(private val schedule: Schedu
     }
 
     /**
-     * Waits for the end, driving progress through the domain's one wait ([Domain.driveUntil])
-     * under its idle policy; throws [FabricException] if it failed, or with ETIMEDOUT after
-     * [timeoutMillis] (negative: no limit; the collective keeps running — [cancel] it to stop it).
+     * Waits for the end, driving progress through the domain's one wait ([Domain.driveUntil]) under its idle policy;
+     * throws [FabricException] if it failed, or with ETIMEDOUT after [timeoutMillis] (negative: no limit; the
+     * collective keeps running — [cancel] it to stop it).
      */
     @Throws(FabricException::class)
     public fun waitFor(timeoutMillis: Long) {
-        if (done) { finished(); return }
+        if (done) {
+            finished()
+            return
+        }
         val deadline = Domain.deadlineAfter(timeoutMillis)
         val phase = inline
         // A blocking call's own phase: each look tries it INLINE_PROGRESS_STEPS times under one lock
         // of the offload engine, and the wait drives the domain's progress once between looks.
-        val ended = if (phase != null) {
-            domain.driveUntil(deadline) { stepInline(phase, INLINE_PROGRESS_STEPS) }
-        } else {
-            domain.driveUntil(deadline) { finished() }
-        }
+        val ended =
+            if (phase != null) {
+                domain.driveUntil(deadline) { stepInline(phase, INLINE_PROGRESS_STEPS) }
+            } else {
+                domain.driveUntil(deadline) { finished() }
+            }
         if (!ended) throw FabricException(Errno.ETIMEDOUT, "${schedule.name}: not complete after $timeoutMillis ms")
         finished()
     }
 
     /**
-     * Suspends until the end; throws [FabricException] if it failed. Under manual progress it
-     * drives progress through the domain's suspending wait ([Domain.awaitUntil]); under automatic
-     * progress it suspends until the engine's thread completes it.
+     * Suspends until the end; throws [FabricException] if it failed. Under manual progress it drives progress through
+     * the domain's suspending wait ([Domain.awaitUntil]); under automatic progress it suspends until the engine's
+     * thread completes it.
      */
     public suspend fun await() {
         if (domain.progressModel == ProgressModel.AUTO) {
             if (!done) {
                 suspendCancellableCoroutine<Unit> { cont ->
-                    val now = synchronized(this) { if (done) true else { waiter = cont; false } }
+                    val now =
+                        synchronized(this) {
+                            if (done) true
+                            else {
+                                waiter = cont
+                                false
+                            }
+                        }
                     if (now) cont.resume(Unit)
                 }
             }
@@ -162,13 +173,19 @@ public class CollectiveRequest internal constructor(private val schedule: Schedu
     }
 
     /**
-     * The end as a future (for Java): completes normally, or exceptionally with the
-     * [FabricException]. Under manual progress it completes when something drives progress; its
-     * `get()` and `join()` do.
+     * The end as a future (for Java): completes normally, or exceptionally with the [FabricException]. Under manual
+     * progress it completes when something drives progress; its `get()` and `join()` do.
      */
     public fun toFuture(): CompletableFuture<Void?> {
         val f = DrivingFuture(this)
-        val now = synchronized(this) { if (done) true else { waiter = f; false } }
+        val now =
+            synchronized(this) {
+                if (done) true
+                else {
+                    waiter = f
+                    false
+                }
+            }
         if (now) {
             released = true
             if (errorCode == 0) f.complete(null) else f.completeExceptionally(failure())
@@ -184,9 +201,13 @@ public class CollectiveRequest internal constructor(private val schedule: Schedu
     }
 
     @JvmSynthetic
-    internal fun drive(): Boolean { domain.progress(); return done }
+    internal fun drive(): Boolean {
+        domain.progress()
+        return done
+    }
 
-    override fun toString(): String = "CollectiveRequest(${schedule.name}, ${if (!done) "running" else if (errorCode == 0) "complete" else Errno.name(errorCode)})"
+    override fun toString(): String =
+        "CollectiveRequest(${schedule.name}, ${if (!done) "running" else if (errorCode == 0) "complete" else Errno.name(errorCode)})"
 
     internal companion object {
         /** An inline wait tries its phase this many times in a row between drives of the domain's progress. */
@@ -200,7 +221,10 @@ private class DrivingFuture(private val request: CollectiveRequest) : Completabl
         request.domain.driveUntil(deadline) { isDone }
     }
 
-    override fun get(): Void? { driveUntilDone(Domain.NO_DEADLINE); return super.get() }
+    override fun get(): Void? {
+        driveUntilDone(Domain.NO_DEADLINE)
+        return super.get()
+    }
 
     override fun get(timeout: Long, unit: TimeUnit): Void? {
         val nanos = unit.toNanos(timeout)
@@ -209,5 +233,8 @@ private class DrivingFuture(private val request: CollectiveRequest) : Completabl
         return super.get(timeout, unit)
     }
 
-    override fun join(): Void? { driveUntilDone(Domain.NO_DEADLINE); return super.join() }
+    override fun join(): Void? {
+        driveUntilDone(Domain.NO_DEADLINE)
+        return super.join()
+    }
 }

@@ -1,9 +1,8 @@
 package braid.collectives
 
 /**
- * What a cached schedule was built for: the operation, algorithm, datatype, reduction, counts
- * and root. A group keeps one mutable probe and fills it per call, so looking a schedule up
- * allocates nothing; a miss stores a copy.
+ * What a cached schedule was built for: the operation, algorithm, datatype, reduction, counts and root. A group keeps
+ * one mutable probe and fills it per call, so looking a schedule up allocates nothing; a miss stores a copy.
  */
 internal class ShapeKey {
     var op: CollectiveOp = CollectiveOp.BARRIER
@@ -19,21 +18,62 @@ internal class ShapeKey {
     var c: IntArray? = null
     var d: IntArray? = null
 
-    fun set(op: CollectiveOp, algorithm: CollectiveAlgorithm, datatype: Datatype?, reduction: Any?, count: Int, root: Int, inPlace: Boolean,
-            a: IntArray? = null, b: IntArray? = null, c: IntArray? = null, d: IntArray? = null): ShapeKey {
-        this.op = op; this.algorithm = algorithm; this.datatype = datatype; this.reduction = reduction
-        this.count = count; this.root = root; this.inPlace = inPlace
-        this.a = a; this.b = b; this.c = c; this.d = d
+    fun set(
+        op: CollectiveOp,
+        algorithm: CollectiveAlgorithm,
+        datatype: Datatype?,
+        reduction: Any?,
+        count: Int,
+        root: Int,
+        inPlace: Boolean,
+        a: IntArray? = null,
+        b: IntArray? = null,
+        c: IntArray? = null,
+        d: IntArray? = null,
+    ): ShapeKey {
+        this.op = op
+        this.algorithm = algorithm
+        this.datatype = datatype
+        this.reduction = reduction
+        this.count = count
+        this.root = root
+        this.inPlace = inPlace
+        this.a = a
+        this.b = b
+        this.c = c
+        this.d = d
         return this
     }
 
-    fun copy(): ShapeKey = ShapeKey().set(op, algorithm, datatype, reduction, count, root, inPlace, a?.copyOf(), b?.copyOf(), c?.copyOf(), d?.copyOf())
+    fun copy(): ShapeKey =
+        ShapeKey()
+            .set(
+                op,
+                algorithm,
+                datatype,
+                reduction,
+                count,
+                root,
+                inPlace,
+                a?.copyOf(),
+                b?.copyOf(),
+                c?.copyOf(),
+                d?.copyOf(),
+            )
 
     override fun equals(other: Any?): Boolean {
         if (other !is ShapeKey) return false
-        return op == other.op && algorithm == other.algorithm && datatype == other.datatype && reduction === other.reduction &&
-            count == other.count && root == other.root && inPlace == other.inPlace &&
-            a.contentEquals(other.a) && b.contentEquals(other.b) && c.contentEquals(other.c) && d.contentEquals(other.d)
+        return op == other.op &&
+            algorithm == other.algorithm &&
+            datatype == other.datatype &&
+            reduction === other.reduction &&
+            count == other.count &&
+            root == other.root &&
+            inPlace == other.inPlace &&
+            a.contentEquals(other.a) &&
+            b.contentEquals(other.b) &&
+            c.contentEquals(other.c) &&
+            d.contentEquals(other.d)
     }
 
     override fun hashCode(): Int {

@@ -9,19 +9,32 @@ import java.util.concurrent.Executors
 import java.util.concurrent.TimeUnit
 
 /**
- * [count] shm endpoints in this process, each in every AV (itself included): rail-core's one
- * [TestFabric]. The defaults (1 KiB eager, 64 KiB rings) put every message past 1 KiB on the
- * rendezvous path, so the in-process specs cover it as well as the eager one.
+ * [count] shm endpoints in this process, each in every AV (itself included): rail-core's one [TestFabric]. The defaults
+ * (1 KiB eager, 64 KiB rings) put every message past 1 KiB on the rendezvous path, so the in-process specs cover it as
+ * well as the eager one.
  */
 fun collectiveFabric(count: Int, ringCapacity: Int = 1 shl 16, eagerSize: Int = 1024): TestFabric =
     TestFabric(count, ringCapacity = ringCapacity, eagerSize = eagerSize)
 
 /** An AV set of every address in this node's AV. */
-val TestFabric.Node.set: AvSet get() = av.avSet(*LongArray(av.count) { it.toLong() })
+val TestFabric.Node.set: AvSet
+    get() = av.avSet(*LongArray(av.count) { it.toLong() })
 
 /** Joins every member's group over [members] (driving all of them from this thread). */
-fun TestFabric.join(options: JoinOptions = JoinOptions.DEFAULT, members: List<Int> = nodes.indices.toList()): List<CollectiveGroup> {
-    val joins = members.map { i -> Collectives.startJoin(nodes[i].ep, nodes[i].av.avSet(*members.map { it.toLong() }.toLongArray()), null, null, options) }
+fun TestFabric.join(
+    options: JoinOptions = JoinOptions.DEFAULT,
+    members: List<Int> = nodes.indices.toList(),
+): List<CollectiveGroup> {
+    val joins =
+        members.map { i ->
+            Collectives.startJoin(
+                nodes[i].ep,
+                nodes[i].av.avSet(*members.map { it.toLong() }.toLongArray()),
+                null,
+                null,
+                options,
+            )
+        }
     val deadline = Deadline.of("every member's join", Duration.ofSeconds(30))
     val groups = arrayOfNulls<CollectiveGroup>(members.size)
     while (groups.any { it == null }) {

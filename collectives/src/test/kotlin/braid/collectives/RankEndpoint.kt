@@ -11,11 +11,12 @@ import braid.it.Rendezvous
 import java.nio.file.Path
 
 /**
- * One rank's endpoint in a multi-process collectives test or benchmark: opened from an [Info]
- * with a CQ and an AV, its address published in a directory through rail-core's [Rendezvous],
- * and every rank's address inserted in rank order ([members]).
+ * One rank's endpoint in a multi-process collectives test or benchmark: opened from an [Info] with a CQ and an AV, its
+ * address published in a directory through rail-core's [Rendezvous], and every rank's address inserted in rank order
+ * ([members]).
  */
-class RankEndpoint private constructor(
+class RankEndpoint
+private constructor(
     val rank: Int,
     val size: Int,
     private val fabric: Fabric,
@@ -24,7 +25,8 @@ class RankEndpoint private constructor(
     val members: LongArray,
 ) : AutoCloseable {
     /** An AV set of every rank, in rank order. */
-    val set: AvSet get() = av.avSet(*members)
+    val set: AvSet
+        get() = av.avSet(*members)
 
     override fun close() {
         ep.close()
@@ -38,7 +40,12 @@ class RankEndpoint private constructor(
             val domain = fabric.domain(info)
             val cq = domain.completionQueue()
             val av = domain.addressVector()
-            val ep = domain.endpoint().also { it.bind(cq, OpFlags.TRANSMIT or OpFlags.RECV); it.bind(av); it.enable() }
+            val ep =
+                domain.endpoint().also {
+                    it.bind(cq, OpFlags.TRANSMIT or OpFlags.RECV)
+                    it.bind(av)
+                    it.enable()
+                }
             Rendezvous.publish(dir, key(rank), ep.address)
             val members = LongArray(size) { av.insert(Rendezvous.lookup(dir, key(it))) }
             return RankEndpoint(rank, size, fabric, ep, av, members)

@@ -12,14 +12,13 @@ import kotlinx.serialization.descriptors.SerialKind
 import kotlinx.serialization.descriptors.StructureKind
 
 /**
- * Checks a parsed config tree against the spec's serial descriptor before it is decoded, so
- * that every file error — in JSON or HOCON alike — names its path and line: unknown keys (with
- * a did-you-mean), missing keys, values of the wrong type, integers out of range. On the way it
- * normalises what files may write more freely than the decoders read: a link given as a string
- * (`"shm+tcp:lo"`), a byte count given as a size (`"64 KiB"`), an enum constant in any case.
+ * Checks a parsed config tree against the spec's serial descriptor before it is decoded, so that every file error — in
+ * JSON or HOCON alike — names its path and line: unknown keys (with a did-you-mean), missing keys, values of the wrong
+ * type, integers out of range. On the way it normalises what files may write more freely than the decoders read: a link
+ * given as a string (`"shm+tcp:lo"`), a byte count given as a size (`"64 KiB"`), an enum constant in any case.
  *
- * The result is a plain tree (maps, lists, strings, numbers, booleans, nulls) that both decoders
- * take, and [lines]: the file line of every path seen.
+ * The result is a plain tree (maps, lists, strings, numbers, booleans, nulls) that both decoders take, and [lines]: the
+ * file line of every path seen.
  */
 @OptIn(ExperimentalSerializationApi::class)
 internal class ConfigTree(private val linkDescriptor: SerialDescriptor) {
@@ -32,7 +31,9 @@ internal class ConfigTree(private val linkDescriptor: SerialDescriptor) {
     fun lineOf(path: String): Int? {
         var p = path
         while (true) {
-            lines[p]?.let { return it }
+            lines[p]?.let {
+                return it
+            }
             if (p.isEmpty()) return null
             p = parent(p)
         }
@@ -46,19 +47,23 @@ internal class ConfigTree(private val linkDescriptor: SerialDescriptor) {
     private fun value(v: ConfigValue, d: SerialDescriptor, path: String, byteCount: Boolean): Any? {
         v.origin()?.lineNumber()?.takeIf { it > 0 }?.let { lines[path] = it }
         if (v.valueType() == ConfigValueType.NULL) {
-            return if (d.isNullable) null else problem(path, v, "${at(path)} is null", "give it a value (${expected(d)}) or leave the key out")
+            return if (d.isNullable) null
+            else problem(path, v, "${at(path)} is null", "give it a value (${expected(d)}) or leave the key out")
         }
         return when (val kind = d.kind) {
-            StructureKind.CLASS -> if (d.serialName == linkDescriptor.serialName && v.valueType() == ConfigValueType.STRING) {
-                linkString(v, path)
-            } else {
-                obj(v, d, path)
-            }
+            StructureKind.CLASS ->
+                if (d.serialName == linkDescriptor.serialName && v.valueType() == ConfigValueType.STRING) {
+                    linkString(v, path)
+                } else {
+                    obj(v, d, path)
+                }
             StructureKind.LIST -> list(v, d, path)
             SerialKind.ENUM -> enumConstant(v, d, path)
             is PrimitiveKind -> primitive(v, kind, path, byteCount)
             StructureKind.MAP -> map(v, d, path)
-            is PolymorphicKind, StructureKind.OBJECT, SerialKind.CONTEXTUAL ->
+            is PolymorphicKind,
+            StructureKind.OBJECT,
+            SerialKind.CONTEXTUAL ->
                 problem(path, v, "${at(path)}: this version cannot read ${d.serialName} from a file", null)
         }
     }
@@ -80,7 +85,12 @@ internal class ConfigTree(private val linkDescriptor: SerialDescriptor) {
         }
         for (i in 0 until d.elementsCount) {
             if (!d.isElementOptional(i) && d.getElementName(i) !in v.keys) {
-                problem(if (path.isEmpty()) d.getElementName(i) else "$path.${d.getElementName(i)}", v, "missing key '${d.getElementName(i)}'", "add it (${expected(d.getElementDescriptor(i))})")
+                problem(
+                    if (path.isEmpty()) d.getElementName(i) else "$path.${d.getElementName(i)}",
+                    v,
+                    "missing key '${d.getElementName(i)}'",
+                    "add it (${expected(d.getElementDescriptor(i))})",
+                )
             }
         }
         return out
@@ -93,13 +103,15 @@ internal class ConfigTree(private val linkDescriptor: SerialDescriptor) {
         val out = LinkedHashMap<String, Any?>()
         for ((key, child) in v) {
             val childPath = if (path.isEmpty()) key else "$path.$key"
-            val scalar = child.valueType() in setOf(ConfigValueType.NUMBER, ConfigValueType.BOOLEAN, ConfigValueType.STRING)
-            out[key] = if (element.kind == PrimitiveKind.STRING && scalar) {
-                child.origin()?.lineNumber()?.takeIf { it > 0 }?.let { lines[childPath] = it }
-                child.unwrapped().toString()
-            } else {
-                value(child, element, childPath, byteCount = false)
-            }
+            val scalar =
+                child.valueType() in setOf(ConfigValueType.NUMBER, ConfigValueType.BOOLEAN, ConfigValueType.STRING)
+            out[key] =
+                if (element.kind == PrimitiveKind.STRING && scalar) {
+                    child.origin()?.lineNumber()?.takeIf { it > 0 }?.let { lines[childPath] = it }
+                    child.unwrapped().toString()
+                } else {
+                    value(child, element, childPath, byteCount = false)
+                }
         }
         return out
     }
@@ -112,12 +124,13 @@ internal class ConfigTree(private val linkDescriptor: SerialDescriptor) {
 
     /** A link written as a link string: expanded to its structured form. */
     private fun linkString(v: ConfigValue, path: String): Any? {
-        val link = try {
-            LinkStrings.parseOne(v.unwrapped() as String, path)
-        } catch (e: SpecException) {
-            e.problems.forEach { problem(path, v, it.message, it.hint) }
-            return null
-        }
+        val link =
+            try {
+                LinkStrings.parseOne(v.unwrapped() as String, path)
+            } catch (e: SpecException) {
+                e.problems.forEach { problem(path, v, it.message, it.hint) }
+                return null
+            }
         return mapOf(
             "name" to link.name,
             "rails" to link.rails.map { r -> mapOf("name" to r.name, "provider" to r.provider, "domain" to r.domain) },
@@ -129,26 +142,51 @@ internal class ConfigTree(private val linkDescriptor: SerialDescriptor) {
         if (v.valueType() != ConfigValueType.STRING) return wrongType(v, path, "one of ${names.joinToString()}")
         val s = v.unwrapped() as String
         return names.firstOrNull { it.equals(s, ignoreCase = true) }
-            ?: problem(path, v, "${at(path)}: '$s' is not one of ${names.joinToString()}", suggestion(s, names, "values"))
+            ?: problem(
+                path,
+                v,
+                "${at(path)}: '$s' is not one of ${names.joinToString()}",
+                suggestion(s, names, "values"),
+            )
     }
 
     private fun primitive(v: ConfigValue, kind: PrimitiveKind, path: String, byteCount: Boolean): Any? {
         val type = v.valueType()
         val raw = v.unwrapped()
         return when (kind) {
-            PrimitiveKind.STRING -> if (type == ConfigValueType.STRING) raw else wrongType(v, path, "a string", "quote it: \"$raw\"")
+            PrimitiveKind.STRING ->
+                if (type == ConfigValueType.STRING) raw else wrongType(v, path, "a string", "quote it: \"$raw\"")
             PrimitiveKind.BOOLEAN -> if (type == ConfigValueType.BOOLEAN) raw else wrongType(v, path, "true or false")
-            PrimitiveKind.DOUBLE, PrimitiveKind.FLOAT -> if (type == ConfigValueType.NUMBER) (raw as Number).toDouble() else wrongType(v, path, "a number")
-            PrimitiveKind.INT, PrimitiveKind.LONG, PrimitiveKind.SHORT, PrimitiveKind.BYTE -> {
+            PrimitiveKind.DOUBLE,
+            PrimitiveKind.FLOAT ->
+                if (type == ConfigValueType.NUMBER) (raw as Number).toDouble() else wrongType(v, path, "a number")
+            PrimitiveKind.INT,
+            PrimitiveKind.LONG,
+            PrimitiveKind.SHORT,
+            PrimitiveKind.BYTE -> {
                 val max = if (kind == PrimitiveKind.LONG) Long.MAX_VALUE else Int.MAX_VALUE.toLong()
                 val min = if (kind == PrimitiveKind.LONG) Long.MIN_VALUE else Int.MIN_VALUE.toLong()
-                val n: Long? = when {
-                    type == ConfigValueType.NUMBER -> integral(raw as Number)
-                    type == ConfigValueType.STRING && byteCount -> braid.core.ByteSize.parse(raw as String)
-                    else -> return wrongType(v, path, if (byteCount) "a number of bytes (4096, or \"4 KiB\")" else "an integer")
-                }
+                val n: Long? =
+                    when {
+                        type == ConfigValueType.NUMBER -> integral(raw as Number)
+                        type == ConfigValueType.STRING && byteCount -> braid.core.ByteSize.parse(raw as String)
+                        else ->
+                            return wrongType(
+                                v,
+                                path,
+                                if (byteCount) "a number of bytes (4096, or \"4 KiB\")" else "an integer",
+                            )
+                    }
                 when {
-                    n == null -> problem(path, v, "${at(path)}: $raw is not ${if (byteCount) "a number of bytes" else "an integer"}", if (byteCount) "write an integer, or a size such as \"64 KiB\" or \"4m\" (units are powers of 1024)" else "write an integer")
+                    n == null ->
+                        problem(
+                            path,
+                            v,
+                            "${at(path)}: $raw is not ${if (byteCount) "a number of bytes" else "an integer"}",
+                            if (byteCount)
+                                "write an integer, or a size such as \"64 KiB\" or \"4m\" (units are powers of 1024)"
+                            else "write an integer",
+                        )
                     n !in min..max -> problem(path, v, "${at(path)}: $raw is out of range", "use a value in $min..$max")
                     kind == PrimitiveKind.LONG -> n
                     else -> n.toInt()
@@ -158,49 +196,74 @@ internal class ConfigTree(private val linkDescriptor: SerialDescriptor) {
         }
     }
 
-    private fun integral(n: Number): Long? = when (n) {
-        is Int, is Long, is Short, is Byte -> n.toLong()
-        else -> n.toDouble().takeIf { it == Math.rint(it) && kotlin.math.abs(it) < 9.2e18 }?.toLong()
-    }
+    private fun integral(n: Number): Long? =
+        when (n) {
+            is Int,
+            is Long,
+            is Short,
+            is Byte -> n.toLong()
+            else -> n.toDouble().takeIf { it == Math.rint(it) && kotlin.math.abs(it) < 9.2e18 }?.toLong()
+        }
 
     private fun wrongType(v: ConfigValue, path: String, expected: String, hint: String? = null): Any? {
-        val found = when (v.valueType()) {
-            ConfigValueType.OBJECT -> "an object"
-            ConfigValueType.LIST -> "a list"
-            ConfigValueType.STRING -> "the string \"${v.unwrapped()}\""
-            else -> "${v.valueType().name.lowercase()} ${v.unwrapped()}"
-        }
+        val found =
+            when (v.valueType()) {
+                ConfigValueType.OBJECT -> "an object"
+                ConfigValueType.LIST -> "a list"
+                ConfigValueType.STRING -> "the string \"${v.unwrapped()}\""
+                else -> "${v.valueType().name.lowercase()} ${v.unwrapped()}"
+            }
         return problem(path, v, "${at(path)}: expected $expected, found $found", hint)
     }
 
-    private fun expected(d: SerialDescriptor): String = when (d.kind) {
-        StructureKind.CLASS -> "an object"
-        StructureKind.LIST -> "a list"
-        SerialKind.ENUM -> "one of ${(0 until d.elementsCount).joinToString { d.getElementName(it) }}"
-        PrimitiveKind.STRING -> "a string"
-        PrimitiveKind.BOOLEAN -> "true or false"
-        else -> "a number"
-    }
+    private fun expected(d: SerialDescriptor): String =
+        when (d.kind) {
+            StructureKind.CLASS -> "an object"
+            StructureKind.LIST -> "a list"
+            SerialKind.ENUM -> "one of ${(0 until d.elementsCount).joinToString { d.getElementName(it) }}"
+            PrimitiveKind.STRING -> "a string"
+            PrimitiveKind.BOOLEAN -> "true or false"
+            else -> "a number"
+        }
 
     private fun at(path: String) = if (path.isEmpty()) "the file" else "'${path.substringAfterLast('.')}'"
 
     internal companion object {
         /** Words an operator may reach for, and the key that means it. */
-        private val SYNONYMS = mapOf(
-            "interface" to "domain", "iface" to "domain", "nic" to "domain", "device" to "domain",
-            "key" to "jobKey", "job_key" to "jobKey", "secret" to "jobKey",
-            "prov" to "provider", "type" to "provider",
-            "inject" to "injectSize", "eager" to "eagerSize", "ring" to "ringCapacity", "ringSize" to "ringCapacity",
-            "bufferSize" to "ringCapacity", "unexpected" to "unexpectedLimit",
-            "link" to "links", "rail" to "rails", "idleStrategy" to "idle",
-        )
+        private val SYNONYMS =
+            mapOf(
+                "interface" to "domain",
+                "iface" to "domain",
+                "nic" to "domain",
+                "device" to "domain",
+                "key" to "jobKey",
+                "job_key" to "jobKey",
+                "secret" to "jobKey",
+                "prov" to "provider",
+                "type" to "provider",
+                "inject" to "injectSize",
+                "eager" to "eagerSize",
+                "ring" to "ringCapacity",
+                "ringSize" to "ringCapacity",
+                "bufferSize" to "ringCapacity",
+                "unexpected" to "unexpectedLimit",
+                "link" to "links",
+                "rail" to "rails",
+                "idleStrategy" to "idle",
+            )
 
         /** "did you mean 'x'?" for the closest of [names], or the list of keys allowed here. */
         fun suggestion(key: String, names: List<String>, what: String): String {
-            val synonym = SYNONYMS[key]?.takeIf { it in names }
-                ?: SYNONYMS.entries.firstOrNull { it.key.equals(key, ignoreCase = true) && it.value in names }?.value
-            val best = synonym ?: names.minByOrNull { distance(key.lowercase(), it.lowercase()) }
-                ?.takeIf { distance(key.lowercase(), it.lowercase()) <= maxOf(2, it.length / 3) }
+            val synonym =
+                SYNONYMS[key]?.takeIf { it in names }
+                    ?: SYNONYMS.entries
+                        .firstOrNull { it.key.equals(key, ignoreCase = true) && it.value in names }
+                        ?.value
+            val best =
+                synonym
+                    ?: names
+                        .minByOrNull { distance(key.lowercase(), it.lowercase()) }
+                        ?.takeIf { distance(key.lowercase(), it.lowercase()) <= maxOf(2, it.length / 3) }
             val allowed = "$what: ${names.joinToString()}"
             return if (best != null) "did you mean '$best'? ($allowed)" else allowed
         }
@@ -226,4 +289,3 @@ internal class ConfigTree(private val linkDescriptor: SerialDescriptor) {
         }
     }
 }
-

@@ -3,8 +3,8 @@ package braid.dsl
 import java.util.function.Consumer
 
 /**
- * The limits every link and rail block can set ([LimitsSpec]); unset (null) means "inherit": a
- * rail inherits its link's, a link the providers' defaults.
+ * The limits every link and rail block can set ([LimitsSpec]); unset (null) means "inherit": a rail inherits its
+ * link's, a link the providers' defaults.
  */
 public interface LimitsScope : BraidScope {
     public var injectSize: Int?
@@ -37,9 +37,9 @@ internal class Limits(
 }
 
 /**
- * The block of one link. Rails come from the link string the link was opened with
- * (`link("shm+tcp:lo")`) and from [rail] and [shm] calls; [rail] with the name of a rail that is
- * already there refines it. Limits set here are the defaults of every rail of the link.
+ * The block of one link. Rails come from the link string the link was opened with (`link("shm+tcp:lo")`) and from
+ * [rail] and [shm] calls; [rail] with the name of a rail that is already there refines it. Limits set here are the
+ * defaults of every rail of the link.
  *
  * ```
  * link {
@@ -51,20 +51,18 @@ internal class Limits(
  * }
  * ```
  */
-public class LinkScope internal constructor(
+public class LinkScope
+internal constructor(
     /** The link's name; unset, the link string of its rails (`shm+tcp:eth0`). */
     public var name: String? = null,
-    @get:JvmSynthetic
-    internal val limits: Limits = Limits(),
+    @get:JvmSynthetic internal val limits: Limits = Limits(),
 ) : LimitsScope by limits {
-    @get:JvmSynthetic
-    internal val rails = ArrayList<RailScope>()
+    @get:JvmSynthetic internal val rails = ArrayList<RailScope>()
 
     /** How traffic is spread over the rails; unset: [RailPolicy.LOCALITY]. */
     public var policy: RailPolicy? = null
 
-    @get:JvmSynthetic
-    internal val settings = LinkedHashMap<String, MutableMap<String, String>>()
+    @get:JvmSynthetic internal val settings = LinkedHashMap<String, MutableMap<String, String>>()
 
     /** Sets the provider parameter [param] (`TcpParams.TIMEOUT_MS`, see `braid info -e`) for this link. */
     public fun <T : Any> setting(param: braid.core.Param<T>, value: T) {
@@ -80,19 +78,23 @@ public class LinkScope internal constructor(
 
     /** The shared-memory rail, named `shm`. */
     @JvmSynthetic
-    public fun shm(block: RailScope.() -> Unit = {}): Unit = rail(SHM) { provider = SHM; block() }
+    public fun shm(block: RailScope.() -> Unit = {}): Unit =
+        rail(SHM) {
+            provider = SHM
+            block()
+        }
 
     /** [rail] for Java. */
     public fun rail(name: String, block: Consumer<RailScope>): Unit = rail(name) { block.accept(this) }
 
     /** [rail] for Java: the rail [name] as it is. */
-    public fun rail(name: String): Unit = rail(name) { }
+    public fun rail(name: String): Unit = rail(name) {}
 
     /** [shm] for Java. */
     public fun shm(block: Consumer<RailScope>): Unit = shm { block.accept(this) }
 
     /** [shm] for Java: the shm rail as it is. */
-    public fun shm(): Unit = shm { }
+    public fun shm(): Unit = shm {}
 
     /** Takes every field [o] sets; rails are matched by name, new ones appended. */
     @JvmSynthetic
@@ -121,32 +123,38 @@ public class LinkScope internal constructor(
 
     internal companion object {
         /** Every field of [s], set. */
-        @JvmSynthetic fun of(s: LinkSpec): LinkScope = LinkScope(s.name, Limits.of(s.limits)).also { l ->
-            l.policy = s.policy
-            s.settings.forEach { (p, m) -> l.settings[p] = LinkedHashMap(m) }
-            s.rails.forEach { l.rails += RailScope.of(it) }
-        }
+        @JvmSynthetic
+        fun of(s: LinkSpec): LinkScope =
+            LinkScope(s.name, Limits.of(s.limits)).also { l ->
+                l.policy = s.policy
+                s.settings.forEach { (p, m) -> l.settings[p] = LinkedHashMap(m) }
+                s.rails.forEach { l.rails += RailScope.of(it) }
+            }
 
         /** A link from a link string: name, and each rail's provider and domain, set; nothing else. */
-        @JvmSynthetic fun parse(text: String, where: String): LinkScope {
+        @JvmSynthetic
+        fun parse(text: String, where: String): LinkScope {
             val spec = LinkStrings.parseOne(text, where)
             return LinkScope(spec.name).also { l ->
-                spec.rails.forEach { r -> l.rails += RailScope(r.name).also { it.provider = r.provider; it.domain = r.domain } }
+                spec.rails.forEach { r ->
+                    l.rails +=
+                        RailScope(r.name).also {
+                            it.provider = r.provider
+                            it.domain = r.domain
+                        }
+                }
             }
         }
     }
 }
 
 /**
- * The block of one rail: its [provider] (unset: the rail's name), the [domain] to open (for tcp
- * the interface; unset: the provider's first), its relative [weight], whether it is [optional],
- * and its limits.
+ * The block of one rail: its [provider] (unset: the rail's name), the [domain] to open (for tcp the interface; unset:
+ * the provider's first), its relative [weight], whether it is [optional], and its limits.
  */
-public class RailScope internal constructor(
-    public val name: String,
-    @get:JvmSynthetic
-    internal val limits: Limits = Limits(),
-) : LimitsScope by limits {
+public class RailScope
+internal constructor(public val name: String, @get:JvmSynthetic internal val limits: Limits = Limits()) :
+    LimitsScope by limits {
     public var provider: String? = null
     public var domain: String? = null
     public var weight: Double? = null
@@ -162,7 +170,8 @@ public class RailScope internal constructor(
     }
 
     @get:JvmSynthetic
-    internal val providerName: String get() = provider ?: name
+    internal val providerName: String
+        get() = provider ?: name
 
     /** Fills the limits this rail leaves unset from [under]. */
     @JvmSynthetic
@@ -174,21 +183,24 @@ public class RailScope internal constructor(
     }
 
     @JvmSynthetic
-    internal fun toSpec(): RailSpec = RailSpec(
-        name = name,
-        provider = providerName,
-        domain = domain,
-        weight = weight ?: 1.0,
-        optional = optional ?: false,
-        limits = limits.toSpec(),
-    )
+    internal fun toSpec(): RailSpec =
+        RailSpec(
+            name = name,
+            provider = providerName,
+            domain = domain,
+            weight = weight ?: 1.0,
+            optional = optional ?: false,
+            limits = limits.toSpec(),
+        )
 
     internal companion object {
-        @JvmSynthetic fun of(s: RailSpec): RailScope = RailScope(s.name, Limits.of(s.limits)).also {
-            it.provider = s.provider
-            it.domain = s.domain
-            it.weight = s.weight
-            it.optional = s.optional
-        }
+        @JvmSynthetic
+        fun of(s: RailSpec): RailScope =
+            RailScope(s.name, Limits.of(s.limits)).also {
+                it.provider = s.provider
+                it.domain = s.domain
+                it.weight = s.weight
+                it.optional = s.optional
+            }
     }
 }

@@ -5,17 +5,17 @@ import braid.collectives.offload.ShmOffload
 import kotlinx.serialization.Serializable
 
 /**
- * A collective offload provider paired with one of the topology's links (fi_peer(3): "an
- * offload provider is paired with a main peer provider"): groups joined on that link's endpoint
- * run the [operations] it takes through one shared-memory segment per host, and hierarchically
- * across hosts ([ShmOffload]). In a file:
+ * A collective offload provider paired with one of the topology's links (fi_peer(3): "an offload provider is paired
+ * with a main peer provider"): groups joined on that link's endpoint run the [operations] it takes through one
+ * shared-memory segment per host, and hierarchically across hosts ([ShmOffload]). In a file:
  * ```
  * offloads = [ { link = "shm+tcp:lo", operations = [allreduce, barrier, broadcast], slotBytes = "64 KiB" } ]
  * ```
  */
 @Serializable
 @ConsistentCopyVisibility
-public data class OffloadSpec internal constructor(
+public data class OffloadSpec
+internal constructor(
     /** The link it pairs with, by [LinkSpec.name]. */
     val link: String,
     /** The offload provider: `shm` (the only one so far). */
@@ -44,32 +44,64 @@ public data class OffloadSpec internal constructor(
             if (hierarchical) ", hierarchical across hosts" else ", one host only"
 
     internal companion object {
-        @JvmSynthetic fun opOf(name: String): CollectiveOp? = CollectiveOp.entries.firstOrNull { it.name.lowercase() == name }
+        @JvmSynthetic
+        fun opOf(name: String): CollectiveOp? = CollectiveOp.entries.firstOrNull { it.name.lowercase() == name }
+
         @JvmSynthetic fun implemented(): String = ShmOffload.IMPLEMENTED.joinToString { it.name.lowercase() }
 
         /** The rules of one offload pairing at [at] (`offloads[0]`). */
-        @JvmSynthetic fun check(o: OffloadSpec, spec: TopologySpec, at: String, add: (String, String, String) -> Unit) {
+        @JvmSynthetic
+        fun check(o: OffloadSpec, spec: TopologySpec, at: String, add: (String, String, String) -> Unit) {
             if (o.link.isEmpty()) {
-                add("$at.link", "offload names no link and the topology has ${spec.links.size}", "set link to one of ${spec.links.joinToString { "'${it.name}'" }}")
+                add(
+                    "$at.link",
+                    "offload names no link and the topology has ${spec.links.size}",
+                    "set link to one of ${spec.links.joinToString { "'${it.name}'" }}",
+                )
             } else if (spec.links.none { it.name == o.link }) {
-                add("$at.link", "offload pairs with link '${o.link}', which the topology does not have", "name one of ${spec.links.joinToString { "'${it.name}'" }}")
+                add(
+                    "$at.link",
+                    "offload pairs with link '${o.link}', which the topology does not have",
+                    "name one of ${spec.links.joinToString { "'${it.name}'" }}",
+                )
             }
-            if (o.provider != SHM) add("$at.provider", "offload provider '${o.provider}' does not exist", "use \"shm\" (one shared-memory segment per host)")
+            if (o.provider != SHM)
+                add(
+                    "$at.provider",
+                    "offload provider '${o.provider}' does not exist",
+                    "use \"shm\" (one shared-memory segment per host)",
+                )
             o.operations.forEachIndexed { i, name ->
                 val op = opOf(name)
                 if (op == null || op !in ShmOffload.IMPLEMENTED) {
-                    add("$at.operations[$i]", "offload operation '$name' is not one it implements", "use some of ${implemented()}, or leave operations out for all of them")
+                    add(
+                        "$at.operations[$i]",
+                        "offload operation '$name' is not one it implements",
+                        "use some of ${implemented()}, or leave operations out for all of them",
+                    )
                 }
             }
-            o.slotBytes?.let { if (it < 64 || it > (1 shl 28)) add("$at.slotBytes", "offload slotBytes $it is outside 64 B .. 256 MiB", "set a slot size such as \"128 KiB\"") }
-            if (o.minMembers < 2) add("$at.minMembers", "offload minMembers ${o.minMembers} must be ≥ 2", "a shared segment helps from 2 members on a host")
+            o.slotBytes?.let {
+                if (it < 64 || it > (1 shl 28))
+                    add(
+                        "$at.slotBytes",
+                        "offload slotBytes $it is outside 64 B .. 256 MiB",
+                        "set a slot size such as \"128 KiB\"",
+                    )
+            }
+            if (o.minMembers < 2)
+                add(
+                    "$at.minMembers",
+                    "offload minMembers ${o.minMembers} must be ≥ 2",
+                    "a shared segment helps from 2 members on a host",
+                )
         }
     }
 }
 
 /**
- * The block of [TopologyScope.offload]: the [link] it pairs with (by name; the topology's only
- * link if left out) and the [operations] it takes.
+ * The block of [TopologyScope.offload]: the [link] it pairs with (by name; the topology's only link if left out) and
+ * the [operations] it takes.
  */
 public class OffloadScope internal constructor() : BraidScope {
     /** The link's name ([LinkSpec.name], e.g. `shm+tcp:lo`). */
@@ -82,12 +114,23 @@ public class OffloadScope internal constructor() : BraidScope {
     private val ops = ArrayList<String>()
 
     /** The operations it takes (`"allreduce"`, `"barrier"`, …); none named: all it implements. */
-    public fun operations(vararg names: String) { ops += names.map { it.lowercase() } }
+    public fun operations(vararg names: String) {
+        ops += names.map { it.lowercase() }
+    }
 
     /** The operations it takes, as [CollectiveOp]s. */
-    public fun operations(ops: Set<CollectiveOp>) { this.ops += ops.map { it.name.lowercase() } }
+    public fun operations(ops: Set<CollectiveOp>) {
+        this.ops += ops.map { it.name.lowercase() }
+    }
 
     @JvmSynthetic
     internal fun toSpec(links: List<LinkSpec>): OffloadSpec =
-        OffloadSpec(link ?: links.singleOrNull()?.name ?: "", provider, ops.toList(), slotBytes, minMembers, hierarchical)
+        OffloadSpec(
+            link ?: links.singleOrNull()?.name ?: "",
+            provider,
+            ops.toList(),
+            slotBytes,
+            minMembers,
+            hierarchical,
+        )
 }

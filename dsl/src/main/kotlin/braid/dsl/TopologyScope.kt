@@ -7,17 +7,13 @@ import java.nio.file.Paths
 import java.util.function.Consumer
 
 /** The marker of Braid's DSL: an inner block cannot call an outer block's builders by accident. */
-@DslMarker
-@Target(AnnotationTarget.CLASS)
-public annotation class BraidDsl
+@DslMarker @Target(AnnotationTarget.CLASS) public annotation class BraidDsl
 
 /** The base of every DSL receiver. */
-@BraidDsl
-public interface BraidScope
+@BraidDsl public interface BraidScope
 
 /**
  * Builds a [TopologySpec]:
- *
  * ```
  * val spec = topology {
  *     file("/etc/braid/topology.conf")        // optional base layer
@@ -30,11 +26,12 @@ public interface BraidScope
  * }
  * ```
  *
- * Precedence, lowest first: the [file], then the environment ([environment], see
- * [EnvironmentLayer]), then what the block says, applied in the order it says it. [link]
- * refines the link of that name (or adds one); [links] replaces the list of links.
+ * Precedence, lowest first: the [file], then the environment ([environment], see [EnvironmentLayer]), then what the
+ * block says, applied in the order it says it. [link] refines the link of that name (or adds one); [links] replaces the
+ * list of links.
  *
- * From Java: [Topology.spec] with `Consumer` blocks, `Topology.spec(t -> t.link("shm+tcp:lo", l -> l.setUnexpectedLimit(4096)))`.
+ * From Java: [Topology.spec] with `Consumer` blocks, `Topology.spec(t -> t.link("shm+tcp:lo", l ->
+ * l.setUnexpectedLimit(4096)))`.
  */
 @JvmSynthetic // Java has Topology.spec(Consumer): a Kotlin receiver lambda is no Java shape
 public fun topology(block: TopologyScope.() -> Unit): TopologySpec = TopologyScope().apply(block).build()
@@ -45,8 +42,8 @@ public class TopologyScope internal constructor() : BraidScope {
     private val edits = ArrayList<(Draft) -> Unit>()
 
     /**
-     * The environment layer's variables: null (the default) for this process's, read through
-     * [braid.core.Settings]; a map instead of them (`emptyMap()` to ignore the environment).
+     * The environment layer's variables: null (the default) for this process's, read through [braid.core.Settings]; a
+     * map instead of them (`emptyMap()` to ignore the environment).
      */
     public var environment: Map<String, String>? = null
 
@@ -57,7 +54,10 @@ public class TopologyScope internal constructor() : BraidScope {
 
     public fun file(path: String): Unit = file(Paths.get(path))
 
-    /** Replaces the links with those of [text] in `BRAID_LINKS` syntax (`shm+tcp|tcp`); a link already present by the same name keeps its settings. */
+    /**
+     * Replaces the links with those of [text] in `BRAID_LINKS` syntax (`shm+tcp|tcp`); a link already present by the
+     * same name keeps its settings.
+     */
     public fun links(text: String) {
         val parsed = LinkStrings.parse(text, "links(\"$text\")").map { LinkScope.parse(it.name, "links") }
         edits += { d -> d.replaceLinks(parsed) }
@@ -70,7 +70,9 @@ public class TopologyScope internal constructor() : BraidScope {
         edits += { d -> d.mergeLink(link) }
     }
 
-    /** A link described rail by rail ([LinkScope.rail], [LinkScope.shm]); named by [LinkScope.name] or its link string. */
+    /**
+     * A link described rail by rail ([LinkScope.rail], [LinkScope.shm]); named by [LinkScope.name] or its link string.
+     */
     @JvmSynthetic
     public fun link(block: LinkScope.() -> Unit) {
         val link = LinkScope().apply(block)
@@ -84,9 +86,9 @@ public class TopologyScope internal constructor() : BraidScope {
     }
 
     /**
-     * Pairs a collective offload provider with a link ([OffloadScope.link], by name): groups
-     * joined on that link's endpoint run the operations it takes through it ([OffloadSpec]).
-     * A second block for the same link replaces the first.
+     * Pairs a collective offload provider with a link ([OffloadScope.link], by name): groups joined on that link's
+     * endpoint run the operations it takes through it ([OffloadSpec]). A second block for the same link replaces the
+     * first.
      */
     @JvmSynthetic
     public fun offload(block: OffloadScope.() -> Unit) {
@@ -101,8 +103,8 @@ public class TopologyScope internal constructor() : BraidScope {
     }
 
     /**
-     * Sets the provider parameter [param] (`TcpParams.TIMEOUT_MS`, see `braid info -e`) for every
-     * link, over the environment and the file ([LinkScope.setting] sets it for one link).
+     * Sets the provider parameter [param] (`TcpParams.TIMEOUT_MS`, see `braid info -e`) for every link, over the
+     * environment and the file ([LinkScope.setting] sets it for one link).
      */
     public fun <T : Any> setting(param: braid.core.Param<T>, value: T) {
         edits += { d -> d.settings.getOrPut(param.provider) { LinkedHashMap() }[param.name] = value.toString() }
@@ -114,7 +116,7 @@ public class TopologyScope internal constructor() : BraidScope {
     public fun link(linkString: String, block: Consumer<LinkScope>): Unit = link(linkString) { block.accept(this) }
 
     /** [link] for Java: the link [linkString] as it is. */
-    public fun link(linkString: String): Unit = link(linkString) { }
+    public fun link(linkString: String): Unit = link(linkString) {}
 
     /** [link] for Java: a link described rail by rail. */
     public fun link(block: Consumer<LinkScope>): Unit = link { block.accept(this) }
@@ -138,7 +140,10 @@ public class TopologyScope internal constructor() : BraidScope {
     public fun build(): TopologySpec {
         val draft = Draft()
         file?.let { draft.absorb(TopologyFiles.read(it)) }
-        EnvironmentLayer.apply(draft, environment?.let { braid.core.Settings.ofEnvironment(it) } ?: braid.core.Settings.DEFAULT)
+        EnvironmentLayer.apply(
+            draft,
+            environment?.let { braid.core.Settings.ofEnvironment(it) } ?: braid.core.Settings.DEFAULT,
+        )
         edits.forEach { it(draft) }
         return draft.toSpec()
     }
@@ -147,8 +152,7 @@ public class TopologyScope internal constructor() : BraidScope {
 /** The block of [TopologyScope.progress]: the progress model and the idle strategy. */
 public class ProgressScope internal constructor() : BraidScope {
     public var model: ProgressModel? = null
-    @set:JvmSynthetic @get:JvmSynthetic
-    internal var idle: IdleScope? = null
+    @set:JvmSynthetic @get:JvmSynthetic internal var idle: IdleScope? = null
 
     /** The idle strategy's kind, with its default parameters. */
     public fun idle(kind: IdleKind) {
@@ -178,13 +182,19 @@ public class ProgressScope internal constructor() : BraidScope {
     }
 
     internal companion object {
-        @JvmSynthetic fun of(s: ProgressSpec) = ProgressScope().also { p ->
-            p.model = s.model
-            p.idle = IdleScope().also {
-                it.kind = s.idle.kind; it.maxSpins = s.idle.maxSpins; it.maxYields = s.idle.maxYields
-                it.minParkNanos = s.idle.minParkNanos; it.maxParkNanos = s.idle.maxParkNanos
+        @JvmSynthetic
+        fun of(s: ProgressSpec) =
+            ProgressScope().also { p ->
+                p.model = s.model
+                p.idle =
+                    IdleScope().also {
+                        it.kind = s.idle.kind
+                        it.maxSpins = s.idle.maxSpins
+                        it.maxYields = s.idle.maxYields
+                        it.minParkNanos = s.idle.minParkNanos
+                        it.maxParkNanos = s.idle.maxParkNanos
+                    }
             }
-        }
     }
 }
 
@@ -195,9 +205,9 @@ public class IdleScope internal constructor() : BraidScope {
     public var maxYields: Int? = null
     public var minParkNanos: Long? = null
     /**
-     * The longest park under BACKOFF (default 1 ms; see [braid.core.IdlePolicy.maxParkNanos]). Below 1 ms
-     * it costs the `suspend` API dearly: a coroutine cannot park for less than 1 ms, so once this
-     * much time has passed it waits in whole milliseconds.
+     * The longest park under BACKOFF (default 1 ms; see [braid.core.IdlePolicy.maxParkNanos]). Below 1 ms it costs the
+     * `suspend` API dearly: a coroutine cannot park for less than 1 ms, so once this much time has passed it waits in
+     * whole milliseconds.
      */
     public var maxParkNanos: Long? = null
 
@@ -211,9 +221,14 @@ public class IdleScope internal constructor() : BraidScope {
     }
 
     @JvmSynthetic
-    internal fun toSpec(d: IdleSpec) = IdleSpec(
-        kind ?: d.kind, maxSpins ?: d.maxSpins, maxYields ?: d.maxYields, minParkNanos ?: d.minParkNanos, maxParkNanos ?: d.maxParkNanos,
-    )
+    internal fun toSpec(d: IdleSpec) =
+        IdleSpec(
+            kind ?: d.kind,
+            maxSpins ?: d.maxSpins,
+            maxYields ?: d.maxYields,
+            minParkNanos ?: d.minParkNanos,
+            maxParkNanos ?: d.maxParkNanos,
+        )
 }
 
 /** The block of [TopologyScope.jobKey]: set exactly one of [value], [env] or [file]. */
@@ -227,13 +242,12 @@ public class JobKeyScope internal constructor() : BraidScope {
     /** The file that holds the key (trailing whitespace is not part of it). */
     public var file: String? = null
 
-    @JvmSynthetic
-    internal fun toSpec() = JobKeySpec(value, env, file)
+    @JvmSynthetic internal fun toSpec() = JobKeySpec(value, env, file)
 }
 
 /**
- * The topology while its layers are applied: links by name (null until a layer names some, then
- * [TopologySpec]'s default applies), progress, job key.
+ * The topology while its layers are applied: links by name (null until a layer names some, then [TopologySpec]'s
+ * default applies), progress, job key.
  */
 internal class Draft {
     var links: MutableList<LinkScope>? = null
@@ -256,15 +270,17 @@ internal class Draft {
         links = spec.links.mapTo(ArrayList()) { LinkScope.of(it) }
         progress.merge(ProgressScope.of(spec.progress))
         jobKey = spec.jobKey
-        fileOffloads.clear(); fileOffloads += spec.offloads
+        fileOffloads.clear()
+        fileOffloads += spec.offloads
     }
 
     fun replaceLinks(next: List<LinkScope>) {
         val old = links.orEmpty()
-        links = next.mapTo(ArrayList()) { n ->
-            val kept = old.firstOrNull { it.name == n.name } ?: return@mapTo n
-            kept.also { it.merge(n) }
-        }
+        links =
+            next.mapTo(ArrayList()) { n ->
+                val kept = old.firstOrNull { it.name == n.name } ?: return@mapTo n
+                kept.also { it.merge(n) }
+            }
     }
 
     fun mergeLink(link: LinkScope) {
@@ -275,15 +291,22 @@ internal class Draft {
     }
 
     fun toSpec(): TopologySpec {
-        val all = links ?: TopologySpec.defaultLinks().mapTo(ArrayList()) { LinkScope.of(it) }.onEach { l ->
-            if (dropShmFromDefault) l.rails.removeAll { it.providerName == SHM }
-            l.name = null
-        }
+        val all =
+            links
+                ?: TopologySpec.defaultLinks()
+                    .mapTo(ArrayList()) { LinkScope.of(it) }
+                    .onEach { l ->
+                        if (dropShmFromDefault) l.rails.removeAll { it.providerName == SHM }
+                        l.name = null
+                    }
         all.forEach { l -> l.rails.forEach { it.underlay(envLimits[it.providerName]) } }
         all.forEach { l -> settings.forEach { (p, m) -> l.settings.getOrPut(p) { LinkedHashMap() }.putAll(m) } }
         val links = all.map { it.toSpec() }
         val paired = LinkedHashMap<String, OffloadSpec>()
-        for (o in fileOffloads + offloads.map { it.toSpec(links) }) { paired.remove(o.link); paired[o.link] = o }
+        for (o in fileOffloads + offloads.map { it.toSpec(links) }) {
+            paired.remove(o.link)
+            paired[o.link] = o
+        }
         return TopologySpec(links, progress.toSpec(), jobKey, paired.values.toList())
     }
 }

@@ -8,25 +8,24 @@ import kotlinx.serialization.SerialInfo
 import kotlinx.serialization.Serializable
 
 /**
- * A machine's topology, validated: the links a process may open, how their domains make
- * progress, and the job key. The [topology] DSL builds one; [TopologyFiles] reads one from a
- * JSON or HOCON file and writes one back; [Topology.open] turns one into working rail-core
- * objects. Both routes end in this class, so a Kotlin program and an operator's file cannot
- * drift apart.
+ * A machine's topology, validated: the links a process may open, how their domains make progress, and the job key. The
+ * [topology] DSL builds one; [TopologyFiles] reads one from a JSON or HOCON file and writes one back; [Topology.open]
+ * turns one into working rail-core objects. Both routes end in this class, so a Kotlin program and an operator's file
+ * cannot drift apart.
  *
- * Every instance is valid: the constructor runs every rule (see [SpecException]), also when a
- * file is decoded or a [copy] is made.
+ * Every instance is valid: the constructor runs every rule (see [SpecException]), also when a file is decoded or a
+ * [copy] is made.
  *
- * [links] are alternatives, as the links of `BRAID_LINKS` (`FI_LNX_PROV_LINKS`) are: [Topology.open]
- * opens the first one this host can open, or the one named.
+ * [links] are alternatives, as the links of `BRAID_LINKS` (`FI_LNX_PROV_LINKS`) are: [Topology.open] opens the first
+ * one this host can open, or the one named.
  *
- * [offloads] pair collective offload providers with links, naming each link by [LinkSpec.name]
- * ([OffloadSpec]). Room to grow: a rail policy for several inter-node rails at once goes in
- * [LinkSpec.policy].
+ * [offloads] pair collective offload providers with links, naming each link by [LinkSpec.name] ([OffloadSpec]). Room to
+ * grow: a rail policy for several inter-node rails at once goes in [LinkSpec.policy].
  */
 @Serializable
 @ConsistentCopyVisibility
-public data class TopologySpec internal constructor(
+public data class TopologySpec
+internal constructor(
     /** Candidate links, most preferred first. The default is the link provider's: `shm+tcp`. */
     val links: List<LinkSpec> = defaultLinks(),
     val progress: ProgressSpec = ProgressSpec(),
@@ -43,56 +42,61 @@ public data class TopologySpec internal constructor(
     /** The offload paired with the link named [name], or null. */
     public fun offloadFor(name: String): OffloadSpec? = offloads.firstOrNull { it.link == name }
 
-    public fun link(name: String): LinkSpec = links.firstOrNull { it.name == name }
-        ?: throw SpecException(listOf(SpecProblem("links", "no link named '$name'", "use one of ${links.joinToString { "'${it.name}'" }}")))
+    public fun link(name: String): LinkSpec =
+        links.firstOrNull { it.name == name }
+            ?: throw SpecException(
+                listOf(
+                    SpecProblem("links", "no link named '$name'", "use one of ${links.joinToString { "'${it.name}'" }}")
+                )
+            )
 
     public companion object {
         /** What the link provider opens when nothing is configured. */
         public const val DEFAULT_LINKS: String = "shm+tcp"
 
-        @JvmSynthetic
-        internal fun defaultLinks(): List<LinkSpec> = LinkStrings.parse(DEFAULT_LINKS)
+        @JvmSynthetic internal fun defaultLinks(): List<LinkSpec> = LinkStrings.parse(DEFAULT_LINKS)
     }
 }
 
 /**
- * One link: shm for peers on this host plus the inter-node rails for the others, as LNX links
- * them. [name] identifies the link in errors and in [Topology.open]; the link string form
- * (`shm+tcp:lo`) is its default name. [limits] apply to the link itself (the unexpected-message
- * bound of its one shared receive queue) and are the defaults of every rail's limits.
+ * One link: shm for peers on this host plus the inter-node rails for the others, as LNX links them. [name] identifies
+ * the link in errors and in [Topology.open]; the link string form (`shm+tcp:lo`) is its default name. [limits] apply to
+ * the link itself (the unexpected-message bound of its one shared receive queue) and are the defaults of every rail's
+ * limits.
  */
 @Serializable
 @ConsistentCopyVisibility
-public data class LinkSpec internal constructor(
+public data class LinkSpec
+internal constructor(
     val name: String,
     val rails: List<RailSpec>,
     val limits: LimitsSpec = LimitsSpec(),
     val policy: RailPolicy = RailPolicy.LOCALITY,
     /**
-     * Provider parameters ([braid.core.Param], `braid info -e`) for this link, by provider, then
-     * name, as text: `settings { tcp.timeout_ms = 300, shm.liveness_ms = 20 }`. Each must be a
-     * parameter this build declares, with a value its rule accepts; the environment overrides a
-     * file's value (as it does every file value), the DSL overrides both, and the link opened
-     * uses them.
+     * Provider parameters ([braid.core.Param], `braid info -e`) for this link, by provider, then name, as text:
+     * `settings { tcp.timeout_ms = 300, shm.liveness_ms = 20 }`. Each must be a parameter this build declares, with a
+     * value its rule accepts; the environment overrides a file's value (as it does every file value), the DSL overrides
+     * both, and the link opened uses them.
      */
     val settings: Map<String, Map<String, String>> = emptyMap(),
 ) {
     /** The link in `BRAID_LINKS` syntax (`shm+tcp:lo`): what the link provider is asked for. */
-    public val linkString: String get() = LinkStrings.format(rails)
+    public val linkString: String
+        get() = LinkStrings.format(rails)
 
     /** The rail named [name], or null. */
     public fun rail(name: String): RailSpec? = rails.firstOrNull { it.name == name }
 }
 
 /**
- * One rail of a link: [provider] (`shm`, `tcp`, …), the [domain] it opens (for tcp the network
- * interface, `lo` or `eth0`; null: the provider's first), its relative [weight] among the
- * inter-node rails, its [limits], and whether it is [optional]: a host without it opens the
- * link without it, and the result says so, instead of failing.
+ * One rail of a link: [provider] (`shm`, `tcp`, …), the [domain] it opens (for tcp the network interface, `lo` or
+ * `eth0`; null: the provider's first), its relative [weight] among the inter-node rails, its [limits], and whether it
+ * is [optional]: a host without it opens the link without it, and the result says so, instead of failing.
  */
 @Serializable
 @ConsistentCopyVisibility
-public data class RailSpec internal constructor(
+public data class RailSpec
+internal constructor(
     val name: String,
     val provider: String,
     val domain: String? = null,
@@ -101,17 +105,18 @@ public data class RailSpec internal constructor(
     val limits: LimitsSpec = LimitsSpec(),
 ) {
     /** This rail in link-string syntax: `provider` or `provider:domain`. */
-    public val linkPart: String get() = if (domain == null) provider else "$provider:$domain"
+    public val linkPart: String
+        get() = if (domain == null) provider else "$provider:$domain"
 
     /** Whether this is the shared-memory rail, which reaches only peers on this host. */
-    public val isShm: Boolean get() = provider == SHM
+    public val isShm: Boolean
+        get() = provider == SHM
 }
 
 /**
- * Transport limits; null means the provider's default (which its environment variables set,
- * e.g. `BRAID_SHM_EAGER_SIZE`). On a [LinkSpec] they are defaults for its rails, and
- * [unexpectedLimit] bounds the link's shared unexpected queue; on a [RailSpec] they override the
- * link's for that rail.
+ * Transport limits; null means the provider's default (which its environment variables set, e.g.
+ * `BRAID_SHM_EAGER_SIZE`). On a [LinkSpec] they are defaults for its rails, and [unexpectedLimit] bounds the link's
+ * shared unexpected queue; on a [RailSpec] they override the link's for that rail.
  */
 @Serializable
 public data class LimitsSpec(
@@ -125,15 +130,17 @@ public data class LimitsSpec(
     val unexpectedLimit: Int? = null,
 ) {
     /** These limits, each unset one taken from [defaults]. */
-    public fun orElse(defaults: LimitsSpec): LimitsSpec = LimitsSpec(
-        injectSize ?: defaults.injectSize,
-        eagerSize ?: defaults.eagerSize,
-        ringCapacity ?: defaults.ringCapacity,
-        unexpectedLimit ?: defaults.unexpectedLimit,
-    )
+    public fun orElse(defaults: LimitsSpec): LimitsSpec =
+        LimitsSpec(
+            injectSize ?: defaults.injectSize,
+            eagerSize ?: defaults.eagerSize,
+            ringCapacity ?: defaults.ringCapacity,
+            unexpectedLimit ?: defaults.unexpectedLimit,
+        )
 
     @get:JvmSynthetic
-    internal val isEmpty: Boolean get() = this == NONE
+    internal val isEmpty: Boolean
+        get() = this == NONE
 
     internal companion object {
         @get:JvmSynthetic val NONE = LimitsSpec()
@@ -141,14 +148,11 @@ public data class LimitsSpec(
 }
 
 /**
- * How the link's domain makes progress ([ProgressModel.MANUAL]: reading a completion queue drives
- * it; [ProgressModel.AUTO]: a progress thread does) and what waiting costs ([idle]).
+ * How the link's domain makes progress ([ProgressModel.MANUAL]: reading a completion queue drives it;
+ * [ProgressModel.AUTO]: a progress thread does) and what waiting costs ([idle]).
  */
 @Serializable
-public data class ProgressSpec(
-    val model: ProgressModel = ProgressModel.MANUAL,
-    val idle: IdleSpec = IdleSpec(),
-)
+public data class ProgressSpec(val model: ProgressModel = ProgressModel.MANUAL, val idle: IdleSpec = IdleSpec())
 
 /** The domain's [IdlePolicy], field for field. */
 @Serializable
@@ -164,38 +168,35 @@ public data class IdleSpec(
 }
 
 /**
- * Where the job key comes from: exactly one of a literal [value], an environment variable [env],
- * or a [file] whose contents (trailing whitespace removed) are the key. Every process of a job
- * must end up with the same key; tcp refuses peers whose key differs.
+ * Where the job key comes from: exactly one of a literal [value], an environment variable [env], or a [file] whose
+ * contents (trailing whitespace removed) are the key. Every process of a job must end up with the same key; tcp refuses
+ * peers whose key differs.
  */
 @Serializable
 @ConsistentCopyVisibility
-public data class JobKeySpec internal constructor(
-    val value: String? = null,
-    val env: String? = null,
-    val file: String? = null,
-) {
+public data class JobKeySpec
+internal constructor(val value: String? = null, val env: String? = null, val file: String? = null) {
     /** Never prints the key itself. */
-    override fun toString(): String = when {
-        value != null -> "JobKeySpec(value=<set>)"
-        env != null -> "JobKeySpec(env=$env)"
-        else -> "JobKeySpec(file=$file)"
-    }
+    override fun toString(): String =
+        when {
+            value != null -> "JobKeySpec(value=<set>)"
+            env != null -> "JobKeySpec(env=$env)"
+            else -> "JobKeySpec(file=$file)"
+        }
 }
 
 /**
- * How a link spreads traffic over its rails. Only [LOCALITY] exists today; policies that use
- * several inter-node rails at once (round robin, striping by [RailSpec.weight], failover) will
- * be added here.
+ * How a link spreads traffic over its rails. Only [LOCALITY] exists today; policies that use several inter-node rails
+ * at once (round robin, striping by [RailSpec.weight], failover) will be added here.
  */
 public enum class RailPolicy {
     /** shm for peers on this host, the link's one inter-node rail for every other peer (LNX). */
-    LOCALITY,
+    LOCALITY
 }
 
 /**
- * Marks an integer field that holds a number of bytes: files may write it as a number or as a
- * size string (`"64 KiB"`, `"4m"`, `"16k"`; units are powers of 1024).
+ * Marks an integer field that holds a number of bytes: files may write it as a number or as a size string (`"64 KiB"`,
+ * `"4m"`, `"16k"`; units are powers of 1024).
  */
 @OptIn(ExperimentalSerializationApi::class)
 @SerialInfo

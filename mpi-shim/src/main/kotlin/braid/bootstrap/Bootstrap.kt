@@ -3,10 +3,9 @@ package braid.bootstrap
 import braid.core.Settings
 
 /**
- * How the processes of one job find each other: the key-value store and barrier of the launcher
- * that started them (PMI-1 under Hydra's `mpiexec`, PMI-2 under Slurm's `srun --mpi=pmi2`, PMIx
- * under Open MPI's `mpirun`, `braid run` on one machine), or a singleton world of one when no
- * launcher started the process.
+ * How the processes of one job find each other: the key-value store and barrier of the launcher that started them
+ * (PMI-1 under Hydra's `mpiexec`, PMI-2 under Slurm's `srun --mpi=pmi2`, PMIx under Open MPI's `mpirun`, `braid run` on
+ * one machine), or a singleton world of one when no launcher started the process.
  *
  * The pattern is the one every MPI uses at start-up:
  * ```
@@ -16,8 +15,9 @@ import braid.core.Settings
  *     val peer = boot.get(1, "addr")       // read another rank's
  * }
  * ```
- * Values of any length are accepted: an implementation splits a value longer than its launcher's
- * limit into several launcher keys and joins them on [get]; nothing is truncated.
+ *
+ * Values of any length are accepted: an implementation splits a value longer than its launcher's limit into several
+ * launcher keys and joins them on [get]; nothing is truncated.
  *
  * Implementations live beside this file; [detect] picks the one the environment calls for.
  */
@@ -32,10 +32,12 @@ public interface Bootstrap : AutoCloseable {
     public val kind: String
 
     /** The launcher's application number (MPI's `MPI_APPNUM`); 0 when it has none. */
-    public val appnum: Int get() = 0
+    public val appnum: Int
+        get() = 0
 
     /** The launcher's universe size (MPI's `MPI_UNIVERSE_SIZE`); [size] when it says nothing. */
-    public val universeSize: Int get() = size
+    public val universeSize: Int
+        get() = size
 
     /** Publishes [value] under [key] for this rank; visible to the others after the next [fence]. */
     public fun put(key: String, value: ByteArray)
@@ -44,8 +46,8 @@ public interface Bootstrap : AutoCloseable {
     public fun fence()
 
     /**
-     * The value [rank] put under [key] before the last [fence]; throws [BootstrapException]
-     * naming the rank and key when there is none.
+     * The value [rank] put under [key] before the last [fence]; throws [BootstrapException] naming the rank and key
+     * when there is none.
      */
     public fun get(rank: Int, key: String): ByteArray
 
@@ -59,33 +61,27 @@ public interface Bootstrap : AutoCloseable {
         /**
          * The bootstrap the environment calls for, connected and initialised:
          * - `BRAID_BOOTSTRAP=pmi1|pmi2|pmix|singleton` ([BootstrapParams.KIND]) forces one;
-         * - `PMIX_NAMESPACE` and `PMIX_RANK` (Open MPI's `mpirun`, `srun --mpi=pmix`): PMIx through
-         *   `libpmix.so.2`;
-         * - `PMI_FD` (Hydra's default, Slurm's pmi2 plugin) or `PMI_PORT` (Hydra's `-pmi-port`,
-         *   `braid run`): PMI-2 when `PMI_JOBID` is set (Slurm) or `BRAID_PMI_VERSION=2`, else
-         *   PMI-1; `braid run` (which sets `BRAID_RUN`) reports itself as `braid-run`;
+         * - `PMIX_NAMESPACE` and `PMIX_RANK` (Open MPI's `mpirun`, `srun --mpi=pmix`): PMIx through `libpmix.so.2`;
+         * - `PMI_FD` (Hydra's default, Slurm's pmi2 plugin) or `PMI_PORT` (Hydra's `-pmi-port`, `braid run`): PMI-2
+         *   when `PMI_JOBID` is set (Slurm) or `BRAID_PMI_VERSION=2`, else PMI-1; `braid run` (which sets `BRAID_RUN`)
+         *   reports itself as `braid-run`;
          * - otherwise a singleton world of one.
          *
          * Throws [BootstrapException] when the launcher's variables are there but it cannot be reached.
          */
-        @JvmStatic
-        public fun detect(): Bootstrap = detect(Settings.DEFAULT)
+        @JvmStatic public fun detect(): Bootstrap = detect(Settings.DEFAULT)
 
         /** [detect] over the variables [env] rather than this process's environment. */
-        @JvmStatic
-        public fun detect(env: Map<String, String>): Bootstrap = detect(Settings.ofEnvironment(env))
+        @JvmStatic public fun detect(env: Map<String, String>): Bootstrap = detect(Settings.ofEnvironment(env))
 
         /**
-         * [detect] under [settings]: [BootstrapParams] set through the API win over the
-         * environment, and [Settings.ofEnvironment] stands in for the launcher's variables too.
+         * [detect] under [settings]: [BootstrapParams] set through the API win over the environment, and
+         * [Settings.ofEnvironment] stands in for the launcher's variables too.
          */
-        @JvmStatic
-        public fun detect(settings: Settings): Bootstrap = BootstrapSelection(settings).open()
+        @JvmStatic public fun detect(settings: Settings): Bootstrap = BootstrapSelection(settings).open()
     }
 }
 
 /** A bootstrap that failed: the launcher's answer, a missing key, a lost connection. */
-public class BootstrapException @JvmOverloads public constructor(
-    message: String,
-    cause: Throwable? = null,
-) : RuntimeException(message, cause)
+public class BootstrapException @JvmOverloads public constructor(message: String, cause: Throwable? = null) :
+    RuntimeException(message, cause)

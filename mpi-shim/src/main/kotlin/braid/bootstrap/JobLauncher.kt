@@ -8,21 +8,23 @@ import java.util.concurrent.LinkedBlockingQueue
 import java.util.concurrent.TimeUnit
 
 /**
- * `braid run`: starts [ranks] copies of [command] on this machine as one job, serves them a
- * key-value store and barrier ([PmiServer]: PMI-1 over loopback TCP, so [Bootstrap.detect] and
- * MPICH-built programs both find it), forwards each rank's output line by line with a `[rank] `
- * prefix, and ends the job when a rank aborts or exits with a non-zero code (the others are
- * killed, their descendants too). [run] returns the job's exit code: 0 when every rank exited 0;
- * an abort's code; else the first failing rank's code (128 + the signal for a killed rank).
+ * `braid run`: starts [ranks] copies of [command] on this machine as one job, serves them a key-value store and barrier
+ * ([PmiServer]: PMI-1 over loopback TCP, so [Bootstrap.detect] and MPICH-built programs both find it), forwards each
+ * rank's output line by line with a `[rank] ` prefix, and ends the job when a rank aborts or exits with a non-zero code
+ * (the others are killed, their descendants too). [run] returns the job's exit code: 0 when every rank exited 0; an
+ * abort's code; else the first failing rank's code (128 + the signal for a killed rank).
  *
  * ```java
  * int code = new JobLauncher(4, List.of("java", "-cp", cp, "my.Main")).run();
  * ```
- * Each rank gets `PMI_PORT`, `PMI_ID`, `PMI_RANK`, `PMI_SIZE`, `BRAID_RUN` (the job's name),
- * `MPI_LOCALNRANKS`, `MPI_LOCALRANKID` and [environment]; variables of a launcher that started
- * `braid run` itself (`PMI_FD`, `PMIX_*`, …) are removed so the ranks do not talk to it.
+ *
+ * Each rank gets `PMI_PORT`, `PMI_ID`, `PMI_RANK`, `PMI_SIZE`, `BRAID_RUN` (the job's name), `MPI_LOCALNRANKS`,
+ * `MPI_LOCALRANKID` and [environment]; variables of a launcher that started `braid run` itself (`PMI_FD`, `PMIX_*`, …)
+ * are removed so the ranks do not talk to it.
  */
-public class JobLauncher @JvmOverloads public constructor(
+public class JobLauncher
+@JvmOverloads
+public constructor(
     private val ranks: Int,
     private val command: List<String>,
     private val out: PrintStream = System.out,
@@ -36,6 +38,7 @@ public class JobLauncher @JvmOverloads public constructor(
 
     private sealed interface Event {
         data class Exited(val rank: Int, val code: Int) : Event
+
         data class Aborted(val rank: Int, val code: Int) : Event
     }
 
@@ -43,37 +46,42 @@ public class JobLauncher @JvmOverloads public constructor(
     public fun run(): Int {
         val events = LinkedBlockingQueue<Event>()
         val job = "braid-run-${ProcessHandle.current().pid()}-${System.nanoTime() % 1_000_000}"
-        PmiServer(ranks, job) { rank, code -> events += Event.Aborted(rank, code) }.use { server ->
-            val processes = ArrayList<Process>(ranks)
-            val pumps = ArrayList<Thread>(2 * ranks)
-            val hook = Thread({ processes.forEach { kill(it) } }, "braid-run-cleanup")
-            Runtime.getRuntime().addShutdownHook(hook)
-            try {
-                checkRunnable(command.first())
-                for (r in 0 until ranks) {
-                    val p = try {
-                        start(r, server.port, job)
-                    } catch (e: IOException) {
-                        throw BootstrapException("braid run: cannot start rank $r (${command.first()}): ${e.message}", e)
+        PmiServer(ranks, job) { rank, code -> events += Event.Aborted(rank, code) }
+            .use { server ->
+                val processes = ArrayList<Process>(ranks)
+                val pumps = ArrayList<Thread>(2 * ranks)
+                val hook = Thread({ processes.forEach { kill(it) } }, "braid-run-cleanup")
+                Runtime.getRuntime().addShutdownHook(hook)
+                try {
+                    checkRunnable(command.first())
+                    for (r in 0 until ranks) {
+                        val p =
+                            try {
+                                start(r, server.port, job)
+                            } catch (e: IOException) {
+                                throw BootstrapException(
+                                    "braid run: cannot start rank $r (${command.first()}): ${e.message}",
+                                    e,
+                                )
+                            }
+                        processes += p
+                        pumps += pump(p.inputStream, out, r)
+                        pumps += pump(p.errorStream, err, r)
+                        p.onExit().thenAccept { events += Event.Exited(r, it.exitValue()) }
                     }
-                    processes += p
-                    pumps += pump(p.inputStream, out, r)
-                    pumps += pump(p.errorStream, err, r)
-                    p.onExit().thenAccept { events += Event.Exited(r, it.exitValue()) }
+                    val code = await(events, processes)
+                    pumps.forEach { it.join(5_000) }
+                    return code
+                } catch (t: Throwable) {
+                    processes.forEach { kill(it) }
+                    throw t
+                } finally {
+                    processes.forEach { kill(it) }
+                    runCatching { Runtime.getRuntime().removeShutdownHook(hook) }
+                    out.flush()
+                    err.flush()
                 }
-                val code = await(events, processes)
-                pumps.forEach { it.join(5_000) }
-                return code
-            } catch (t: Throwable) {
-                processes.forEach { kill(it) }
-                throw t
-            } finally {
-                processes.forEach { kill(it) }
-                runCatching { Runtime.getRuntime().removeShutdownHook(hook) }
-                out.flush()
-                err.flush()
             }
-        }
     }
 
     private fun start(rank: Int, port: String, job: String): Process {
@@ -82,7 +90,9 @@ public class JobLauncher @JvmOverloads public constructor(
         // scheduling each rank gets a share of the CPU like any other session, not one share for all.
         val pb = ProcessBuilder(if (SETSID != null) listOf(SETSID) + command else command)
         val env = pb.environment()
-        env.keys.removeIf { k -> INHERITED_LAUNCHER_VARIABLES.any { k == it || (it.endsWith("*") && k.startsWith(it.dropLast(1))) } }
+        env.keys.removeIf { k ->
+            INHERITED_LAUNCHER_VARIABLES.any { k == it || (it.endsWith("*") && k.startsWith(it.dropLast(1))) }
+        }
         env.putAll(environment)
         env["PMI_PORT"] = port
         env["PMI_ID"] = rank.toString()
@@ -106,7 +116,8 @@ public class JobLauncher @JvmOverloads public constructor(
                 }
                 is Event.Exited -> {
                     if (e.code != 0) {
-                        val how = if (e.code > 128) "was killed by signal ${e.code - 128}" else "exited with code ${e.code}"
+                        val how =
+                            if (e.code > 128) "was killed by signal ${e.code - 128}" else "exited with code ${e.code}"
                         // An abort in flight when its rank died reports the abort's code, not the kill's.
                         events.poll(200, TimeUnit.MILLISECONDS)?.let { next ->
                             if (next is Event.Aborted) {
@@ -126,7 +137,10 @@ public class JobLauncher @JvmOverloads public constructor(
     }
 
     private fun endJob(processes: List<Process>) {
-        processes.forEach { if (it.isAlive) it.descendants().forEach { d -> d.destroy() }; it.destroy() }
+        processes.forEach {
+            if (it.isAlive) it.descendants().forEach { d -> d.destroy() }
+            it.destroy()
+        }
         val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(3)
         for (p in processes) {
             val left = deadline - System.nanoTime()
@@ -142,36 +156,64 @@ public class JobLauncher @JvmOverloads public constructor(
     }
 
     /** Copies [input] to [to] line by line, each line prefixed `[rank] `. */
-    private fun pump(input: InputStream, to: PrintStream, rank: Int): Thread = Thread({
-        try {
-            input.bufferedReader(Charsets.UTF_8).forEachLine { line ->
-                synchronized(to) { to.println("[$rank] $line") }
+    private fun pump(input: InputStream, to: PrintStream, rank: Int): Thread =
+        Thread(
+                {
+                    try {
+                        input.bufferedReader(Charsets.UTF_8).forEachLine { line ->
+                            synchronized(to) { to.println("[$rank] $line") }
+                        }
+                    } catch (_: IOException) {} finally {
+                        synchronized(to) { to.flush() }
+                    }
+                },
+                "braid-run-output-$rank",
+            )
+            .apply {
+                isDaemon = true
+                start()
             }
-        } catch (_: IOException) {
-        } finally {
-            synchronized(to) { to.flush() }
-        }
-    }, "braid-run-output-$rank").apply { isDaemon = true; start() }
 
     /** Fails naming [program] when it is neither an executable file nor one on PATH. */
     private fun checkRunnable(program: String) {
         val found = if ('/' in program) File(program).let { it.isFile && it.canExecute() } else onPath(program) != null
-        if (!found) throw BootstrapException("braid run: cannot start rank 0 ($program): not an executable file or a program on PATH")
+        if (!found)
+            throw BootstrapException(
+                "braid run: cannot start rank 0 ($program): not an executable file or a program on PATH"
+            )
     }
 
     private companion object {
         /** [program] on the PATH the ranks inherit (read, as every variable, through [braid.core.Settings]). */
-        fun onPath(program: String): String? = braid.core.Settings.DEFAULT.environmentValue("PATH").orEmpty()
-            .split(File.pathSeparator)
-            .filter { it.isNotEmpty() }.map { File(it, program) }.firstOrNull { it.isFile && it.canExecute() }?.path
+        fun onPath(program: String): String? =
+            braid.core.Settings.DEFAULT.environmentValue("PATH")
+                .orEmpty()
+                .split(File.pathSeparator)
+                .filter { it.isNotEmpty() }
+                .map { File(it, program) }
+                .firstOrNull { it.isFile && it.canExecute() }
+                ?.path
 
         /** util-linux's `setsid`, which execs the rank in a new session (keeping its pid); null if absent. */
         val SETSID: String? = onPath("setsid")
 
         /** Variables of a launcher that may have started `braid run` itself; its ranks must not see them. */
-        val INHERITED_LAUNCHER_VARIABLES = listOf(
-            "PMI_FD", "PMI_PORT", "PMI_ID", "PMI_RANK", "PMI_SIZE", "PMI_JOBID", "PMI_SPAWNED", "PMI2_SUN_PATH",
-            "PMIX_*", "OMPI_*", "BRAID_RUN", "BRAID_BOOTSTRAP", "BRAID_PMI_VERSION", "HYDI_CONTROL_FD",
-        )
+        val INHERITED_LAUNCHER_VARIABLES =
+            listOf(
+                "PMI_FD",
+                "PMI_PORT",
+                "PMI_ID",
+                "PMI_RANK",
+                "PMI_SIZE",
+                "PMI_JOBID",
+                "PMI_SPAWNED",
+                "PMI2_SUN_PATH",
+                "PMIX_*",
+                "OMPI_*",
+                "BRAID_RUN",
+                "BRAID_BOOTSTRAP",
+                "BRAID_PMI_VERSION",
+                "HYDI_CONTROL_FD",
+            )
     }
 }

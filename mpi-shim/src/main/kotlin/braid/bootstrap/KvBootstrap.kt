@@ -1,9 +1,8 @@
 package braid.bootstrap
 
 /**
- * The part every launcher-backed [Bootstrap] shares: values of any size and bytes go through
- * [KvCodec] into the launcher's own keys; a subclass supplies raw put and get of one launcher
- * key and its limits.
+ * The part every launcher-backed [Bootstrap] shares: values of any size and bytes go through [KvCodec] into the
+ * launcher's own keys; a subclass supplies raw put and get of one launcher key and its limits.
  */
 internal abstract class KvBootstrap : Bootstrap {
     /** Longest value the launcher keeps whole, in characters. */
@@ -49,14 +48,13 @@ internal abstract class KvBootstrap : Bootstrap {
     protected abstract fun finish()
 
     /**
-     * After asking the launcher to end the job, waits for it to kill this process; if it has not
-     * within [graceMillis], exits with [exitCode] itself so the job still ends with that code.
+     * After asking the launcher to end the job, waits for it to kill this process; if it has not within [graceMillis],
+     * exits with [exitCode] itself so the job still ends with that code.
      */
     protected fun awaitKill(exitCode: Int, graceMillis: Long = 10_000): Nothing {
         try {
             Thread.sleep(graceMillis)
-        } catch (_: InterruptedException) {
-        }
+        } catch (_: InterruptedException) {}
         Runtime.getRuntime().halt(exitCode)
         throw IllegalStateException("unreachable")
     }

@@ -3,19 +3,20 @@ package braid.bootstrap
 import java.util.Base64
 
 /**
- * How a value of any length and any bytes becomes launcher keys no longer than the launcher
- * allows. PMI launchers take printable values of limited length (Hydra: 1024 bytes per value,
- * silently truncated to 1023), and one key space per job, so:
+ * How a value of any length and any bytes becomes launcher keys no longer than the launcher allows. PMI launchers take
+ * printable values of limited length (Hydra: 1024 bytes per value, silently truncated to 1023), and one key space per
+ * job, so:
  * ```
  * key          launcher key     launcher value
  * (rank r)     KEY@r            PARTS.BYTES.CHUNK0   PARTS: decimal count of chunks (≥ 1)
  *                                                    BYTES: the value's length in bytes
  *              KEY@r#1 .. KEY@r#(PARTS-1)  CHUNK1 .. CHUNK(PARTS-1)
  * ```
- * The bytes are base64url without padding (no space, `=`, `;` or `.`, which PMI-1 lines and
- * PMI-2 frames treat specially); the chunks are the encoded text cut into pieces of at most
- * [maxValueChars] characters, the first piece's header included. Nothing is truncated: [decode]
- * refuses a value whose parts are missing or whose bytes do not add up to BYTES.
+ *
+ * The bytes are base64url without padding (no space, `=`, `;` or `.`, which PMI-1 lines and PMI-2 frames treat
+ * specially); the chunks are the encoded text cut into pieces of at most [maxValueChars] characters, the first piece's
+ * header included. Nothing is truncated: [decode] refuses a value whose parts are missing or whose bytes do not add up
+ * to BYTES.
  */
 internal object KvCodec {
     private val encoder = Base64.getUrlEncoder().withoutPadding()
@@ -28,11 +29,13 @@ internal object KvCodec {
     /** Throws [BootstrapException] unless [key] is usable with a launcher whose keys hold [maxKeyLength] characters. */
     fun checkKey(key: String, maxKeyLength: Int) {
         if (!keyPattern.matches(key)) {
-            throw BootstrapException("key '$key': use letters, digits and _ . : / + - only (launchers split on spaces, '=' and ';')")
+            throw BootstrapException(
+                "key '$key': use letters, digits and _ . : / + - only (launchers split on spaces, '=' and ';')"
+            )
         }
         if (key.length + SUFFIX_ROOM > maxKeyLength) {
             throw BootstrapException(
-                "key '$key' is ${key.length} characters; this launcher takes keys of ${maxKeyLength - SUFFIX_ROOM} at most",
+                "key '$key' is ${key.length} characters; this launcher takes keys of ${maxKeyLength - SUFFIX_ROOM} at most"
             )
         }
     }
@@ -67,13 +70,13 @@ internal object KvCodec {
     }
 
     /**
-     * Joins the value [rank] put under [key]; [lookup] returns a launcher key's value, or null if
-     * the launcher has none. Throws [BootstrapException] naming the rank and key when it is missing
-     * or malformed.
+     * Joins the value [rank] put under [key]; [lookup] returns a launcher key's value, or null if the launcher has
+     * none. Throws [BootstrapException] naming the rank and key when it is missing or malformed.
      */
     fun decode(key: String, rank: Int, lookup: KeyLookup): ByteArray {
-        val head = lookup.valueOf(launcherKey(key, rank))
-            ?: throw BootstrapException("rank $rank put nothing under key '$key' (or has not fenced since)")
+        val head =
+            lookup.valueOf(launcherKey(key, rank))
+                ?: throw BootstrapException("rank $rank put nothing under key '$key' (or has not fenced since)")
         val dot = head.indexOf('.')
         val dot2 = if (dot > 0) head.indexOf('.', dot + 1) else -1
         val parts = if (dot > 0) head.substring(0, dot).toIntOrNull() else null
@@ -85,16 +88,22 @@ internal object KvCodec {
         for (p in 1 until parts) {
             text.append(
                 lookup.valueOf(partKey(key, rank, p))
-                    ?: throw BootstrapException("rank $rank's value under key '$key': part $p of $parts is missing"),
+                    ?: throw BootstrapException("rank $rank's value under key '$key': part $p of $parts is missing")
             )
         }
-        val value = try {
-            decoder.decode(text.toString())
-        } catch (e: IllegalArgumentException) {
-            throw BootstrapException("rank $rank's value under key '$key' does not decode (truncated by the launcher?): ${e.message}", e)
-        }
+        val value =
+            try {
+                decoder.decode(text.toString())
+            } catch (e: IllegalArgumentException) {
+                throw BootstrapException(
+                    "rank $rank's value under key '$key' does not decode (truncated by the launcher?): ${e.message}",
+                    e,
+                )
+            }
         if (value.size != bytes) {
-            throw BootstrapException("rank $rank's value under key '$key' does not decode to its $bytes bytes but ${value.size} (truncated by the launcher?)")
+            throw BootstrapException(
+                "rank $rank's value under key '$key' does not decode to its $bytes bytes but ${value.size} (truncated by the launcher?)"
+            )
         }
         return value
     }

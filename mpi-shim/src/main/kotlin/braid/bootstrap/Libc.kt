@@ -3,9 +3,8 @@ package braid.bootstrap
 import com.sun.jna.Native
 
 /**
- * The few libc calls the bootstrap needs and the JDK does not offer: `read(2)`/`write(2)` on an
- * inherited socket descriptor (`PMI_FD`) and `ioctl(FIONREAD)` on the stderr pipe, through JNA's
- * direct mapping.
+ * The few libc calls the bootstrap needs and the JDK does not offer: `read(2)`/`write(2)` on an inherited socket
+ * descriptor (`PMI_FD`) and `ioctl(FIONREAD)` on the stderr pipe, through JNA's direct mapping.
  */
 internal object Libc {
     private val registered: Boolean by lazy {
@@ -23,8 +22,11 @@ internal object Libc {
     }
 
     @JvmStatic external fun read(fd: Int, buf: ByteArray, count: Long): Long
+
     @JvmStatic external fun write(fd: Int, buf: ByteArray, count: Long): Long
+
     @JvmStatic external fun close(fd: Int): Int
+
     @JvmStatic external fun ioctl(fd: Int, request: Long, out: IntArray): Int
 
     const val EINTR: Int = 4

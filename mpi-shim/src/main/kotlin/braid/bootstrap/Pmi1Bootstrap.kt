@@ -1,15 +1,14 @@
 package braid.bootstrap
 
 /**
- * PMI-1 as MPICH's Hydra (`mpiexec.mpich`) and Slurm's pmi2 plugin serve it, and as `braid run`
- * serves it: a line protocol ([PmiLine]) over the inherited socket `PMI_FD` or a TCP
- * connection to `PMI_PORT` (Hydra's `-pmi-port`, and `braid run`).
+ * PMI-1 as MPICH's Hydra (`mpiexec.mpich`) and Slurm's pmi2 plugin serve it, and as `braid run` serves it: a line
+ * protocol ([PmiLine]) over the inherited socket `PMI_FD` or a TCP connection to `PMI_PORT` (Hydra's `-pmi-port`, and
+ * `braid run`).
  *
- * In port mode the launcher first learns who is calling (`cmd=initack pmiid=ID`) and answers
- * with the rank and size; in descriptor mode they come from `PMI_RANK`/`PMI_SIZE`. Then:
- * `init` (version 1.1), `get_maxes` (the value limit [KvCodec] splits under), `get_appnum`,
- * `get_universe_size`, `get_my_kvsname`; `put`/`get` on that key space, `barrier_in`/`barrier_out`
- * for [fence], `abort`, `finalize`.
+ * In port mode the launcher first learns who is calling (`cmd=initack pmiid=ID`) and answers with the rank and size; in
+ * descriptor mode they come from `PMI_RANK`/`PMI_SIZE`. Then: `init` (version 1.1), `get_maxes` (the value limit
+ * [KvCodec] splits under), `get_appnum`, `get_universe_size`, `get_my_kvsname`; `put`/`get` on that key space,
+ * `barrier_in`/`barrier_out` for [fence], `abort`, `finalize`.
  */
 internal class Pmi1Bootstrap(
     private val stream: PmiStream,
@@ -78,7 +77,8 @@ internal class Pmi1Bootstrap(
 
     override fun putRaw(key: String, value: String) {
         val r = call(PmiLine.of("cmd" to "put", "kvsname" to kvsname, "key" to key, "value" to value), "put_result")
-        if (r.rc != 0) throw BootstrapException("PMI-1: the launcher refused put of key '$key' (${value.length} chars): $r")
+        if (r.rc != 0)
+            throw BootstrapException("PMI-1: the launcher refused put of key '$key' (${value.length} chars): $r")
     }
 
     override fun getRaw(key: String): String? {

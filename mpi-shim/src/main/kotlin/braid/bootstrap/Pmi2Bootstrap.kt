@@ -1,17 +1,15 @@
 package braid.bootstrap
 
 /**
- * PMI-2 as Slurm's `srun --mpi=pmi2` speaks it, and Hydra too (its proxy answers a client that
- * asks for version 2): one PMI-1 line `cmd=init pmi_version=2 pmi_subversion=0`, then
- * [Pmi2Frame]s: `fullinit` (rank, size, appnum), `job-getid`, `kvs-put`, `kvs-fence`,
- * `kvs-get`, `abort`, `finalize`. Over the inherited `PMI_FD` (Slurm has no port mode for
- * tasks) or `PMI_PORT`.
+ * PMI-2 as Slurm's `srun --mpi=pmi2` speaks it, and Hydra too (its proxy answers a client that asks for version 2): one
+ * PMI-1 line `cmd=init pmi_version=2 pmi_subversion=0`, then [Pmi2Frame]s: `fullinit` (rank, size, appnum),
+ * `job-getid`, `kvs-put`, `kvs-fence`, `kvs-get`, `abort`, `finalize`. Over the inherited `PMI_FD` (Slurm has no port
+ * mode for tasks) or `PMI_PORT`.
  *
- * PMI-2's `abort` carries a message but no exit code. Under Slurm ([abortFrame]) this rank sends
- * it and exits with the code itself, which the launcher reports for it. Hydra 4.0.2's server
- * does not know PMI-2's `abort` ("Unrecognized PMI command", and the job ends with 255; a bare
- * exit ends it with the 9 of the ranks Hydra then kills), but its proxy takes PMI-1's
- * `cmd=abort exitcode=N` line on the same connection and ends the job with N: that is sent there.
+ * PMI-2's `abort` carries a message but no exit code. Under Slurm ([abortFrame]) this rank sends it and exits with the
+ * code itself, which the launcher reports for it. Hydra 4.0.2's server does not know PMI-2's `abort` ("Unrecognized PMI
+ * command", and the job ends with 255; a bare exit ends it with the 9 of the ranks Hydra then kills), but its proxy
+ * takes PMI-1's `cmd=abort exitcode=N` line on the same connection and ends the job with N: that is sent there.
  */
 internal class Pmi2Bootstrap(
     private val stream: PmiStream,
@@ -19,7 +17,9 @@ internal class Pmi2Bootstrap(
     jobId: String?,
     private val abortFrame: Boolean,
 ) : KvBootstrap() {
-    override val kind: String get() = "pmi2"
+    override val kind: String
+        get() = "pmi2"
+
     override val rank: Int
     override val size: Int
     override val appnum: Int
@@ -36,11 +36,19 @@ internal class Pmi2Bootstrap(
             if (hello.command != "response_to_init" || hello.rc != 0 || hello["pmi_version"] != "2") {
                 throw BootstrapException("PMI-2 ($stream): the launcher does not speak PMI-2: $hello")
             }
-            val init = if (jobId != null) {
-                call(Pmi2Frame.of("cmd" to "fullinit", "pmijobid" to jobId, "pmirank" to pmiRank, "threaded" to "FALSE"))
-            } else {
-                call(Pmi2Frame.of("cmd" to "fullinit", "pmirank" to pmiRank, "threaded" to "FALSE"))
-            }
+            val init =
+                if (jobId != null) {
+                    call(
+                        Pmi2Frame.of(
+                            "cmd" to "fullinit",
+                            "pmijobid" to jobId,
+                            "pmirank" to pmiRank,
+                            "threaded" to "FALSE",
+                        )
+                    )
+                } else {
+                    call(Pmi2Frame.of("cmd" to "fullinit", "pmirank" to pmiRank, "threaded" to "FALSE"))
+                }
             checkRc(init, "fullinit")
             rank = init.require("rank").toInt()
             size = init.require("size").toInt()

@@ -1,8 +1,7 @@
 package braid.bootstrap
 
 /**
- * One PMI-2 wire message (MPICH `simple2pmi.c`, Slurm's `mpi/pmi2` plugin, Hydra's
- * `pmip_pmi_v2.c`):
+ * One PMI-2 wire message (MPICH `simple2pmi.c`, Slurm's `mpi/pmi2` plugin, Hydra's `pmip_pmi_v2.c`):
  * ```
  *  0      6
  * +------+----------------------------------------------+
@@ -13,10 +12,12 @@ package braid.bootstrap
  * body:   key=value pairs each ending in ';', cmd first; a ';' inside a value is doubled
  *         (Hydra 4.0.2 does not undo the doubling: Braid's values never contain ';')
  * ```
+ *
  * The longest message is 64 KiB (`PMII_MAX_COMMAND_LEN`).
  */
 internal class Pmi2Frame(val fields: Map<String, String>) {
-    val command: String get() = fields["cmd"] ?: ""
+    val command: String
+        get() = fields["cmd"] ?: ""
 
     operator fun get(key: String): String? = fields[key]
 
@@ -24,12 +25,14 @@ internal class Pmi2Frame(val fields: Map<String, String>) {
         fields[key] ?: throw BootstrapException("the launcher's PMI-2 '$command' reply has no '$key': $this")
 
     /** `rc` as a number; a missing rc is a failure. */
-    val rc: Int get() = fields["rc"]?.toIntOrNull() ?: -1
+    val rc: Int
+        get() = fields["rc"]?.toIntOrNull() ?: -1
 
     fun encode(): String {
         val body = fields.entries.joinToString("") { "${it.key}=${it.value.replace(";", ";;")};" }
         val length = body.toByteArray(Charsets.UTF_8).size
-        if (length > MAX_COMMAND) throw BootstrapException("PMI-2 message of $length bytes exceeds the protocol's $MAX_COMMAND")
+        if (length > MAX_COMMAND)
+            throw BootstrapException("PMI-2 message of $length bytes exceeds the protocol's $MAX_COMMAND")
         return length.toString().padEnd(LENGTH_DIGITS) + body
     }
 

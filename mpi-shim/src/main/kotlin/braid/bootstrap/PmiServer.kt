@@ -11,27 +11,24 @@ import java.net.Socket
 import java.util.concurrent.ConcurrentHashMap
 
 /**
- * The key-value server of `braid run`: PMI-1 in Hydra's port mode (`PMI_PORT`, `PMI_ID`) on a
- * loopback TCP port, so Braid's [Pmi1Bootstrap] and MPICH-built C programs (MPICH's
- * `simple_pmi.c` takes the same route when `PMI_PORT` is set) both run under it. Commands:
- * `initack`, `init` (version 1.1), `get_maxes`, `get_appnum`, `get_universe_size`,
- * `get_my_kvsname`, `put`, `get`, `barrier_in`, `publish_name`/`lookup_name`/`unpublish_name`,
- * `abort`, `finalize`. A value longer than the advertised `vallen_max` is refused, never cut.
+ * The key-value server of `braid run`: PMI-1 in Hydra's port mode (`PMI_PORT`, `PMI_ID`) on a loopback TCP port, so
+ * Braid's [Pmi1Bootstrap] and MPICH-built C programs (MPICH's `simple_pmi.c` takes the same route when `PMI_PORT` is
+ * set) both run under it. Commands: `initack`, `init` (version 1.1), `get_maxes`, `get_appnum`, `get_universe_size`,
+ * `get_my_kvsname`, `put`, `get`, `barrier_in`, `publish_name`/`lookup_name`/`unpublish_name`, `abort`, `finalize`. A
+ * value longer than the advertised `vallen_max` is refused, never cut.
  *
  * One thread per connection (a job on one machine has few ranks); [listener] hears aborts.
  */
-internal class PmiServer(
-    private val size: Int,
-    private val kvsname: String,
-    private val listener: Listener,
-) : AutoCloseable {
+internal class PmiServer(private val size: Int, private val kvsname: String, private val listener: Listener) :
+    AutoCloseable {
     /** What the launcher must act on. */
     fun interface Listener {
         /** [rank] asked for the job to end with [exitCode]. */
         fun aborted(rank: Int, exitCode: Int)
     }
 
-    private val socket = ServerSocket().apply { bind(InetSocketAddress(InetAddress.getLoopbackAddress(), 0), size + 16) }
+    private val socket =
+        ServerSocket().apply { bind(InetSocketAddress(InetAddress.getLoopbackAddress(), 0), size + 16) }
     private val store = ConcurrentHashMap<String, String>()
     private val names = ConcurrentHashMap<String, String>()
     private val connections = ConcurrentHashMap.newKeySet<Connection>()
@@ -42,20 +39,28 @@ internal class PmiServer(
     /** `PMI_PORT` for the ranks: `127.0.0.1:PORT`. */
     val port: String = "${InetAddress.getLoopbackAddress().hostAddress}:${socket.localPort}"
 
-    private val acceptor = Thread({ acceptLoop() }, "braid-run-pmi-accept").apply { isDaemon = true; start() }
+    private val acceptor =
+        Thread({ acceptLoop() }, "braid-run-pmi-accept").apply {
+            isDaemon = true
+            start()
+        }
 
     private fun acceptLoop() {
         while (!closed) {
-            val s = try {
-                socket.accept()
-            } catch (e: IOException) {
-                if (closed) return
-                System.err.println("braid run: PMI server accept failed: ${e.message}")
-                return
-            }
+            val s =
+                try {
+                    socket.accept()
+                } catch (e: IOException) {
+                    if (closed) return
+                    System.err.println("braid run: PMI server accept failed: ${e.message}")
+                    return
+                }
             val c = Connection(s)
             connections += c
-            Thread({ c.serve() }, "braid-run-pmi-${s.port}").apply { isDaemon = true; start() }
+            Thread({ c.serve() }, "braid-run-pmi-${s.port}").apply {
+                isDaemon = true
+                start()
+            }
         }
     }
 
@@ -63,14 +68,15 @@ internal class PmiServer(
         private val out: OutputStream = socket.getOutputStream()
         var rank: Int = -1
 
-        fun send(line: PmiLine) = synchronized(out) {
-            try {
-                out.write(line.encode().toByteArray(Charsets.UTF_8))
-                out.flush()
-            } catch (_: IOException) {
-                // The rank is gone; the launcher learns that from its exit.
+        fun send(line: PmiLine) =
+            synchronized(out) {
+                try {
+                    out.write(line.encode().toByteArray(Charsets.UTF_8))
+                    out.flush()
+                } catch (_: IOException) {
+                    // The rank is gone; the launcher learns that from its exit.
+                }
             }
-        }
 
         fun shut() {
             runCatching { socket.close() }
@@ -84,8 +90,7 @@ internal class PmiServer(
                     val text = input.readLine() ?: break
                     if (!handle(PmiLine.parse(text))) break
                 }
-            } catch (_: IOException) {
-            } finally {
+            } catch (_: IOException) {} finally {
                 connections -= this
                 synchronized(barrierLock) { inBarrier.remove(this) }
                 socket.close()
@@ -98,7 +103,13 @@ internal class PmiServer(
                 "initack" -> {
                     val id = m["pmiid"]?.toIntOrNull()
                     if (id == null || id !in 0 until size) {
-                        send(PmiLine.of("cmd" to "initack", "rc" to -1, "msg" to "pmiid_${m["pmiid"]}_not_in_0..${size - 1}"))
+                        send(
+                            PmiLine.of(
+                                "cmd" to "initack",
+                                "rc" to -1,
+                                "msg" to "pmiid_${m["pmiid"]}_not_in_0..${size - 1}",
+                            )
+                        )
                         return false
                     }
                     rank = id
@@ -107,14 +118,35 @@ internal class PmiServer(
                     send(PmiLine.of("cmd" to "set", "rank" to id))
                     send(PmiLine.of("cmd" to "set", "debug" to 0))
                 }
-                "init" -> if (m["pmi_version"] == "1") {
-                    send(PmiLine.of("cmd" to "response_to_init", "pmi_version" to 1, "pmi_subversion" to 1, "rc" to 0))
-                } else {
-                    send(PmiLine.of("cmd" to "response_to_init", "pmi_version" to 1, "pmi_subversion" to 1, "rc" to -1))
-                }
-                "get_maxes" -> send(
-                    PmiLine.of("cmd" to "maxes", "kvsname_max" to 256, "keylen_max" to MAX_KEY, "vallen_max" to MAX_VALUE),
-                )
+                "init" ->
+                    if (m["pmi_version"] == "1") {
+                        send(
+                            PmiLine.of(
+                                "cmd" to "response_to_init",
+                                "pmi_version" to 1,
+                                "pmi_subversion" to 1,
+                                "rc" to 0,
+                            )
+                        )
+                    } else {
+                        send(
+                            PmiLine.of(
+                                "cmd" to "response_to_init",
+                                "pmi_version" to 1,
+                                "pmi_subversion" to 1,
+                                "rc" to -1,
+                            )
+                        )
+                    }
+                "get_maxes" ->
+                    send(
+                        PmiLine.of(
+                            "cmd" to "maxes",
+                            "kvsname_max" to 256,
+                            "keylen_max" to MAX_KEY,
+                            "vallen_max" to MAX_VALUE,
+                        )
+                    )
                 "get_appnum" -> send(PmiLine.of("cmd" to "appnum", "appnum" to 0))
                 "get_universe_size" -> send(PmiLine.of("cmd" to "universe_size", "size" to size))
                 "get_my_kvsname" -> send(PmiLine.of("cmd" to "my_kvsname", "kvsname" to kvsname))
@@ -123,7 +155,14 @@ internal class PmiServer(
                     val key = m["key"] ?: ""
                     val value = store[key]
                     if (value == null) {
-                        send(PmiLine.of("cmd" to "get_result", "rc" to -1, "msg" to "key_${key}_not_found", "value" to "unknown"))
+                        send(
+                            PmiLine.of(
+                                "cmd" to "get_result",
+                                "rc" to -1,
+                                "msg" to "key_${key}_not_found",
+                                "value" to "unknown",
+                            )
+                        )
                     } else {
                         send(PmiLine.of("cmd" to "get_result", "rc" to 0, "msg" to "success", "value" to value))
                     }
@@ -132,11 +171,23 @@ internal class PmiServer(
                 "publish_name" -> {
                     val service = m["service"] ?: ""
                     val fresh = names.putIfAbsent(service, m["port"] ?: "") == null
-                    send(PmiLine.of("cmd" to "publish_result", "rc" to if (fresh) 0 else -1, "msg" to if (fresh) "success" else "service_${service}_already_published"))
+                    send(
+                        PmiLine.of(
+                            "cmd" to "publish_result",
+                            "rc" to if (fresh) 0 else -1,
+                            "msg" to if (fresh) "success" else "service_${service}_already_published",
+                        )
+                    )
                 }
                 "unpublish_name" -> {
                     val found = names.remove(m["service"] ?: "") != null
-                    send(PmiLine.of("cmd" to "unpublish_result", "rc" to if (found) 0 else -1, "msg" to if (found) "success" else "service_not_found"))
+                    send(
+                        PmiLine.of(
+                            "cmd" to "unpublish_result",
+                            "rc" to if (found) 0 else -1,
+                            "msg" to if (found) "success" else "service_not_found",
+                        )
+                    )
                 }
                 "lookup_name" -> {
                     val port = names[m["service"] ?: ""]
@@ -164,9 +215,11 @@ internal class PmiServer(
             val value = m["value"] ?: ""
             when {
                 key.isNullOrEmpty() -> send(PmiLine.of("cmd" to "put_result", "rc" to -1, "msg" to "no_key"))
-                key.length > MAX_KEY -> send(PmiLine.of("cmd" to "put_result", "rc" to -1, "msg" to "key_longer_than_$MAX_KEY"))
+                key.length > MAX_KEY ->
+                    send(PmiLine.of("cmd" to "put_result", "rc" to -1, "msg" to "key_longer_than_$MAX_KEY"))
                 // Hydra keeps 1023 characters of a longer value without a word; this server refuses it.
-                value.length >= MAX_VALUE -> send(PmiLine.of("cmd" to "put_result", "rc" to -1, "msg" to "value_longer_than_${MAX_VALUE - 1}"))
+                value.length >= MAX_VALUE ->
+                    send(PmiLine.of("cmd" to "put_result", "rc" to -1, "msg" to "value_longer_than_${MAX_VALUE - 1}"))
                 else -> {
                     store[key] = value
                     send(PmiLine.of("cmd" to "put_result", "rc" to 0, "msg" to "success"))

@@ -9,9 +9,9 @@ import java.net.InetSocketAddress
 import java.net.Socket
 
 /**
- * The byte stream a PMI client talks over: the socket its launcher left open as descriptor
- * `PMI_FD`, or a TCP connection to `PMI_PORT`. Reads are buffered here so that lines (PMI-1)
- * and length-prefixed frames (PMI-2) can both be taken off one stream.
+ * The byte stream a PMI client talks over: the socket its launcher left open as descriptor `PMI_FD`, or a TCP
+ * connection to `PMI_PORT`. Reads are buffered here so that lines (PMI-1) and length-prefixed frames (PMI-2) can both
+ * be taken off one stream.
  */
 internal abstract class PmiStream(private val describe: String) : AutoCloseable {
     private val buffer = ByteArray(64 * 1024)
@@ -60,11 +60,12 @@ internal abstract class PmiStream(private val describe: String) : AutoCloseable 
     private fun fill() {
         start = 0
         end = 0
-        val n = try {
-            readSome(buffer, 0, buffer.size)
-        } catch (e: IOException) {
-            throw BootstrapException("lost the connection to the launcher ($describe): ${e.message}", e)
-        }
+        val n =
+            try {
+                readSome(buffer, 0, buffer.size)
+            } catch (e: IOException) {
+                throw BootstrapException("lost the connection to the launcher ($describe): ${e.message}", e)
+            }
         if (n <= 0) throw BootstrapException("the launcher closed its connection ($describe)")
         end = n
     }
@@ -84,14 +85,15 @@ internal class SocketPmiStream(hostPort: String) : PmiStream("PMI_PORT=$hostPort
         if (host.isEmpty() || port == null || port !in 1..65535) {
             throw BootstrapException("PMI_PORT='$hostPort' is not host:port")
         }
-        socket = try {
-            Socket().apply {
-                tcpNoDelay = true
-                connect(InetSocketAddress(host, port), 30_000)
+        socket =
+            try {
+                Socket().apply {
+                    tcpNoDelay = true
+                    connect(InetSocketAddress(host, port), 30_000)
+                }
+            } catch (e: IOException) {
+                throw BootstrapException("cannot connect to the launcher at PMI_PORT=$hostPort: ${e.message}", e)
             }
-        } catch (e: IOException) {
-            throw BootstrapException("cannot connect to the launcher at PMI_PORT=$hostPort: ${e.message}", e)
-        }
         input = socket.getInputStream()
         output = socket.getOutputStream()
     }
@@ -111,9 +113,8 @@ internal class SocketPmiStream(hostPort: String) : PmiStream("PMI_PORT=$hostPort
 }
 
 /**
- * The socket inherited as descriptor [fd] (`PMI_FD`). The JDK cannot wrap an inherited
- * descriptor (`/proc/self/fd/N` fails with ENXIO for a socket), so this calls libc's `read(2)`
- * and `write(2)` on it through JNA.
+ * The socket inherited as descriptor [fd] (`PMI_FD`). The JDK cannot wrap an inherited descriptor (`/proc/self/fd/N`
+ * fails with ENXIO for a socket), so this calls libc's `read(2)` and `write(2)` on it through JNA.
  */
 internal class FdPmiStream(private val fd: Int) : PmiStream("PMI_FD=$fd") {
     init {

@@ -8,11 +8,10 @@ import com.sun.jna.Pointer
 import com.sun.jna.ptr.PointerByReference
 
 /**
- * PMIx through `libpmix.so.2`, as Open MPI's `mpirun` (4.1, a PMIx server) and Slurm's
- * `srun --mpi=pmix` serve it: `PMIx_Init`, `PMIx_Put` (PMIX_GLOBAL) of a byte object,
- * `PMIx_Commit` and `PMIx_Fence` collecting the data for [fence], `PMIx_Get` per rank,
- * `PMIx_Abort`, `PMIx_Finalize`. PMIx keeps each process's values apart and takes values of
- * any size, so no splitting is needed. Layouts: [PmixDescriptor].
+ * PMIx through `libpmix.so.2`, as Open MPI's `mpirun` (4.1, a PMIx server) and Slurm's `srun --mpi=pmix` serve it:
+ * `PMIx_Init`, `PMIx_Put` (PMIX_GLOBAL) of a byte object, `PMIx_Commit` and `PMIx_Fence` collecting the data for
+ * [fence], `PMIx_Get` per rank, `PMIx_Abort`, `PMIx_Finalize`. PMIx keeps each process's values apart and takes values
+ * of any size, so no splitting is needed. Layouts: [PmixDescriptor].
  */
 internal class PmixBootstrap(library: String?) : Bootstrap {
     private val lib: PmixLibrary = load(library)
@@ -22,7 +21,9 @@ internal class PmixBootstrap(library: String?) : Bootstrap {
     override val size: Int
     override val appnum: Int
     override val universeSize: Int
-    override val kind: String get() = "pmix"
+    override val kind: String
+        get() = "pmix"
+
     private var closed = false
 
     init {
@@ -30,14 +31,18 @@ internal class PmixBootstrap(library: String?) : Bootstrap {
         nspace = D.nspace(self)
         rank = D.rank(self)
         val wildcard = D.proc(nspace, D.RANK_WILDCARD)
-        size = getUint32(wildcard, D.KEY_JOB_SIZE)
-            ?: throw BootstrapException("PMIx: the server gave no job size (${D.KEY_JOB_SIZE}) for namespace $nspace")
+        size =
+            getUint32(wildcard, D.KEY_JOB_SIZE)
+                ?: throw BootstrapException(
+                    "PMIx: the server gave no job size (${D.KEY_JOB_SIZE}) for namespace $nspace"
+                )
         universeSize = getUint32(wildcard, D.KEY_UNIV_SIZE) ?: size
         appnum = getUint32(self, D.KEY_APPNUM) ?: 0
     }
 
     private fun check(status: Int, call: String) {
-        if (status != D.PMIX_SUCCESS) throw BootstrapException("PMIx: $call failed: ${lib.PMIx_Error_string(status)} ($status)")
+        if (status != D.PMIX_SUCCESS)
+            throw BootstrapException("PMIx: $call failed: ${lib.PMIx_Error_string(status)} ($status)")
     }
 
     private fun getUint32(proc: Pointer, key: String): Int? {
@@ -93,7 +98,8 @@ internal class PmixBootstrap(library: String?) : Bootstrap {
         checkKey(key)
         val out = PointerByReference()
         val status = lib.PMIx_Get(D.proc(nspace, rank), key, null, 0, out)
-        if (status == D.PMIX_ERR_NOT_FOUND) throw BootstrapException("rank $rank put nothing under key '$key' (or has not fenced since)")
+        if (status == D.PMIX_ERR_NOT_FOUND)
+            throw BootstrapException("rank $rank put nothing under key '$key' (or has not fenced since)")
         check(status, "PMIx_Get of rank $rank's key '$key'")
         val value = out.value ?: throw BootstrapException("PMIx_Get of rank $rank's key '$key' returned no value")
         try {
@@ -111,8 +117,7 @@ internal class PmixBootstrap(library: String?) : Bootstrap {
         lib.PMIx_Abort(exitCode, message, null, 0)
         try {
             Thread.sleep(10_000)
-        } catch (_: InterruptedException) {
-        }
+        } catch (_: InterruptedException) {}
         Runtime.getRuntime().halt(exitCode)
         throw IllegalStateException("unreachable")
     }
@@ -129,13 +134,21 @@ internal class PmixBootstrap(library: String?) : Bootstrap {
     @Suppress("FunctionName")
     private interface PmixLibrary : Library {
         fun PMIx_Init(proc: Pointer, info: Pointer?, ninfo: Long): Int
+
         fun PMIx_Finalize(info: Pointer?, ninfo: Long): Int
+
         fun PMIx_Abort(status: Int, msg: String, procs: Pointer?, nprocs: Long): Int
+
         fun PMIx_Put(scope: Byte, key: String, value: Pointer): Int
+
         fun PMIx_Commit(): Int
+
         fun PMIx_Fence(procs: Pointer?, nprocs: Long, info: Pointer?, ninfo: Long): Int
+
         fun PMIx_Get(proc: Pointer, key: String, info: Pointer?, ninfo: Long, value: PointerByReference): Int
+
         fun PMIx_Value_destruct(value: Pointer)
+
         fun PMIx_Error_string(status: Int): String
     }
 

@@ -4,9 +4,8 @@ import com.sun.jna.Memory
 import com.sun.jna.Pointer
 
 /**
- * The PMIx structures Braid passes to `libpmix.so.2` (PMIx 4.2, Debian's `libpmix2`), as laid
- * out on x86-64/aarch64 Linux by `pmix_common.h` (checked with `sizeof`/`offsetof` against the
- * installed headers of `libpmix-dev`):
+ * The PMIx structures Braid passes to `libpmix.so.2` (PMIx 4.2, Debian's `libpmix2`), as laid out on x86-64/aarch64
+ * Linux by `pmix_common.h` (checked with `sizeof`/`offsetof` against the installed headers of `libpmix-dev`):
  * ```
  * pmix_proc_t (260 bytes)
  *  0                                                        256      260
@@ -29,6 +28,7 @@ import com.sun.jna.Pointer
  * | key: char[512] (PMIX_MAX_KEYLEN+1) | flags  |pad | value: pmix_value_t   |
  * +------------------------------------+--------+----+-----------------------+
  * ```
+ *
  * [PmixBootstrap] builds these in JNA [Memory] and reads what `PMIx_Get` returns.
  */
 internal object PmixDescriptor {
@@ -79,28 +79,30 @@ internal object PmixDescriptor {
     }
 
     /**
-     * A `pmix_value_t` of type PMIX_BYTE_OBJECT over [bytes]; the returned pair keeps the bytes'
-     * native copy alive as long as the value.
+     * A `pmix_value_t` of type PMIX_BYTE_OBJECT over [bytes]; the returned pair keeps the bytes' native copy alive as
+     * long as the value.
      */
     fun byteObject(bytes: ByteArray): Pair<Memory, Memory?> {
         val data = if (bytes.isEmpty()) null else Memory(bytes.size.toLong()).apply { write(0, bytes, 0, bytes.size) }
-        val value = Memory(VALUE_SIZE.toLong()).apply {
-            clear()
-            setShort(VALUE_TYPE_OFFSET, PMIX_BYTE_OBJECT)
-            setPointer(VALUE_DATA_OFFSET, data)
-            setLong(BYTE_OBJECT_SIZE_OFFSET, bytes.size.toLong())
-        }
+        val value =
+            Memory(VALUE_SIZE.toLong()).apply {
+                clear()
+                setShort(VALUE_TYPE_OFFSET, PMIX_BYTE_OBJECT)
+                setPointer(VALUE_DATA_OFFSET, data)
+                setLong(BYTE_OBJECT_SIZE_OFFSET, bytes.size.toLong())
+            }
         return value to data
     }
 
     /** One `pmix_info_t` holding the boolean [flag] under [key]. */
-    fun boolInfo(key: String, flag: Boolean): Memory = Memory(INFO_SIZE.toLong()).apply {
-        clear()
-        val k = key.toByteArray(Charsets.UTF_8)
-        write(0, k, 0, k.size)
-        setShort(INFO_VALUE_OFFSET + VALUE_TYPE_OFFSET, PMIX_BOOL)
-        setByte(INFO_VALUE_OFFSET + VALUE_DATA_OFFSET, if (flag) 1 else 0)
-    }
+    fun boolInfo(key: String, flag: Boolean): Memory =
+        Memory(INFO_SIZE.toLong()).apply {
+            clear()
+            val k = key.toByteArray(Charsets.UTF_8)
+            write(0, k, 0, k.size)
+            setShort(INFO_VALUE_OFFSET + VALUE_TYPE_OFFSET, PMIX_BOOL)
+            setByte(INFO_VALUE_OFFSET + VALUE_DATA_OFFSET, if (flag) 1 else 0)
+        }
 
     fun type(value: Pointer): Short = value.getShort(VALUE_TYPE_OFFSET)
 

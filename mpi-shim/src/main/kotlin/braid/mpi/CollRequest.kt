@@ -4,16 +4,14 @@ import braid.collectives.CollectiveRequest
 import braid.core.FabricException
 
 /**
- * The request of an MPI collective (`MPI_Ibarrier` …): one or more stages run in order, each
- * a collectives-module call, a point-to-point operation or several of them (an array, done when
- * all are: a root's receives from every remote rank), then local work ([after]: unpacking a
- * staging copy, folding contributions). Completion is noticed when the request is tested or
- * waited on (or by any/all/some); the collective itself advances under any progress.
+ * The request of an MPI collective (`MPI_Ibarrier` …): one or more stages run in order, each a collectives-module call,
+ * a point-to-point operation or several of them (an array, done when all are: a root's receives from every remote
+ * rank), then local work ([after]: unpacking a staging copy, folding contributions). Completion is noticed when the
+ * request is tested or waited on (or by any/all/some); the collective itself advances under any progress.
  *
- * A stage after the first starts only once the one before has ended. So that every member starts
- * the same group operations in the same order (as the collectives module requires), a later
- * collective on the same communicator first drives this request until its last stage has
- * started ([CollOrder]).
+ * A stage after the first starts only once the one before has ended. So that every member starts the same group
+ * operations in the same order (as the collectives module requires), a later collective on the same communicator first
+ * drives this request until its last stage has started ([CollOrder]).
  */
 internal class CollRequest(
     mpi: Mpi,
@@ -25,7 +23,8 @@ internal class CollRequest(
     private var current: Any? = null
 
     /** Whether every stage has been started (later collectives on the communicator may start). */
-    val allStarted: Boolean get() = next >= stages.size
+    val allStarted: Boolean
+        get() = next >= stages.size
 
     /** Starts the first stage; called once by the communicator. */
     fun start(): CollRequest {
@@ -41,21 +40,36 @@ internal class CollRequest(
             while (true) {
                 val c = current
                 // A stage's end, or the start of the next one, may fail: the request fails with it.
-                val ended = try {
-                    val over = when (c) {
-                        null -> true
-                        is CollectiveRequest -> c.test()
-                        is Request -> c.isComplete && run { c.finish(); true }
-                        is Array<*> -> allDone(c)
-                        else -> error("stage returned $c")
+                val ended =
+                    try {
+                        val over =
+                            when (c) {
+                                null -> true
+                                is CollectiveRequest -> c.test()
+                                is Request ->
+                                    c.isComplete &&
+                                        run {
+                                            c.finish()
+                                            true
+                                        }
+                                is Array<*> -> allDone(c)
+                                else -> error("stage returned $c")
+                            }
+                        if (over && next < stages.size) {
+                            startNext()
+                            continue
+                        }
+                        over
+                    } catch (e: FabricException) {
+                        fail(
+                            Request.errorClassOf(e.code).takeIf { it != ErrorClass.SUCCESS } ?: ErrorClass.ERR_OTHER,
+                            e.message ?: e.toString(),
+                        )
+                        return true
+                    } catch (e: MPIException) {
+                        fail(e.errorClass, e.message ?: e.toString())
+                        return true
                     }
-                    if (over && next < stages.size) { startNext(); continue }
-                    over
-                } catch (e: FabricException) {
-                    fail(Request.errorClassOf(e.code).takeIf { it != ErrorClass.SUCCESS } ?: ErrorClass.ERR_OTHER, e.message ?: e.toString()); return true
-                } catch (e: MPIException) {
-                    fail(e.errorClass, e.message ?: e.toString()); return true
-                }
                 if (!ended) return false
                 try {
                     after?.invoke()
@@ -85,7 +99,8 @@ internal class CollRequest(
         complete(Status(Mpi.ANY_SOURCE, Mpi.ANY_TAG, 0, false, errorClass, -1), message)
     }
 
-    override val isComplete: Boolean get() = advance()
+    override val isComplete: Boolean
+        get() = advance()
 
     override fun waitInto(into: Status?): Status {
         if (isNull) return into?.also { it.set(Status.EMPTY) } ?: Status.EMPTY
@@ -95,21 +110,29 @@ internal class CollRequest(
 
     override fun test(): Status? {
         if (isNull) return Status.EMPTY
-        if (!advance()) { mpi.progress(); if (!advance()) return null }
+        if (!advance()) {
+            mpi.progress()
+            if (!advance()) return null
+        }
         return finish()
     }
 
     /** MPI: a nonblocking collective cannot be cancelled. */
     override fun cancel() {
-        throw comm!!.raise(MPIException.of(ErrorClass.ERR_REQUEST, "MPI_Cancel", "a nonblocking collective cannot be cancelled; wait for it"))
+        throw comm!!.raise(
+            MPIException.of(
+                ErrorClass.ERR_REQUEST,
+                "MPI_Cancel",
+                "a nonblocking collective cannot be cancelled; wait for it",
+            )
+        )
     }
 }
 
 /**
- * Where the collectives of one communicator keep their order: every member must start the
- * collectives module's group operations in the same order, so a collective waits until the last
- * multi-stage one has started all its stages. An intercommunicator's two groups (union and local)
- * share one.
+ * Where the collectives of one communicator keep their order: every member must start the collectives module's group
+ * operations in the same order, so a collective waits until the last multi-stage one has started all its stages. An
+ * intercommunicator's two groups (union and local) share one.
  */
 internal class CollOrder {
     /** The last multi-stage request started, or null. */

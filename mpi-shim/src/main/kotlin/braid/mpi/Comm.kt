@@ -4,50 +4,47 @@ import braid.core.OpFlags
 import java.nio.ByteBuffer
 
 /**
- * A communicator (`MPI_Comm`): a context on this process's one endpoint, a local group, and the
- * processes point-to-point calls address ([Intracomm]: the group itself; [Intercomm]: the
- * remote group). This class holds point-to-point communication and what every communicator
- * has; construction lives in the subclasses.
+ * A communicator (`MPI_Comm`): a context on this process's one endpoint, a local group, and the processes
+ * point-to-point calls address ([Intracomm]: the group itself; [Intercomm]: the remote group). This class holds
+ * point-to-point communication and what every communicator has; construction lives in the subclasses.
  *
- * Buffers: a call's data starts at byte 0 of its `ByteBuffer` (heap or direct; slice it to start
- * elsewhere) and spans `count` elements of the datatype. A contiguous layout is sent and
- * received in place; any other is packed into a staging copy.
+ * Buffers: a call's data starts at byte 0 of its `ByteBuffer` (heap or direct; slice it to start elsewhere) and spans
+ * `count` elements of the datatype. A contiguous layout is sent and received in place; any other is packed into a
+ * staging copy.
  *
- * Modes: standard ([send]), synchronous ([ssend]: completes only once a receive has matched —
- * rail-core's delivery-complete), ready ([rsend]: as standard, which the standard permits) and
- * buffered ([bsend]: copied into the attached buffer, completes at once). Messages between one
- * pair of processes on one communicator are non-overtaking, whatever their sizes.
+ * Modes: standard ([send]), synchronous ([ssend]: completes only once a receive has matched — rail-core's
+ * delivery-complete), ready ([rsend]: as standard, which the standard permits) and buffered ([bsend]: copied into the
+ * attached buffer, completes at once). Messages between one pair of processes on one communicator are non-overtaking,
+ * whatever their sizes.
  */
 public sealed class Comm(
     /** The process this communicator belongs to. */
     public val mpi: Mpi,
-    @get:JvmSynthetic
-    internal val context: Int,
-    @get:JvmSynthetic
-    internal val localGroup: Group,
+    @get:JvmSynthetic internal val context: Int,
+    @get:JvmSynthetic internal val localGroup: Group,
     /** Process-table indices of the ranks point-to-point calls name. */
-    @get:JvmSynthetic
-    internal val targets: IntArray,
+    @get:JvmSynthetic internal val targets: IntArray,
     private var name: String,
 ) {
     /** This process's rank in the (local) group. */
     public val rank: Int = localGroup.rank
 
     /** The number of processes in the (local) group. */
-    public val size: Int get() = localGroup.size
+    public val size: Int
+        get() = localGroup.size
 
-    @get:JvmSynthetic
-    internal val destAddr: LongArray = LongArray(targets.size) { mpi.processes.fiAddr(targets[it]) }
+    @get:JvmSynthetic internal val destAddr: LongArray = LongArray(targets.size) { mpi.processes.fiAddr(targets[it]) }
 
-    @get:JvmSynthetic @set:JvmSynthetic
-    @Volatile internal var freed: Boolean = false
+    @get:JvmSynthetic @set:JvmSynthetic @Volatile internal var freed: Boolean = false
     /** The collectives groups made for this communicator ([CommCollectives]); [free] closes them. */
-    @get:JvmSynthetic
-    internal val collGroups: MutableList<braid.collectives.CollectiveGroup> = ArrayList(2)
+    @get:JvmSynthetic internal val collGroups: MutableList<braid.collectives.CollectiveGroup> = ArrayList(2)
     @Volatile private var handler: ErrorHandler = ErrorHandler.ERRORS_ARE_FATAL
 
     public fun getName(): String = name
-    public fun setName(name: String) { this.name = name }
+
+    public fun setName(name: String) {
+        this.name = name
+    }
 
     /** `MPI_Comm_group`: the (local) group. */
     public fun getGroup(): Group = localGroup
@@ -56,7 +53,9 @@ public sealed class Comm(
     public abstract val isInter: Boolean
 
     /** `MPI_Comm_set_errhandler`. */
-    public fun setErrhandler(h: ErrorHandler) { handler = h }
+    public fun setErrhandler(h: ErrorHandler) {
+        handler = h
+    }
 
     /** `MPI_Comm_get_errhandler`. */
     public fun getErrhandler(): ErrorHandler = handler
@@ -67,37 +66,58 @@ public sealed class Comm(
     }
 
     /**
-     * `MPI_Comm_free`: lets the communicator's collectives in flight end, closes its collectives
-     * groups (their schedules and offload segments), releases the context id; any later call on
-     * this communicator raises `MPI_ERR_COMM`.
+     * `MPI_Comm_free`: lets the communicator's collectives in flight end, closes its collectives groups (their
+     * schedules and offload segments), releases the context id; any later call on this communicator raises
+     * `MPI_ERR_COMM`.
      */
     public open fun free() {
         guard { checkUsable("MPI_Comm_free") }
-        if (this === mpi.world || this === mpi.self) throw raise(MPIException.of(ErrorClass.ERR_COMM, "MPI_Comm_free", "$name cannot be freed"))
+        if (this === mpi.world || this === mpi.self)
+            throw raise(MPIException.of(ErrorClass.ERR_COMM, "MPI_Comm_free", "$name cannot be freed"))
         guard { Attributes.deleteAll(this) }
-        for (g in collGroups) mpi.progressUntil { g.tryClose() == 0 } // collectives in flight end first, as MPI_Comm_free lets them
+        for (g in collGroups) mpi.progressUntil {
+            g.tryClose() == 0
+        } // collectives in flight end first, as MPI_Comm_free lets them
         freed = true
         mpi.contexts.release(context)
     }
 
     /**
-     * `MPI_Comm_get_attr`: a predefined key's value (an `Int`), or the value set under a user
-     * keyval ([createKeyval]); null when the keyval has no value here.
+     * `MPI_Comm_get_attr`: a predefined key's value (an `Int`), or the value set under a user keyval ([createKeyval]);
+     * null when the keyval has no value here.
      */
-    public fun getAttr(key: Int): Any? = when (key) {
-        TAG_UB -> Mpi.TAG_UB
-        UNIVERSE_SIZE -> mpi.bootstrap.universeSize
-        APPNUM -> mpi.bootstrap.appnum
-        WTIME_IS_GLOBAL -> 0
-        else -> if (Attributes.isUser(key)) guard { Attributes.get(this, key)?.value }
-        else throw raise(MPIException.of(ErrorClass.ERR_ARG, "MPI_Comm_get_attr", "key $key is not a predefined attribute (TAG_UB, UNIVERSE_SIZE, APPNUM, WTIME_IS_GLOBAL) nor a keyval from createKeyval"))
+    public fun getAttr(key: Int): Any? =
+        when (key) {
+            TAG_UB -> Mpi.TAG_UB
+            UNIVERSE_SIZE -> mpi.bootstrap.universeSize
+            APPNUM -> mpi.bootstrap.appnum
+            WTIME_IS_GLOBAL -> 0
+            else ->
+                if (Attributes.isUser(key)) guard { Attributes.get(this, key)?.value }
+                else
+                    throw raise(
+                        MPIException.of(
+                            ErrorClass.ERR_ARG,
+                            "MPI_Comm_get_attr",
+                            "key $key is not a predefined attribute (TAG_UB, UNIVERSE_SIZE, APPNUM, WTIME_IS_GLOBAL) nor a keyval from createKeyval",
+                        )
+                    )
+        }
+
+    /**
+     * `MPI_Comm_set_attr`: [value] under user keyval [keyval]; a value already there is deleted first (its delete
+     * callback runs).
+     */
+    public fun setAttr(keyval: Int, value: Any?): Unit = guard {
+        checkUsable("MPI_Comm_set_attr")
+        Attributes.set(this, keyval, value)
     }
 
-    /** `MPI_Comm_set_attr`: [value] under user keyval [keyval]; a value already there is deleted first (its delete callback runs). */
-    public fun setAttr(keyval: Int, value: Any?): Unit = guard { checkUsable("MPI_Comm_set_attr"); Attributes.set(this, keyval, value) }
-
     /** `MPI_Comm_delete_attr`: runs the keyval's delete callback and removes the value. */
-    public fun deleteAttr(keyval: Int): Unit = guard { checkUsable("MPI_Comm_delete_attr"); Attributes.delete(this, keyval) }
+    public fun deleteAttr(keyval: Int): Unit = guard {
+        checkUsable("MPI_Comm_delete_attr")
+        Attributes.delete(this, keyval)
+    }
 
     /** `MPI_Abort` on this communicator: ends the whole job through the launcher. */
     public fun abort(errorCode: Int): Nothing = mpi.abortJob(errorCode, "MPI_Abort on $name with code $errorCode")
@@ -110,19 +130,28 @@ public sealed class Comm(
     // waited for: a warm blocking send or receive of a contiguous type allocates nothing.
 
     /** `MPI_Send`. */
-    public fun send(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int) { waitAndRecycle(startSend("MPI_Send", buf, count, type, dest, tag, MODE_STANDARD), Status.IGNORED) }
+    public fun send(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int) {
+        waitAndRecycle(startSend("MPI_Send", buf, count, type, dest, tag, MODE_STANDARD), Status.IGNORED)
+    }
 
     /** `MPI_Ssend`: returns only once the receiver has matched the message. */
-    public fun ssend(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int) { waitAndRecycle(startSend("MPI_Ssend", buf, count, type, dest, tag, MODE_SYNCHRONOUS), Status.IGNORED) }
+    public fun ssend(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int) {
+        waitAndRecycle(startSend("MPI_Ssend", buf, count, type, dest, tag, MODE_SYNCHRONOUS), Status.IGNORED)
+    }
 
     /** `MPI_Rsend` (carried as a standard send). */
-    public fun rsend(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int) { waitAndRecycle(startSend("MPI_Rsend", buf, count, type, dest, tag, MODE_READY), Status.IGNORED) }
+    public fun rsend(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int) {
+        waitAndRecycle(startSend("MPI_Rsend", buf, count, type, dest, tag, MODE_READY), Status.IGNORED)
+    }
 
     /** `MPI_Bsend`: copies into the attached buffer and returns. */
-    public fun bsend(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int) { waitAndRecycle(startSend("MPI_Bsend", buf, count, type, dest, tag, MODE_BUFFERED), Status.IGNORED) }
+    public fun bsend(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int) {
+        waitAndRecycle(startSend("MPI_Bsend", buf, count, type, dest, tag, MODE_BUFFERED), Status.IGNORED)
+    }
 
     /** `MPI_Recv`. [source] may be [Mpi.ANY_SOURCE], [tag] [Mpi.ANY_TAG]. */
-    public fun recv(buf: ByteBuffer, count: Int, type: Datatype, source: Int, tag: Int): Status = waitAndRecycle(irecv(buf, count, type, source, tag), null)
+    public fun recv(buf: ByteBuffer, count: Int, type: Datatype, source: Int, tag: Int): Status =
+        waitAndRecycle(irecv(buf, count, type, source, tag), null)
 
     /** `MPI_Recv` filling the caller's [status] (reuse one: no allocation), which it returns. */
     public fun recv(buf: ByteBuffer, count: Int, type: Datatype, source: Int, tag: Int, status: Status): Status =
@@ -130,26 +159,51 @@ public sealed class Comm(
 
     /** `MPI_Sendrecv`: the send and the receive proceed together. */
     public fun sendRecv(
-        sendBuf: ByteBuffer, sendCount: Int, sendType: Datatype, dest: Int, sendTag: Int,
-        recvBuf: ByteBuffer, recvCount: Int, recvType: Datatype, source: Int, recvTag: Int,
+        sendBuf: ByteBuffer,
+        sendCount: Int,
+        sendType: Datatype,
+        dest: Int,
+        sendTag: Int,
+        recvBuf: ByteBuffer,
+        recvCount: Int,
+        recvType: Datatype,
+        source: Int,
+        recvTag: Int,
     ): Status {
         val r = irecv(recvBuf, recvCount, recvType, source, recvTag)
         val s = isend(sendBuf, sendCount, sendType, dest, sendTag)
         return waitBoth(r, s)
     }
 
-    /** Waits for a sendrecv's receive [r] and send [s]; returns the receive's status (the send's error, if any, raised after). */
+    /**
+     * Waits for a sendrecv's receive [r] and send [s]; returns the receive's status (the send's error, if any, raised
+     * after).
+     */
     private fun waitBoth(r: Request, s: Request): Status {
         mpi.progressUntil { r.done && s.done }
-        try { return waitAndRecycle(r, null) } finally { waitAndRecycle(s, Status.IGNORED) }
+        try {
+            return waitAndRecycle(r, null)
+        } finally {
+            waitAndRecycle(s, Status.IGNORED)
+        }
     }
 
     /** `MPI_Sendrecv_replace`: sends [buf]'s contents and receives into [buf]. */
-    public fun sendRecvReplace(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, sendTag: Int, source: Int, recvTag: Int): Status {
+    public fun sendRecvReplace(
+        buf: ByteBuffer,
+        count: Int,
+        type: Datatype,
+        dest: Int,
+        sendTag: Int,
+        source: Int,
+        recvTag: Int,
+    ): Status {
         val copy = guard {
             checkBuffer("MPI_Sendrecv_replace", buf, count, type, receive = false)
             val bytes = (count * type.size).toInt()
-            (if (buf.isDirect) ByteBuffer.allocateDirect(bytes) else ByteBuffer.allocate(bytes)).also { type.packInto(buf, 0, count, it, 0) }
+            (if (buf.isDirect) ByteBuffer.allocateDirect(bytes) else ByteBuffer.allocate(bytes)).also {
+                type.packInto(buf, 0, count, it, 0)
+            }
         }
         val r = irecv(buf, count, type, source, recvTag)
         val s = isend(copy, count * type.size.toInt(), Datatype.BYTE, dest, sendTag)
@@ -158,10 +212,17 @@ public sealed class Comm(
 
     // ## Point-to-point: nonblocking ##
 
-    public fun isend(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int): Request = startSend("MPI_Isend", buf, count, type, dest, tag, MODE_STANDARD)
-    public fun issend(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int): Request = startSend("MPI_Issend", buf, count, type, dest, tag, MODE_SYNCHRONOUS)
-    public fun irsend(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int): Request = startSend("MPI_Irsend", buf, count, type, dest, tag, MODE_READY)
-    public fun ibsend(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int): Request = startSend("MPI_Ibsend", buf, count, type, dest, tag, MODE_BUFFERED)
+    public fun isend(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int): Request =
+        startSend("MPI_Isend", buf, count, type, dest, tag, MODE_STANDARD)
+
+    public fun issend(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int): Request =
+        startSend("MPI_Issend", buf, count, type, dest, tag, MODE_SYNCHRONOUS)
+
+    public fun irsend(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int): Request =
+        startSend("MPI_Irsend", buf, count, type, dest, tag, MODE_READY)
+
+    public fun ibsend(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int): Request =
+        startSend("MPI_Ibsend", buf, count, type, dest, tag, MODE_BUFFERED)
 
     /** `MPI_Irecv`. */
     public fun irecv(buf: ByteBuffer, count: Int, type: Datatype, source: Int, tag: Int): Request = guard {
@@ -181,20 +242,41 @@ public sealed class Comm(
 
     // ## Persistent requests ##
 
-    public fun sendInit(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int): Prequest = persistentSend("MPI_Send_init", buf, count, type, dest, tag, MODE_STANDARD)
-    public fun ssendInit(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int): Prequest = persistentSend("MPI_Ssend_init", buf, count, type, dest, tag, MODE_SYNCHRONOUS)
-    public fun rsendInit(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int): Prequest = persistentSend("MPI_Rsend_init", buf, count, type, dest, tag, MODE_READY)
-    public fun bsendInit(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int): Prequest = persistentSend("MPI_Bsend_init", buf, count, type, dest, tag, MODE_BUFFERED)
+    public fun sendInit(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int): Prequest =
+        persistentSend("MPI_Send_init", buf, count, type, dest, tag, MODE_STANDARD)
+
+    public fun ssendInit(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int): Prequest =
+        persistentSend("MPI_Ssend_init", buf, count, type, dest, tag, MODE_SYNCHRONOUS)
+
+    public fun rsendInit(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int): Prequest =
+        persistentSend("MPI_Rsend_init", buf, count, type, dest, tag, MODE_READY)
+
+    public fun bsendInit(buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int): Prequest =
+        persistentSend("MPI_Bsend_init", buf, count, type, dest, tag, MODE_BUFFERED)
 
     /** `MPI_Recv_init`. */
     public fun recvInit(buf: ByteBuffer, count: Int, type: Datatype, source: Int, tag: Int): Prequest = guard {
         val call = "MPI_Recv_init"
-        checkUsable(call); checkSource(call, source); checkTag(call, tag, receive = true); checkBuffer(call, buf, count, type, receive = true)
+        checkUsable(call)
+        checkSource(call, source)
+        checkTag(call, tag, receive = true)
+        checkBuffer(call, buf, count, type, receive = true)
         Prequest(mpi, this) { irecv(buf, count, type, source, tag) }
     }
 
-    private fun persistentSend(call: String, buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int, mode: Int): Prequest = guard {
-        checkUsable(call); checkDest(call, dest); checkTag(call, tag, receive = false); checkBuffer(call, buf, count, type, receive = false)
+    private fun persistentSend(
+        call: String,
+        buf: ByteBuffer,
+        count: Int,
+        type: Datatype,
+        dest: Int,
+        tag: Int,
+        mode: Int,
+    ): Prequest = guard {
+        checkUsable(call)
+        checkDest(call, dest)
+        checkTag(call, tag, receive = false)
+        checkBuffer(call, buf, count, type, receive = false)
         Prequest(mpi, this) { startSend(call, buf, count, type, dest, tag, mode) }
     }
 
@@ -203,7 +285,9 @@ public sealed class Comm(
     /** `MPI_Iprobe`: the status of a matching message that has arrived, or null. */
     public fun iprobe(source: Int, tag: Int): Status? = guard {
         val call = "MPI_Iprobe"
-        checkUsable(call); checkSource(call, source); checkTag(call, tag, receive = true)
+        checkUsable(call)
+        checkSource(call, source)
+        checkTag(call, tag, receive = true)
         if (source == Mpi.PROC_NULL) return@guard Status.PROC_NULL
         val p = ProbeOp(mpi, this, claim = false)
         mpi.progress()
@@ -213,14 +297,19 @@ public sealed class Comm(
     /** `MPI_Probe`: waits for a matching message and returns its status without receiving it. */
     public fun probe(source: Int, tag: Int): Status {
         var found: Status? = null
-        mpi.lookUntil { found = iprobe(source, tag); found != null }
+        mpi.lookUntil {
+            found = iprobe(source, tag)
+            found != null
+        }
         return found!!
     }
 
     /** `MPI_Improbe`: a matching message, now reserved for the returned [Message], or null. */
     public fun improbe(source: Int, tag: Int): Message? = guard {
         val call = "MPI_Improbe"
-        checkUsable(call); checkSource(call, source); checkTag(call, tag, receive = true)
+        checkUsable(call)
+        checkSource(call, source)
+        checkTag(call, tag, receive = true)
         if (source == Mpi.PROC_NULL) return@guard Message.noProc(this)
         val p = ProbeOp(mpi, this, claim = true)
         mpi.progress()
@@ -230,7 +319,10 @@ public sealed class Comm(
     /** `MPI_Mprobe`: waits for a matching message and reserves it. */
     public fun mprobe(source: Int, tag: Int): Message {
         var found: Message? = null
-        mpi.lookUntil { found = improbe(source, tag); found != null }
+        mpi.lookUntil {
+            found = improbe(source, tag)
+            found != null
+        }
         return found!!
     }
 
@@ -245,136 +337,561 @@ public sealed class Comm(
     // come from, and go to, the other group. Scan and exscan are for intracommunicators only.
 
     /** `MPI_Barrier`. */
-    public fun barrier(): Unit = blocking("MPI_Barrier", { it.ibarrier("MPI_Barrier", blocking = true) }, { it.ibarrier("MPI_Barrier") })
+    public fun barrier(): Unit =
+        blocking("MPI_Barrier", { it.ibarrier("MPI_Barrier", blocking = true) }, { it.ibarrier("MPI_Barrier") })
+
     /** `MPI_Ibarrier`. */
-    public fun ibarrier(): Request = coll("MPI_Ibarrier", { it.ibarrier("MPI_Ibarrier")!! }, { it.ibarrier("MPI_Ibarrier") })
+    public fun ibarrier(): Request =
+        coll("MPI_Ibarrier", { it.ibarrier("MPI_Ibarrier")!! }, { it.ibarrier("MPI_Ibarrier") })
 
     /** `MPI_Bcast` of [count] elements from [root]. */
     public fun bcast(buf: ByteBuffer, count: Int, type: Datatype, root: Int): Unit =
-        blocking("MPI_Bcast", { it.ibcast("MPI_Bcast", buf, count, type, root, blocking = true) }, { it.ibcast("MPI_Bcast", buf, count, type, root) })
+        blocking(
+            "MPI_Bcast",
+            { it.ibcast("MPI_Bcast", buf, count, type, root, blocking = true) },
+            { it.ibcast("MPI_Bcast", buf, count, type, root) },
+        )
+
     /** `MPI_Ibcast`. */
     public fun ibcast(buf: ByteBuffer, count: Int, type: Datatype, root: Int): Request =
-        coll("MPI_Ibcast", { it.ibcast("MPI_Ibcast", buf, count, type, root)!! }, { it.ibcast("MPI_Ibcast", buf, count, type, root) })
+        coll(
+            "MPI_Ibcast",
+            { it.ibcast("MPI_Ibcast", buf, count, type, root)!! },
+            { it.ibcast("MPI_Ibcast", buf, count, type, root) },
+        )
 
     /**
-     * `MPI_Reduce`: [recvBuf] matters at [root] only (null elsewhere); [sendBuf] may be
-     * [Mpi.IN_PLACE] at the root of an intracommunicator, and is ignored (may be null) at an
-     * intercommunicator's root group.
+     * `MPI_Reduce`: [recvBuf] matters at [root] only (null elsewhere); [sendBuf] may be [Mpi.IN_PLACE] at the root of
+     * an intracommunicator, and is ignored (may be null) at an intercommunicator's root group.
      */
     public fun reduce(sendBuf: ByteBuffer?, recvBuf: ByteBuffer?, count: Int, type: Datatype, op: Op, root: Int): Unit =
-        blocking("MPI_Reduce", { it.ireduce("MPI_Reduce", sendBuf, recvBuf, count, type, op, root, blocking = true) }, { it.ireduce("MPI_Reduce", sendBuf, recvBuf, count, type, op, root) })
+        blocking(
+            "MPI_Reduce",
+            { it.ireduce("MPI_Reduce", sendBuf, recvBuf, count, type, op, root, blocking = true) },
+            { it.ireduce("MPI_Reduce", sendBuf, recvBuf, count, type, op, root) },
+        )
+
     /** `MPI_Ireduce`. */
-    public fun ireduce(sendBuf: ByteBuffer?, recvBuf: ByteBuffer?, count: Int, type: Datatype, op: Op, root: Int): Request =
-        coll("MPI_Ireduce", { it.ireduce("MPI_Ireduce", sendBuf, recvBuf, count, type, op, root)!! }, { it.ireduce("MPI_Ireduce", sendBuf, recvBuf, count, type, op, root) })
+    public fun ireduce(
+        sendBuf: ByteBuffer?,
+        recvBuf: ByteBuffer?,
+        count: Int,
+        type: Datatype,
+        op: Op,
+        root: Int,
+    ): Request =
+        coll(
+            "MPI_Ireduce",
+            { it.ireduce("MPI_Ireduce", sendBuf, recvBuf, count, type, op, root)!! },
+            { it.ireduce("MPI_Ireduce", sendBuf, recvBuf, count, type, op, root) },
+        )
 
     /** `MPI_Allreduce`; [sendBuf] may be [Mpi.IN_PLACE] (intracommunicators). */
     public fun allreduce(sendBuf: ByteBuffer, recvBuf: ByteBuffer, count: Int, type: Datatype, op: Op): Unit =
-        blocking("MPI_Allreduce", { it.iallreduce("MPI_Allreduce", sendBuf, recvBuf, count, type, op, blocking = true) }, { it.iallreduce("MPI_Allreduce", sendBuf, recvBuf, count, type, op) })
+        blocking(
+            "MPI_Allreduce",
+            { it.iallreduce("MPI_Allreduce", sendBuf, recvBuf, count, type, op, blocking = true) },
+            { it.iallreduce("MPI_Allreduce", sendBuf, recvBuf, count, type, op) },
+        )
+
     /** `MPI_Iallreduce`. */
     public fun iallreduce(sendBuf: ByteBuffer, recvBuf: ByteBuffer, count: Int, type: Datatype, op: Op): Request =
-        coll("MPI_Iallreduce", { it.iallreduce("MPI_Iallreduce", sendBuf, recvBuf, count, type, op)!! }, { it.iallreduce("MPI_Iallreduce", sendBuf, recvBuf, count, type, op) })
+        coll(
+            "MPI_Iallreduce",
+            { it.iallreduce("MPI_Iallreduce", sendBuf, recvBuf, count, type, op)!! },
+            { it.iallreduce("MPI_Iallreduce", sendBuf, recvBuf, count, type, op) },
+        )
 
     /**
-     * `MPI_Reduce_scatter_block`: block [rank] (of [recvCount] elements) of the reduction; on an
-     * intercommunicator, of the remote group's reduction (each group's `size × recvCount` must
-     * be equal).
+     * `MPI_Reduce_scatter_block`: block [rank] (of [recvCount] elements) of the reduction; on an intercommunicator, of
+     * the remote group's reduction (each group's `size × recvCount` must be equal).
      */
-    public fun reduceScatterBlock(sendBuf: ByteBuffer, recvBuf: ByteBuffer, recvCount: Int, type: Datatype, op: Op): Unit = blocking("MPI_Reduce_scatter_block",
-        { it.ireduceScatterBlock("MPI_Reduce_scatter_block", sendBuf, recvBuf, recvCount, type, op, blocking = true) },
-        { it.ireduceScatter("MPI_Reduce_scatter_block", sendBuf, recvBuf, IntArray(size) { recvCount }, type, op) })
-    /** `MPI_Ireduce_scatter_block`. */
-    public fun ireduceScatterBlock(sendBuf: ByteBuffer, recvBuf: ByteBuffer, recvCount: Int, type: Datatype, op: Op): Request = coll("MPI_Ireduce_scatter_block",
-        { it.ireduceScatterBlock("MPI_Ireduce_scatter_block", sendBuf, recvBuf, recvCount, type, op)!! },
-        { it.ireduceScatter("MPI_Ireduce_scatter_block", sendBuf, recvBuf, IntArray(size) { recvCount }, type, op) })
+    public fun reduceScatterBlock(
+        sendBuf: ByteBuffer,
+        recvBuf: ByteBuffer,
+        recvCount: Int,
+        type: Datatype,
+        op: Op,
+    ): Unit =
+        blocking(
+            "MPI_Reduce_scatter_block",
+            {
+                it.ireduceScatterBlock(
+                    "MPI_Reduce_scatter_block",
+                    sendBuf,
+                    recvBuf,
+                    recvCount,
+                    type,
+                    op,
+                    blocking = true,
+                )
+            },
+            { it.ireduceScatter("MPI_Reduce_scatter_block", sendBuf, recvBuf, IntArray(size) { recvCount }, type, op) },
+        )
 
-    /** `MPI_Reduce_scatter`: rank i keeps `recvCounts[i]` elements of the reduction (of the remote group's, on an intercommunicator). */
-    public fun reduceScatter(sendBuf: ByteBuffer, recvBuf: ByteBuffer, recvCounts: IntArray, type: Datatype, op: Op) { ireduceScatter(sendBuf, recvBuf, recvCounts, type, op).waitFor(Status.IGNORED) }
+    /** `MPI_Ireduce_scatter_block`. */
+    public fun ireduceScatterBlock(
+        sendBuf: ByteBuffer,
+        recvBuf: ByteBuffer,
+        recvCount: Int,
+        type: Datatype,
+        op: Op,
+    ): Request =
+        coll(
+            "MPI_Ireduce_scatter_block",
+            { it.ireduceScatterBlock("MPI_Ireduce_scatter_block", sendBuf, recvBuf, recvCount, type, op)!! },
+            { it.ireduceScatter("MPI_Ireduce_scatter_block", sendBuf, recvBuf, IntArray(size) { recvCount }, type, op) },
+        )
+
+    /**
+     * `MPI_Reduce_scatter`: rank i keeps `recvCounts[i]` elements of the reduction (of the remote group's, on an
+     * intercommunicator).
+     */
+    public fun reduceScatter(sendBuf: ByteBuffer, recvBuf: ByteBuffer, recvCounts: IntArray, type: Datatype, op: Op) {
+        ireduceScatter(sendBuf, recvBuf, recvCounts, type, op).waitFor(Status.IGNORED)
+    }
+
     /** `MPI_Ireduce_scatter`. */
-    public fun ireduceScatter(sendBuf: ByteBuffer, recvBuf: ByteBuffer, recvCounts: IntArray, type: Datatype, op: Op): Request =
-        coll("MPI_Ireduce_scatter", { it.ireduceScatter("MPI_Ireduce_scatter", sendBuf, recvBuf, recvCounts, type, op) }, { it.ireduceScatter("MPI_Ireduce_scatter", sendBuf, recvBuf, recvCounts, type, op) })
+    public fun ireduceScatter(
+        sendBuf: ByteBuffer,
+        recvBuf: ByteBuffer,
+        recvCounts: IntArray,
+        type: Datatype,
+        op: Op,
+    ): Request =
+        coll(
+            "MPI_Ireduce_scatter",
+            { it.ireduceScatter("MPI_Ireduce_scatter", sendBuf, recvBuf, recvCounts, type, op) },
+            { it.ireduceScatter("MPI_Ireduce_scatter", sendBuf, recvBuf, recvCounts, type, op) },
+        )
 
     /** `MPI_Scan` (inclusive prefix). */
-    public fun scan(sendBuf: ByteBuffer, recvBuf: ByteBuffer, count: Int, type: Datatype, op: Op) { iscan(sendBuf, recvBuf, count, type, op).waitFor(Status.IGNORED) }
+    public fun scan(sendBuf: ByteBuffer, recvBuf: ByteBuffer, count: Int, type: Datatype, op: Op) {
+        iscan(sendBuf, recvBuf, count, type, op).waitFor(Status.IGNORED)
+    }
+
     /** `MPI_Iscan`. */
     public fun iscan(sendBuf: ByteBuffer, recvBuf: ByteBuffer, count: Int, type: Datatype, op: Op): Request =
         intra("MPI_Iscan") { it.iscan("MPI_Iscan", sendBuf, recvBuf, count, type, op, exclusive = false) }
 
     /** `MPI_Exscan` (exclusive prefix; rank 0's [recvBuf] is left as it was). */
-    public fun exscan(sendBuf: ByteBuffer, recvBuf: ByteBuffer, count: Int, type: Datatype, op: Op) { iexscan(sendBuf, recvBuf, count, type, op).waitFor(Status.IGNORED) }
+    public fun exscan(sendBuf: ByteBuffer, recvBuf: ByteBuffer, count: Int, type: Datatype, op: Op) {
+        iexscan(sendBuf, recvBuf, count, type, op).waitFor(Status.IGNORED)
+    }
+
     /** `MPI_Iexscan`. */
     public fun iexscan(sendBuf: ByteBuffer, recvBuf: ByteBuffer, count: Int, type: Datatype, op: Op): Request =
         intra("MPI_Iexscan") { it.iscan("MPI_Iexscan", sendBuf, recvBuf, count, type, op, exclusive = true) }
 
-    /** `MPI_Gather`: the receive arguments matter at [root] only; [sendBuf] may be [Mpi.IN_PLACE] there (intracommunicators), and is ignored (may be null) at an intercommunicator's root group. */
-    public fun gather(sendBuf: ByteBuffer?, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer?, recvCount: Int, recvType: Datatype, root: Int) { igather(sendBuf, sendCount, sendType, recvBuf, recvCount, recvType, root).waitFor(Status.IGNORED) }
+    /**
+     * `MPI_Gather`: the receive arguments matter at [root] only; [sendBuf] may be [Mpi.IN_PLACE] there
+     * (intracommunicators), and is ignored (may be null) at an intercommunicator's root group.
+     */
+    public fun gather(
+        sendBuf: ByteBuffer?,
+        sendCount: Int,
+        sendType: Datatype,
+        recvBuf: ByteBuffer?,
+        recvCount: Int,
+        recvType: Datatype,
+        root: Int,
+    ) {
+        igather(sendBuf, sendCount, sendType, recvBuf, recvCount, recvType, root).waitFor(Status.IGNORED)
+    }
+
     /** `MPI_Igather`. */
-    public fun igather(sendBuf: ByteBuffer?, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer?, recvCount: Int, recvType: Datatype, root: Int): Request = coll("MPI_Igather",
-        { it.igather("MPI_Igather", sendBuf, sendCount, sendType, recvBuf, IntArray(size) { recvCount }, IntArray(size) { i -> i * recvCount }, recvType, root, regular = true) },
-        { it.igather("MPI_Igather", sendBuf, sendCount, sendType, recvBuf, IntArray(peerCount) { recvCount }, IntArray(peerCount) { i -> i * recvCount }, recvType, root) })
+    public fun igather(
+        sendBuf: ByteBuffer?,
+        sendCount: Int,
+        sendType: Datatype,
+        recvBuf: ByteBuffer?,
+        recvCount: Int,
+        recvType: Datatype,
+        root: Int,
+    ): Request =
+        coll(
+            "MPI_Igather",
+            {
+                it.igather(
+                    "MPI_Igather",
+                    sendBuf,
+                    sendCount,
+                    sendType,
+                    recvBuf,
+                    IntArray(size) { recvCount },
+                    IntArray(size) { i -> i * recvCount },
+                    recvType,
+                    root,
+                    regular = true,
+                )
+            },
+            {
+                it.igather(
+                    "MPI_Igather",
+                    sendBuf,
+                    sendCount,
+                    sendType,
+                    recvBuf,
+                    IntArray(peerCount) { recvCount },
+                    IntArray(peerCount) { i -> i * recvCount },
+                    recvType,
+                    root,
+                )
+            },
+        )
 
-    /** `MPI_Gatherv`: rank i's data (remote rank i's, on an intercommunicator) lands at element `displs[i]` of [recvBuf] (at [root]). */
-    public fun gatherv(sendBuf: ByteBuffer?, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer?, recvCounts: IntArray?, displs: IntArray?, recvType: Datatype?, root: Int) { igatherv(sendBuf, sendCount, sendType, recvBuf, recvCounts, displs, recvType, root).waitFor(Status.IGNORED) }
+    /**
+     * `MPI_Gatherv`: rank i's data (remote rank i's, on an intercommunicator) lands at element `displs[i]` of [recvBuf]
+     * (at [root]).
+     */
+    public fun gatherv(
+        sendBuf: ByteBuffer?,
+        sendCount: Int,
+        sendType: Datatype,
+        recvBuf: ByteBuffer?,
+        recvCounts: IntArray?,
+        displs: IntArray?,
+        recvType: Datatype?,
+        root: Int,
+    ) {
+        igatherv(sendBuf, sendCount, sendType, recvBuf, recvCounts, displs, recvType, root).waitFor(Status.IGNORED)
+    }
+
     /** `MPI_Igatherv`. */
-    public fun igatherv(sendBuf: ByteBuffer?, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer?, recvCounts: IntArray?, displs: IntArray?, recvType: Datatype?, root: Int): Request = coll("MPI_Igatherv",
-        { it.igather("MPI_Igatherv", sendBuf, sendCount, sendType, recvBuf, recvCounts, displs, recvType, root, regular = false) },
-        { it.igather("MPI_Igatherv", sendBuf, sendCount, sendType, recvBuf, recvCounts, displs, recvType, root) })
+    public fun igatherv(
+        sendBuf: ByteBuffer?,
+        sendCount: Int,
+        sendType: Datatype,
+        recvBuf: ByteBuffer?,
+        recvCounts: IntArray?,
+        displs: IntArray?,
+        recvType: Datatype?,
+        root: Int,
+    ): Request =
+        coll(
+            "MPI_Igatherv",
+            {
+                it.igather(
+                    "MPI_Igatherv",
+                    sendBuf,
+                    sendCount,
+                    sendType,
+                    recvBuf,
+                    recvCounts,
+                    displs,
+                    recvType,
+                    root,
+                    regular = false,
+                )
+            },
+            { it.igather("MPI_Igatherv", sendBuf, sendCount, sendType, recvBuf, recvCounts, displs, recvType, root) },
+        )
 
-    /** `MPI_Scatter`: the send arguments matter at [root] only; [recvBuf] may be [Mpi.IN_PLACE] there (intracommunicators), and is ignored (may be null) at an intercommunicator's root group. */
-    public fun scatter(sendBuf: ByteBuffer?, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer?, recvCount: Int, recvType: Datatype, root: Int) { iscatter(sendBuf, sendCount, sendType, recvBuf, recvCount, recvType, root).waitFor(Status.IGNORED) }
+    /**
+     * `MPI_Scatter`: the send arguments matter at [root] only; [recvBuf] may be [Mpi.IN_PLACE] there
+     * (intracommunicators), and is ignored (may be null) at an intercommunicator's root group.
+     */
+    public fun scatter(
+        sendBuf: ByteBuffer?,
+        sendCount: Int,
+        sendType: Datatype,
+        recvBuf: ByteBuffer?,
+        recvCount: Int,
+        recvType: Datatype,
+        root: Int,
+    ) {
+        iscatter(sendBuf, sendCount, sendType, recvBuf, recvCount, recvType, root).waitFor(Status.IGNORED)
+    }
+
     /** `MPI_Iscatter`. */
-    public fun iscatter(sendBuf: ByteBuffer?, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer?, recvCount: Int, recvType: Datatype, root: Int): Request = coll("MPI_Iscatter",
-        { it.iscatter("MPI_Iscatter", sendBuf, IntArray(size) { sendCount }, IntArray(size) { i -> i * sendCount }, sendType, recvBuf, recvCount, recvType, root) },
-        { it.iscatter("MPI_Iscatter", sendBuf, IntArray(peerCount) { sendCount }, IntArray(peerCount) { i -> i * sendCount }, sendType, recvBuf, recvCount, recvType, root) })
+    public fun iscatter(
+        sendBuf: ByteBuffer?,
+        sendCount: Int,
+        sendType: Datatype,
+        recvBuf: ByteBuffer?,
+        recvCount: Int,
+        recvType: Datatype,
+        root: Int,
+    ): Request =
+        coll(
+            "MPI_Iscatter",
+            {
+                it.iscatter(
+                    "MPI_Iscatter",
+                    sendBuf,
+                    IntArray(size) { sendCount },
+                    IntArray(size) { i -> i * sendCount },
+                    sendType,
+                    recvBuf,
+                    recvCount,
+                    recvType,
+                    root,
+                )
+            },
+            {
+                it.iscatter(
+                    "MPI_Iscatter",
+                    sendBuf,
+                    IntArray(peerCount) { sendCount },
+                    IntArray(peerCount) { i -> i * sendCount },
+                    sendType,
+                    recvBuf,
+                    recvCount,
+                    recvType,
+                    root,
+                )
+            },
+        )
 
-    /** `MPI_Scatterv`: rank i (remote rank i, on an intercommunicator) gets `sendCounts[i]` elements from element `displs[i]` of [sendBuf] (at [root]). */
-    public fun scatterv(sendBuf: ByteBuffer?, sendCounts: IntArray?, displs: IntArray?, sendType: Datatype?, recvBuf: ByteBuffer?, recvCount: Int, recvType: Datatype, root: Int) { iscatterv(sendBuf, sendCounts, displs, sendType, recvBuf, recvCount, recvType, root).waitFor(Status.IGNORED) }
+    /**
+     * `MPI_Scatterv`: rank i (remote rank i, on an intercommunicator) gets `sendCounts[i]` elements from element
+     * `displs[i]` of [sendBuf] (at [root]).
+     */
+    public fun scatterv(
+        sendBuf: ByteBuffer?,
+        sendCounts: IntArray?,
+        displs: IntArray?,
+        sendType: Datatype?,
+        recvBuf: ByteBuffer?,
+        recvCount: Int,
+        recvType: Datatype,
+        root: Int,
+    ) {
+        iscatterv(sendBuf, sendCounts, displs, sendType, recvBuf, recvCount, recvType, root).waitFor(Status.IGNORED)
+    }
+
     /** `MPI_Iscatterv`. */
-    public fun iscatterv(sendBuf: ByteBuffer?, sendCounts: IntArray?, displs: IntArray?, sendType: Datatype?, recvBuf: ByteBuffer?, recvCount: Int, recvType: Datatype, root: Int): Request = coll("MPI_Iscatterv",
-        { it.iscatter("MPI_Iscatterv", sendBuf, sendCounts, displs, sendType, recvBuf, recvCount, recvType, root) },
-        { it.iscatter("MPI_Iscatterv", sendBuf, sendCounts, displs, sendType, recvBuf, recvCount, recvType, root) })
+    public fun iscatterv(
+        sendBuf: ByteBuffer?,
+        sendCounts: IntArray?,
+        displs: IntArray?,
+        sendType: Datatype?,
+        recvBuf: ByteBuffer?,
+        recvCount: Int,
+        recvType: Datatype,
+        root: Int,
+    ): Request =
+        coll(
+            "MPI_Iscatterv",
+            { it.iscatter("MPI_Iscatterv", sendBuf, sendCounts, displs, sendType, recvBuf, recvCount, recvType, root) },
+            { it.iscatter("MPI_Iscatterv", sendBuf, sendCounts, displs, sendType, recvBuf, recvCount, recvType, root) },
+        )
 
-    /** `MPI_Allgather`; [sendBuf] may be [Mpi.IN_PLACE] (intracommunicators). On an intercommunicator, [recvBuf] gets the remote group's blocks. */
-    public fun allgather(sendBuf: ByteBuffer, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer, recvCount: Int, recvType: Datatype) { iallgather(sendBuf, sendCount, sendType, recvBuf, recvCount, recvType).waitFor(Status.IGNORED) }
+    /**
+     * `MPI_Allgather`; [sendBuf] may be [Mpi.IN_PLACE] (intracommunicators). On an intercommunicator, [recvBuf] gets
+     * the remote group's blocks.
+     */
+    public fun allgather(
+        sendBuf: ByteBuffer,
+        sendCount: Int,
+        sendType: Datatype,
+        recvBuf: ByteBuffer,
+        recvCount: Int,
+        recvType: Datatype,
+    ) {
+        iallgather(sendBuf, sendCount, sendType, recvBuf, recvCount, recvType).waitFor(Status.IGNORED)
+    }
+
     /** `MPI_Iallgather`. */
-    public fun iallgather(sendBuf: ByteBuffer, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer, recvCount: Int, recvType: Datatype): Request = coll("MPI_Iallgather",
-        { it.iallgather("MPI_Iallgather", sendBuf, sendCount, sendType, recvBuf, IntArray(size) { recvCount }, IntArray(size) { i -> i * recvCount }, recvType) },
-        { it.iallgatherv("MPI_Iallgather", sendBuf, sendCount, sendType, recvBuf, IntArray(peerCount) { recvCount }, IntArray(peerCount) { i -> i * recvCount }, recvType) })
+    public fun iallgather(
+        sendBuf: ByteBuffer,
+        sendCount: Int,
+        sendType: Datatype,
+        recvBuf: ByteBuffer,
+        recvCount: Int,
+        recvType: Datatype,
+    ): Request =
+        coll(
+            "MPI_Iallgather",
+            {
+                it.iallgather(
+                    "MPI_Iallgather",
+                    sendBuf,
+                    sendCount,
+                    sendType,
+                    recvBuf,
+                    IntArray(size) { recvCount },
+                    IntArray(size) { i -> i * recvCount },
+                    recvType,
+                )
+            },
+            {
+                it.iallgatherv(
+                    "MPI_Iallgather",
+                    sendBuf,
+                    sendCount,
+                    sendType,
+                    recvBuf,
+                    IntArray(peerCount) { recvCount },
+                    IntArray(peerCount) { i -> i * recvCount },
+                    recvType,
+                )
+            },
+        )
 
     /** `MPI_Allgatherv`: counts and displacements per rank (per remote rank, on an intercommunicator). */
-    public fun allgatherv(sendBuf: ByteBuffer, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer, recvCounts: IntArray, displs: IntArray, recvType: Datatype) { iallgatherv(sendBuf, sendCount, sendType, recvBuf, recvCounts, displs, recvType).waitFor(Status.IGNORED) }
+    public fun allgatherv(
+        sendBuf: ByteBuffer,
+        sendCount: Int,
+        sendType: Datatype,
+        recvBuf: ByteBuffer,
+        recvCounts: IntArray,
+        displs: IntArray,
+        recvType: Datatype,
+    ) {
+        iallgatherv(sendBuf, sendCount, sendType, recvBuf, recvCounts, displs, recvType).waitFor(Status.IGNORED)
+    }
+
     /** `MPI_Iallgatherv`. */
-    public fun iallgatherv(sendBuf: ByteBuffer, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer, recvCounts: IntArray, displs: IntArray, recvType: Datatype): Request = coll("MPI_Iallgatherv",
-        { it.iallgather("MPI_Iallgatherv", sendBuf, sendCount, sendType, recvBuf, recvCounts, displs, recvType) },
-        { it.iallgatherv("MPI_Iallgatherv", sendBuf, sendCount, sendType, recvBuf, recvCounts, displs, recvType) })
+    public fun iallgatherv(
+        sendBuf: ByteBuffer,
+        sendCount: Int,
+        sendType: Datatype,
+        recvBuf: ByteBuffer,
+        recvCounts: IntArray,
+        displs: IntArray,
+        recvType: Datatype,
+    ): Request =
+        coll(
+            "MPI_Iallgatherv",
+            { it.iallgather("MPI_Iallgatherv", sendBuf, sendCount, sendType, recvBuf, recvCounts, displs, recvType) },
+            { it.iallgatherv("MPI_Iallgatherv", sendBuf, sendCount, sendType, recvBuf, recvCounts, displs, recvType) },
+        )
 
     /** `MPI_Alltoall`; [sendBuf] may be [Mpi.IN_PLACE] (intracommunicators). */
-    public fun alltoall(sendBuf: ByteBuffer, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer, recvCount: Int, recvType: Datatype) { ialltoall(sendBuf, sendCount, sendType, recvBuf, recvCount, recvType).waitFor(Status.IGNORED) }
+    public fun alltoall(
+        sendBuf: ByteBuffer,
+        sendCount: Int,
+        sendType: Datatype,
+        recvBuf: ByteBuffer,
+        recvCount: Int,
+        recvType: Datatype,
+    ) {
+        ialltoall(sendBuf, sendCount, sendType, recvBuf, recvCount, recvType).waitFor(Status.IGNORED)
+    }
+
     /** `MPI_Ialltoall`. */
-    public fun ialltoall(sendBuf: ByteBuffer, sendCount: Int, sendType: Datatype, recvBuf: ByteBuffer, recvCount: Int, recvType: Datatype): Request {
+    public fun ialltoall(
+        sendBuf: ByteBuffer,
+        sendCount: Int,
+        sendType: Datatype,
+        recvBuf: ByteBuffer,
+        recvCount: Int,
+        recvType: Datatype,
+    ): Request {
         val n = peerCount
-        return ialltoallv(sendBuf, IntArray(n) { sendCount }, IntArray(n) { i -> i * sendCount }, sendType, recvBuf, IntArray(n) { recvCount }, IntArray(n) { i -> i * recvCount }, recvType, "MPI_Ialltoall")
+        return ialltoallv(
+            sendBuf,
+            IntArray(n) { sendCount },
+            IntArray(n) { i -> i * sendCount },
+            sendType,
+            recvBuf,
+            IntArray(n) { recvCount },
+            IntArray(n) { i -> i * recvCount },
+            recvType,
+            "MPI_Ialltoall",
+        )
     }
 
-    /** `MPI_Alltoallv`: displacements in elements of each side's type; one entry per rank (per remote rank, on an intercommunicator). */
-    public fun alltoallv(sendBuf: ByteBuffer, sendCounts: IntArray, sendDispls: IntArray, sendType: Datatype, recvBuf: ByteBuffer, recvCounts: IntArray, recvDispls: IntArray, recvType: Datatype) { ialltoallv(sendBuf, sendCounts, sendDispls, sendType, recvBuf, recvCounts, recvDispls, recvType).waitFor(Status.IGNORED) }
+    /**
+     * `MPI_Alltoallv`: displacements in elements of each side's type; one entry per rank (per remote rank, on an
+     * intercommunicator).
+     */
+    public fun alltoallv(
+        sendBuf: ByteBuffer,
+        sendCounts: IntArray,
+        sendDispls: IntArray,
+        sendType: Datatype,
+        recvBuf: ByteBuffer,
+        recvCounts: IntArray,
+        recvDispls: IntArray,
+        recvType: Datatype,
+    ) {
+        ialltoallv(sendBuf, sendCounts, sendDispls, sendType, recvBuf, recvCounts, recvDispls, recvType)
+            .waitFor(Status.IGNORED)
+    }
+
     /** `MPI_Ialltoallv`. */
-    public fun ialltoallv(sendBuf: ByteBuffer, sendCounts: IntArray, sendDispls: IntArray, sendType: Datatype, recvBuf: ByteBuffer, recvCounts: IntArray, recvDispls: IntArray, recvType: Datatype): Request =
-        ialltoallv(sendBuf, sendCounts, sendDispls, sendType, recvBuf, recvCounts, recvDispls, recvType, "MPI_Ialltoallv")
+    public fun ialltoallv(
+        sendBuf: ByteBuffer,
+        sendCounts: IntArray,
+        sendDispls: IntArray,
+        sendType: Datatype,
+        recvBuf: ByteBuffer,
+        recvCounts: IntArray,
+        recvDispls: IntArray,
+        recvType: Datatype,
+    ): Request =
+        ialltoallv(
+            sendBuf,
+            sendCounts,
+            sendDispls,
+            sendType,
+            recvBuf,
+            recvCounts,
+            recvDispls,
+            recvType,
+            "MPI_Ialltoallv",
+        )
 
-    private fun ialltoallv(sendBuf: ByteBuffer, sendCounts: IntArray, sendDispls: IntArray, sendType: Datatype, recvBuf: ByteBuffer, recvCounts: IntArray, recvDispls: IntArray, recvType: Datatype, call: String): Request = coll(call,
-        { it.ialltoall(call, sendBuf, sendCounts, sendDispls, sendType, recvBuf, recvCounts, recvDispls, recvType) },
-        { it.ialltoallv(call, sendBuf, sendCounts, sendDispls, sendType, recvBuf, recvCounts, recvDispls, recvType) })
+    private fun ialltoallv(
+        sendBuf: ByteBuffer,
+        sendCounts: IntArray,
+        sendDispls: IntArray,
+        sendType: Datatype,
+        recvBuf: ByteBuffer,
+        recvCounts: IntArray,
+        recvDispls: IntArray,
+        recvType: Datatype,
+        call: String,
+    ): Request =
+        coll(
+            call,
+            {
+                it.ialltoall(call, sendBuf, sendCounts, sendDispls, sendType, recvBuf, recvCounts, recvDispls, recvType)
+            },
+            {
+                it.ialltoallv(
+                    call,
+                    sendBuf,
+                    sendCounts,
+                    sendDispls,
+                    sendType,
+                    recvBuf,
+                    recvCounts,
+                    recvDispls,
+                    recvType,
+                )
+            },
+        )
 
-    private inline fun coll(call: String, intra: (CommCollectives) -> Request, inter: (IntercommCollectives) -> Request): Request = guard {
+    private inline fun coll(
+        call: String,
+        intra: (CommCollectives) -> Request,
+        inter: (IntercommCollectives) -> Request,
+    ): Request = guard {
         checkUsable(call)
-        when (this) { is Intracomm -> intra(coll); is Intercomm -> inter(coll) }
+        when (this) {
+            is Intracomm -> intra(coll)
+            is Intercomm -> inter(coll)
+        }
     }
 
-    /** A blocking collective: started under the error handler ([intra] returns null when it waited itself), then waited for. */
-    private inline fun blocking(call: String, intra: (CommCollectives) -> Request?, inter: (IntercommCollectives) -> Request) {
+    /**
+     * A blocking collective: started under the error handler ([intra] returns null when it waited itself), then waited
+     * for.
+     */
+    private inline fun blocking(
+        call: String,
+        intra: (CommCollectives) -> Request?,
+        inter: (IntercommCollectives) -> Request,
+    ) {
         val r = guard {
             checkUsable(call)
-            when (this) { is Intracomm -> intra(coll); is Intercomm -> inter(coll) }
+            when (this) {
+                is Intracomm -> intra(coll)
+                is Intercomm -> inter(coll)
+            }
         }
         r?.waitFor(Status.IGNORED)
     }
@@ -383,40 +900,59 @@ public sealed class Comm(
         checkUsable(call)
         when (this) {
             is Intracomm -> block(coll)
-            is Intercomm -> throw MPIException.of(ErrorClass.ERR_COMM, call, "$name is an intercommunicator; scan and exscan are for intracommunicators only")
+            is Intercomm ->
+                throw MPIException.of(
+                    ErrorClass.ERR_COMM,
+                    call,
+                    "$name is an intercommunicator; scan and exscan are for intracommunicators only",
+                )
         }
     }
 
-
     // ## Internals ##
 
-    private fun startSend(call: String, buf: ByteBuffer, count: Int, type: Datatype, dest: Int, tag: Int, mode: Int): Request = guard {
+    private fun startSend(
+        call: String,
+        buf: ByteBuffer,
+        count: Int,
+        type: Datatype,
+        dest: Int,
+        tag: Int,
+        mode: Int,
+    ): Request = guard {
         checkUsable(call)
         checkDest(call, dest)
         checkTag(call, tag, receive = false)
         checkBuffer(call, buf, count, type, receive = false)
         if (dest == Mpi.PROC_NULL) return@guard DoneRequest(mpi, this, Status.PROC_NULL)
-        failedPeer(call, dest)?.let { return@guard it }
-        val bits = MatchBitsDescriptor.bits(context, MatchBitsDescriptor.SUB_PT2PT, rank, tag)
-        val op = if (mode == MODE_BUFFERED) {
-            val (copy, free) = mpi.buffered.stage(buf, count, type)
-            // Nobody waits for this send, so it is not pooled (nothing would give it back).
-            val send = SendOp(mpi).set(this, destAddr[dest], bits, 0, free)
-            send.region.set(copy, copy.capacity(), Datatype.BYTE, packNow = false)
-            mpi.submit(send)
-            DoneRequest(mpi, this, Status(Mpi.ANY_SOURCE, Mpi.ANY_TAG, count * type.size, false, ErrorClass.SUCCESS, -1))
-        } else {
-            val flags = if (mode == MODE_SYNCHRONOUS) OpFlags.DELIVERY_COMPLETE else 0L
-            val send = mpi.takeSend().set(this, destAddr[dest], bits, flags)
-            send.region.set(buf, count, type, packNow = true)
-            send.also { mpi.submit(it) }
+        failedPeer(call, dest)?.let {
+            return@guard it
         }
+        val bits = MatchBitsDescriptor.bits(context, MatchBitsDescriptor.SUB_PT2PT, rank, tag)
+        val op =
+            if (mode == MODE_BUFFERED) {
+                val (copy, free) = mpi.buffered.stage(buf, count, type)
+                // Nobody waits for this send, so it is not pooled (nothing would give it back).
+                val send = SendOp(mpi).set(this, destAddr[dest], bits, 0, free)
+                send.region.set(copy, copy.capacity(), Datatype.BYTE, packNow = false)
+                mpi.submit(send)
+                DoneRequest(
+                    mpi,
+                    this,
+                    Status(Mpi.ANY_SOURCE, Mpi.ANY_TAG, count * type.size, false, ErrorClass.SUCCESS, -1),
+                )
+            } else {
+                val flags = if (mode == MODE_SYNCHRONOUS) OpFlags.DELIVERY_COMPLETE else 0L
+                val send = mpi.takeSend().set(this, destAddr[dest], bits, flags)
+                send.region.set(buf, count, type, packNow = true)
+                send.also { mpi.submit(it) }
+            }
         op
     }
 
     /**
-     * Waits for [r] (a request the caller never saw), fills [into] (null: a new status;
-     * [Status.IGNORED]: none, for a send) and returns [r] to the pool, raising its error after.
+     * Waits for [r] (a request the caller never saw), fills [into] (null: a new status; [Status.IGNORED]: none, for a
+     * send) and returns [r] to the pool, raising its error after.
      */
     private fun waitAndRecycle(r: Request, into: Status?): Status {
         try {
@@ -439,19 +975,28 @@ public sealed class Comm(
 
     @JvmSynthetic
     internal fun recvBits(source: Int, tag: Int): Long =
-        MatchBitsDescriptor.bits(context, MatchBitsDescriptor.SUB_PT2PT, if (source == Mpi.ANY_SOURCE) 0 else source, if (tag == Mpi.ANY_TAG) 0 else tag)
+        MatchBitsDescriptor.bits(
+            context,
+            MatchBitsDescriptor.SUB_PT2PT,
+            if (source == Mpi.ANY_SOURCE) 0 else source,
+            if (tag == Mpi.ANY_TAG) 0 else tag,
+        )
 
     @JvmSynthetic
-    internal fun recvIgnore(source: Int, tag: Int): Long = MatchBitsDescriptor.ignore(source == Mpi.ANY_SOURCE, tag == Mpi.ANY_TAG)
+    internal fun recvIgnore(source: Int, tag: Int): Long =
+        MatchBitsDescriptor.ignore(source == Mpi.ANY_SOURCE, tag == Mpi.ANY_TAG)
 
     /** Runs [block], passing an [MPIException] it throws through this communicator's error handler. */
     @JvmSynthetic
     internal inline fun <T> guard(block: () -> T): T =
-        try { block() } catch (e: MPIException) { throw raise(e) }
+        try {
+            block()
+        } catch (e: MPIException) {
+            throw raise(e)
+        }
 
     /** Applies the error handler to [e] (aborting under ERRORS_ARE_FATAL) and returns it to throw. */
-    @JvmSynthetic
-    internal fun raise(e: MPIException): MPIException = handler.handle(this, e)
+    @JvmSynthetic internal fun raise(e: MPIException): MPIException = handler.handle(this, e)
 
     @JvmSynthetic
     internal fun checkUsable(call: String) {
@@ -461,30 +1006,48 @@ public sealed class Comm(
 
     /** The number of ranks point-to-point calls may name (the remote group's size for an intercommunicator). */
     @get:JvmSynthetic
-    internal val peerCount: Int get() = targets.size
+    internal val peerCount: Int
+        get() = targets.size
 
     private fun checkDest(call: String, dest: Int) {
         if (dest == Mpi.PROC_NULL) return
-        if (dest !in 0 until peerCount) throw MPIException.of(ErrorClass.ERR_RANK, call, "rank $dest is out of range for ${rankSpace()} of size $peerCount")
+        if (dest !in 0 until peerCount)
+            throw MPIException.of(
+                ErrorClass.ERR_RANK,
+                call,
+                "rank $dest is out of range for ${rankSpace()} of size $peerCount",
+            )
     }
 
     private fun checkSource(call: String, source: Int) {
         if (source == Mpi.PROC_NULL || source == Mpi.ANY_SOURCE) return
-        if (source !in 0 until peerCount) throw MPIException.of(ErrorClass.ERR_RANK, call, "source rank $source is out of range for ${rankSpace()} of size $peerCount")
+        if (source !in 0 until peerCount)
+            throw MPIException.of(
+                ErrorClass.ERR_RANK,
+                call,
+                "source rank $source is out of range for ${rankSpace()} of size $peerCount",
+            )
     }
 
-    private fun rankSpace(): String = if (isInter) "the remote group of intercommunicator $name" else "communicator $name"
+    private fun rankSpace(): String =
+        if (isInter) "the remote group of intercommunicator $name" else "communicator $name"
 
     private fun checkTag(call: String, tag: Int, receive: Boolean) {
         if (receive && tag == Mpi.ANY_TAG) return
-        if (tag < 0 || tag > Mpi.TAG_UB) throw MPIException.of(ErrorClass.ERR_TAG, call, "tag $tag is outside 0..${Mpi.TAG_UB}${if (receive) " (or ANY_TAG)" else ""}")
+        if (tag < 0 || tag > Mpi.TAG_UB)
+            throw MPIException.of(
+                ErrorClass.ERR_TAG,
+                call,
+                "tag $tag is outside 0..${Mpi.TAG_UB}${if (receive) " (or ANY_TAG)" else ""}",
+            )
     }
 
     @JvmSynthetic
     internal fun checkBuffer(call: String, buf: ByteBuffer, count: Int, type: Datatype, receive: Boolean) {
         if (count < 0) throw MPIException.of(ErrorClass.ERR_COUNT, call, "count is $count; it must be ≥ 0")
         type.checkUsable(call)
-        if (receive && buf.isReadOnly) throw MPIException.of(ErrorClass.ERR_BUFFER, call, "the receive buffer is read-only")
+        if (receive && buf.isReadOnly)
+            throw MPIException.of(ErrorClass.ERR_BUFFER, call, "the receive buffer is read-only")
         type.checkFits(call, if (receive) "receive buffer" else "send buffer", buf.capacity(), 0, count)
     }
 
@@ -506,16 +1069,15 @@ public sealed class Comm(
         @JvmField public val NULL_DELETE_FN: AttributeDeleter = AttributeDeleter { _, _, _, _ -> }
 
         /**
-         * `MPI_Comm_create_keyval`: a new keyval whose attributes [copy] decides on for a dup
-         * and [delete] is told of when deleted, replaced or their communicator freed;
-         * [extraState] is passed to both.
+         * `MPI_Comm_create_keyval`: a new keyval whose attributes [copy] decides on for a dup and [delete] is told of
+         * when deleted, replaced or their communicator freed; [extraState] is passed to both.
          */
         @JvmStatic
-        public fun createKeyval(copy: AttributeCopier, delete: AttributeDeleter, extraState: Any?): Int = Attributes.create(copy, delete, extraState)
+        public fun createKeyval(copy: AttributeCopier, delete: AttributeDeleter, extraState: Any?): Int =
+            Attributes.create(copy, delete, extraState)
 
         /** `MPI_Comm_free_keyval`: no new attributes under [keyval]; those set stay until deleted. */
-        @JvmStatic
-        public fun freeKeyval(keyval: Int): Unit = Attributes.free(keyval)
+        @JvmStatic public fun freeKeyval(keyval: Int): Unit = Attributes.free(keyval)
 
         internal const val MODE_STANDARD = 0
         internal const val MODE_SYNCHRONOUS = 1

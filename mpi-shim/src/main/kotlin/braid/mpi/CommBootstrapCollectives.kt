@@ -6,12 +6,11 @@ import java.io.DataOutputStream
 import java.nio.ByteBuffer
 
 /**
- * The point-to-point channel communicator management keeps for what is not a collective of one
- * group: two leaders' exchange (intercommunicator creation and agreement, in
- * [MatchBitsDescriptor.SUB_LEADERS]) and port connections. Everything within one group — the
- * AND of context-id masks, split's allgather, a leader's broadcast — runs on the collectives
- * module ([CommCollectives]). Messages are byte arrays of any length ([recv] probes the size),
- * and [join]/[split] frame several in one.
+ * The point-to-point channel communicator management keeps for what is not a collective of one group: two leaders'
+ * exchange (intercommunicator creation and agreement, in [MatchBitsDescriptor.SUB_LEADERS]) and port connections.
+ * Everything within one group — the AND of context-id masks, split's allgather, a leader's broadcast — runs on the
+ * collectives module ([CommCollectives]). Messages are byte arrays of any length ([recv] probes the size), and
+ * [join]/[split] frame several in one.
  */
 internal class CommBootstrapCollectives(
     private val mpi: Mpi,
@@ -21,7 +20,8 @@ internal class CommBootstrapCollectives(
     /** Fabric addresses of the ranks of this channel. */
     private val addrs: LongArray,
 ) {
-    private val size: Int get() = addrs.size
+    private val size: Int
+        get() = addrs.size
 
     fun send(dest: Int, tag: Int, data: ByteArray): Request {
         val op = SendOp(mpi).set(null, addrs[dest], MatchBitsDescriptor.bits(context, sub, rank, tag), 0)
@@ -54,12 +54,19 @@ internal class CommBootstrapCollectives(
     companion object {
         fun join(parts: Array<ByteArray>): ByteArray {
             val bytes = ByteArrayOutputStream()
-            DataOutputStream(bytes).use { out -> out.writeInt(parts.size); parts.forEach { out.writeInt(it.size); out.write(it) } }
+            DataOutputStream(bytes).use { out ->
+                out.writeInt(parts.size)
+                parts.forEach {
+                    out.writeInt(it.size)
+                    out.write(it)
+                }
+            }
             return bytes.toByteArray()
         }
 
-        fun split(all: ByteArray): Array<ByteArray> = DataInputStream(all.inputStream()).use { inp ->
-            Array(inp.readInt()) { ByteArray(inp.readInt()).also { b -> inp.readFully(b) } }
-        }
+        fun split(all: ByteArray): Array<ByteArray> =
+            DataInputStream(all.inputStream()).use { inp ->
+                Array(inp.readInt()) { ByteArray(inp.readInt()).also { b -> inp.readFully(b) } }
+            }
     }
 }

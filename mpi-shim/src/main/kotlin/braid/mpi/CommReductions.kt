@@ -1,7 +1,7 @@
 package braid.mpi
 
-import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
+import org.agrona.concurrent.UnsafeBuffer
 
 // The reductions of an intracommunicator's collectives ([CommCollectives]): reduce, allreduce,
 // scan, exscan, reduce_scatter_block and reduce_scatter, on the collectives module.
@@ -18,23 +18,88 @@ import java.nio.ByteBuffer
 //   scatter for the others); reduce_scatter with unequal counts is a reduce to rank 0 then a
 //   scatterv (with equal counts, the block form).
 
-internal enum class ReductionKind { REDUCE, ALLREDUCE, SCAN, EXSCAN }
-
-internal fun CommCollectives.ireduce(call: String, send: ByteBuffer?, recv: ByteBuffer?, count: Int, type: Datatype, op: Op, root: Int, blocking: Boolean = false): CollRequest? {
-    checkRoot(call, root)
-    val atRoot = rank == root
-    if (send === Mpi.IN_PLACE && !atRoot) throw MPIException.of(ErrorClass.ERR_BUFFER, call, "MPI_IN_PLACE is the root's send buffer only (rank $rank is not root $root)")
-    return reduction(call, send, if (atRoot) recv ?: missing(call, "receive") else null, count, type, op, ReductionKind.REDUCE, root, blocking)
+internal enum class ReductionKind {
+    REDUCE,
+    ALLREDUCE,
+    SCAN,
+    EXSCAN,
 }
 
-internal fun CommCollectives.iallreduce(call: String, send: ByteBuffer?, recv: ByteBuffer, count: Int, type: Datatype, op: Op, blocking: Boolean = false): CollRequest? =
-    reduction(call, send, recv, count, type, op, ReductionKind.ALLREDUCE, 0, blocking)
+internal fun CommCollectives.ireduce(
+    call: String,
+    send: ByteBuffer?,
+    recv: ByteBuffer?,
+    count: Int,
+    type: Datatype,
+    op: Op,
+    root: Int,
+    blocking: Boolean = false,
+): CollRequest? {
+    checkRoot(call, root)
+    val atRoot = rank == root
+    if (send === Mpi.IN_PLACE && !atRoot)
+        throw MPIException.of(
+            ErrorClass.ERR_BUFFER,
+            call,
+            "MPI_IN_PLACE is the root's send buffer only (rank $rank is not root $root)",
+        )
+    return reduction(
+        call,
+        send,
+        if (atRoot) recv ?: missing(call, "receive") else null,
+        count,
+        type,
+        op,
+        ReductionKind.REDUCE,
+        root,
+        blocking,
+    )
+}
 
-internal fun CommCollectives.iscan(call: String, send: ByteBuffer?, recv: ByteBuffer, count: Int, type: Datatype, op: Op, exclusive: Boolean): CollRequest =
-    reduction(call, send, recv, count, type, op, if (exclusive) ReductionKind.EXSCAN else ReductionKind.SCAN, 0, false)!!
+internal fun CommCollectives.iallreduce(
+    call: String,
+    send: ByteBuffer?,
+    recv: ByteBuffer,
+    count: Int,
+    type: Datatype,
+    op: Op,
+    blocking: Boolean = false,
+): CollRequest? = reduction(call, send, recv, count, type, op, ReductionKind.ALLREDUCE, 0, blocking)
 
-/** `MPI_Reduce_scatter_block`: the module's reduce-scatter of `size × recvCount` elements; this rank keeps block [CommCollectives.rank]. */
-internal fun CommCollectives.ireduceScatterBlock(call: String, send: ByteBuffer?, recv: ByteBuffer, recvCount: Int, type: Datatype, op: Op, blocking: Boolean = false): CollRequest? {
+internal fun CommCollectives.iscan(
+    call: String,
+    send: ByteBuffer?,
+    recv: ByteBuffer,
+    count: Int,
+    type: Datatype,
+    op: Op,
+    exclusive: Boolean,
+): CollRequest =
+    reduction(
+        call,
+        send,
+        recv,
+        count,
+        type,
+        op,
+        if (exclusive) ReductionKind.EXSCAN else ReductionKind.SCAN,
+        0,
+        false,
+    )!!
+
+/**
+ * `MPI_Reduce_scatter_block`: the module's reduce-scatter of `size × recvCount` elements; this rank keeps block
+ * [CommCollectives.rank].
+ */
+internal fun CommCollectives.ireduceScatterBlock(
+    call: String,
+    send: ByteBuffer?,
+    recv: ByteBuffer,
+    recvCount: Int,
+    type: Datatype,
+    op: Op,
+    blocking: Boolean = false,
+): CollRequest? {
     checkCount(call, recvCount)
     val total = recvCount * size
     val inPlace = send === Mpi.IN_PLACE
@@ -44,18 +109,35 @@ internal fun CommCollectives.ireduceScatterBlock(call: String, send: ByteBuffer?
     if (builtin != null && b != null && CollBlocks.isDirect(type)) {
         val n = recvCount * (type.size / b.size).toInt()
         return direct(call, blocking) {
-            group.startReduceScatterBlock(if (inPlace) null else CollBlocks.wrap(viewA, input), 0, CollBlocks.wrap(viewB, recv), 0, n, b.element, builtin)
+            group.startReduceScatterBlock(
+                if (inPlace) null else CollBlocks.wrap(viewA, input),
+                0,
+                CollBlocks.wrap(viewB, recv),
+                0,
+                n,
+                b.element,
+                builtin,
+            )
         }
     }
     val plan = plan(type, op) ?: return foldScatter(input, recv, IntArray(size) { recvCount }, type, op)
     // In place the module reads the whole vector from, and leaves this rank's block at the start of, one buffer.
     val s = CollBlocks.single(input, type, total).pack()
     val r = if (inPlace) s else CollBlocks.single(recv, type, recvCount)
-    return one({ if (inPlace) s.unpackFirst(recvCount) else r.unpack() }) { plan.reduceScatterBlock(group, if (inPlace) null else s.view, r.view, recvCount * plan.perElement) }
+    return one({ if (inPlace) s.unpackFirst(recvCount) else r.unpack() }) {
+        plan.reduceScatterBlock(group, if (inPlace) null else s.view, r.view, recvCount * plan.perElement)
+    }
 }
 
 /** `MPI_Reduce_scatter`: equal counts are the block form; otherwise a reduce to rank 0 and a scatterv of the blocks. */
-internal fun CommCollectives.ireduceScatter(call: String, send: ByteBuffer?, recv: ByteBuffer, recvCounts: IntArray, type: Datatype, op: Op): CollRequest {
+internal fun CommCollectives.ireduceScatter(
+    call: String,
+    send: ByteBuffer?,
+    recv: ByteBuffer,
+    recvCounts: IntArray,
+    type: Datatype,
+    op: Op,
+): CollRequest {
     checkVector(call, "recvCounts", recvCounts, null)
     if (recvCounts.all { it == recvCounts[0] }) return ireduceScatterBlock(call, send, recv, recvCounts[0], type, op)!!
     val total = recvCounts.sum()
@@ -65,15 +147,40 @@ internal fun CommCollectives.ireduceScatter(call: String, send: ByteBuffer?, rec
     val byteCounts = IntArray(size) { (recvCounts[it] * type.size).toInt() }
     val full = if (rank == 0) scratch((total * type.size).toInt()) else null
     val r = CollBlocks.single(recv, type, recvCounts[rank])
-    // In place, the scatterv writes where the input was: it starts only once the reduce has ended, which read the input first.
-    return run(arrayOf(
-        { plan.reduce(group, s.view, full, total * plan.perElement, 0, false) },
-        { group.startScatterv(full, 0, if (rank == 0) byteCounts else null, if (rank == 0) CollBlocks.prefix(byteCounts) else null, r.view, 0, byteCounts[rank], braid.collectives.Datatype.BYTE, 0) },
-    )) { r.unpack() }
+    // In place, the scatterv writes where the input was: it starts only once the reduce has ended, which read the input
+    // first.
+    return run(
+        arrayOf(
+            { plan.reduce(group, s.view, full, total * plan.perElement, 0, false) },
+            {
+                group.startScatterv(
+                    full,
+                    0,
+                    if (rank == 0) byteCounts else null,
+                    if (rank == 0) CollBlocks.prefix(byteCounts) else null,
+                    r.view,
+                    0,
+                    byteCounts[rank],
+                    braid.collectives.Datatype.BYTE,
+                    0,
+                )
+            },
+        )
+    ) {
+        r.unpack()
+    }
 }
 
 /** Checks a reduce-scatter's buffers and op; the input ([recv] in place). */
-private fun CommCollectives.scatterInput(call: String, send: ByteBuffer?, recv: ByteBuffer, total: Int, mine: Int, type: Datatype, op: Op): ByteBuffer {
+private fun CommCollectives.scatterInput(
+    call: String,
+    send: ByteBuffer?,
+    recv: ByteBuffer,
+    total: Int,
+    mine: Int,
+    type: Datatype,
+    op: Op,
+): ByteBuffer {
     val inPlace = send === Mpi.IN_PLACE
     val input = if (inPlace) recv else send ?: missing(call, "send")
     checkData(call, input, total, type, if (inPlace) "receive buffer (in place)" else "send buffer")
@@ -84,8 +191,16 @@ private fun CommCollectives.scatterInput(call: String, send: ByteBuffer?, recv: 
     return input
 }
 
-/** A reduce-scatter by a multi-element user op: the allreduce by allgather and fold, of which this rank keeps its block. */
-private fun CommCollectives.foldScatter(input: ByteBuffer, recv: ByteBuffer, recvCounts: IntArray, type: Datatype, op: Op): CollRequest {
+/**
+ * A reduce-scatter by a multi-element user op: the allreduce by allgather and fold, of which this rank keeps its block.
+ */
+private fun CommCollectives.foldScatter(
+    input: ByteBuffer,
+    recv: ByteBuffer,
+    recvCounts: IntArray,
+    type: Datatype,
+    op: Op,
+): CollRequest {
     val total = recvCounts.sum()
     val packed = CollBlocks.single(input, type, total).pack()
     val result = scratch((total * type.size).toInt())
@@ -96,21 +211,49 @@ private fun CommCollectives.foldScatter(input: ByteBuffer, recv: ByteBuffer, rec
     }
 }
 
-private fun CommCollectives.reduction(call: String, send: ByteBuffer?, recv: ByteBuffer?, count: Int, type: Datatype, op: Op, kind: ReductionKind, root: Int, blocking: Boolean): CollRequest? {
+private fun CommCollectives.reduction(
+    call: String,
+    send: ByteBuffer?,
+    recv: ByteBuffer?,
+    count: Int,
+    type: Datatype,
+    op: Op,
+    kind: ReductionKind,
+    root: Int,
+    blocking: Boolean,
+): CollRequest? {
     checkCount(call, count)
     val inPlace = send === Mpi.IN_PLACE
     val input = if (inPlace) recv!! else send ?: missing(call, "send")
     checkData(call, input, count, type, if (inPlace) "receive buffer (in place)" else "send buffer")
     checkOrder(call, if (inPlace) "receive" else "send", input, type)
-    if (recv != null) { checkData(call, recv, count, type, "receive buffer"); checkOrder(call, "receive", recv, type) }
+    if (recv != null) {
+        checkData(call, recv, count, type, "receive buffer")
+        checkOrder(call, "receive", recv, type)
+    }
     checkOp(call, op, type)
     val builtin = op.reduceOp
     val b = type.basic
-    if (builtin != null && b != null && CollBlocks.isDirect(type) && (kind == ReductionKind.REDUCE || kind == ReductionKind.ALLREDUCE)) {
+    if (
+        builtin != null &&
+            b != null &&
+            CollBlocks.isDirect(type) &&
+            (kind == ReductionKind.REDUCE || kind == ReductionKind.ALLREDUCE)
+    ) {
         val n = count * (type.size / b.size).toInt()
         return direct(call, blocking) {
             val s = if (inPlace) null else CollBlocks.wrap(viewA, input)
-            if (kind == ReductionKind.REDUCE) group.startReduce(s, 0, if (recv == null) null else CollBlocks.wrap(viewB, recv), 0, n, b.element, builtin, root)
+            if (kind == ReductionKind.REDUCE)
+                group.startReduce(
+                    s,
+                    0,
+                    if (recv == null) null else CollBlocks.wrap(viewB, recv),
+                    0,
+                    n,
+                    b.element,
+                    builtin,
+                    root,
+                )
             else group.startAllreduce(s, 0, CollBlocks.wrap(viewB, recv!!), 0, n, b.element, builtin)
         }
     }
@@ -121,28 +264,51 @@ private fun CommCollectives.reduction(call: String, send: ByteBuffer?, recv: Byt
 }
 
 /**
- * Runs [kind] over [count] packed elements of [type] in [input] by [plan] (null: allgather and
- * fold); the result lands in [resultView] (null at a reduce's non-roots; the same memory as
- * [input] means in place) and [after] runs on completion where a result arrived.
+ * Runs [kind] over [count] packed elements of [type] in [input] by [plan] (null: allgather and fold); the result lands
+ * in [resultView] (null at a reduce's non-roots; the same memory as [input] means in place) and [after] runs on
+ * completion where a result arrived.
  */
-internal fun CommCollectives.reductionOn(input: UnsafeBuffer, count: Int, type: Datatype, op: Op, plan: ReductionPlan?, kind: ReductionKind, root: Int, resultView: UnsafeBuffer?, after: () -> Unit): CollRequest {
+internal fun CommCollectives.reductionOn(
+    input: UnsafeBuffer,
+    count: Int,
+    type: Datatype,
+    op: Op,
+    plan: ReductionPlan?,
+    kind: ReductionKind,
+    root: Int,
+    resultView: UnsafeBuffer?,
+    after: () -> Unit,
+): CollRequest {
     val bytes = (count * type.size).toInt()
     if (plan == null) {
         val gathered = scratch(bytes * size)
         return one({
             val need = resultView != null && !(kind == ReductionKind.EXSCAN && rank == 0)
             if (need) {
-                val (from, to) = when (kind) { ReductionKind.SCAN -> 0 to rank + 1; ReductionKind.EXSCAN -> 0 to rank; else -> 0 to size }
+                val (from, to) =
+                    when (kind) {
+                        ReductionKind.SCAN -> 0 to rank + 1
+                        ReductionKind.EXSCAN -> 0 to rank
+                        else -> 0 to size
+                    }
                 val acc = fold(gathered, bytes, from, to, type, op, count)
                 resultView!!.putBytes(0, acc, 0, bytes)
                 after()
             }
-        }) { group.startAllgather(input, 0, gathered, 0, bytes, braid.collectives.Datatype.BYTE) }
+        }) {
+            group.startAllgather(input, 0, gathered, 0, bytes, braid.collectives.Datatype.BYTE)
+        }
     }
     val n = count * plan.perElement
-    val sameBuffer = resultView != null && resultView.addressOffset() == input.addressOffset() && resultView.byteArray() === input.byteArray()
+    val sameBuffer =
+        resultView != null &&
+            resultView.addressOffset() == input.addressOffset() &&
+            resultView.byteArray() === input.byteArray()
     val send = if (sameBuffer) null else input
-    return one({ if (!(kind == ReductionKind.EXSCAN && rank == 0) && (kind != ReductionKind.REDUCE || resultView != null)) after() }) {
+    return one({
+        if (!(kind == ReductionKind.EXSCAN && rank == 0) && (kind != ReductionKind.REDUCE || resultView != null))
+            after()
+    }) {
         when (kind) {
             ReductionKind.REDUCE -> plan.reduce(group, send ?: input, resultView, n, root, sameBuffer)
             ReductionKind.ALLREDUCE -> plan.allreduce(group, send, resultView!!, n)
@@ -153,7 +319,15 @@ internal fun CommCollectives.reductionOn(input: UnsafeBuffer, count: Int, type: 
 }
 
 /** `x[from] op (x[from+1] op … x[to-1])` over the packed contributions in [gathered]; a fresh buffer. */
-private fun fold(gathered: UnsafeBuffer, bytes: Int, from: Int, to: Int, type: Datatype, op: Op, count: Int): UnsafeBuffer {
+private fun fold(
+    gathered: UnsafeBuffer,
+    bytes: Int,
+    from: Int,
+    to: Int,
+    type: Datatype,
+    op: Op,
+    count: Int,
+): UnsafeBuffer {
     val acc = UnsafeBuffer(ByteBuffer.allocateDirect(maxOf(1, bytes)))
     if (to <= from) return acc
     acc.putBytes(0, gathered, (to - 1) * bytes, bytes)
@@ -171,5 +345,10 @@ internal fun plan(type: Datatype, op: Op): ReductionPlan? {
 
 internal fun checkOp(call: String, op: Op, type: Datatype) {
     op.checkApplies(type, call)
-    if (op.isPredefined && op.reduceOp == null) throw MPIException.of(ErrorClass.ERR_OP, call, "$op is for one-sided accumulate only, not for collective reductions")
+    if (op.isPredefined && op.reduceOp == null)
+        throw MPIException.of(
+            ErrorClass.ERR_OP,
+            call,
+            "$op is for one-sided accumulate only, not for collective reductions",
+        )
 }

@@ -3,23 +3,26 @@ package braid.mpi
 import java.util.BitSet
 
 /**
- * This process's context ids ([MatchBitsDescriptor.CONTEXT_COUNT] of them): which are free. A
- * new communicator's id is agreed as MPICH does it: the members AND their free masks together
- * and take the lowest id free in all of them, so it is unused by every member. Ids 0 (port
- * connections), 1 (world) and 2 (self) are never handed out.
+ * This process's context ids ([MatchBitsDescriptor.CONTEXT_COUNT] of them): which are free. A new communicator's id is
+ * agreed as MPICH does it: the members AND their free masks together and take the lowest id free in all of them, so it
+ * is unused by every member. Ids 0 (port connections), 1 (world) and 2 (self) are never handed out.
  */
 internal class ContextIdPool {
-    private val free = BitSet(MatchBitsDescriptor.CONTEXT_COUNT).apply { set(FIRST_FREE, MatchBitsDescriptor.CONTEXT_COUNT) }
+    private val free =
+        BitSet(MatchBitsDescriptor.CONTEXT_COUNT).apply { set(FIRST_FREE, MatchBitsDescriptor.CONTEXT_COUNT) }
 
     /** This process's free mask, one bit per id. */
-    @Synchronized
-    fun mask(): ByteArray = free.toByteArray().copyOf(MatchBitsDescriptor.CONTEXT_COUNT / 8)
+    @Synchronized fun mask(): ByteArray = free.toByteArray().copyOf(MatchBitsDescriptor.CONTEXT_COUNT / 8)
 
     /** The lowest id free in [agreed] (the AND of every member's mask); throws when none is. */
     fun lowest(agreed: ByteArray, call: String): Int {
         val id = BitSet.valueOf(agreed).nextSetBit(FIRST_FREE)
         if (id < 0 || id >= MatchBitsDescriptor.CONTEXT_COUNT) {
-            throw MPIException.of(ErrorClass.ERR_OTHER, call, "no context id is free in every member (all ${MatchBitsDescriptor.CONTEXT_COUNT} in use somewhere); free some communicators")
+            throw MPIException.of(
+                ErrorClass.ERR_OTHER,
+                call,
+                "no context id is free in every member (all ${MatchBitsDescriptor.CONTEXT_COUNT} in use somewhere); free some communicators",
+            )
         }
         return id
     }

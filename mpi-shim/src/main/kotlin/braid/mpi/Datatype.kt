@@ -3,18 +3,17 @@ package braid.mpi
 import java.nio.ByteBuffer
 
 /**
- * An MPI datatype (`MPI_Datatype`): the built-ins as constants, derived ones from the factory
- * functions of the companion (contiguous, vector, hvector, indexed, hindexed, indexedBlock,
- * hindexedBlock, struct, subarray, darray, resized). A derived type must be [commit]ted before it is
- * used in communication, and may be [free]d after.
+ * An MPI datatype (`MPI_Datatype`): the built-ins as constants, derived ones from the factory functions of the
+ * companion (contiguous, vector, hvector, indexed, hindexed, indexedBlock, hindexedBlock, struct, subarray, darray,
+ * resized). A derived type must be [commit]ted before it is used in communication, and may be [free]d after.
  *
- * A type is held flattened: the byte segments (displacement, length) of one element in type-map
- * order, adjacent segments merged. [size] is the bytes of data in one element, [lb] and
- * [extent] place consecutive elements (`count` elements start at `i * extent`), [trueLb] and
- * [trueExtent] bound the bytes actually touched. A type of one segment as long as its extent is
- * contiguous: sends and receives then use the caller's buffer in place, with no copy.
+ * A type is held flattened: the byte segments (displacement, length) of one element in type-map order, adjacent
+ * segments merged. [size] is the bytes of data in one element, [lb] and [extent] place consecutive elements (`count`
+ * elements start at `i * extent`), [trueLb] and [trueExtent] bound the bytes actually touched. A type of one segment as
+ * long as its extent is contiguous: sends and receives then use the caller's buffer in place, with no copy.
  */
-public class Datatype private constructor(
+public class Datatype
+private constructor(
     private var name: String,
     /** Bytes of data in one element (`MPI_Type_size`). */
     public val size: Long,
@@ -22,14 +21,11 @@ public class Datatype private constructor(
     public val lb: Long,
     /** The extent: the stride between consecutive elements. */
     public val extent: Long,
-    @get:JvmSynthetic
-    internal val segDisp: LongArray,
-    @get:JvmSynthetic
-    internal val segLen: LongArray,
+    @get:JvmSynthetic internal val segDisp: LongArray,
+    @get:JvmSynthetic internal val segLen: LongArray,
     /** The element kind when every element of this type is of one kind; null for a mixed struct. */
     public val basic: BasicType?,
-    @get:JvmSynthetic
-    internal val alignment: Int,
+    @get:JvmSynthetic internal val alignment: Int,
     /** Built-in types are predefined: never freed, always committed. */
     public val isPredefined: Boolean,
 ) {
@@ -44,16 +40,22 @@ public class Datatype private constructor(
         if (segDisp.isEmpty()) 0 else (segDisp.indices.maxOf { segDisp[it] + segLen[it] } - trueLb)
 
     /** The upper bound: [lb] + [extent]. */
-    public val ub: Long get() = lb + extent
+    public val ub: Long
+        get() = lb + extent
 
     /** Whether `count` elements are one run of bytes starting at [trueLb] (then no copy is made). */
-    public val isContiguous: Boolean get() = size == 0L || (segDisp.size == 1 && segLen[0] == extent)
+    public val isContiguous: Boolean
+        get() = size == 0L || (segDisp.size == 1 && segLen[0] == extent)
 
     /** The number of basic elements in one element, for `MPI_Get_elements`; -1 for a mixed struct. */
-    public val basicCount: Long get() = basic?.let { size / it.size } ?: -1
+    public val basicCount: Long
+        get() = basic?.let { size / it.size } ?: -1
 
     public fun getName(): String = name
-    public fun setName(name: String) { this.name = name }
+
+    public fun setName(name: String) {
+        this.name = name
+    }
 
     /** `MPI_Type_commit`: makes a derived type usable in communication. */
     public fun commit(): Datatype {
@@ -64,7 +66,8 @@ public class Datatype private constructor(
 
     /** `MPI_Type_free`: a built-in type cannot be freed; using a freed type raises `MPI_ERR_TYPE`. */
     public fun free() {
-        if (isPredefined) throw MPIException.of(ErrorClass.ERR_TYPE, "MPI_Type_free", "$name is predefined and cannot be freed")
+        if (isPredefined)
+            throw MPIException.of(ErrorClass.ERR_TYPE, "MPI_Type_free", "$name is predefined and cannot be freed")
         check("MPI_Type_free")
         freed = true
     }
@@ -76,7 +79,12 @@ public class Datatype private constructor(
     @JvmSynthetic
     internal fun checkUsable(call: String) {
         check(call)
-        if (!committed) throw MPIException.of(ErrorClass.ERR_TYPE, call, "datatype $name is not committed; call commit() before using it")
+        if (!committed)
+            throw MPIException.of(
+                ErrorClass.ERR_TYPE,
+                call,
+                "datatype $name is not committed; call commit() before using it",
+            )
     }
 
     private fun check(call: String) {
@@ -86,19 +94,23 @@ public class Datatype private constructor(
     /** Throws `MPI_ERR_BUFFER` unless `count` elements at [offset] fit in a buffer of [capacity] bytes. */
     @JvmSynthetic
     internal fun checkFits(call: String, what: String, capacity: Int, offset: Int, count: Int) {
-        if (count == 0 || size == 0L) return // touches nothing (span's [0, 0)); checked on every send and receive, so no array
+        if (count == 0 || size == 0L)
+            return // touches nothing (span's [0, 0)); checked on every send and receive, so no array
         val step = (count - 1) * extent
         val first = offset + trueLb + minOf(0, step)
         val end = offset + trueLb + trueExtent + maxOf(0, step)
         if (first < 0 || end > capacity) {
             throw MPIException.of(
-                ErrorClass.ERR_BUFFER, call,
+                ErrorClass.ERR_BUFFER,
+                call,
                 "$what: $count × $name at byte offset $offset needs bytes [$first, $end) but the buffer holds $capacity",
             )
         }
     }
 
-    /** Copies `count` elements at [offset] of [src] into [dst] from [dstPos] as packed bytes; returns the new position. */
+    /**
+     * Copies `count` elements at [offset] of [src] into [dst] from [dstPos] as packed bytes; returns the new position.
+     */
     @JvmSynthetic
     internal fun packInto(src: ByteBuffer, offset: Int, count: Int, dst: ByteBuffer, dstPos: Int): Int {
         var p = dstPos
@@ -113,7 +125,10 @@ public class Datatype private constructor(
         return p
     }
 
-    /** The reverse of [packInto]: spreads packed bytes from [src] at [srcPos] into `count` elements of [dst] at [offset]. */
+    /**
+     * The reverse of [packInto]: spreads packed bytes from [src] at [srcPos] into `count` elements of [dst] at
+     * [offset].
+     */
     @JvmSynthetic
     internal fun unpackFrom(src: ByteBuffer, srcPos: Int, dst: ByteBuffer, offset: Int, count: Int): Int {
         var p = srcPos
@@ -135,8 +150,8 @@ public class Datatype private constructor(
     }
 
     /**
-     * `MPI_Pack`: appends [count] elements of this type, laid out from byte [offset] of
-     * [inbuf], to [outbuf] at byte [position] (absolute); returns the position after them.
+     * `MPI_Pack`: appends [count] elements of this type, laid out from byte [offset] of [inbuf], to [outbuf] at byte
+     * [position] (absolute); returns the position after them.
      */
     public fun pack(inbuf: ByteBuffer, offset: Int, count: Int, outbuf: ByteBuffer, position: Int): Int {
         checkPack("MPI_Pack", "input", inbuf, offset, count, outbuf, position)
@@ -150,12 +165,24 @@ public class Datatype private constructor(
     }
 
     /** [pack]'s and [unpack]'s checks: [laid] holds the elements at [offset], [packed] the bytes at [position]. */
-    private fun checkPack(call: String, what: String, laid: ByteBuffer, offset: Int, count: Int, packed: ByteBuffer, position: Int) {
+    private fun checkPack(
+        call: String,
+        what: String,
+        laid: ByteBuffer,
+        offset: Int,
+        count: Int,
+        packed: ByteBuffer,
+        position: Int,
+    ) {
         checkUsable(call)
         if (count < 0) throw MPIException.of(ErrorClass.ERR_COUNT, call, "count is $count; it must be ≥ 0")
         checkFits(call, what, laid.capacity(), offset, count)
         if (position < 0 || position + count * size > packed.capacity()) {
-            throw MPIException.of(ErrorClass.ERR_TRUNCATE, call, "$count × $name is ${count * size} packed bytes at position $position; the packed buffer holds ${packed.capacity()}")
+            throw MPIException.of(
+                ErrorClass.ERR_TRUNCATE,
+                call,
+                "$count × $name is ${count * size} packed bytes at position $position; the packed buffer holds ${packed.capacity()}",
+            )
         }
     }
 
@@ -163,7 +190,17 @@ public class Datatype private constructor(
 
     public companion object {
         private fun predefined(name: String, basic: BasicType): Datatype =
-            Datatype(name, basic.size.toLong(), 0, basic.size.toLong(), longArrayOf(0), longArrayOf(basic.size.toLong()), basic, minOf(basic.size, 8), true)
+            Datatype(
+                name,
+                basic.size.toLong(),
+                0,
+                basic.size.toLong(),
+                longArrayOf(0),
+                longArrayOf(basic.size.toLong()),
+                basic,
+                minOf(basic.size, 8),
+                true,
+            )
 
         @JvmField public val BYTE: Datatype = predefined("MPI_BYTE", BasicType.INT8)
         /** Java `char` (two bytes), as in Open MPI's Java bindings. */
@@ -205,15 +242,22 @@ public class Datatype private constructor(
         public const val DISTRIBUTE_DFLT_DARG: Int = -49767
 
         /**
-         * `MPI_Type_create_darray`: the elements of a `gsizes` global array of [old] that process
-         * [rank] of [size] owns on a `psizes` process grid (row-major), distributed per dimension
-         * by [DISTRIBUTE_BLOCK], [DISTRIBUTE_CYCLIC] (block size `dargs[d]` or
-         * [DISTRIBUTE_DFLT_DARG]) or [DISTRIBUTE_NONE], listed in [order] ([ORDER_C] or
+         * `MPI_Type_create_darray`: the elements of a `gsizes` global array of [old] that process [rank] of [size] owns
+         * on a `psizes` process grid (row-major), distributed per dimension by [DISTRIBUTE_BLOCK], [DISTRIBUTE_CYCLIC]
+         * (block size `dargs[d]` or [DISTRIBUTE_DFLT_DARG]) or [DISTRIBUTE_NONE], listed in [order] ([ORDER_C] or
          * [ORDER_FORTRAN]); lower bound 0, extent the whole array's.
          */
         @JvmStatic
-        public fun darray(size: Int, rank: Int, gsizes: IntArray, distribs: IntArray, dargs: IntArray, psizes: IntArray, order: Int, old: Datatype): Datatype =
-            Darray.create(size, rank, gsizes, distribs, dargs, psizes, order, old)
+        public fun darray(
+            size: Int,
+            rank: Int,
+            gsizes: IntArray,
+            distribs: IntArray,
+            dargs: IntArray,
+            psizes: IntArray,
+            order: Int,
+            old: Datatype,
+        ): Datatype = Darray.create(size, rank, gsizes, distribs, dargs, psizes, order, old)
 
         /** `MPI_Type_contiguous`. */
         @JvmStatic
@@ -233,38 +277,69 @@ public class Datatype private constructor(
             hvectorNamed("hvector($count, $blocklength, $strideBytes, $old)", count, blocklength, strideBytes, old)
 
         private fun hvectorNamed(name: String, count: Int, blocklength: Int, stride: Long, old: Datatype): Datatype {
-            nonNegative(name, "count", count); nonNegative(name, "blocklength", blocklength)
-            return build(name, LongArray(count) { it * stride }, IntArray(count) { blocklength }, Array(count) { old }, false)
+            nonNegative(name, "count", count)
+            nonNegative(name, "blocklength", blocklength)
+            return build(
+                name,
+                LongArray(count) { it * stride },
+                IntArray(count) { blocklength },
+                Array(count) { old },
+                false,
+            )
         }
 
         /** `MPI_Type_indexed`: blocks at displacements counted in elements of [old]. */
         @JvmStatic
         public fun indexed(blocklengths: IntArray, displacements: IntArray, old: Datatype): Datatype {
             sameLength("MPI_Type_indexed", blocklengths.size, displacements.size)
-            return build("indexed(${blocklengths.size} blocks, $old)", LongArray(displacements.size) { displacements[it] * old.extent }, blocklengths, Array(blocklengths.size) { old }, false)
+            return build(
+                "indexed(${blocklengths.size} blocks, $old)",
+                LongArray(displacements.size) { displacements[it] * old.extent },
+                blocklengths,
+                Array(blocklengths.size) { old },
+                false,
+            )
         }
 
         /** `MPI_Type_create_hindexed`: as [indexed] with byte displacements. */
         @JvmStatic
         public fun hindexed(blocklengths: IntArray, displacements: LongArray, old: Datatype): Datatype {
             sameLength("MPI_Type_create_hindexed", blocklengths.size, displacements.size)
-            return build("hindexed(${blocklengths.size} blocks, $old)", displacements.copyOf(), blocklengths, Array(blocklengths.size) { old }, false)
+            return build(
+                "hindexed(${blocklengths.size} blocks, $old)",
+                displacements.copyOf(),
+                blocklengths,
+                Array(blocklengths.size) { old },
+                false,
+            )
         }
 
         /** `MPI_Type_create_indexed_block`: blocks of one length at displacements in elements. */
         @JvmStatic
         public fun indexedBlock(blocklength: Int, displacements: IntArray, old: Datatype): Datatype =
-            build("indexedBlock($blocklength, ${displacements.size} blocks, $old)", LongArray(displacements.size) { displacements[it] * old.extent }, IntArray(displacements.size) { blocklength }, Array(displacements.size) { old }, false)
+            build(
+                "indexedBlock($blocklength, ${displacements.size} blocks, $old)",
+                LongArray(displacements.size) { displacements[it] * old.extent },
+                IntArray(displacements.size) { blocklength },
+                Array(displacements.size) { old },
+                false,
+            )
 
         /** `MPI_Type_create_hindexed_block`: as [indexedBlock] with byte displacements. */
         @JvmStatic
         public fun hindexedBlock(blocklength: Int, displacements: LongArray, old: Datatype): Datatype =
-            build("hindexedBlock($blocklength, ${displacements.size} blocks, $old)", displacements.copyOf(), IntArray(displacements.size) { blocklength }, Array(displacements.size) { old }, false)
+            build(
+                "hindexedBlock($blocklength, ${displacements.size} blocks, $old)",
+                displacements.copyOf(),
+                IntArray(displacements.size) { blocklength },
+                Array(displacements.size) { old },
+                false,
+            )
 
         /**
-         * `MPI_Type_create_struct`. As in C, the extent is padded to a multiple of the largest
-         * alignment among the members (their size, at most 8), so arrays of the struct keep
-         * every member aligned; [resized] removes the padding.
+         * `MPI_Type_create_struct`. As in C, the extent is padded to a multiple of the largest alignment among the
+         * members (their size, at most 8), so arrays of the struct keep every member aligned; [resized] removes the
+         * padding.
          */
         @JvmStatic
         public fun struct(blocklengths: IntArray, displacements: LongArray, types: Array<Datatype>): Datatype {
@@ -276,30 +351,53 @@ public class Datatype private constructor(
         /** `MPI_Type_create_resized`: the same data with lower bound [lb] and extent [extent]. */
         @JvmStatic
         public fun resized(old: Datatype, lb: Long, extent: Long): Datatype =
-            derived("resized($old, $lb, $extent)", old.size, lb, extent, old.segDisp, old.segLen, old.basic, old.alignment)
+            derived(
+                "resized($old, $lb, $extent)",
+                old.size,
+                lb,
+                extent,
+                old.segDisp,
+                old.segLen,
+                old.basic,
+                old.alignment,
+            )
 
         /**
-         * `MPI_Type_create_subarray`: the [subsizes] block at [starts] of an array of [sizes]
-         * elements of [old], in [order] ([ORDER_C] or [ORDER_FORTRAN]); its extent is the
-         * whole array's.
+         * `MPI_Type_create_subarray`: the [subsizes] block at [starts] of an array of [sizes] elements of [old], in
+         * [order] ([ORDER_C] or [ORDER_FORTRAN]); its extent is the whole array's.
          */
         @JvmStatic
-        public fun subarray(sizes: IntArray, subsizes: IntArray, starts: IntArray, order: Int, old: Datatype): Datatype {
+        public fun subarray(
+            sizes: IntArray,
+            subsizes: IntArray,
+            starts: IntArray,
+            order: Int,
+            old: Datatype,
+        ): Datatype {
             val call = "MPI_Type_create_subarray"
             val n = sizes.size
             if (n == 0) throw MPIException.of(ErrorClass.ERR_ARG, call, "an array of 0 dimensions")
-            sameLength(call, n, subsizes.size); sameLength(call, n, starts.size)
-            if (order != ORDER_C && order != ORDER_FORTRAN) throw MPIException.of(ErrorClass.ERR_ARG, call, "order $order is neither ORDER_C nor ORDER_FORTRAN")
+            sameLength(call, n, subsizes.size)
+            sameLength(call, n, starts.size)
+            if (order != ORDER_C && order != ORDER_FORTRAN)
+                throw MPIException.of(ErrorClass.ERR_ARG, call, "order $order is neither ORDER_C nor ORDER_FORTRAN")
             for (d in 0 until n) {
                 if (sizes[d] < 1 || subsizes[d] < 0 || starts[d] < 0 || starts[d] + subsizes[d] > sizes[d]) {
-                    throw MPIException.of(ErrorClass.ERR_ARG, call, "dimension $d: start ${starts[d]} + subsize ${subsizes[d]} must lie within size ${sizes[d]}")
+                    throw MPIException.of(
+                        ErrorClass.ERR_ARG,
+                        call,
+                        "dimension $d: start ${starts[d]} + subsize ${subsizes[d]} must lie within size ${sizes[d]}",
+                    )
                 }
             }
             // dims[0] varies fastest.
             val dims = if (order == ORDER_C) (n - 1 downTo 0).toList() else (0 until n).toList()
             val stride = LongArray(n)
             var s = 1L
-            for (d in dims) { stride[d] = s; s *= sizes[d] }
+            for (d in dims) {
+                stride[d] = s
+                s *= sizes[d]
+            }
             val rows = dims.drop(1).fold(1) { acc, d -> acc * subsizes[d] }
             val disps = LongArray(if (subsizes[dims[0]] == 0) 0 else rows)
             val idx = IntArray(n)
@@ -307,23 +405,56 @@ public class Datatype private constructor(
                 var lin = starts[dims[0]].toLong() * stride[dims[0]]
                 for (d in dims.drop(1)) lin += (starts[d] + idx[d]) * stride[d]
                 disps[r] = lin * old.extent
-                for (d in dims.drop(1)) { if (++idx[d] < subsizes[d]) break; idx[d] = 0 }
+                for (d in dims.drop(1)) {
+                    if (++idx[d] < subsizes[d]) break
+                    idx[d] = 0
+                }
             }
-            val inner = build("subarray", disps, IntArray(disps.size) { subsizes[dims[0]] }, Array(disps.size) { old }, false)
-            return derived("subarray(${sizes.joinToString("x")}, ${subsizes.joinToString("x")} at ${starts.joinToString(",")}, $old)", inner.size, 0, s * old.extent, inner.segDisp, inner.segLen, inner.basic, inner.alignment)
+            val inner =
+                build("subarray", disps, IntArray(disps.size) { subsizes[dims[0]] }, Array(disps.size) { old }, false)
+            return derived(
+                "subarray(${sizes.joinToString("x")}, ${subsizes.joinToString("x")} at ${starts.joinToString(",")}, $old)",
+                inner.size,
+                0,
+                s * old.extent,
+                inner.segDisp,
+                inner.segLen,
+                inner.basic,
+                inner.alignment,
+            )
         }
 
-        private fun derived(name: String, size: Long, lb: Long, extent: Long, d: LongArray, l: LongArray, basic: BasicType?, alignment: Int): Datatype =
-            Datatype(name, size, lb, extent, d, l, basic, alignment, false)
+        private fun derived(
+            name: String,
+            size: Long,
+            lb: Long,
+            extent: Long,
+            d: LongArray,
+            l: LongArray,
+            basic: BasicType?,
+            alignment: Int,
+        ): Datatype = Datatype(name, size, lb, extent, d, l, basic, alignment, false)
 
         /** Blocks of `counts[i]` consecutive `types[i]` at byte displacement `disps[i]`, in type-map order. */
-        private fun build(name: String, disps: LongArray, counts: IntArray, types: Array<Datatype>, isStruct: Boolean): Datatype {
+        private fun build(
+            name: String,
+            disps: LongArray,
+            counts: IntArray,
+            types: Array<Datatype>,
+            isStruct: Boolean,
+        ): Datatype {
             counts.forEachIndexed { i, c -> nonNegative(name, "blocklength[$i]", c) }
-            val d = LongArrayBuilder(); val l = LongArrayBuilder()
-            var lb = Long.MAX_VALUE; var ub = Long.MIN_VALUE; var size = 0L
-            var basic: BasicType? = null; var mixed = false; var align = 1
+            val d = LongArrayBuilder()
+            val l = LongArrayBuilder()
+            var lb = Long.MAX_VALUE
+            var ub = Long.MIN_VALUE
+            var size = 0L
+            var basic: BasicType? = null
+            var mixed = false
+            var align = 1
             for (b in disps.indices) {
-                val t = types[b]; val c = counts[b]
+                val t = types[b]
+                val c = counts[b]
                 if (c == 0) continue
                 t.check(name)
                 lb = minOf(lb, disps[b] + t.lb, disps[b] + (c - 1) * t.extent + t.lb)
@@ -336,13 +467,21 @@ public class Datatype private constructor(
                 for (j in 0 until c) {
                     val base = disps[b] + j * t.extent
                     for (s in t.segDisp.indices) {
-                        val sd = base + t.segDisp[s]; val sl = t.segLen[s]
+                        val sd = base + t.segDisp[s]
+                        val sl = t.segLen[s]
                         size += sl
-                        if (d.size > 0 && d.last() + l.last() == sd) l.addToLast(sl) else { d.add(sd); l.add(sl) }
+                        if (d.size > 0 && d.last() + l.last() == sd) l.addToLast(sl)
+                        else {
+                            d.add(sd)
+                            l.add(sl)
+                        }
                     }
                 }
             }
-            if (lb == Long.MAX_VALUE) { lb = 0; ub = 0 }
+            if (lb == Long.MAX_VALUE) {
+                lb = 0
+                ub = 0
+            }
             var extent = ub - lb
             if (isStruct && extent % align != 0L) extent += align - extent % align
             return derived(name, size, lb, extent, d.toArray(), l.toArray(), if (mixed) null else basic, align)
@@ -361,9 +500,19 @@ public class Datatype private constructor(
 /** A growable LongArray for flattening types. */
 private class LongArrayBuilder {
     private var a = LongArray(4)
-    var size = 0; private set
-    fun add(v: Long) { if (size == a.size) a = a.copyOf(size * 2); a[size++] = v }
+    var size = 0
+        private set
+
+    fun add(v: Long) {
+        if (size == a.size) a = a.copyOf(size * 2)
+        a[size++] = v
+    }
+
     fun last(): Long = a[size - 1]
-    fun addToLast(v: Long) { a[size - 1] += v }
+
+    fun addToLast(v: Long) {
+        a[size - 1] += v
+    }
+
     fun toArray(): LongArray = a.copyOf(size)
 }

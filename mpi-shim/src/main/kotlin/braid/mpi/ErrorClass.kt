@@ -4,9 +4,8 @@ import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.atomic.AtomicInteger
 
 /**
- * MPI's error classes (`MPI_ERR_*`, values as MPICH numbers them) and the user-defined classes
- * and codes of `MPI_Add_error_class`, `MPI_Add_error_code` and `MPI_Add_error_string`.
- * A built-in error's code equals its class.
+ * MPI's error classes (`MPI_ERR_*`, values as MPICH numbers them) and the user-defined classes and codes of
+ * `MPI_Add_error_class`, `MPI_Add_error_code` and `MPI_Add_error_string`. A built-in error's code equals its class.
  */
 public object ErrorClass {
     public const val SUCCESS: Int = 0
@@ -44,36 +43,37 @@ public object ErrorClass {
     /** A built-in class's MPI name and its error string. */
     private class Described(val name: String, val string: String)
 
-    private val builtins = mapOf(
-        SUCCESS to Described("MPI_SUCCESS", "no error"),
-        ERR_BUFFER to Described("MPI_ERR_BUFFER", "invalid buffer pointer"),
-        ERR_COUNT to Described("MPI_ERR_COUNT", "invalid count argument"),
-        ERR_TYPE to Described("MPI_ERR_TYPE", "invalid datatype"),
-        ERR_TAG to Described("MPI_ERR_TAG", "invalid tag"),
-        ERR_COMM to Described("MPI_ERR_COMM", "invalid communicator"),
-        ERR_RANK to Described("MPI_ERR_RANK", "invalid rank"),
-        ERR_ROOT to Described("MPI_ERR_ROOT", "invalid root"),
-        ERR_GROUP to Described("MPI_ERR_GROUP", "invalid group"),
-        ERR_OP to Described("MPI_ERR_OP", "invalid operation"),
-        ERR_TOPOLOGY to Described("MPI_ERR_TOPOLOGY", "invalid topology"),
-        ERR_DIMS to Described("MPI_ERR_DIMS", "invalid dimension argument"),
-        ERR_ARG to Described("MPI_ERR_ARG", "invalid argument"),
-        ERR_UNKNOWN to Described("MPI_ERR_UNKNOWN", "unknown error"),
-        ERR_TRUNCATE to Described("MPI_ERR_TRUNCATE", "message truncated"),
-        ERR_OTHER to Described("MPI_ERR_OTHER", "other error"),
-        ERR_INTERN to Described("MPI_ERR_INTERN", "internal error"),
-        ERR_IN_STATUS to Described("MPI_ERR_IN_STATUS", "error code is in status"),
-        ERR_PENDING to Described("MPI_ERR_PENDING", "pending request"),
-        ERR_REQUEST to Described("MPI_ERR_REQUEST", "invalid request"),
-        ERR_NAME to Described("MPI_ERR_NAME", "invalid service name"),
-        ERR_KEYVAL to Described("MPI_ERR_KEYVAL", "invalid keyval"),
-        ERR_NO_MEM to Described("MPI_ERR_NO_MEM", "out of memory"),
-        ERR_NOT_SAME to Described("MPI_ERR_NOT_SAME", "collective arguments not identical"),
-        ERR_PORT to Described("MPI_ERR_PORT", "invalid port"),
-        ERR_SERVICE to Described("MPI_ERR_SERVICE", "invalid service"),
-        ERR_UNSUPPORTED_OPERATION to Described("MPI_ERR_UNSUPPORTED_OPERATION", "unsupported operation"),
-        ERR_PROC_FAILED to Described("MPIX_ERR_PROC_FAILED", "process failed"),
-    )
+    private val builtins =
+        mapOf(
+            SUCCESS to Described("MPI_SUCCESS", "no error"),
+            ERR_BUFFER to Described("MPI_ERR_BUFFER", "invalid buffer pointer"),
+            ERR_COUNT to Described("MPI_ERR_COUNT", "invalid count argument"),
+            ERR_TYPE to Described("MPI_ERR_TYPE", "invalid datatype"),
+            ERR_TAG to Described("MPI_ERR_TAG", "invalid tag"),
+            ERR_COMM to Described("MPI_ERR_COMM", "invalid communicator"),
+            ERR_RANK to Described("MPI_ERR_RANK", "invalid rank"),
+            ERR_ROOT to Described("MPI_ERR_ROOT", "invalid root"),
+            ERR_GROUP to Described("MPI_ERR_GROUP", "invalid group"),
+            ERR_OP to Described("MPI_ERR_OP", "invalid operation"),
+            ERR_TOPOLOGY to Described("MPI_ERR_TOPOLOGY", "invalid topology"),
+            ERR_DIMS to Described("MPI_ERR_DIMS", "invalid dimension argument"),
+            ERR_ARG to Described("MPI_ERR_ARG", "invalid argument"),
+            ERR_UNKNOWN to Described("MPI_ERR_UNKNOWN", "unknown error"),
+            ERR_TRUNCATE to Described("MPI_ERR_TRUNCATE", "message truncated"),
+            ERR_OTHER to Described("MPI_ERR_OTHER", "other error"),
+            ERR_INTERN to Described("MPI_ERR_INTERN", "internal error"),
+            ERR_IN_STATUS to Described("MPI_ERR_IN_STATUS", "error code is in status"),
+            ERR_PENDING to Described("MPI_ERR_PENDING", "pending request"),
+            ERR_REQUEST to Described("MPI_ERR_REQUEST", "invalid request"),
+            ERR_NAME to Described("MPI_ERR_NAME", "invalid service name"),
+            ERR_KEYVAL to Described("MPI_ERR_KEYVAL", "invalid keyval"),
+            ERR_NO_MEM to Described("MPI_ERR_NO_MEM", "out of memory"),
+            ERR_NOT_SAME to Described("MPI_ERR_NOT_SAME", "collective arguments not identical"),
+            ERR_PORT to Described("MPI_ERR_PORT", "invalid port"),
+            ERR_SERVICE to Described("MPI_ERR_SERVICE", "invalid service"),
+            ERR_UNSUPPORTED_OPERATION to Described("MPI_ERR_UNSUPPORTED_OPERATION", "unsupported operation"),
+            ERR_PROC_FAILED to Described("MPIX_ERR_PROC_FAILED", "process failed"),
+        )
 
     // User-defined classes and codes: code → class, code → string. Codes start above the built-ins.
     private val next = AtomicInteger(1000)
@@ -81,27 +81,32 @@ public object ErrorClass {
     private val userStrings = ConcurrentHashMap<Int, String>()
 
     /** `MPI_ERR_RANK` for [ERR_RANK]; `MPI_ERR_<code>` for a user-defined one. */
-    @JvmStatic
-    public fun name(errorClass: Int): String = builtins[errorClass]?.name ?: "MPI_ERR_$errorClass"
+    @JvmStatic public fun name(errorClass: Int): String = builtins[errorClass]?.name ?: "MPI_ERR_$errorClass"
 
     /** The class of [code] (`MPI_Error_class`): the code itself for built-ins and user classes. */
-    @JvmStatic
-    public fun classOf(code: Int): Int = userClassOf[code] ?: code
+    @JvmStatic public fun classOf(code: Int): Int = userClassOf[code] ?: code
 
     /** `MPI_Error_string`: the string set for [code], else its class's. */
     @JvmStatic
     public fun errorString(code: Int): String =
-        userStrings[code] ?: builtins[code]?.string ?: userStrings[classOf(code)] ?: builtins[classOf(code)]?.string ?: "unknown error code $code"
+        userStrings[code]
+            ?: builtins[code]?.string
+            ?: userStrings[classOf(code)]
+            ?: builtins[classOf(code)]?.string
+            ?: "unknown error code $code"
 
     /** `MPI_Add_error_class`: a new class, which is also its own code. */
-    @JvmStatic
-    public fun addErrorClass(): Int = next.getAndIncrement().also { userClassOf[it] = it }
+    @JvmStatic public fun addErrorClass(): Int = next.getAndIncrement().also { userClassOf[it] = it }
 
     /** `MPI_Add_error_code`: a new code of [errorClass], which must be a user-defined class. */
     @JvmStatic
     public fun addErrorCode(errorClass: Int): Int {
         if (userClassOf[errorClass] != errorClass) {
-            throw MPIException.of(ERR_ARG, "MPI_Add_error_code", "error class $errorClass was not created by MPI_Add_error_class")
+            throw MPIException.of(
+                ERR_ARG,
+                "MPI_Add_error_code",
+                "error class $errorClass was not created by MPI_Add_error_class",
+            )
         }
         return next.getAndIncrement().also { userClassOf[it] = errorClass }
     }
@@ -110,7 +115,11 @@ public object ErrorClass {
     @JvmStatic
     public fun addErrorString(code: Int, string: String) {
         if (!userClassOf.containsKey(code)) {
-            throw MPIException.of(ERR_ARG, "MPI_Add_error_string", "error code $code is built in or was never added; only added codes take a string")
+            throw MPIException.of(
+                ERR_ARG,
+                "MPI_Add_error_string",
+                "error code $code is built in or was never added; only added codes take a string",
+            )
         }
         userStrings[code] = string
     }

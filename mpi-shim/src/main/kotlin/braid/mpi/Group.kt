@@ -1,22 +1,23 @@
 package braid.mpi
 
 /**
- * An ordered set of processes (`MPI_Group`) and its algebra. A process is named by its index in
- * its [Mpi] instance's process table (world ranks first, then processes met through ports), so
- * groups of one instance compare and translate by identity.
+ * An ordered set of processes (`MPI_Group`) and its algebra. A process is named by its index in its [Mpi] instance's
+ * process table (world ranks first, then processes met through ports), so groups of one instance compare and translate
+ * by identity.
  */
-public class Group internal constructor(
-    @get:JvmSynthetic
-    internal val procs: IntArray,
+public class Group
+internal constructor(
+    @get:JvmSynthetic internal val procs: IntArray,
     /** The calling process's index in the process table. */
-    @get:JvmSynthetic
-    internal val self: Int,
+    @get:JvmSynthetic internal val self: Int,
 ) {
     /** The number of processes (`MPI_Group_size`). */
-    public val size: Int get() = procs.size
+    public val size: Int
+        get() = procs.size
 
     /** The caller's rank in this group, or [Mpi.UNDEFINED] (`MPI_Group_rank`). */
-    public val rank: Int get() = procs.indexOf(self).let { if (it < 0) Mpi.UNDEFINED else it }
+    public val rank: Int
+        get() = procs.indexOf(self).let { if (it < 0) Mpi.UNDEFINED else it }
 
     /** `MPI_Group_incl`: the processes of these ranks, in this order. */
     public fun incl(ranks: IntArray): Group {
@@ -43,24 +44,31 @@ public class Group internal constructor(
             val r = ranks[i]
             if (r == Mpi.PROC_NULL) Mpi.PROC_NULL
             else {
-                if (r !in procs.indices) throw MPIException.of(ErrorClass.ERR_RANK, "MPI_Group_translate_ranks", "rank $r is out of range for a group of size $size")
+                if (r !in procs.indices)
+                    throw MPIException.of(
+                        ErrorClass.ERR_RANK,
+                        "MPI_Group_translate_ranks",
+                        "rank $r is out of range for a group of size $size",
+                    )
                 other.procs.indexOf(procs[r]).let { if (it < 0) Mpi.UNDEFINED else it }
             }
         }
 
     /** `MPI_Group_compare`: [IDENT] (same processes, same order), [SIMILAR] (same set) or [UNEQUAL]. */
-    public fun compare(other: Group): Int = when {
-        procs.contentEquals(other.procs) -> IDENT
-        procs.size == other.procs.size && procs.toSet() == other.procs.toSet() -> SIMILAR
-        else -> UNEQUAL
-    }
+    public fun compare(other: Group): Int =
+        when {
+            procs.contentEquals(other.procs) -> IDENT
+            procs.size == other.procs.size && procs.toSet() == other.procs.toSet() -> SIMILAR
+            else -> UNEQUAL
+        }
 
     override fun toString(): String = "Group(${procs.joinToString()})"
 
     private fun checkRanks(call: String, ranks: IntArray) {
         val seen = HashSet<Int>()
         for (r in ranks) {
-            if (r !in procs.indices) throw MPIException.of(ErrorClass.ERR_RANK, call, "rank $r is out of range for a group of size $size")
+            if (r !in procs.indices)
+                throw MPIException.of(ErrorClass.ERR_RANK, call, "rank $r is out of range for a group of size $size")
             if (!seen.add(r)) throw MPIException.of(ErrorClass.ERR_RANK, call, "rank $r appears twice")
         }
     }
@@ -68,11 +76,19 @@ public class Group internal constructor(
     private fun expand(call: String, ranges: Array<IntArray>): IntArray {
         val out = ArrayList<Int>()
         for (row in ranges) {
-            if (row.size != 3) throw MPIException.of(ErrorClass.ERR_ARG, call, "a range has ${row.size} values; it needs (first, last, stride)")
+            if (row.size != 3)
+                throw MPIException.of(
+                    ErrorClass.ERR_ARG,
+                    call,
+                    "a range has ${row.size} values; it needs (first, last, stride)",
+                )
             val (first, last, stride) = Triple(row[0], row[1], row[2])
             if (stride == 0) throw MPIException.of(ErrorClass.ERR_ARG, call, "range ($first, $last, 0) has stride 0")
             var r = first
-            while (if (stride > 0) r <= last else r >= last) { out += r; r += stride }
+            while (if (stride > 0) r <= last else r >= last) {
+                out += r
+                r += stride
+            }
         }
         return out.toIntArray()
     }

@@ -1,41 +1,40 @@
 package braid.mpi
 
 import braid.collectives.CollectiveRequest
-import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
+import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * Intercommunicator collectives (MPI-3 §5.2.2), on two collectives groups made over the
- * intercommunicator's context ([CommCollectives.collContext]): [union] of both groups (the group
- * whose leader's address sorts lower first, so both sides order it alike; slot 0) and [local]
- * (this side only; slot 1 for the lower group, 2 for the other); they share one [CollOrder].
- * Messages between the groups go point-to-point in the [MatchBitsDescriptor.SUB_LEADERS]
- * sub-context, one tag per kind of collective; MPI's non-overtaking order keeps successive
- * collectives of one kind apart.
+ * Intercommunicator collectives (MPI-3 §5.2.2), on two collectives groups made over the intercommunicator's context
+ * ([CommCollectives.collContext]): [union] of both groups (the group whose leader's address sorts lower first, so both
+ * sides order it alike; slot 0) and [local] (this side only; slot 1 for the lower group, 2 for the other); they share
+ * one [CollOrder]. Messages between the groups go point-to-point in the [MatchBitsDescriptor.SUB_LEADERS] sub-context,
+ * one tag per kind of collective; MPI's non-overtaking order keeps successive collectives of one kind apart.
  *
- * A rooted collective's root passes [Mpi.ROOT], the rest of its group [Mpi.PROC_NULL] (they do
- * nothing), and the other group the root's rank in it.
- *
+ * A rooted collective's root passes [Mpi.ROOT], the rest of its group [Mpi.PROC_NULL] (they do nothing), and the other
+ * group the root's rank in it.
  * - barrier: a barrier of the union.
  * - bcast: the root sends to the remote group's rank 0, which broadcasts over its local group.
- * - reduce: the other group reduces to its rank 0 (in rank order: non-commutative ops are right),
- *   which sends the result to the root.
- * - gather(v), scatter(v): linear, as MPICH's intercommunicator forms: the root receives from
- *   (sends to) every remote rank, each block in place in its buffer.
+ * - reduce: the other group reduces to its rank 0 (in rank order: non-commutative ops are right), which sends the
+ *   result to the root.
+ * - gather(v), scatter(v): linear, as MPICH's intercommunicator forms: the root receives from (sends to) every remote
+ *   rank, each block in place in its buffer.
  * - allgather(v): every rank sends its block to every remote rank and receives each of theirs.
  * - alltoall(v): an alltoallv over the union in which no rank sends to its own side.
- * - allreduce: an allgather over the union of every contribution, then each rank folds the
- *   remote group's in rank order, at `size ×` the memory.
- * - reduce_scatter(_block): each group reduces its vector to its rank 0; the two leaders swap
- *   the results; each leader scatters the other group's over its own group.
+ * - allreduce: an allgather over the union of every contribution, then each rank folds the remote group's in rank
+ *   order, at `size ×` the memory.
+ * - reduce_scatter(_block): each group reduces its vector to its rank 0; the two leaders swap the results; each leader
+ *   scatters the other group's over its own group.
  */
 internal class IntercommCollectives(private val comm: Intercomm) {
     private val mpi = comm.mpi
     private val localSize = comm.size
     private val remoteSize = comm.remoteSize
-    private val lowFirst = java.util.Arrays.compareUnsigned(
-        mpi.processes.blob(comm.localGroup.procs[0]), mpi.processes.blob(comm.remoteGroup.procs[0]),
-    ) < 0
+    private val lowFirst =
+        java.util.Arrays.compareUnsigned(
+            mpi.processes.blob(comm.localGroup.procs[0]),
+            mpi.processes.blob(comm.remoteGroup.procs[0]),
+        ) < 0
 
     /** The union rank of remote rank 0. */
     private val remoteBase = if (lowFirst) localSize else 0
@@ -68,12 +67,22 @@ internal class IntercommCollectives(private val comm: Intercomm) {
             if (comm.rank == 0) blocks.pack() // after the receive: the root's data is in the caller's buffer now
             local.group.startBroadcast(blocks.view, 0, blocks.byteCounts[0], braid.collectives.Datatype.BYTE, 0)
         }
-        return local.run(if (comm.rank == 0) arrayOf(receive, spread) else arrayOf(spread)) { if (comm.rank != 0) blocks.unpack() }
+        return local.run(if (comm.rank == 0) arrayOf(receive, spread) else arrayOf(spread)) {
+            if (comm.rank != 0) blocks.unpack()
+        }
     }
 
     // ## Rooted: reduce, gather(v), scatter(v) ##
 
-    fun ireduce(call: String, send: ByteBuffer?, recv: ByteBuffer?, count: Int, type: Datatype, op: Op, root: Int): CollRequest {
+    fun ireduce(
+        call: String,
+        send: ByteBuffer?,
+        recv: ByteBuffer?,
+        count: Int,
+        type: Datatype,
+        op: Op,
+        root: Int,
+    ): CollRequest {
         checkCollCount(call, count)
         when (role(call, root)) {
             Mpi.PROC_NULL -> return done()
@@ -92,15 +101,37 @@ internal class IntercommCollectives(private val comm: Intercomm) {
         val acc = if (comm.rank == 0) ByteBuffer.allocateDirect(maxOf(1, bytes)) else null
         val toZero = ReduceToZero(CollBlocks.single(s, type, count).pack().view, count, type, op, acc)
         if (acc == null) return local.run(arrayOf({ toZero.start() }), null)
-        return local.run(arrayOf({ toZero.start() }, { toZero.finish(); sendTo(root, acc, bytes, Datatype.BYTE, TAG_REDUCE) }), null)
+        return local.run(
+            arrayOf(
+                { toZero.start() },
+                {
+                    toZero.finish()
+                    sendTo(root, acc, bytes, Datatype.BYTE, TAG_REDUCE)
+                },
+            ),
+            null,
+        )
     }
 
-    fun igather(call: String, send: ByteBuffer?, sendCount: Int, sendType: Datatype, recv: ByteBuffer?, recvCounts: IntArray?, displs: IntArray?, recvType: Datatype?, root: Int): CollRequest {
+    fun igather(
+        call: String,
+        send: ByteBuffer?,
+        sendCount: Int,
+        sendType: Datatype,
+        recv: ByteBuffer?,
+        recvCounts: IntArray?,
+        displs: IntArray?,
+        recvType: Datatype?,
+        root: Int,
+    ): CollRequest {
         when (role(call, root)) {
             Mpi.PROC_NULL -> return done()
             Mpi.ROOT -> {
                 val (r, t, counts, at) = rootBlocks(call, recv, recvType, recvCounts, displs, "receive")
-                return local.run(arrayOf({ Array(remoteSize) { i -> recvFrom(i, block(r, t, at[i]), counts[i], t, TAG_GATHER) } }), null)
+                return local.run(
+                    arrayOf({ Array(remoteSize) { i -> recvFrom(i, block(r, t, at[i]), counts[i], t, TAG_GATHER) } }),
+                    null,
+                )
             }
         }
         val s = send ?: missing(call, "send")
@@ -109,7 +140,17 @@ internal class IntercommCollectives(private val comm: Intercomm) {
         return local.run(arrayOf({ sendTo(root, s, sendCount, sendType, TAG_GATHER) }), null)
     }
 
-    fun iscatter(call: String, send: ByteBuffer?, sendCounts: IntArray?, displs: IntArray?, sendType: Datatype?, recv: ByteBuffer?, recvCount: Int, recvType: Datatype, root: Int): CollRequest {
+    fun iscatter(
+        call: String,
+        send: ByteBuffer?,
+        sendCounts: IntArray?,
+        displs: IntArray?,
+        sendType: Datatype?,
+        recv: ByteBuffer?,
+        recvCount: Int,
+        recvType: Datatype,
+        root: Int,
+    ): CollRequest {
         when (role(call, root)) {
             Mpi.PROC_NULL -> return done()
             Mpi.ROOT -> {
@@ -125,14 +166,29 @@ internal class IntercommCollectives(private val comm: Intercomm) {
     }
 
     /** The root's buffer, datatype, counts and displacements (one per remote rank), checked. */
-    private fun rootBlocks(call: String, buf: ByteBuffer?, type: Datatype?, counts: IntArray?, displs: IntArray?, side: String): RootBlocks {
+    private fun rootBlocks(
+        call: String,
+        buf: ByteBuffer?,
+        type: Datatype?,
+        counts: IntArray?,
+        displs: IntArray?,
+        side: String,
+    ): RootBlocks {
         val b = buf ?: missing(call, side)
         val t = type ?: throw MPIException.of(ErrorClass.ERR_TYPE, call, "the root needs a $side datatype")
-        if (counts == null || displs == null) throw MPIException.of(ErrorClass.ERR_ARG, call, "the root needs $side counts and displacements")
+        if (counts == null || displs == null)
+            throw MPIException.of(ErrorClass.ERR_ARG, call, "the root needs $side counts and displacements")
         checkVector(call, "$side counts", counts, displs)
         t.checkUsable(call)
-        if (side == "receive" && b.isReadOnly) throw MPIException.of(ErrorClass.ERR_BUFFER, call, "the receive buffer is read-only")
-        for (i in counts.indices) t.checkFits(call, "$side buffer block $i", b.capacity(), (displs[i] * t.extent).toInt(), counts[i])
+        if (side == "receive" && b.isReadOnly)
+            throw MPIException.of(ErrorClass.ERR_BUFFER, call, "the receive buffer is read-only")
+        for (i in counts.indices) t.checkFits(
+            call,
+            "$side buffer block $i",
+            b.capacity(),
+            (displs[i] * t.extent).toInt(),
+            counts[i],
+        )
         return RootBlocks(b, t, counts, displs)
     }
 
@@ -140,27 +196,57 @@ internal class IntercommCollectives(private val comm: Intercomm) {
 
     // ## All to all: allgather(v), alltoall(v), allreduce ##
 
-    fun iallgatherv(call: String, send: ByteBuffer, sendCount: Int, sendType: Datatype, recv: ByteBuffer, recvCounts: IntArray, displs: IntArray, recvType: Datatype): CollRequest {
+    fun iallgatherv(
+        call: String,
+        send: ByteBuffer,
+        sendCount: Int,
+        sendType: Datatype,
+        recv: ByteBuffer,
+        recvCounts: IntArray,
+        displs: IntArray,
+        recvType: Datatype,
+    ): CollRequest {
         checkCollCount(call, sendCount)
         comm.checkBuffer(call, send, sendCount, sendType, receive = false)
         val (r, t, counts, at) = rootBlocks(call, recv, recvType, recvCounts, displs, "receive")
-        return local.run(arrayOf({
-            val sends = Array<Request>(remoteSize) { i -> sendTo(i, send, sendCount, sendType, TAG_ALLGATHER) }
-            sends + Array<Request>(remoteSize) { i -> recvFrom(i, block(r, t, at[i]), counts[i], t, TAG_ALLGATHER) }
-        }), null)
+        return local.run(
+            arrayOf({
+                val sends = Array<Request>(remoteSize) { i -> sendTo(i, send, sendCount, sendType, TAG_ALLGATHER) }
+                sends + Array<Request>(remoteSize) { i -> recvFrom(i, block(r, t, at[i]), counts[i], t, TAG_ALLGATHER) }
+            }),
+            null,
+        )
     }
 
-    fun ialltoallv(call: String, send: ByteBuffer, sendCounts: IntArray, sendDispls: IntArray, sendType: Datatype, recv: ByteBuffer, recvCounts: IntArray, recvDispls: IntArray, recvType: Datatype): CollRequest {
+    fun ialltoallv(
+        call: String,
+        send: ByteBuffer,
+        sendCounts: IntArray,
+        sendDispls: IntArray,
+        sendType: Datatype,
+        recv: ByteBuffer,
+        recvCounts: IntArray,
+        recvDispls: IntArray,
+        recvType: Datatype,
+    ): CollRequest {
         val (sb, st, sc, sd) = rootBlocks(call, send, sendType, sendCounts, sendDispls, "send")
         val (rb, rt, rc, rd) = rootBlocks(call, recv, recvType, recvCounts, recvDispls, "receive")
         val s = CollBlocks(sb, st, sc, sd).pack()
         val r = CollBlocks(rb, rt, rc, rd)
         val n = localSize + remoteSize
-        fun spread(b: CollBlocks, what: (CollBlocks, Int) -> Int) = IntArray(n) { u -> if (u - remoteBase in 0 until remoteSize) what(b, u - remoteBase) else 0 }
+        fun spread(b: CollBlocks, what: (CollBlocks, Int) -> Int) =
+            IntArray(n) { u -> if (u - remoteBase in 0 until remoteSize) what(b, u - remoteBase) else 0 }
         return union.one({ r.unpack() }) {
             union.group.startAlltoallv(
-                s.view, 0, spread(s) { b, i -> b.byteCounts[i] }, spread(s) { b, i -> b.byteDispls[i] },
-                r.view, 0, spread(r) { b, i -> b.byteCounts[i] }, spread(r) { b, i -> b.byteDispls[i] }, braid.collectives.Datatype.BYTE,
+                s.view,
+                0,
+                spread(s) { b, i -> b.byteCounts[i] },
+                spread(s) { b, i -> b.byteDispls[i] },
+                r.view,
+                0,
+                spread(r) { b, i -> b.byteCounts[i] },
+                spread(r) { b, i -> b.byteDispls[i] },
+                braid.collectives.Datatype.BYTE,
             )
         }
     }
@@ -169,7 +255,8 @@ internal class IntercommCollectives(private val comm: Intercomm) {
         comm.checkBuffer(call, send, count, type, receive = false)
         comm.checkBuffer(call, recv, count, type, receive = true)
         checkOp(call, op, type)
-        checkOrder(call, "send", send, type); checkOrder(call, "receive", recv, type)
+        checkOrder(call, "send", send, type)
+        checkOrder(call, "receive", recv, type)
         val s = CollBlocks.single(send, type, count).pack()
         val bytes = s.byteCounts[0]
         val all = UnsafeBuffer(ByteBuffer.allocateDirect(maxOf(1, bytes * (localSize + remoteSize))))
@@ -178,22 +265,39 @@ internal class IntercommCollectives(private val comm: Intercomm) {
             if (remoteSize > 0) {
                 val last = (remoteBase + remoteSize - 1) * bytes
                 r.view.putBytes(0, all, last, bytes)
-                for (u in remoteBase + remoteSize - 2 downTo remoteBase) op.combinePacked(all, u * bytes, r.view, 0, count, type)
+                for (u in remoteBase + remoteSize - 2 downTo remoteBase) op.combinePacked(
+                    all,
+                    u * bytes,
+                    r.view,
+                    0,
+                    count,
+                    type,
+                )
             }
             r.unpack()
-        }) { union.group.startAllgather(s.view, 0, all, 0, bytes, braid.collectives.Datatype.BYTE) }
+        }) {
+            union.group.startAllgather(s.view, 0, all, 0, bytes, braid.collectives.Datatype.BYTE)
+        }
     }
 
     // ## Reduce-scatter ##
 
     /** `MPI_Reduce_scatter(_block)`: this rank gets `recvCounts[rank]` elements of the remote group's reduction. */
-    fun ireduceScatter(call: String, send: ByteBuffer, recv: ByteBuffer, recvCounts: IntArray, type: Datatype, op: Op): CollRequest {
+    fun ireduceScatter(
+        call: String,
+        send: ByteBuffer,
+        recv: ByteBuffer,
+        recvCounts: IntArray,
+        type: Datatype,
+        op: Op,
+    ): CollRequest {
         checkCollVector(call, "recvCounts", recvCounts, null, localSize, "the local group")
         val total = recvCounts.sum()
         val me = comm.rank
         comm.checkBuffer(call, send, total, type, receive = false)
         comm.checkBuffer(call, recv, recvCounts[me], type, receive = true)
-        checkOrder(call, "send", send, type); checkOrder(call, "receive", recv, type)
+        checkOrder(call, "send", send, type)
+        checkOrder(call, "receive", recv, type)
         checkOp(call, op, type)
         val bytes = (total * type.size).toInt()
         val byteCounts = IntArray(localSize) { (recvCounts[it] * type.size).toInt() }
@@ -203,8 +307,17 @@ internal class IntercommCollectives(private val comm: Intercomm) {
         val theirs = if (me == 0) ByteBuffer.allocateDirect(maxOf(1, bytes)) else null
         val toZero = ReduceToZero(CollBlocks.single(send, type, total).pack().view, total, type, op, mine)
         val scatter: () -> Any? = {
-            local.group.startScatterv(theirs?.let { UnsafeBuffer(it) }, 0, if (me == 0) byteCounts else null, if (me == 0) CollBlocks.prefix(byteCounts) else null,
-                r.view, 0, byteCounts[me], braid.collectives.Datatype.BYTE, 0)
+            local.group.startScatterv(
+                theirs?.let { UnsafeBuffer(it) },
+                0,
+                if (me == 0) byteCounts else null,
+                if (me == 0) CollBlocks.prefix(byteCounts) else null,
+                r.view,
+                0,
+                byteCounts[me],
+                braid.collectives.Datatype.BYTE,
+                0,
+            )
         }
         if (me != 0) return local.run(arrayOf({ toZero.start() }, scatter)) { r.unpack() }
         lateinit var got: RecvOp
@@ -215,7 +328,11 @@ internal class IntercommCollectives(private val comm: Intercomm) {
         }
         val checked: () -> Any? = {
             if (got.statusBytes != bytes.toLong()) {
-                throw MPIException.of(ErrorClass.ERR_ARG, call, "this group reduces $total elements ($bytes bytes) but the remote group sent ${got.statusBytes} bytes; the sums of recvCounts must be equal on both sides")
+                throw MPIException.of(
+                    ErrorClass.ERR_ARG,
+                    call,
+                    "this group reduces $total elements ($bytes bytes) but the remote group sent ${got.statusBytes} bytes; the sums of recvCounts must be equal on both sides",
+                )
             }
             scatter()
         }
@@ -223,12 +340,17 @@ internal class IntercommCollectives(private val comm: Intercomm) {
     }
 
     /**
-     * The reduction of [count] packed elements of [type] in [input] over the local group, left
-     * at local rank 0 in [acc] (null elsewhere): the module's reduce by [op] where it can keep
-     * the op right ([plan]), else an allgather folded in rank order. [start] is a stage;
-     * [finish], called once it has ended, completes [acc].
+     * The reduction of [count] packed elements of [type] in [input] over the local group, left at local rank 0 in [acc]
+     * (null elsewhere): the module's reduce by [op] where it can keep the op right ([plan]), else an allgather folded
+     * in rank order. [start] is a stage; [finish], called once it has ended, completes [acc].
      */
-    private inner class ReduceToZero(private val input: UnsafeBuffer, private val count: Int, private val type: Datatype, private val op: Op, acc: ByteBuffer?) {
+    private inner class ReduceToZero(
+        private val input: UnsafeBuffer,
+        private val count: Int,
+        private val type: Datatype,
+        private val op: Op,
+        acc: ByteBuffer?,
+    ) {
         private val plan = plan(type, op)
         private val bytes = (count * type.size).toInt()
         private val result = acc?.let { UnsafeBuffer(it) }
@@ -250,17 +372,24 @@ internal class IntercommCollectives(private val comm: Intercomm) {
     // ## Point-to-point between the groups ##
 
     /** Starts a send of [count] × [type] of [buf] to remote rank [dest] on [tag]. */
-    private fun sendTo(dest: Int, buf: ByteBuffer, count: Int, type: Datatype, tag: Int): SendOp = packedSend(dest, buf, count, type, tag).also { mpi.submit(it) }
+    private fun sendTo(dest: Int, buf: ByteBuffer, count: Int, type: Datatype, tag: Int): SendOp =
+        packedSend(dest, buf, count, type, tag).also { mpi.submit(it) }
 
     /** A send to remote rank [dest], packed now (a non-contiguous layout is copied), not yet started. */
     private fun packedSend(dest: Int, buf: ByteBuffer?, count: Int, type: Datatype, tag: Int): SendOp =
-        SendOp(mpi).set(comm, comm.destAddr[dest], bits(comm.rank, tag), 0).also { it.region.set(buf!!, count, type, packNow = true) }
+        SendOp(mpi).set(comm, comm.destAddr[dest], bits(comm.rank, tag), 0).also {
+            it.region.set(buf!!, count, type, packNow = true)
+        }
 
     /** Starts a receive of [count] × [type] into [buf] from remote rank [source] on [tag]. */
     private fun recvFrom(source: Int, buf: ByteBuffer, count: Int, type: Datatype, tag: Int): RecvOp =
-        RecvOp(mpi).set(comm, bits(source, tag), 0L, comm.destAddr[source]).also { it.region.set(buf, count, type, packNow = false); mpi.submit(it) }
+        RecvOp(mpi).set(comm, bits(source, tag), 0L, comm.destAddr[source]).also {
+            it.region.set(buf, count, type, packNow = false)
+            mpi.submit(it)
+        }
 
-    private fun bits(senderRank: Int, tag: Int): Long = MatchBitsDescriptor.bits(comm.context, MatchBitsDescriptor.SUB_LEADERS, senderRank, tag)
+    private fun bits(senderRank: Int, tag: Int): Long =
+        MatchBitsDescriptor.bits(comm.context, MatchBitsDescriptor.SUB_LEADERS, senderRank, tag)
 
     /** [buf] from element displacement [displ] of [type] on (a view sharing its memory and byte order). */
     private fun block(buf: ByteBuffer, type: Datatype, displ: Int): ByteBuffer =
@@ -271,7 +400,11 @@ internal class IntercommCollectives(private val comm: Intercomm) {
     /** [root] as this rank sees it: [Mpi.ROOT], [Mpi.PROC_NULL], or a rank of the remote group. */
     private fun role(call: String, root: Int): Int {
         if (root == Mpi.ROOT || root == Mpi.PROC_NULL || root in 0 until remoteSize) return root
-        throw MPIException.of(ErrorClass.ERR_ROOT, call, "root $root is not a rank of the remote group (size $remoteSize), ROOT or PROC_NULL")
+        throw MPIException.of(
+            ErrorClass.ERR_ROOT,
+            call,
+            "root $root is not a rank of the remote group (size $remoteSize), ROOT or PROC_NULL",
+        )
     }
 
     /** A request complete at once (a [Mpi.PROC_NULL] member of the root's group). */

@@ -1,95 +1,136 @@
 package braid.mpi
 
-
 /**
- * An intracommunicator: one group, point-to-point among its members. Construction calls
- * ([dup], [split], [create], [createIntercomm], [accept], [connect]) are collective over this
- * communicator: every member calls them, in the same order. Each new communicator gets a context
- * id every member agrees on ([ContextIdPool]), so traffic on parent and child never meets.
+ * An intracommunicator: one group, point-to-point among its members. Construction calls ([dup], [split], [create],
+ * [createIntercomm], [accept], [connect]) are collective over this communicator: every member calls them, in the same
+ * order. Each new communicator gets a context id every member agrees on ([ContextIdPool]), so traffic on parent and
+ * child never meets.
  */
-public class Intracomm internal constructor(
-    mpi: Mpi,
-    context: Int,
-    group: Group,
-    name: String,
-) : Comm(mpi, context, group, group.procs, name) {
-    override val isInter: Boolean get() = false
+public class Intracomm internal constructor(mpi: Mpi, context: Int, group: Group, name: String) :
+    Comm(mpi, context, group, group.procs, name) {
+    override val isInter: Boolean
+        get() = false
 
     /** This communicator's collectives; also how its children's context ids are agreed ([CommCollectives]). */
-    @get:JvmSynthetic
-    internal val coll: CommCollectives by lazy { CommCollectives(this, destAddr, 0) }
+    @get:JvmSynthetic internal val coll: CommCollectives by lazy { CommCollectives(this, destAddr, 0) }
 
     /** `MPI_Comm_dup`: the same group with a new context. */
-    public fun dup(): Intracomm = construct("MPI_Comm_dup") {
-        val id = agree("MPI_Comm_dup")
-        Intracomm(mpi, id, localGroup, "dup(${getName()})").also { it.setErrhandler(getErrhandler()); Attributes.copyAll(this, it) }
-    }
+    public fun dup(): Intracomm =
+        construct("MPI_Comm_dup") {
+            val id = agree("MPI_Comm_dup")
+            Intracomm(mpi, id, localGroup, "dup(${getName()})").also {
+                it.setErrhandler(getErrhandler())
+                Attributes.copyAll(this, it)
+            }
+        }
 
     /**
-     * `MPI_Comm_split`: members of one [color] form a communicator, ranked by [key] (ties by rank
-     * here); [Mpi.UNDEFINED] as color returns null.
+     * `MPI_Comm_split`: members of one [color] form a communicator, ranked by [key] (ties by rank here);
+     * [Mpi.UNDEFINED] as color returns null.
      */
-    public fun split(color: Int, key: Int): Intracomm? = construct("MPI_Comm_split") {
-        if (color < 0 && color != Mpi.UNDEFINED) throw MPIException.of(ErrorClass.ERR_ARG, "MPI_Comm_split", "color $color must be ≥ 0 or UNDEFINED")
-        val mine = java.nio.ByteBuffer.allocate(8).putInt(color).putInt(key).array()
-        val all = coll.allgatherFixed(mine).map { java.nio.ByteBuffer.wrap(it) }.map { it.getInt(0) to it.getInt(4) }
-        val id = mpi.contexts.lowest(coll.andMasks(mpi.contexts.mask()), "MPI_Comm_split")
-        if (color == Mpi.UNDEFINED) return@construct null
-        mpi.contexts.reserve(id)
-        val members = all.indices.filter { all[it].first == color }.sortedWith(compareBy({ all[it].second }, { it }))
-        Intracomm(mpi, id, Group(IntArray(members.size) { localGroup.procs[members[it]] }, localGroup.self), "split(${getName()}, $color)")
-    }
+    public fun split(color: Int, key: Int): Intracomm? =
+        construct("MPI_Comm_split") {
+            if (color < 0 && color != Mpi.UNDEFINED)
+                throw MPIException.of(ErrorClass.ERR_ARG, "MPI_Comm_split", "color $color must be ≥ 0 or UNDEFINED")
+            val mine = java.nio.ByteBuffer.allocate(8).putInt(color).putInt(key).array()
+            val all =
+                coll.allgatherFixed(mine).map { java.nio.ByteBuffer.wrap(it) }.map { it.getInt(0) to it.getInt(4) }
+            val id = mpi.contexts.lowest(coll.andMasks(mpi.contexts.mask()), "MPI_Comm_split")
+            if (color == Mpi.UNDEFINED) return@construct null
+            mpi.contexts.reserve(id)
+            val members =
+                all.indices.filter { all[it].first == color }.sortedWith(compareBy({ all[it].second }, { it }))
+            Intracomm(
+                mpi,
+                id,
+                Group(IntArray(members.size) { localGroup.procs[members[it]] }, localGroup.self),
+                "split(${getName()}, $color)",
+            )
+        }
 
     /** `MPI_Comm_create`: a communicator of [group] (a subgroup of this one); null for non-members. */
-    public fun create(group: Group): Intracomm? = construct("MPI_Comm_create") {
-        val mine = localGroup.procs.toHashSet()
-        group.procs.firstOrNull { it !in mine }?.let {
-            throw MPIException.of(ErrorClass.ERR_GROUP, "MPI_Comm_create", "the group holds a process (table index $it) that is not in ${getName()}")
+    public fun create(group: Group): Intracomm? =
+        construct("MPI_Comm_create") {
+            val mine = localGroup.procs.toHashSet()
+            group.procs
+                .firstOrNull { it !in mine }
+                ?.let {
+                    throw MPIException.of(
+                        ErrorClass.ERR_GROUP,
+                        "MPI_Comm_create",
+                        "the group holds a process (table index $it) that is not in ${getName()}",
+                    )
+                }
+            val id = mpi.contexts.lowest(coll.andMasks(mpi.contexts.mask()), "MPI_Comm_create")
+            if (group.rank == Mpi.UNDEFINED) return@construct null
+            mpi.contexts.reserve(id)
+            Intracomm(mpi, id, Group(group.procs, localGroup.self), "create(${getName()})")
         }
-        val id = mpi.contexts.lowest(coll.andMasks(mpi.contexts.mask()), "MPI_Comm_create")
-        if (group.rank == Mpi.UNDEFINED) return@construct null
-        mpi.contexts.reserve(id)
-        Intracomm(mpi, id, Group(group.procs, localGroup.self), "create(${getName()})")
-    }
 
     /** `MPI_Comm_compare`: IDENT (same object), CONGRUENT, SIMILAR or UNEQUAL. */
-    public fun compare(other: Comm): Int = when {
-        other === this -> Group.IDENT
-        other.isInter -> Group.UNEQUAL
-        else -> when (localGroup.compare(other.localGroup)) {
-            Group.IDENT -> Group.CONGRUENT
-            Group.SIMILAR -> Group.SIMILAR
-            else -> Group.UNEQUAL
+    public fun compare(other: Comm): Int =
+        when {
+            other === this -> Group.IDENT
+            other.isInter -> Group.UNEQUAL
+            else ->
+                when (localGroup.compare(other.localGroup)) {
+                    Group.IDENT -> Group.CONGRUENT
+                    Group.SIMILAR -> Group.SIMILAR
+                    else -> Group.UNEQUAL
+                }
         }
-    }
 
     /**
-     * `MPI_Intercomm_create`: joins this group (led by [localLeader]) with another group whose
-     * leader is [remoteLeader] in [peerComm]; the leaders talk over [peerComm] with [tag].
+     * `MPI_Intercomm_create`: joins this group (led by [localLeader]) with another group whose leader is [remoteLeader]
+     * in [peerComm]; the leaders talk over [peerComm] with [tag].
      */
-    public fun createIntercomm(localLeader: Int, peerComm: Comm, remoteLeader: Int, tag: Int): Intercomm = construct("MPI_Intercomm_create") {
-        val call = "MPI_Intercomm_create"
-        if (localLeader !in 0 until size) throw MPIException.of(ErrorClass.ERR_RANK, call, "local leader $localLeader is out of range for ${getName()} of size $size")
-        if (tag !in 0..Mpi.TAG_UB) throw MPIException.of(ErrorClass.ERR_TAG, call, "tag $tag is outside 0..${Mpi.TAG_UB}")
-        intercommFrom(localLeader, "intercomm(${getName()})") { mask ->
-            peerComm.checkUsable(call)
-            if (remoteLeader !in 0 until peerComm.peerCount) throw MPIException.of(ErrorClass.ERR_RANK, call, "remote leader $remoteLeader is out of range for ${peerComm.getName()}")
-            val leaders = CommBootstrapCollectives(mpi, peerComm.context, MatchBitsDescriptor.SUB_LEADERS, peerComm.rank, peerComm.destAddr)
-            val theirs = CommBootstrapCollectives.split(leaders.exchange(remoteLeader, tag, CommBootstrapCollectives.join(arrayOf(mask) + blobs(localGroup))))
-            ContextIdPool.and(mask, theirs[0])
-            arrayOf(intBytes(mpi.contexts.lowest(mask, call))) + theirs.copyOfRange(1, theirs.size)
+    public fun createIntercomm(localLeader: Int, peerComm: Comm, remoteLeader: Int, tag: Int): Intercomm =
+        construct("MPI_Intercomm_create") {
+            val call = "MPI_Intercomm_create"
+            if (localLeader !in 0 until size)
+                throw MPIException.of(
+                    ErrorClass.ERR_RANK,
+                    call,
+                    "local leader $localLeader is out of range for ${getName()} of size $size",
+                )
+            if (tag !in 0..Mpi.TAG_UB)
+                throw MPIException.of(ErrorClass.ERR_TAG, call, "tag $tag is outside 0..${Mpi.TAG_UB}")
+            intercommFrom(localLeader, "intercomm(${getName()})") { mask ->
+                peerComm.checkUsable(call)
+                if (remoteLeader !in 0 until peerComm.peerCount)
+                    throw MPIException.of(
+                        ErrorClass.ERR_RANK,
+                        call,
+                        "remote leader $remoteLeader is out of range for ${peerComm.getName()}",
+                    )
+                val leaders =
+                    CommBootstrapCollectives(
+                        mpi,
+                        peerComm.context,
+                        MatchBitsDescriptor.SUB_LEADERS,
+                        peerComm.rank,
+                        peerComm.destAddr,
+                    )
+                val theirs =
+                    CommBootstrapCollectives.split(
+                        leaders.exchange(
+                            remoteLeader,
+                            tag,
+                            CommBootstrapCollectives.join(arrayOf(mask) + blobs(localGroup)),
+                        )
+                    )
+                ContextIdPool.and(mask, theirs[0])
+                arrayOf(intBytes(mpi.contexts.lowest(mask, call))) + theirs.copyOfRange(1, theirs.size)
+            }
         }
-    }
 
     /** `MPI_Comm_accept`: waits (at [root]) for a [connect] to [port]; collective over this communicator. */
-    public fun accept(port: String, root: Int): Intercomm = construct("MPI_Comm_accept") {
-        mpi.ports.accept(this, port, root)
-    }
+    public fun accept(port: String, root: Int): Intercomm =
+        construct("MPI_Comm_accept") { mpi.ports.accept(this, port, root) }
 
     /** `MPI_Comm_connect`: connects (from [root]) to a port another group [accept]s on. */
-    public fun connect(port: String, root: Int): Intercomm = construct("MPI_Comm_connect") {
-        mpi.ports.connect(this, port, root)
-    }
+    public fun connect(port: String, root: Int): Intercomm =
+        construct("MPI_Comm_connect") { mpi.ports.connect(this, port, root) }
 
     /** Agrees a context id over this communicator and reserves it. */
     @JvmSynthetic
@@ -100,9 +141,9 @@ public class Intracomm internal constructor(
     }
 
     /**
-     * The end of every intercommunicator construction: each member contributes its free-id
-     * mask to a local AND; [root] runs [lead] on the result (which talks to the other group and
-     * returns the context id and the remote group's address blobs), and broadcasts its answer.
+     * The end of every intercommunicator construction: each member contributes its free-id mask to a local AND; [root]
+     * runs [lead] on the result (which talks to the other group and returns the context id and the remote group's
+     * address blobs), and broadcasts its answer.
      */
     @JvmSynthetic
     internal fun intercommFrom(root: Int, name: String, lead: (ByteArray) -> Array<ByteArray>): Intercomm {
@@ -119,19 +160,21 @@ public class Intracomm internal constructor(
         return Intercomm(mpi, id, localGroup, Group(remote, localGroup.self), name)
     }
 
-    @JvmSynthetic
-    internal fun blobs(g: Group): Array<ByteArray> = Array(g.size) { mpi.processes.blob(g.procs[it]) }
+    @JvmSynthetic internal fun blobs(g: Group): Array<ByteArray> = Array(g.size) { mpi.processes.blob(g.procs[it]) }
 
     /** Runs a construction call: checks, serializes it in this process, applies the error handler. */
     @JvmSynthetic
     internal inline fun <T> construct(call: String, block: () -> T): T = guard {
         checkUsable(call)
         mpi.constructLock.lock()
-        try { block() } finally { mpi.constructLock.unlock() }
+        try {
+            block()
+        } finally {
+            mpi.constructLock.unlock()
+        }
     }
 
     internal companion object {
         @JvmSynthetic fun intBytes(v: Int): ByteArray = java.nio.ByteBuffer.allocate(4).putInt(v).array()
-
     }
 }

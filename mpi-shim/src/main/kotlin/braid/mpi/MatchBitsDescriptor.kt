@@ -1,8 +1,8 @@
 package braid.mpi
 
 /**
- * How an MPI envelope (communicator context, source rank, tag) is carried in Braid's 64-bit
- * message tag, and the ignore masks that make `ANY_SOURCE` and `ANY_TAG` receives.
+ * How an MPI envelope (communicator context, source rank, tag) is carried in Braid's 64-bit message tag, and the ignore
+ * masks that make `ANY_SOURCE` and `ANY_TAG` receives.
  *
  * ```
  *   6 6 5 5 5 5 5 5 5 5 5 5 4 4 4 4 4 4 4 4 4 4 3 3 3 3 3 3 3 3 3 3 2 2 2 2 2 2 2 2 2 2 1 1 ...   0
@@ -18,10 +18,11 @@ package braid.mpi
  *   source rank bits 47..24: the sender's rank in its own (local) group
  *   tag  bits 23..0: the MPI tag, 0..[TAG_UB]
  * ```
- * Every receive is posted with `FiAddr.UNSPEC` and matches its source through these bits, so a
- * status names the sender's rank without a reverse address lookup, and an intercommunicator's
- * remote ranks need nothing special. Version: this layout is version 1; ranks of different
- * layouts never talk (they would not agree on the address blob either).
+ *
+ * Every receive is posted with `FiAddr.UNSPEC` and matches its source through these bits, so a status names the
+ * sender's rank without a reverse address lookup, and an intercommunicator's remote ranks need nothing special.
+ * Version: this layout is version 1; ranks of different layouts never talk (they would not agree on the address blob
+ * either).
  */
 public object MatchBitsDescriptor {
     public const val VERSION: Int = 1
@@ -53,8 +54,10 @@ public object MatchBitsDescriptor {
     /** The match bits of a message on [context] / [sub] from [rank] with [tag]. */
     @JvmStatic
     public fun bits(context: Int, sub: Int, rank: Int, tag: Int): Long =
-        (context.toLong() shl CONTEXT_SHIFT) or (sub.toLong() shl SUB_SHIFT) or
-            (rank.toLong() shl RANK_SHIFT) or (tag.toLong() and TAG_UB.toLong())
+        (context.toLong() shl CONTEXT_SHIFT) or
+            (sub.toLong() shl SUB_SHIFT) or
+            (rank.toLong() shl RANK_SHIFT) or
+            (tag.toLong() and TAG_UB.toLong())
 
     /** The ignore mask of a receive: the rank bits for `ANY_SOURCE`, the tag bits for `ANY_TAG`. */
     @JvmStatic
@@ -62,7 +65,10 @@ public object MatchBitsDescriptor {
         (if (anySource) RANK_MASK else 0L) or (if (anyTag) TAG_MASK else 0L)
 
     @JvmStatic public fun context(bits: Long): Int = (bits ushr CONTEXT_SHIFT).toInt() and (CONTEXT_COUNT - 1)
+
     @JvmStatic public fun sub(bits: Long): Int = (bits ushr SUB_SHIFT).toInt() and 3
+
     @JvmStatic public fun rank(bits: Long): Int = ((bits and RANK_MASK) ushr RANK_SHIFT).toInt()
+
     @JvmStatic public fun tag(bits: Long): Int = (bits and TAG_MASK).toInt()
 }

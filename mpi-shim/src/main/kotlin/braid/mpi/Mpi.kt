@@ -18,62 +18,56 @@ import braid.core.Fabric
 import braid.core.Hints
 import braid.core.IdleKind
 import braid.core.IdlePolicy
-import braid.provider.HostIdentity
-import braid.provider.link.LinkParams
 import braid.core.OpFlags
 import braid.core.ParamSource
 import braid.core.RailLimit
 import braid.core.Settings
+import braid.provider.HostIdentity
+import braid.provider.link.LinkParams
 import java.net.InetAddress
 import java.util.concurrent.atomic.AtomicInteger
 import java.util.concurrent.locks.ReentrantLock
 
 /**
- * One MPI process: its endpoint, its view of the job and the environment calls (`MPI_Init` …
- * `MPI_Finalize`). [init] opens one endpoint, publishes its address through the [Bootstrap],
- * reads every other rank's, and builds [world] and [self]; every communicator is a context on
- * that one endpoint ([MatchBitsDescriptor]).
+ * One MPI process: its endpoint, its view of the job and the environment calls (`MPI_Init` … `MPI_Finalize`). [init]
+ * opens one endpoint, publishes its address through the [Bootstrap], reads every other rank's, and builds [world] and
+ * [self]; every communicator is a context on that one endpoint ([MatchBitsDescriptor]).
  *
  * Several instances may live in one JVM (each its own rank, as the tests run them); the static
  * [isInitialized]/[isFinalized] describe the JVM as a whole.
  *
- * Threads: point-to-point calls, requests and progress are safe from any thread (posting and
- * completion dispatch share one lock), so [ThreadLevel.MULTIPLE] is provided when asked for.
- * Below MULTIPLE the caller promises that no two threads call at once, as MPI's thread levels
- * say, and the point-to-point path then takes no lock of its own.
- * Communicator construction (dup, split, create, intercommunicators, ports) is serialized per
- * process; two threads building communicators at once must build them in the same order in
- * every process, or they wait on each other.
+ * Threads: point-to-point calls, requests and progress are safe from any thread (posting and completion dispatch share
+ * one lock), so [ThreadLevel.MULTIPLE] is provided when asked for. Below MULTIPLE the caller promises that no two
+ * threads call at once, as MPI's thread levels say, and the point-to-point path then takes no lock of its own.
+ * Communicator construction (dup, split, create, intercommunicators, ports) is serialized per process; two threads
+ * building communicators at once must build them in the same order in every process, or they wait on each other.
  */
-public class Mpi private constructor(
+public class Mpi
+private constructor(
     /** The launcher's key-value store this process started from. */
     public val bootstrap: Bootstrap,
     /** The thread level actually provided (`MPI_Query_thread`). */
     public val threadLevel: ThreadLevel,
     options: MpiOptions,
 ) : AutoCloseable {
-    @get:JvmSynthetic
-    internal val fabric: Fabric
-    @get:JvmSynthetic
-    internal val domain: Domain
-    @get:JvmSynthetic
-    internal val cq: CompletionQueue
-    @get:JvmSynthetic
-    internal val av: AddressVector
-    @get:JvmSynthetic
-    internal val ep: Endpoint
+    @get:JvmSynthetic internal val fabric: Fabric
+    @get:JvmSynthetic internal val domain: Domain
+    @get:JvmSynthetic internal val cq: CompletionQueue
+    @get:JvmSynthetic internal val av: AddressVector
+    @get:JvmSynthetic internal val ep: Endpoint
     private val eq: EventQueue
     private val event = Event()
-    @get:JvmSynthetic
-    internal val lock = ReentrantLock()
+    @get:JvmSynthetic internal val lock = ReentrantLock()
     /** Whether threads may call at once ([ThreadLevel.MULTIPLE]): only then is [lock] taken ([locked]). */
-    @get:JvmSynthetic
-    internal val threaded = threadLevel == ThreadLevel.MULTIPLE
+    @get:JvmSynthetic internal val threaded = threadLevel == ThreadLevel.MULTIPLE
     /** Fabric addresses of peers the endpoint reported dead (PEER_DOWN), with the report; under [lock]. */
     private val dead = HashMap<Long, String>()
     /** Whether [dead] has an entry: read without the lock, so a post asks nothing more while every peer lives. */
     @Volatile private var anyDead = false
-    /** Receives posted to the endpoint and directed at one peer (an intrusive list through [RecvOp]), so a peer's death can fail them; under [lock]. */
+    /**
+     * Receives posted to the endpoint and directed at one peer (an intrusive list through [RecvOp]), so a peer's death
+     * can fail them; under [lock].
+     */
     private var directed: RecvOp? = null
     /** Spent sends and receives ready for reuse (see [Request.recycle]); under [lock]. */
     private val sendPool = ArrayDeque<SendOp>()
@@ -81,19 +75,14 @@ public class Mpi private constructor(
     /** Progress calls so far: the event queue is read on every [EQ_EVERY]th. */
     private var polls = 0
     /** Serializes communicator construction in this process (context ids are agreed one at a time). */
-    @get:JvmSynthetic
-    internal val constructLock = ReentrantLock()
+    @get:JvmSynthetic internal val constructLock = ReentrantLock()
     private val backlog = ArrayDeque<Request>()
     private val completions = Array(COMPLETION_BATCH) { Completion() }
     private val error = CompletionError()
-    @get:JvmSynthetic
-    internal val contexts = ContextIdPool()
-    @get:JvmSynthetic
-    internal val processes = ProcessTable()
-    @get:JvmSynthetic
-    internal val buffered = BufferedSends(this)
-    @get:JvmSynthetic
-    internal val ports = Ports(this)
+    @get:JvmSynthetic internal val contexts = ContextIdPool()
+    @get:JvmSynthetic internal val processes = ProcessTable()
+    @get:JvmSynthetic internal val buffered = BufferedSends(this)
+    @get:JvmSynthetic internal val ports = Ports(this)
     private val mainThread = Thread.currentThread()
 
     /** `MPI_COMM_WORLD`. */
@@ -105,18 +94,27 @@ public class Mpi private constructor(
     @Volatile private var closed = false
 
     /** What this process was opened with ([MpiOptions.settings]): [MpiParams] and the providers' parameters. */
-    @get:JvmSynthetic
-    internal val settings: Settings = options.settings.check(MpiParams.ALL)
-    /** Empty polls a blocking call spins through ([MpiParams.SPIN_POLLS]), then yields through ([MpiParams.YIELD_POLLS]). */
+    @get:JvmSynthetic internal val settings: Settings = options.settings.check(MpiParams.ALL)
+    /**
+     * Empty polls a blocking call spins through ([MpiParams.SPIN_POLLS]), then yields through
+     * ([MpiParams.YIELD_POLLS]).
+     */
     private val spinPolls = settings[MpiParams.SPIN_POLLS]
     private val yieldPolls = settings[MpiParams.YIELD_POLLS]
     /** How every wait of this process idles (its domain's idle policy): spin, then yield, then park 50 µs at a time. */
-    private val waitPolicy = IdlePolicy(IdleKind.BACKOFF, PARK_NANOS, spinPolls.coerceAtLeast(0), yieldPolls.coerceAtLeast(0), PARK_NANOS)
+    private val waitPolicy =
+        IdlePolicy(IdleKind.BACKOFF, PARK_NANOS, spinPolls.coerceAtLeast(0), yieldPolls.coerceAtLeast(0), PARK_NANOS)
 
     init {
         val provider = if (options.provider == MpiOptions.AUTO) chooseProvider(bootstrap) else options.provider
-        val found = options.info ?: Braid.getInfo(hints(provider, options)).firstOrNull()
-            ?: throw MPIException.of(ErrorClass.ERR_OTHER, "MPI_Init", "provider '$provider' is not available here; set BRAID_MPI_PROVIDER or MpiOptions.provider to one `braid info` lists")
+        val found =
+            options.info
+                ?: Braid.getInfo(hints(provider, options)).firstOrNull()
+                ?: throw MPIException.of(
+                    ErrorClass.ERR_OTHER,
+                    "MPI_Init",
+                    "provider '$provider' is not available here; set BRAID_MPI_PROVIDER or MpiOptions.provider to one `braid info` lists",
+                )
         // Every wait of this process is the domain's one wait: it idles the way MPI implementations poll.
         val info = found.withDomainAttr(found.domainAttr.withIdle(waitPolicy))
         fabric = Braid.fabric(info)
@@ -124,9 +122,20 @@ public class Mpi private constructor(
         cq = domain.completionQueue(CqFormat.TAGGED, options.cqSize)
         av = domain.addressVector()
         eq = fabric.eventQueue()
-        ep = domain.endpoint().apply { bind(cq, OpFlags.TRANSMIT or OpFlags.RECV); bind(av); bind(eq); enable() }
+        ep =
+            domain.endpoint().apply {
+                bind(cq, OpFlags.TRANSMIT or OpFlags.RECV)
+                bind(av)
+                bind(eq)
+                enable()
+            }
         val n = bootstrap.size
-        if (n - 1 > MatchBitsDescriptor.RANK_MAX) throw MPIException.of(ErrorClass.ERR_OTHER, "MPI_Init", "$n ranks exceed the ${MatchBitsDescriptor.RANK_MAX + 1} the match bits can name")
+        if (n - 1 > MatchBitsDescriptor.RANK_MAX)
+            throw MPIException.of(
+                ErrorClass.ERR_OTHER,
+                "MPI_Init",
+                "$n ranks exceed the ${MatchBitsDescriptor.RANK_MAX + 1} the match bits can name",
+            )
         bootstrap.put(ADDRESS_KEY, ep.address)
         bootstrap.fence()
         for (r in 0 until n) {
@@ -142,14 +151,19 @@ public class Mpi private constructor(
 
     /** This process's index in its own process table (its world rank). */
     @get:JvmSynthetic
-    internal val selfProc: Int get() = bootstrap.rank
+    internal val selfProc: Int
+        get() = bootstrap.rank
 
     /** `MPI_Finalize`: finishes pending buffered sends, closes the endpoint and leaves the bootstrap. */
     public fun finalizeMpi() {
         if (closed) return
         buffered.drain()
         closed = true
-        ep.close(); av.close(); cq.close(); domain.close(); fabric.close()
+        ep.close()
+        av.close()
+        cq.close()
+        domain.close()
+        fabric.close()
         bootstrap.close()
         live.decrementAndGet()
     }
@@ -158,7 +172,8 @@ public class Mpi private constructor(
     override fun close(): Unit = finalizeMpi()
 
     /** Whether this instance has been finalized. */
-    public val finalized: Boolean get() = closed
+    public val finalized: Boolean
+        get() = closed
 
     /** `MPI_Is_thread_main`. */
     public fun isThreadMain(): Boolean = Thread.currentThread() === mainThread
@@ -169,8 +184,7 @@ public class Mpi private constructor(
     /** `MPI_Abort`: ends the whole job through the launcher with [errorCode]. */
     public fun abort(errorCode: Int, message: String): Nothing = abortJob(errorCode, message)
 
-    @JvmSynthetic
-    internal fun abortJob(code: Int, message: String): Nothing = bootstrap.abort(code, message)
+    @JvmSynthetic internal fun abortJob(code: Int, message: String): Nothing = bootstrap.abort(code, message)
 
     /** `MPI_Buffer_attach`: the space buffered sends copy into. */
     public fun bufferAttach(buffer: java.nio.ByteBuffer): Unit = buffered.attach(buffer)
@@ -202,9 +216,9 @@ public class Mpi private constructor(
     // ## Posting and progress ##
 
     /**
-     * Posts [op] to the endpoint, or queues it behind earlier operations the endpoint pushed
-     * back (`-EAGAIN`): operations reach the endpoint in the order they were called, which is
-     * what keeps MPI's non-overtaking rule for sends and the matching order of receives.
+     * Posts [op] to the endpoint, or queues it behind earlier operations the endpoint pushed back (`-EAGAIN`):
+     * operations reach the endpoint in the order they were called, which is what keeps MPI's non-overtaking rule for
+     * sends and the matching order of receives.
      */
     @JvmSynthetic
     internal fun submit(op: Request) {
@@ -212,29 +226,36 @@ public class Mpi private constructor(
             if (backlog.isEmpty()) {
                 val rc = op.post()
                 if (rc == 0) return
-                if (rc != -Errno.EAGAIN) { op.failPost(rc); return }
+                if (rc != -Errno.EAGAIN) {
+                    op.failPost(rc)
+                    return
+                }
             }
             backlog.addLast(op)
         }
     }
 
     /** Removes [op] from the backlog if it is still there (it never reached the endpoint). */
-    @JvmSynthetic
-    internal fun withdraw(op: Request): Boolean = locked { backlog.remove(op) }
+    @JvmSynthetic internal fun withdraw(op: Request): Boolean = locked { backlog.remove(op) }
 
     /** Runs [block] under [lock] when several threads may call at once, else as it is. */
     @JvmSynthetic
     internal inline fun <T> locked(block: () -> T): T {
         if (!threaded) return block()
         lock.lock()
-        try { return block() } finally { lock.unlock() }
+        try {
+            return block()
+        } finally {
+            lock.unlock()
+        }
     }
 
     /** Drives the endpoint once: posts what the backlog holds and dispatches completions. Returns the work done. */
     @JvmSynthetic
     internal fun progress(): Int {
         if (closed) return 0
-        if (threaded && !lock.tryLock()) return 0 // another thread is dispatching; its completions reach our requests too
+        if (threaded && !lock.tryLock())
+            return 0 // another thread is dispatching; its completions reach our requests too
         try {
             var work = 0
             while (backlog.isNotEmpty()) {
@@ -257,9 +278,14 @@ public class Mpi private constructor(
                     }
                     work += n
                     if (n == completions.size) continue
-                    break // a short batch emptied the queue (or stopped at an error entry, which the next call reads): no second pass of the rail's progress
+                    break // a short batch emptied the queue (or stopped at an error entry, which the next call reads):
+                    // no second pass of the rail's progress
                 }
-                if (n == -Errno.EAVAIL && cq.readErr(error) == 1) { work++; (error.context as? Request)?.onError(error); continue }
+                if (n == -Errno.EAVAIL && cq.readErr(error) == 1) {
+                    work++
+                    (error.context as? Request)?.onError(error)
+                    continue
+                }
                 break
             }
             // Peer failures are rare and reported within the rail's liveness period anyway: look
@@ -311,7 +337,9 @@ public class Mpi private constructor(
         val next = op.nextDirected
         if (prev == null) directed = next else prev.nextDirected = next
         next?.prevDirected = prev
-        op.prevDirected = null; op.nextDirected = null; op.inDirected = false
+        op.prevDirected = null
+        op.nextDirected = null
+        op.inDirected = false
     }
 
     private fun peerDown(fiAddr: Long, message: String) {
@@ -349,8 +377,8 @@ public class Mpi private constructor(
     }
 
     /**
-     * Returns [op] to its pool if it is a spent send or receive whose completion has been
-     * dispatched (the endpoint holds it no more); anything else is left alone.
+     * Returns [op] to its pool if it is a spent send or receive whose completion has been dispatched (the endpoint
+     * holds it no more); anything else is left alone.
      */
     @JvmSynthetic
     internal fun recycle(op: Request) {
@@ -358,17 +386,26 @@ public class Mpi private constructor(
         locked {
             if (op.pooled) return
             when (op) {
-                is SendOp -> if (sendPool.size < POOL_MAX) { op.clear(); op.pooled = true; sendPool.addLast(op) }
-                is RecvOp -> if (recvPool.size < POOL_MAX && !op.inDirected) { op.clear(); op.pooled = true; recvPool.addLast(op) }
+                is SendOp ->
+                    if (sendPool.size < POOL_MAX) {
+                        op.clear()
+                        op.pooled = true
+                        sendPool.addLast(op)
+                    }
+                is RecvOp ->
+                    if (recvPool.size < POOL_MAX && !op.inDirected) {
+                        op.clear()
+                        op.pooled = true
+                        recvPool.addLast(op)
+                    }
                 else -> {}
             }
         }
     }
 
     /**
-     * Progress until [done] says so, through the domain's one wait under [waitPolicy]: polls
-     * busily (as MPI implementations do), then yields, and parks briefly only after
-     * [spinPolls] + [yieldPolls] empty polls in a row.
+     * Progress until [done] says so, through the domain's one wait under [waitPolicy]: polls busily (as MPI
+     * implementations do), then yields, and parks briefly only after [spinPolls] + [yieldPolls] empty polls in a row.
      */
     @JvmSynthetic
     internal inline fun progressUntil(done: () -> Boolean) {
@@ -376,8 +413,8 @@ public class Mpi private constructor(
     }
 
     /**
-     * Looks until [found] says so, idling under [waitPolicy] between looks: for a look that
-     * drives progress itself (a probe), so the wait drives nothing more.
+     * Looks until [found] says so, idling under [waitPolicy] between looks: for a look that drives progress itself (a
+     * probe), so the wait drives nothing more.
      */
     @JvmSynthetic
     internal inline fun lookUntil(found: () -> Boolean) {
@@ -394,8 +431,8 @@ public class Mpi private constructor(
         /** `MPI_PROC_NULL`: sends and receives with it complete at once, moving nothing. */
         public const val PROC_NULL: Int = -3
         /**
-         * `MPI_IN_PLACE`: pass this buffer (compared by identity) where MPI allows in-place
-         * collectives; the data is then taken from, and left in, the receive buffer.
+         * `MPI_IN_PLACE`: pass this buffer (compared by identity) where MPI allows in-place collectives; the data is
+         * then taken from, and left in, the receive buffer.
          */
         @JvmField public val IN_PLACE: java.nio.ByteBuffer = java.nio.ByteBuffer.allocate(0)
         /** `MPI_ROOT` (intercommunicator collectives). */
@@ -424,54 +461,57 @@ public class Mpi private constructor(
         private val start = System.nanoTime()
 
         /**
-         * `MPI_Init_thread`: opens this process's endpoint and builds the world from [bootstrap]
-         * (collective over the job: every rank calls it). [required] is what the caller needs;
-         * [Mpi.threadLevel] says what it got (up to [ThreadLevel.MULTIPLE]).
+         * `MPI_Init_thread`: opens this process's endpoint and builds the world from [bootstrap] (collective over the
+         * job: every rank calls it). [required] is what the caller needs; [Mpi.threadLevel] says what it got (up to
+         * [ThreadLevel.MULTIPLE]).
          */
         @JvmStatic
         @JvmOverloads
-        public fun init(bootstrap: Bootstrap, required: ThreadLevel = ThreadLevel.SINGLE, options: MpiOptions = MpiOptions()): Mpi =
-            Mpi(bootstrap, required, options)
+        public fun init(
+            bootstrap: Bootstrap,
+            required: ThreadLevel = ThreadLevel.SINGLE,
+            options: MpiOptions = MpiOptions(),
+        ): Mpi = Mpi(bootstrap, required, options)
 
         /**
-         * `MPI_Init`: the world the launcher started this process in ([Bootstrap.detect]: Hydra's
-         * PMI-1/PMI-2, Open MPI's PMIx, `braid run`, or a singleton world of one), with the
-         * endpoint [MpiOptions] chooses (shm for one host, the link for several).
+         * `MPI_Init`: the world the launcher started this process in ([Bootstrap.detect]: Hydra's PMI-1/PMI-2, Open
+         * MPI's PMIx, `braid run`, or a singleton world of one), with the endpoint [MpiOptions] chooses (shm for one
+         * host, the link for several).
          */
-        @JvmStatic
-        public fun init(): Mpi = initThread(ThreadLevel.SINGLE)
+        @JvmStatic public fun init(): Mpi = initThread(ThreadLevel.SINGLE)
 
         /** `MPI_Init(argc, argv)`: [init]; the arguments are the program's own (nothing here reads them). */
-        @JvmStatic
-        public fun init(@Suppress("UNUSED_PARAMETER") args: Array<String>): Mpi = init()
+        @JvmStatic public fun init(@Suppress("UNUSED_PARAMETER") args: Array<String>): Mpi = init()
 
         /** `MPI_Init_thread`: [init] asking for [required]; [Mpi.threadLevel] says what was provided. */
         @JvmStatic
         @JvmOverloads
         public fun initThread(required: ThreadLevel, options: MpiOptions = MpiOptions()): Mpi {
             val boot = Bootstrap.detect()
-            return try { Mpi(boot, required, options) } catch (t: Throwable) { runCatching { boot.close() }; throw t }
+            return try {
+                Mpi(boot, required, options)
+            } catch (t: Throwable) {
+                runCatching { boot.close() }
+                throw t
+            }
         }
 
         /** `MPI_Init_thread(argc, argv, required)`. */
         @JvmStatic
-        public fun initThread(@Suppress("UNUSED_PARAMETER") args: Array<String>, required: ThreadLevel): Mpi = initThread(required)
+        public fun initThread(@Suppress("UNUSED_PARAMETER") args: Array<String>, required: ThreadLevel): Mpi =
+            initThread(required)
 
         /** `MPI_Initialized`: whether any instance in this JVM has been initialized. */
-        @JvmStatic
-        public fun isInitialized(): Boolean = everInitialized
+        @JvmStatic public fun isInitialized(): Boolean = everInitialized
 
         /** `MPI_Finalized`: whether instances were initialized and all of them are finalized. */
-        @JvmStatic
-        public fun isFinalized(): Boolean = everInitialized && live.get() == 0
+        @JvmStatic public fun isFinalized(): Boolean = everInitialized && live.get() == 0
 
         /** `MPI_Wtime`: seconds since an arbitrary point fixed in this JVM. */
-        @JvmStatic
-        public fun wtime(): Double = (System.nanoTime() - start) / 1e9
+        @JvmStatic public fun wtime(): Double = (System.nanoTime() - start) / 1e9
 
         /** `MPI_Wtick`: [wtime]'s resolution in seconds. */
-        @JvmStatic
-        public fun wtick(): Double = 1e-9
+        @JvmStatic public fun wtick(): Double = 1e-9
 
         /** `MPI_Get_library_version`. */
         @JvmStatic
@@ -480,18 +520,19 @@ public class Mpi private constructor(
 }
 
 /**
- * The hints for [provider] (resolved from [MpiOptions.provider]) under [MpiOptions.settings]: the
- * link's rails ([MpiOptions.links], [LinkParams.LINKS]; only the link reads them), and the eager
- * limit of the shm rail ([MpiOptions.shmEagerSize]; the parameter comes from the registry,
- * [RailLimit.EAGER_SIZE], and one set in the environment or the settings wins over the MPI layer's
- * default, not over an explicit option).
+ * The hints for [provider] (resolved from [MpiOptions.provider]) under [MpiOptions.settings]: the link's rails
+ * ([MpiOptions.links], [LinkParams.LINKS]; only the link reads them), and the eager limit of the shm rail
+ * ([MpiOptions.shmEagerSize]; the parameter comes from the registry, [RailLimit.EAGER_SIZE], and one set in the
+ * environment or the settings wins over the MPI layer's default, not over an explicit option).
  */
 private fun hints(provider: String, options: MpiOptions): Hints {
     var hints = Hints(caps = Caps.MSG or Caps.TAGGED, provider = provider, settings = options.settings)
     options.links?.let { hints = hints.with(LinkParams.LINKS, it) }
     val shmEager = Braid.limitParameter(SHM, RailLimit.EAGER_SIZE) ?: return hints
-    val eager = options.shmEagerSize
-        ?: if (hints.settings.resolve(shmEager).source == ParamSource.DEFAULT) MpiOptions.DEFAULT_SHM_EAGER_SIZE else null
+    val eager =
+        options.shmEagerSize
+            ?: if (hints.settings.resolve(shmEager).source == ParamSource.DEFAULT) MpiOptions.DEFAULT_SHM_EAGER_SIZE
+            else null
     if (eager != null) hints = hints.with(shmEager, eager)
     return hints
 }
@@ -500,8 +541,8 @@ private fun hints(provider: String, options: MpiOptions): Hints {
 private const val SHM = "shm"
 
 /**
- * [MpiOptions.AUTO]: every rank puts its host identity (rail-core's, so "same host" means what
- * shm means by it) and reads the others'; shm when all are this host's, else the link.
+ * [MpiOptions.AUTO]: every rank puts its host identity (rail-core's, so "same host" means what shm means by it) and
+ * reads the others'; shm when all are this host's, else the link.
  */
 private fun chooseProvider(bootstrap: Bootstrap): String {
     if (bootstrap.size == 1) return "shm"

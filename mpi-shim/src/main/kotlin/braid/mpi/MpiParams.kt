@@ -7,62 +7,91 @@ import braid.core.ParamRule
 import braid.core.ParamViolation
 
 /**
- * `braid.mpi`'s parameters, read through [braid.core.Settings] ([MpiOptions.settings]); `braid
- * info -e` lists them. [MpiOptions.provider] and [MpiOptions.links] set [PROVIDER] and [LINK]
- * through the API, over the environment.
+ * `braid.mpi`'s parameters, read through [braid.core.Settings] ([MpiOptions.settings]); `braid info -e` lists them.
+ * [MpiOptions.provider] and [MpiOptions.links] set [PROVIDER] and [LINK] through the API, over the environment.
  */
 public class MpiParams : ModuleParams {
     override fun parameters(): List<Param<*>> = ALL
 
     public companion object {
-        private val NOT_NEGATIVE = ParamRule<Int> { v -> if (v < 0) ParamViolation("is negative", "set {name} ≥ 0") else null }
+        private val NOT_NEGATIVE =
+            ParamRule<Int> { v -> if (v < 0) ParamViolation("is negative", "set {name} ≥ 0") else null }
 
         /** `BRAID_MPI_PROVIDER`: the provider [Mpi.init] opens; [MpiOptions.AUTO] chooses by the job's hosts. */
         @JvmField
-        public val PROVIDER: Param<String> = Param.string(
-            "mpi", "provider", "BRAID_MPI_PROVIDER", MpiOptions.AUTO,
-            "the provider MPI_Init opens: auto (shm when every rank is on this host, else the link) " +
-                "or a provider `braid info -l` lists",
-            ParamRule { v ->
-                val known = Braid.providerNames()
-                if (v == MpiOptions.AUTO || v in known) {
-                    null
-                } else {
-                    ParamViolation("is not auto nor a provider", "set {name} to auto or one of ${known.joinToString()}")
-                }
-            },
-        )
+        public val PROVIDER: Param<String> =
+            Param.string(
+                "mpi",
+                "provider",
+                "BRAID_MPI_PROVIDER",
+                MpiOptions.AUTO,
+                "the provider MPI_Init opens: auto (shm when every rank is on this host, else the link) " +
+                    "or a provider `braid info -l` lists",
+                ParamRule { v ->
+                    val known = Braid.providerNames()
+                    if (v == MpiOptions.AUTO || v in known) {
+                        null
+                    } else {
+                        ParamViolation(
+                            "is not auto nor a provider",
+                            "set {name} to auto or one of ${known.joinToString()}",
+                        )
+                    }
+                },
+            )
 
-        /** `BRAID_MPI_LINK`: the link's rails (`BRAID_LINKS` syntax) when MPI opens the link; empty: the link's own default. */
+        /**
+         * `BRAID_MPI_LINK`: the link's rails (`BRAID_LINKS` syntax) when MPI opens the link; empty: the link's own
+         * default.
+         */
         @JvmField
-        public val LINK: Param<String> = Param.string(
-            "mpi", "link", "BRAID_MPI_LINK", "",
-            "the link's rails when MPI opens the link provider, in BRAID_LINKS syntax (empty: link.links, the link's default)",
-        )
+        public val LINK: Param<String> =
+            Param.string(
+                "mpi",
+                "link",
+                "BRAID_MPI_LINK",
+                "",
+                "the link's rails when MPI opens the link provider, in BRAID_LINKS syntax (empty: link.links, the link's default)",
+            )
 
         /** `BRAID_MPI_SPIN_POLLS`: empty polls a blocking MPI call spins through before it yields. */
         @JvmField
-        public val SPIN_POLLS: Param<Int> = Param.int(
-            "mpi", "spin_polls", "BRAID_MPI_SPIN_POLLS", 20_000, "polls",
-            "empty progress polls a blocking MPI call spins through before it yields the core", NOT_NEGATIVE,
-        )
+        public val SPIN_POLLS: Param<Int> =
+            Param.int(
+                "mpi",
+                "spin_polls",
+                "BRAID_MPI_SPIN_POLLS",
+                20_000,
+                "polls",
+                "empty progress polls a blocking MPI call spins through before it yields the core",
+                NOT_NEGATIVE,
+            )
 
         /** `BRAID_MPI_YIELD_POLLS`: empty polls a blocking MPI call yields through, after spinning, before it parks. */
         @JvmField
-        public val YIELD_POLLS: Param<Int> = Param.int(
-            "mpi", "yield_polls", "BRAID_MPI_YIELD_POLLS", 2_000, "polls",
-            "empty progress polls a blocking MPI call yields through, after spinning, before it parks", NOT_NEGATIVE,
-        )
+        public val YIELD_POLLS: Param<Int> =
+            Param.int(
+                "mpi",
+                "yield_polls",
+                "BRAID_MPI_YIELD_POLLS",
+                2_000,
+                "polls",
+                "empty progress polls a blocking MPI call yields through, after spinning, before it parks",
+                NOT_NEGATIVE,
+            )
 
         /** `BRAID_MPI_NAME_DIR`: where `MPI_Publish_name` and `MPI_Lookup_name` keep names. */
         @JvmField
-        public val NAME_DIR: Param<String> = Param.string(
-            "mpi", "name_dir", "BRAID_MPI_NAME_DIR", "",
-            "the directory MPI_Publish_name and MPI_Lookup_name share (empty: braid-mpi-names-<user> in java.io.tmpdir)",
-        )
+        public val NAME_DIR: Param<String> =
+            Param.string(
+                "mpi",
+                "name_dir",
+                "BRAID_MPI_NAME_DIR",
+                "",
+                "the directory MPI_Publish_name and MPI_Lookup_name share (empty: braid-mpi-names-<user> in java.io.tmpdir)",
+            )
 
         /** Every `braid.mpi` parameter. */
-        @JvmField
-        public val ALL: List<Param<*>> = listOf(PROVIDER, LINK, SPIN_POLLS, YIELD_POLLS, NAME_DIR)
+        @JvmField public val ALL: List<Param<*>> = listOf(PROVIDER, LINK, SPIN_POLLS, YIELD_POLLS, NAME_DIR)
     }
 }

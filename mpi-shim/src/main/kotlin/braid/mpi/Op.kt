@@ -2,22 +2,22 @@ package braid.mpi
 
 import braid.collectives.ReduceOp
 import braid.collectives.UserReduction
+import java.nio.ByteBuffer
+import java.nio.ByteOrder
 import org.agrona.DirectBuffer
 import org.agrona.MutableDirectBuffer
 import org.agrona.concurrent.UnsafeBuffer
-import java.nio.ByteBuffer
-import java.nio.ByteOrder
 
 /**
- * A reduction operation (`MPI_Op`) in the shape a collectives library calls: [reduce] combines
- * `count` elements of a datatype, `inout[i] = in[i] op inout[i]` (MPI's argument order, which
- * matters for a non-commutative op), reading and writing through the buffers' own byte order.
- * [isCommutative] tells the library whether it may reorder operands.
+ * A reduction operation (`MPI_Op`) in the shape a collectives library calls: [reduce] combines `count` elements of a
+ * datatype, `inout[i] = in[i] op inout[i]` (MPI's argument order, which matters for a non-commutative op), reading and
+ * writing through the buffers' own byte order. [isCommutative] tells the library whether it may reorder operands.
  *
- * Built-in ops apply to a datatype whose elements are all of one [BasicType] (built-in types and
- * types derived from one of them); a user op ([create]) to any datatype.
+ * Built-in ops apply to a datatype whose elements are all of one [BasicType] (built-in types and types derived from one
+ * of them); a user op ([create]) to any datatype.
  */
-public class Op private constructor(
+public class Op
+private constructor(
     private val name: String,
     private val builtin: Kind?,
     private val user: UserFunction?,
@@ -27,66 +27,107 @@ public class Op private constructor(
     /** A user-defined reduction (`MPI_User_function`): combine `count` elements of `type` into [inout]. */
     public fun interface UserFunction {
         /**
-         * `inout[i] = in[i] op inout[i]` for `i < count`, both buffers starting at their
-         * position 0, in native byte order. The elements are packed: a type with gaps
-         * (vector, resized …) is handed over without them, `count × type.size` bytes.
+         * `inout[i] = in[i] op inout[i]` for `i < count`, both buffers starting at their position 0, in native byte
+         * order. The elements are packed: a type with gaps (vector, resized …) is handed over without them, `count ×
+         * type.size` bytes.
          */
         public fun call(input: ByteBuffer, inout: ByteBuffer, count: Int, type: Datatype)
     }
 
-    private enum class Kind { MAX, MIN, SUM, PROD, LAND, BAND, LOR, BOR, LXOR, BXOR, MAXLOC, MINLOC, REPLACE, NO_OP }
+    private enum class Kind {
+        MAX,
+        MIN,
+        SUM,
+        PROD,
+        LAND,
+        BAND,
+        LOR,
+        BOR,
+        LXOR,
+        BXOR,
+        MAXLOC,
+        MINLOC,
+        REPLACE,
+        NO_OP,
+    }
 
     @Volatile private var freed = false
 
     /** Whether this is a predefined op. */
-    public val isPredefined: Boolean get() = builtin != null
+    public val isPredefined: Boolean
+        get() = builtin != null
 
     override fun toString(): String = name
 
     /** `MPI_Op_free`; a predefined op cannot be freed. */
     public fun free() {
-        if (builtin != null) throw MPIException.of(ErrorClass.ERR_OP, "MPI_Op_free", "$name is predefined and cannot be freed")
+        if (builtin != null)
+            throw MPIException.of(ErrorClass.ERR_OP, "MPI_Op_free", "$name is predefined and cannot be freed")
         freed = true
     }
 
     /** The collectives module's op this built-in is (null for REPLACE, NO_OP and user ops). */
     @get:JvmSynthetic
-    internal val reduceOp: ReduceOp? = when (builtin) {
-        null, Kind.REPLACE, Kind.NO_OP -> null
-        else -> ReduceOp.valueOf(builtin.name)
-    }
+    internal val reduceOp: ReduceOp? =
+        when (builtin) {
+            null,
+            Kind.REPLACE,
+            Kind.NO_OP -> null
+            else -> ReduceOp.valueOf(builtin.name)
+        }
 
     /**
-     * Throws `MPI_ERR_OP` unless this op applies to [type]: a built-in op needs one element
-     * kind it is defined on — the collectives module's table ([braid.collectives.Datatype.supports]):
-     * no bitwise op on floats, MAXLOC only on pair types.
+     * Throws `MPI_ERR_OP` unless this op applies to [type]: a built-in op needs one element kind it is defined on — the
+     * collectives module's table ([braid.collectives.Datatype.supports]): no bitwise op on floats, MAXLOC only on pair
+     * types.
      */
     public fun checkApplies(type: Datatype, call: String) {
         if (freed) throw MPIException.of(ErrorClass.ERR_OP, call, "op $name has been freed")
         val k = builtin ?: return
         if (k == Kind.REPLACE || k == Kind.NO_OP) return
-        val b = type.basic ?: throw MPIException.of(ErrorClass.ERR_OP, call, "$name needs a datatype of one element kind; $type mixes kinds (use a user-defined op)")
-        if (b == BasicType.OPAQUE || !b.element.supports(reduceOp!!)) throw MPIException.of(ErrorClass.ERR_OP, call, "$name is not defined on $type (elements of kind $b)")
+        val b =
+            type.basic
+                ?: throw MPIException.of(
+                    ErrorClass.ERR_OP,
+                    call,
+                    "$name needs a datatype of one element kind; $type mixes kinds (use a user-defined op)",
+                )
+        if (b == BasicType.OPAQUE || !b.element.supports(reduceOp!!))
+            throw MPIException.of(ErrorClass.ERR_OP, call, "$name is not defined on $type (elements of kind $b)")
     }
 
     /**
-     * `inout = in op inout` for [count] elements of [type] at byte offsets [inOffset] of
-     * [input] and [inoutOffset] of [inout] (`MPI_Reduce_local`). Elements are read in native
-     * byte order, as MPI reads memory: a buffer of another [ByteBuffer.order] with elements wider
-     * than a byte raises `MPI_ERR_BUFFER` (call `order(ByteOrder.nativeOrder())` on it).
-     * Non-contiguous types are packed, combined, and spread back.
+     * `inout = in op inout` for [count] elements of [type] at byte offsets [inOffset] of [input] and [inoutOffset] of
+     * [inout] (`MPI_Reduce_local`). Elements are read in native byte order, as MPI reads memory: a buffer of another
+     * [ByteBuffer.order] with elements wider than a byte raises `MPI_ERR_BUFFER` (call `order(ByteOrder.nativeOrder())`
+     * on it). Non-contiguous types are packed, combined, and spread back.
      */
-    public fun reduce(input: ByteBuffer, inOffset: Int, inout: ByteBuffer, inoutOffset: Int, count: Int, type: Datatype) {
+    public fun reduce(
+        input: ByteBuffer,
+        inOffset: Int,
+        inout: ByteBuffer,
+        inoutOffset: Int,
+        count: Int,
+        type: Datatype,
+    ) {
         val call = "MPI_Reduce_local"
         checkApplies(type, call)
         if (count < 0) throw MPIException.of(ErrorClass.ERR_COUNT, call, "count is $count; it must be ≥ 0")
         type.checkFits(call, "input", input.capacity(), inOffset, count)
         type.checkFits(call, "inout", inout.capacity(), inoutOffset, count)
-        checkOrder(call, "input", input, type); checkOrder(call, "inout", inout, type)
+        checkOrder(call, "input", input, type)
+        checkOrder(call, "inout", inout, type)
         val bytes = (count * type.size).toInt()
         if (type.isContiguous) {
             val start = if (bytes == 0) 0 else type.trueLb.toInt()
-            combinePacked(UnsafeBuffer(input, inOffset + start, bytes), 0, UnsafeBuffer(inout, inoutOffset + start, bytes), 0, count, type)
+            combinePacked(
+                UnsafeBuffer(input, inOffset + start, bytes),
+                0,
+                UnsafeBuffer(inout, inoutOffset + start, bytes),
+                0,
+                count,
+                type,
+            )
         } else {
             val a = ByteBuffer.allocate(bytes).order(ByteOrder.nativeOrder())
             val b = ByteBuffer.allocate(bytes).order(ByteOrder.nativeOrder())
@@ -98,32 +139,57 @@ public class Op private constructor(
     }
 
     /**
-     * `inout = in op inout` over [count] elements of [type] held packed (no gaps) in native
-     * order: the collectives module's kernel for a built-in op, the user function otherwise
-     * (which sees the packed elements).
+     * `inout = in op inout` over [count] elements of [type] held packed (no gaps) in native order: the collectives
+     * module's kernel for a built-in op, the user function otherwise (which sees the packed elements).
      */
     @JvmSynthetic
-    internal fun combinePacked(input: DirectBuffer, inOffset: Int, inout: MutableDirectBuffer, inoutOffset: Int, count: Int, type: Datatype) {
+    internal fun combinePacked(
+        input: DirectBuffer,
+        inOffset: Int,
+        inout: MutableDirectBuffer,
+        inoutOffset: Int,
+        count: Int,
+        type: Datatype,
+    ) {
         val bytes = (count * type.size).toInt()
         when (builtin) {
             Kind.NO_OP -> return
-            Kind.REPLACE -> { inout.putBytes(inoutOffset, input, inOffset, bytes); return }
+            Kind.REPLACE -> {
+                inout.putBytes(inoutOffset, input, inOffset, bytes)
+                return
+            }
             null -> user!!.call(viewOf(input, inOffset, bytes), viewOf(inout, inoutOffset, bytes), count, type)
-            else -> { val b = type.basic!!; reduceOp!!.reduceLocal(input, inOffset, inout, inoutOffset, bytes / b.size, b.element) }
+            else -> {
+                val b = type.basic!!
+                reduceOp!!.reduceLocal(input, inOffset, inout, inoutOffset, bytes / b.size, b.element)
+            }
         }
     }
 
     /** For the collectives module: this user op on elements that are single [BasicType]s of [type]. */
     @JvmSynthetic
-    internal fun asReduction(type: Datatype): UserReduction = object : UserReduction {
-        override fun reduce(input: DirectBuffer, inputOffset: Int, inout: MutableDirectBuffer, inoutOffset: Int, count: Int, datatype: braid.collectives.Datatype) {
-            user!!.call(viewOf(input, inputOffset, count * datatype.size), viewOf(inout, inoutOffset, count * datatype.size), count, type)
+    internal fun asReduction(type: Datatype): UserReduction =
+        object : UserReduction {
+            override fun reduce(
+                input: DirectBuffer,
+                inputOffset: Int,
+                inout: MutableDirectBuffer,
+                inoutOffset: Int,
+                count: Int,
+                datatype: braid.collectives.Datatype,
+            ) {
+                user!!.call(
+                    viewOf(input, inputOffset, count * datatype.size),
+                    viewOf(inout, inoutOffset, count * datatype.size),
+                    count,
+                    type,
+                )
+            }
+
+            override fun isCommutative(): Boolean = this@Op.isCommutative
+
+            override fun toString(): String = "$name on $type"
         }
-
-        override fun isCommutative(): Boolean = this@Op.isCommutative
-
-        override fun toString(): String = "$name on $type"
-    }
 
     public companion object {
         @JvmField public val MAX: Op = Op("MPI_MAX", Kind.MAX, null, true)
@@ -150,40 +216,53 @@ public class Op private constructor(
 
 /** The collectives module's element type for this kind: the two modules share one set of kernels. */
 internal val BasicType.element: braid.collectives.Datatype
-    get() = when (this) {
-        BasicType.INT8 -> braid.collectives.Datatype.INT8
-        BasicType.INT16 -> braid.collectives.Datatype.INT16
-        BasicType.INT32 -> braid.collectives.Datatype.INT32
-        BasicType.INT64 -> braid.collectives.Datatype.INT64
-        BasicType.UINT8 -> braid.collectives.Datatype.UINT8
-        BasicType.UINT16, BasicType.CHAR16 -> braid.collectives.Datatype.UINT16
-        BasicType.UINT32 -> braid.collectives.Datatype.UINT32
-        BasicType.UINT64 -> braid.collectives.Datatype.UINT64
-        BasicType.FLOAT32 -> braid.collectives.Datatype.FLOAT
-        BasicType.FLOAT64 -> braid.collectives.Datatype.DOUBLE
-        BasicType.BOOL -> braid.collectives.Datatype.BOOL
-        BasicType.OPAQUE -> braid.collectives.Datatype.BYTE
-        BasicType.PAIR_INT_INT -> braid.collectives.Datatype.INT_INT
-        BasicType.PAIR_SHORT_INT -> braid.collectives.Datatype.SHORT_INT
-        BasicType.PAIR_LONG_INT -> braid.collectives.Datatype.LONG_INT
-        BasicType.PAIR_FLOAT_INT -> braid.collectives.Datatype.FLOAT_INT
-        BasicType.PAIR_DOUBLE_INT -> braid.collectives.Datatype.DOUBLE_INT
-    }
+    get() =
+        when (this) {
+            BasicType.INT8 -> braid.collectives.Datatype.INT8
+            BasicType.INT16 -> braid.collectives.Datatype.INT16
+            BasicType.INT32 -> braid.collectives.Datatype.INT32
+            BasicType.INT64 -> braid.collectives.Datatype.INT64
+            BasicType.UINT8 -> braid.collectives.Datatype.UINT8
+            BasicType.UINT16,
+            BasicType.CHAR16 -> braid.collectives.Datatype.UINT16
+            BasicType.UINT32 -> braid.collectives.Datatype.UINT32
+            BasicType.UINT64 -> braid.collectives.Datatype.UINT64
+            BasicType.FLOAT32 -> braid.collectives.Datatype.FLOAT
+            BasicType.FLOAT64 -> braid.collectives.Datatype.DOUBLE
+            BasicType.BOOL -> braid.collectives.Datatype.BOOL
+            BasicType.OPAQUE -> braid.collectives.Datatype.BYTE
+            BasicType.PAIR_INT_INT -> braid.collectives.Datatype.INT_INT
+            BasicType.PAIR_SHORT_INT -> braid.collectives.Datatype.SHORT_INT
+            BasicType.PAIR_LONG_INT -> braid.collectives.Datatype.LONG_INT
+            BasicType.PAIR_FLOAT_INT -> braid.collectives.Datatype.FLOAT_INT
+            BasicType.PAIR_DOUBLE_INT -> braid.collectives.Datatype.DOUBLE_INT
+        }
 
 /** Throws `MPI_ERR_BUFFER` if [buf]'s byte order is not native and [type]'s elements are wider than a byte. */
 internal fun checkOrder(call: String, what: String, buf: ByteBuffer, type: Datatype) {
     val b = type.basic
     val wide = b == null || b.size > 1
     if (wide && buf.order() != ByteOrder.nativeOrder()) {
-        throw MPIException.of(ErrorClass.ERR_BUFFER, call, "the $what buffer is ${buf.order()} but reductions read $type in native order (${ByteOrder.nativeOrder()}); call order(ByteOrder.nativeOrder()) on it before writing")
+        throw MPIException.of(
+            ErrorClass.ERR_BUFFER,
+            call,
+            "the $what buffer is ${buf.order()} but reductions read $type in native order (${ByteOrder.nativeOrder()}); call order(ByteOrder.nativeOrder()) on it before writing",
+        )
     }
 }
 
-/** A ByteBuffer over `buf[offset, offset+length)` in native order, sharing its memory (a copy only when it wraps a raw address). */
+/**
+ * A ByteBuffer over `buf[offset, offset+length)` in native order, sharing its memory (a copy only when it wraps a raw
+ * address).
+ */
 internal fun viewOf(buf: DirectBuffer, offset: Int, length: Int): ByteBuffer {
     val adj = buf.wrapAdjustment() + offset
     // Agrona: relative to the array when there is one (a heap ByteBuffer too), else to the direct ByteBuffer's address.
-    buf.byteArray()?.let { arr -> return ByteBuffer.wrap(arr, adj, length).slice().order(ByteOrder.nativeOrder()) }
-    buf.byteBuffer()?.let { bb -> return bb.duplicate().clear().position(adj).limit(adj + length).slice().order(ByteOrder.nativeOrder()) }
+    buf.byteArray()?.let { arr ->
+        return ByteBuffer.wrap(arr, adj, length).slice().order(ByteOrder.nativeOrder())
+    }
+    buf.byteBuffer()?.let { bb ->
+        return bb.duplicate().clear().position(adj).limit(adj + length).slice().order(ByteOrder.nativeOrder())
+    }
     error("a buffer over a raw address cannot be shown to a user op")
 }

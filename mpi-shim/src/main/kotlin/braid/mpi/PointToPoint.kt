@@ -5,8 +5,8 @@ import braid.core.CompletionError
 import braid.core.Errno
 import braid.core.FiAddr
 import braid.core.OpFlags
-import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
+import org.agrona.concurrent.UnsafeBuffer
 
 // The operations behind the point-to-point calls: each is a Request that posts itself to the
 // endpoint (Mpi.submit) and is the context of its completion. Sends and receives are pooled
@@ -14,9 +14,9 @@ import java.nio.ByteBuffer
 // the caller recycles, allocates nothing.
 
 /**
- * The bytes of `count` elements of a datatype as the endpoint sees them: the caller's memory in
- * place when the layout is contiguous (a reused view, no copy, no allocation), else a packed
- * copy (`staging`) spread back on completion. Owned by one operation and re-aimed per call.
+ * The bytes of `count` elements of a datatype as the endpoint sees them: the caller's memory in place when the layout
+ * is contiguous (a reused view, no copy, no allocation), else a packed copy (`staging`) spread back on completion.
+ * Owned by one operation and re-aimed per call.
  */
 internal class Region {
     /** What the endpoint reads or writes. */
@@ -26,7 +26,10 @@ internal class Region {
     private var count = 0
     private var type: Datatype = Datatype.BYTE
 
-    /** Aims this region at [count] × [type] from byte 0 of [buf]; packs now ([packNow]: a send) when the layout is not contiguous. */
+    /**
+     * Aims this region at [count] × [type] from byte 0 of [buf]; packs now ([packNow]: a send) when the layout is not
+     * contiguous.
+     */
     fun set(buf: ByteBuffer, count: Int, type: Datatype, packNow: Boolean): Region {
         val bytes = (count * type.size).toInt()
         this.count = count
@@ -65,8 +68,8 @@ internal class Region {
 }
 
 /**
- * A send of any mode: [set] aims it; `flags` add DELIVERY_COMPLETE for a synchronous send, and
- * `onDone` (buffered sends) runs once the endpoint is done with the data.
+ * A send of any mode: [set] aims it; `flags` add DELIVERY_COMPLETE for a synchronous send, and `onDone` (buffered
+ * sends) runs once the endpoint is done with the data.
  */
 internal class SendOp(mpi: Mpi) : Request(mpi, null) {
     val region = Region()
@@ -76,11 +79,16 @@ internal class SendOp(mpi: Mpi) : Request(mpi, null) {
     private var onDone: Runnable? = null
 
     fun set(comm: Comm?, dest: Long, bits: Long, flags: Long, onDone: Runnable? = null): SendOp {
-        this.comm = comm; this.dest = dest; this.bits = bits; this.flags = flags; this.onDone = onDone
+        this.comm = comm
+        this.dest = dest
+        this.bits = bits
+        this.flags = flags
+        this.onDone = onDone
         return this
     }
 
-    override fun post(): Int = mpi.ep.trySendmsg(region.view, 0, region.view.capacity(), dest, bits, 0, OpFlags.TAGGED or flags, this)
+    override fun post(): Int =
+        mpi.ep.trySendmsg(region.view, 0, region.view.capacity(), dest, bits, 0, OpFlags.TAGGED or flags, this)
 
     override fun onCompletion(c: Completion) {
         onDone?.run()
@@ -90,7 +98,13 @@ internal class SendOp(mpi: Mpi) : Request(mpi, null) {
     override fun onError(e: CompletionError) {
         onDone?.run()
         val to = peer()
-        complete(Mpi.ANY_SOURCE, Mpi.ANY_TAG, e.len, errorClassOf(e.err), message = if (to == null) e.message else "the $to failed: ${e.message}")
+        complete(
+            Mpi.ANY_SOURCE,
+            Mpi.ANY_TAG,
+            e.len,
+            errorClassOf(e.err),
+            message = if (to == null) e.message else "the $to failed: ${e.message}",
+        )
     }
 
     override fun peer(): String? = comm?.let { c -> "send to rank ${c.rankOfAddr(dest)} of ${c.getName()}" }
@@ -103,10 +117,9 @@ internal class SendOp(mpi: Mpi) : Request(mpi, null) {
 }
 
 /**
- * A receive: posted with any source, matching the source through the match bits. `sourceAddr`
- * is the sender's fabric address when the receive names one (so its death can fail it), else
- * `FiAddr.UNSPEC`; such a receive sits in [Mpi]'s list of directed receives ([prevDirected],
- * [nextDirected]) while posted.
+ * A receive: posted with any source, matching the source through the match bits. `sourceAddr` is the sender's fabric
+ * address when the receive names one (so its death can fail it), else `FiAddr.UNSPEC`; such a receive sits in [Mpi]'s
+ * list of directed receives ([prevDirected], [nextDirected]) while posted.
  */
 internal class RecvOp(mpi: Mpi) : Request(mpi, null) {
     val region = Region()
@@ -124,7 +137,10 @@ internal class RecvOp(mpi: Mpi) : Request(mpi, null) {
     var inDirected = false
 
     fun set(comm: Comm?, bits: Long, ignore: Long, sourceAddr: Long): RecvOp {
-        this.comm = comm; this.bits = bits; this.ignore = ignore; this.sourceAddr = sourceAddr
+        this.comm = comm
+        this.bits = bits
+        this.ignore = ignore
+        this.sourceAddr = sourceAddr
         failedPeer = null
         return this
     }
@@ -137,7 +153,10 @@ internal class RecvOp(mpi: Mpi) : Request(mpi, null) {
             // sent, so a receive from it that matched none of that cannot complete: fail it
             // (the cancel is refused, 0 aside, when the receive already matched a message).
             val why = mpi.deadPeer(sourceAddr)
-            if (why != null) { failedPeer = why; mpi.ep.cancel(this) }
+            if (why != null) {
+                failedPeer = why
+                mpi.ep.cancel(this)
+            }
         }
         return rc
     }
@@ -146,9 +165,11 @@ internal class RecvOp(mpi: Mpi) : Request(mpi, null) {
         mpi.locked { mpi.ep.cancel(this) } // 0: an ECANCELED completion follows; else it matched
     }
 
-    override fun peer(): String? = comm?.let { c ->
-        if (sourceAddr == FiAddr.UNSPEC) "receive on ${c.getName()}" else "receive from rank ${c.rankOfAddr(sourceAddr)} of ${c.getName()}"
-    }
+    override fun peer(): String? =
+        comm?.let { c ->
+            if (sourceAddr == FiAddr.UNSPEC) "receive on ${c.getName()}"
+            else "receive from rank ${c.rankOfAddr(sourceAddr)} of ${c.getName()}"
+        }
 
     override fun onCompletion(c: Completion) {
         mpi.finishedDirected(this)
@@ -160,7 +181,13 @@ internal class RecvOp(mpi: Mpi) : Request(mpi, null) {
         mpi.finishedDirected(this)
         val failed = failedPeer
         if (failed != null && e.err == Errno.ECANCELED) {
-            complete(MatchBitsDescriptor.rank(bits), MatchBitsDescriptor.tag(bits), 0, ErrorClass.ERR_PROC_FAILED, message = "the sender failed: $failed")
+            complete(
+                MatchBitsDescriptor.rank(bits),
+                MatchBitsDescriptor.tag(bits),
+                0,
+                ErrorClass.ERR_PROC_FAILED,
+                message = "the sender failed: $failed",
+            )
         } else {
             completeError(this, region, e)
         }
@@ -180,31 +207,61 @@ internal fun completeError(op: Request, region: Region?, e: CompletionError) {
         Errno.ETRUNC -> {
             region?.unpack(e.len)
             op.complete(
-                MatchBitsDescriptor.rank(e.tag), MatchBitsDescriptor.tag(e.tag), e.len, ErrorClass.ERR_TRUNCATE,
-                message = "a message of ${e.len + e.olen} bytes from rank ${MatchBitsDescriptor.rank(e.tag)} (tag ${MatchBitsDescriptor.tag(e.tag)}) does not fit the ${e.len}-byte receive",
+                MatchBitsDescriptor.rank(e.tag),
+                MatchBitsDescriptor.tag(e.tag),
+                e.len,
+                ErrorClass.ERR_TRUNCATE,
+                message =
+                    "a message of ${e.len + e.olen} bytes from rank ${MatchBitsDescriptor.rank(e.tag)} (tag ${MatchBitsDescriptor.tag(e.tag)}) does not fit the ${e.len}-byte receive",
             )
         }
-        else -> op.complete(Mpi.ANY_SOURCE, Mpi.ANY_TAG, e.len, Request.errorClassOf(e.err), message = "${Errno.name(e.err)}: ${e.message}")
+        else ->
+            op.complete(
+                Mpi.ANY_SOURCE,
+                Mpi.ANY_TAG,
+                e.len,
+                Request.errorClassOf(e.err),
+                message = "${Errno.name(e.err)}: ${e.message}",
+            )
     }
 }
 
 /** A complete request made at once: PROC_NULL operations and buffered sends. */
 internal class DoneRequest(mpi: Mpi, comm: Comm?, s: Status) : Request(mpi, comm) {
-    init { complete(s) }
+    init {
+        complete(s)
+    }
 }
 
 /** `MPI_Iprobe` (PEEK) and `MPI_Improbe` (PEEK|CLAIM), and then the matched receive (CLAIM). */
 internal class ProbeOp(mpi: Mpi, comm: Comm?, private val claim: Boolean) : Request(mpi, comm) {
     @Volatile var found: Boolean = false
-    var source = 0; var tag = 0; var bytes = 0L
+    var source = 0
+    var tag = 0
+    var bytes = 0L
     private var region: Region? = null
 
     /** Looks once; true if a message matched (and, for a claim, is now reserved for this op). */
     fun look(bits: Long, ignore: Long): Boolean {
         done = false
         mpi.locked {
-            val rc = mpi.ep.tryTrecv(EMPTY, 0, 0, FiAddr.UNSPEC, bits, ignore, this, OpFlags.PEEK or (if (claim) OpFlags.CLAIM else 0))
-            if (rc != 0) throw MPIException.of(ErrorClass.ERR_OTHER, "MPI_Iprobe", "the endpoint refused the probe: ${Errno.name(-rc)}")
+            val rc =
+                mpi.ep.tryTrecv(
+                    EMPTY,
+                    0,
+                    0,
+                    FiAddr.UNSPEC,
+                    bits,
+                    ignore,
+                    this,
+                    OpFlags.PEEK or (if (claim) OpFlags.CLAIM else 0),
+                )
+            if (rc != 0)
+                throw MPIException.of(
+                    ErrorClass.ERR_OTHER,
+                    "MPI_Iprobe",
+                    "the endpoint refused the probe: ${Errno.name(-rc)}",
+                )
         }
         mpi.progressUntil { done }
         return found
@@ -217,13 +274,16 @@ internal class ProbeOp(mpi: Mpi, comm: Comm?, private val claim: Boolean) : Requ
         mpi.submit(this)
     }
 
-    override fun post(): Int = mpi.ep.tryTrecv(region!!.view, 0, region!!.view.capacity(), FiAddr.UNSPEC, 0, 0, this, OpFlags.CLAIM)
+    override fun post(): Int =
+        mpi.ep.tryTrecv(region!!.view, 0, region!!.view.capacity(), FiAddr.UNSPEC, 0, 0, this, OpFlags.CLAIM)
 
     override fun onCompletion(c: Completion) {
         val r = region
         if (r == null) { // the probe's answer
             found = true
-            source = MatchBitsDescriptor.rank(c.tag); tag = MatchBitsDescriptor.tag(c.tag); bytes = c.len
+            source = MatchBitsDescriptor.rank(c.tag)
+            tag = MatchBitsDescriptor.tag(c.tag)
+            bytes = c.len
             complete(source, tag, bytes, ErrorClass.SUCCESS)
         } else {
             r.unpack(c.len)
@@ -232,7 +292,11 @@ internal class ProbeOp(mpi: Mpi, comm: Comm?, private val claim: Boolean) : Requ
     }
 
     override fun onError(e: CompletionError) {
-        if (region == null && e.err == Errno.ENOMSG) { found = false; complete(Status.EMPTY); return }
+        if (region == null && e.err == Errno.ENOMSG) {
+            found = false
+            complete(Status.EMPTY)
+            return
+        }
         completeError(this, region, e)
     }
 

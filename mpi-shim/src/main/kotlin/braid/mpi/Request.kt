@@ -6,52 +6,41 @@ import braid.core.Domain
 import braid.core.Errno
 
 /**
- * A nonblocking operation (`MPI_Request`). [waitFor] blocks until it completes, [test] looks
- * once; both drive this process's progress. Once a nonblocking request's completion has been
- * returned the request is spent ([isNull], `MPI_REQUEST_NULL`); a persistent one ([Prequest])
- * becomes inactive and can be [Prequest.start]ed again.
+ * A nonblocking operation (`MPI_Request`). [waitFor] blocks until it completes, [test] looks once; both drive this
+ * process's progress. Once a nonblocking request's completion has been returned the request is spent ([isNull],
+ * `MPI_REQUEST_NULL`); a persistent one ([Prequest]) becomes inactive and can be [Prequest.start]ed again.
  *
- * An operation that failed completes with the error in its [Status]; [waitFor] and [test] then
- * raise it through the communicator's error handler (a cancelled operation is not an error).
+ * An operation that failed completes with the error in its [Status]; [waitFor] and [test] then raise it through the
+ * communicator's error handler (a cancelled operation is not an error).
  */
-public abstract class Request internal constructor(
-    @get:JvmSynthetic
-    internal val mpi: Mpi,
-    comm: Comm?,
-) {
+public abstract class Request internal constructor(@get:JvmSynthetic internal val mpi: Mpi, comm: Comm?) {
     /** The communicator whose error handler this request's failure goes through (null: internal traffic). */
-    @get:JvmSynthetic @set:JvmSynthetic
-    internal var comm: Comm? = comm
-    @set:JvmSynthetic @get:JvmSynthetic
-    @Volatile internal var done: Boolean = false
+    @get:JvmSynthetic @set:JvmSynthetic internal var comm: Comm? = comm
+    @set:JvmSynthetic @get:JvmSynthetic @Volatile internal var done: Boolean = false
     // The status, held as fields so a completion allocates nothing; [status] builds the object.
-    @get:JvmSynthetic @set:JvmSynthetic
-    internal var statusSource: Int = Mpi.ANY_SOURCE
-    @set:JvmSynthetic @get:JvmSynthetic
-    internal var statusTag: Int = Mpi.ANY_TAG
-    @set:JvmSynthetic @get:JvmSynthetic
-    internal var statusBytes: Long = 0
-    @get:JvmSynthetic @set:JvmSynthetic
-    internal var statusCancelled: Boolean = false
-    @set:JvmSynthetic @get:JvmSynthetic
-    internal var statusError: Int = ErrorClass.SUCCESS
+    @get:JvmSynthetic @set:JvmSynthetic internal var statusSource: Int = Mpi.ANY_SOURCE
+    @set:JvmSynthetic @get:JvmSynthetic internal var statusTag: Int = Mpi.ANY_TAG
+    @set:JvmSynthetic @get:JvmSynthetic internal var statusBytes: Long = 0
+    @get:JvmSynthetic @set:JvmSynthetic internal var statusCancelled: Boolean = false
+    @set:JvmSynthetic @get:JvmSynthetic internal var statusError: Int = ErrorClass.SUCCESS
     private var spent = false
     /** Whether this request sits idle in its process's pool (see [recycle]). */
-    @get:JvmSynthetic @set:JvmSynthetic
-    internal var pooled: Boolean = false
+    @get:JvmSynthetic @set:JvmSynthetic internal var pooled: Boolean = false
 
     /** Whether this request is `MPI_REQUEST_NULL` (its completion was returned, or it was freed). */
-    public open val isNull: Boolean get() = spent
+    public open val isNull: Boolean
+        get() = spent
 
     /** Whether the operation completed (no progress is made; [test] makes some). */
-    public open val isComplete: Boolean get() = done
+    public open val isComplete: Boolean
+        get() = done
 
     /** `MPI_Wait`: blocks until complete and returns the status; `MPI_REQUEST_NULL` returns an empty status. */
     public fun waitFor(): Status = waitInto(null)
 
     /**
-     * `MPI_Wait` with the caller's status (C's `MPI_Status *`): blocks until complete, fills
-     * [status] and returns it. Allocates nothing, where [waitFor] returns a new [Status].
+     * `MPI_Wait` with the caller's status (C's `MPI_Status *`): blocks until complete, fills [status] and returns it.
+     * Allocates nothing, where [waitFor] returns a new [Status].
      */
     public fun waitFor(status: Status): Status = waitInto(status)
 
@@ -63,13 +52,16 @@ public abstract class Request internal constructor(
     }
 
     /**
-     * `MPI_Cancel`: a receive not yet matched is withdrawn (its status then says cancelled); a
-     * send is withdrawn only while it has not reached the endpoint (queued behind back
-     * pressure). Otherwise the operation completes normally. Wait for the request either way.
+     * `MPI_Cancel`: a receive not yet matched is withdrawn (its status then says cancelled); a send is withdrawn only
+     * while it has not reached the endpoint (queued behind back pressure). Otherwise the operation completes normally.
+     * Wait for the request either way.
      */
     public open fun cancel() {
         if (spent || done) return
-        if (mpi.withdraw(this)) { complete(Mpi.ANY_SOURCE, Mpi.ANY_TAG, 0, ErrorClass.SUCCESS, cancelled = true); return }
+        if (mpi.withdraw(this)) {
+            complete(Mpi.ANY_SOURCE, Mpi.ANY_TAG, 0, ErrorClass.SUCCESS, cancelled = true)
+            return
+        }
         cancelPosted()
     }
 
@@ -79,18 +71,22 @@ public abstract class Request internal constructor(
     }
 
     /**
-     * Hands this spent request back to its process, which may return this same object from a
-     * later [Comm.isend] or [Comm.irecv] (or another nonblocking send) instead of allocating one:
-     * what keeps a warm nonblocking loop free of allocation. Call it once the request's
-     * completion was returned ([waitFor], [test] or an any/all/some call) and only when nothing
-     * will use this reference again: from then on it may stand for another operation. Raises
-     * `MPI_ERR_REQUEST` on a request still in flight; other kinds of request (persistent,
-     * matched receives, `PROC_NULL` and buffered sends) ignore it.
+     * Hands this spent request back to its process, which may return this same object from a later [Comm.isend] or
+     * [Comm.irecv] (or another nonblocking send) instead of allocating one: what keeps a warm nonblocking loop free of
+     * allocation. Call it once the request's completion was returned ([waitFor], [test] or an any/all/some call) and
+     * only when nothing will use this reference again: from then on it may stand for another operation. Raises
+     * `MPI_ERR_REQUEST` on a request still in flight; other kinds of request (persistent, matched receives, `PROC_NULL`
+     * and buffered sends) ignore it.
      */
     public fun recycle() {
         if (this !is SendOp && this !is RecvOp) return
         if (!spent || !done) {
-            val e = MPIException.of(ErrorClass.ERR_REQUEST, "recycle", "the request is still in flight; wait for it (or test it) to completion first")
+            val e =
+                MPIException.of(
+                    ErrorClass.ERR_REQUEST,
+                    "recycle",
+                    "the request is still in flight; wait for it (or test it) to completion first",
+                )
             throw comm?.raise(e) ?: e
         }
         mpi.recycle(this)
@@ -98,11 +94,9 @@ public abstract class Request internal constructor(
 
     // ## For the operations ##
 
-    @JvmSynthetic
-    internal open fun post(): Int = 0
+    @JvmSynthetic internal open fun post(): Int = 0
 
-    @JvmSynthetic
-    internal open fun cancelPosted() {}
+    @JvmSynthetic internal open fun cancelPosted() {}
 
     @JvmSynthetic
     internal open fun onCompletion(c: Completion) {
@@ -115,15 +109,18 @@ public abstract class Request internal constructor(
     }
 
     /** Lets go of the caller's memory before this request rests in the pool. */
-    @JvmSynthetic
-    internal open fun clear() {}
+    @JvmSynthetic internal open fun clear() {}
 
     /** Makes a pooled request new again. */
     @JvmSynthetic
     internal fun reset() {
         done = false
         spent = false
-        statusSource = Mpi.ANY_SOURCE; statusTag = Mpi.ANY_TAG; statusBytes = 0; statusCancelled = false; statusError = ErrorClass.SUCCESS
+        statusSource = Mpi.ANY_SOURCE
+        statusTag = Mpi.ANY_TAG
+        statusBytes = 0
+        statusCancelled = false
+        statusError = ErrorClass.SUCCESS
         errorMessage = ""
     }
 
@@ -134,26 +131,39 @@ public abstract class Request internal constructor(
         complete(Mpi.ANY_SOURCE, Mpi.ANY_TAG, 0, errorClassOf(-rc), message = "$what: ${Errno.name(-rc)}${hint(-rc)}")
     }
 
-    /** The operation and the peer it names, in words ("send to rank 3 of MPI_COMM_WORLD"), or null when it names none. */
-    @JvmSynthetic
-    internal open fun peer(): String? = null
+    /**
+     * The operation and the peer it names, in words ("send to rank 3 of MPI_COMM_WORLD"), or null when it names none.
+     */
+    @JvmSynthetic internal open fun peer(): String? = null
 
-    @get:JvmSynthetic @set:JvmSynthetic
-    internal var errorMessage: String = ""
+    @get:JvmSynthetic @set:JvmSynthetic internal var errorMessage: String = ""
 
     @JvmSynthetic
-    internal fun complete(source: Int, tag: Int, bytes: Long, error: Int, cancelled: Boolean = false, message: String = "") {
-        statusSource = source; statusTag = tag; statusBytes = bytes; statusCancelled = cancelled; statusError = error
+    internal fun complete(
+        source: Int,
+        tag: Int,
+        bytes: Long,
+        error: Int,
+        cancelled: Boolean = false,
+        message: String = "",
+    ) {
+        statusSource = source
+        statusTag = tag
+        statusBytes = bytes
+        statusCancelled = cancelled
+        statusError = error
         errorMessage = message
         done = true
     }
 
     @JvmSynthetic
-    internal fun complete(s: Status, message: String = "") = complete(s.source, s.tag, s.bytes, s.error, s.isCancelled, message)
+    internal fun complete(s: Status, message: String = "") =
+        complete(s.source, s.tag, s.bytes, s.error, s.isCancelled, message)
 
     /** This request's status as a new object, with [index]. */
     @JvmSynthetic
-    internal fun status(index: Int = -1): Status = Status(statusSource, statusTag, statusBytes, statusCancelled, statusError, index)
+    internal fun status(index: Int = -1): Status =
+        Status(statusSource, statusTag, statusBytes, statusCancelled, statusError, index)
 
     /** Waits until complete, then spends the request: fills [into] (or a new status) and raises its error. */
     @JvmSynthetic
@@ -164,8 +174,7 @@ public abstract class Request internal constructor(
     }
 
     /** Spends the request and returns its status, raising its error. */
-    @JvmSynthetic
-    internal fun finish(): Status = finishInto(null)
+    @JvmSynthetic internal fun finish(): Status = finishInto(null)
 
     /** Spends the request, fills [into] (or a new status) and raises its error. */
     @JvmSynthetic
@@ -187,15 +196,18 @@ public abstract class Request internal constructor(
     }
 
     /** What a refusal's errno means for an MPI program. */
-    private fun hint(errno: Int): String = when (errno) {
-        Errno.ECONNREFUSED, Errno.EHOSTDOWN, Errno.ECONNRESET -> " (that rank's process has ended or closed its endpoint)"
-        else -> ""
-    }
+    private fun hint(errno: Int): String =
+        when (errno) {
+            Errno.ECONNREFUSED,
+            Errno.EHOSTDOWN,
+            Errno.ECONNRESET -> " (that rank's process has ended or closed its endpoint)"
+            else -> ""
+        }
 
     public companion object {
         /**
-         * `MPI_Waitany`: waits until one of the active [requests] completes; its status has
-         * [Status.index]. With no active request, returns a status whose index is [Mpi.UNDEFINED].
+         * `MPI_Waitany`: waits until one of the active [requests] completes; its status has [Status.index]. With no
+         * active request, returns a status whose index is [Mpi.UNDEFINED].
          */
         @JvmStatic
         public fun waitAny(requests: Array<out Request?>): Status {
@@ -222,9 +234,9 @@ public abstract class Request internal constructor(
         }
 
         /**
-         * `MPI_Waitall` into the caller's [statuses] (one per request, each given its index;
-         * null: `MPI_STATUSES_IGNORE`) instead of a new array: allocates nothing. A request that
-         * failed raises `MPI_ERR_IN_STATUS` after all are done, as [waitAll] does.
+         * `MPI_Waitall` into the caller's [statuses] (one per request, each given its index; null:
+         * `MPI_STATUSES_IGNORE`) instead of a new array: allocates nothing. A request that failed raises
+         * `MPI_ERR_IN_STATUS` after all are done, as [waitAll] does.
          */
         @JvmStatic
         public fun waitAll(requests: Array<out Request?>, statuses: Array<Status>?) {
@@ -233,12 +245,26 @@ public abstract class Request internal constructor(
             for (i in requests.indices) {
                 val into = statuses?.get(i) ?: Status.IGNORED
                 val r = requests[i]
-                if (r == null || r.isNull) { into.set(Mpi.ANY_SOURCE, Mpi.ANY_TAG, 0, false, ErrorClass.SUCCESS, i); continue }
-                try { r.finishInto(into) } catch (e: MPIException) { failed = failed ?: r; into.set(r.statusSource, r.statusTag, r.statusBytes, r.statusCancelled, r.statusError, i); continue }
+                if (r == null || r.isNull) {
+                    into.set(Mpi.ANY_SOURCE, Mpi.ANY_TAG, 0, false, ErrorClass.SUCCESS, i)
+                    continue
+                }
+                try {
+                    r.finishInto(into)
+                } catch (e: MPIException) {
+                    failed = failed ?: r
+                    into.set(r.statusSource, r.statusTag, r.statusBytes, r.statusCancelled, r.statusError, i)
+                    continue
+                }
                 into.set(into.source, into.tag, into.bytes, into.isCancelled, into.error, i)
             }
             failed?.let { r ->
-                val e = MPIException.of(ErrorClass.ERR_IN_STATUS, "MPI_Waitall", "a request failed (${ErrorClass.name(r.statusError)}: ${r.errorMessage}); see each Status.error")
+                val e =
+                    MPIException.of(
+                        ErrorClass.ERR_IN_STATUS,
+                        "MPI_Waitall",
+                        "a request failed (${ErrorClass.name(r.statusError)}: ${r.errorMessage}); see each Status.error",
+                    )
                 throw r.comm?.raise(e) ?: e
             }
         }
@@ -256,10 +282,15 @@ public abstract class Request internal constructor(
             return if (requests.all { it == null || it.isNull || it.isComplete }) finishAll(requests) else null
         }
 
-        /** `MPI_Waitsome`: waits until at least one active request completes; returns all completed (with indices). Empty if none is active. */
+        /**
+         * `MPI_Waitsome`: waits until at least one active request completes; returns all completed (with indices).
+         * Empty if none is active.
+         */
         @JvmStatic
         public fun waitSome(requests: Array<out Request?>): Array<Status> {
-            progressAll(requests) { requests.none { it != null && !it.isNull } || requests.any { it != null && !it.isNull && it.isComplete } }
+            progressAll(requests) {
+                requests.none { it != null && !it.isNull } || requests.any { it != null && !it.isNull && it.isComplete }
+            }
             return finishSome(requests)
         }
 
@@ -283,13 +314,25 @@ public abstract class Request internal constructor(
 
         private fun finishAll(requests: Array<out Request?>): Array<Status> {
             var failed: Request? = null
-            val out = Array(requests.size) { i ->
-                val r = requests[i]
-                if (r == null || r.isNull) Status.EMPTY.withIndex(i)
-                else try { r.finish().withIndex(i) } catch (e: MPIException) { failed = failed ?: r; r.status(i) }
-            }
+            val out =
+                Array(requests.size) { i ->
+                    val r = requests[i]
+                    if (r == null || r.isNull) Status.EMPTY.withIndex(i)
+                    else
+                        try {
+                            r.finish().withIndex(i)
+                        } catch (e: MPIException) {
+                            failed = failed ?: r
+                            r.status(i)
+                        }
+                }
             failed?.let { r ->
-                val e = MPIException.of(ErrorClass.ERR_IN_STATUS, "MPI_Waitall", "a request failed (${ErrorClass.name(r.statusError)}: ${r.errorMessage}); see each Status.error")
+                val e =
+                    MPIException.of(
+                        ErrorClass.ERR_IN_STATUS,
+                        "MPI_Waitall",
+                        "a request failed (${ErrorClass.name(r.statusError)}: ${r.errorMessage}); see each Status.error",
+                    )
                 throw r.comm?.raise(e) ?: e
             }
             return out
@@ -307,22 +350,45 @@ public abstract class Request internal constructor(
         private inline fun progressAll(requests: Array<out Request?>, crossinline done: () -> Boolean) {
             var one: Mpi? = null
             var several = false
-            for (r in requests) { val m = r?.mpi ?: continue; if (one == null) one = m else if (m !== one) several = true }
-            if (one == null) { done(); return }
-            if (!several) { one.progressUntil { done() }; return }
+            for (r in requests) {
+                val m = r?.mpi ?: continue
+                if (one == null) one = m else if (m !== one) several = true
+            }
+            if (one == null) {
+                done()
+                return
+            }
+            if (!several) {
+                one.progressUntil { done() }
+                return
+            }
             // Requests of several instances (ranks of one JVM, as the tests run them): one wait drives them all.
             val mpis = requests.mapNotNull { it?.mpi }.distinct()
-            one.domain.driveUntil(Domain.NO_DEADLINE, { var w = 0; for (m in mpis) w += m.progress(); w }) { done() }
+            one.domain.driveUntil(
+                Domain.NO_DEADLINE,
+                {
+                    var w = 0
+                    for (m in mpis) w += m.progress()
+                    w
+                },
+            ) {
+                done()
+            }
         }
 
         @JvmSynthetic
-        internal fun errorClassOf(errno: Int): Int = when (errno) {
-            Errno.ETRUNC -> ErrorClass.ERR_TRUNCATE
-            Errno.ECANCELED -> ErrorClass.SUCCESS
-            Errno.EHOSTDOWN, Errno.EIO, Errno.ECONNRESET, Errno.ENOTCONN, Errno.EHOSTUNREACH -> ErrorClass.ERR_PROC_FAILED
-            Errno.EMSGSIZE -> ErrorClass.ERR_COUNT
-            Errno.EINVAL -> ErrorClass.ERR_ARG
-            else -> ErrorClass.ERR_OTHER
-        }
+        internal fun errorClassOf(errno: Int): Int =
+            when (errno) {
+                Errno.ETRUNC -> ErrorClass.ERR_TRUNCATE
+                Errno.ECANCELED -> ErrorClass.SUCCESS
+                Errno.EHOSTDOWN,
+                Errno.EIO,
+                Errno.ECONNRESET,
+                Errno.ENOTCONN,
+                Errno.EHOSTUNREACH -> ErrorClass.ERR_PROC_FAILED
+                Errno.EMSGSIZE -> ErrorClass.ERR_COUNT
+                Errno.EINVAL -> ErrorClass.ERR_ARG
+                else -> ErrorClass.ERR_OTHER
+            }
     }
 }

@@ -1,18 +1,17 @@
 package braid.core
 
+import java.nio.ByteBuffer
 import org.agrona.BitUtil
 import org.agrona.concurrent.UnsafeBuffer
-import java.nio.ByteBuffer
 
 /**
- * The storage under an [AddressVector], sized for millions of peers: the address blobs live
- * off-heap in an arena of 4 MiB chunks, the reverse index (rail address key → slot) is an
- * off-heap open-addressing table, and the heap holds two ints per slot (where its blob is, and
- * its generation). No object and no string per entry: at a million entries the heap cost is
- * about 8 bytes per entry (16 while the arrays have just doubled).
+ * The storage under an [AddressVector], sized for millions of peers: the address blobs live off-heap in an arena of 4
+ * MiB chunks, the reverse index (rail address key → slot) is an off-heap open-addressing table, and the heap holds two
+ * ints per slot (where its blob is, and its generation). No object and no string per entry: at a million entries the
+ * heap cost is about 8 bytes per entry (16 while the arrays have just doubled).
  *
- * Arena record, 8-byte aligned (the record's location is its offset in 8-byte units, plus one,
- * so 0 means an empty slot):
+ * Arena record, 8-byte aligned (the record's location is its offset in 8-byte units, plus one, so 0 means an empty
+ * slot):
  * ```
  *  0                   1                   2                   3
  *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
@@ -24,9 +23,10 @@ import java.nio.ByteBuffer
  * |                    the address blob ... (padded to 8)         |
  * +---------------------------------------------------------------+
  * ```
- * Index entry, 16 bytes: the key's 64-bit hash, then the slot + 1 (0 free, -1 deleted). A hash
- * only names candidates: the caller checks each against the blob itself, so two keys with one
- * hash are told apart. In-process memory in host byte order; it is never shared or persisted.
+ *
+ * Index entry, 16 bytes: the key's 64-bit hash, then the slot + 1 (0 free, -1 deleted). A hash only names candidates:
+ * the caller checks each against the blob itself, so two keys with one hash are told apart. In-process memory in host
+ * byte order; it is never shared or persisted.
  *
  * Not thread-safe: the AV calls in with its domain's lock held.
  */
@@ -60,15 +60,21 @@ internal class AddressTable {
     fun generation(slot: Int): Int = generations[slot]
 
     /**
-     * A slot for a new address: a freed one when [reuse] (MAP) and one is free, else a fresh one.
-     * Its generation is bumped, so fi_addrs of the slot's former address no longer match.
+     * A slot for a new address: a freed one when [reuse] (MAP) and one is free, else a fresh one. Its generation is
+     * bumped, so fi_addrs of the slot's former address no longer match.
      */
     fun allocate(reuse: Boolean): Int {
-        val slot = if (reuse && freeCount > 0) freeSlots[--freeCount] else {
-            if (slots == Int.MAX_VALUE) throw FabricException(Errno.ENOSPC, "address vector: ${Int.MAX_VALUE} slots used; remove addresses or open another AV")
-            if (slots == where.size) grow()
-            slots++
-        }
+        val slot =
+            if (reuse && freeCount > 0) freeSlots[--freeCount]
+            else {
+                if (slots == Int.MAX_VALUE)
+                    throw FabricException(
+                        Errno.ENOSPC,
+                        "address vector: ${Int.MAX_VALUE} slots used; remove addresses or open another AV",
+                    )
+                if (slots == where.size) grow()
+                slots++
+            }
         generations[slot]++
         return slot
     }
@@ -77,7 +83,11 @@ internal class AddressTable {
     fun store(slot: Int, raw: ByteArray) {
         val length = recordLength(raw.size)
         if (tailOffset + length > CHUNK_SIZE) {
-            if (chunks.size >= MAX_CHUNKS) throw FabricException(Errno.ENOMEM, "address vector: the address arena is full (${MAX_CHUNKS.toLong() * CHUNK_SIZE shr 30} GiB)")
+            if (chunks.size >= MAX_CHUNKS)
+                throw FabricException(
+                    Errno.ENOMEM,
+                    "address vector: the address arena is full (${MAX_CHUNKS.toLong() * CHUNK_SIZE shr 30} GiB)",
+                )
             chunks += UnsafeBuffer(ByteBuffer.allocateDirect(CHUNK_SIZE))
             tailOffset = 0
         }
@@ -129,8 +139,8 @@ internal class AddressTable {
     }
 
     /**
-     * Makes room for [entries] more addresses filed under [keys] index keys each, so a bulk
-     * insert grows the slot arrays and rehashes the index once, not every time they fill.
+     * Makes room for [entries] more addresses filed under [keys] index keys each, so a bulk insert grows the slot
+     * arrays and rehashes the index once, not every time they fill.
      */
     fun reserve(entries: Int, keys: Int) {
         val need = slots.toLong() + entries
@@ -266,9 +276,9 @@ internal class AddressTable {
         private fun recordLength(blob: Int): Int = (RECORD_HEADER + blob + 7) and 7.inv()
 
         /**
-         * Spreads a key hash over the index (the stored hash stays as given): MurmurHash3's
-         * 64-bit finalizer, so that every bit of the hash reaches the low bits the index uses
-         * (FNV-1a's low bits depend only on the low bits of each character).
+         * Spreads a key hash over the index (the stored hash stays as given): MurmurHash3's 64-bit finalizer, so that
+         * every bit of the hash reaches the low bits the index uses (FNV-1a's low bits depend only on the low bits of
+         * each character).
          */
         fun mix(h: Long): Long {
             var x = h xor (h ushr 33)
@@ -285,7 +295,9 @@ internal class AddressTable {
             return h
         }
 
-        /** [keyHash] one character at a time, for a key hashed without building its string: start at [KEY_HASH_SEED]. */
+        /**
+         * [keyHash] one character at a time, for a key hashed without building its string: start at [KEY_HASH_SEED].
+         */
         const val KEY_HASH_SEED: Long = -0x340d631b7bdddcdbL
 
         fun keyHashStep(h: Long, c: Char): Long = (h xor c.code.toLong()) * 0x100000001b3L

@@ -3,21 +3,21 @@ package braid.core
 import braid.provider.PeerAddress
 
 /**
- * An address vector (`fid_av`): maps peer address blobs to compact fabric addresses (`fi_addr`)
- * used by data operations. TABLE addresses are indices 0, 1, 2, … in insertion order and never
- * reused; MAP addresses carry a generation in their upper half, so a removed address that is
- * used again is refused instead of reaching whoever took its slot.
+ * An address vector (`fid_av`): maps peer address blobs to compact fabric addresses (`fi_addr`) used by data
+ * operations. TABLE addresses are indices 0, 1, 2, … in insertion order and never reused; MAP addresses carry a
+ * generation in their upper half, so a removed address that is used again is refused instead of reaching whoever took
+ * its slot.
  *
- * Bookkeeping follows libfabric's own AV (`fi_av(3)`, and its util AV for what the page leaves
- * to providers): inserting an address that is already in the AV returns the fi_addr it already
- * has and counts the insert; [remove] undoes one insert, and the address leaves the AV when its
- * last insert is removed. So every fi_addr the application still holds keeps resolving the
- * peer's messages to it. A removed address may be inserted again (it gets a new fi_addr).
+ * Bookkeeping follows libfabric's own AV (`fi_av(3)`, and its util AV for what the page leaves to providers): inserting
+ * an address that is already in the AV returns the fi_addr it already has and counts the insert; [remove] undoes one
+ * insert, and the address leaves the AV when its last insert is removed. So every fi_addr the application still holds
+ * keeps resolving the peer's messages to it. A removed address may be inserted again (it gets a new fi_addr).
  *
- * Sized for millions of peers: blobs and the reverse index live off the heap
- * ([AddressTable]); the heap holds a few bytes per entry.
+ * Sized for millions of peers: blobs and the reverse index live off the heap ([AddressTable]); the heap holds a few
+ * bytes per entry.
  */
-public class AddressVector internal constructor(
+public class AddressVector
+internal constructor(
     public val domain: Domain,
     public val type: AvType,
     @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden(),
@@ -27,53 +27,60 @@ public class AddressVector internal constructor(
     private val cacheSlot = IntArray(CACHE_SIZE) { -1 }
     private val cachePeer = arrayOfNulls<PeerAddress>(CACHE_SIZE)
 
-    /** Bumped on every insert and remove that changes what an fi_addr means, so providers can refresh what they cached. */
+    /**
+     * Bumped on every insert and remove that changes what an fi_addr means, so providers can refresh what they cached.
+     */
     @Volatile
     public var generation: Long = 0
         private set
 
     /** Addresses currently inserted (an address inserted twice counts once). */
-    public val count: Int get() = synchronized(domain.lock) { table.live }
+    public val count: Int
+        get() = synchronized(domain.lock) { table.live }
 
     /**
-     * Inserts one address blob (`fi_av_insert`) and returns its fabric address. A malformed blob
-     * is refused with [FabricException] naming what is wrong. An address already inserted
-     * returns its fi_addr again, and takes one more [remove] to leave.
+     * Inserts one address blob (`fi_av_insert`) and returns its fabric address. A malformed blob is refused with
+     * [FabricException] naming what is wrong. An address already inserted returns its fi_addr again, and takes one more
+     * [remove] to leave.
      */
     public fun insert(address: ByteArray): Long = synchronized(domain.lock) { insertLocked(address) }
 
     /** Inserts several blobs, returning their fabric addresses in order. */
-    public fun insert(addresses: List<ByteArray>): LongArray = synchronized(domain.lock) {
-        if (addresses.size > 1) table.reserve(addresses.size, domain.provider.parseAddress(addresses[0]).indexKeyCount)
-        LongArray(addresses.size) { insertLocked(addresses[it]) }
-    }
+    public fun insert(addresses: List<ByteArray>): LongArray =
+        synchronized(domain.lock) {
+            if (addresses.size > 1)
+                table.reserve(addresses.size, domain.provider.parseAddress(addresses[0]).indexKeyCount)
+            LongArray(addresses.size) { insertLocked(addresses[it]) }
+        }
 
     /**
-     * Removes one insert of [fiAddr] (`fi_av_remove`); once its last insert is removed, later use
-     * of it fails with `-EINVAL`. Unknown or stale fi_addrs are refused with ENOENT.
+     * Removes one insert of [fiAddr] (`fi_av_remove`); once its last insert is removed, later use of it fails with
+     * `-EINVAL`. Unknown or stale fi_addrs are refused with ENOENT.
      */
-    public fun remove(fiAddr: Long): Unit = synchronized(domain.lock) {
-        val slot = slotOf(fiAddr)
-        if (slot < 0) throw FabricException(Errno.ENOENT, "address vector: fi_addr $fiAddr is not inserted")
-        val inserts = table.inserts(slot)
-        if (inserts > 1) {
-            table.setInserts(slot, inserts - 1)
-            return
+    public fun remove(fiAddr: Long): Unit =
+        synchronized(domain.lock) {
+            val slot = slotOf(fiAddr)
+            if (slot < 0) throw FabricException(Errno.ENOENT, "address vector: fi_addr $fiAddr is not inserted")
+            val inserts = table.inserts(slot)
+            if (inserts > 1) {
+                table.setInserts(slot, inserts - 1)
+                return
+            }
+            val peer = parsed(slot)
+            for (k in 0 until peer.indexKeyCount) table.indexRemove(peer.indexKeyHash(k), slot)
+            table.release(slot, reuse = type == AvType.MAP)
+            cacheSlot[slot and CACHE_MASK] = -1
+            cachePeer[slot and CACHE_MASK] = null
+            generation++
         }
-        val peer = parsed(slot)
-        for (k in 0 until peer.indexKeyCount) table.indexRemove(peer.indexKeyHash(k), slot)
-        table.release(slot, reuse = type == AvType.MAP)
-        cacheSlot[slot and CACHE_MASK] = -1
-        cachePeer[slot and CACHE_MASK] = null
-        generation++
-    }
 
     /** The blob inserted as [fiAddr] (`fi_av_lookup`). */
-    public fun lookup(fiAddr: Long): ByteArray = synchronized(domain.lock) {
-        val slot = slotOf(fiAddr)
-        if (slot < 0) throw FabricException(Errno.ENOENT, "address vector: fi_addr $fiAddr is not inserted")
-        table.blob(slot)
-    }
+    public fun lookup(fiAddr: Long): ByteArray =
+        synchronized(domain.lock) {
+            val slot = slotOf(fiAddr)
+            if (slot < 0) throw FabricException(Errno.ENOENT, "address vector: fi_addr $fiAddr is not inserted")
+            table.blob(slot)
+        }
 
     /** A printable form of an address blob (`fi_av_straddr`). */
     public fun straddr(address: ByteArray): String = domain.provider.parseAddress(address).render()
@@ -83,15 +90,17 @@ public class AddressVector internal constructor(
 
     override fun query(): AvAttr = AvAttr(type, count)
 
-    override fun epAddr(endpoint: Endpoint): Long = synchronized(domain.lock) {
-        val peer = try {
-            domain.provider.parseAddress(endpoint.address)
-        } catch (e: FabricException) {
-            return FiAddr.NOTAVAIL // an endpoint of another provider cannot be in this AV
+    override fun epAddr(endpoint: Endpoint): Long =
+        synchronized(domain.lock) {
+            val peer =
+                try {
+                    domain.provider.parseAddress(endpoint.address)
+                } catch (e: FabricException) {
+                    return FiAddr.NOTAVAIL // an endpoint of another provider cannot be in this AV
+                }
+            val slot = table.indexFind(peer.indexKeyHash(0)) { table.holds(it, peer.raw) }
+            if (slot < 0) FiAddr.NOTAVAIL else fiAddrOf(slot)
         }
-        val slot = table.indexFind(peer.indexKeyHash(0)) { table.holds(it, peer.raw) }
-        if (slot < 0) FiAddr.NOTAVAIL else fiAddrOf(slot)
-    }
 
     /** A new AV set (`fi_av_set`) of [addrs], each of which must be inserted here. */
     public fun avSet(vararg addrs: Long): AvSet = AvSet(this).also { set -> addrs.forEach { set.insert(it) } }
@@ -107,18 +116,18 @@ public class AddressVector internal constructor(
     }
 
     /**
-     * The fabric address of the peer whose key, or the key of one of whose rail parts, is [key],
-     * or [FiAddr.NOTAVAIL]. Caller holds the lock.
+     * The fabric address of the peer whose key, or the key of one of whose rail parts, is [key], or [FiAddr.NOTAVAIL].
+     * Caller holds the lock.
      */
     @JvmSynthetic
     internal fun reverse(key: String): Long {
-        val slot = table.indexFind(AddressTable.keyHash(key)) { s -> parsed(s).let { it.key == key || key in it.partKeys } }
+        val slot =
+            table.indexFind(AddressTable.keyHash(key)) { s -> parsed(s).let { it.key == key || key in it.partKeys } }
         return if (slot < 0) FiAddr.NOTAVAIL else fiAddrOf(slot)
     }
 
     /** Heap and off-heap bytes the AV's storage holds now (for benchmarks). */
-    @JvmSynthetic
-    internal fun storageBytes(): LongArray = longArrayOf(table.heapBytes(), table.offHeapBytes())
+    @JvmSynthetic internal fun storageBytes(): LongArray = longArrayOf(table.heapBytes(), table.offHeapBytes())
 
     private fun insertLocked(address: ByteArray): Long {
         val peer = domain.provider.parseAddress(address)
@@ -166,6 +175,5 @@ public class AddressVector internal constructor(
     private companion object {
         const val CACHE_SIZE = 1024
         const val CACHE_MASK = CACHE_SIZE - 1
-
     }
 }

@@ -1,9 +1,8 @@
 package braid.core
 
 /**
- * A completion read from a [CompletionQueue]: a reusable flyweight the caller owns and passes to
- * every read, so reading allocates nothing. Which fields are filled depends on the queue's
- * [CqFormat]; the others read as zero.
+ * A completion read from a [CompletionQueue]: a reusable flyweight the caller owns and passes to every read, so reading
+ * allocates nothing. Which fields are filled depends on the queue's [CqFormat]; the others read as zero.
  */
 public class Completion {
     /** The context the operation was posted with (`op_context`). */
@@ -24,9 +23,8 @@ public class Completion {
 }
 
 /**
- * An error completion (`struct fi_cq_err_entry`), read with [CompletionQueue.readErr] after a
- * read returned `-EAVAIL`. [err] is an [Errno] value; [olen] is how many bytes did not fit when
- * [err] is [Errno.ETRUNC].
+ * An error completion (`struct fi_cq_err_entry`), read with [CompletionQueue.readErr] after a read returned `-EAVAIL`.
+ * [err] is an [Errno] value; [olen] is how many bytes did not fit when [err] is [Errno.ETRUNC].
  */
 public class CompletionError {
     public var context: Any? = null
@@ -46,4 +44,9 @@ public class CompletionError {
 }
 
 /** Completion formats (`fi_cq_format`): how much of each completion a queue reports. */
-public enum class CqFormat { CONTEXT, MSG, DATA, TAGGED }
+public enum class CqFormat {
+    CONTEXT,
+    MSG,
+    DATA,
+    TAGGED,
+}

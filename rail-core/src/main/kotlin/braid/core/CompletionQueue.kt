@@ -4,26 +4,25 @@ import kotlinx.coroutines.asCoroutineDispatcher
 import org.agrona.concurrent.IdleStrategy
 
 /**
- * A completion queue (`fid_cq`). Providers write completions and error completions into it in
- * the order operations finish; the application reads them. Under manual progress every read
- * first drives the providers of the queue's domain, so a loop of [read] is a complete progress
- * loop.
+ * A completion queue (`fid_cq`). Providers write completions and error completions into it in the order operations
+ * finish; the application reads them. Under manual progress every read first drives the providers of the queue's
+ * domain, so a loop of [read] is a complete progress loop.
  *
- * The EAVAIL rule: when the next entry is an error, [read] returns `-EAVAIL` and keeps
- * returning it until [readErr] takes that entry; completions written after it wait behind it.
+ * The EAVAIL rule: when the next entry is an error, [read] returns `-EAVAIL` and keeps returning it until [readErr]
+ * takes that entry; completions written after it wait behind it.
  *
- * Storage is a ring of primitive columns that grows by doubling, so writes never drop a
- * completion and steady-state reads and writes allocate nothing.
+ * Storage is a ring of primitive columns that grows by doubling, so writes never drop a completion and steady-state
+ * reads and writes allocate nothing.
  *
- * Imported from an owner ([Domain.importCompletionQueue], the peer CQ of fi_peer(3)), it writes
- * through to the owner and every read returns `-ENOSYS`.
+ * Imported from an owner ([Domain.importCompletionQueue], the peer CQ of fi_peer(3)), it writes through to the owner
+ * and every read returns `-ENOSYS`.
  *
- * Completions of operations started through the `suspend`, future and blocking forms
- * ([send], [trecv], [tsendAsync], …) go to their callers and are never queued here. Blocking
- * reads ([sread]) wait the `fi_trywait` way: see [IdlePolicy] for what waiting costs and how
- * promptly a write wakes the reader.
+ * Completions of operations started through the `suspend`, future and blocking forms ([send], [trecv], [tsendAsync], …)
+ * go to their callers and are never queued here. Blocking reads ([sread]) wait the `fi_trywait` way: see [IdlePolicy]
+ * for what waiting costs and how promptly a write wakes the reader.
  */
-public class CompletionQueue internal constructor(
+public class CompletionQueue
+internal constructor(
     public val domain: Domain,
     public val format: CqFormat,
     initialCapacity: Int,
@@ -47,22 +46,23 @@ public class CompletionQueue internal constructor(
     @Volatile private var closed = false
 
     /** Threads and coroutines waiting for a write (the queue's wait object). */
-    @get:JvmSynthetic
-    internal val waiters = QueueWaiters(domain)
+    @get:JvmSynthetic internal val waiters = QueueWaiters(domain)
 
     /** Completions and errors waiting to be read. */
-    public val size: Int get() = synchronized(domain.lock) { (tail - head).toInt() }
+    public val size: Int
+        get() = synchronized(domain.lock) { (tail - head).toInt() }
 
     /**
-     * Reads one completion into [out]: returns 1, `-EAGAIN` when there is none, or `-EAVAIL`
-     * when the next entry is an error (read it with [readErr]).
+     * Reads one completion into [out]: returns 1, `-EAGAIN` when there is none, or `-EAVAIL` when the next entry is an
+     * error (read it with [readErr]).
      */
     public fun read(out: Completion): Int {
         if (owner != null) return -Errno.ENOSYS
-        val rc = synchronized(domain.lock) {
-            domain.progressLocked()
-            take(out, withSource = false)
-        }
+        val rc =
+            synchronized(domain.lock) {
+                domain.progressLocked()
+                take(out, withSource = false)
+            }
         domain.hub.dispatchReady()
         return rc
     }
@@ -70,10 +70,11 @@ public class CompletionQueue internal constructor(
     /** [read], also reporting the sender's address in [Completion.source] (`fi_cq_readfrom`). */
     public fun readFrom(out: Completion): Int {
         if (owner != null) return -Errno.ENOSYS
-        val rc = synchronized(domain.lock) {
-            domain.progressLocked()
-            take(out, withSource = true)
-        }
+        val rc =
+            synchronized(domain.lock) {
+                domain.progressLocked()
+                take(out, withSource = true)
+            }
         domain.hub.dispatchReady()
         return rc
     }
@@ -81,46 +82,55 @@ public class CompletionQueue internal constructor(
     /** Reads up to `out.size` completions; returns how many, or `-EAGAIN` / `-EAVAIL` if none. */
     public fun read(out: Array<Completion>): Int {
         if (owner != null) return -Errno.ENOSYS
-        val rc = synchronized(domain.lock) {
-            domain.progressLocked()
-            var n = 0
-            var last = 1
-            while (n < out.size) {
-                last = take(out[n], withSource = true)
-                if (last != 1) break
-                n++
+        val rc =
+            synchronized(domain.lock) {
+                domain.progressLocked()
+                var n = 0
+                var last = 1
+                while (n < out.size) {
+                    last = take(out[n], withSource = true)
+                    if (last != 1) break
+                    n++
+                }
+                if (n > 0 || last == 1) n else last
             }
-            if (n > 0 || last == 1) n else last
-        }
         domain.hub.dispatchReady()
         return rc
     }
 
     /** Takes the error entry at the head into [out]: returns 1, or `-EAGAIN` if the head is not an error. */
-    public fun readErr(out: CompletionError): Int = synchronized(domain.lock) {
-        if (owner != null) return -Errno.ENOSYS
-        if (head == tail) return -Errno.EAGAIN
-        val slot = (head and (capacity - 1).toLong()).toInt()
-        if (errorSlots[slot] == 0) return -Errno.EAGAIN
-        val e = errors.removeFirst()
-        out.context = e.context; out.flags = e.flags; out.len = e.len; out.data = e.data; out.tag = e.tag
-        out.olen = e.olen; out.err = e.err; out.provErrno = e.provErrno; out.source = e.source; out.message = e.message
-        e.context = null
-        spareErrors.addLast(e)
-        errorSlots[slot] = 0
-        head++
-        1
-    }
+    public fun readErr(out: CompletionError): Int =
+        synchronized(domain.lock) {
+            if (owner != null) return -Errno.ENOSYS
+            if (head == tail) return -Errno.EAGAIN
+            val slot = (head and (capacity - 1).toLong()).toInt()
+            if (errorSlots[slot] == 0) return -Errno.EAGAIN
+            val e = errors.removeFirst()
+            out.context = e.context
+            out.flags = e.flags
+            out.len = e.len
+            out.data = e.data
+            out.tag = e.tag
+            out.olen = e.olen
+            out.err = e.err
+            out.provErrno = e.provErrno
+            out.source = e.source
+            out.message = e.message
+            e.context = null
+            spareErrors.addLast(e)
+            errorSlots[slot] = 0
+            head++
+            1
+        }
 
     /**
-     * Blocking read (`fi_cq_sread`): waits up to [timeoutMillis] (negative: for ever) for a
-     * completion, driving progress and idling with [idle] between attempts. Returns 1,
-     * `-EAVAIL`, or `-EAGAIN` on time-out.
+     * Blocking read (`fi_cq_sread`): waits up to [timeoutMillis] (negative: for ever) for a completion, driving
+     * progress and idling with [idle] between attempts. Returns 1, `-EAVAIL`, or `-EAGAIN` on time-out.
      *
-     * Once [idle] parks, the reader sleeps until a thread of this process writes to the queue
-     * (it arms itself before its last look, as `fi_trywait` does, so no write is missed) or, under
-     * manual progress, until its park period ends and it drives progress again; under automatic
-     * progress it leaves polling to the [ProgressEngine] and parks until woken.
+     * Once [idle] parks, the reader sleeps until a thread of this process writes to the queue (it arms itself before
+     * its last look, as `fi_trywait` does, so no write is missed) or, under manual progress, until its park period ends
+     * and it drives progress again; under automatic progress it leaves polling to the [ProgressEngine] and parks until
+     * woken.
      */
     @JvmOverloads
     public fun sread(out: Completion, timeoutMillis: Long, idle: IdleStrategy = domain.idleStrategy()): Int {
@@ -141,26 +151,65 @@ public class CompletionQueue internal constructor(
 
     /** Writes a successful completion (`fi_peer_cq::write`). Caller holds the domain lock. */
     override fun write(context: Any?, flags: Long, len: Long, data: Long, tag: Long, source: Long) {
-        if (context is PendingOp) { context.complete(flags, len, data, tag, source); return }
-        if (context is PeerTransferOp) { context.complete(flags, len, data, tag, source); return }
-        if (owner != null) { owner.write(context, flags, len, data, tag, source); return }
+        if (context is PendingOp) {
+            context.complete(flags, len, data, tag, source)
+            return
+        }
+        if (context is PeerTransferOp) {
+            context.complete(flags, len, data, tag, source)
+            return
+        }
+        if (owner != null) {
+            owner.write(context, flags, len, data, tag, source)
+            return
+        }
         val slot = claimSlot()
-        contexts[slot] = context; this.flags[slot] = flags; lens[slot] = len
-        datas[slot] = data; tags[slot] = tag; sources[slot] = source; errorSlots[slot] = 0
+        contexts[slot] = context
+        this.flags[slot] = flags
+        lens[slot] = len
+        datas[slot] = data
+        tags[slot] = tag
+        sources[slot] = source
+        errorSlots[slot] = 0
         if (waiters.count != 0) waiters.signal()
     }
 
     /** Writes an error completion (`fi_peer_cq::writeerr`). Caller holds the domain lock. */
     override fun writeErr(
-        context: Any?, flags: Long, len: Long, data: Long, tag: Long, olen: Long, err: Int, source: Long, message: String,
+        context: Any?,
+        flags: Long,
+        len: Long,
+        data: Long,
+        tag: Long,
+        olen: Long,
+        err: Int,
+        source: Long,
+        message: String,
     ) {
-        if (context is PendingOp) { context.fail(err, message); return }
-        if (context is PeerTransferOp) { context.fail(flags, len, data, tag, olen, err, source, message); return }
-        if (owner != null) { owner.writeErr(context, flags, len, data, tag, olen, err, source, message); return }
+        if (context is PendingOp) {
+            context.fail(err, message)
+            return
+        }
+        if (context is PeerTransferOp) {
+            context.fail(flags, len, data, tag, olen, err, source, message)
+            return
+        }
+        if (owner != null) {
+            owner.writeErr(context, flags, len, data, tag, olen, err, source, message)
+            return
+        }
         val slot = claimSlot()
         val e = spareErrors.removeLastOrNull() ?: CompletionError()
-        e.context = context; e.flags = flags; e.len = len; e.data = data; e.tag = tag; e.olen = olen
-        e.err = err; e.provErrno = 0; e.source = source; e.message = message
+        e.context = context
+        e.flags = flags
+        e.len = len
+        e.data = data
+        e.tag = tag
+        e.olen = olen
+        e.err = err
+        e.provErrno = 0
+        e.source = source
+        e.message = message
         errors.addLast(e)
         contexts[slot] = null
         errorSlots[slot] = errors.size
@@ -168,20 +217,22 @@ public class CompletionQueue internal constructor(
     }
 
     /**
-     * The completions of this queue as a `java.util.concurrent.Flow.Publisher`, the Java form of
-     * the Kotlin flow `completions()`: each subscriber reads the queue on [executor] (the common
-     * coroutine pool if null), taking a completion off the queue only when it has demand, so
-     * reading drives progress under manual progress and the subscriber gets every completion
-     * without a progress call. [onErrorCompletion] receives error completions and the stream
-     * goes on; without one, the first error completion ends the stream with `onError` (a
-     * [FabricException]). Closing the queue ends it with `onComplete`. One subscriber at a time
-     * should read a queue, as with [read]; completions of the future and `suspend` forms go to
-     * their callers and never appear here.
+     * The completions of this queue as a `java.util.concurrent.Flow.Publisher`, the Java form of the Kotlin flow
+     * `completions()`: each subscriber reads the queue on [executor] (the common coroutine pool if null), taking a
+     * completion off the queue only when it has demand, so reading drives progress under manual progress and the
+     * subscriber gets every completion without a progress call. [onErrorCompletion] receives error completions and the
+     * stream goes on; without one, the first error completion ends the stream with `onError` (a [FabricException]).
+     * Closing the queue ends it with `onComplete`. One subscriber at a time should read a queue, as with [read];
+     * completions of the future and `suspend` forms go to their callers and never appear here.
      */
     @JvmOverloads
-    public fun publisher(onErrorCompletion: java.util.function.Consumer<CompletionError>? = null, executor: java.util.concurrent.Executor? = null): java.util.concurrent.Flow.Publisher<Completion> =
+    public fun publisher(
+        onErrorCompletion: java.util.function.Consumer<CompletionError>? = null,
+        executor: java.util.concurrent.Executor? = null,
+    ): java.util.concurrent.Flow.Publisher<Completion> =
         CompletionPublisher(
-            this, onErrorCompletion,
+            this,
+            onErrorCompletion,
             if (executor == null) kotlinx.coroutines.Dispatchers.Default else executor.asCoroutineDispatcher(),
         )
 
@@ -191,11 +242,11 @@ public class CompletionQueue internal constructor(
     }
 
     @get:JvmSynthetic
-    internal val isClosed: Boolean get() = closed
+    internal val isClosed: Boolean
+        get() = closed
 
     /** Whether nothing waits to be read. Caller holds the domain lock. */
-    @JvmSynthetic
-    internal fun isEmptyLocked(): Boolean = head == tail
+    @JvmSynthetic internal fun isEmptyLocked(): Boolean = head == tail
 
     private fun take(out: Completion, withSource: Boolean): Int {
         if (head == tail) return -Errno.EAGAIN
@@ -204,10 +255,30 @@ public class CompletionQueue internal constructor(
         out.context = contexts[slot]
         contexts[slot] = null
         when (format) {
-            CqFormat.CONTEXT -> { out.flags = 0; out.len = 0; out.data = 0; out.tag = 0 }
-            CqFormat.MSG -> { out.flags = flags[slot]; out.len = lens[slot]; out.data = 0; out.tag = 0 }
-            CqFormat.DATA -> { out.flags = flags[slot]; out.len = lens[slot]; out.data = datas[slot]; out.tag = 0 }
-            CqFormat.TAGGED -> { out.flags = flags[slot]; out.len = lens[slot]; out.data = datas[slot]; out.tag = tags[slot] }
+            CqFormat.CONTEXT -> {
+                out.flags = 0
+                out.len = 0
+                out.data = 0
+                out.tag = 0
+            }
+            CqFormat.MSG -> {
+                out.flags = flags[slot]
+                out.len = lens[slot]
+                out.data = 0
+                out.tag = 0
+            }
+            CqFormat.DATA -> {
+                out.flags = flags[slot]
+                out.len = lens[slot]
+                out.data = datas[slot]
+                out.tag = 0
+            }
+            CqFormat.TAGGED -> {
+                out.flags = flags[slot]
+                out.len = lens[slot]
+                out.data = datas[slot]
+                out.tag = tags[slot]
+            }
         }
         out.source = if (withSource) sources[slot] else FiAddr.NOTAVAIL
         head++
@@ -223,16 +294,34 @@ public class CompletionQueue internal constructor(
 
     private fun grow() {
         val n = capacity * 2
-        val c = arrayOfNulls<Any>(n); val f = LongArray(n); val l = LongArray(n); val d = LongArray(n)
-        val t = LongArray(n); val s = LongArray(n); val e = IntArray(n)
+        val c = arrayOfNulls<Any>(n)
+        val f = LongArray(n)
+        val l = LongArray(n)
+        val d = LongArray(n)
+        val t = LongArray(n)
+        val s = LongArray(n)
+        val e = IntArray(n)
         var i = 0
         var p = head
         while (p < tail) {
             val o = (p and (capacity - 1).toLong()).toInt()
-            c[i] = contexts[o]; f[i] = flags[o]; l[i] = lens[o]; d[i] = datas[o]; t[i] = tags[o]; s[i] = sources[o]; e[i] = errorSlots[o]
-            i++; p++
+            c[i] = contexts[o]
+            f[i] = flags[o]
+            l[i] = lens[o]
+            d[i] = datas[o]
+            t[i] = tags[o]
+            s[i] = sources[o]
+            e[i] = errorSlots[o]
+            i++
+            p++
         }
-        contexts = c; flags = f; lens = l; datas = d; tags = t; sources = s; errorSlots = e
+        contexts = c
+        flags = f
+        lens = l
+        datas = d
+        tags = t
+        sources = s
+        errorSlots = e
         tail -= head
         head = 0
         capacity = n

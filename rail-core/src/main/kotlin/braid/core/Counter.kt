@@ -1,36 +1,35 @@
 package braid.core
 
-import org.agrona.concurrent.IdleStrategy
 import java.util.concurrent.CompletableFuture
 import java.util.concurrent.atomic.AtomicLong
 import java.util.concurrent.locks.LockSupport
+import org.agrona.concurrent.IdleStrategy
 
 /**
- * A completion counter (`fid_cntr`): counts successful and failed operations of the endpoints
- * bound to it. Reading it under manual progress drives the domain's providers.
+ * A completion counter (`fid_cntr`): counts successful and failed operations of the endpoints bound to it. Reading it
+ * under manual progress drives the domain's providers.
  *
- * Deferred work ([DeferredWorkQueue]) waits on counters: whenever [add], [set], [addErr] or
- * [setErr] moves one that requests wait on, those whose threshold the success plus error count
- * now meets fire. A counter nobody waits on pays one volatile read per update for this.
+ * Deferred work ([DeferredWorkQueue]) waits on counters: whenever [add], [set], [addErr] or [setErr] moves one that
+ * requests wait on, those whose threshold the success plus error count now meets fire. A counter nobody waits on pays
+ * one volatile read per update for this.
  */
-public class Counter internal constructor(public val domain: Domain, @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden()) : AutoCloseable {
+public class Counter
+internal constructor(public val domain: Domain, @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden()) :
+    AutoCloseable {
     private val success = AtomicLong()
     private val errors = AtomicLong()
     private val waiters = WaitSet()
 
     // ## Deferred work waiting on this counter (guarded by the domain lock, but armed) ##
-    @get:JvmSynthetic @set:JvmSynthetic
-    internal var triggers: TriggerHeap? = null
-    @get:JvmSynthetic @set:JvmSynthetic
-    @Volatile internal var armed = false
-    @get:JvmSynthetic @set:JvmSynthetic
-    internal var dirty = false
-    @get:JvmSynthetic @set:JvmSynthetic
-    internal var listed = false
+    @get:JvmSynthetic @set:JvmSynthetic internal var triggers: TriggerHeap? = null
+    @get:JvmSynthetic @set:JvmSynthetic @Volatile internal var armed = false
+    @get:JvmSynthetic @set:JvmSynthetic internal var dirty = false
+    @get:JvmSynthetic @set:JvmSynthetic internal var listed = false
 
     /** Success plus error count: what thresholds are compared with. */
     @get:JvmSynthetic
-    internal val total: Long get() = success.get() + errors.get()
+    internal val total: Long
+        get() = success.get() + errors.get()
 
     /** The success count, after driving progress (`fi_cntr_read`). */
     public fun read(): Long {
@@ -45,15 +44,32 @@ public class Counter internal constructor(public val domain: Domain, @Suppress("
     }
 
     /** The success count without driving progress. */
-    public val value: Long get() = success.get()
+    public val value: Long
+        get() = success.get()
 
     /** The error count without driving progress. */
-    public val errorValue: Long get() = errors.get()
+    public val errorValue: Long
+        get() = errors.get()
 
-    public fun add(n: Long) { success.addAndGet(n); changed() }
-    public fun set(n: Long) { success.set(n); changed() }
-    public fun addErr(n: Long) { errors.addAndGet(n); changed() }
-    public fun setErr(n: Long) { errors.set(n); changed() }
+    public fun add(n: Long) {
+        success.addAndGet(n)
+        changed()
+    }
+
+    public fun set(n: Long) {
+        success.set(n)
+        changed()
+    }
+
+    public fun addErr(n: Long) {
+        errors.addAndGet(n)
+        changed()
+    }
+
+    public fun setErr(n: Long) {
+        errors.set(n)
+        changed()
+    }
 
     private fun changed() {
         waiters.signal()
@@ -63,14 +79,12 @@ public class Counter internal constructor(public val domain: Domain, @Suppress("
     }
 
     /**
-     * Waits until the success count reaches [threshold] (`fi_cntr_wait`): returns 0, `-EIO`
-     * if the error count moved while waiting, or `-ETIMEDOUT` after [timeoutMillis]
-     * (negative: for ever).
+     * Waits until the success count reaches [threshold] (`fi_cntr_wait`): returns 0, `-EIO` if the error count moved
+     * while waiting, or `-ETIMEDOUT` after [timeoutMillis] (negative: for ever).
      *
-     * Once [idle] parks, the waiter sleeps until a thread of this process updates the counter
-     * (it arms itself before its last look, so no update is missed) or, under manual progress,
-     * until its park period ends and it drives progress again; under automatic progress it
-     * leaves polling to the [ProgressEngine].
+     * Once [idle] parks, the waiter sleeps until a thread of this process updates the counter (it arms itself before
+     * its last look, so no update is missed) or, under manual progress, until its park period ends and it drives
+     * progress again; under automatic progress it leaves polling to the [ProgressEngine].
      *
      * (Not named `wait`: from Java, `counter.wait(3, 1000)` would bind to `Object.wait(long, int)`.)
      */
@@ -90,7 +104,13 @@ public class Counter internal constructor(public val domain: Domain, @Suppress("
             try {
                 if (success.get() < threshold && errors.get() == errorsBefore) {
                     if (domain.hub.automatic) {
-                        LockSupport.parkNanos(this, minOf(if (deadline == Long.MAX_VALUE) Long.MAX_VALUE else deadline - now, AUTO_PARK_CAP_NANOS))
+                        LockSupport.parkNanos(
+                            this,
+                            minOf(
+                                if (deadline == Long.MAX_VALUE) Long.MAX_VALUE else deadline - now,
+                                AUTO_PARK_CAP_NANOS,
+                            ),
+                        )
                     } else {
                         idle.idle(0)
                     }
@@ -106,12 +126,11 @@ public class Counter internal constructor(public val domain: Domain, @Suppress("
     @Volatile private var asyncWaitCount = 0
 
     /**
-     * A future that completes with the success count once it reaches [threshold]
-     * (`fi_cntr_wait` as a future), or exceptionally with a [FabricException] carrying
-     * [Errno.EIO] if the error count moves first. Like every future Braid hands out it completes
-     * on its own under either progress model: under manual progress the domain drives progress
-     * in the background while it is outstanding (see `EndpointFutures.sendAsync`). Cancelling it
-     * withdraws the wait.
+     * A future that completes with the success count once it reaches [threshold] (`fi_cntr_wait` as a future), or
+     * exceptionally with a [FabricException] carrying [Errno.EIO] if the error count moves first. Like every future
+     * Braid hands out it completes on its own under either progress model: under manual progress the domain drives
+     * progress in the background while it is outstanding (see `EndpointFutures.sendAsync`). Cancelling it withdraws the
+     * wait.
      */
     public fun waitAsync(threshold: Long): CompletableFuture<Long> {
         val hub = domain.hub
@@ -144,7 +163,9 @@ public class Counter internal constructor(public val domain: Domain, @Suppress("
         if (asyncWaits.isEmpty()) domain.hub.waitedCounters.remove(this)
     }
 
-    /** Fails every outstanding [waitAsync] with [err] (the domain is closing). Caller holds the lock, then dispatches. */
+    /**
+     * Fails every outstanding [waitAsync] with [err] (the domain is closing). Caller holds the lock, then dispatches.
+     */
     @JvmSynthetic
     internal fun failWaitsLocked(err: Int) {
         while (asyncWaits.isNotEmpty()) {
@@ -181,9 +202,13 @@ public class Counter internal constructor(public val domain: Domain, @Suppress("
     }
 
     /** The old name of [waitFor], for Kotlin callers only: Java never sees it, so it cannot bind to `Object.wait`. */
-    @Deprecated("renamed: Java binds counter.wait(n, ms) to Object.wait", ReplaceWith("waitFor(threshold, timeoutMillis, idle)"))
+    @Deprecated(
+        "renamed: Java binds counter.wait(n, ms) to Object.wait",
+        ReplaceWith("waitFor(threshold, timeoutMillis, idle)"),
+    )
     @JvmSynthetic
-    public fun wait(threshold: Long, timeoutMillis: Long, idle: IdleStrategy = domain.idleStrategy()): Int = waitFor(threshold, timeoutMillis, idle)
+    public fun wait(threshold: Long, timeoutMillis: Long, idle: IdleStrategy = domain.idleStrategy()): Int =
+        waitFor(threshold, timeoutMillis, idle)
 
     override fun close() {}
 

@@ -1,30 +1,31 @@
 package braid.core
 
 /**
- * A domain's deferred work queue (fi_trigger(3): `FI_QUEUE_WORK`, `FI_CANCEL_WORK`,
- * `FI_FLUSH_WORK`): [DeferredWork] requests waiting for their triggering counters.
+ * A domain's deferred work queue (fi_trigger(3): `FI_QUEUE_WORK`, `FI_CANCEL_WORK`, `FI_FLUSH_WORK`): [DeferredWork]
+ * requests waiting for their triggering counters.
  *
- * Order and cost. Each counter keeps its waiting requests in a binary heap ordered by threshold,
- * then by submission; when the counter moves, requests are taken from the top while their
- * threshold is met, so they fire in threshold order, and in submission order for equal
- * thresholds, however far the counter jumped. Firing examines one request more than it fires;
- * queueing and cancelling cost O(log n) in that counter's requests; counters nobody waits on
- * cost one volatile read per update.
+ * Order and cost. Each counter keeps its waiting requests in a binary heap ordered by threshold, then by submission;
+ * when the counter moves, requests are taken from the top while their threshold is met, so they fire in threshold
+ * order, and in submission order for equal thresholds, however far the counter jumped. Firing examines one request more
+ * than it fires; queueing and cancelling cost O(log n) in that counter's requests; counters nobody waits on cost one
+ * volatile read per update.
  *
- * Where requests fire. From wherever the counter reaches the threshold — an application's
- * [Counter.add], a completion, another request — under the domain lock. Firing is one loop over
- * the counters that moved, never a recursion, so a chain of any length (A's completion counter
- * triggers B, whose completion counter triggers C, …) runs in constant stack. Counters moved by
- * completions inside a rail's duty cycle fire once the cycle is over, so no operation is issued
- * into a rail from inside its own callbacks. An operation the rail has no room for (`-EAGAIN`)
- * is issued again by progress, in order.
+ * Where requests fire. From wherever the counter reaches the threshold — an application's [Counter.add], a completion,
+ * another request — under the domain lock. Firing is one loop over the counters that moved, never a recursion, so a
+ * chain of any length (A's completion counter triggers B, whose completion counter triggers C, …) runs in constant
+ * stack. Counters moved by completions inside a rail's duty cycle fire once the cycle is over, so no operation is
+ * issued into a rail from inside its own callbacks. An operation the rail has no room for (`-EAGAIN`) is issued again
+ * by progress, in order.
  *
- * Failures. A request whose operation cannot be issued or fails bumps the error side of its
- * completion counter and, if it asked for completions, writes an error completion; its
- * [DeferredWork.status] is FAILED. What a rail cannot carry at all is refused when queued.
+ * Failures. A request whose operation cannot be issued or fails bumps the error side of its completion counter and, if
+ * it asked for completions, writes an error completion; its [DeferredWork.status] is FAILED. What a rail cannot carry
+ * at all is refused when queued.
  */
-public class DeferredWorkQueue internal constructor(private val domain: Domain, @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden()) {
-    private val lock: Any get() = domain.lock
+public class DeferredWorkQueue
+internal constructor(private val domain: Domain, @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden()) {
+    private val lock: Any
+        get() = domain.lock
+
     private var nextSeq = 0L
     private val dirty = ArrayDeque<Counter>()
     private val armedCounters = ArrayList<Counter>()
@@ -33,8 +34,7 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain, 
     private var flightHead: DeferredWork? = null
 
     /** Rail duty cycles under way (they defer firing to their end). Guarded by the lock. */
-    @get:JvmSynthetic @set:JvmSynthetic
-    internal var holds = 0
+    @get:JvmSynthetic @set:JvmSynthetic internal var holds = 0
 
     /** Requests waiting for their counters. */
     public var queued: Int = 0
@@ -50,92 +50,128 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain, 
 
     /** Whether anything waits to be fired or retried; read under the lock by [Domain.progressLocked]. */
     @get:JvmSynthetic
-    internal val pending: Boolean get() = dirty.isNotEmpty() || retries.isNotEmpty()
+    internal val pending: Boolean
+        get() = dirty.isNotEmpty() || retries.isNotEmpty()
 
     /**
-     * Queues [work] (`FI_QUEUE_WORK`); if its threshold is already met it fires now. Throws
-     * [FabricException]: ENOSYS for an operation the endpoint's rail cannot carry, EOPNOTSUPP or
-     * EMSGSIZE for an atomic it does not take, EINVAL for an object of another domain, a buffer
-     * range outside its buffer, a negative threshold or a counter operation with a completion
-     * counter, EBUSY if [work] is queued or in flight already.
+     * Queues [work] (`FI_QUEUE_WORK`); if its threshold is already met it fires now. Throws [FabricException]: ENOSYS
+     * for an operation the endpoint's rail cannot carry, EOPNOTSUPP or EMSGSIZE for an atomic it does not take, EINVAL
+     * for an object of another domain, a buffer range outside its buffer, a negative threshold or a counter operation
+     * with a completion counter, EBUSY if [work] is queued or in flight already.
      */
-    public fun queue(work: DeferredWork): Unit = synchronized(lock) {
-        check(work)
-        enqueue(work)
-        if (holds == 0 && !firing) runLoop()
-    }
+    public fun queue(work: DeferredWork): Unit =
+        synchronized(lock) {
+            check(work)
+            enqueue(work)
+            if (holds == 0 && !firing) runLoop()
+        }
 
     /**
-     * Queues `works[from until to]` as one batch (Braid's extension; fi_trigger(3) queues one
-     * request per call): one acquisition of the domain lock for the whole batch instead of one
-     * per request, each request checked as [queue] checks it, all of them checked before any is
-     * queued (a refused request leaves the batch unqueued and throws what [queue] throws). The
-     * requests enter the queue in array order, so equal thresholds fire in that order; those
-     * whose threshold is already met fire once the batch is in, on this thread. How a schedule of
-     * deferred work (a collective) is re-armed per call.
+     * Queues `works[from until to]` as one batch (Braid's extension; fi_trigger(3) queues one request per call): one
+     * acquisition of the domain lock for the whole batch instead of one per request, each request checked as [queue]
+     * checks it, all of them checked before any is queued (a refused request leaves the batch unqueued and throws what
+     * [queue] throws). The requests enter the queue in array order, so equal thresholds fire in that order; those whose
+     * threshold is already met fire once the batch is in, on this thread. How a schedule of deferred work (a
+     * collective) is re-armed per call.
      */
     @JvmOverloads
-    public fun queueAll(works: Array<out DeferredWork>, from: Int = 0, to: Int = works.size): Unit = synchronized(lock) {
-        if (from < 0 || to > works.size || from > to) throw FabricException.invalid("deferred work batch [$from, $to) is outside the array of ${works.size} requests")
-        for (i in from until to) check(works[i])
-        // The same request twice in one batch would be queued twice: refused as queue() refuses it the second time.
-        // (heapIndex is -1 for every request not in a heap; it marks the batch for this one pass.)
-        var twice: DeferredWork? = null
-        for (i in from until to) {
-            val w = works[i]
-            if (w.heapIndex == BATCHED) { twice = w; break }
-            w.heapIndex = BATCHED
+    public fun queueAll(works: Array<out DeferredWork>, from: Int = 0, to: Int = works.size): Unit =
+        synchronized(lock) {
+            if (from < 0 || to > works.size || from > to)
+                throw FabricException.invalid(
+                    "deferred work batch [$from, $to) is outside the array of ${works.size} requests"
+                )
+            for (i in from until to) check(works[i])
+            // The same request twice in one batch would be queued twice: refused as queue() refuses it the second time.
+            // (heapIndex is -1 for every request not in a heap; it marks the batch for this one pass.)
+            var twice: DeferredWork? = null
+            for (i in from until to) {
+                val w = works[i]
+                if (w.heapIndex == BATCHED) {
+                    twice = w
+                    break
+                }
+                w.heapIndex = BATCHED
+            }
+            for (i in from until to) works[i].heapIndex = -1
+            if (twice != null)
+                throw FabricException(
+                    Errno.EBUSY,
+                    "${what(twice)} is in the batch twice; a request is queued once until it has completed, failed or been cancelled",
+                )
+            for (i in from until to) enqueue(works[i])
+            if (holds == 0 && !firing) runLoop()
         }
-        for (i in from until to) works[i].heapIndex = -1
-        if (twice != null) throw FabricException(Errno.EBUSY, "${what(twice)} is in the batch twice; a request is queued once until it has completed, failed or been cancelled")
-        for (i in from until to) enqueue(works[i])
-        if (holds == 0 && !firing) runLoop()
-    }
 
-    /** Takes [work] off the queue before it fires (`FI_CANCEL_WORK`): true, and it is CANCELLED; false if it was not waiting. */
-    public fun cancel(work: DeferredWork): Boolean = synchronized(lock) {
-        if (work.status != WorkStatus.QUEUED) return false
-        val heap = work.triggeringCounter.triggers!!
-        heap.remove(work)
-        queued--
-        if (heap.size == 0) work.triggeringCounter.armed = false
-        cancelled(work)
-        true
-    }
+    /**
+     * Takes [work] off the queue before it fires (`FI_CANCEL_WORK`): true, and it is CANCELLED; false if it was not
+     * waiting.
+     */
+    public fun cancel(work: DeferredWork): Boolean =
+        synchronized(lock) {
+            if (work.status != WorkStatus.QUEUED) return false
+            val heap = work.triggeringCounter.triggers!!
+            heap.remove(work)
+            queued--
+            if (heap.size == 0) work.triggeringCounter.armed = false
+            cancelled(work)
+            true
+        }
 
     /** Cancels every request waiting on [counter] (`FI_FLUSH_WORK` for one counter); returns them in firing order. */
-    public fun flush(counter: Counter): List<DeferredWork> = synchronized(lock) {
-        val out = drain(counter)
-        out.sortWith(FIRING_ORDER)
-        out
-    }
+    public fun flush(counter: Counter): List<DeferredWork> =
+        synchronized(lock) {
+            val out = drain(counter)
+            out.sortWith(FIRING_ORDER)
+            out
+        }
 
     /** Cancels every waiting request of the domain (`FI_FLUSH_WORK`); returns them in submission order. */
-    public fun flushAll(): List<DeferredWork> = synchronized(lock) {
-        val out = ArrayList<DeferredWork>(queued)
-        for (c in armedCounters) { out += drain(c); c.listed = false }
-        armedCounters.clear()
-        out.sortBy { it.seq }
-        out
-    }
+    public fun flushAll(): List<DeferredWork> =
+        synchronized(lock) {
+            val out = ArrayList<DeferredWork>(queued)
+            for (c in armedCounters) {
+                out += drain(c)
+                c.listed = false
+            }
+            armedCounters.clear()
+            out.sortBy { it.seq }
+            out
+        }
 
     // ## Queueing and firing (under the lock) ##
 
     /** Throws what [queue] documents; builds no message unless it throws (re-arming allocates nothing). */
     private fun check(work: DeferredWork) {
         if (work.status == WorkStatus.QUEUED || work.status == WorkStatus.FIRED) {
-            throw FabricException(Errno.EBUSY, "${what(work)} is ${work.status}; queue it again once it has completed, failed or been cancelled")
+            throw FabricException(
+                Errno.EBUSY,
+                "${what(work)} is ${work.status}; queue it again once it has completed, failed or been cancelled",
+            )
         }
         if (work.threshold < 0) throw FabricException.invalid("${what(work)}: threshold ${work.threshold} must be ≥ 0")
         foreign(work.triggeringCounter.domain, "triggering counter", work)
         work.completionCounter?.let { foreign(it.domain, "completion counter", work) }
         val op = work.op
         if (op.kind == DeferredOp.Kind.LOCAL) {
-            if (work.flags and OpFlags.COMPLETION != 0L) throw FabricException.invalid("${what(work)}: a local step writes no completion; drop OpFlags.COMPLETION")
+            if (work.flags and OpFlags.COMPLETION != 0L)
+                throw FabricException.invalid(
+                    "${what(work)}: a local step writes no completion; drop OpFlags.COMPLETION"
+                )
         } else if (op.kind == DeferredOp.Kind.COUNTER) {
-            if (work.completionCounter != null) throw FabricException.invalid("${what(work)}: a counter operation takes no completion counter (fi_trigger(3)); pass null")
-            if (work.flags and OpFlags.COMPLETION != 0L) throw FabricException.invalid("${what(work)}: a counter operation writes no completion; drop OpFlags.COMPLETION")
-            foreign((op as? DeferredOp.CounterSet)?.counter?.domain ?: (op as DeferredOp.CounterAdd).counter.domain, "counter", work)
+            if (work.completionCounter != null)
+                throw FabricException.invalid(
+                    "${what(work)}: a counter operation takes no completion counter (fi_trigger(3)); pass null"
+                )
+            if (work.flags and OpFlags.COMPLETION != 0L)
+                throw FabricException.invalid(
+                    "${what(work)}: a counter operation writes no completion; drop OpFlags.COMPLETION"
+                )
+            foreign(
+                (op as? DeferredOp.CounterSet)?.counter?.domain ?: (op as DeferredOp.CounterAdd).counter.domain,
+                "counter",
+                work,
+            )
         } else {
             foreign(op.endpoint!!.domain, "endpoint", work)
         }
@@ -145,7 +181,10 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain, 
     private fun what(work: DeferredWork): String = "deferred work (${work.op.describe()})"
 
     private fun foreign(d: Domain, role: String, work: DeferredWork) {
-        if (d !== domain) throw FabricException.invalid("${what(work)}: its $role belongs to domain '${d.name}', not '${domain.name}'; deferred work stays within one domain")
+        if (d !== domain)
+            throw FabricException.invalid(
+                "${what(work)}: its $role belongs to domain '${d.name}', not '${domain.name}'; deferred work stays within one domain"
+            )
     }
 
     /** Puts [work] in its counter's heap; marks the counter to be looked at if the threshold is met. */
@@ -157,7 +196,10 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain, 
         work.seq = nextSeq++
         val c = work.triggeringCounter
         val heap = c.triggers ?: TriggerHeap().also { c.triggers = it }
-        if (!c.listed) { c.listed = true; armedCounters += c }
+        if (!c.listed) {
+            c.listed = true
+            armedCounters += c
+        }
         heap.add(work)
         queued++
         // Armed before the look at the count: an add() racing with us either sees armed or is seen here.
@@ -167,11 +209,12 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain, 
 
     /** [c] moved (any thread). */
     @JvmSynthetic
-    internal fun counterChanged(c: Counter): Unit = synchronized(lock) {
-        if ((c.triggers?.size ?: 0) == 0) return
-        markDirty(c)
-        if (holds == 0 && !firing) runLoop()
-    }
+    internal fun counterChanged(c: Counter): Unit =
+        synchronized(lock) {
+            if ((c.triggers?.size ?: 0) == 0) return
+            markDirty(c)
+            if (holds == 0 && !firing) runLoop()
+        }
 
     private fun markDirty(c: Counter) {
         if (c.dirty) return
@@ -209,7 +252,10 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain, 
     private fun fire(w: DeferredWork) {
         w.status = WorkStatus.FIRED
         addFlight(w)
-        if (issue(w)) { w.retrying = true; retries.addLast(w) }
+        if (issue(w)) {
+            w.retrying = true
+            retries.addLast(w)
+        }
     }
 
     /** Posts [w]'s operation; true if the rail had no room (`-EAGAIN`) and it must be issued again. */
@@ -217,7 +263,11 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain, 
         val rc = w.op.post(w, w.flags)
         if (w.status != WorkStatus.FIRED) return false // completed or failed inside the post
         when {
-            rc == DeferredOp.DONE -> { removeFlight(w); w.status = WorkStatus.COMPLETED; w.completionCounter?.add(1) }
+            rc == DeferredOp.DONE -> {
+                removeFlight(w)
+                w.status = WorkStatus.COMPLETED
+                w.completionCounter?.add(1)
+            }
             rc == -Errno.EAGAIN -> return true
             rc != 0 -> failed(w, -rc, "${w.op.describe()}: the rail refused it when it fired: ${Errno.name(rc)}")
         }
@@ -225,8 +275,8 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain, 
     }
 
     /**
-     * After a duty cycle ([holds] back to 0): fires what completions made due, and issues again
-     * what the rails had no room for. Returns the work done.
+     * After a duty cycle ([holds] back to 0): fires what completions made due, and issues again what the rails had no
+     * room for. Returns the work done.
      */
     @JvmSynthetic
     internal fun runPending(): Int {
@@ -239,14 +289,21 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain, 
                     val w = retries.removeFirst()
                     w.retrying = false
                     if (w.status != WorkStatus.FIRED) continue
-                    if (issue(w)) { w.retrying = true; retries.addFirst(w); break }
+                    if (issue(w)) {
+                        w.retrying = true
+                        retries.addFirst(w)
+                        break
+                    }
                     n++
                 }
             } finally {
                 firing = false
             }
         }
-        if (dirty.isNotEmpty()) { n++; runLoop() }
+        if (dirty.isNotEmpty()) {
+            n++
+            runLoop()
+        }
         return n
     }
 
@@ -265,7 +322,15 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain, 
     // ## Completions of fired requests (under the lock; called by Endpoint) ##
 
     @JvmSynthetic
-    internal fun succeeded(w: DeferredWork, kind: DeferredOp.Kind, flags: Long, len: Long, data: Long, tag: Long, source: Long) {
+    internal fun succeeded(
+        w: DeferredWork,
+        kind: DeferredOp.Kind,
+        flags: Long,
+        len: Long,
+        data: Long,
+        tag: Long,
+        source: Long,
+    ) {
         if (w.status != WorkStatus.FIRED) return
         removeFlight(w)
         w.status = WorkStatus.COMPLETED
@@ -277,7 +342,9 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain, 
                 else -> ep.sink.rmaComplete(w.context, flags, len)
             }
         } else if (w.flags and OpFlags.COMPLETION != 0L) {
-            val reported = if (kind == DeferredOp.Kind.TX) OpFlags.SEND or (flags and (OpFlags.MSG or OpFlags.TAGGED)) else flags and OpFlags.COMPLETION.inv()
+            val reported =
+                if (kind == DeferredOp.Kind.TX) OpFlags.SEND or (flags and (OpFlags.MSG or OpFlags.TAGGED))
+                else flags and OpFlags.COMPLETION.inv()
             (if (kind == DeferredOp.Kind.RX) ep.rxCq else ep.txCq)!!.write(w, reported, len, data, tag, source)
         }
         w.completionCounter?.add(1)
@@ -285,9 +352,22 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain, 
     }
 
     @JvmSynthetic
-    internal fun failed(w: DeferredWork, kind: DeferredOp.Kind, flags: Long, len: Long, tag: Long, olen: Long, err: Int, source: Long, message: String) {
+    internal fun failed(
+        w: DeferredWork,
+        kind: DeferredOp.Kind,
+        flags: Long,
+        len: Long,
+        tag: Long,
+        olen: Long,
+        err: Int,
+        source: Long,
+        message: String,
+    ) {
         if (w.status != WorkStatus.FIRED) return
-        if (w.retrying) { w.retrying = false; retries.remove(w) }
+        if (w.retrying) {
+            w.retrying = false
+            retries.remove(w)
+        }
         removeFlight(w)
         w.status = WorkStatus.FAILED
         w.error = err
@@ -316,7 +396,8 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain, 
         var w = flightHead
         while (w != null) {
             val next = w.nextFlight
-            if (w.op.endpoint === ep) failed(w, Errno.ESHUTDOWN, "${w.op.describe()}: the endpoint was closed before the operation completed")
+            if (w.op.endpoint === ep)
+                failed(w, Errno.ESHUTDOWN, "${w.op.describe()}: the endpoint was closed before the operation completed")
             w = next
         }
     }
@@ -351,7 +432,9 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain, 
     private fun removeFlight(w: DeferredWork) {
         val p = w.prevFlight
         val n = w.nextFlight
-        if (p == null) { if (flightHead === w) flightHead = n } else p.nextFlight = n
+        if (p == null) {
+            if (flightHead === w) flightHead = n
+        } else p.nextFlight = n
         n?.prevFlight = p
         w.prevFlight = null
         w.nextFlight = null
@@ -365,8 +448,8 @@ public class DeferredWorkQueue internal constructor(private val domain: Domain, 
 }
 
 /**
- * One counter's waiting requests: a binary heap by (threshold, submission sequence), each
- * request knowing its index so that cancelling one is O(log n). Guarded by the domain lock.
+ * One counter's waiting requests: a binary heap by (threshold, submission sequence), each request knowing its index so
+ * that cancelling one is O(log n). Guarded by the domain lock.
  */
 internal class TriggerHeap {
     private var items = arrayOfNulls<DeferredWork>(8)

@@ -2,53 +2,50 @@ package braid.core
 
 import braid.provider.DomainProvider
 import braid.provider.Transport
-import org.agrona.collections.Long2ObjectHashMap
-import org.agrona.concurrent.IdleStrategy
-import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicLong
 import java.util.function.BooleanSupplier
 import java.util.function.IntSupplier
+import org.agrona.collections.Long2ObjectHashMap
+import org.agrona.concurrent.IdleStrategy
+import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * A domain (`fid_domain`): one provider's access to its transport, the factory of endpoints,
- * completion queues, counters, address vectors and memory regions.
+ * A domain (`fid_domain`): one provider's access to its transport, the factory of endpoints, completion queues,
+ * counters, address vectors and memory regions.
  *
- * Threading is FI_THREAD_SAFE: one lock per domain serialises data operations and progress, so
- * any thread may post and any thread may read completions. Uncontended, it costs one
- * compare-and-swap per call.
+ * Threading is FI_THREAD_SAFE: one lock per domain serialises data operations and progress, so any thread may post and
+ * any thread may read completions. Uncontended, it costs one compare-and-swap per call.
  *
- * Progress is manual by default: reading a completion queue or a counter, a blocking read, a
- * blocking or suspended operation, or [progress] drives the providers. With
- * [DomainAttr.progress] = [ProgressModel.AUTO], or once a [ProgressEngine] is started on it, an
- * engine drives them and operations complete without the application calling in. What waiting
- * costs is the domain's [idlePolicy].
+ * Progress is manual by default: reading a completion queue or a counter, a blocking read, a blocking or suspended
+ * operation, or [progress] drives the providers. With [DomainAttr.progress] = [ProgressModel.AUTO], or once a
+ * [ProgressEngine] is started on it, an engine drives them and operations complete without the application calling in.
+ * What waiting costs is the domain's [idlePolicy].
  */
-public class Domain internal constructor(
+public class Domain
+internal constructor(
     public val fabric: Fabric,
     public val info: Info,
     /** The domain this one was opened as a peer of ([Fabric.domain] with an owner), or null. */
     public val owner: Domain? = null,
     @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden(),
 ) : AutoCloseable {
-    @get:JvmSynthetic
-    internal val lock: Any = owner?.lock ?: Any()
+    @get:JvmSynthetic internal val lock: Any = owner?.lock ?: Any()
     private var peers: Array<Domain> = emptyArray()
-    @get:JvmSynthetic
-    internal val hub = ProgressHub(this)
+    @get:JvmSynthetic internal val hub = ProgressHub(this)
 
     /** The deferred work queue (fi_trigger(3)): requests that wait for counters of this domain. */
     public val deferredWork: DeferredWorkQueue = DeferredWorkQueue(this)
-    @get:JvmSynthetic
-    internal val provider: DomainProvider = fabric.provider.openDomain(this, info)
+    @get:JvmSynthetic internal val provider: DomainProvider = fabric.provider.openDomain(this, info)
     private var transports: Array<Transport> = emptyArray()
     private val endpoints = ArrayList<Endpoint>()
     private val regions = Long2ObjectHashMap<MemoryRegion>()
     private val nextKey = AtomicLong(1)
     @Volatile private var closed = false
 
-    public val name: String get() = info.domainName
+    public val name: String
+        get() = info.domainName
 
     /** Opens an endpoint (`fi_endpoint`); bind it to a CQ and an AV, then [Endpoint.enable] it. */
     @JvmOverloads
@@ -68,14 +65,16 @@ public class Domain internal constructor(
     }
 
     /**
-     * Imports [owner] as this domain's completion queue (`fi_cq_open` with `FI_PEER`): what this
-     * domain's endpoints complete is written into [owner]; reading the returned queue returns
-     * `-ENOSYS`. This domain must be a peer of the owner's ([Fabric.domain] with an owner).
+     * Imports [owner] as this domain's completion queue (`fi_cq_open` with `FI_PEER`): what this domain's endpoints
+     * complete is written into [owner]; reading the returned queue returns `-ENOSYS`. This domain must be a peer of the
+     * owner's ([Fabric.domain] with an owner).
      */
     public fun importCompletionQueue(owner: PeerCq): CompletionQueue {
         checkOpen()
         if (owner is CompletionQueue && owner.domain.lock !== lock) {
-            throw FabricException.invalid("domain '$name': cannot import a completion queue of domain '${owner.domain.name}': open this domain with fabric.domain(info, owner = that domain) first")
+            throw FabricException.invalid(
+                "domain '$name': cannot import a completion queue of domain '${owner.domain.name}': open this domain with fabric.domain(info, owner = that domain) first"
+            )
         }
         return CompletionQueue(this, (owner as? CompletionQueue)?.format ?: CqFormat.TAGGED, 16, owner)
     }
@@ -94,8 +93,8 @@ public class Domain internal constructor(
     }
 
     /**
-     * Registers [buffer]'s remaining bytes (`fi_mr_reg`). The buffer must be direct. With
-     * [requestedKey] 0 the domain picks a key; a key already in use is refused with ENOKEY.
+     * Registers [buffer]'s remaining bytes (`fi_mr_reg`). The buffer must be direct. With [requestedKey] 0 the domain
+     * picks a key; a key already in use is refused with ENOKEY.
      */
     @JvmOverloads
     public fun registerMemory(buffer: ByteBuffer, access: Int, requestedKey: Long = 0): MemoryRegion =
@@ -105,42 +104,49 @@ public class Domain internal constructor(
     @JvmOverloads
     public fun registerMemory(buffer: UnsafeBuffer, access: Int, requestedKey: Long = 0): MemoryRegion {
         if (buffer.byteArray() != null) {
-            throw FabricException.invalid("domain '$name': registerMemory: the buffer wraps a heap array; use off-heap memory")
+            throw FabricException.invalid(
+                "domain '$name': registerMemory: the buffer wraps a heap array; use off-heap memory"
+            )
         }
         return register(UnsafeBuffer(buffer, 0, buffer.capacity()), access, requestedKey)
     }
 
-    private fun register(view: UnsafeBuffer, access: Int, requestedKey: Long): MemoryRegion = synchronized(lock) {
-        checkOpen()
-        if (requestedKey < 0) throw FabricException.invalid("domain '$name': memory key $requestedKey must be ≥ 0")
-        val key = if (requestedKey != 0L) requestedKey else {
-            var k = nextKey.getAndIncrement()
-            while (regions.containsKey(k)) k = nextKey.getAndIncrement()
-            k
+    private fun register(view: UnsafeBuffer, access: Int, requestedKey: Long): MemoryRegion =
+        synchronized(lock) {
+            checkOpen()
+            if (requestedKey < 0) throw FabricException.invalid("domain '$name': memory key $requestedKey must be ≥ 0")
+            val key =
+                if (requestedKey != 0L) requestedKey
+                else {
+                    var k = nextKey.getAndIncrement()
+                    while (regions.containsKey(k)) k = nextKey.getAndIncrement()
+                    k
+                }
+            if (regions.containsKey(key)) {
+                throw FabricException(
+                    Errno.ENOKEY,
+                    "domain '$name': memory key $key is already registered; request another or pass 0",
+                )
+            }
+            val mr = MemoryRegion(this, view, access, key)
+            regions.put(key, mr)
+            mr
         }
-        if (regions.containsKey(key)) {
-            throw FabricException(Errno.ENOKEY, "domain '$name': memory key $key is already registered; request another or pass 0")
-        }
-        val mr = MemoryRegion(this, view, access, key)
-        regions.put(key, mr)
-        mr
-    }
 
-    @JvmSynthetic
-    internal fun deregister(mr: MemoryRegion): Unit = synchronized(lock) { regions.remove(mr.key) }
+    @JvmSynthetic internal fun deregister(mr: MemoryRegion): Unit = synchronized(lock) { regions.remove(mr.key) }
 
     /** The region registered under [key], or null. Caller holds the lock. */
-    @JvmSynthetic
-    internal fun region(key: Long): MemoryRegion? = regions.get(key)
+    @JvmSynthetic internal fun region(key: Long): MemoryRegion? = regions.get(key)
 
     /**
-     * Drives every enabled endpoint's provider once, re-posts operations a rail refused with
-     * `-EAGAIN`, and hands out the completions of suspended and future operations; returns the
-     * work done. A round that found work wakes the threads parked in [driveUntil].
+     * Drives every enabled endpoint's provider once, re-posts operations a rail refused with `-EAGAIN`, and hands out
+     * the completions of suspended and future operations; returns the work done. A round that found work wakes the
+     * threads parked in [driveUntil].
      */
     public fun progress(): Int {
         val work = synchronized(lock) { progressLocked() } + hub.dispatchReady()
-        if (work > 0) driveWaiters.signal() // after the changes: an armed waiter's last look saw them, or it is unparked
+        if (work > 0)
+            driveWaiters.signal() // after the changes: an armed waiter's last look saw them, or it is unparked
         return work
     }
 
@@ -148,27 +154,29 @@ public class Domain internal constructor(
     internal fun progressLocked(): Int {
         var work = 0
         // Deferred work made due by completions fires after the rails' duty cycles, not inside them.
-        work += deferredWork.holding {
-            var w = 0
-            for (t in transports) {
-                w += try {
-                    t.progress()
-                } catch (e: RuntimeException) {
-                    railFailed(t, e)
-                    1
+        work +=
+            deferredWork.holding {
+                var w = 0
+                for (t in transports) {
+                    w +=
+                        try {
+                            t.progress()
+                        } catch (e: RuntimeException) {
+                            railFailed(t, e)
+                            1
+                        }
                 }
+                w
             }
-            w
-        }
         for (p in peers) work += p.progressLocked()
         if (hub.retryPending) work += hub.retryLocked()
         return work
     }
 
     /**
-     * A rail threw from its duty cycle: it is driven no more, and everything in flight on it
-     * fails (error completions, PEER_DOWN, an error event naming the exception) instead of the
-     * progress engine dying with it. The domain's other endpoints go on.
+     * A rail threw from its duty cycle: it is driven no more, and everything in flight on it fails (error completions,
+     * PEER_DOWN, an error event naming the exception) instead of the progress engine dying with it. The domain's other
+     * endpoints go on.
      */
     private fun railFailed(t: Transport, e: RuntimeException) {
         transports = transports.filter { it !== t }.toTypedArray()
@@ -182,7 +190,8 @@ public class Domain internal constructor(
     }
 
     /** What waiting costs on this domain ([DomainAttr.idle]). */
-    public val idlePolicy: IdlePolicy get() = info.domainAttr.idle
+    public val idlePolicy: IdlePolicy
+        get() = info.domainAttr.idle
 
     /** A fresh idle strategy of this domain's [idlePolicy], for one waiting thread. */
     public fun idleStrategy(): IdleStrategy = idlePolicy.newStrategy()
@@ -194,29 +203,27 @@ public class Domain internal constructor(
     // by the domain's idle policy.
 
     /**
-     * Drives this domain's progress until [condition] holds, idling under the domain's
-     * [idlePolicy] after every round that found no work; true once the condition holds, false
-     * if it still does not when [deadlineNanos] (a [System.nanoTime] instant, or [NO_DEADLINE])
-     * has passed. The condition is asked first, so a wait for what already holds drives nothing;
-     * otherwise progress is driven at least once, even past the deadline.
+     * Drives this domain's progress until [condition] holds, idling under the domain's [idlePolicy] after every round
+     * that found no work; true once the condition holds, false if it still does not when [deadlineNanos] (a
+     * [System.nanoTime] instant, or [NO_DEADLINE]) has passed. The condition is asked first, so a wait for what already
+     * holds drives nothing; otherwise progress is driven at least once, even past the deadline.
      *
-     * A waiter that has backed off to parking is woken by every round of this domain's
-     * [progress] that found work, on whichever thread (the [ProgressEngine]'s too), and by
-     * [wakeWaiters]: it arms itself before its last look, so no such wake-up is lost. What
-     * changes the condition otherwise (another process, a thread that calls neither) is seen at
-     * the next look, at most the policy's longest park ([IdlePolicy.maxParkNanos]) later. Under
-     * automatic progress the wait leaves driving to the engine. An interrupt does not end the
-     * wait (its flag stays set). Each thread idles with a strategy of its own, kept for its next
-     * wait, so a wait allocates nothing; a wait inside another's condition gets a second one.
+     * A waiter that has backed off to parking is woken by every round of this domain's [progress] that found work, on
+     * whichever thread (the [ProgressEngine]'s too), and by [wakeWaiters]: it arms itself before its last look, so no
+     * such wake-up is lost. What changes the condition otherwise (another process, a thread that calls neither) is seen
+     * at the next look, at most the policy's longest park ([IdlePolicy.maxParkNanos]) later. Under automatic progress
+     * the wait leaves driving to the engine. An interrupt does not end the wait (its flag stays set). Each thread idles
+     * with a strategy of its own, kept for its next wait, so a wait allocates nothing; a wait inside another's
+     * condition gets a second one.
      */
     public fun driveUntil(deadlineNanos: Long, condition: BooleanSupplier): Boolean =
         driveUntil(deadlineNanos) { condition.asBoolean }
 
     /**
-     * [driveUntil] with the caller's own progress: [progress] drives one round (it drives this
-     * domain itself, as reading a [CompletionQueue] does, and dispatches what it read) and returns
-     * the work done; 0 makes the wait idle. For a layer whose progress is more than the domain's;
-     * it calls [wakeWaiters] after a round that dispatched something, for the threads parked here.
+     * [driveUntil] with the caller's own progress: [progress] drives one round (it drives this domain itself, as
+     * reading a [CompletionQueue] does, and dispatches what it read) and returns the work done; 0 makes the wait idle.
+     * For a layer whose progress is more than the domain's; it calls [wakeWaiters] after a round that dispatched
+     * something, for the threads parked here.
      */
     public fun driveUntil(deadlineNanos: Long, progress: IntSupplier, condition: BooleanSupplier): Boolean =
         driveUntil(deadlineNanos, { progress.asInt }, { condition.asBoolean })
@@ -229,7 +236,8 @@ public class Domain internal constructor(
     /** [driveUntil] with the caller's own [progress], for Kotlin callers: inlined, allocation-free. */
     @JvmSynthetic
     public inline fun driveUntil(deadlineNanos: Long, progress: () -> Int, condition: () -> Boolean): Boolean {
-        var idle: IdleStrategy? = null // taken at the first idle step: a wait that finds work at once pays nothing for it
+        var idle: IdleStrategy? =
+            null // taken at the first idle step: a wait that finds work at once pays nothing for it
         var idleSteps = 0
         try {
             while (!condition()) {
@@ -264,10 +272,9 @@ public class Domain internal constructor(
     }
 
     /**
-     * The suspending form of [driveUntil] (no deadline: wrap it in `withTimeout`): drives progress
-     * until [condition] holds, yielding to the coroutine's dispatcher while the policy would spin
-     * or yield and suspending with `delay` once it would park (see [IdlePolicy]). Cancellable at
-     * every idle step.
+     * The suspending form of [driveUntil] (no deadline: wrap it in `withTimeout`): drives progress until [condition]
+     * holds, yielding to the coroutine's dispatcher while the policy would spin or yield and suspending with `delay`
+     * once it would park (see [IdlePolicy]). Cancellable at every idle step.
      */
     public suspend fun awaitUntil(condition: () -> Boolean) {
         if (condition()) return
@@ -280,11 +287,10 @@ public class Domain internal constructor(
     }
 
     /**
-     * Wakes the threads parked in [driveUntil] on this domain, so they look at their conditions
-     * again. [progress] calls it after every round that found work; a layer that completes what
-     * its waiters wait for outside this domain's progress (reading a completion queue and
-     * dispatching the entries itself) calls it after it has done so. One volatile read when no
-     * thread is parked.
+     * Wakes the threads parked in [driveUntil] on this domain, so they look at their conditions again. [progress] calls
+     * it after every round that found work; a layer that completes what its waiters wait for outside this domain's
+     * progress (reading a completion queue and dispatching the entries itself) calls it after it has done so. One
+     * volatile read when no thread is parked.
      */
     public fun wakeWaiters() {
         driveWaiters.signal()
@@ -302,12 +308,10 @@ public class Domain internal constructor(
         idlePolicy.let { if (it.kind == IdleKind.BACKOFF) it.maxSpins + it.maxYields + 1 else Int.MAX_VALUE }
 
     /** One round of a wait's progress: the domain's, unless an engine drives it. */
-    @PublishedApi
-    internal fun driveOnce(): Int = if (hub.automatic) 0 else progress()
+    @PublishedApi internal fun driveOnce(): Int = if (hub.automatic) 0 else progress()
 
     /** This thread's idle strategy for a [driveUntil], reset for a new wait; [giveIdleStrategy] when the wait ends. */
-    @PublishedApi
-    internal fun takeIdleStrategy(): IdleStrategy = waitIdle.get().take()
+    @PublishedApi internal fun takeIdleStrategy(): IdleStrategy = waitIdle.get().take()
 
     @PublishedApi
     internal fun giveIdleStrategy() {
@@ -315,9 +319,9 @@ public class Domain internal constructor(
     }
 
     /**
-     * A thread's idle strategies, one per level of waits nested in a condition (a probe's look
-     * is a wait of its own): an inner wait must not reset the outer one's back-off. A level's
-     * strategy is made the first time the thread reaches it and kept.
+     * A thread's idle strategies, one per level of waits nested in a condition (a probe's look is a wait of its own):
+     * an inner wait must not reset the outer one's back-off. A level's strategy is made the first time the thread
+     * reaches it and kept.
      */
     private class WaitIdlers(private val policy: IdlePolicy) {
         private var strategies = arrayOfNulls<IdleStrategy>(2)
@@ -347,19 +351,21 @@ public class Domain internal constructor(
     }
 
     /** [ProgressModel.AUTO] while a [ProgressEngine] drives this domain, else [ProgressModel.MANUAL]. */
-    public val progressModel: ProgressModel get() = if (hub.automatic) ProgressModel.AUTO else ProgressModel.MANUAL
+    public val progressModel: ProgressModel
+        get() = if (hub.automatic) ProgressModel.AUTO else ProgressModel.MANUAL
 
     /** The engine driving this domain, if any. */
-    public val progressEngine: ProgressEngine? get() = hub.engine
+    public val progressEngine: ProgressEngine?
+        get() = hub.engine
+
+    @JvmSynthetic internal fun enabled(t: Transport): Unit = synchronized(lock) { transports += t }
 
     @JvmSynthetic
-    internal fun enabled(t: Transport): Unit = synchronized(lock) { transports += t }
-
-    @JvmSynthetic
-    internal fun closed(ep: Endpoint, t: Transport?): Unit = synchronized(lock) {
-        endpoints -= ep
-        if (t != null) transports = transports.filter { it !== t }.toTypedArray()
-    }
+    internal fun closed(ep: Endpoint, t: Transport?): Unit =
+        synchronized(lock) {
+            endpoints -= ep
+            if (t != null) transports = transports.filter { it !== t }.toTypedArray()
+        }
 
     override fun close() {
         if (closed) return

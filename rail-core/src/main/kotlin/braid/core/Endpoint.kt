@@ -2,26 +2,24 @@ package braid.core
 
 import braid.provider.RailAv
 import braid.provider.Transport
+import java.nio.ByteBuffer
 import org.agrona.DirectBuffer
 import org.agrona.MutableDirectBuffer
 import org.agrona.concurrent.UnsafeBuffer
-import java.nio.ByteBuffer
 
 /**
- * A reliable-datagram endpoint (`fid_ep`, FI_EP_RDM): sends to and receives from any peer in its
- * address vector.
+ * A reliable-datagram endpoint (`fid_ep`, FI_EP_RDM): sends to and receives from any peer in its address vector.
  *
- * Every data operation comes in a `try…` form that never throws and allocates nothing: it
- * returns 0 when the operation was started, or a negated [Errno] — `-EAGAIN` when resources are
- * momentarily exhausted (drive progress by reading the CQ, then retry), `-EOPBADSTATE` before
- * [enable], `-EMSGSIZE` past a size limit, `-EINVAL` for an unknown address. The outcome of a
- * started operation arrives as a completion, or an error completion, on the bound CQ.
+ * Every data operation comes in a `try…` form that never throws and allocates nothing: it returns 0 when the operation
+ * was started, or a negated [Errno] — `-EAGAIN` when resources are momentarily exhausted (drive progress by reading the
+ * CQ, then retry), `-EOPBADSTATE` before [enable], `-EMSGSIZE` past a size limit, `-EINVAL` for an unknown address. The
+ * outcome of a started operation arrives as a completion, or an error completion, on the bound CQ.
  *
- * Buffers: an Agrona [DirectBuffer] region, or a [ByteBuffer]'s position..limit; heap or direct.
- * A send's buffer must stay untouched until its completion, except for inject, which copies
- * before it returns.
+ * Buffers: an Agrona [DirectBuffer] region, or a [ByteBuffer]'s position..limit; heap or direct. A send's buffer must
+ * stay untouched until its completion, except for inject, which copies before it returns.
  */
-public class Endpoint private constructor(
+public class Endpoint
+private constructor(
     public val domain: Domain,
     public val info: Info,
     /** Where the rails' completions land: the bound CQs, counters, EQ and AV (the rails' [braid.provider.RailHost]). */
@@ -30,17 +28,24 @@ public class Endpoint private constructor(
     @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden(),
 ) : AutoCloseable {
     @get:JvmSynthetic
-    internal val av: AddressVector? get() = sink.av
+    internal val av: AddressVector?
+        get() = sink.av
+
     @get:JvmSynthetic
-    internal val txCq: CompletionQueue? get() = sink.txCq
+    internal val txCq: CompletionQueue?
+        get() = sink.txCq
+
     @get:JvmSynthetic
-    internal val rxCq: CompletionQueue? get() = sink.rxCq
+    internal val rxCq: CompletionQueue?
+        get() = sink.rxCq
 
     /**
-     * The shared receive context every provider of this endpoint matches against: its own, or
-     * the owner's once imported with [bind].
+     * The shared receive context every provider of this endpoint matches against: its own, or the owner's once imported
+     * with [bind].
      */
-    public val srx: SharedReceiveContext get() = sink.srx
+    public val srx: SharedReceiveContext
+        get() = sink.srx
+
     private var srxImported = false
     private var peerTransferOpen = false
     private val view = UnsafeBuffer(0L, 0)
@@ -59,47 +64,65 @@ public class Endpoint private constructor(
     public var enabled: Boolean = false
         private set
 
-    @Volatile
-    private var closed = false
+    @Volatile private var closed = false
 
     /** This endpoint's address blob (`fi_getname`): give it to peers to insert in their AV. */
-    public val address: ByteArray get() = transport.address.copyOf()
+    public val address: ByteArray
+        get() = transport.address.copyOf()
 
     /**
-     * Binds a completion queue (`fi_ep_bind`) for [OpFlags.TRANSMIT] and/or [OpFlags.RECV]
-     * completions; add [OpFlags.SELECTIVE_COMPLETION] to report successes only for operations
-     * posted with [OpFlags.COMPLETION].
+     * Binds a completion queue (`fi_ep_bind`) for [OpFlags.TRANSMIT] and/or [OpFlags.RECV] completions; add
+     * [OpFlags.SELECTIVE_COMPLETION] to report successes only for operations posted with [OpFlags.COMPLETION].
      */
     public fun bind(cq: CompletionQueue, flags: Long) {
         checkNotEnabled("bind a completion queue")
-        if (cq.domain !== domain) throw FabricException.invalid("endpoint: the completion queue belongs to domain '${cq.domain.name}', not '${domain.name}'")
+        if (cq.domain !== domain)
+            throw FabricException.invalid(
+                "endpoint: the completion queue belongs to domain '${cq.domain.name}', not '${domain.name}'"
+            )
         if (flags and (OpFlags.TRANSMIT or OpFlags.RECV) == 0L) {
             throw FabricException(Errno.EBADFLAGS, "endpoint: bind(cq) needs OpFlags.TRANSMIT and/or OpFlags.RECV")
         }
         val selective = flags and OpFlags.SELECTIVE_COMPLETION != 0L
-        if (flags and OpFlags.TRANSMIT != 0L) { sink.txCq = cq; sink.txSelective = selective }
-        if (flags and OpFlags.RECV != 0L) { sink.rxCq = cq; sink.rxSelective = selective }
+        if (flags and OpFlags.TRANSMIT != 0L) {
+            sink.txCq = cq
+            sink.txSelective = selective
+        }
+        if (flags and OpFlags.RECV != 0L) {
+            sink.rxCq = cq
+            sink.rxSelective = selective
+        }
     }
 
     /** Binds the address vector whose fabric addresses data operations use. */
     public fun bind(av: AddressVector) {
         checkNotEnabled("bind an address vector")
-        if (av.domain !== domain) throw FabricException.invalid("endpoint: the address vector belongs to domain '${av.domain.name}', not '${domain.name}'")
+        if (av.domain !== domain)
+            throw FabricException.invalid(
+                "endpoint: the address vector belongs to domain '${av.domain.name}', not '${domain.name}'"
+            )
         sink.av = av
     }
 
     /**
-     * Binds a counter (`fi_ep_bind`) for [OpFlags.SEND] and/or [OpFlags.RECV] completions,
-     * [OpFlags.READ] and/or [OpFlags.WRITE] for RMA and atomics this endpoint starts (fetching
-     * atomics count as reads), and [OpFlags.REMOTE_READ] and/or [OpFlags.REMOTE_WRITE] for those
-     * peers carry out on this endpoint's registered memory.
+     * Binds a counter (`fi_ep_bind`) for [OpFlags.SEND] and/or [OpFlags.RECV] completions, [OpFlags.READ] and/or
+     * [OpFlags.WRITE] for RMA and atomics this endpoint starts (fetching atomics count as reads), and
+     * [OpFlags.REMOTE_READ] and/or [OpFlags.REMOTE_WRITE] for those peers carry out on this endpoint's registered
+     * memory.
      */
     public fun bind(counter: Counter, flags: Long) {
         checkNotEnabled("bind a counter")
-        if (counter.domain !== domain) throw FabricException.invalid("endpoint: the counter belongs to domain '${counter.domain.name}', not '${domain.name}'")
-        val known = OpFlags.SEND or OpFlags.RECV or OpFlags.READ or OpFlags.WRITE or OpFlags.REMOTE_READ or OpFlags.REMOTE_WRITE
+        if (counter.domain !== domain)
+            throw FabricException.invalid(
+                "endpoint: the counter belongs to domain '${counter.domain.name}', not '${domain.name}'"
+            )
+        val known =
+            OpFlags.SEND or OpFlags.RECV or OpFlags.READ or OpFlags.WRITE or OpFlags.REMOTE_READ or OpFlags.REMOTE_WRITE
         if (flags and known == 0L) {
-            throw FabricException(Errno.EBADFLAGS, "endpoint: bind(counter) needs OpFlags.SEND, RECV, READ, WRITE, REMOTE_READ and/or REMOTE_WRITE")
+            throw FabricException(
+                Errno.EBADFLAGS,
+                "endpoint: bind(counter) needs OpFlags.SEND, RECV, READ, WRITE, REMOTE_READ and/or REMOTE_WRITE",
+            )
         }
         if (flags and OpFlags.SEND != 0L) sink.sendCounter = counter
         if (flags and OpFlags.RECV != 0L) sink.recvCounter = counter
@@ -110,29 +133,32 @@ public class Endpoint private constructor(
     }
 
     /**
-     * Imports the owner's shared receive context (the peer SRX of fi_peer(3)): this endpoint's
-     * rails match what they receive against [owner]'s posted receives and queue what is
-     * unexpected there, and this endpoint's own receive posting returns `-ENOSYS` — receives are
-     * posted on the owner. The owner's domain must be this one's owner ([Fabric.domain]).
+     * Imports the owner's shared receive context (the peer SRX of fi_peer(3)): this endpoint's rails match what they
+     * receive against [owner]'s posted receives and queue what is unexpected there, and this endpoint's own receive
+     * posting returns `-ENOSYS` — receives are posted on the owner. The owner's domain must be this one's owner
+     * ([Fabric.domain]).
      */
     public fun bind(owner: SharedReceiveContext) {
         checkNotEnabled("bind a shared receive context")
         if (owner.lock !== domain.lock) {
-            throw FabricException.invalid("endpoint on '${domain.name}': the shared receive context belongs to another domain; open this domain with fabric.domain(info, owner = that domain) to import it")
+            throw FabricException.invalid(
+                "endpoint on '${domain.name}': the shared receive context belongs to another domain; open this domain with fabric.domain(info, owner = that domain) to import it"
+            )
         }
         sink.srx = owner
         srxImported = true
     }
 
     /**
-     * Opens a peer transfer over this endpoint (`FI_PEER_TRANSFER`): a peer provider's control
-     * traffic travels over this endpoint's rails, in a tag space of its own, and its outcomes go
-     * to [ops] instead of this endpoint's CQ. See [PeerTransfer].
+     * Opens a peer transfer over this endpoint (`FI_PEER_TRANSFER`): a peer provider's control traffic travels over
+     * this endpoint's rails, in a tag space of its own, and its outcomes go to [ops] instead of this endpoint's CQ. See
+     * [PeerTransfer].
      */
-    public fun peerTransfer(ops: PeerTransferOps): PeerTransfer = synchronized(domain.lock) {
-        peerTransferOpen = true
-        PeerTransfer(this, ops)
-    }
+    public fun peerTransfer(ops: PeerTransferOps): PeerTransfer =
+        synchronized(domain.lock) {
+            peerTransferOpen = true
+            PeerTransfer(this, ops)
+        }
 
     /** Binds an event queue for control events such as [EventType.PEER_DOWN]. */
     public fun bind(eq: EventQueue) {
@@ -145,11 +171,26 @@ public class Endpoint private constructor(
         if (closed) throw FabricException(Errno.EOPBADSTATE, "endpoint: closed")
         if (enabled) return
         if (txCq == null && rxCq == null) {
-            throw FabricException(Errno.ENOCQ, "endpoint on '${domain.name}': not bound to a completion queue; call bind(cq, OpFlags.TRANSMIT or OpFlags.RECV) before enable()")
+            throw FabricException(
+                Errno.ENOCQ,
+                "endpoint on '${domain.name}': not bound to a completion queue; call bind(cq, OpFlags.TRANSMIT or OpFlags.RECV) before enable()",
+            )
         }
-        if (txCq == null) throw FabricException(Errno.ENOCQ, "endpoint on '${domain.name}': no completion queue bound for TRANSMIT; bind one with bind(cq, OpFlags.TRANSMIT)")
-        if (rxCq == null) throw FabricException(Errno.ENOCQ, "endpoint on '${domain.name}': no completion queue bound for RECV; bind one with bind(cq, OpFlags.RECV)")
-        if (av == null) throw FabricException(Errno.ENOAV, "endpoint on '${domain.name}': not bound to an address vector; call bind(av) before enable()")
+        if (txCq == null)
+            throw FabricException(
+                Errno.ENOCQ,
+                "endpoint on '${domain.name}': no completion queue bound for TRANSMIT; bind one with bind(cq, OpFlags.TRANSMIT)",
+            )
+        if (rxCq == null)
+            throw FabricException(
+                Errno.ENOCQ,
+                "endpoint on '${domain.name}': no completion queue bound for RECV; bind one with bind(cq, OpFlags.RECV)",
+            )
+        if (av == null)
+            throw FabricException(
+                Errno.ENOAV,
+                "endpoint on '${domain.name}': not bound to an address vector; call bind(av) before enable()",
+            )
         transport.enable()
         enabled = true
         domain.enabled(transport)
@@ -182,19 +223,44 @@ public class Endpoint private constructor(
         postBytes(buffer, dest, tag, 0, OpFlags.TAGGED, context)
 
     /** Sends a tagged message with remote CQ data (`fi_tsenddata`). */
-    public fun tryTsenddata(buffer: DirectBuffer, offset: Int, length: Int, data: Long, dest: Long, tag: Long, context: Any?): Int =
-        postSend(buffer, offset, length, dest, tag, data, OpFlags.TAGGED or OpFlags.REMOTE_CQ_DATA, context)
+    public fun tryTsenddata(
+        buffer: DirectBuffer,
+        offset: Int,
+        length: Int,
+        data: Long,
+        dest: Long,
+        tag: Long,
+        context: Any?,
+    ): Int = postSend(buffer, offset, length, dest, tag, data, OpFlags.TAGGED or OpFlags.REMOTE_CQ_DATA, context)
 
     /** Injects a tagged message (`fi_tinject`). */
     public fun tryTinject(buffer: DirectBuffer, offset: Int, length: Int, dest: Long, tag: Long): Int =
         postSend(buffer, offset, length, dest, tag, 0, OpFlags.TAGGED or OpFlags.INJECT, null)
 
     /**
-     * The general send (`fi_sendmsg` / `fi_tsendmsg`): [flags] may add TAGGED, REMOTE_CQ_DATA,
-     * INJECT, COMPLETION, INJECT_COMPLETE, TRANSMIT_COMPLETE or DELIVERY_COMPLETE.
+     * The general send (`fi_sendmsg` / `fi_tsendmsg`): [flags] may add TAGGED, REMOTE_CQ_DATA, INJECT, COMPLETION,
+     * INJECT_COMPLETE, TRANSMIT_COMPLETE or DELIVERY_COMPLETE.
      */
-    public fun trySendmsg(buffer: DirectBuffer, offset: Int, length: Int, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int =
-        postSend(buffer, offset, length, dest, tag, data, if (flags and OpFlags.TAGGED != 0L) flags else flags or OpFlags.MSG, context)
+    public fun trySendmsg(
+        buffer: DirectBuffer,
+        offset: Int,
+        length: Int,
+        dest: Long,
+        tag: Long,
+        data: Long,
+        flags: Long,
+        context: Any?,
+    ): Int =
+        postSend(
+            buffer,
+            offset,
+            length,
+            dest,
+            tag,
+            data,
+            if (flags and OpFlags.TAGGED != 0L) flags else flags or OpFlags.MSG,
+            context,
+        )
 
     // ## Receives ##
 
@@ -207,14 +273,22 @@ public class Endpoint private constructor(
         postRecv(false, buffer, src, 0, -1L, 0, context)
 
     /**
-     * Posts a tagged receive (`fi_trecv`): matches messages whose tag equals [tag] in every bit
-     * not set in [ignore]. [flags] may be [OpFlags.PEEK] (report a match without taking it, or
-     * ENOMSG), PEEK|CLAIM (reserve it for [context]), PEEK|DISCARD (drop it), CLAIM (receive
-     * the message claimed earlier with this [context]) or CLAIM|DISCARD (drop it).
+     * Posts a tagged receive (`fi_trecv`): matches messages whose tag equals [tag] in every bit not set in [ignore].
+     * [flags] may be [OpFlags.PEEK] (report a match without taking it, or ENOMSG), PEEK|CLAIM (reserve it for
+     * [context]), PEEK|DISCARD (drop it), CLAIM (receive the message claimed earlier with this [context]) or
+     * CLAIM|DISCARD (drop it).
      */
     @JvmOverloads
-    public fun tryTrecv(buffer: MutableDirectBuffer, offset: Int, length: Int, src: Long, tag: Long, ignore: Long, context: Any?, flags: Long = 0): Int =
-        postRecv(true, buffer, offset, length, src, tag, ignore, flags, context)
+    public fun tryTrecv(
+        buffer: MutableDirectBuffer,
+        offset: Int,
+        length: Int,
+        src: Long,
+        tag: Long,
+        ignore: Long,
+        context: Any?,
+        flags: Long = 0,
+    ): Int = postRecv(true, buffer, offset, length, src, tag, ignore, flags, context)
 
     /** [tryTrecv] into [buffer]'s position..limit. */
     @JvmOverloads
@@ -222,17 +296,27 @@ public class Endpoint private constructor(
         postRecv(true, buffer, src, tag, ignore, flags, context)
 
     /**
-     * Cancels the posted receive whose context is [context] (`fi_cancel`): it completes in error
-     * with [Errno.ECANCELED]. Returns 0, or `-ENOENT` if no posted receive has that context
-     * (it may have completed already).
+     * Cancels the posted receive whose context is [context] (`fi_cancel`): it completes in error with
+     * [Errno.ECANCELED]. Returns 0, or `-ENOENT` if no posted receive has that context (it may have completed already).
      */
-    public fun cancel(context: Any): Int = synchronized(domain.lock) {
-        if (srxImported) return -Errno.ENOSYS
-        val e = srx.cancel(context) ?: return -Errno.ENOENT
-        sink.rxError(e.context, recvFlags(e.tagged, e.flags), 0, 0, e.tag, 0, Errno.ECANCELED, FiAddr.NOTAVAIL, "receive cancelled")
-        srx.freeEntry(e)
-        0
-    }
+    public fun cancel(context: Any): Int =
+        synchronized(domain.lock) {
+            if (srxImported) return -Errno.ENOSYS
+            val e = srx.cancel(context) ?: return -Errno.ENOENT
+            sink.rxError(
+                e.context,
+                recvFlags(e.tagged, e.flags),
+                0,
+                0,
+                e.tag,
+                0,
+                Errno.ECANCELED,
+                FiAddr.NOTAVAIL,
+                "receive cancelled",
+            )
+            srx.freeEntry(e)
+            0
+        }
 
     // ## RMA and atomics ##
     //
@@ -253,52 +337,166 @@ public class Endpoint private constructor(
 
     /** Writes `buffer[offset, offset+length)` into [dest]'s region [key] at [remoteOffset] (`fi_write`). */
     @JvmOverloads
-    public fun tryWrite(buffer: DirectBuffer, offset: Int, length: Int, dest: Long, remoteOffset: Long, key: Long, context: Any?, flags: Long = 0): Int =
-        postRma(true, buffer, offset, length, dest, remoteOffset, key, context, flags)
+    public fun tryWrite(
+        buffer: DirectBuffer,
+        offset: Int,
+        length: Int,
+        dest: Long,
+        remoteOffset: Long,
+        key: Long,
+        context: Any?,
+        flags: Long = 0,
+    ): Int = postRma(true, buffer, offset, length, dest, remoteOffset, key, context, flags)
 
-    /** Reads `length` bytes from [src]'s region [key] at [remoteOffset] into `buffer[offset, offset+length)` (`fi_read`). */
+    /**
+     * Reads `length` bytes from [src]'s region [key] at [remoteOffset] into `buffer[offset, offset+length)`
+     * (`fi_read`).
+     */
     @JvmOverloads
-    public fun tryRead(buffer: MutableDirectBuffer, offset: Int, length: Int, src: Long, remoteOffset: Long, key: Long, context: Any?, flags: Long = 0): Int =
-        postRma(false, buffer, offset, length, src, remoteOffset, key, context, flags)
+    public fun tryRead(
+        buffer: MutableDirectBuffer,
+        offset: Int,
+        length: Int,
+        src: Long,
+        remoteOffset: Long,
+        key: Long,
+        context: Any?,
+        flags: Long = 0,
+    ): Int = postRma(false, buffer, offset, length, src, remoteOffset, key, context, flags)
 
-    private fun postRma(write: Boolean, buffer: DirectBuffer, offset: Int, length: Int, peer: Long, remoteOffset: Long, key: Long, context: Any?, flags: Long): Int {
-        if (offset < 0 || length < 0 || offset.toLong() + length > buffer.capacity() || remoteOffset < 0) return -Errno.EINVAL
+    private fun postRma(
+        write: Boolean,
+        buffer: DirectBuffer,
+        offset: Int,
+        length: Int,
+        peer: Long,
+        remoteOffset: Long,
+        key: Long,
+        context: Any?,
+        flags: Long,
+    ): Int {
+        if (offset < 0 || length < 0 || offset.toLong() + length > buffer.capacity() || remoteOffset < 0)
+            return -Errno.EINVAL
         if (!granted(Caps.RMA)) return -Errno.EOPNOTSUPP
         synchronized(domain.lock) {
             if (!enabled) return -Errno.EOPBADSTATE
             if (length > maxMsgSize) return -Errno.EMSGSIZE
             view.wrap(buffer, offset, length)
-            return if (write) transport.write(view, peer, remoteOffset, key, flags, context) else transport.read(view, peer, remoteOffset, key, flags, context)
+            return if (write) transport.write(view, peer, remoteOffset, key, flags, context)
+            else transport.read(view, peer, remoteOffset, key, flags, context)
         }
     }
 
     /**
-     * Applies [op] with the [count] elements of [type] at `buffer[offset…]` to [dest]'s region
-     * [key] at [remoteOffset], element by element (`fi_atomic`).
+     * Applies [op] with the [count] elements of [type] at `buffer[offset…]` to [dest]'s region [key] at [remoteOffset],
+     * element by element (`fi_atomic`).
      */
     @JvmOverloads
     public fun tryAtomic(
-        buffer: DirectBuffer, offset: Int, count: Int, dest: Long, remoteOffset: Long, key: Long,
-        type: AtomicDatatype, op: AtomicOp, context: Any?, flags: Long = 0,
-    ): Int = postAtomic(AtomicForm.UPDATE, buffer, offset, count, null, 0, null, 0, dest, remoteOffset, key, type, op, context, flags)
-
-    /** [tryAtomic], also writing the target's old values to `result[resultOffset…]` (`fi_fetch_atomic`); [AtomicOp.ATOMIC_WRITE] is a swap. */
-    @JvmOverloads
-    public fun tryFetchAtomic(
-        buffer: DirectBuffer, offset: Int, count: Int, result: MutableDirectBuffer, resultOffset: Int,
-        dest: Long, remoteOffset: Long, key: Long, type: AtomicDatatype, op: AtomicOp, context: Any?, flags: Long = 0,
-    ): Int = postAtomic(AtomicForm.FETCH, buffer, offset, count, null, 0, result, resultOffset, dest, remoteOffset, key, type, op, context, flags)
+        buffer: DirectBuffer,
+        offset: Int,
+        count: Int,
+        dest: Long,
+        remoteOffset: Long,
+        key: Long,
+        type: AtomicDatatype,
+        op: AtomicOp,
+        context: Any?,
+        flags: Long = 0,
+    ): Int =
+        postAtomic(
+            AtomicForm.UPDATE,
+            buffer,
+            offset,
+            count,
+            null,
+            0,
+            null,
+            0,
+            dest,
+            remoteOffset,
+            key,
+            type,
+            op,
+            context,
+            flags,
+        )
 
     /**
-     * Compare-and-swap (`fi_compare_atomic`, [op] = [AtomicOp.CSWAP]): each target element equal
-     * to its `compare` element is replaced by its `buffer` element; every old value goes to `result`.
+     * [tryAtomic], also writing the target's old values to `result[resultOffset…]` (`fi_fetch_atomic`);
+     * [AtomicOp.ATOMIC_WRITE] is a swap.
+     */
+    @JvmOverloads
+    public fun tryFetchAtomic(
+        buffer: DirectBuffer,
+        offset: Int,
+        count: Int,
+        result: MutableDirectBuffer,
+        resultOffset: Int,
+        dest: Long,
+        remoteOffset: Long,
+        key: Long,
+        type: AtomicDatatype,
+        op: AtomicOp,
+        context: Any?,
+        flags: Long = 0,
+    ): Int =
+        postAtomic(
+            AtomicForm.FETCH,
+            buffer,
+            offset,
+            count,
+            null,
+            0,
+            result,
+            resultOffset,
+            dest,
+            remoteOffset,
+            key,
+            type,
+            op,
+            context,
+            flags,
+        )
+
+    /**
+     * Compare-and-swap (`fi_compare_atomic`, [op] = [AtomicOp.CSWAP]): each target element equal to its `compare`
+     * element is replaced by its `buffer` element; every old value goes to `result`.
      */
     @JvmOverloads
     public fun tryCompareAtomic(
-        buffer: DirectBuffer, offset: Int, count: Int, compare: DirectBuffer, compareOffset: Int,
-        result: MutableDirectBuffer, resultOffset: Int, dest: Long, remoteOffset: Long, key: Long,
-        type: AtomicDatatype, op: AtomicOp, context: Any?, flags: Long = 0,
-    ): Int = postAtomic(AtomicForm.COMPARE, buffer, offset, count, compare, compareOffset, result, resultOffset, dest, remoteOffset, key, type, op, context, flags)
+        buffer: DirectBuffer,
+        offset: Int,
+        count: Int,
+        compare: DirectBuffer,
+        compareOffset: Int,
+        result: MutableDirectBuffer,
+        resultOffset: Int,
+        dest: Long,
+        remoteOffset: Long,
+        key: Long,
+        type: AtomicDatatype,
+        op: AtomicOp,
+        context: Any?,
+        flags: Long = 0,
+    ): Int =
+        postAtomic(
+            AtomicForm.COMPARE,
+            buffer,
+            offset,
+            count,
+            compare,
+            compareOffset,
+            result,
+            resultOffset,
+            dest,
+            remoteOffset,
+            key,
+            type,
+            op,
+            context,
+            flags,
+        )
 
     /** The most elements of [type] one [tryAtomic] with [op] carries (`fi_atomicvalid`); 0 if not supported. */
     public fun atomicValid(type: AtomicDatatype, op: AtomicOp): Int = atomicCount(AtomicForm.UPDATE, type, op)
@@ -310,20 +508,31 @@ public class Endpoint private constructor(
     public fun compareAtomicValid(type: AtomicDatatype, op: AtomicOp): Int = atomicCount(AtomicForm.COMPARE, type, op)
 
     /**
-     * Whether this endpoint may issue operations of [cap] ([Caps.RMA] or [Caps.ATOMIC]): its
-     * [info] was granted it, or its rail does not carry it at all (the rail then answers -ENOSYS).
+     * Whether this endpoint may issue operations of [cap] ([Caps.RMA] or [Caps.ATOMIC]): its [info] was granted it, or
+     * its rail does not carry it at all (the rail then answers -ENOSYS).
      */
-    @JvmSynthetic
-    internal fun granted(cap: Long): Boolean = info.caps and cap != 0L || transport.rmaCaps and cap == 0L
+    @JvmSynthetic internal fun granted(cap: Long): Boolean = info.caps and cap != 0L || transport.rmaCaps and cap == 0L
 
     @JvmSynthetic
     internal fun atomicCount(form: AtomicForm, type: AtomicDatatype, op: AtomicOp): Int =
         if (!form.admits(op) || !op.appliesTo(type)) 0 else transport.maxAtomicCount(type, form)
 
     private fun postAtomic(
-        form: AtomicForm, buffer: DirectBuffer, offset: Int, count: Int, compare: DirectBuffer?, compareOffset: Int,
-        result: MutableDirectBuffer?, resultOffset: Int, dest: Long, remoteOffset: Long, key: Long,
-        type: AtomicDatatype, op: AtomicOp, context: Any?, flags: Long,
+        form: AtomicForm,
+        buffer: DirectBuffer,
+        offset: Int,
+        count: Int,
+        compare: DirectBuffer?,
+        compareOffset: Int,
+        result: MutableDirectBuffer?,
+        resultOffset: Int,
+        dest: Long,
+        remoteOffset: Long,
+        key: Long,
+        type: AtomicDatatype,
+        op: AtomicOp,
+        context: Any?,
+        flags: Long,
     ): Int {
         if (!form.admits(op) || !op.appliesTo(type) || !granted(Caps.ATOMIC)) return -Errno.EOPNOTSUPP
         if (count <= 0 || remoteOffset < 0) return -Errno.EINVAL
@@ -337,8 +546,19 @@ public class Endpoint private constructor(
             view.wrap(buffer, offset, n)
             if (compare != null) compareView.wrap(compare, compareOffset, n)
             if (result != null) resultView.wrap(result, resultOffset, n)
-            return transport.atomic(view, if (compare != null) compareView else null, if (result != null) resultView else null,
-                dest, remoteOffset, key, type, op, count, flags, context)
+            return transport.atomic(
+                view,
+                if (compare != null) compareView else null,
+                if (result != null) resultView else null,
+                dest,
+                remoteOffset,
+                key,
+                type,
+                op,
+                count,
+                flags,
+                context,
+            )
         }
     }
 
@@ -358,10 +578,12 @@ public class Endpoint private constructor(
         postBytes(buffer, dest, tag, data, OpFlags.TAGGED or OpFlags.REMOTE_CQ_DATA, context)
 
     /** [tryInject] from [buffer]'s position..limit. */
-    public fun tryInject(buffer: ByteBuffer, dest: Long): Int = postBytes(buffer, dest, 0, 0, OpFlags.MSG or OpFlags.INJECT, null)
+    public fun tryInject(buffer: ByteBuffer, dest: Long): Int =
+        postBytes(buffer, dest, 0, 0, OpFlags.MSG or OpFlags.INJECT, null)
 
     /** [tryTinject] from [buffer]'s position..limit. */
-    public fun tryTinject(buffer: ByteBuffer, dest: Long, tag: Long): Int = postBytes(buffer, dest, tag, 0, OpFlags.TAGGED or OpFlags.INJECT, null)
+    public fun tryTinject(buffer: ByteBuffer, dest: Long, tag: Long): Int =
+        postBytes(buffer, dest, tag, 0, OpFlags.TAGGED or OpFlags.INJECT, null)
 
     /** [trySendmsg] from [buffer]'s position..limit. */
     public fun trySendmsg(buffer: ByteBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int =
@@ -369,37 +591,78 @@ public class Endpoint private constructor(
 
     /** [tryWrite] from [buffer]'s position..limit. */
     @JvmOverloads
-    public fun tryWrite(buffer: ByteBuffer, dest: Long, remoteOffset: Long, key: Long, context: Any?, flags: Long = 0): Int = synchronized(domain.lock) {
-        if (ByteBuffers.problem(buffer, false, "") != null) return -Errno.EINVAL
-        val v = ByteBuffers.wrap(byteView, buffer)
-        postRma(true, v, 0, v.capacity(), dest, remoteOffset, key, context, flags)
-    }
+    public fun tryWrite(
+        buffer: ByteBuffer,
+        dest: Long,
+        remoteOffset: Long,
+        key: Long,
+        context: Any?,
+        flags: Long = 0,
+    ): Int =
+        synchronized(domain.lock) {
+            if (ByteBuffers.problem(buffer, false, "") != null) return -Errno.EINVAL
+            val v = ByteBuffers.wrap(byteView, buffer)
+            postRma(true, v, 0, v.capacity(), dest, remoteOffset, key, context, flags)
+        }
 
     /** [tryRead] into [buffer]'s position..limit. */
     @JvmOverloads
-    public fun tryRead(buffer: ByteBuffer, src: Long, remoteOffset: Long, key: Long, context: Any?, flags: Long = 0): Int = synchronized(domain.lock) {
-        if (ByteBuffers.problem(buffer, true, "") != null) return -Errno.EINVAL
-        val v = ByteBuffers.wrap(byteView, buffer)
-        postRma(false, v, 0, v.capacity(), src, remoteOffset, key, context, flags)
-    }
+    public fun tryRead(
+        buffer: ByteBuffer,
+        src: Long,
+        remoteOffset: Long,
+        key: Long,
+        context: Any?,
+        flags: Long = 0,
+    ): Int =
+        synchronized(domain.lock) {
+            if (ByteBuffers.problem(buffer, true, "") != null) return -Errno.EINVAL
+            val v = ByteBuffers.wrap(byteView, buffer)
+            postRma(false, v, 0, v.capacity(), src, remoteOffset, key, context, flags)
+        }
 
     /** [tryAtomic] with the elements between [buffer]'s position and limit (native byte order). */
     @JvmOverloads
-    public fun tryAtomic(buffer: ByteBuffer, dest: Long, remoteOffset: Long, key: Long, type: AtomicDatatype, op: AtomicOp, context: Any?, flags: Long = 0): Int =
-        postAtomicBytes(AtomicForm.UPDATE, buffer, null, null, dest, remoteOffset, key, type, op, context, flags)
+    public fun tryAtomic(
+        buffer: ByteBuffer,
+        dest: Long,
+        remoteOffset: Long,
+        key: Long,
+        type: AtomicDatatype,
+        op: AtomicOp,
+        context: Any?,
+        flags: Long = 0,
+    ): Int = postAtomicBytes(AtomicForm.UPDATE, buffer, null, null, dest, remoteOffset, key, type, op, context, flags)
 
     /** [tryFetchAtomic] with ByteBuffers in native byte order; the old values go to [result]'s position onwards. */
     @JvmOverloads
     public fun tryFetchAtomic(
-        buffer: ByteBuffer, result: ByteBuffer, dest: Long, remoteOffset: Long, key: Long, type: AtomicDatatype, op: AtomicOp, context: Any?, flags: Long = 0,
+        buffer: ByteBuffer,
+        result: ByteBuffer,
+        dest: Long,
+        remoteOffset: Long,
+        key: Long,
+        type: AtomicDatatype,
+        op: AtomicOp,
+        context: Any?,
+        flags: Long = 0,
     ): Int = postAtomicBytes(AtomicForm.FETCH, buffer, null, result, dest, remoteOffset, key, type, op, context, flags)
 
     /** [tryCompareAtomic] with ByteBuffers in native byte order. */
     @JvmOverloads
     public fun tryCompareAtomic(
-        buffer: ByteBuffer, compare: ByteBuffer, result: ByteBuffer, dest: Long, remoteOffset: Long, key: Long,
-        type: AtomicDatatype, op: AtomicOp, context: Any?, flags: Long = 0,
-    ): Int = postAtomicBytes(AtomicForm.COMPARE, buffer, compare, result, dest, remoteOffset, key, type, op, context, flags)
+        buffer: ByteBuffer,
+        compare: ByteBuffer,
+        result: ByteBuffer,
+        dest: Long,
+        remoteOffset: Long,
+        key: Long,
+        type: AtomicDatatype,
+        op: AtomicOp,
+        context: Any?,
+        flags: Long = 0,
+    ): Int =
+        postAtomicBytes(AtomicForm.COMPARE, buffer, compare, result, dest, remoteOffset, key, type, op, context, flags)
 
     private fun postBytes(buffer: ByteBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int {
         if (ByteBuffers.problem(buffer, false, "") != null) return -Errno.EINVAL
@@ -407,36 +670,64 @@ public class Endpoint private constructor(
     }
 
     private fun postAtomicBytes(
-        form: AtomicForm, buffer: ByteBuffer, compare: ByteBuffer?, result: ByteBuffer?, dest: Long, remoteOffset: Long, key: Long,
-        type: AtomicDatatype, op: AtomicOp, context: Any?, flags: Long,
-    ): Int = synchronized(domain.lock) {
-        if (ByteBuffers.atomicProblem(buffer, type, 0, false, "") != null) return -Errno.EINVAL
-        val count = buffer.remaining() / type.size
-        if (compare != null && ByteBuffers.atomicProblem(compare, type, count, false, "") != null) return -Errno.EINVAL
-        if (result != null && ByteBuffers.atomicProblem(result, type, count, true, "") != null) return -Errno.EINVAL
-        val c = if (compare != null) ByteBuffers.wrap(compareByteView, compare) else null
-        val r = if (result != null) ByteBuffers.wrap(resultByteView, result) else null
-        postAtomic(form, ByteBuffers.wrap(byteView, buffer), 0, count, c, 0, r, 0, dest, remoteOffset, key, type, op, context, flags)
-    }
+        form: AtomicForm,
+        buffer: ByteBuffer,
+        compare: ByteBuffer?,
+        result: ByteBuffer?,
+        dest: Long,
+        remoteOffset: Long,
+        key: Long,
+        type: AtomicDatatype,
+        op: AtomicOp,
+        context: Any?,
+        flags: Long,
+    ): Int =
+        synchronized(domain.lock) {
+            if (ByteBuffers.atomicProblem(buffer, type, 0, false, "") != null) return -Errno.EINVAL
+            val count = buffer.remaining() / type.size
+            if (compare != null && ByteBuffers.atomicProblem(compare, type, count, false, "") != null)
+                return -Errno.EINVAL
+            if (result != null && ByteBuffers.atomicProblem(result, type, count, true, "") != null) return -Errno.EINVAL
+            val c = if (compare != null) ByteBuffers.wrap(compareByteView, compare) else null
+            val r = if (result != null) ByteBuffers.wrap(resultByteView, result) else null
+            postAtomic(
+                form,
+                ByteBuffers.wrap(byteView, buffer),
+                0,
+                count,
+                c,
+                0,
+                r,
+                0,
+                dest,
+                remoteOffset,
+                key,
+                type,
+                op,
+                context,
+                flags,
+            )
+        }
 
     /**
-     * A trigger-able alias of this endpoint (`fi_ep_alias` with `FI_TRIGGER`): every data operation
-     * posted on it is deferred until [counter] reaches [threshold] (see [TriggeredEndpoint]).
+     * A trigger-able alias of this endpoint (`fi_ep_alias` with `FI_TRIGGER`): every data operation posted on it is
+     * deferred until [counter] reaches [threshold] (see [TriggeredEndpoint]).
      */
     @JvmOverloads
     public fun triggerAlias(counter: Counter, threshold: Long = 0): TriggeredEndpoint {
-        if (counter.domain !== domain) throw FabricException.invalid("endpoint: the counter belongs to domain '${counter.domain.name}', not '${domain.name}'")
+        if (counter.domain !== domain)
+            throw FabricException.invalid(
+                "endpoint: the counter belongs to domain '${counter.domain.name}', not '${domain.name}'"
+            )
         return TriggeredEndpoint(this, counter, threshold)
     }
 
     /**
-     * Closes the endpoint (`fi_close`), the same way on every rail. Operations waited on in their
-     * suspend, future or blocking forms end with ESHUTDOWN; operations posted with the `try…`
-     * forms and not yet complete — receives still posted included — produce no completion (as
-     * with fi_close, the application stops expecting them); deferred work aimed at the endpoint
-     * is cancelled. To its peers the endpoint is gone as if its process had died: their sends
-     * and RMA to it fail, their receives directed at it fail with EHOSTDOWN, and their event
-     * queues get PEER_DOWN.
+     * Closes the endpoint (`fi_close`), the same way on every rail. Operations waited on in their suspend, future or
+     * blocking forms end with ESHUTDOWN; operations posted with the `try…` forms and not yet complete — receives still
+     * posted included — produce no completion (as with fi_close, the application stops expecting them); deferred work
+     * aimed at the endpoint is cancelled. To its peers the endpoint is gone as if its process had died: their sends and
+     * RMA to it fail, their receives directed at it fail with EHOSTDOWN, and their event queues get PEER_DOWN.
      */
     override fun close() {
         if (closed) return
@@ -460,10 +751,9 @@ public class Endpoint private constructor(
     public fun stats(): EndpointStats = synchronized(domain.lock) { EndpointStats(transport.railStats(), srx.stats()) }
 
     /**
-     * Stops counting traffic in [stats] (and in the table `BRAID_LINK_DUMP_STATS` prints) until
-     * [resumeStats]: what the endpoint carries in between is left out, as a benchmark leaves out
-     * its warm-up. The queue depths ([EndpointStats.queues]) go on being sampled. Nothing is
-     * paid per message.
+     * Stops counting traffic in [stats] (and in the table `BRAID_LINK_DUMP_STATS` prints) until [resumeStats]: what the
+     * endpoint carries in between is left out, as a benchmark leaves out its warm-up. The queue depths
+     * ([EndpointStats.queues]) go on being sampled. Nothing is paid per message.
      */
     public fun pauseStats(): Unit = synchronized(domain.lock) { transport.pauseStats(true) }
 
@@ -475,7 +765,16 @@ public class Endpoint private constructor(
 
     // ## Internals ##
 
-    private fun postSend(buffer: DirectBuffer, offset: Int, length: Int, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int {
+    private fun postSend(
+        buffer: DirectBuffer,
+        offset: Int,
+        length: Int,
+        dest: Long,
+        tag: Long,
+        data: Long,
+        flags: Long,
+        context: Any?,
+    ): Int {
         if (offset < 0 || length < 0 || offset.toLong() + length > buffer.capacity()) return -Errno.EINVAL
         synchronized(domain.lock) {
             val rc = checkSend(length, flags)
@@ -498,7 +797,14 @@ public class Endpoint private constructor(
     }
 
     @JvmSynthetic
-    internal fun postPeerSend(buffer: DirectBuffer, offset: Int, length: Int, dest: Long, tag: Long, context: PeerTransferOp): Int {
+    internal fun postPeerSend(
+        buffer: DirectBuffer,
+        offset: Int,
+        length: Int,
+        dest: Long,
+        tag: Long,
+        context: PeerTransferOp,
+    ): Int {
         if (offset < 0 || length < 0 || offset.toLong() + length > buffer.capacity()) return -Errno.EINVAL
         synchronized(domain.lock) {
             val rc = checkSend(length, 0)
@@ -508,16 +814,25 @@ public class Endpoint private constructor(
         }
     }
 
-    private fun checkSend(length: Int, flags: Long): Int = when {
-        !enabled -> -Errno.EOPBADSTATE
-        length > maxMsgSize -> -Errno.EMSGSIZE
-        flags and OpFlags.INJECT != 0L && length > injectSize -> -Errno.EMSGSIZE
-        else -> 0
-    }
+    private fun checkSend(length: Int, flags: Long): Int =
+        when {
+            !enabled -> -Errno.EOPBADSTATE
+            length > maxMsgSize -> -Errno.EMSGSIZE
+            flags and OpFlags.INJECT != 0L && length > injectSize -> -Errno.EMSGSIZE
+            else -> 0
+        }
 
     @JvmSynthetic
     internal fun postRecv(
-        tagged: Boolean, buffer: MutableDirectBuffer, offset: Int, length: Int, src: Long, tag: Long, ignore: Long, flags: Long, context: Any?,
+        tagged: Boolean,
+        buffer: MutableDirectBuffer,
+        offset: Int,
+        length: Int,
+        src: Long,
+        tag: Long,
+        ignore: Long,
+        flags: Long,
+        context: Any?,
         peer: Boolean = false,
     ): Int {
         if (offset < 0 || length < 0 || offset.toLong() + length > buffer.capacity()) return -Errno.EINVAL
@@ -525,29 +840,50 @@ public class Endpoint private constructor(
             val rc = checkRecv(tagged, src, tag, peer)
             if (rc != 0) return rc
             val mask = if (peer) ignore else PeerTags.applicationMask(peerTransferOpen, ignore)
-            if (flags and (OpFlags.PEEK or OpFlags.CLAIM) != 0L) return srx.probe(sink, tagged, buffer, offset, length, src, tag, mask, flags, context)
-            srx.post(tagged, src, tag, mask, flags or rxOpFlags or (if (peer) OpFlags.COMPLETION else 0), context, buffer, offset, length)
+            if (flags and (OpFlags.PEEK or OpFlags.CLAIM) != 0L)
+                return srx.probe(sink, tagged, buffer, offset, length, src, tag, mask, flags, context)
+            srx.post(
+                tagged,
+                src,
+                tag,
+                mask,
+                flags or rxOpFlags or (if (peer) OpFlags.COMPLETION else 0),
+                context,
+                buffer,
+                offset,
+                length,
+            )
             return 0
         }
     }
 
     /** Refusals common to every receive; caller holds the lock. */
-    private fun checkRecv(tagged: Boolean, src: Long, tag: Long, peer: Boolean): Int = when {
-        !enabled -> -Errno.EOPBADSTATE
-        srxImported -> -Errno.ENOSYS
-        src == FiAddr.UNSPEC && !anySource -> -Errno.EINVAL
-        !peer && PeerTags.refused(peerTransferOpen, tagged, tag) -> -Errno.EINVAL
-        else -> 0
-    }
+    private fun checkRecv(tagged: Boolean, src: Long, tag: Long, peer: Boolean): Int =
+        when {
+            !enabled -> -Errno.EOPBADSTATE
+            srxImported -> -Errno.ENOSYS
+            src == FiAddr.UNSPEC && !anySource -> -Errno.EINVAL
+            !peer && PeerTags.refused(peerTransferOpen, tagged, tag) -> -Errno.EINVAL
+            else -> 0
+        }
 
-    private fun postRecv(tagged: Boolean, buffer: ByteBuffer, src: Long, tag: Long, ignore: Long, flags: Long, context: Any?): Int {
+    private fun postRecv(
+        tagged: Boolean,
+        buffer: ByteBuffer,
+        src: Long,
+        tag: Long,
+        ignore: Long,
+        flags: Long,
+        context: Any?,
+    ): Int {
         synchronized(domain.lock) {
             if (buffer.isReadOnly) return -Errno.EINVAL
             val rc = checkRecv(tagged, src, tag, false)
             if (rc != 0) return rc
             val mask = PeerTags.applicationMask(peerTransferOpen, ignore)
             view.wrap(buffer, buffer.position(), buffer.remaining())
-            if (flags and (OpFlags.PEEK or OpFlags.CLAIM) != 0L) return srx.probe(sink, tagged, view, 0, view.capacity(), src, tag, mask, flags, context)
+            if (flags and (OpFlags.PEEK or OpFlags.CLAIM) != 0L)
+                return srx.probe(sink, tagged, view, 0, view.capacity(), src, tag, mask, flags, context)
             srx.post(tagged, src, tag, mask, flags or rxOpFlags, context, view, 0, view.capacity())
             return 0
         }
@@ -561,9 +897,9 @@ public class Endpoint private constructor(
         private fun recvFlags(tagged: Boolean, flags: Long): Long = EndpointSink.recvFlags(tagged, flags)
 
         /**
-         * Opens an endpoint of [domain] for [info] in two phases, so that no half-built endpoint
-         * escapes: its [EndpointSink] (the rails' host) and the provider's transport first, then
-         * the endpoint over them, which the sink names in the events it writes from then on.
+         * Opens an endpoint of [domain] for [info] in two phases, so that no half-built endpoint escapes: its
+         * [EndpointSink] (the rails' host) and the provider's transport first, then the endpoint over them, which the
+         * sink names in the events it writes from then on.
          */
         @JvmSynthetic
         fun open(domain: Domain, info: Info): Endpoint {

@@ -5,10 +5,9 @@ import braid.provider.UnexpectedBounds
 import org.agrona.collections.LongHashSet
 
 /**
- * The internal half of an [Endpoint]: where what its rails report lands. It holds the CQs,
- * counters and event queue the application bound, and is the endpoint's [RailHost], the one
- * upward seam the providers see. Completions of operations that deferred work posted go back to
- * the deferred-work queue instead of the CQ.
+ * The internal half of an [Endpoint]: where what its rails report lands. It holds the CQs, counters and event queue the
+ * application bound, and is the endpoint's [RailHost], the one upward seam the providers see. Completions of operations
+ * that deferred work posted go back to the deferred-work queue instead of the CQ.
  *
  * Every method but [cycle] runs with the domain lock held.
  */
@@ -32,19 +31,29 @@ internal class EndpointSink(private val domain: Domain, info: Info) : RailHost {
     var remoteReadCounter: Counter? = null
     var remoteWriteCounter: Counter? = null
 
-    override val name: String get() = "endpoint on '${domain.name}'"
+    override val name: String
+        get() = "endpoint on '${domain.name}'"
 
-    override val bounds: UnexpectedBounds = domain.info.settings.overlay(info.settings).let { settings ->
-        UnexpectedBounds(unexpectedBytesLimit(settings), { srx }, settings[CoreParams.UNEXPECTED_RAIL_FLOOR])
-    }
+    override val bounds: UnexpectedBounds =
+        domain.info.settings.overlay(info.settings).let { settings ->
+            UnexpectedBounds(unexpectedBytesLimit(settings), { srx }, settings[CoreParams.UNEXPECTED_RAIL_FLOOR])
+        }
 
     /** Bytes of unexpected messages held now by all rails, the most ever held at once, and the bound. */
-    val heldBytes: Long get() = bounds.heldBytes
-    val heldBytesMax: Long get() = bounds.heldBytesMax
-    val unexpectedBytesLimit: Long get() = bounds.bytesLimit
+    val heldBytes: Long
+        get() = bounds.heldBytes
+
+    val heldBytesMax: Long
+        get() = bounds.heldBytesMax
+
+    val unexpectedBytesLimit: Long
+        get() = bounds.bytesLimit
 
     override fun txComplete(context: Any?, flags: Long, len: Long, tag: Long) {
-        if (context is DeferredWork) { domain.deferredWork.succeeded(context, DeferredOp.Kind.TX, flags, len, 0, tag, FiAddr.NOTAVAIL); return }
+        if (context is DeferredWork) {
+            domain.deferredWork.succeeded(context, DeferredOp.Kind.TX, flags, len, 0, tag, FiAddr.NOTAVAIL)
+            return
+        }
         if (flags and OpFlags.INJECT == 0L && (!txSelective || flags and OpFlags.COMPLETION != 0L)) {
             txCq!!.write(context, sendFlags(flags), len, 0, tag, FiAddr.NOTAVAIL)
         }
@@ -52,7 +61,20 @@ internal class EndpointSink(private val domain: Domain, info: Info) : RailHost {
     }
 
     override fun txError(context: Any?, flags: Long, len: Long, tag: Long, err: Int, message: String) {
-        if (context is DeferredWork) { domain.deferredWork.failed(context, DeferredOp.Kind.TX, sendFlags(flags), len, tag, 0, err, FiAddr.NOTAVAIL, message); return }
+        if (context is DeferredWork) {
+            domain.deferredWork.failed(
+                context,
+                DeferredOp.Kind.TX,
+                sendFlags(flags),
+                len,
+                tag,
+                0,
+                err,
+                FiAddr.NOTAVAIL,
+                message,
+            )
+            return
+        }
         txCq!!.writeErr(context, sendFlags(flags), len, 0, tag, 0, err, FiAddr.NOTAVAIL, message)
         sendCounter?.addErr(1)
     }
@@ -62,8 +84,17 @@ internal class EndpointSink(private val domain: Domain, info: Info) : RailHost {
         val flags = recvFlags(e.tagged, e.flags) or (e.flags and OpFlags.REMOTE_CQ_DATA)
         val data = e.data
         if (msgSize > capacity) {
-            rxError(e.context, flags, capacity, data, e.tag, msgSize - capacity, Errno.ETRUNC, e.addr,
-                "message of $msgSize bytes from ${e.addr} truncated to the posted buffer of $capacity bytes")
+            rxError(
+                e.context,
+                flags,
+                capacity,
+                data,
+                e.tag,
+                msgSize - capacity,
+                Errno.ETRUNC,
+                e.addr,
+                "message of $msgSize bytes from ${e.addr} truncated to the posted buffer of $capacity bytes",
+            )
         } else {
             rxSuccess(e.context, flags, msgSize, data, e.tag, e.addr, e.flags)
         }
@@ -71,25 +102,68 @@ internal class EndpointSink(private val domain: Domain, info: Info) : RailHost {
     }
 
     fun rxSuccess(context: Any?, flags: Long, len: Long, data: Long, tag: Long, source: Long, opFlags: Long) {
-        if (context is DeferredWork) { domain.deferredWork.succeeded(context, DeferredOp.Kind.RX, flags, len, data, tag, source); return }
+        if (context is DeferredWork) {
+            domain.deferredWork.succeeded(context, DeferredOp.Kind.RX, flags, len, data, tag, source)
+            return
+        }
         if (!rxSelective || opFlags and OpFlags.COMPLETION != 0L) rxCq!!.write(context, flags, len, data, tag, source)
         recvCounter?.add(1)
     }
 
-    override fun rxError(context: Any?, flags: Long, len: Long, data: Long, tag: Long, olen: Long, err: Int, source: Long, message: String) {
-        if (context is DeferredWork) { domain.deferredWork.failed(context, DeferredOp.Kind.RX, flags or OpFlags.RECV, len, tag, olen, err, source, message); return }
+    override fun rxError(
+        context: Any?,
+        flags: Long,
+        len: Long,
+        data: Long,
+        tag: Long,
+        olen: Long,
+        err: Int,
+        source: Long,
+        message: String,
+    ) {
+        if (context is DeferredWork) {
+            domain.deferredWork.failed(
+                context,
+                DeferredOp.Kind.RX,
+                flags or OpFlags.RECV,
+                len,
+                tag,
+                olen,
+                err,
+                source,
+                message,
+            )
+            return
+        }
         rxCq!!.writeErr(context, flags or OpFlags.RECV, len, data, tag, olen, err, source, message)
         recvCounter?.addErr(1)
     }
 
     override fun rmaComplete(context: Any?, flags: Long, len: Long) {
-        if (context is DeferredWork) { domain.deferredWork.succeeded(context, DeferredOp.Kind.RMA, flags and RMA_FLAGS, len, 0, 0, FiAddr.NOTAVAIL); return }
-        if (!txSelective || flags and OpFlags.COMPLETION != 0L) txCq!!.write(context, flags and RMA_FLAGS, len, 0, 0, FiAddr.NOTAVAIL)
+        if (context is DeferredWork) {
+            domain.deferredWork.succeeded(context, DeferredOp.Kind.RMA, flags and RMA_FLAGS, len, 0, 0, FiAddr.NOTAVAIL)
+            return
+        }
+        if (!txSelective || flags and OpFlags.COMPLETION != 0L)
+            txCq!!.write(context, flags and RMA_FLAGS, len, 0, 0, FiAddr.NOTAVAIL)
         (if (flags and OpFlags.READ != 0L) readCounter else writeCounter)?.add(1)
     }
 
     override fun rmaError(context: Any?, flags: Long, len: Long, err: Int, message: String) {
-        if (context is DeferredWork) { domain.deferredWork.failed(context, DeferredOp.Kind.RMA, flags and RMA_FLAGS, len, 0, 0, err, FiAddr.NOTAVAIL, message); return }
+        if (context is DeferredWork) {
+            domain.deferredWork.failed(
+                context,
+                DeferredOp.Kind.RMA,
+                flags and RMA_FLAGS,
+                len,
+                0,
+                0,
+                err,
+                FiAddr.NOTAVAIL,
+                message,
+            )
+            return
+        }
         txCq!!.writeErr(context, flags and RMA_FLAGS, len, 0, 0, 0, err, FiAddr.NOTAVAIL, message)
         (if (flags and OpFlags.READ != 0L) readCounter else writeCounter)?.addErr(1)
     }
@@ -120,16 +194,20 @@ internal class EndpointSink(private val domain: Domain, info: Info) : RailHost {
 
     companion object {
         /**
-         * The bound on unexpected bytes an endpoint holds ([CoreParams.UNEXPECTED_BYTES]), else
-         * an eighth of the heap, at most 64 MiB.
+         * The bound on unexpected bytes an endpoint holds ([CoreParams.UNEXPECTED_BYTES]), else an eighth of the heap,
+         * at most 64 MiB.
          */
         fun unexpectedBytesLimit(settings: Settings): Long =
-            settings[CoreParams.UNEXPECTED_BYTES].takeIf { it > 0 } ?: minOf(64L shl 20, Runtime.getRuntime().maxMemory() / 8)
+            settings[CoreParams.UNEXPECTED_BYTES].takeIf { it > 0 }
+                ?: minOf(64L shl 20, Runtime.getRuntime().maxMemory() / 8)
 
         const val RMA_FLAGS: Long = OpFlags.RMA or OpFlags.ATOMIC or OpFlags.READ or OpFlags.WRITE
 
         fun sendFlags(flags: Long): Long = OpFlags.SEND or (flags and (OpFlags.MSG or OpFlags.TAGGED))
+
         fun recvFlags(tagged: Boolean, flags: Long): Long =
-            OpFlags.RECV or (if (tagged) OpFlags.TAGGED else OpFlags.MSG) or (flags and (OpFlags.PEEK or OpFlags.CLAIM or OpFlags.DISCARD))
+            OpFlags.RECV or
+                (if (tagged) OpFlags.TAGGED else OpFlags.MSG) or
+                (flags and (OpFlags.PEEK or OpFlags.CLAIM or OpFlags.DISCARD))
     }
 }

@@ -1,9 +1,9 @@
 package braid.core
 
 /**
- * Traffic one rail of an endpoint carried: messages and bytes it sent (counted when the send is
- * started) and received (counted when the message arrives, expected or not). Read under the
- * domain lock through [Endpoint.stats]; a snapshot, not a live view.
+ * Traffic one rail of an endpoint carried: messages and bytes it sent (counted when the send is started) and received
+ * (counted when the message arrives, expected or not). Read under the domain lock through [Endpoint.stats]; a snapshot,
+ * not a live view.
  */
 public data class RailStats(
     val rail: String,
@@ -14,23 +14,33 @@ public data class RailStats(
 )
 
 /**
- * What an endpoint carried and how deep its queues got: one [RailStats] per rail (one for a
- * plain provider, one per linked rail for a `link` endpoint), and the depths of the shared
- * receive context (posted receives and unexpected messages: now, maximum, average).
+ * What an endpoint carried and how deep its queues got: one [RailStats] per rail (one for a plain provider, one per
+ * linked rail for a `link` endpoint), and the depths of the shared receive context (posted receives and unexpected
+ * messages: now, maximum, average).
  */
-public data class EndpointStats(
-    val rails: List<RailStats>,
-    val queues: SrxStats,
-) {
+public data class EndpointStats(val rails: List<RailStats>, val queues: SrxStats) {
     /** The rail named [rail], or null. */
     public fun rail(rail: String): RailStats? = rails.firstOrNull { it.rail == rail }
 
     /** The table `BRAID_LINK_DUMP_STATS` prints. */
     public fun render(): String = buildString {
-        appendLine(String.format("%-8s %12s %14s %12s %14s", "rail", "msgs sent", "bytes sent", "msgs recv", "bytes recv"))
-        for (r in rails) appendLine(String.format("%-8s %12d %14d %12d %14d", r.rail, r.messagesSent, r.bytesSent, r.messagesReceived, r.bytesReceived))
+        appendLine(
+            String.format("%-8s %12s %14s %12s %14s", "rail", "msgs sent", "bytes sent", "msgs recv", "bytes recv")
+        )
+        for (r in rails) appendLine(
+            String.format(
+                "%-8s %12d %14d %12d %14d",
+                r.rail,
+                r.messagesSent,
+                r.bytesSent,
+                r.messagesReceived,
+                r.bytesReceived,
+            )
+        )
         appendLine(String.format("posted receives:     max %d, average %.2f", queues.postedMax, queues.postedAverage))
-        append(String.format("unexpected messages: max %d, average %.2f", queues.unexpectedMax, queues.unexpectedAverage))
+        append(
+            String.format("unexpected messages: max %d, average %.2f", queues.unexpectedMax, queues.unexpectedAverage)
+        )
     }
 }
 
@@ -41,16 +51,23 @@ internal class RailCounters(private val rail: String) {
     var messagesReceived = 0L
     var bytesReceived = 0L
 
-    fun sent(bytes: Int) { messagesSent++; bytesSent += bytes }
-    fun received(bytes: Long) { messagesReceived++; bytesReceived += bytes }
+    fun sent(bytes: Int) {
+        messagesSent++
+        bytesSent += bytes
+    }
+
+    fun received(bytes: Long) {
+        messagesReceived++
+        bytesReceived += bytes
+    }
 
     fun snapshot(): RailStats = RailStats(rail, messagesSent, bytesSent, messagesReceived, bytesReceived)
 
     private var paused: RailStats? = null
 
     /**
-     * [pause]: from now until the matching resume, traffic is not counted (the counts go back to
-     * what they were at the pause). Costs nothing per message: the counters run on and are reset.
+     * [pause]: from now until the matching resume, traffic is not counted (the counts go back to what they were at the
+     * pause). Costs nothing per message: the counters run on and are reset.
      */
     fun pause(pause: Boolean) {
         if (pause) {
@@ -58,7 +75,10 @@ internal class RailCounters(private val rail: String) {
             return
         }
         val p = paused ?: return
-        messagesSent = p.messagesSent; bytesSent = p.bytesSent; messagesReceived = p.messagesReceived; bytesReceived = p.bytesReceived
+        messagesSent = p.messagesSent
+        bytesSent = p.bytesSent
+        messagesReceived = p.messagesReceived
+        bytesReceived = p.bytesReceived
         paused = null
     }
 }

@@ -1,9 +1,9 @@
 package braid.core
 
 /**
- * Fabric error numbers, with the values of libfabric's `rdma/fi_errno.h` so that a code printed by
- * Braid reads the same as one printed by `fi_strerror`. Data operations return them negated
- * (`-Errno.EAGAIN`); error completions carry them positive in [CompletionError.err].
+ * Fabric error numbers, with the values of libfabric's `rdma/fi_errno.h` so that a code printed by Braid reads the same
+ * as one printed by `fi_strerror`. Data operations return them negated (`-Errno.EAGAIN`); error completions carry them
+ * positive in [CompletionError.err].
  */
 public object Errno {
     public const val SUCCESS: Int = 0
@@ -52,42 +52,70 @@ public object Errno {
 
     /** The symbolic name of [code] (positive or negated), as `fi_strerror` would print it. */
     @JvmStatic
-    public fun name(code: Int): String = when (kotlin.math.abs(code)) {
-        SUCCESS -> "SUCCESS"; EPERM -> "EPERM"; ENOENT -> "ENOENT"; EIO -> "EIO"; E2BIG -> "E2BIG"
-        EAGAIN -> "EAGAIN"; ENOMEM -> "ENOMEM"; EACCES -> "EACCES"; EBUSY -> "EBUSY"; ENODEV -> "ENODEV"
-        EINVAL -> "EINVAL"; ENOSPC -> "ENOSPC"; ENOSYS -> "ENOSYS"; ENOMSG -> "ENOMSG"; ENODATA -> "ENODATA"
-        EOVERFLOW -> "EOVERFLOW"; EMSGSIZE -> "EMSGSIZE"; EOPNOTSUPP -> "EOPNOTSUPP"
-        EADDRNOTAVAIL -> "EADDRNOTAVAIL"; ECONNRESET -> "ECONNRESET"; ENOTCONN -> "ENOTCONN"
-        ESHUTDOWN -> "ESHUTDOWN"; ETIMEDOUT -> "ETIMEDOUT"; ECONNREFUSED -> "ECONNREFUSED"
-        EHOSTDOWN -> "EHOSTDOWN"; EHOSTUNREACH -> "EHOSTUNREACH"; EALREADY -> "EALREADY"
-        ECANCELED -> "ECANCELED"; EOTHER -> "EOTHER"; ETOOSMALL -> "ETOOSMALL"
-        EOPBADSTATE -> "EOPBADSTATE"; EAVAIL -> "EAVAIL"; EBADFLAGS -> "EBADFLAGS"; ENOEQ -> "ENOEQ"
-        EDOMAIN -> "EDOMAIN"; ENOCQ -> "ENOCQ"; ECRC -> "ECRC"; ETRUNC -> "ETRUNC"; ENOKEY -> "ENOKEY"
-        ENOAV -> "ENOAV"; EOVERRUN -> "EOVERRUN"; ENORX -> "ENORX"
-        else -> "E$code"
-    }
+    public fun name(code: Int): String =
+        when (kotlin.math.abs(code)) {
+            SUCCESS -> "SUCCESS"
+            EPERM -> "EPERM"
+            ENOENT -> "ENOENT"
+            EIO -> "EIO"
+            E2BIG -> "E2BIG"
+            EAGAIN -> "EAGAIN"
+            ENOMEM -> "ENOMEM"
+            EACCES -> "EACCES"
+            EBUSY -> "EBUSY"
+            ENODEV -> "ENODEV"
+            EINVAL -> "EINVAL"
+            ENOSPC -> "ENOSPC"
+            ENOSYS -> "ENOSYS"
+            ENOMSG -> "ENOMSG"
+            ENODATA -> "ENODATA"
+            EOVERFLOW -> "EOVERFLOW"
+            EMSGSIZE -> "EMSGSIZE"
+            EOPNOTSUPP -> "EOPNOTSUPP"
+            EADDRNOTAVAIL -> "EADDRNOTAVAIL"
+            ECONNRESET -> "ECONNRESET"
+            ENOTCONN -> "ENOTCONN"
+            ESHUTDOWN -> "ESHUTDOWN"
+            ETIMEDOUT -> "ETIMEDOUT"
+            ECONNREFUSED -> "ECONNREFUSED"
+            EHOSTDOWN -> "EHOSTDOWN"
+            EHOSTUNREACH -> "EHOSTUNREACH"
+            EALREADY -> "EALREADY"
+            ECANCELED -> "ECANCELED"
+            EOTHER -> "EOTHER"
+            ETOOSMALL -> "ETOOSMALL"
+            EOPBADSTATE -> "EOPBADSTATE"
+            EAVAIL -> "EAVAIL"
+            EBADFLAGS -> "EBADFLAGS"
+            ENOEQ -> "ENOEQ"
+            EDOMAIN -> "EDOMAIN"
+            ENOCQ -> "ENOCQ"
+            ECRC -> "ECRC"
+            ETRUNC -> "ETRUNC"
+            ENOKEY -> "ENOKEY"
+            ENOAV -> "ENOAV"
+            EOVERRUN -> "EOVERRUN"
+            ENORX -> "ENORX"
+            else -> "E$code"
+        }
 }
 
 /**
- * The one exception family of Braid's control plane: misuse by the caller (a missing binding, a
- * bad attribute, a size over a limit). [code] is an [Errno] value; the message names the object,
- * the value and the fix. Operations already in flight never throw: they complete in error.
+ * The one exception family of Braid's control plane: misuse by the caller (a missing binding, a bad attribute, a size
+ * over a limit). [code] is an [Errno] value; the message names the object, the value and the fix. Operations already in
+ * flight never throw: they complete in error.
  */
-public open class FabricException @JvmOverloads constructor(
-    public val code: Int,
-    message: String,
-    cause: Throwable? = null,
-) : RuntimeException("$message [${Errno.name(code)}]", cause) {
+public open class FabricException
+@JvmOverloads
+constructor(public val code: Int, message: String, cause: Throwable? = null) :
+    RuntimeException("$message [${Errno.name(code)}]", cause) {
 
     public companion object {
-        @JvmStatic
-        public fun invalid(message: String): FabricException = FabricException(Errno.EINVAL, message)
+        @JvmStatic public fun invalid(message: String): FabricException = FabricException(Errno.EINVAL, message)
 
-        @JvmStatic
-        public fun unsupported(message: String): FabricException = FabricException(Errno.EOPNOTSUPP, message)
+        @JvmStatic public fun unsupported(message: String): FabricException = FabricException(Errno.EOPNOTSUPP, message)
 
-        @JvmStatic
-        public fun noData(message: String): FabricException = FabricException(Errno.ENODATA, message)
+        @JvmStatic public fun noData(message: String): FabricException = FabricException(Errno.ENODATA, message)
 
         @JvmStatic
         public fun io(message: String, cause: Throwable? = null): FabricException =

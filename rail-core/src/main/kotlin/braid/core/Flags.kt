@@ -1,16 +1,16 @@
 package braid.core
 
 /**
- * Capability bits (`fi_info::caps`), with libfabric's values. Primary capabilities (MSG, TAGGED,
- * RMA, ATOMIC, COLLECTIVE and the SEND/RECV/READ/WRITE modifiers) must be asked for; secondary ones
- * (LOCAL_COMM, REMOTE_COMM, SOURCE, DIRECTED_RECV, …) may be granted without being asked for.
- * Hints that ask for no primary capability are granted every one the provider offers.
+ * Capability bits (`fi_info::caps`), with libfabric's values. Primary capabilities (MSG, TAGGED, RMA, ATOMIC,
+ * COLLECTIVE and the SEND/RECV/READ/WRITE modifiers) must be asked for; secondary ones (LOCAL_COMM, REMOTE_COMM,
+ * SOURCE, DIRECTED_RECV, …) may be granted without being asked for. Hints that ask for no primary capability are
+ * granted every one the provider offers.
  *
- * Granted capabilities are what an endpoint may do, as libfabric's mean: an endpoint whose
- * [Info.caps] lacks [RMA] refuses RMA reads and writes, and one that lacks [ATOMIC] refuses
- * atomics, with `-EOPNOTSUPP` (a future or blocking form throws a [FabricException] naming the
- * missing capability), even where its rail could carry them. A rail that carries no RMA at all
- * answers `-ENOSYS`. A topology's link (`Topology.open`) asks for every capability its rails carry.
+ * Granted capabilities are what an endpoint may do, as libfabric's mean: an endpoint whose [Info.caps] lacks [RMA]
+ * refuses RMA reads and writes, and one that lacks [ATOMIC] refuses atomics, with `-EOPNOTSUPP` (a future or blocking
+ * form throws a [FabricException] naming the missing capability), even where its rail could carry them. A rail that
+ * carries no RMA at all answers `-ENOSYS`. A topology's link (`Topology.open`) asks for every capability its rails
+ * carry.
  */
 public object Caps {
     public const val MSG: Long = 1L shl 1
@@ -38,31 +38,63 @@ public object Caps {
     public const val NAMED_RX_CTX: Long = 1L shl 58
     public const val DIRECTED_RECV: Long = 1L shl 59
 
-    /** RMA and atomics, initiated and served: what the shm and tcp rails carry besides messages (not a libfabric bit). */
+    /**
+     * RMA and atomics, initiated and served: what the shm and tcp rails carry besides messages (not a libfabric bit).
+     */
     public const val RMA_ALL: Long = RMA or ATOMIC or READ or WRITE or REMOTE_READ or REMOTE_WRITE
 
     /** Capabilities an application must request explicitly; a provider grants no others of these. */
-    public const val PRIMARY: Long = MSG or RMA or TAGGED or ATOMIC or MULTICAST or COLLECTIVE or
-        READ or WRITE or RECV or SEND or REMOTE_READ or REMOTE_WRITE or TRIGGER or HMEM
+    public const val PRIMARY: Long =
+        MSG or
+            RMA or
+            TAGGED or
+            ATOMIC or
+            MULTICAST or
+            COLLECTIVE or
+            READ or
+            WRITE or
+            RECV or
+            SEND or
+            REMOTE_READ or
+            REMOTE_WRITE or
+            TRIGGER or
+            HMEM
 
-    private val names = listOf(
-        MSG to "MSG", RMA to "RMA", TAGGED to "TAGGED", ATOMIC to "ATOMIC", MULTICAST to "MULTICAST",
-        COLLECTIVE to "COLLECTIVE", READ to "READ", WRITE to "WRITE", RECV to "RECV", SEND to "SEND",
-        REMOTE_READ to "REMOTE_READ", REMOTE_WRITE to "REMOTE_WRITE", MULTI_RECV to "MULTI_RECV",
-        TRIGGER to "TRIGGER", FENCE to "FENCE", HMEM to "HMEM", VARIABLE_MSG to "VARIABLE_MSG",
-        LOCAL_COMM to "LOCAL_COMM", REMOTE_COMM to "REMOTE_COMM", SHARED_AV to "SHARED_AV",
-        RMA_EVENT to "RMA_EVENT", SOURCE to "SOURCE", NAMED_RX_CTX to "NAMED_RX_CTX",
-        DIRECTED_RECV to "DIRECTED_RECV",
-    )
+    private val names =
+        listOf(
+            MSG to "MSG",
+            RMA to "RMA",
+            TAGGED to "TAGGED",
+            ATOMIC to "ATOMIC",
+            MULTICAST to "MULTICAST",
+            COLLECTIVE to "COLLECTIVE",
+            READ to "READ",
+            WRITE to "WRITE",
+            RECV to "RECV",
+            SEND to "SEND",
+            REMOTE_READ to "REMOTE_READ",
+            REMOTE_WRITE to "REMOTE_WRITE",
+            MULTI_RECV to "MULTI_RECV",
+            TRIGGER to "TRIGGER",
+            FENCE to "FENCE",
+            HMEM to "HMEM",
+            VARIABLE_MSG to "VARIABLE_MSG",
+            LOCAL_COMM to "LOCAL_COMM",
+            REMOTE_COMM to "REMOTE_COMM",
+            SHARED_AV to "SHARED_AV",
+            RMA_EVENT to "RMA_EVENT",
+            SOURCE to "SOURCE",
+            NAMED_RX_CTX to "NAMED_RX_CTX",
+            DIRECTED_RECV to "DIRECTED_RECV",
+        )
 
     /** `FI_MSG, FI_TAGGED, …` as `fi_info -v` prints a caps field. */
-    @JvmStatic
-    public fun toString(caps: Long): String = bitNames(caps, names, "FI_")
+    @JvmStatic public fun toString(caps: Long): String = bitNames(caps, names, "FI_")
 }
 
 /**
- * Mode bits (`fi_info::mode`): restrictions a provider places on the application. A provider
- * that needs a mode bit the caller did not set in its hints is left out of [Braid.getInfo].
+ * Mode bits (`fi_info::mode`): restrictions a provider places on the application. A provider that needs a mode bit the
+ * caller did not set in its hints is left out of [Braid.getInfo].
  */
 public object Mode {
     public const val CONTEXT: Long = 1L shl 59
@@ -74,20 +106,25 @@ public object Mode {
     public const val BUFFERED_RECV: Long = 1L shl 51
     public const val PEER_TRANSFER: Long = 1L shl 36
 
-    private val names = listOf(
-        CONTEXT to "CONTEXT", MSG_PREFIX to "MSG_PREFIX", ASYNC_IOV to "ASYNC_IOV", RX_CQ_DATA to "RX_CQ_DATA",
-        LOCAL_MR to "LOCAL_MR", CONTEXT2 to "CONTEXT2", BUFFERED_RECV to "BUFFERED_RECV",
-        PEER_TRANSFER to "PEER_TRANSFER",
-    )
+    private val names =
+        listOf(
+            CONTEXT to "CONTEXT",
+            MSG_PREFIX to "MSG_PREFIX",
+            ASYNC_IOV to "ASYNC_IOV",
+            RX_CQ_DATA to "RX_CQ_DATA",
+            LOCAL_MR to "LOCAL_MR",
+            CONTEXT2 to "CONTEXT2",
+            BUFFERED_RECV to "BUFFERED_RECV",
+            PEER_TRANSFER to "PEER_TRANSFER",
+        )
 
-    @JvmStatic
-    public fun toString(mode: Long): String = bitNames(mode, names, "FI_")
+    @JvmStatic public fun toString(mode: Long): String = bitNames(mode, names, "FI_")
 }
 
 /**
- * Operation flags: passed to data operations (`tryTrecv(…, flags = OpFlags.PEEK)`) and reported
- * in [Completion.flags]. Values follow libfabric; CLAIM and DISCARD share bits with capabilities
- * as they do there, since the two sets never meet in one field.
+ * Operation flags: passed to data operations (`tryTrecv(…, flags = OpFlags.PEEK)`) and reported in [Completion.flags].
+ * Values follow libfabric; CLAIM and DISCARD share bits with capabilities as they do there, since the two sets never
+ * meet in one field.
  */
 public object OpFlags {
     public const val MSG: Long = Caps.MSG
@@ -117,16 +154,32 @@ public object OpFlags {
     /** Bind flag: completions only for operations posted with [COMPLETION] (FI_SELECTIVE_COMPLETION). */
     public const val SELECTIVE_COMPLETION: Long = 1L shl 59
 
-    private val names = listOf(
-        MSG to "MSG", RMA to "RMA", TAGGED to "TAGGED", ATOMIC to "ATOMIC", READ to "READ", WRITE to "WRITE",
-        RECV to "RECV", SEND to "SEND", REMOTE_READ to "REMOTE_READ", REMOTE_WRITE to "REMOTE_WRITE", REMOTE_CQ_DATA to "REMOTE_CQ_DATA", MORE to "MORE", PEEK to "PEEK",
-        TRIGGER to "TRIGGER", COMPLETION to "COMPLETION", INJECT to "INJECT", INJECT_COMPLETE to "INJECT_COMPLETE",
-        TRANSMIT_COMPLETE to "TRANSMIT_COMPLETE", DELIVERY_COMPLETE to "DELIVERY_COMPLETE",
-        DISCARD to "DISCARD", CLAIM to "CLAIM",
-    )
+    private val names =
+        listOf(
+            MSG to "MSG",
+            RMA to "RMA",
+            TAGGED to "TAGGED",
+            ATOMIC to "ATOMIC",
+            READ to "READ",
+            WRITE to "WRITE",
+            RECV to "RECV",
+            SEND to "SEND",
+            REMOTE_READ to "REMOTE_READ",
+            REMOTE_WRITE to "REMOTE_WRITE",
+            REMOTE_CQ_DATA to "REMOTE_CQ_DATA",
+            MORE to "MORE",
+            PEEK to "PEEK",
+            TRIGGER to "TRIGGER",
+            COMPLETION to "COMPLETION",
+            INJECT to "INJECT",
+            INJECT_COMPLETE to "INJECT_COMPLETE",
+            TRANSMIT_COMPLETE to "TRANSMIT_COMPLETE",
+            DELIVERY_COMPLETE to "DELIVERY_COMPLETE",
+            DISCARD to "DISCARD",
+            CLAIM to "CLAIM",
+        )
 
-    @JvmStatic
-    public fun toString(flags: Long): String = bitNames(flags, names, "FI_")
+    @JvmStatic public fun toString(flags: Long): String = bitNames(flags, names, "FI_")
 }
 
 /** Special fabric addresses. */
@@ -141,20 +194,37 @@ public object FiAddr {
     // completion's source says NOTAVAIL.
 }
 
-public enum class EndpointType { RDM, MSG, DGRAM }
+public enum class EndpointType {
+    RDM,
+    MSG,
+    DGRAM,
+}
 
-public enum class AvType { UNSPEC, MAP, TABLE }
+public enum class AvType {
+    UNSPEC,
+    MAP,
+    TABLE,
+}
 
-public enum class Threading { UNSPEC, SAFE, DOMAIN, COMPLETION, ENDPOINT }
+public enum class Threading {
+    UNSPEC,
+    SAFE,
+    DOMAIN,
+    COMPLETION,
+    ENDPOINT,
+}
 
 /**
- * How a domain makes progress (`fi_progress`). Under [MANUAL] (the default) progress happens
- * when the application calls in: reading a CQ or counter, a blocking or `suspend` data
- * operation, [Domain.progress] — and, while any `CompletableFuture` the domain handed out is
- * incomplete, a driver on the common coroutine pool, so futures complete without a `get()`.
- * Under [AUTO] a [ProgressEngine] thread drives the domain and every waiter parks.
+ * How a domain makes progress (`fi_progress`). Under [MANUAL] (the default) progress happens when the application calls
+ * in: reading a CQ or counter, a blocking or `suspend` data operation, [Domain.progress] — and, while any
+ * `CompletableFuture` the domain handed out is incomplete, a driver on the common coroutine pool, so futures complete
+ * without a `get()`. Under [AUTO] a [ProgressEngine] thread drives the domain and every waiter parks.
  */
-public enum class ProgressModel { UNSPEC, MANUAL, AUTO }
+public enum class ProgressModel {
+    UNSPEC,
+    MANUAL,
+    AUTO,
+}
 
 /** Memory registration modes (`fi_domain_attr::mr_mode`). */
 public object MrMode {
@@ -166,14 +236,19 @@ public object MrMode {
     public const val HMEM: Int = 1 shl 9
 
     @JvmStatic
-    public fun toString(mode: Int): String = bitNames(
-        mode.toLong(),
-        listOf(
-            LOCAL.toLong() to "LOCAL", VIRT_ADDR.toLong() to "VIRT_ADDR", ALLOCATED.toLong() to "ALLOCATED",
-            PROV_KEY.toLong() to "PROV_KEY", ENDPOINT.toLong() to "ENDPOINT", HMEM.toLong() to "HMEM",
-        ),
-        "FI_MR_",
-    )
+    public fun toString(mode: Int): String =
+        bitNames(
+            mode.toLong(),
+            listOf(
+                LOCAL.toLong() to "LOCAL",
+                VIRT_ADDR.toLong() to "VIRT_ADDR",
+                ALLOCATED.toLong() to "ALLOCATED",
+                PROV_KEY.toLong() to "PROV_KEY",
+                ENDPOINT.toLong() to "ENDPOINT",
+                HMEM.toLong() to "HMEM",
+            ),
+            "FI_MR_",
+        )
 }
 
 internal fun bitNames(bits: Long, names: List<Pair<Long, String>>, prefix: String): String {

@@ -1,18 +1,18 @@
 package braid.core
 
-import kotlinx.coroutines.CancellableContinuation
-import org.agrona.DirectBuffer
-import org.agrona.MutableDirectBuffer
-import org.agrona.concurrent.UnsafeBuffer
 import java.util.concurrent.CompletableFuture
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
 import java.util.concurrent.locks.LockSupport
 import kotlin.coroutines.resume
+import kotlinx.coroutines.CancellableContinuation
+import org.agrona.DirectBuffer
+import org.agrona.MutableDirectBuffer
+import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * Something the progress engine wakes after it has released the domain lock: a suspended
- * operation, a future, a coroutine waiting on a queue. Linked intrusively into the domain's
- * ready list ([ProgressHub]), so queueing one allocates nothing.
+ * Something the progress engine wakes after it has released the domain lock: a suspended operation, a future, a
+ * coroutine waiting on a queue. Linked intrusively into the domain's ready list ([ProgressHub]), so queueing one
+ * allocates nothing.
  */
 internal abstract class Ready {
     @JvmField var nextReady: Ready? = null
@@ -22,23 +22,20 @@ internal abstract class Ready {
 }
 
 /**
- * One data operation started through the `suspend`, future or blocking forms. The operation is
- * its own context: when a provider writes a completion or an error completion whose context is
- * a [PendingOp], the [CompletionQueue] hands it here instead of queueing it, so an application
- * reading the queue never sees it and the raw path is untouched.
+ * One data operation started through the `suspend`, future or blocking forms. The operation is its own context: when a
+ * provider writes a completion or an error completion whose context is a [PendingOp], the [CompletionQueue] hands it
+ * here instead of queueing it, so an application reading the queue never sees it and the raw path is untouched.
  *
- * State, guarded by the domain lock (the volatile [state] may be read without it):
- * NEW → PENDING (posted, or queued for a retry after `-EAGAIN`) → DONE (result or error
- * recorded; withdrawn operations are DONE with [Errno.ECANCELED]).
+ * State, guarded by the domain lock (the volatile [state] may be read without it): NEW → PENDING (posted, or queued for
+ * a retry after `-EAGAIN`) → DONE (result or error recorded; withdrawn operations are DONE with [Errno.ECANCELED]).
  *
- * At most one waiter form is used per operation: a coroutine ([cont]), a [future], or a parked
- * [thread]. A coroutine is resumed exactly once, through the ready list. The operation is also
- * the coroutine's cancellation handler, so a suspended operation costs this object, its
- * continuation and the caller's frames.
+ * At most one waiter form is used per operation: a coroutine ([cont]), a [future], or a parked [thread]. A coroutine is
+ * resumed exactly once, through the ready list. The operation is also the coroutine's cancellation handler, so a
+ * suspended operation costs this object, its continuation and the caller's frames.
  *
- * The `suspend` forms take their operations from the domain's pool ([ProgressHub.obtainLocked])
- * and give them back once the outcome is handed out ([ProgressHub.recycleLocked]); a future
- * keeps its operation, so future operations are never pooled.
+ * The `suspend` forms take their operations from the domain's pool ([ProgressHub.obtainLocked]) and give them back once
+ * the outcome is handed out ([ProgressHub.recycleLocked]); a future keeps its operation, so future operations are never
+ * pooled.
  */
 internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?) -> Unit {
     lateinit var ep: Endpoint
@@ -68,21 +65,28 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
     /** Whether this operation is counted in [ProgressHub.asyncWaiters] (a future not yet complete). */
     @JvmField var asyncCounted: Boolean = false
 
-    constructor(ep: Endpoint, kind: Int, buffer: DirectBuffer, offset: Int, length: Int, addr: Long, tag: Long, ignore: Long) :
-        this(ep.domain.hub) {
+    constructor(
+        ep: Endpoint,
+        kind: Int,
+        buffer: DirectBuffer,
+        offset: Int,
+        length: Int,
+        addr: Long,
+        tag: Long,
+        ignore: Long,
+    ) : this(ep.domain.hub) {
         set(ep, kind, buffer, offset, length, addr, tag, ignore)
     }
 
     /**
-     * Written under the lock, read without it. Only the write of DONE needs a full volatile store
-     * (see [finish]); PENDING and NEW are published with a release store ([STATE]`.lazySet`),
-     * which costs nothing on the hot path.
+     * Written under the lock, read without it. Only the write of DONE needs a full volatile store (see [finish]);
+     * PENDING and NEW are published with a release store ([STATE]`.lazySet`), which costs nothing on the hot path.
      */
     @Volatile @JvmField var state: Int = NEW
 
     /**
-     * Where the completion goes: the caller's own (a suspend form's `into`), [NO_RESULT] for a
-     * suspend inject (nobody reads it), or null until [complete] allocates one.
+     * Where the completion goes: the caller's own (a suspend form's `into`), [NO_RESULT] for a suspend inject (nobody
+     * reads it), or null until [complete] allocates one.
      */
     @JvmField var result: Completion? = null
     @JvmField var err: Int = 0
@@ -107,32 +111,69 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
     @JvmField var queuedForRetry: Boolean = false
 
     /** Fills in a fresh or recycled operation ([result] is left as the caller set it). */
-    fun set(ep: Endpoint, kind: Int, buffer: DirectBuffer, offset: Int, length: Int, addr: Long, tag: Long, ignore: Long) {
-        this.ep = ep; this.kind = kind; this.buffer = buffer; this.offset = offset; this.length = length
-        this.addr = addr; this.tag = tag; this.ignore = ignore
+    fun set(
+        ep: Endpoint,
+        kind: Int,
+        buffer: DirectBuffer,
+        offset: Int,
+        length: Int,
+        addr: Long,
+        tag: Long,
+        ignore: Long,
+    ) {
+        this.ep = ep
+        this.kind = kind
+        this.buffer = buffer
+        this.offset = offset
+        this.length = length
+        this.addr = addr
+        this.tag = tag
+        this.ignore = ignore
     }
 
     /**
-     * Whether the pool may take this operation back: it is DONE, its outcome handed out, and
-     * nothing refers to it any more — no waiter, no list (a coroutine's op is on the ready list
-     * only while [toResume] is set), no provider (an operation failed by its endpoint's close
-     * may still be known to the closed rail). Caller holds the lock.
+     * Whether the pool may take this operation back: it is DONE, its outcome handed out, and nothing refers to it any
+     * more — no waiter, no list (a coroutine's op is on the ready list only while [toResume] is set), no provider (an
+     * operation failed by its endpoint's close may still be known to the closed rail). Caller holds the lock.
      */
     val reusable: Boolean
-        get() = state == DONE && future == null && thread == null && toResume == null && cont == null &&
-            !registered && !queuedForRetry && !driving && err != Errno.ESHUTDOWN
+        get() =
+            state == DONE &&
+                future == null &&
+                thread == null &&
+                toResume == null &&
+                cont == null &&
+                !registered &&
+                !queuedForRetry &&
+                !driving &&
+                err != Errno.ESHUTDOWN
 
     /** Sets the RMA target: [key]'s region at [remoteOffset] of the peer. */
     fun rma(remoteOffset: Long, key: Long): PendingOp {
-        this.remoteOffset = remoteOffset; this.key = key
+        this.remoteOffset = remoteOffset
+        this.key = key
         return this
     }
 
     /** Sets an atomic's type and operation, and the compare and fetch buffers its form uses. */
-    fun atomic(type: AtomicDatatype, op: AtomicOp, compare: DirectBuffer?, compareOffset: Int, fetch: MutableDirectBuffer?, fetchOffset: Int): PendingOp {
-        atomicType = type; atomicOp = op
-        if (compare != null) { this.compare = compare; this.compareOffset = compareOffset }
-        if (fetch != null) { this.fetch = fetch; this.fetchOffset = fetchOffset }
+    fun atomic(
+        type: AtomicDatatype,
+        op: AtomicOp,
+        compare: DirectBuffer?,
+        compareOffset: Int,
+        fetch: MutableDirectBuffer?,
+        fetchOffset: Int,
+    ): PendingOp {
+        atomicType = type
+        atomicOp = op
+        if (compare != null) {
+            this.compare = compare
+            this.compareOffset = compareOffset
+        }
+        if (fetch != null) {
+            this.fetch = fetch
+            this.fetchOffset = fetchOffset
+        }
         return this
     }
 
@@ -146,36 +187,142 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
 
     /** Clears everything but [hub], for the pool; drops the reference to the caller's buffer. */
     fun clear() {
-        kind = SEND; buffer = NO_BUFFER; offset = 0; length = 0; addr = 0; tag = 0; ignore = 0
-        data = 0; remoteOffset = 0; key = 0; compare = NO_BUFFER; compareOffset = 0; fetch = NO_BUFFER; fetchOffset = 0
+        kind = SEND
+        buffer = NO_BUFFER
+        offset = 0
+        length = 0
+        addr = 0
+        tag = 0
+        ignore = 0
+        data = 0
+        remoteOffset = 0
+        key = 0
+        compare = NO_BUFFER
+        compareOffset = 0
+        fetch = NO_BUFFER
+        fetchOffset = 0
         views?.let { vs -> for (v in vs) v.wrap(0L, 0) }
-        STATE.lazySet(this, NEW); result = null
-        err = 0; errMessage = ""; decision = UNDECIDED; prev = null; next = null
+        STATE.lazySet(this, NEW)
+        result = null
+        err = 0
+        errMessage = ""
+        decision = UNDECIDED
+        prev = null
+        next = null
     }
 
-    val isDone: Boolean get() = state == DONE
-    val isReceive: Boolean get() = kind == RECV || kind == TRECV
-    val isInject: Boolean get() = kind == INJECT || kind == TINJECT
+    val isDone: Boolean
+        get() = state == DONE
+
+    val isReceive: Boolean
+        get() = kind == RECV || kind == TRECV
+
+    val isInject: Boolean
+        get() = kind == INJECT || kind == TINJECT
 
     /** Starts the operation on the endpoint; 0, `-EAGAIN` or another negated errno. Caller holds the lock. */
-    fun post(): Int = when (kind) {
-        SEND -> ep.trySendmsg(buffer, offset, length, addr, 0, 0, OpFlags.COMPLETION, this)
-        TSEND -> ep.trySendmsg(buffer, offset, length, addr, tag, 0, OpFlags.TAGGED or OpFlags.COMPLETION, this)
-        RECV -> ep.postRecv(false, buffer as MutableDirectBuffer, offset, length, addr, 0, -1L, OpFlags.COMPLETION, this)
-        TRECV -> ep.postRecv(true, buffer as MutableDirectBuffer, offset, length, addr, tag, ignore, OpFlags.COMPLETION, this)
-        INJECT -> ep.tryInject(buffer, offset, length, addr)
-        TINJECT -> ep.tryTinject(buffer, offset, length, addr, tag)
-        SENDDATA -> ep.trySendmsg(buffer, offset, length, addr, 0, data, OpFlags.REMOTE_CQ_DATA or OpFlags.COMPLETION, this)
-        TSENDDATA -> ep.trySendmsg(buffer, offset, length, addr, tag, data, OpFlags.TAGGED or OpFlags.REMOTE_CQ_DATA or OpFlags.COMPLETION, this)
-        WRITE -> ep.tryWrite(buffer, offset, length, addr, remoteOffset, key, this, OpFlags.COMPLETION)
-        READ -> ep.tryRead(buffer as MutableDirectBuffer, offset, length, addr, remoteOffset, key, this, OpFlags.COMPLETION)
-        ATOMIC -> ep.tryAtomic(buffer, offset, length, addr, remoteOffset, key, atomicType, atomicOp, this, OpFlags.COMPLETION)
-        FETCH_ATOMIC -> ep.tryFetchAtomic(buffer, offset, length, fetch, fetchOffset, addr, remoteOffset, key, atomicType, atomicOp, this, OpFlags.COMPLETION)
-        COMPARE_ATOMIC -> ep.tryCompareAtomic(
-            buffer, offset, length, compare, compareOffset, fetch, fetchOffset, addr, remoteOffset, key, atomicType, atomicOp, this, OpFlags.COMPLETION,
-        )
-        else -> error("unknown operation kind $kind")
-    }
+    fun post(): Int =
+        when (kind) {
+            SEND -> ep.trySendmsg(buffer, offset, length, addr, 0, 0, OpFlags.COMPLETION, this)
+            TSEND -> ep.trySendmsg(buffer, offset, length, addr, tag, 0, OpFlags.TAGGED or OpFlags.COMPLETION, this)
+            RECV ->
+                ep.postRecv(
+                    false,
+                    buffer as MutableDirectBuffer,
+                    offset,
+                    length,
+                    addr,
+                    0,
+                    -1L,
+                    OpFlags.COMPLETION,
+                    this,
+                )
+            TRECV ->
+                ep.postRecv(
+                    true,
+                    buffer as MutableDirectBuffer,
+                    offset,
+                    length,
+                    addr,
+                    tag,
+                    ignore,
+                    OpFlags.COMPLETION,
+                    this,
+                )
+            INJECT -> ep.tryInject(buffer, offset, length, addr)
+            TINJECT -> ep.tryTinject(buffer, offset, length, addr, tag)
+            SENDDATA ->
+                ep.trySendmsg(buffer, offset, length, addr, 0, data, OpFlags.REMOTE_CQ_DATA or OpFlags.COMPLETION, this)
+            TSENDDATA ->
+                ep.trySendmsg(
+                    buffer,
+                    offset,
+                    length,
+                    addr,
+                    tag,
+                    data,
+                    OpFlags.TAGGED or OpFlags.REMOTE_CQ_DATA or OpFlags.COMPLETION,
+                    this,
+                )
+            WRITE -> ep.tryWrite(buffer, offset, length, addr, remoteOffset, key, this, OpFlags.COMPLETION)
+            READ ->
+                ep.tryRead(
+                    buffer as MutableDirectBuffer,
+                    offset,
+                    length,
+                    addr,
+                    remoteOffset,
+                    key,
+                    this,
+                    OpFlags.COMPLETION,
+                )
+            ATOMIC ->
+                ep.tryAtomic(
+                    buffer,
+                    offset,
+                    length,
+                    addr,
+                    remoteOffset,
+                    key,
+                    atomicType,
+                    atomicOp,
+                    this,
+                    OpFlags.COMPLETION,
+                )
+            FETCH_ATOMIC ->
+                ep.tryFetchAtomic(
+                    buffer,
+                    offset,
+                    length,
+                    fetch,
+                    fetchOffset,
+                    addr,
+                    remoteOffset,
+                    key,
+                    atomicType,
+                    atomicOp,
+                    this,
+                    OpFlags.COMPLETION,
+                )
+            COMPARE_ATOMIC ->
+                ep.tryCompareAtomic(
+                    buffer,
+                    offset,
+                    length,
+                    compare,
+                    compareOffset,
+                    fetch,
+                    fetchOffset,
+                    addr,
+                    remoteOffset,
+                    key,
+                    atomicType,
+                    atomicOp,
+                    this,
+                    OpFlags.COMPLETION,
+                )
+            else -> error("unknown operation kind $kind")
+        }
 
     // ## Outcomes (caller holds the domain lock) ##
 
@@ -188,19 +335,30 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
             result = r
         }
         if (r !== NO_RESULT) {
-            r.context = null; r.flags = flags; r.len = len; r.data = data; r.tag = tag; r.source = source
+            r.context = null
+            r.flags = flags
+            r.len = len
+            r.data = data
+            r.tag = tag
+            r.source = source
         }
         finish()
     }
 
     /** An inject accepted by the rail: there is no completion, so report one of our own. */
     fun completeInject() {
-        complete(OpFlags.SEND or (if (kind == TINJECT) OpFlags.TAGGED else OpFlags.MSG), length.toLong(), 0, tag, FiAddr.NOTAVAIL)
+        complete(
+            OpFlags.SEND or (if (kind == TINJECT) OpFlags.TAGGED else OpFlags.MSG),
+            length.toLong(),
+            0,
+            tag,
+            FiAddr.NOTAVAIL,
+        )
     }
 
     /**
-     * An error completion, or a failure of our own (close, a retry that failed). Only the errno
-     * and the message matter: every waiting form reports a failure as a [FabricException].
+     * An error completion, or a failure of our own (close, a retry that failed). Only the errno and the message matter:
+     * every waiting form reports a failure as a [FabricException].
      */
     fun fail(err: Int, message: String) {
         if (state == DONE) return
@@ -232,8 +390,8 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
     }
 
     /**
-     * The cancellation handler of the suspended coroutine (it runs in the cancelling thread, at
-     * once): detaches the cancelled continuation, then decides the outcome.
+     * The cancellation handler of the suspended coroutine (it runs in the cancelling thread, at once): detaches the
+     * cancelled continuation, then decides the outcome.
      */
     override fun invoke(cause: Throwable?) {
         synchronized(ep.domain.lock) {
@@ -258,29 +416,30 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
     }
 
     /**
-     * Decides, once and under the domain lock, what a cancellation request does: true if the
-     * operation was withdrawn before it took effect (a receive still posted, or any operation
-     * still waiting to be retried after `-EAGAIN`), false if it is kept and will deliver its own
-     * outcome (it completed, a receive already matched a message, or a send the rail has taken).
+     * Decides, once and under the domain lock, what a cancellation request does: true if the operation was withdrawn
+     * before it took effect (a receive still posted, or any operation still waiting to be retried after `-EAGAIN`),
+     * false if it is kept and will deliver its own outcome (it completed, a receive already matched a message, or a
+     * send the rail has taken).
      */
-    fun decideCancel(): Boolean = synchronized(ep.domain.lock) {
-        when (decision) {
-            WITHDRAWN -> return true
-            KEPT -> return false
+    fun decideCancel(): Boolean =
+        synchronized(ep.domain.lock) {
+            when (decision) {
+                WITHDRAWN -> return true
+                KEPT -> return false
+            }
+            if (state == DONE) {
+                decision = KEPT
+            } else if (queuedForRetry) {
+                decision = WITHDRAWN
+                fail(Errno.ECANCELED, "cancelled before the rail accepted it")
+            } else if (isReceive && ep.cancel(this) == 0) {
+                // Endpoint.cancel wrote the ECANCELED completion, which came back here: we are DONE.
+                decision = WITHDRAWN
+            } else {
+                decision = KEPT
+            }
+            decision == WITHDRAWN
         }
-        if (state == DONE) {
-            decision = KEPT
-        } else if (queuedForRetry) {
-            decision = WITHDRAWN
-            fail(Errno.ECANCELED, "cancelled before the rail accepted it")
-        } else if (isReceive && ep.cancel(this) == 0) {
-            // Endpoint.cancel wrote the ECANCELED completion, which came back here: we are DONE.
-            decision = WITHDRAWN
-        } else {
-            decision = KEPT
-        }
-        decision == WITHDRAWN
-    }
 
     /** The completion, or the error as a [FabricException]; only once DONE. */
     fun resultOrThrow(): Completion {
@@ -298,7 +457,10 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
             return "$what of $size $dir $addr at offset $remoteOffset of key $key on $ep"
         }
         val peer = if (isReceive) (if (addr == FiAddr.UNSPEC) "from any source" else "from $addr") else "to $addr"
-        val tagged = if (kind == TSEND || kind == TRECV || kind == TINJECT || kind == TSENDDATA) ", tag 0x${java.lang.Long.toHexString(tag)}" else ""
+        val tagged =
+            if (kind == TSEND || kind == TRECV || kind == TINJECT || kind == TSENDDATA)
+                ", tag 0x${java.lang.Long.toHexString(tag)}"
+            else ""
         val ign = if (kind == TRECV && ignore != 0L) " ignore 0x${java.lang.Long.toHexString(ignore)}" else ""
         return "$what of $length bytes $peer$tagged$ign on $ep"
     }
@@ -321,10 +483,22 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
         const val ATOMIC = 10
         const val FETCH_ATOMIC = 11
         const val COMPARE_ATOMIC = 12
-        private val NAMES = arrayOf(
-            "send", "tsend", "recv", "trecv", "inject", "tinject", "senddata", "tsenddata",
-            "RMA write", "RMA read", "atomic", "fetching atomic", "compare atomic",
-        )
+        private val NAMES =
+            arrayOf(
+                "send",
+                "tsend",
+                "recv",
+                "trecv",
+                "inject",
+                "tinject",
+                "senddata",
+                "tsenddata",
+                "RMA write",
+                "RMA read",
+                "atomic",
+                "fetching atomic",
+                "compare atomic",
+            )
 
         const val NEW = 0
         const val PENDING = 1
@@ -334,7 +508,9 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
         const val WITHDRAWN = 1
         const val KEPT = 2
 
-        @JvmField val STATE: AtomicIntegerFieldUpdater<PendingOp> = AtomicIntegerFieldUpdater.newUpdater(PendingOp::class.java, "state")
+        @JvmField
+        val STATE: AtomicIntegerFieldUpdater<PendingOp> =
+            AtomicIntegerFieldUpdater.newUpdater(PendingOp::class.java, "state")
 
         /** The [result] of a suspend inject: written by no one, read by no one. */
         @JvmField val NO_RESULT: Completion = Completion()
@@ -344,9 +520,8 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
 }
 
 /**
- * The future of a [PendingOp]. Under manual progress a blocking [get] or [join] drives progress
- * while it waits, as a blocking read does; [cancel] follows the operation's cancellation rule and
- * returns false when the operation is kept.
+ * The future of a [PendingOp]. Under manual progress a blocking [get] or [join] drives progress while it waits, as a
+ * blocking read does; [cancel] follows the operation's cancellation rule and returns false when the operation is kept.
  */
 internal class OpFuture(private val op: PendingOp) : CompletableFuture<Completion>() {
     init {

@@ -10,30 +10,28 @@ import kotlinx.coroutines.launch
 import org.agrona.DirectBuffer
 
 /**
- * The progress side of one [Domain]: what turns provider completions into resumed coroutines,
- * completed futures and unparked threads, and who drives the providers when the application is
- * waiting rather than reading.
- *
- * - The **ready list**: operations and waiters whose outcome was decided under the domain lock
- *   ([Ready]), fired by whoever drove progress once it has released the lock ([dispatchReady]),
- *   so no waiter's code ever runs inside a provider's duty cycle or under the lock.
+ * The progress side of one [Domain]: what turns provider completions into resumed coroutines, completed futures and
+ * unparked threads, and who drives the providers when the application is waiting rather than reading.
+ * - The **ready list**: operations and waiters whose outcome was decided under the domain lock ([Ready]), fired by
+ *   whoever drove progress once it has released the lock ([dispatchReady]), so no waiter's code ever runs inside a
+ *   provider's duty cycle or under the lock.
  * - The **pending list**: every [PendingOp] not yet DONE, so closing an endpoint fails them all.
- * - The **retry queue**: operations a rail refused with `-EAGAIN`; every progress call re-posts
- *   them in order, so waiting for resources needs no polling by the waiter.
- * - The **pool** of operations for the `suspend` forms, so that one completing inline allocates
- *   nothing; it keeps at most [POOL_LIMIT].
- * - The **driver**, under manual progress: while coroutines are suspended in operations of this
- *   domain, one coroutine drives progress on the dispatcher of the waiter that started it (the
- *   waiters lend their dispatcher to progress; no thread is created). While futures (or counter
- *   waits) handed out by this domain are outstanding ([asyncWaiters]), the same driver runs on the
- *   default dispatcher, so a future completes whether or not anyone calls `get()` on it. It stops
- *   when the last waiter is resumed and the last future completed. Under automatic progress the
- *   [ProgressEngine] does this instead.
+ * - The **retry queue**: operations a rail refused with `-EAGAIN`; every progress call re-posts them in order, so
+ *   waiting for resources needs no polling by the waiter.
+ * - The **pool** of operations for the `suspend` forms, so that one completing inline allocates nothing; it keeps at
+ *   most [POOL_LIMIT].
+ * - The **driver**, under manual progress: while coroutines are suspended in operations of this domain, one coroutine
+ *   drives progress on the dispatcher of the waiter that started it (the waiters lend their dispatcher to progress; no
+ *   thread is created). While futures (or counter waits) handed out by this domain are outstanding ([asyncWaiters]),
+ *   the same driver runs on the default dispatcher, so a future completes whether or not anyone calls `get()` on it. It
+ *   stops when the last waiter is resumed and the last future completed. Under automatic progress the [ProgressEngine]
+ *   does this instead.
  *
  * Everything here is guarded by the domain lock except the volatile fields read on fast paths.
  */
 internal class ProgressHub(private val domain: Domain) {
-    private val lock: Any get() = domain.lock
+    private val lock: Any
+        get() = domain.lock
 
     // ## Ready list ##
 
@@ -49,17 +47,18 @@ internal class ProgressHub(private val domain: Domain) {
     }
 
     /**
-     * Fires everything made ready so far; call after releasing the lock. One volatile read when
-     * nothing is ready, so the raw read path pays nothing else.
+     * Fires everything made ready so far; call after releasing the lock. One volatile read when nothing is ready, so
+     * the raw read path pays nothing else.
      */
     fun dispatchReady(): Int {
         if (readyHead == null) return 0
-        var r = synchronized(lock) {
-            val h = readyHead
-            readyHead = null
-            readyTail = null
-            h
-        }
+        var r =
+            synchronized(lock) {
+                val h = readyHead
+                readyHead = null
+                readyTail = null
+                h
+            }
         var n = 0
         while (r != null) {
             val next = r.nextReady
@@ -101,9 +100,8 @@ internal class ProgressHub(private val domain: Domain) {
     }
 
     /**
-     * Starts [op]: registers it, posts it (or queues it behind earlier refused operations), and
-     * returns 0, or the negated errno of a post that failed for good. Caller does [dispatchReady]
-     * afterwards.
+     * Starts [op]: registers it, posts it (or queues it behind earlier refused operations), and returns 0, or the
+     * negated errno of a post that failed for good. Caller does [dispatchReady] afterwards.
      */
     fun submit(op: PendingOp): Int = synchronized(lock) { submitLocked(op) }
 
@@ -136,14 +134,25 @@ internal class ProgressHub(private val domain: Domain) {
     private var freeCount = 0
 
     /** An operation from the pool (or a new one) filled in with the arguments. Caller holds the lock. */
-    fun obtainLocked(ep: Endpoint, kind: Int, buffer: DirectBuffer, offset: Int, length: Int, addr: Long, tag: Long, ignore: Long): PendingOp {
+    fun obtainLocked(
+        ep: Endpoint,
+        kind: Int,
+        buffer: DirectBuffer,
+        offset: Int,
+        length: Int,
+        addr: Long,
+        tag: Long,
+        ignore: Long,
+    ): PendingOp {
         val op = free
-        val o = if (op == null) PendingOp(this) else {
-            free = op.next
-            op.next = null
-            freeCount--
-            op
-        }
+        val o =
+            if (op == null) PendingOp(this)
+            else {
+                free = op.next
+                op.next = null
+                freeCount--
+                op
+            }
         o.set(ep, kind, buffer, offset, length, addr, tag, ignore)
         return o
     }
@@ -212,34 +221,35 @@ internal class ProgressHub(private val domain: Domain) {
     // ## Suspended coroutines and the manual-progress driver ##
 
     /** Coroutines suspended in operations of this domain (attached to a [PendingOp]). */
-    @Volatile var suspendedWaiters: Int = 0
+    @Volatile
+    var suspendedWaiters: Int = 0
         private set
 
     /** Whether a coroutine drives progress for the suspended waiters (inline, or [driverLoop]). */
     private var driverRunning = false
 
     /**
-     * Futures and counter waits handed out and not yet complete: while there are any (under
-     * manual progress) the driver runs, so they complete without anyone calling `get()`.
-     * Guarded by the lock.
+     * Futures and counter waits handed out and not yet complete: while there are any (under manual progress) the driver
+     * runs, so they complete without anyone calling `get()`. Guarded by the lock.
      */
-    @Volatile var asyncWaiters: Int = 0
+    @Volatile
+    var asyncWaiters: Int = 0
         private set
 
     /**
-     * Threads blocked in a blocking form or a future's `get()`, each driving progress itself
-     * under manual progress: while there are any, the driver leaves polling to them (two
-     * pollers on one domain only contend for its lock) and looks again after a park.
+     * Threads blocked in a blocking form or a future's `get()`, each driving progress itself under manual progress:
+     * while there are any, the driver leaves polling to them (two pollers on one domain only contend for its lock) and
+     * looks again after a park.
      */
     val blockedDrivers: java.util.concurrent.atomic.AtomicInteger = java.util.concurrent.atomic.AtomicInteger()
 
     /** Whether anything waits for the driver: suspended coroutines or outstanding futures. */
-    private val needsDriver: Boolean get() = suspendedWaiters > 0 || asyncWaiters > 0
+    private val needsDriver: Boolean
+        get() = suspendedWaiters > 0 || asyncWaiters > 0
 
     /**
-     * Counts one more outstanding future; starts the driver on the default dispatcher if none
-     * runs. Caller holds the lock, and calls [launchDriver]`(null)` after releasing it if this
-     * returns true.
+     * Counts one more outstanding future; starts the driver on the default dispatcher if none runs. Caller holds the
+     * lock, and calls [launchDriver]`(null)` after releasing it if this returns true.
      */
     fun asyncWaiterAddedLocked(): Boolean {
         asyncWaiters++
@@ -248,12 +258,16 @@ internal class ProgressHub(private val domain: Domain) {
         return true
     }
 
-    /** Counters with futures of [Counter.waitAsync] outstanding, so closing the domain fails them. Guarded by the lock. */
+    /**
+     * Counters with futures of [Counter.waitAsync] outstanding, so closing the domain fails them. Guarded by the lock.
+     */
     val waitedCounters: ArrayList<Counter> = ArrayList(0)
 
     /** The domain is closing: fails every counter wait still outstanding. Caller then dispatches. */
     fun domainClosedLocked() {
-        while (waitedCounters.isNotEmpty()) waitedCounters.removeAt(waitedCounters.size - 1).failWaitsLocked(Errno.ESHUTDOWN)
+        while (waitedCounters.isNotEmpty()) waitedCounters
+            .removeAt(waitedCounters.size - 1)
+            .failWaitsLocked(Errno.ESHUTDOWN)
     }
 
     /** One outstanding future completed (or was withdrawn). Caller holds the lock. */
@@ -267,8 +281,8 @@ internal class ProgressHub(private val domain: Domain) {
     }
 
     /**
-     * Attaches a suspended coroutine to [op]; false if [op] is already DONE (resume at once).
-     * Under manual progress, starts a driver if none runs. Runs inside suspendCancellableCoroutine.
+     * Attaches a suspended coroutine to [op]; false if [op] is already DONE (resume at once). Under manual progress,
+     * starts a driver if none runs. Runs inside suspendCancellableCoroutine.
      */
     fun attach(op: PendingOp, cont: CancellableContinuation<Unit>, dispatcher: CoroutineDispatcher?): Boolean {
         val startDriver: Boolean
@@ -300,8 +314,8 @@ internal class ProgressHub(private val domain: Domain) {
     }
 
     /**
-     * Gives the driver role up; true if suspended waiters still need a driver, which the caller
-     * then starts with [launchDriver] once it has released the lock. Caller holds the lock.
+     * Gives the driver role up; true if suspended waiters still need a driver, which the caller then starts with
+     * [launchDriver] once it has released the lock. Caller holds the lock.
      */
     fun releaseDriverLocked(): Boolean {
         if (needsDriver && !automatic) return true
@@ -310,15 +324,16 @@ internal class ProgressHub(private val domain: Domain) {
     }
 
     /**
-     * Starts a driver coroutine for the role its caller took. The role must come back however
-     * the coroutine ends, including when it never runs: a dispatcher that refuses the task (its
-     * executor shut down) cancels the coroutine before its body starts, so a `finally` in the
-     * body would not run. The completion handler runs on every end, and [driverEnded] hands the
-     * role on after a cancellation or a provider's throw; a normal end already gave it up.
+     * Starts a driver coroutine for the role its caller took. The role must come back however the coroutine ends,
+     * including when it never runs: a dispatcher that refuses the task (its executor shut down) cancels the coroutine
+     * before its body starts, so a `finally` in the body would not run. The completion handler runs on every end, and
+     * [driverEnded] hands the role on after a cancellation or a provider's throw; a normal end already gave it up.
      */
     fun launchDriver(dispatcher: CoroutineDispatcher?) {
         val d = if (dispatcher == null || dispatcher === Dispatchers.Unconfined) Dispatchers.Default else dispatcher
-        CoroutineScope(d + CoroutineName("braid-progress-${domain.name}")).launch { driverLoop() }.invokeOnCompletion(driverEnded)
+        CoroutineScope(d + CoroutineName("braid-progress-${domain.name}"))
+            .launch { driverLoop() }
+            .invokeOnCompletion(driverEnded)
     }
 
     /** Lets another driver take over from one that was cancelled (or never ran) or whose provider threw. */
@@ -350,28 +365,39 @@ internal class ProgressHub(private val domain: Domain) {
 
     // ## Automatic progress ##
 
-    @Volatile var engine: ProgressEngine? = null
+    @Volatile
+    var engine: ProgressEngine? = null
         private set
 
     /** Whether a [ProgressEngine] drives this domain. */
-    val automatic: Boolean get() = engine != null
+    val automatic: Boolean
+        get() = engine != null
 
     fun attachEngine(e: ProgressEngine) {
         synchronized(lock) {
             val current = engine
             if (current != null) {
-                throw FabricException(Errno.EBUSY, "domain '${domain.name}': already driven by $current; close it before starting another engine")
+                throw FabricException(
+                    Errno.EBUSY,
+                    "domain '${domain.name}': already driven by $current; close it before starting another engine",
+                )
             }
             engine = e
         }
     }
 
     fun detachEngine(e: ProgressEngine) {
-        val needDriver = synchronized(lock) {
-            if (engine !== e) return
-            engine = null
-            needsDriver && !driverRunning && run { driverRunning = true; true }
-        }
+        val needDriver =
+            synchronized(lock) {
+                if (engine !== e) return
+                engine = null
+                needsDriver &&
+                    !driverRunning &&
+                    run {
+                        driverRunning = true
+                        true
+                    }
+            }
         // Coroutines that relied on the engine still wait: drive for them under manual progress.
         if (needDriver) launchDriver(Dispatchers.Default)
     }

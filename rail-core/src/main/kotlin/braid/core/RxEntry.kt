@@ -3,13 +3,13 @@ package braid.core
 import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * One receive in the shared receive context (`struct fi_peer_rx_entry`): either a receive the
- * application posted, waiting for a message, or a message that arrived first (unexpected), held
- * by the provider that received it ([peer], [peerContext]) until a receive claims it.
+ * One receive in the shared receive context (`struct fi_peer_rx_entry`): either a receive the application posted,
+ * waiting for a message, or a message that arrived first (unexpected), held by the provider that received it ([peer],
+ * [peerContext]) until a receive claims it.
  *
- * Entries are pooled by their [SharedReceiveContext] and linked intrusively into up to three
- * lists at once (one per source, one in arrival order, and for an unexpected tagged message
- * one per tag), so matching and removal allocate nothing.
+ * Entries are pooled by their [SharedReceiveContext] and linked intrusively into up to three lists at once (one per
+ * source, one in arrival order, and for an unexpected tagged message one per tag), so matching and removal allocate
+ * nothing.
  */
 public class RxEntry internal constructor(@Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden()) {
     /** Posted: the source filter ([FiAddr.UNSPEC] for any). Unexpected: the sender's address. */
@@ -28,7 +28,9 @@ public class RxEntry internal constructor(@Suppress("UNUSED_PARAMETER") hidden: 
     public var size: Long = 0
         @JvmSynthetic internal set
 
-    /** Operation flags of the posted receive; for an unexpected message, [OpFlags.REMOTE_CQ_DATA] if it carries data. */
+    /**
+     * Operation flags of the posted receive; for an unexpected message, [OpFlags.REMOTE_CQ_DATA] if it carries data.
+     */
     public var flags: Long = 0
         @JvmSynthetic internal set
 
@@ -48,8 +50,7 @@ public class RxEntry internal constructor(@Suppress("UNUSED_PARAMETER") hidden: 
         @JvmSynthetic internal set
 
     /** The provider that holds the unexpected message behind this entry. */
-    @get:JvmSynthetic @set:JvmSynthetic
-    internal var peer: SrxPeer? = null
+    @get:JvmSynthetic @set:JvmSynthetic internal var peer: SrxPeer? = null
 
     /** The provider's own state for the unexpected message (its bytes, its rendezvous id, …). */
     public var peerContext: Any? = null
@@ -58,36 +59,35 @@ public class RxEntry internal constructor(@Suppress("UNUSED_PARAMETER") hidden: 
     public var peerSource: Long = -1
 
     // ## Intrusive links ##
-    @get:JvmSynthetic @set:JvmSynthetic
-    internal var seq: Long = 0
-    @get:JvmSynthetic @set:JvmSynthetic
-    internal var srcPrev: RxEntry? = null
-    @get:JvmSynthetic @set:JvmSynthetic
-    internal var srcNext: RxEntry? = null
-    @get:JvmSynthetic @set:JvmSynthetic
-    internal var srcList: EntryList? = null
-    @get:JvmSynthetic @set:JvmSynthetic
-    internal var allPrev: RxEntry? = null
-    @get:JvmSynthetic @set:JvmSynthetic
-    internal var allNext: RxEntry? = null
-    @get:JvmSynthetic @set:JvmSynthetic
-    internal var allList: EntryList? = null
-    @get:JvmSynthetic @set:JvmSynthetic
-    internal var tagPrev: RxEntry? = null
-    @get:JvmSynthetic @set:JvmSynthetic
-    internal var tagNext: RxEntry? = null
-    @get:JvmSynthetic @set:JvmSynthetic
-    internal var tagList: EntryList? = null
-    @get:JvmSynthetic @set:JvmSynthetic
-    internal var inUse: Boolean = false
+    @get:JvmSynthetic @set:JvmSynthetic internal var seq: Long = 0
+    @get:JvmSynthetic @set:JvmSynthetic internal var srcPrev: RxEntry? = null
+    @get:JvmSynthetic @set:JvmSynthetic internal var srcNext: RxEntry? = null
+    @get:JvmSynthetic @set:JvmSynthetic internal var srcList: EntryList? = null
+    @get:JvmSynthetic @set:JvmSynthetic internal var allPrev: RxEntry? = null
+    @get:JvmSynthetic @set:JvmSynthetic internal var allNext: RxEntry? = null
+    @get:JvmSynthetic @set:JvmSynthetic internal var allList: EntryList? = null
+    @get:JvmSynthetic @set:JvmSynthetic internal var tagPrev: RxEntry? = null
+    @get:JvmSynthetic @set:JvmSynthetic internal var tagNext: RxEntry? = null
+    @get:JvmSynthetic @set:JvmSynthetic internal var tagList: EntryList? = null
+    @get:JvmSynthetic @set:JvmSynthetic internal var inUse: Boolean = false
 
-    @JvmSynthetic
-    internal fun matches(msgTag: Long): Boolean = !tagged || (msgTag or ignore) == (tag or ignore)
+    @JvmSynthetic internal fun matches(msgTag: Long): Boolean = !tagged || (msgTag or ignore) == (tag or ignore)
 
     @JvmSynthetic
     internal fun reset() {
-        addr = FiAddr.UNSPEC; tag = 0; ignore = 0; size = 0; flags = 0; data = 0; context = null
-        buffer.wrap(0L, 0); tagged = false; peer = null; peerContext = null; peerSource = -1; seq = 0
+        addr = FiAddr.UNSPEC
+        tag = 0
+        ignore = 0
+        size = 0
+        flags = 0
+        data = 0
+        context = null
+        buffer.wrap(0L, 0)
+        tagged = false
+        peer = null
+        peerContext = null
+        peerSource = -1
+        seq = 0
     }
 
     override fun toString(): String =
@@ -95,25 +95,28 @@ public class RxEntry internal constructor(@Suppress("UNUSED_PARAMETER") hidden: 
 }
 
 /**
- * The provider side of a shared receive context (`fi_ops_srx_peer`): the owner calls it when an
- * unexpected message this provider holds has been matched ([startMsg], [startTag]) or must be
- * dropped ([discardMsg], [discardTag]). Control of the entry passes back to the provider, which
- * completes it and calls [SharedReceiveContext.freeEntry].
+ * The provider side of a shared receive context (`fi_ops_srx_peer`): the owner calls it when an unexpected message this
+ * provider holds has been matched ([startMsg], [startTag]) or must be dropped ([discardMsg], [discardTag]). Control of
+ * the entry passes back to the provider, which completes it and calls [SharedReceiveContext.freeEntry].
  */
 public interface SrxPeer {
     public fun startMsg(entry: RxEntry)
+
     public fun startTag(entry: RxEntry)
+
     public fun discardMsg(entry: RxEntry)
+
     public fun discardTag(entry: RxEntry)
 }
 
 /**
- * A doubly-linked list threaded through one of an entry's three sets of links: per source
- * ([BY_SOURCE]), arrival order ([ALL]) or per tag ([BY_TAG], unexpected tagged messages only).
+ * A doubly-linked list threaded through one of an entry's three sets of links: per source ([BY_SOURCE]), arrival order
+ * ([ALL]) or per tag ([BY_TAG], unexpected tagged messages only).
  */
 internal class EntryList(private val links: Int) {
     var head: RxEntry? = null
         private set
+
     private var tail: RxEntry? = null
     var size: Int = 0
         private set
@@ -123,17 +126,19 @@ internal class EntryList(private val links: Int) {
 
     fun isEmpty(): Boolean = head == null
 
-    fun next(e: RxEntry): RxEntry? = when (links) {
-        BY_SOURCE -> e.srcNext
-        ALL -> e.allNext
-        else -> e.tagNext
-    }
+    fun next(e: RxEntry): RxEntry? =
+        when (links) {
+            BY_SOURCE -> e.srcNext
+            ALL -> e.allNext
+            else -> e.tagNext
+        }
 
-    private fun prev(e: RxEntry): RxEntry? = when (links) {
-        BY_SOURCE -> e.srcPrev
-        ALL -> e.allPrev
-        else -> e.tagPrev
-    }
+    private fun prev(e: RxEntry): RxEntry? =
+        when (links) {
+            BY_SOURCE -> e.srcPrev
+            ALL -> e.allPrev
+            else -> e.tagPrev
+        }
 
     private fun setNext(e: RxEntry, next: RxEntry?) {
         when (links) {
@@ -161,7 +166,9 @@ internal class EntryList(private val links: Int) {
 
     fun add(e: RxEntry) {
         val t = tail
-        setPrev(e, t); setNext(e, null); setList(e, this)
+        setPrev(e, t)
+        setNext(e, null)
+        setList(e, this)
         if (t == null) head = e else setNext(t, e)
         tail = e
         size++
@@ -172,14 +179,19 @@ internal class EntryList(private val links: Int) {
         val next = next(e)
         if (prev == null) head = next else setNext(prev, next)
         if (next == null) tail = prev else setPrev(next, prev)
-        setPrev(e, null); setNext(e, null); setList(e, null)
+        setPrev(e, null)
+        setNext(e, null)
+        setList(e, null)
         size--
     }
 
     /** Inserts [e] just before [at], which is in this list. */
     fun insertBefore(at: RxEntry, e: RxEntry) {
         val prev = prev(at)
-        setPrev(e, prev); setNext(e, at); setList(e, this); setPrev(at, e)
+        setPrev(e, prev)
+        setNext(e, at)
+        setList(e, this)
+        setPrev(at, e)
         if (prev == null) head = e else setNext(prev, e)
         size++
     }

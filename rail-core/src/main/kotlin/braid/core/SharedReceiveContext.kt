@@ -1,40 +1,39 @@
 package braid.core
 
+import java.util.IdentityHashMap
 import org.agrona.DirectBuffer
 import org.agrona.collections.Long2ObjectHashMap
 import org.agrona.collections.LongArrayList
-import java.util.IdentityHashMap
 
 /**
- * The one matching engine of an endpoint (`fid_peer_srx`): the posted-receive queue and the
- * unexpected queue, for untagged and tagged messages separately, shared by every provider that
- * receives for the endpoint. Providers use the owner operations of fi_peer(3) ([getMsg],
- * [getTag], [queueMsg], [queueTag], [freeEntry]); the application side posts, peeks, claims and
- * cancels through [Endpoint].
+ * The one matching engine of an endpoint (`fid_peer_srx`): the posted-receive queue and the unexpected queue, for
+ * untagged and tagged messages separately, shared by every provider that receives for the endpoint. Providers use the
+ * owner operations of fi_peer(3) ([getMsg], [getTag], [queueMsg], [queueTag], [freeEntry]); the application side posts,
+ * peeks, claims and cancels through [Endpoint].
  *
  * Matching rules (MPI's, which libfabric's tagged interface also keeps):
- * - an arriving message takes the earliest-posted receive that matches it, whether that receive
- *   names the sender or accepts any source;
- * - messages from one sender match in the order they were sent (each sender's messages are
- *   queued in arrival order, and providers deliver them in send order);
+ * - an arriving message takes the earliest-posted receive that matches it, whether that receive names the sender or
+ *   accepts any source;
+ * - messages from one sender match in the order they were sent (each sender's messages are queued in arrival order, and
+ *   providers deliver them in send order);
  * - a posted receive takes the earliest-arrived unexpected message that matches it;
- * - a message whose sender was not in the AV when it arrived waits under [FiAddr.NOTAVAIL];
- *   any-source receives take it, and once its provider resolves the sender
- *   ([foreachUnspecAddr]) it is that sender's, for the receives already posted for it too.
+ * - a message whose sender was not in the AV when it arrived waits under [FiAddr.NOTAVAIL]; any-source receives take
+ *   it, and once its provider resolves the sender ([foreachUnspecAddr]) it is that sender's, for the receives already
+ *   posted for it too.
  *
- * Receives and unexpected messages are indexed by source, so a receive that names its sender
- * looks only at that sender's messages: O(1) expected time however many messages other senders
- * left unexpected. Receives that accept any source are kept in one list and compared against the
- * per-source candidate by posting sequence number, so order holds between the two kinds.
+ * Receives and unexpected messages are indexed by source, so a receive that names its sender looks only at that
+ * sender's messages: O(1) expected time however many messages other senders left unexpected. Receives that accept any
+ * source are kept in one list and compared against the per-source candidate by posting sequence number, so order holds
+ * between the two kinds.
  *
  * Not thread-safe: callers hold the domain's lock.
  */
-public class SharedReceiveContext internal constructor(
+public class SharedReceiveContext
+internal constructor(
     /** Unexpected messages held before providers must push senders back. */
     public val unexpectedLimit: Int,
     /** The lock of the domain whose endpoint owns this context; importers must share it. */
-    @get:JvmSynthetic
-    internal val lock: Any = Any(),
+    @get:JvmSynthetic internal val lock: Any = Any(),
     @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden(),
 ) {
     private val msgQueue = MatchQueue(tagged = false)
@@ -62,22 +61,27 @@ public class SharedReceiveContext internal constructor(
     private var samples = 0L
 
     /** Whether providers must stop taking unexpected messages and push their senders back. */
-    public val unexpectedFull: Boolean get() = unexpectedNow >= unexpectedLimit
+    public val unexpectedFull: Boolean
+        get() = unexpectedNow >= unexpectedLimit
 
-    public val unexpectedCount: Int get() = unexpectedNow
-    public val postedCount: Int get() = postedNow
+    public val unexpectedCount: Int
+        get() = unexpectedNow
+
+    public val postedCount: Int
+        get() = postedNow
 
     /** Queue entries examined by matching so far (a cost measure for tests and benchmarks). */
     @get:JvmSynthetic
-    internal val examined: Long get() = msgQueue.examined + tagQueue.examined
+    internal val examined: Long
+        get() = msgQueue.examined + tagQueue.examined
 
     // ## Owner operations (called by providers) ##
 
     /**
-     * Finds the receive for an untagged message of [size] bytes from [addr]
-     * ([FiAddr.NOTAVAIL] when the sender is not in the AV). The entry returned is either a posted
-     * receive, now removed from the queue ([RxEntry.peer] is null), or a fresh entry the provider
-     * must fill ([RxEntry.peerContext]) and hand to [queueMsg], or give back with [freeEntry].
+     * Finds the receive for an untagged message of [size] bytes from [addr] ([FiAddr.NOTAVAIL] when the sender is not
+     * in the AV). The entry returned is either a posted receive, now removed from the queue ([RxEntry.peer] is null),
+     * or a fresh entry the provider must fill ([RxEntry.peerContext]) and hand to [queueMsg], or give back with
+     * [freeEntry].
      */
     public fun getMsg(addr: Long, size: Long): RxEntry = get(msgQueue, addr, 0, size)
 
@@ -102,12 +106,11 @@ public class SharedReceiveContext internal constructor(
     }
 
     /**
-     * Re-resolves the sender of every unexpected message that arrived before its sender was in
-     * the AV (`foreach_unspec_addr`): [resolve] returns the sender's address now, or
-     * [FiAddr.NOTAVAIL]. Resolved messages join their sender's queue in arrival order, and the
-     * receives already posted for that sender take them as if it had been known all along: each,
-     * in posting order, the earliest-arrived message that matches it. Their providers are told to
-     * start them ([SrxPeer.startMsg], [SrxPeer.startTag]) before this returns.
+     * Re-resolves the sender of every unexpected message that arrived before its sender was in the AV
+     * (`foreach_unspec_addr`): [resolve] returns the sender's address now, or [FiAddr.NOTAVAIL]. Resolved messages join
+     * their sender's queue in arrival order, and the receives already posted for that sender take them as if it had
+     * been known all along: each, in posting order, the earliest-arrived message that matches it. Their providers are
+     * told to start them ([SrxPeer.startMsg], [SrxPeer.startTag]) before this returns.
      */
     public fun foreachUnspecAddr(resolve: java.util.function.ToLongFunction<RxEntry>) {
         msgQueue.resolveUnspec(resolve, matchResolved)
@@ -122,12 +125,21 @@ public class SharedReceiveContext internal constructor(
     // ## Application side (called by Endpoint) ##
 
     /**
-     * Posts a receive. If an unexpected message matches, it is returned with the receive's
-     * buffer and context filled in, and its provider has been told to start it; otherwise the
-     * receive is queued and null is returned.
+     * Posts a receive. If an unexpected message matches, it is returned with the receive's buffer and context filled
+     * in, and its provider has been told to start it; otherwise the receive is queued and null is returned.
      */
     @JvmSynthetic
-    internal fun post(tagged: Boolean, src: Long, tag: Long, ignore: Long, flags: Long, context: Any?, buffer: DirectBuffer, offset: Int, length: Int): RxEntry? {
+    internal fun post(
+        tagged: Boolean,
+        src: Long,
+        tag: Long,
+        ignore: Long,
+        flags: Long,
+        context: Any?,
+        buffer: DirectBuffer,
+        offset: Int,
+        length: Int,
+    ): RxEntry? {
         val queue = if (tagged) tagQueue else msgQueue
         val unexpected = queue.takeUnexpected(src, tag, ignore)
         if (unexpected != null) {
@@ -137,8 +149,13 @@ public class SharedReceiveContext internal constructor(
             return unexpected
         }
         val e = alloc()
-        e.tagged = tagged; e.addr = src; e.tag = tag; e.ignore = if (tagged) ignore else -1L
-        e.flags = flags; e.context = context; e.size = length.toLong()
+        e.tagged = tagged
+        e.addr = src
+        e.tag = tag
+        e.ignore = if (tagged) ignore else -1L
+        e.flags = flags
+        e.context = context
+        e.size = length.toLong()
         e.buffer.wrap(buffer, offset, length)
         e.seq = nextSeq++
         queue.addPosted(e)
@@ -167,8 +184,7 @@ public class SharedReceiveContext internal constructor(
     }
 
     /** The message claimed earlier for [context], now handed over. */
-    @JvmSynthetic
-    internal fun takeClaimed(context: Any): RxEntry? = claimed.remove(context)
+    @JvmSynthetic internal fun takeClaimed(context: Any): RxEntry? = claimed.remove(context)
 
     /** Removes the posted receive whose context is [context], or returns null. */
     @JvmSynthetic
@@ -198,10 +214,15 @@ public class SharedReceiveContext internal constructor(
     }
 
     /** Depth statistics: current, maximum and average over every change. */
-    public fun stats(): SrxStats = SrxStats(
-        postedNow, postedMax, if (samples == 0L) 0.0 else postedSum.toDouble() / samples,
-        unexpectedNow, unexpectedMax, if (samples == 0L) 0.0 else unexpectedSum.toDouble() / samples,
-    )
+    public fun stats(): SrxStats =
+        SrxStats(
+            postedNow,
+            postedMax,
+            if (samples == 0L) 0.0 else postedSum.toDouble() / samples,
+            unexpectedNow,
+            unexpectedMax,
+            if (samples == 0L) 0.0 else unexpectedSum.toDouble() / samples,
+        )
 
     @JvmSynthetic
     internal fun start(e: RxEntry) {
@@ -216,7 +237,14 @@ public class SharedReceiveContext internal constructor(
     }
 
     /** Gives an unexpected [message] the receive that matched it: its context, flags and buffer. */
-    private fun fill(message: RxEntry, context: Any?, flags: Long, buffer: DirectBuffer, offset: Int = 0, length: Int = buffer.capacity()) {
+    private fun fill(
+        message: RxEntry,
+        context: Any?,
+        flags: Long,
+        buffer: DirectBuffer,
+        offset: Int = 0,
+        length: Int = buffer.capacity(),
+    ) {
         message.context = context
         message.flags = message.flags or flags
         message.buffer.wrap(buffer, offset, length)
@@ -226,11 +254,16 @@ public class SharedReceiveContext internal constructor(
         val posted = queue.takePosted(addr, tag)
         if (posted != null) {
             postedChanged(-1)
-            posted.addr = addr; posted.tag = tag; posted.size = size
+            posted.addr = addr
+            posted.tag = tag
+            posted.size = size
             return posted
         }
         val e = alloc()
-        e.tagged = queue.tagged; e.addr = addr; e.tag = tag; e.size = size
+        e.tagged = queue.tagged
+        e.addr = addr
+        e.tag = tag
+        e.size = size
         e.seq = -1 // not a posted receive
         return e
     }
@@ -286,10 +319,9 @@ internal class MatchQueue(val tagged: Boolean) {
     private val unexpectedBySource = Long2ObjectHashMap<EntryList>()
     private val unexpectedAll = EntryList(EntryList.ALL)
     /**
-     * Unexpected tagged messages by tag, each list in arrival order: an any-source receive for
-     * one exact tag takes the head of its tag's list, however many messages of other tags wait.
-     * A list is dropped when it empties (a million distinct tags must not stay behind) and
-     * pooled, so a warm exchange allocates none.
+     * Unexpected tagged messages by tag, each list in arrival order: an any-source receive for one exact tag takes the
+     * head of its tag's list, however many messages of other tags wait. A list is dropped when it empties (a million
+     * distinct tags must not stay behind) and pooled, so a warm exchange allocates none.
      */
     private val unexpectedByTag = Long2ObjectHashMap<EntryList>()
     private val tagListPool = ArrayDeque<EntryList>()
@@ -298,14 +330,25 @@ internal class MatchQueue(val tagged: Boolean) {
 
     /** The earliest-posted receive that matches a message from [addr] with [tag], removed. */
     fun takePosted(addr: Long, tag: Long): RxEntry? {
-        val directed = if (addr == FiAddr.NOTAVAIL) null else postedBySource.get(addr)?.first { examined++; it.matches(tag) }
-        val any = postedAny.first { examined++; it.matches(tag) }
-        val winner = when {
-            directed == null -> any
-            any == null -> directed
-            directed.seq < any.seq -> directed
-            else -> any
-        } ?: return null
+        val directed =
+            if (addr == FiAddr.NOTAVAIL) null
+            else
+                postedBySource.get(addr)?.first {
+                    examined++
+                    it.matches(tag)
+                }
+        val any =
+            postedAny.first {
+                examined++
+                it.matches(tag)
+            }
+        val winner =
+            when {
+                directed == null -> any
+                any == null -> directed
+                directed.seq < any.seq -> directed
+                else -> any
+            } ?: return null
         winner.srcList!!.remove(winner)
         return winner
     }
@@ -342,10 +385,10 @@ internal class MatchQueue(val tagged: Boolean) {
     }
 
     /**
-     * The earliest-arrived unexpected message a receive for [src], [tag] and [ignore] takes. An
-     * any-source receive for an exact tag reads its tag's list: the head of that list is the
-     * earliest message with the tag, from whichever sender, so arrival order and each sender's
-     * order hold without looking at other tags. A masked any-source receive scans in arrival order.
+     * The earliest-arrived unexpected message a receive for [src], [tag] and [ignore] takes. An any-source receive for
+     * an exact tag reads its tag's list: the head of that list is the earliest message with the tag, from whichever
+     * sender, so arrival order and each sender's order hold without looking at other tags. A masked any-source receive
+     * scans in arrival order.
      */
     fun findUnexpected(src: Long, tag: Long, ignore: Long): RxEntry? {
         if (tagged && ignore == 0L && src == FiAddr.UNSPEC) {
@@ -353,7 +396,12 @@ internal class MatchQueue(val tagged: Boolean) {
             return unexpectedByTag.get(tag)?.head
         }
         val list = if (src == FiAddr.UNSPEC) unexpectedAll else unexpectedBySource.get(src) ?: return null
-        return if (!tagged) list.head else list.first { examined++; (it.tag or ignore) == (tag or ignore) }
+        return if (!tagged) list.head
+        else
+            list.first {
+                examined++
+                (it.tag or ignore) == (tag or ignore)
+            }
     }
 
     fun takeUnexpected(src: Long, tag: Long, ignore: Long): RxEntry? {
@@ -388,14 +436,17 @@ internal class MatchQueue(val tagged: Boolean) {
     }
 
     /**
-     * Moves the messages [resolve] now finds a sender for into that sender's queue, then gives
-     * each receive posted for such a sender, in posting order, the earliest message of it that
-     * matches, calling [matched] with the pair, both already out of their queues.
+     * Moves the messages [resolve] now finds a sender for into that sender's queue, then gives each receive posted for
+     * such a sender, in posting order, the earliest message of it that matches, calling [matched] with the pair, both
+     * already out of their queues.
      *
-     * Only the directed receives need a look: an any-source receive is matched against unknown
-     * senders' messages when it is posted and when they arrive, so none posted matches them.
+     * Only the directed receives need a look: an any-source receive is matched against unknown senders' messages when
+     * it is posted and when they arrive, so none posted matches them.
      */
-    fun resolveUnspec(resolve: java.util.function.ToLongFunction<RxEntry>, matched: (posted: RxEntry, message: RxEntry) -> Unit) {
+    fun resolveUnspec(
+        resolve: java.util.function.ToLongFunction<RxEntry>,
+        matched: (posted: RxEntry, message: RxEntry) -> Unit,
+    ) {
         val unknown = unexpectedBySource.get(FiAddr.NOTAVAIL) ?: return
         var e = unknown.head
         while (e != null) {
@@ -433,7 +484,10 @@ internal class MatchQueue(val tagged: Boolean) {
         // Messages that waited unresolved arrived before the ones queued under the sender's
         // address since; keep the per-source list in arrival (sequence) order.
         val after = list.first { it.seq > e.seq }
-        if (after == null) { list.add(e); return }
+        if (after == null) {
+            list.add(e)
+            return
+        }
         list.insertBefore(after, e)
     }
 

@@ -1,5 +1,8 @@
 package braid.core
 
+import java.util.concurrent.locks.LockSupport
+import kotlin.coroutines.ContinuationInterceptor
+import kotlin.coroutines.resume
 import kotlinx.coroutines.CancellableContinuation
 import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.delay
@@ -7,9 +10,6 @@ import kotlinx.coroutines.suspendCancellableCoroutine
 import kotlinx.coroutines.withTimeoutOrNull
 import kotlinx.coroutines.yield
 import org.agrona.concurrent.IdleStrategy
-import java.util.concurrent.locks.LockSupport
-import kotlin.coroutines.ContinuationInterceptor
-import kotlin.coroutines.resume
 
 // The wait objects of completion queues and counters, and how a waiter idles (fi_trywait).
 //
@@ -46,15 +46,13 @@ internal class WaitSet {
     /** Unparks every waiter; one volatile read when there is none. */
     fun signal() {
         if (count == 0) return
-        synchronized(this) {
-            for (i in 0 until members.size) LockSupport.unpark(members[i])
-        }
+        synchronized(this) { for (i in 0 until members.size) LockSupport.unpark(members[i]) }
     }
 }
 
 /**
- * Threads and coroutines waiting for a [CompletionQueue] write. Guarded by the domain lock, which
- * also guards the queue, so arming and the last check are one atomic step.
+ * Threads and coroutines waiting for a [CompletionQueue] write. Guarded by the domain lock, which also guards the
+ * queue, so arming and the last check are one atomic step.
  */
 internal class QueueWaiters(private val domain: Domain) {
     /** Armed waiters; read by every write under the lock. */
@@ -62,13 +60,23 @@ internal class QueueWaiters(private val domain: Domain) {
     private val threads = ArrayList<Thread>(2)
     private val coroutines = ArrayList<CoroutineWaker>(2)
 
-    fun add(t: Thread) { threads.add(t); count++ }
+    fun add(t: Thread) {
+        threads.add(t)
+        count++
+    }
 
-    fun remove(t: Thread) { if (threads.remove(t)) count-- }
+    fun remove(t: Thread) {
+        if (threads.remove(t)) count--
+    }
 
-    fun add(w: CoroutineWaker) { coroutines.add(w); count++ }
+    fun add(w: CoroutineWaker) {
+        coroutines.add(w)
+        count++
+    }
 
-    fun remove(w: CoroutineWaker) { if (coroutines.remove(w)) count-- }
+    fun remove(w: CoroutineWaker) {
+        if (coroutines.remove(w)) count--
+    }
 
     /** Wakes every armed waiter. Caller holds the domain lock. */
     fun signal() {
@@ -88,7 +96,9 @@ internal class QueueWaiters(private val domain: Domain) {
 
 /** A coroutine suspended until a queue is written. */
 internal class CoroutineWaker(@JvmField val cont: CancellableContinuation<Unit>) : Ready() {
-    @JvmField val dispatched: Boolean = (cont.context[ContinuationInterceptor] as? CoroutineDispatcher)?.isDispatchNeeded(cont.context) == true
+    @JvmField
+    val dispatched: Boolean =
+        (cont.context[ContinuationInterceptor] as? CoroutineDispatcher)?.isDispatchNeeded(cont.context) == true
 
     override fun fire() {
         cont.resume(Unit)
@@ -96,11 +106,10 @@ internal class CoroutineWaker(@JvmField val cont: CancellableContinuation<Unit>)
 }
 
 /**
- * An [IdlePolicy] for a coroutine, which must not block the thread it shares: `yield()` where a
- * thread would spin or yield, and `delay` where it would park. Since a coroutine's shortest park
- * is a millisecond, [IdleKind.BACKOFF] keeps yielding for as long as a thread would take to back
- * off to its longest park (about [IdlePolicy.maxParkNanos]) before it starts to `delay`: a reply
- * that takes a little longer than the spins costs a yield, not a millisecond.
+ * An [IdlePolicy] for a coroutine, which must not block the thread it shares: `yield()` where a thread would spin or
+ * yield, and `delay` where it would park. Since a coroutine's shortest park is a millisecond, [IdleKind.BACKOFF] keeps
+ * yielding for as long as a thread would take to back off to its longest park (about [IdlePolicy.maxParkNanos]) before
+ * it starts to `delay`: a reply that takes a little longer than the spins costs a yield, not a millisecond.
  */
 internal class CoroutineIdle(private val policy: IdlePolicy) {
     private var idleSince = 0L
@@ -136,16 +145,17 @@ internal fun CompletionQueue.idleForWrite(idle: IdleStrategy, remainingNanos: Lo
         waiters.add(me)
     }
     try {
-        if (domain.hub.automatic) LockSupport.parkNanos(this, minOf(remainingNanos, AUTO_PARK_CAP_NANOS)) else idle.idle(0)
+        if (domain.hub.automatic) LockSupport.parkNanos(this, minOf(remainingNanos, AUTO_PARK_CAP_NANOS))
+        else idle.idle(0)
     } finally {
         synchronized(domain.lock) { waiters.remove(me) }
     }
 }
 
 /**
- * One idle step of a coroutine waiting for a write to [cq]: yields while the policy spins, then
- * suspends until a write wakes it — bounded by the policy's longest park under manual progress,
- * where it must come back to drive progress itself.
+ * One idle step of a coroutine waiting for a write to [cq]: yields while the policy spins, then suspends until a write
+ * wakes it — bounded by the policy's longest park under manual progress, where it must come back to drive progress
+ * itself.
  */
 internal suspend fun CompletionQueue.idleForWrite(idle: CoroutineIdle) {
     if (!domain.hub.automatic && !idle.parking) {
@@ -156,9 +166,14 @@ internal suspend fun CompletionQueue.idleForWrite(idle: CoroutineIdle) {
     withTimeoutOrNull(bound) {
         suspendCancellableCoroutine<Unit> { cont ->
             val w = CoroutineWaker(cont)
-            val armed = synchronized(domain.lock) {
-                if (!isEmptyLocked()) false else { waiters.add(w); true }
-            }
+            val armed =
+                synchronized(domain.lock) {
+                    if (!isEmptyLocked()) false
+                    else {
+                        waiters.add(w)
+                        true
+                    }
+                }
             if (!armed) {
                 cont.resume(Unit)
             } else {

@@ -1,5 +1,11 @@
 package braid.core
 
+import java.util.concurrent.TimeoutException
+import java.util.concurrent.locks.LockSupport
+import kotlin.coroutines.ContinuationInterceptor
+import kotlin.coroutines.CoroutineContext
+import kotlin.coroutines.coroutineContext
+import kotlin.coroutines.resume
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.NonCancellable
@@ -7,30 +13,22 @@ import kotlinx.coroutines.suspendCancellableCoroutine
 import kotlinx.coroutines.withContext
 import kotlinx.coroutines.yield
 import org.agrona.DirectBuffer
-import java.util.concurrent.TimeoutException
-import java.util.concurrent.locks.LockSupport
-import kotlin.coroutines.ContinuationInterceptor
-import kotlin.coroutines.CoroutineContext
-import kotlin.coroutines.coroutineContext
-import kotlin.coroutines.resume
 
 /**
- * How callers wait for a [PendingOp]: suspended ([await]), blocked ([block], [runBlocking]),
- * or through an [OpFuture]. The cancellation rule is the same for all three:
+ * How callers wait for a [PendingOp]: suspended ([await]), blocked ([block], [runBlocking]), or through an [OpFuture].
+ * The cancellation rule is the same for all three:
  *
- * **Cancel versus complete.** A cancellation (coroutine cancellation, a blocking form's time-out
- * or interrupt, `future.cancel`) is decided once, under the domain lock, by [PendingOp.decideCancel]:
- * - if the operation had not taken effect — a receive still posted and unmatched
- *   ([Endpoint.cancel] removes it), or any operation still queued for a retry after `-EAGAIN` —
- *   it is withdrawn: its ECANCELED completion is consumed here, the caller gets a
- *   [CancellationException] (or [TimeoutException], `InterruptedException`, a cancelled
- *   future), and the message it would have taken stays available to a later receive;
- * - otherwise it is kept: a receive that already matched a message (delivered, or still
- *   arriving) completes and the caller gets the message — a cancelled coroutine returns
- *   normally with the completion and sees its cancellation at its next suspension point. A send
- *   the rail has taken cannot be taken back (the shm rail has no send cancel), so it is kept too:
- *   a suspended send waits for its completion even when cancelled, because its buffer is in use
- *   until then.
+ * **Cancel versus complete.** A cancellation (coroutine cancellation, a blocking form's time-out or interrupt,
+ * `future.cancel`) is decided once, under the domain lock, by [PendingOp.decideCancel]:
+ * - if the operation had not taken effect — a receive still posted and unmatched ([Endpoint.cancel] removes it), or any
+ *   operation still queued for a retry after `-EAGAIN` — it is withdrawn: its ECANCELED completion is consumed here,
+ *   the caller gets a [CancellationException] (or [TimeoutException], `InterruptedException`, a cancelled future), and
+ *   the message it would have taken stays available to a later receive;
+ * - otherwise it is kept: a receive that already matched a message (delivered, or still arriving) completes and the
+ *   caller gets the message — a cancelled coroutine returns normally with the completion and sees its cancellation at
+ *   its next suspension point. A send the rail has taken cannot be taken back (the shm rail has no send cancel), so it
+ *   is kept too: a suspended send waits for its completion even when cancelled, because its buffer is in use until
+ *   then.
  *
  * So each operation has exactly one outcome: never both delivered and cancelled, never lost.
  */
@@ -39,33 +37,76 @@ internal object Waiting {
     // ## The suspend forms ##
 
     /**
-     * Starts an operation and returns its completion ([into] if given, else a new one),
-     * suspending only if it does not complete within the inline phase ([startInline]); throws
-     * [FabricException] on failure.
+     * Starts an operation and returns its completion ([into] if given, else a new one), suspending only if it does not
+     * complete within the inline phase ([startInline]); throws [FabricException] on failure.
      */
-    suspend fun run(ep: Endpoint, kind: Int, buffer: DirectBuffer, offset: Int, length: Int, addr: Long, tag: Long, ignore: Long, into: Completion?): Completion {
+    suspend fun run(
+        ep: Endpoint,
+        kind: Int,
+        buffer: DirectBuffer,
+        offset: Int,
+        length: Int,
+        addr: Long,
+        tag: Long,
+        ignore: Long,
+        into: Completion?,
+    ): Completion {
         val r = startInline(coroutineContext, null, ep, kind, buffer, offset, length, addr, tag, ignore, into)
         if (r is Completion) return r
         return awaitSuspended(r as PendingOp) // a tail call: no continuation is allocated unless this suspends
     }
 
     /**
-     * An operation from the domain's pool for [run] of a [prepared][runPrepared] operation: the
-     * caller fills in what [PendingOp.set] does not carry (RMA target, atomic, views of ByteBuffers).
+     * An operation from the domain's pool for [run] of a [prepared][runPrepared] operation: the caller fills in what
+     * [PendingOp.set] does not carry (RMA target, atomic, views of ByteBuffers).
      */
-    fun obtain(ep: Endpoint, kind: Int, buffer: DirectBuffer, offset: Int, length: Int, addr: Long, tag: Long): PendingOp =
+    fun obtain(
+        ep: Endpoint,
+        kind: Int,
+        buffer: DirectBuffer,
+        offset: Int,
+        length: Int,
+        addr: Long,
+        tag: Long,
+    ): PendingOp =
         synchronized(ep.domain.lock) { ep.domain.hub.obtainLocked(ep, kind, buffer, offset, length, addr, tag, 0) }
 
     /** [run] for an operation [obtain]ed and filled in by the caller. */
     suspend fun runPrepared(op: PendingOp, into: Completion?): Completion {
-        val r = startInline(coroutineContext, op, op.ep, op.kind, op.buffer, op.offset, op.length, op.addr, op.tag, op.ignore, into)
+        val r =
+            startInline(
+                coroutineContext,
+                op,
+                op.ep,
+                op.kind,
+                op.buffer,
+                op.offset,
+                op.length,
+                op.addr,
+                op.tag,
+                op.ignore,
+                into,
+            )
         if (r is Completion) return r
         return awaitSuspended(r as PendingOp)
     }
 
     /** [inject] for an operation [obtain]ed and filled in by the caller. */
     suspend fun injectPrepared(op: PendingOp) {
-        val r = startInline(coroutineContext, op, op.ep, op.kind, op.buffer, op.offset, op.length, op.addr, op.tag, 0, PendingOp.NO_RESULT)
+        val r =
+            startInline(
+                coroutineContext,
+                op,
+                op.ep,
+                op.kind,
+                op.buffer,
+                op.offset,
+                op.length,
+                op.addr,
+                op.tag,
+                0,
+                PendingOp.NO_RESULT,
+            )
         if (r is Completion) return
         awaitInjected(r as PendingOp)
     }
@@ -78,18 +119,26 @@ internal object Waiting {
     }
 
     /**
-     * The inline phase of a suspend form, which never suspends. Under one lock it takes an
-     * operation from the domain's pool, posts it and — under manual progress, when no other
-     * waiter drives — takes the driver role and drives progress once; then it drives progress
-     * for the rest of the idle policy's spins, one lock per poll, as a raw polling loop would.
-     * If the operation completes meanwhile, the operation goes back to the pool under the lock
-     * of the poll that saw it and its completion is returned (or its failure thrown): with a
-     * caller's [into], nothing was allocated. Otherwise returns the pending operation (still
-     * holding the driver role if it took it) for [awaitSuspended].
+     * The inline phase of a suspend form, which never suspends. Under one lock it takes an operation from the domain's
+     * pool, posts it and — under manual progress, when no other waiter drives — takes the driver role and drives
+     * progress once; then it drives progress for the rest of the idle policy's spins, one lock per poll, as a raw
+     * polling loop would. If the operation completes meanwhile, the operation goes back to the pool under the lock of
+     * the poll that saw it and its completion is returned (or its failure thrown): with a caller's [into], nothing was
+     * allocated. Otherwise returns the pending operation (still holding the driver role if it took it) for
+     * [awaitSuspended].
      */
     private fun startInline(
-        context: CoroutineContext, prepared: PendingOp?, ep: Endpoint, kind: Int, buffer: DirectBuffer, offset: Int, length: Int,
-        addr: Long, tag: Long, ignore: Long, into: Completion?,
+        context: CoroutineContext,
+        prepared: PendingOp?,
+        ep: Endpoint,
+        kind: Int,
+        buffer: DirectBuffer,
+        offset: Int,
+        length: Int,
+        addr: Long,
+        tag: Long,
+        ignore: Long,
+        into: Completion?,
     ): Any {
         val domain = ep.domain
         val hub = domain.hub
@@ -113,7 +162,8 @@ internal object Waiting {
                     } catch (t: Throwable) {
                         // A provider threw: give the driver role up (a launch only queues a task).
                         op.driving = false
-                        if (hub.releaseDriverLocked()) hub.launchDriver(context[ContinuationInterceptor] as? CoroutineDispatcher)
+                        if (hub.releaseDriverLocked())
+                            hub.launchDriver(context[ContinuationInterceptor] as? CoroutineDispatcher)
                         throw t
                     }
                 }
@@ -159,8 +209,8 @@ internal object Waiting {
     }
 
     /**
-     * Returns [op]'s failure (or null, its completion being in [PendingOp.result], which the
-     * caller has taken) and gives the operation back to the pool. Caller holds the lock; [op] is DONE.
+     * Returns [op]'s failure (or null, its completion being in [PendingOp.result], which the caller has taken) and
+     * gives the operation back to the pool. Caller holds the lock; [op] is DONE.
      */
     private fun harvestLocked(op: PendingOp): FabricException? {
         val failure = if (op.err != 0) op.exception() else null
@@ -169,8 +219,8 @@ internal object Waiting {
     }
 
     /**
-     * The slow path of [run]: waits until [op] is DONE, applying the cancellation rule (a
-     * withdrawn [op] throws CancellationException), then hands its outcome out.
+     * The slow path of [run]: waits until [op] is DONE, applying the cancellation rule (a withdrawn [op] throws
+     * CancellationException), then hands its outcome out.
      */
     private suspend fun awaitSuspended(op: PendingOp): Completion {
         if (!op.isDone) {
@@ -178,7 +228,9 @@ internal object Waiting {
                 waitFor(op)
             } catch (e: CancellationException) {
                 if (op.decideCancel()) {
-                    synchronized(op.ep.domain.lock) { op.hub.recycleLocked(op) } // its ECANCELED outcome is this exception
+                    synchronized(op.ep.domain.lock) {
+                        op.hub.recycleLocked(op)
+                    } // its ECANCELED outcome is this exception
                     throw e
                 }
                 // Kept: the operation took effect first; deliver its outcome.
@@ -186,10 +238,11 @@ internal object Waiting {
             }
         }
         val out: Completion?
-        val failure = synchronized(op.ep.domain.lock) {
-            out = op.result
-            harvestLocked(op)
-        }
+        val failure =
+            synchronized(op.ep.domain.lock) {
+                out = op.result
+                harvestLocked(op)
+            }
         if (failure != null) throw failure
         return out!!
     }
@@ -222,7 +275,9 @@ internal object Waiting {
         }
     }
 
-    /** The inline phase from attempt [from] on: progress until done, spinning then yielding, for the policy's budget. */
+    /**
+     * The inline phase from attempt [from] on: progress until done, spinning then yielding, for the policy's budget.
+     */
     private suspend fun spin(op: PendingOp, from: Int) {
         val domain = op.ep.domain
         val policy = domain.idlePolicy
@@ -237,9 +292,9 @@ internal object Waiting {
     }
 
     /**
-     * Blocks the calling thread until [op] is DONE or [timeoutNanos] passes (false). Under manual
-     * progress the thread drives progress and idles by the domain's policy; under automatic
-     * progress it parks until the engine's completion unparks it.
+     * Blocks the calling thread until [op] is DONE or [timeoutNanos] passes (false). Under manual progress the thread
+     * drives progress and idles by the domain's policy; under automatic progress it parks until the engine's completion
+     * unparks it.
      */
     fun block(op: PendingOp, timeoutNanos: Long, cancelOnTimeout: Boolean): Boolean {
         val domain = op.ep.domain
@@ -267,7 +322,8 @@ internal object Waiting {
                     op.thread = me // arm, then look again (fi_trywait): PendingOp.finish unparks us
                     try {
                         if (!op.isDone) {
-                            if (automatic) LockSupport.parkNanos(op, minOf(timeoutNanos - elapsed, AUTO_PARK_CAP_NANOS)) else idle.idle(0)
+                            if (automatic) LockSupport.parkNanos(op, minOf(timeoutNanos - elapsed, AUTO_PARK_CAP_NANOS))
+                            else idle.idle(0)
                         }
                     } finally {
                         op.thread = null
@@ -277,7 +333,9 @@ internal object Waiting {
                     if (!cancelOnTimeout) throw InterruptedException("interrupted while waiting for ${op.describe()}")
                     if (op.decideCancel()) {
                         hub.dispatchReady()
-                        throw InterruptedException("interrupted while waiting for ${op.describe()}; the operation was withdrawn")
+                        throw InterruptedException(
+                            "interrupted while waiting for ${op.describe()}; the operation was withdrawn"
+                        )
                     }
                     interrupted = true // kept: wait for its outcome, then restore the flag
                 }
@@ -298,12 +356,14 @@ internal object Waiting {
         if (!block(op, nanos, cancelOnTimeout = true)) {
             if (op.decideCancel()) {
                 op.hub.dispatchReady()
-                throw TimeoutException("${op.describe()}: no completion within $timeoutMillis ms; the operation was withdrawn")
+                throw TimeoutException(
+                    "${op.describe()}: no completion within $timeoutMillis ms; the operation was withdrawn"
+                )
             }
             if (!op.isReceive && !op.isDone) {
                 throw TimeoutException(
                     "${op.describe()}: no completion within $timeoutMillis ms; the rail has taken the message and cannot " +
-                        "take it back, so it may still be delivered: leave its buffer untouched (its completion will be discarded)",
+                        "take it back, so it may still be delivered: leave its buffer untouched (its completion will be discarded)"
                 )
             }
             block(op, Long.MAX_VALUE, cancelOnTimeout = false) // a receive that matched: it is arriving
@@ -312,22 +372,23 @@ internal object Waiting {
     }
 
     /**
-     * Starts [op] and returns its future. Under manual progress an incomplete future is counted
-     * in [ProgressHub.asyncWaiters], which keeps the domain's driver running until it completes:
-     * the future completes whether or not anyone calls `get()` on it.
+     * Starts [op] and returns its future. Under manual progress an incomplete future is counted in
+     * [ProgressHub.asyncWaiters], which keeps the domain's driver running until it completes: the future completes
+     * whether or not anyone calls `get()` on it.
      */
     fun runAsync(op: PendingOp): OpFuture {
         val f = OpFuture(op)
         val hub = op.hub
         var startDriver = false
-        val rc = synchronized(op.ep.domain.lock) {
-            val rc = hub.submitLocked(op)
-            if (rc == 0 && !op.isDone) {
-                op.asyncCounted = true
-                startDriver = hub.asyncWaiterAddedLocked()
+        val rc =
+            synchronized(op.ep.domain.lock) {
+                val rc = hub.submitLocked(op)
+                if (rc == 0 && !op.isDone) {
+                    op.asyncCounted = true
+                    startDriver = hub.asyncWaiterAddedLocked()
+                }
+                rc
             }
-            rc
-        }
         hub.dispatchReady()
         if (startDriver) hub.launchDriver(null)
         if (rc != 0) f.completeExceptionally(refused(op, rc))
@@ -335,24 +396,33 @@ internal object Waiting {
     }
 
     fun refused(op: PendingOp, rc: Int): FabricException {
-        val why = when (-rc) {
-            Errno.EOPBADSTATE -> "the endpoint is not enabled, or closed; enable() it before use"
-            Errno.EMSGSIZE -> if (op.kind >= PendingOp.ATOMIC) "${op.length} elements exceed what one atomic carries (see Endpoint.atomicValid)" else "${op.length} bytes exceed the limit (max message size ${op.ep.info.endpointAttr.maxMsgSize}, inject size ${op.ep.info.txAttr.injectSize})"
-            Errno.ENOSYS -> "this rail does not carry RMA or atomics (ask Braid.getInfo for Caps.RMA or Caps.ATOMIC)"
-            Errno.EOPNOTSUPP -> when {
-                op.kind >= PendingOp.WRITE && op.kind < PendingOp.ATOMIC && !op.ep.granted(Caps.RMA) -> notGranted(op, "RMA")
-                op.kind >= PendingOp.ATOMIC && !op.ep.granted(Caps.ATOMIC) -> notGranted(op, "ATOMIC")
-                else -> "${op.atomicOp} does not apply to ${op.atomicType} in this form (see Endpoint.atomicValid)"
+        val why =
+            when (-rc) {
+                Errno.EOPBADSTATE -> "the endpoint is not enabled, or closed; enable() it before use"
+                Errno.EMSGSIZE ->
+                    if (op.kind >= PendingOp.ATOMIC)
+                        "${op.length} elements exceed what one atomic carries (see Endpoint.atomicValid)"
+                    else
+                        "${op.length} bytes exceed the limit (max message size ${op.ep.info.endpointAttr.maxMsgSize}, inject size ${op.ep.info.txAttr.injectSize})"
+                Errno.ENOSYS ->
+                    "this rail does not carry RMA or atomics (ask Braid.getInfo for Caps.RMA or Caps.ATOMIC)"
+                Errno.EOPNOTSUPP ->
+                    when {
+                        op.kind >= PendingOp.WRITE && op.kind < PendingOp.ATOMIC && !op.ep.granted(Caps.RMA) ->
+                            notGranted(op, "RMA")
+                        op.kind >= PendingOp.ATOMIC && !op.ep.granted(Caps.ATOMIC) -> notGranted(op, "ATOMIC")
+                        else ->
+                            "${op.atomicOp} does not apply to ${op.atomicType} in this form (see Endpoint.atomicValid)"
+                    }
+                Errno.EINVAL -> invalid(op)
+                Errno.EHOSTDOWN -> "the peer at ${op.addr} is down"
+                Errno.EHOSTUNREACH -> "the peer at ${op.addr} is not reachable by this rail"
+                Errno.ECONNREFUSED -> "the peer at ${op.addr} refused the connection (endpoint not open)"
+                Errno.EACCES -> "the peer at ${op.addr} refused this job key (check BRAID_JOB_KEY on both sides)"
+                Errno.ECONNRESET -> "the connection to the peer at ${op.addr} was reset or closed"
+                Errno.EIO -> "the connection to the peer at ${op.addr} failed (corrupt or truncated traffic)"
+                else -> "refused by the rail (${Errno.name(rc)})"
             }
-            Errno.EINVAL -> invalid(op)
-            Errno.EHOSTDOWN -> "the peer at ${op.addr} is down"
-            Errno.EHOSTUNREACH -> "the peer at ${op.addr} is not reachable by this rail"
-            Errno.ECONNREFUSED -> "the peer at ${op.addr} refused the connection (endpoint not open)"
-            Errno.EACCES -> "the peer at ${op.addr} refused this job key (check BRAID_JOB_KEY on both sides)"
-            Errno.ECONNRESET -> "the connection to the peer at ${op.addr} was reset or closed"
-            Errno.EIO -> "the connection to the peer at ${op.addr} failed (corrupt or truncated traffic)"
-            else -> "refused by the rail (${Errno.name(rc)})"
-        }
         return FabricException(-rc, "${op.describe()}: $why")
     }
 
@@ -360,7 +430,10 @@ internal object Waiting {
         "the endpoint was opened without Caps.$cap (its capabilities: ${Caps.toString(op.ep.info.caps and Caps.PRIMARY)}); " +
             "ask for Caps.$cap in the hints (or name no primary capability: all the rail carries is granted)"
 
-    /** Why a rail answered `-EINVAL`: the one of its two causes that is true (a region outside the buffer, or an unknown address). */
+    /**
+     * Why a rail answered `-EINVAL`: the one of its two causes that is true (a region outside the buffer, or an unknown
+     * address).
+     */
     private fun invalid(op: PendingOp): String {
         val bytes = if (op.kind >= PendingOp.ATOMIC) op.length.toLong() * op.atomicType.size else op.length.toLong()
         val end = op.offset.toLong() + bytes

@@ -16,21 +16,18 @@ import org.agrona.DirectBuffer
 import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * The rail-neutral message protocol of one endpoint's rail, as [RmaEngine] is for RMA: a rail
- * supplies per-peer outlets ([SendOutlet], [ControlOutlet]) and decodes what arrives into calls
- * here; the engine owns the rest.
- *
- * - A message up to the rail's eager rules is one EAGER record with its bytes. A larger one is
- *   an RTS; once a receive matches it, the receiver answers CTS with the bytes its buffer takes
- *   (or PULLED, having copied them itself) and the sender streams that many as fragments.
- *   DELIVERY_COMPLETE sends wait for an ACK; a discarded message (PEEK|DISCARD, CLAIM|DISCARD)
- *   answers DISCARDED, so its sender completes.
- * - Unexpected messages are held here (eager bytes in a pool, a rendezvous by its id) and queued
- *   in the shared receive context with this engine as their [SrxPeer]; a receive that matches
- *   one later starts it ([startMsg], [startTag]) or drops it ([discardMsg], [discardTag]).
+ * The rail-neutral message protocol of one endpoint's rail, as [RmaEngine] is for RMA: a rail supplies per-peer outlets
+ * ([SendOutlet], [ControlOutlet]) and decodes what arrives into calls here; the engine owns the rest.
+ * - A message up to the rail's eager rules is one EAGER record with its bytes. A larger one is an RTS; once a receive
+ *   matches it, the receiver answers CTS with the bytes its buffer takes (or PULLED, having copied them itself) and the
+ *   sender streams that many as fragments. DELIVERY_COMPLETE sends wait for an ACK; a discarded message (PEEK|DISCARD,
+ *   CLAIM|DISCARD) answers DISCARDED, so its sender completes.
+ * - Unexpected messages are held here (eager bytes in a pool, a rendezvous by its id) and queued in the shared receive
+ *   context with this engine as their [SrxPeer]; a receive that matches one later starts it ([startMsg], [startTag]) or
+ *   drops it ([discardMsg], [discardTag]).
  * - Truncation: a receive gets the bytes that fit and an ETRUNC error completion.
- * - Failure fan-out: a peer gone fails every send and receive waiting on it with an error
- *   completion naming it ([failSend], [failRecv], [failDirected]).
+ * - Failure fan-out: a peer gone fails every send and receive waiting on it with an error completion naming it
+ *   ([failSend], [failRecv], [failDirected]).
  *
  * Not thread-safe: callers hold the domain lock.
  */
@@ -51,17 +48,22 @@ internal class MessageEngine(
     val bounds: UnexpectedBounds.Account = ep.bounds.account(rail)
 
     /** Bytes of unexpected eager messages held now, and the most ever held at once. */
-    var heldBytes = 0L; private set
-    var heldBytesMax = 0L; private set
+    var heldBytes = 0L
+        private set
+
+    var heldBytesMax = 0L
+        private set
+
     /** Unexpected messages (eager and rendezvous) this engine holds now. */
-    var heldCount = 0; private set
+    var heldCount = 0
+        private set
 
     // ## Send side ##
 
     /**
-     * Starts a send of [buffer] (the whole view) on [path]: its head now if nothing is queued
-     * before it and the outlet has room, else queued (not for an inject: `-EAGAIN`). Returns 0 or
-     * a negated errno. The rail has checked that [path]'s peer is reachable.
+     * Starts a send of [buffer] (the whole view) on [path]: its head now if nothing is queued before it and the outlet
+     * has room, else queued (not for an inject: `-EAGAIN`). Returns 0 or a negated errno. The rail has checked that
+     * [path]'s peer is reachable.
      */
     fun send(path: SendPath, buffer: DirectBuffer, tag: Long, data: Long, flags: Long, context: Any?): Int {
         val inject = flags and OpFlags.INJECT != 0L
@@ -88,7 +90,16 @@ internal class MessageEngine(
     }
 
     /** Writes a message's head; [queued] is its op when it waited in the backlog. False: no room. */
-    private fun writeHead(path: SendPath, buffer: DirectBuffer, length: Int, tag: Long, data: Long, flags: Long, context: Any?, queued: MsgTxOp?): Boolean {
+    private fun writeHead(
+        path: SendPath,
+        buffer: DirectBuffer,
+        length: Int,
+        tag: Long,
+        data: Long,
+        flags: Long,
+        context: Any?,
+        queued: MsgTxOp?,
+    ): Boolean {
         // An inject completes when copied: nothing waits for its ACK.
         val wire = if (flags and OpFlags.INJECT != 0L) flags and OpFlags.DELIVERY_COMPLETE.inv() else flags
         val msgId = path.nextMsgId
@@ -167,7 +178,10 @@ internal class MessageEngine(
         for (op in path.streaming) failOp(op, err, msg)
         for (op in path.waitingCts.values) failOp(op, err, msg)
         for (op in path.waitingAck.values) failOp(op, err, msg)
-        path.backlog.clear(); path.streaming.clear(); path.waitingCts.clear(); path.waitingAck.clear()
+        path.backlog.clear()
+        path.streaming.clear()
+        path.waitingCts.clear()
+        path.waitingAck.clear()
     }
 
     private fun finishStream(path: SendPath, op: MsgTxOp) {
@@ -175,16 +189,28 @@ internal class MessageEngine(
     }
 
     private fun failOp(op: MsgTxOp, err: Int, msg: String) {
-        ep.txError(op.context, op.flags, op.length.toLong(), op.tag, err,
-            "$msg; send of ${op.length} bytes (tag 0x${java.lang.Long.toHexString(op.tag)}) not delivered")
+        ep.txError(
+            op.context,
+            op.flags,
+            op.length.toLong(),
+            op.tag,
+            err,
+            "$msg; send of ${op.length} bytes (tag 0x${java.lang.Long.toHexString(op.tag)}) not delivered",
+        )
         releaseOp(op)
     }
 
     private fun txOp(buffer: DirectBuffer, length: Int, tag: Long, data: Long, flags: Long, context: Any?): MsgTxOp {
         val op = txPool.removeLastOrNull() ?: MsgTxOp()
         op.buffer.wrap(buffer, 0, length)
-        op.length = length; op.tag = tag; op.data = data; op.flags = flags; op.context = context
-        op.msgId = 0; op.accepted = 0; op.sent = 0
+        op.length = length
+        op.tag = tag
+        op.data = data
+        op.flags = flags
+        op.context = context
+        op.msgId = 0
+        op.accepted = 0
+        op.sent = 0
         return op
     }
 
@@ -204,11 +230,19 @@ internal class MessageEngine(
     // ## Receive side ##
 
     /**
-     * A message head arrived on [path]: its entry in the shared receive context, matched to a
-     * posted receive if one takes it ([isMatched]), else to be [hold]-ed (or freed, by a rail
-     * that pushes the sender back). [count]: false when the rail looks the same message up again.
+     * A message head arrived on [path]: its entry in the shared receive context, matched to a posted receive if one
+     * takes it ([isMatched]), else to be [hold]-ed (or freed, by a rail that pushes the sender back). [count]: false
+     * when the rail looks the same message up again.
      */
-    fun arrived(path: RecvPath, tagged: Boolean, tag: Long, size: Long, hasData: Boolean, data: Long, count: Boolean = true): RxEntry {
+    fun arrived(
+        path: RecvPath,
+        tagged: Boolean,
+        tag: Long,
+        size: Long,
+        hasData: Boolean,
+        data: Long,
+        count: Boolean = true,
+    ): RxEntry {
         if (count) counters.received(size)
         val srx = ep.srx
         val e = if (tagged) srx.getTag(path.fiAddr, tag, size) else srx.getMsg(path.fiAddr, size)
@@ -222,9 +256,9 @@ internal class MessageEngine(
     fun isMatched(e: RxEntry): Boolean = ep.srx.isMatched(e)
 
     /**
-     * Whether an unexpected message of [length] payload bytes must be pushed back rather than
-     * held, by a rail that pushes back instead of promising (shm): the endpoint's bounds, shared
-     * by its rails, leave this rail no room for it ([UnexpectedBounds]).
+     * Whether an unexpected message of [length] payload bytes must be pushed back rather than held, by a rail that
+     * pushes back instead of promising (shm): the endpoint's bounds, shared by its rails, leave this rail no room for
+     * it ([UnexpectedBounds]).
      */
     fun mustPushBack(length: Long): Boolean = bounds.mustPushBack(length)
 
@@ -234,12 +268,27 @@ internal class MessageEngine(
     fun releasePayload(bytes: UnsafeBuffer) = payloads.release(bytes)
 
     /**
-     * Holds an unexpected message: [bytes] (from [payload]) for an eager one, or null for a
-     * rendezvous, which waits with its sender until a receive matches it.
+     * Holds an unexpected message: [bytes] (from [payload]) for an eager one, or null for a rendezvous, which waits
+     * with its sender until a receive matches it.
      */
-    fun hold(path: RecvPath, e: RxEntry, bytes: UnsafeBuffer?, msgId: Long, rendezvous: Boolean, wantAck: Boolean, cost: Long, srcAddress: Long) {
+    fun hold(
+        path: RecvPath,
+        e: RxEntry,
+        bytes: UnsafeBuffer?,
+        msgId: Long,
+        rendezvous: Boolean,
+        wantAck: Boolean,
+        cost: Long,
+        srcAddress: Long,
+    ) {
         val h = heldPool.removeLastOrNull() ?: MsgHeld()
-        h.path = path; h.bytes = bytes; h.msgId = msgId; h.rendezvous = rendezvous; h.wantAck = wantAck; h.cost = cost; h.srcAddress = srcAddress
+        h.path = path
+        h.bytes = bytes
+        h.msgId = msgId
+        h.rendezvous = rendezvous
+        h.wantAck = wantAck
+        h.cost = cost
+        h.srcAddress = srcAddress
         heldCount++
         val n = bytes?.capacity() ?: 0
         heldBytes += n
@@ -264,8 +313,8 @@ internal class MessageEngine(
     }
 
     /**
-     * A receive matched an RTS: pull the bytes if the rail can, else ask for those that fit
-     * (CTS) and wait for their fragments.
+     * A receive matched an RTS: pull the bytes if the rail can, else ask for those that fit (CTS) and wait for their
+     * fragments.
      */
     fun startRendezvous(path: RecvPath, e: RxEntry, msgId: Long, wantAck: Boolean, srcAddress: Long) {
         val accept = minOf(e.size, e.buffer.capacity().toLong())
@@ -281,7 +330,10 @@ internal class MessageEngine(
             return
         }
         val inb = inboundPool.removeLastOrNull() ?: MsgInbound()
-        inb.entry = e; inb.expected = accept; inb.received = 0; inb.wantAck = wantAck
+        inb.entry = e
+        inb.expected = accept
+        inb.received = 0
+        inb.wantAck = wantAck
         path.outlet.inboundStarted(inb)
         path.inflight.put(msgId, inb)
     }
@@ -322,8 +374,8 @@ internal class MessageEngine(
     }
 
     /**
-     * [path] has just been found in the AV as [addr]: messages it sent before, held with source
-     * NOTAVAIL, are its now (and match receives directed at it).
+     * [path] has just been found in the AV as [addr]: messages it sent before, held with source NOTAVAIL, are its now
+     * (and match receives directed at it).
      */
     fun resolved(path: RecvPath, addr: Long) {
         path.fiAddr = addr
@@ -331,9 +383,8 @@ internal class MessageEngine(
     }
 
     /**
-     * [path]'s sender is gone: the rendezvous receives it was filling fail with [err] (what
-     * arrived stays delivered), and later starts of its held rendezvous messages fail naming
-     * [why]. [msg] names the peer and why.
+     * [path]'s sender is gone: the rendezvous receives it was filling fail with [err] (what arrived stays delivered),
+     * and later starts of its held rendezvous messages fail naming [why]. [msg] names the peer and why.
      */
     fun failRecv(path: RecvPath, err: Int, why: String, msg: String) {
         path.dead = true
@@ -341,8 +392,17 @@ internal class MessageEngine(
         path.deadWhy = why
         for (inb in path.inflight.values) {
             val e = inb.entry!!
-            ep.rxError(e.context, recvFlags(e), inb.received, e.data, e.tag, 0, err, e.addr,
-                "$msg mid-transfer: ${inb.received} of ${inb.expected} bytes received")
+            ep.rxError(
+                e.context,
+                recvFlags(e),
+                inb.received,
+                e.data,
+                e.tag,
+                0,
+                err,
+                e.addr,
+                "$msg mid-transfer: ${inb.received} of ${inb.expected} bytes received",
+            )
             ep.srx.freeEntry(e)
             inb.entry = null
             inboundPool.addLast(inb)
@@ -361,7 +421,17 @@ internal class MessageEngine(
     fun failDirected(addr: Long, why: String) {
         if (addr == FiAddr.NOTAVAIL) return
         ep.srx.drainDirected(addr) { e ->
-            ep.rxError(e.context, recvFlags(e), 0, 0, e.tag, 0, Errno.EHOSTDOWN, addr, "$why; no message can arrive for this receive")
+            ep.rxError(
+                e.context,
+                recvFlags(e),
+                0,
+                0,
+                e.tag,
+                0,
+                Errno.EHOSTDOWN,
+                addr,
+                "$why; no message can arrive for this receive",
+            )
             ep.srx.freeEntry(e)
         }
     }
@@ -379,8 +449,11 @@ internal class MessageEngine(
     // ## Peer operations of the shared receive context ##
 
     override fun startMsg(entry: RxEntry) = start(entry)
+
     override fun startTag(entry: RxEntry) = start(entry)
+
     override fun discardMsg(entry: RxEntry) = discard(entry)
+
     override fun discardTag(entry: RxEntry) = discard(entry)
 
     private fun start(e: RxEntry) {
@@ -393,8 +466,17 @@ internal class MessageEngine(
             deliver(path, e, bytes, 0, h.wantAck, h.msgId, h.cost)
             payloads.release(bytes)
         } else if (path.dead) {
-            ep.rxError(e.context, recvFlags(e), 0, e.data, e.tag, 0, path.deadErr, e.addr,
-                "$rail: peer ${path.peer.render()} ${path.deadWhy} before sending the ${e.size} bytes of this message")
+            ep.rxError(
+                e.context,
+                recvFlags(e),
+                0,
+                e.data,
+                e.tag,
+                0,
+                path.deadErr,
+                e.addr,
+                "$rail: peer ${path.peer.render()} ${path.deadWhy} before sending the ${e.size} bytes of this message",
+            )
             ep.srx.freeEntry(e)
         } else {
             if (h.cost != 0L) path.outlet.release(h.cost)
@@ -420,7 +502,10 @@ internal class MessageEngine(
         releaseHeld(h)
     }
 
-    /** [h]'s message is no longer held (for this rail and the endpoint's bounds): booked out before its credit or room is freed. */
+    /**
+     * [h]'s message is no longer held (for this rail and the endpoint's bounds): booked out before its credit or room
+     * is freed.
+     */
     private fun unhold(h: MsgHeld) {
         val n = h.bytes?.capacity() ?: 0
         heldCount--
@@ -429,7 +514,8 @@ internal class MessageEngine(
     }
 
     private fun releaseHeld(h: MsgHeld) {
-        h.path = null; h.bytes = null
+        h.path = null
+        h.bytes = null
         heldPool.addLast(h)
     }
 

@@ -7,31 +7,34 @@ import org.agrona.collections.Long2ObjectHashMap
 import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * The sending direction of one peer connection as a rail offers it to the [MessageEngine]: it
- * encodes message heads and rendezvous fragments into the rail's medium (shm: the channel's data
- * and bulk rings; tcp: the peer's outbound buffer, within the credit the peer lent). The engine
- * decides what to send and keeps the state; the outlet only writes bytes.
+ * The sending direction of one peer connection as a rail offers it to the [MessageEngine]: it encodes message heads and
+ * rendezvous fragments into the rail's medium (shm: the channel's data and bulk rings; tcp: the peer's outbound buffer,
+ * within the credit the peer lent). The engine decides what to send and keeps the state; the outlet only writes bytes.
  */
 internal interface SendOutlet {
     /** Whether heads may be written now (tcp: once the connection is up); an inject ignores it. */
-    val open: Boolean get() = true
+    val open: Boolean
+        get() = true
 
     /**
-     * Whether an inject that finds no room (or credit) now may wait in the backlog as a copy
-     * rather than be refused with `-EAGAIN` (tcp: before its connection is up, so an inject to a
-     * peer not yet connected goes out once the receiver grants credit).
+     * Whether an inject that finds no room (or credit) now may wait in the backlog as a copy rather than be refused
+     * with `-EAGAIN` (tcp: before its connection is up, so an inject to a peer not yet connected goes out once the
+     * receiver grants credit).
      */
-    val queuesInject: Boolean get() = false
+    val queuesInject: Boolean
+        get() = false
 
     /**
-     * Writes the head of message [msgId] ([buffer], the whole view, is its payload): an EAGER
-     * record carrying the bytes when the rail's eager rules and room allow, otherwise, unless
-     * [flags] has INJECT, an RTS carrying only the length. Returns [HEAD_EAGER], [HEAD_RTS], or
-     * [HEAD_NONE] when there is no room (or credit) now.
+     * Writes the head of message [msgId] ([buffer], the whole view, is its payload): an EAGER record carrying the bytes
+     * when the rail's eager rules and room allow, otherwise, unless [flags] has INJECT, an RTS carrying only the
+     * length. Returns [HEAD_EAGER], [HEAD_RTS], or [HEAD_NONE] when there is no room (or credit) now.
      */
     fun writeHead(buffer: DirectBuffer, length: Int, tag: Long, data: Long, flags: Long, msgId: Long): Int
 
-    /** A CTS accepted [op]'s bytes and it joins the streaming queue (the queue's first streams; [stream] is called for it). */
+    /**
+     * A CTS accepted [op]'s bytes and it joins the streaming queue (the queue's first streams; [stream] is called for
+     * it).
+     */
     fun streamStarting(op: MsgTxOp) {}
 
     /** Writes as many of [op]'s accepted bytes as there is room for; true once all of them are out. */
@@ -45,18 +48,18 @@ internal interface SendOutlet {
 }
 
 /**
- * The receiving direction of one peer connection as a rail offers it to the [MessageEngine]: the
- * control records going back to the sender ([CTS], [ACK], [DISCARDED], [PULLED]; the rail picks
- * their wire form), and the rail's optional extras.
+ * The receiving direction of one peer connection as a rail offers it to the [MessageEngine]: the control records going
+ * back to the sender ([CTS], [ACK], [DISCARDED], [PULLED]; the rail picks their wire form), and the rail's optional
+ * extras.
  */
 internal interface ControlOutlet {
     /** Writes one control record; false if there is no room now (the engine queues it). */
     fun writeControl(type: Int, msgId: Long, value: Long): Boolean
 
     /**
-     * Copies [length] bytes of rendezvous message [msgId] from the sender's memory at
-     * [srcAddress] straight into [e]'s buffer (shm's single-copy pull, or its split copy with the
-     * sender); false if the rail cannot, and the sender streams the bytes instead.
+     * Copies [length] bytes of rendezvous message [msgId] from the sender's memory at [srcAddress] straight into [e]'s
+     * buffer (shm's single-copy pull, or its split copy with the sender); false if the rail cannot, and the sender
+     * streams the bytes instead.
      */
     fun pull(e: RxEntry, msgId: Long, srcAddress: Long, length: Long): Boolean = false
 
@@ -65,6 +68,7 @@ internal interface ControlOutlet {
 
     /** A rendezvous receive starts filling (tcp: reads straight into direct memory); [inboundEnded] when it is done. */
     fun inboundStarted(inb: MsgInbound) {}
+
     fun inboundEnded(inb: MsgInbound) {}
 
     companion object {
@@ -76,16 +80,16 @@ internal interface ControlOutlet {
 }
 
 /**
- * How a path names the other end in messages, rendered when a message is written (a tcp peer's
- * name grows its address once the AV resolves it): shm's is the peer's endpoint name.
+ * How a path names the other end in messages, rendered when a message is written (a tcp peer's name grows its address
+ * once the AV resolves it): shm's is the peer's endpoint name.
  */
 internal fun interface PeerName {
     fun render(): String
 }
 
 /**
- * What the engine keeps per destination: sends waiting for room ([backlog]), for a CTS, being
- * streamed, and for a delivery ACK. [peer] names the destination in error messages.
+ * What the engine keeps per destination: sends waiting for room ([backlog]), for a CTS, being streamed, and for a
+ * delivery ACK. [peer] names the destination in error messages.
  */
 internal class SendPath(val outlet: SendOutlet, val peer: PeerName) {
     val backlog = ArrayDeque<MsgTxOp>()
@@ -96,15 +100,16 @@ internal class SendPath(val outlet: SendOutlet, val peer: PeerName) {
     /** The peer is gone: everything for it has failed and nothing more is written. */
     var dead = false
 
-    val idle: Boolean get() = backlog.isEmpty() && streaming.isEmpty()
+    val idle: Boolean
+        get() = backlog.isEmpty() && streaming.isEmpty()
 
     fun describe(): String =
         "backlog ${backlog.size}, waiting CTS ${waitingCts.size}, streaming ${streaming.size}, waiting ACK ${waitingAck.size}"
 }
 
 /**
- * What the engine keeps per source: the rendezvous receives it is filling ([inflight]), the
- * control records waiting for room, and the fabric address the source has in the AV.
+ * What the engine keeps per source: the rendezvous receives it is filling ([inflight]), the control records waiting for
+ * room, and the fabric address the source has in the AV.
  */
 internal class RecvPath(val outlet: ControlOutlet, val peer: PeerName) {
     var fiAddr = FiAddr.NOTAVAIL
@@ -114,7 +119,8 @@ internal class RecvPath(val outlet: ControlOutlet, val peer: PeerName) {
     var deadErr = 0
     var deadWhy = ""
 
-    val controlPending: Boolean get() = !pendingControl.isEmpty()
+    val controlPending: Boolean
+        get() = !pendingControl.isEmpty()
 }
 
 /** A pending send: queued for room, waiting for CTS, streaming, or waiting for an ACK. */

@@ -3,9 +3,9 @@ package braid.provider
 import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * Buffers for unexpected eager payloads, pooled by power-of-two size class. After a burst of
- * unexpected messages the pool keeps at most [budget] bytes for reuse and lets the rest go to the
- * collector, so a burst does not pin its peak in the heap for ever.
+ * Buffers for unexpected eager payloads, pooled by power-of-two size class. After a burst of unexpected messages the
+ * pool keeps at most [budget] bytes for reuse and lets the rest go to the collector, so a burst does not pin its peak
+ * in the heap for ever.
  */
 internal class PayloadPool(private val budget: Long = 8L shl 20) {
     private val classes = Array(32) { ArrayDeque<UnsafeBuffer>() }
@@ -44,9 +44,13 @@ internal class TripleQueue {
             val grown = if (live + 3 > items.size / 2) items.size * 2 else items.size
             val moved = LongArray(grown)
             System.arraycopy(items, head, moved, 0, live)
-            items = moved; head = 0; tail = live
+            items = moved
+            head = 0
+            tail = live
         }
-        items[tail] = a; items[tail + 1] = b; items[tail + 2] = c
+        items[tail] = a
+        items[tail + 1] = b
+        items[tail + 2] = c
         tail += 3
     }
 
@@ -54,6 +58,9 @@ internal class TripleQueue {
 
     fun removeFirst() {
         head += 3
-        if (head == tail) { head = 0; tail = 0 }
+        if (head == tail) {
+            head = 0
+            tail = 0
+        }
     }
 }

@@ -9,16 +9,16 @@ import braid.core.FiAddr
 import braid.core.Hints
 import braid.core.Info
 import braid.core.Param
-import braid.core.RailLimit
 import braid.core.RailCounters
+import braid.core.RailLimit
 import braid.core.RailStats
 import braid.core.SrxPeer
 import org.agrona.DirectBuffer
 import org.agrona.MutableDirectBuffer
 
 /**
- * A provider (a rail): one transport under the object model. It offers [infos], parses the
- * addresses of its peers, and opens the per-endpoint [Transport] that moves the bytes.
+ * A provider (a rail): one transport under the object model. It offers [infos], parses the addresses of its peers, and
+ * opens the per-endpoint [Transport] that moves the bytes.
  */
 internal interface Provider {
     val name: String
@@ -30,24 +30,28 @@ internal interface Provider {
     fun infos(hints: Hints): List<Info> = infos()
 
     /** The parameters this provider declares ([braid.core.Settings] resolves them; `braid info -e` lists them). */
-    val parameters: List<Param<*>> get() = emptyList()
+    val parameters: List<Param<*>>
+        get() = emptyList()
 
-    /** The parameter behind a rail's [limit] (its eager size, its ring capacity), or null when this provider has none. */
+    /**
+     * The parameter behind a rail's [limit] (its eager size, its ring capacity), or null when this provider has none.
+     */
     fun limitParameter(limit: RailLimit): Param<Int>? = null
 
     /**
-     * Whether this provider can serve as a peer under an owner (a link's rail): write into the
-     * owner's CQ, match through its shared receive context, resolve through its AV. Opening a
-     * provider that cannot as a peer fails with EINVAL, as fi_peer(3) requires.
+     * Whether this provider can serve as a peer under an owner (a link's rail): write into the owner's CQ, match
+     * through its shared receive context, resolve through its AV. Opening a provider that cannot as a peer fails with
+     * EINVAL, as fi_peer(3) requires.
      */
-    val canBePeer: Boolean get() = false
+    val canBePeer: Boolean
+        get() = false
 
     /** The host identity a peer address blob of this provider carries, or null if [address] is not one. */
     fun hostIdOf(address: ByteArray): Long? = null
 
     /**
-     * Opens this provider's part of [domain] for [info] (one of this provider's [infos]): the
-     * domain's own Info when the provider stands alone, the rail's Info inside a link.
+     * Opens this provider's part of [domain] for [info] (one of this provider's [infos]): the domain's own Info when
+     * the provider stands alone, the rail's Info inside a link.
      */
     fun openDomain(domain: Domain, info: Info): DomainProvider
 }
@@ -58,9 +62,9 @@ internal interface DomainProvider : AutoCloseable {
     fun parseAddress(raw: ByteArray): PeerAddress
 
     /**
-     * Opens this provider's part of an endpoint: [host] is the endpoint as its rails see it (the
-     * one upward seam), [info] the rail's own Info (the endpoint's when the provider stands
-     * alone), and [av] how the rail sees the endpoint's address vector.
+     * Opens this provider's part of an endpoint: [host] is the endpoint as its rails see it (the one upward seam),
+     * [info] the rail's own Info (the endpoint's when the provider stands alone), and [av] how the rail sees the
+     * endpoint's address vector.
      */
     fun openEndpoint(host: RailHost, info: Info, av: RailAv): Transport
 }
@@ -69,34 +73,40 @@ internal interface DomainProvider : AutoCloseable {
 internal interface PeerAddress {
     val key: String
     val raw: ByteArray
+
     fun render(): String
 
     /** The part of this address rail [provider] reaches it by: itself, unless it bundles several rails' addresses. */
     fun part(provider: String): PeerAddress? = this
 
     /** Keys of the rail addresses bundled in this one; each resolves to this address's fi_addr. */
-    val partKeys: List<String> get() = emptyList()
+    val partKeys: List<String>
+        get() = emptyList()
 
     /** [braid.core.AddressTable.keyHash] of [key] (an address may compute it without building the string). */
     fun keyHash(): Long = braid.core.AddressTable.keyHash(key)
 
     /**
-     * How many keys the address vector files this address under — its [partKeys], or its own
-     * [key] when it bundles none — and the hash of each ([indexKeyHash]); no strings built.
+     * How many keys the address vector files this address under — its [partKeys], or its own [key] when it bundles none
+     * — and the hash of each ([indexKeyHash]); no strings built.
      */
-    val indexKeyCount: Int get() = 1
+    val indexKeyCount: Int
+        get() = 1
+
     fun indexKeyHash(i: Int): Long = keyHash()
 }
 
 /**
- * How one rail sees its endpoint's address vector (the link's use of the peer AV idea).
- * [query] gives the rail's own part of an inserted address; [epAddr] maps a rail address key
- * back to the fi_addr the application knows (or [FiAddr.NOTAVAIL]). [generation] changes on
- * every insert and remove, so a rail can refresh what it cached.
+ * How one rail sees its endpoint's address vector (the link's use of the peer AV idea). [query] gives the rail's own
+ * part of an inserted address; [epAddr] maps a rail address key back to the fi_addr the application knows (or
+ * [FiAddr.NOTAVAIL]). [generation] changes on every insert and remove, so a rail can refresh what it cached.
  */
 internal class RailAv(private val host: RailHost, private val rail: String) {
-    val bound: Boolean get() = host.av != null
-    val generation: Long get() = host.av?.generation ?: -1L
+    val bound: Boolean
+        get() = host.av != null
+
+    val generation: Long
+        get() = host.av?.generation ?: -1L
 
     fun query(fiAddr: Long): PeerAddress? = host.av?.peer(fiAddr)?.part(rail)
 
@@ -110,8 +120,8 @@ internal class RailAv(private val host: RailHost, private val rail: String) {
 }
 
 /**
- * A provider's part of one [Endpoint]: it sends, receives into the endpoint's shared receive
- * context (as an [SrxPeer]), and writes completions through the endpoint.
+ * A provider's part of one [Endpoint]: it sends, receives into the endpoint's shared receive context (as an [SrxPeer]),
+ * and writes completions through the endpoint.
  */
 internal interface Transport : SrxPeer, AutoCloseable {
     /** This endpoint's address blob. */
@@ -123,22 +133,23 @@ internal interface Transport : SrxPeer, AutoCloseable {
     fun progress(): Int
 
     /**
-     * [progress] threw: this rail's state can no longer be trusted. Every operation in flight on
-     * it fails with [err] naming [why], its peers are reported down, and an error event goes to
-     * the endpoint's event queue. The domain drives it no more.
+     * [progress] threw: this rail's state can no longer be trusted. Every operation in flight on it fails with [err]
+     * naming [why], its peers are reported down, and an error event goes to the endpoint's event queue. The domain
+     * drives it no more.
      */
     fun abort(err: Int, why: String)
 
     /**
-     * Starts a send of [buffer] (the whole view) to [dest]. [flags] carries [braid.core.OpFlags]
-     * (TAGGED, REMOTE_CQ_DATA, INJECT, DELIVERY_COMPLETE, COMPLETION). Returns 0, or a negated
-     * errno: `-EAGAIN` when resources are exhausted (progress and retry), `-EINVAL` for a bad
-     * address or size. With INJECT the buffer is copied before return and no completion follows.
+     * Starts a send of [buffer] (the whole view) to [dest]. [flags] carries [braid.core.OpFlags] (TAGGED,
+     * REMOTE_CQ_DATA, INJECT, DELIVERY_COMPLETE, COMPLETION). Returns 0, or a negated errno: `-EAGAIN` when resources
+     * are exhausted (progress and retry), `-EINVAL` for a bad address or size. With INJECT the buffer is copied before
+     * return and no completion follows.
      */
     fun send(buffer: DirectBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int
 
     /** False when this transport was told no receive will accept any source (BRAID_LINK_USE_SRQ=0). */
-    val acceptsAnySource: Boolean get() = true
+    val acceptsAnySource: Boolean
+        get() = true
 
     /** Messages and bytes this rail sent and received ([braid.core.Endpoint.stats]). */
     val counters: RailCounters
@@ -154,28 +165,38 @@ internal interface Transport : SrxPeer, AutoCloseable {
     // ## RMA and atomics: a rail that lacks them refuses with -ENOSYS ##
 
     /** The RMA capabilities this rail carries ([braid.core.Caps.RMA], ATOMIC, READ, WRITE, REMOTE_*); 0 if none. */
-    val rmaCaps: Long get() = 0
+    val rmaCaps: Long
+        get() = 0
 
     /**
-     * Starts an RMA write of [buffer] (the whole view) into the region [key] names at [dest], at
-     * [remoteOffset] bytes into it (`fi_write`). The target checks the key, the bounds and
-     * REMOTE_WRITE; a refusal completes the operation in error. Returns 0, `-EAGAIN`, or
-     * another negated errno as [send] does.
+     * Starts an RMA write of [buffer] (the whole view) into the region [key] names at [dest], at [remoteOffset] bytes
+     * into it (`fi_write`). The target checks the key, the bounds and REMOTE_WRITE; a refusal completes the operation
+     * in error. Returns 0, `-EAGAIN`, or another negated errno as [send] does.
      */
-    fun write(buffer: DirectBuffer, dest: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int = -Errno.ENOSYS
+    fun write(buffer: DirectBuffer, dest: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int =
+        -Errno.ENOSYS
 
     /** Starts an RMA read of `buffer.capacity()` bytes from [src]'s region [key] at [remoteOffset] (`fi_read`). */
-    fun read(buffer: MutableDirectBuffer, src: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int = -Errno.ENOSYS
+    fun read(buffer: MutableDirectBuffer, src: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int =
+        -Errno.ENOSYS
 
     /**
-     * Starts an atomic of [count] elements of [type] on [dest]'s region [key] at [remoteOffset]:
-     * with [result] it fetches the old values (`fi_fetch_atomic`), with [compare] too it is a
-     * compare-and-swap (`fi_compare_atomic`), with neither it only updates (`fi_atomic`). The
-     * target applies it under its domain lock.
+     * Starts an atomic of [count] elements of [type] on [dest]'s region [key] at [remoteOffset]: with [result] it
+     * fetches the old values (`fi_fetch_atomic`), with [compare] too it is a compare-and-swap (`fi_compare_atomic`),
+     * with neither it only updates (`fi_atomic`). The target applies it under its domain lock.
      */
     fun atomic(
-        operand: DirectBuffer, compare: DirectBuffer?, result: MutableDirectBuffer?, dest: Long, remoteOffset: Long, key: Long,
-        type: AtomicDatatype, op: AtomicOp, count: Int, flags: Long, context: Any?,
+        operand: DirectBuffer,
+        compare: DirectBuffer?,
+        result: MutableDirectBuffer?,
+        dest: Long,
+        remoteOffset: Long,
+        key: Long,
+        type: AtomicDatatype,
+        op: AtomicOp,
+        count: Int,
+        flags: Long,
+        context: Any?,
     ): Int = -Errno.ENOSYS
 
     /** The most elements of [type] one atomic of [form] may carry on this rail; 0 if it has no atomics. */

@@ -6,11 +6,10 @@ import braid.core.RxEntry
 import braid.core.SharedReceiveContext
 
 /**
- * Everything a rail, the [MessageEngine] and the [RmaEngine] may reach of the endpoint above
- * them: the one upward seam (the endpoint implements it; rails call it, never the endpoint's
- * other members, the domain's lock, its deferred-work queue or its progress hub). Completions
- * and errors go to the endpoint's CQs and counters (or to the deferred work that posted the
- * operation); matching goes through [srx].
+ * Everything a rail, the [MessageEngine] and the [RmaEngine] may reach of the endpoint above them: the one upward seam
+ * (the endpoint implements it; rails call it, never the endpoint's other members, the domain's lock, its deferred-work
+ * queue or its progress hub). Completions and errors go to the endpoint's CQs and counters (or to the deferred work
+ * that posted the operation); matching goes through [srx].
  *
  * Every call but [cycle] is made with the domain lock held, from inside a duty cycle.
  */
@@ -25,24 +24,37 @@ internal interface RailHost {
     val av: AddressVector?
 
     /**
-     * The endpoint's bounds on unexpected messages, shared by all its rails (a link's rails share
-     * one host): each rail books what it holds and promises in its own account, and
-     * [UnexpectedBounds] says what each may take; past it a rail pushes its senders back.
+     * The endpoint's bounds on unexpected messages, shared by all its rails (a link's rails share one host): each rail
+     * books what it holds and promises in its own account, and [UnexpectedBounds] says what each may take; past it a
+     * rail pushes its senders back.
      */
     val bounds: UnexpectedBounds
 
     fun txComplete(context: Any?, flags: Long, len: Long, tag: Long)
+
     fun txError(context: Any?, flags: Long, len: Long, tag: Long, err: Int, message: String)
 
     /**
-     * Completes a receive whose message of [msgSize] bytes was placed in the entry's buffer: a
-     * completion, or a truncation error (the bytes that fit are delivered), then frees the entry.
+     * Completes a receive whose message of [msgSize] bytes was placed in the entry's buffer: a completion, or a
+     * truncation error (the bytes that fit are delivered), then frees the entry.
      */
     fun rxComplete(e: RxEntry, msgSize: Long)
-    fun rxError(context: Any?, flags: Long, len: Long, data: Long, tag: Long, olen: Long, err: Int, source: Long, message: String)
+
+    fun rxError(
+        context: Any?,
+        flags: Long,
+        len: Long,
+        data: Long,
+        tag: Long,
+        olen: Long,
+        err: Int,
+        source: Long,
+        message: String,
+    )
 
     /** An RMA or atomic operation this endpoint started completed; [flags] say which (RMA|WRITE, ATOMIC|READ, …). */
     fun rmaComplete(context: Any?, flags: Long, len: Long)
+
     fun rmaError(context: Any?, flags: Long, len: Long, err: Int, message: String)
 
     /** A peer's RMA or atomic was carried out on this endpoint's memory (REMOTE_READ or REMOTE_WRITE). */
@@ -58,11 +70,10 @@ internal interface RailHost {
     fun eventError(err: Int, message: String)
 
     /**
-     * Runs [body] as a duty cycle from a thread that is not driving progress ([RailTimer]'s
-     * servant, when nobody ran an endpoint's duty cycle for a timer period): under the domain
-     * lock, with deferred work that completions make due held until [body] is over, and the
-     * completions of suspended and future operations handed out once the lock is released —
-     * the rule every thread that drives a rail follows, kept here in one place.
+     * Runs [body] as a duty cycle from a thread that is not driving progress ([RailTimer]'s servant, when nobody ran an
+     * endpoint's duty cycle for a timer period): under the domain lock, with deferred work that completions make due
+     * held until [body] is over, and the completions of suspended and future operations handed out once the lock is
+     * released — the rule every thread that drives a rail follows, kept here in one place.
      */
     fun <T> cycle(body: () -> T): T
 }

@@ -8,26 +8,24 @@ import java.util.concurrent.atomic.AtomicInteger
 import java.util.concurrent.locks.LockSupport
 
 /**
- * The process's one timer for every rail: a single daemon thread (`braid-rail-timer`) that keeps
- * a coarse cached clock ([now]) and, at each [Task]'s period, raises the task's [Task.due] flag.
- * It never takes a domain lock and never runs a rail's code: the rail's duty cycle (its
- * `progress`, under the domain lock, inside `Domain.progress` or [RailHost.cycle]) looks at the
- * flag — one plain volatile read per cycle, no clock read — and does the timed work when it
- * is up (tcp's keepalive, shm's liveness checks). So N endpoints cost one thread, not N, and a
- * busy duty cycle pays nothing for its timers.
+ * The process's one timer for every rail: a single daemon thread (`braid-rail-timer`) that keeps a coarse cached clock
+ * ([now]) and, at each [Task]'s period, raises the task's [Task.due] flag. It never takes a domain lock and never runs
+ * a rail's code: the rail's duty cycle (its `progress`, under the domain lock, inside `Domain.progress` or
+ * [RailHost.cycle]) looks at the flag — one plain volatile read per cycle, no clock read — and does the timed work when
+ * it is up (tcp's keepalive, shm's liveness checks). So N endpoints cost one thread, not N, and a busy duty cycle pays
+ * nothing for its timers.
  *
- * Where nobody drives progress (manual progress, an idle application), a task given an
- * `undriven` action still runs: when its flag is still up one period after it was raised, the
- * timer hands the action to its servant thread (`braid-rail-timer-serve-N`), which runs it
- * (typically `host.cycle { progress() }`, blocking on that endpoint's domain lock). The timer
- * never waits for it. A domain lock is a plain monitor, so it cannot be tried: instead, a
- * servant still inside one action after [STUCK_NANOS] (a domain held by a stuck thread) is
- * retired — it ends once that action returns — and a fresh servant serves everyone else. That
- * task is not handed out again until its action returned, so one stuck domain costs at most one
- * parked thread per endpoint of it and never stalls the liveness of other endpoints.
+ * Where nobody drives progress (manual progress, an idle application), a task given an `undriven` action still runs:
+ * when its flag is still up one period after it was raised, the timer hands the action to its servant thread
+ * (`braid-rail-timer-serve-N`), which runs it (typically `host.cycle { progress() }`, blocking on that endpoint's
+ * domain lock). The timer never waits for it. A domain lock is a plain monitor, so it cannot be tried: instead, a
+ * servant still inside one action after [STUCK_NANOS] (a domain held by a stuck thread) is retired — it ends once that
+ * action returns — and a fresh servant serves everyone else. That task is not handed out again until its action
+ * returned, so one stuck domain costs at most one parked thread per endpoint of it and never stalls the liveness of
+ * other endpoints.
  *
- * Threads in a process: this timer once any rail endpoint was enabled, plus one servant once an
- * undriven task was served, plus one per stuck action.
+ * Threads in a process: this timer once any rail endpoint was enabled, plus one servant once an undriven task was
+ * served, plus one per stuck action.
  */
 internal object RailTimer {
     /** A servant inside one action longer than this is taken to be stuck on a domain lock, and replaced. */
@@ -40,10 +38,10 @@ internal object RailTimer {
     @Volatile private var clock: Long = System.nanoTime()
 
     /**
-     * The cached coarse clock (a [System.nanoTime] value) as of the timer's last pass: never
-     * older than the shortest period of a live task, nor than [MAX_PARK_NANOS]. Cheap enough for
-     * timed work to read instead of the system clock; too coarse for anything finer (the link's
-     * microsecond poll schedule reads the system clock on a stride of its own).
+     * The cached coarse clock (a [System.nanoTime] value) as of the timer's last pass: never older than the shortest
+     * period of a live task, nor than [MAX_PARK_NANOS]. Cheap enough for timed work to read instead of the system
+     * clock; too coarse for anything finer (the link's microsecond poll schedule reads the system clock on a stride of
+     * its own).
      */
     fun now(): Long = clock
 
@@ -57,9 +55,9 @@ internal object RailTimer {
     private val servants = AtomicInteger()
 
     /**
-     * Schedules a task named [name] (for diagnostics) whose flag is up at once and raised again
-     * every [periodNanos] (at least [MIN_PERIOD_NANOS]). [undriven], if given,
-     * runs on the servant when the flag stayed up a whole period (nobody drove the duty cycle).
+     * Schedules a task named [name] (for diagnostics) whose flag is up at once and raised again every [periodNanos] (at
+     * least [MIN_PERIOD_NANOS]). [undriven], if given, runs on the servant when the flag stayed up a whole period
+     * (nobody drove the duty cycle).
      */
     fun schedule(name: String, periodNanos: Long, undriven: Runnable? = null): Task {
         val t = Task(name, maxOf(MIN_PERIOD_NANOS, periodNanos), undriven)
@@ -76,18 +74,21 @@ internal object RailTimer {
     }
 
     /** Tasks scheduled and not cancelled (diagnostics and tests). */
-    val live: Int get() = liveCount.get()
+    val live: Int
+        get() = liveCount.get()
+
     private val liveCount = AtomicInteger()
 
     /** Servant threads alive now, retired ones included (diagnostics and tests). */
-    val servantThreads: Int get() = servants.get()
+    val servantThreads: Int
+        get() = servants.get()
 
     /** One timed duty of one endpoint's rail; the rail reads and clears [due] in its duty cycle ([take]). */
     class Task internal constructor(val name: String, val periodNanos: Long, internal val undriven: Runnable?) {
         /**
-         * Raised by the timer each period; the rail's duty cycle clears it when it does the work
-         * ([take]). Up from the start: the first duty cycle does the work once (shm looks at the
-         * peers its directed receives wait for at once, as it did when it counted cycles).
+         * Raised by the timer each period; the rail's duty cycle clears it when it does the work ([take]). Up from the
+         * start: the first duty cycle does the work once (shm looks at the peers its directed receives wait for at
+         * once, as it did when it counted cycles).
          */
         @Volatile @JvmField var due: Boolean = true
         @Volatile internal var cancelled = false
@@ -95,7 +96,9 @@ internal object RailTimer {
         internal val queued = AtomicBoolean()
         internal var nextAt = 0L
 
-        init { liveCount.incrementAndGet() }
+        init {
+            liveCount.incrementAndGet()
+        }
 
         /** Whether the work is due; clears the flag if so. Call from the duty cycle: `if (task.due && task.take())`. */
         fun take(): Boolean {
@@ -111,7 +114,8 @@ internal object RailTimer {
             liveCount.decrementAndGet()
         }
 
-        override fun toString(): String = "timer task $name (every ${periodNanos / 1000} µs${if (undriven != null) ", served undriven" else ""})"
+        override fun toString(): String =
+            "timer task $name (every ${periodNanos / 1000} µs${if (undriven != null) ", served undriven" else ""})"
     }
 
     private fun run() {
@@ -145,19 +149,26 @@ internal object RailTimer {
     }
 
     /**
-     * The first multiple of [period] after [now]: tasks of one period (every shm endpoint's
-     * liveness, every tcp keepalive of one time-out) come due in the same pass, so a hundred
-     * endpoints wake the timer no more often than one.
+     * The first multiple of [period] after [now]: tasks of one period (every shm endpoint's liveness, every tcp
+     * keepalive of one time-out) come due in the same pass, so a hundred endpoints wake the timer no more often than
+     * one.
      */
     private fun after(now: Long, period: Long): Long = (Math.floorDiv(now, period) + 1) * period
 
-    /** Raises [t]'s flag; if it is still up from last period, nobody drives the duty cycle: hand the task to a servant. */
+    /**
+     * Raises [t]'s flag; if it is still up from last period, nobody drives the duty cycle: hand the task to a servant.
+     */
     private fun fire(t: Task) {
         if (!t.due) {
             t.due = true
         } else if (t.undriven != null && t.queued.compareAndSet(false, true)) {
             pending += t
-            val s = servant ?: Servant().also { servant = it; it.start() }
+            val s =
+                servant
+                    ?: Servant().also {
+                        servant = it
+                        it.start()
+                    }
             LockSupport.unpark(s)
         }
     }
@@ -167,7 +178,10 @@ internal object RailTimer {
         val s = servant ?: return false
         if (s.current == null) return pending.isNotEmpty()
         if (now - s.since > STUCK_NANOS) {
-            log.log(Level.WARNING, "braid rail timer: ${s.current} has been waiting ${(now - s.since) / 1_000_000} ms for its domain; serving the others on a new thread")
+            log.log(
+                Level.WARNING,
+                "braid rail timer: ${s.current} has been waiting ${(now - s.since) / 1_000_000} ms for its domain; serving the others on a new thread",
+            )
             s.retired = true
             servant = Servant().also { it.start() }
         }
@@ -179,7 +193,9 @@ internal object RailTimer {
         @Volatile var since = 0L
         @Volatile var retired = false
 
-        init { isDaemon = true }
+        init {
+            isDaemon = true
+        }
 
         override fun run() {
             servants.incrementAndGet()

@@ -1,14 +1,13 @@
 package braid.provider
 
+import java.nio.ByteOrder
 import org.agrona.DirectBuffer
 import org.agrona.MutableDirectBuffer
-import java.nio.ByteOrder
 
 /**
- * The records of RMA and atomic operations, the same on every rail: a rail carries them as the
- * payload of a record type of its own (shm: `MSG_RMA` in a channel's bulk ring, replies in its
- * control ring; tcp: the RMA frame), so the two rails cannot drift apart. Header fields are
- * little-endian; payload elements are in the initiator's native byte order.
+ * The records of RMA and atomic operations, the same on every rail: a rail carries them as the payload of a record type
+ * of its own (shm: `MSG_RMA` in a channel's bulk ring, replies in its control ring; tcp: the RMA frame), so the two
+ * rails cannot drift apart. Header fields are little-endian; payload elements are in the initiator's native byte order.
  *
  * ```
  * Request, initiator -> target:
@@ -51,9 +50,10 @@ import java.nio.ByteOrder
  * reason (when status ≠ 0): 1 no region under the key, 2 out of the region's bounds,
  * 3 access not granted, 4 operation not supported, 5 malformed request.
  * ```
- * A WRITE travels in pieces that each fit a record; the target checks the whole request's
- * range on every piece and replies once, after the last (or at the first refusal). A READ is
- * one request; the target replies with pieces. An ATOMIC is one request and one reply.
+ *
+ * A WRITE travels in pieces that each fit a record; the target checks the whole request's range on every piece and
+ * replies once, after the last (or at the first refusal). A READ is one request; the target replies with pieces. An
+ * ATOMIC is one request and one reply.
  */
 internal object RmaDescriptor {
     const val KIND_WRITE = 1
@@ -93,8 +93,18 @@ internal object RmaDescriptor {
     private val LE = ByteOrder.LITTLE_ENDIAN
 
     fun putRequest(
-        b: MutableDirectBuffer, i: Int, kind: Int, datatype: Int, op: Int, flags: Int, count: Int,
-        requestId: Long, key: Long, remoteOffset: Long, length: Long, pieceOffset: Long,
+        b: MutableDirectBuffer,
+        i: Int,
+        kind: Int,
+        datatype: Int,
+        op: Int,
+        flags: Int,
+        count: Int,
+        requestId: Long,
+        key: Long,
+        remoteOffset: Long,
+        length: Long,
+        pieceOffset: Long,
     ) {
         b.putByte(i + KIND_OFFSET, kind.toByte())
         b.putByte(i + DATATYPE_OFFSET, datatype.toByte())
@@ -108,7 +118,16 @@ internal object RmaDescriptor {
         b.putLong(i + PIECE_OFFSET_OFFSET, pieceOffset, LE)
     }
 
-    fun putReply(b: MutableDirectBuffer, i: Int, kind: Int, reason: Int, status: Int, requestId: Long, detail: Long, pieceOffset: Long) {
+    fun putReply(
+        b: MutableDirectBuffer,
+        i: Int,
+        kind: Int,
+        reason: Int,
+        status: Int,
+        requestId: Long,
+        detail: Long,
+        pieceOffset: Long,
+    ) {
         b.putByte(i + KIND_OFFSET, (kind or REPLY).toByte())
         b.putByte(i + REASON_OFFSET, reason.toByte())
         b.putShort(i + 2, 0)
@@ -119,17 +138,30 @@ internal object RmaDescriptor {
     }
 
     fun kind(b: DirectBuffer, i: Int): Int = b.getByte(i + KIND_OFFSET).toInt() and 0xff
+
     fun datatype(b: DirectBuffer, i: Int): Int = b.getByte(i + DATATYPE_OFFSET).toInt() and 0xff
+
     fun op(b: DirectBuffer, i: Int): Int = b.getByte(i + OP_OFFSET).toInt() and 0xff
+
     fun flags(b: DirectBuffer, i: Int): Int = b.getByte(i + FLAGS_OFFSET).toInt() and 0xff
+
     fun reason(b: DirectBuffer, i: Int): Int = b.getByte(i + REASON_OFFSET).toInt() and 0xff
+
     fun count(b: DirectBuffer, i: Int): Int = b.getInt(i + COUNT_OFFSET, LE)
+
     fun status(b: DirectBuffer, i: Int): Int = b.getInt(i + STATUS_OFFSET, LE)
+
     fun requestId(b: DirectBuffer, i: Int): Long = b.getLong(i + REQUEST_ID_OFFSET, LE)
+
     fun key(b: DirectBuffer, i: Int): Long = b.getLong(i + KEY_OFFSET, LE)
+
     fun remoteOffset(b: DirectBuffer, i: Int): Long = b.getLong(i + REMOTE_OFFSET_OFFSET, LE)
+
     fun length(b: DirectBuffer, i: Int): Long = b.getLong(i + LENGTH_OFFSET, LE)
+
     fun pieceOffset(b: DirectBuffer, i: Int): Long = b.getLong(i + PIECE_OFFSET_OFFSET, LE)
+
     fun detail(b: DirectBuffer, i: Int): Long = b.getLong(i + DETAIL_OFFSET, LE)
+
     fun replyPieceOffset(b: DirectBuffer, i: Int): Long = b.getLong(i + REPLY_PIECE_OFFSET, LE)
 }

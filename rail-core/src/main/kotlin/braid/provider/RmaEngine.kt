@@ -39,28 +39,29 @@ internal interface RmaOutlet {
 }
 
 /**
- * What RMA keeps per peer connection (shm: per channel direction): requests and replies that
- * wait for room in its [outlet]. [peer] names the other end in messages (its `toString`, read
- * when a message is written, so a name learnt later shows); nothing else reads it.
+ * What RMA keeps per peer connection (shm: per channel direction): requests and replies that wait for room in its
+ * [outlet]. [peer] names the other end in messages (its `toString`, read when a message is written, so a name learnt
+ * later shows); nothing else reads it.
  */
 internal class RmaPath(val outlet: RmaOutlet, private val peer: PeerName) {
     /** The other end, in words. */
-    val peerName: String get() = peer.render()
+    val peerName: String
+        get() = peer.render()
 
     internal val requests = ArrayDeque<RmaOp>()
     internal val replies = ArrayDeque<RmaReply>()
-    val idle: Boolean get() = requests.isEmpty() && replies.isEmpty()
+    val idle: Boolean
+        get() = requests.isEmpty() && replies.isEmpty()
 }
 
 /**
- * The rail-neutral part of RMA and atomics ([RmaDescriptor]) for one endpoint's rail: the
- * initiator (requests out, replies matched to their operation by id, completions through the
- * endpoint) and the target (every request checked for its key, its bounds and the access the
- * region grants, then carried out on the registered memory; a refusal travels back and becomes
- * an error completion at the initiator). A rail supplies [RmaPath]s and feeds in what arrives.
+ * The rail-neutral part of RMA and atomics ([RmaDescriptor]) for one endpoint's rail: the initiator (requests out,
+ * replies matched to their operation by id, completions through the endpoint) and the target (every request checked for
+ * its key, its bounds and the access the region grants, then carried out on the registered memory; a refusal travels
+ * back and becomes an error completion at the initiator). A rail supplies [RmaPath]s and feeds in what arrives.
  *
- * The target runs inside its rail's progress, under the domain lock, so an atomic from any
- * process is applied whole before the next one through that domain starts (see [AtomicOps]).
+ * The target runs inside its rail's progress, under the domain lock, so an atomic from any process is applied whole
+ * before the next one through that domain starts (see [AtomicOps]).
  *
  * Not thread-safe: callers hold the domain lock.
  */
@@ -80,7 +81,8 @@ internal class RmaEngine(
     private var checkDetail = 0L
 
     /** Operations started and not yet complete. */
-    val outstanding: Int get() = pending.size
+    val outstanding: Int
+        get() = pending.size
 
     /** The most elements of [type] one atomic of [form] carries (`fi_atomicvalid`). */
     fun maxAtomicCount(type: AtomicDatatype, form: AtomicForm): Int =
@@ -88,14 +90,30 @@ internal class RmaEngine(
 
     // ## Initiator ##
 
-    fun write(path: RmaPath, dest: Long, src: DirectBuffer, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int {
+    fun write(
+        path: RmaPath,
+        dest: Long,
+        src: DirectBuffer,
+        remoteOffset: Long,
+        key: Long,
+        flags: Long,
+        context: Any?,
+    ): Int {
         val op = newOp(path, KIND_WRITE, dest, remoteOffset, key, flags, context) ?: return -Errno.EAGAIN
         op.local.wrap(src, 0, src.capacity())
         op.length = src.capacity().toLong()
         return start(op)
     }
 
-    fun read(path: RmaPath, src: Long, dst: MutableDirectBuffer, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int {
+    fun read(
+        path: RmaPath,
+        src: Long,
+        dst: MutableDirectBuffer,
+        remoteOffset: Long,
+        key: Long,
+        flags: Long,
+        context: Any?,
+    ): Int {
         val op = newOp(path, KIND_READ, src, remoteOffset, key, flags, context) ?: return -Errno.EAGAIN
         op.local.wrap(dst, 0, dst.capacity())
         op.length = dst.capacity().toLong()
@@ -104,10 +122,21 @@ internal class RmaEngine(
 
     /** An atomic of [count] elements; [result] set: fetching; [compare] set: compare-and-swap. */
     fun atomic(
-        path: RmaPath, dest: Long, operand: DirectBuffer, compare: DirectBuffer?, result: MutableDirectBuffer?,
-        remoteOffset: Long, key: Long, type: AtomicDatatype, aop: AtomicOp, count: Int, flags: Long, context: Any?,
+        path: RmaPath,
+        dest: Long,
+        operand: DirectBuffer,
+        compare: DirectBuffer?,
+        result: MutableDirectBuffer?,
+        remoteOffset: Long,
+        key: Long,
+        type: AtomicDatatype,
+        aop: AtomicOp,
+        count: Int,
+        flags: Long,
+        context: Any?,
     ): Int {
-        val form = if (compare != null) AtomicForm.COMPARE else if (result != null) AtomicForm.FETCH else AtomicForm.UPDATE
+        val form =
+            if (compare != null) AtomicForm.COMPARE else if (result != null) AtomicForm.FETCH else AtomicForm.UPDATE
         if (count > maxAtomicCount(type, form)) return -Errno.EMSGSIZE
         val op = newOp(path, KIND_ATOMIC, dest, remoteOffset, key, flags, context) ?: return -Errno.EAGAIN
         val n = count * type.size
@@ -116,17 +145,38 @@ internal class RmaEngine(
         if (result != null) op.result.wrap(result, 0, n)
         op.hasCompare = compare != null
         op.fetch = result != null
-        op.type = type; op.aop = aop; op.count = count
+        op.type = type
+        op.aop = aop
+        op.count = count
         op.length = n.toLong()
         return start(op)
     }
 
-    private fun newOp(path: RmaPath, kind: Int, dest: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): RmaOp? {
+    private fun newOp(
+        path: RmaPath,
+        kind: Int,
+        dest: Long,
+        remoteOffset: Long,
+        key: Long,
+        flags: Long,
+        context: Any?,
+    ): RmaOp? {
         if (pending.size >= maxOutstanding) return null
         val op = opPool.removeLastOrNull() ?: RmaOp()
-        op.kind = kind; op.id = nextId++; op.path = path; op.dest = dest
-        op.remoteOffset = remoteOffset; op.key = key; op.flags = flags; op.context = context
-        op.sent = 0; op.received = 0; op.queued = false; op.fetch = false; op.hasCompare = false; op.count = 0
+        op.kind = kind
+        op.id = nextId++
+        op.path = path
+        op.dest = dest
+        op.remoteOffset = remoteOffset
+        op.key = key
+        op.flags = flags
+        op.context = context
+        op.sent = 0
+        op.received = 0
+        op.queued = false
+        op.fetch = false
+        op.hasCompare = false
+        op.count = 0
         return op
     }
 
@@ -143,19 +193,46 @@ internal class RmaEngine(
     private fun writeRequest(op: RmaOp): Boolean {
         val out = op.path!!.outlet
         when (op.kind) {
-            KIND_WRITE -> do {
-                val n = minOf((out.maxRecord - REQUEST_HEADER).toLong(), op.length - op.sent).toInt()
-                val i = out.claim(REQUEST_HEADER + n)
-                if (i < 0) return false
-                RmaDescriptor.putRequest(out.buffer, i, KIND_WRITE, 0, 0, 0, 0, op.id, op.key, op.remoteOffset, op.length, op.sent)
-                if (n > 0) out.buffer.putBytes(i + REQUEST_HEADER, op.local, op.sent.toInt(), n)
-                out.commit(i, REQUEST_HEADER + n)
-                op.sent += n
-            } while (op.sent < op.length)
+            KIND_WRITE ->
+                do {
+                    val n = minOf((out.maxRecord - REQUEST_HEADER).toLong(), op.length - op.sent).toInt()
+                    val i = out.claim(REQUEST_HEADER + n)
+                    if (i < 0) return false
+                    RmaDescriptor.putRequest(
+                        out.buffer,
+                        i,
+                        KIND_WRITE,
+                        0,
+                        0,
+                        0,
+                        0,
+                        op.id,
+                        op.key,
+                        op.remoteOffset,
+                        op.length,
+                        op.sent,
+                    )
+                    if (n > 0) out.buffer.putBytes(i + REQUEST_HEADER, op.local, op.sent.toInt(), n)
+                    out.commit(i, REQUEST_HEADER + n)
+                    op.sent += n
+                } while (op.sent < op.length)
             KIND_READ -> {
                 val i = out.claim(REQUEST_HEADER)
                 if (i < 0) return false
-                RmaDescriptor.putRequest(out.buffer, i, KIND_READ, 0, 0, 0, 0, op.id, op.key, op.remoteOffset, op.length, 0)
+                RmaDescriptor.putRequest(
+                    out.buffer,
+                    i,
+                    KIND_READ,
+                    0,
+                    0,
+                    0,
+                    0,
+                    op.id,
+                    op.key,
+                    op.remoteOffset,
+                    op.length,
+                    0,
+                )
                 out.commit(i, REQUEST_HEADER)
             }
             else -> {
@@ -163,8 +240,20 @@ internal class RmaEngine(
                 val total = REQUEST_HEADER + if (op.hasCompare) 2 * n else n
                 val i = out.claim(total)
                 if (i < 0) return false
-                RmaDescriptor.putRequest(out.buffer, i, KIND_ATOMIC, op.type.code, op.aop.code, if (op.fetch) FLAG_FETCH else 0, op.count,
-                    op.id, op.key, op.remoteOffset, op.length, 0)
+                RmaDescriptor.putRequest(
+                    out.buffer,
+                    i,
+                    KIND_ATOMIC,
+                    op.type.code,
+                    op.aop.code,
+                    if (op.fetch) FLAG_FETCH else 0,
+                    op.count,
+                    op.id,
+                    op.key,
+                    op.remoteOffset,
+                    op.length,
+                    0,
+                )
                 out.buffer.putBytes(i + REQUEST_HEADER, op.local, 0, n)
                 if (op.hasCompare) out.buffer.putBytes(i + REQUEST_HEADER + n, op.compare, 0, n)
                 out.commit(i, total)
@@ -174,14 +263,15 @@ internal class RmaEngine(
     }
 
     /**
-     * A reply arrived on [path]. Returns false if it is malformed (a reply to an operation of
-     * another path, a piece out of place): the rail treats that as a corrupt stream.
+     * A reply arrived on [path]. Returns false if it is malformed (a reply to an operation of another path, a piece out
+     * of place): the rail treats that as a corrupt stream.
      */
     fun onReply(path: RmaPath, b: DirectBuffer, i: Int, length: Int): Boolean {
         if (length < REPLY_HEADER) return false
         val kind = RmaDescriptor.kind(b, i)
         if (kind and REPLY == 0) return false
-        val op = pending.get(RmaDescriptor.requestId(b, i)) ?: return true // refused at an earlier piece, and failed then
+        val op =
+            pending.get(RmaDescriptor.requestId(b, i)) ?: return true // refused at an earlier piece, and failed then
         if (op.path !== path || op.kind != kind and REPLY.inv()) return false
         val status = RmaDescriptor.status(b, i)
         if (status != 0) {
@@ -260,40 +350,52 @@ internal class RmaEngine(
         ep.rmaError(context, flags, 0, err, message)
     }
 
-    private fun completionFlags(op: RmaOp): Long = (op.flags and OpFlags.COMPLETION) or when (op.kind) {
-        KIND_WRITE -> OpFlags.RMA or OpFlags.WRITE
-        KIND_READ -> OpFlags.RMA or OpFlags.READ
-        else -> OpFlags.ATOMIC or if (op.fetch) OpFlags.READ else OpFlags.WRITE
-    }
+    private fun completionFlags(op: RmaOp): Long =
+        (op.flags and OpFlags.COMPLETION) or
+            when (op.kind) {
+                KIND_WRITE -> OpFlags.RMA or OpFlags.WRITE
+                KIND_READ -> OpFlags.RMA or OpFlags.READ
+                else -> OpFlags.ATOMIC or if (op.fetch) OpFlags.READ else OpFlags.WRITE
+            }
 
     private fun describe(op: RmaOp): String {
-        val what = when (op.kind) {
-            KIND_WRITE -> "RMA write of ${op.length} bytes to"
-            KIND_READ -> "RMA read of ${op.length} bytes from"
-            else -> "${if (op.hasCompare) "compare-atomic" else if (op.fetch) "fetch-atomic" else "atomic"} ${op.aop} of ${op.count} ${op.type} on"
-        }
+        val what =
+            when (op.kind) {
+                KIND_WRITE -> "RMA write of ${op.length} bytes to"
+                KIND_READ -> "RMA read of ${op.length} bytes from"
+                else ->
+                    "${if (op.hasCompare) "compare-atomic" else if (op.fetch) "fetch-atomic" else "atomic"} ${op.aop} of ${op.count} ${op.type} on"
+            }
         return "$rail: $what peer ${op.dest} (${op.path!!.peerName}) at key ${op.key}, offset ${op.remoteOffset}"
     }
 
-    private fun refusal(op: RmaOp, reason: Int, detail: Long): String = describe(op) + ": " + when (reason) {
-        REASON_NO_KEY -> "the target has no memory region registered under key ${op.key}"
-        REASON_BOUNDS -> "bytes [${op.remoteOffset}, ${op.remoteOffset + op.length}) lie outside the target's region of $detail bytes"
-        REASON_ACCESS -> "the target's region grants ${accessNames(detail.toInt())}; this needs ${accessNames(needed(op.kind, op.aop, op.fetch))}"
-        REASON_UNSUPPORTED -> "the target does not support this operation on this type"
-        else -> "the target refused the request as malformed"
-    }
+    private fun refusal(op: RmaOp, reason: Int, detail: Long): String =
+        describe(op) +
+            ": " +
+            when (reason) {
+                REASON_NO_KEY -> "the target has no memory region registered under key ${op.key}"
+                REASON_BOUNDS ->
+                    "bytes [${op.remoteOffset}, ${op.remoteOffset + op.length}) lie outside the target's region of $detail bytes"
+                REASON_ACCESS ->
+                    "the target's region grants ${accessNames(detail.toInt())}; this needs ${accessNames(needed(op.kind, op.aop, op.fetch))}"
+                REASON_UNSUPPORTED -> "the target does not support this operation on this type"
+                else -> "the target refused the request as malformed"
+            }
 
     private fun release(op: RmaOp) {
-        op.context = null; op.path = null
-        op.local.wrap(0L, 0); op.compare.wrap(0L, 0); op.result.wrap(0L, 0)
+        op.context = null
+        op.path = null
+        op.local.wrap(0L, 0)
+        op.compare.wrap(0L, 0)
+        op.result.wrap(0L, 0)
         opPool.addLast(op)
     }
 
     // ## Target ##
 
     /**
-     * A request arrived on [path]: carry it out, or refuse it, and reply on [path]. Returns false
-     * only if it is not a request at all (the rail treats that as a corrupt stream).
+     * A request arrived on [path]: carry it out, or refuse it, and reply on [path]. Returns false only if it is not a
+     * request at all (the rail treats that as a corrupt stream).
      */
     fun serve(path: RmaPath, b: DirectBuffer, i: Int, length: Int): Boolean {
         if (length < REQUEST_HEADER) return false
@@ -305,7 +407,8 @@ internal class RmaEngine(
         when (val kind = RmaDescriptor.kind(b, i)) {
             KIND_WRITE -> {
                 val piece = RmaDescriptor.pieceOffset(b, i)
-                if (piece < 0 || total < 0 || piece > total - payload) return refuse(path, kind, id, REASON_MALFORMED, 0)
+                if (piece < 0 || total < 0 || piece > total - payload)
+                    return refuse(path, kind, id, REASON_MALFORMED, 0)
                 val reason = check(key, offset, total, MrAccess.REMOTE_WRITE)
                 if (reason != 0) return refuse(path, kind, id, reason, checkDetail)
                 if (payload > 0) checked!!.buffer.putBytes((offset + piece).toInt(), b, i + REQUEST_HEADER, payload)
@@ -320,7 +423,11 @@ internal class RmaEngine(
                 if (reason != 0) return refuse(path, kind, id, reason, checkDetail)
                 ep.remoteAccess(OpFlags.REMOTE_READ)
                 val r = newReply(kind, 0, id, 0)
-                r.region = checked; r.key = key; r.offset = offset; r.length = total; r.sent = 0
+                r.region = checked
+                r.key = key
+                r.offset = offset
+                r.length = total
+                r.sent = 0
                 if (!(path.replies.isEmpty() && writeReply(path, r))) path.replies.addLast(r) else releaseReply(r)
             }
             KIND_ATOMIC -> serveAtomic(path, b, i, id, key, offset, total, payload)
@@ -329,12 +436,24 @@ internal class RmaEngine(
         return true
     }
 
-    private fun serveAtomic(path: RmaPath, b: DirectBuffer, i: Int, id: Long, key: Long, offset: Long, total: Long, payload: Int) {
+    private fun serveAtomic(
+        path: RmaPath,
+        b: DirectBuffer,
+        i: Int,
+        id: Long,
+        key: Long,
+        offset: Long,
+        total: Long,
+        payload: Int,
+    ) {
         val type = AtomicDatatype.of(RmaDescriptor.datatype(b, i))
         val aop = AtomicOp.of(RmaDescriptor.op(b, i))
         val count = RmaDescriptor.count(b, i)
         val fetch = RmaDescriptor.flags(b, i) and FLAG_FETCH != 0
-        if (type == null || aop == null || !aop.appliesTo(type)) { refuse(path, KIND_ATOMIC, id, REASON_UNSUPPORTED, 0); return }
+        if (type == null || aop == null || !aop.appliesTo(type)) {
+            refuse(path, KIND_ATOMIC, id, REASON_UNSUPPORTED, 0)
+            return
+        }
         val n = count.toLong() * type.size
         val compare = aop == AtomicOp.CSWAP
         if (count <= 0 || n > MAX_ATOMIC_BYTES || total != n || payload.toLong() != (if (compare) 2 * n else n)) {
@@ -342,7 +461,10 @@ internal class RmaEngine(
             return
         }
         val reason = check(key, offset, n, needed(KIND_ATOMIC, aop, fetch))
-        if (reason != 0) { refuse(path, KIND_ATOMIC, id, reason, checkDetail); return }
+        if (reason != 0) {
+            refuse(path, KIND_ATOMIC, id, reason, checkDetail)
+            return
+        }
         val region = checked!!.buffer
         val bytes = n.toInt()
         val at = offset.toInt()
@@ -354,7 +476,19 @@ internal class RmaEngine(
             val j = out.claim(replyLength)
             if (j >= 0) {
                 // The old values go straight into the reply record.
-                AtomicOps.execute(region, at, b, i + REQUEST_HEADER, if (compare) b else null, cmpAt, if (fetch) out.buffer else null, j + REPLY_HEADER, type, aop, count)
+                AtomicOps.execute(
+                    region,
+                    at,
+                    b,
+                    i + REQUEST_HEADER,
+                    if (compare) b else null,
+                    cmpAt,
+                    if (fetch) out.buffer else null,
+                    j + REPLY_HEADER,
+                    type,
+                    aop,
+                    count,
+                )
                 RmaDescriptor.putReply(out.buffer, j, KIND_ATOMIC, 0, 0, id, 0, 0)
                 out.commit(j, replyLength)
                 return
@@ -362,27 +496,49 @@ internal class RmaEngine(
         }
         // No room to reply now: the operation still happens now, in arrival order; its reply waits.
         val r = newReply(KIND_ATOMIC, 0, id, 0)
-        AtomicOps.execute(region, at, b, i + REQUEST_HEADER, if (compare) b else null, cmpAt, if (fetch) r.bytes else null, 0, type, aop, count)
+        AtomicOps.execute(
+            region,
+            at,
+            b,
+            i + REQUEST_HEADER,
+            if (compare) b else null,
+            cmpAt,
+            if (fetch) r.bytes else null,
+            0,
+            type,
+            aop,
+            count,
+        )
         r.byteCount = if (fetch) bytes else 0
         path.replies.addLast(r)
     }
 
-    /** 0 if [key]'s region holds [offset, offset+length) and grants [needed], else the reason ([checked], [checkDetail] set). */
+    /**
+     * 0 if [key]'s region holds [offset, offset+length) and grants [needed], else the reason ([checked], [checkDetail]
+     * set).
+     */
     private fun check(key: Long, offset: Long, length: Long, needed: Int): Int {
         val mr = ep.region(key) ?: return REASON_NO_KEY
         checked = mr
-        if (offset < 0 || length < 0 || offset > mr.length - length) { checkDetail = mr.length.toLong(); return REASON_BOUNDS }
-        if (mr.access and needed != needed) { checkDetail = mr.access.toLong(); return REASON_ACCESS }
+        if (offset < 0 || length < 0 || offset > mr.length - length) {
+            checkDetail = mr.length.toLong()
+            return REASON_BOUNDS
+        }
+        if (mr.access and needed != needed) {
+            checkDetail = mr.access.toLong()
+            return REASON_ACCESS
+        }
         return 0
     }
 
     private fun refuse(path: RmaPath, kind: Int, id: Long, reason: Int, detail: Long): Boolean {
-        val status = when (reason) {
-            REASON_BOUNDS -> Errno.EINVAL
-            REASON_UNSUPPORTED -> Errno.EOPNOTSUPP
-            REASON_MALFORMED -> Errno.EIO
-            else -> Errno.EACCES
-        }
+        val status =
+            when (reason) {
+                REASON_BOUNDS -> Errno.EINVAL
+                REASON_UNSUPPORTED -> Errno.EOPNOTSUPP
+                REASON_MALFORMED -> Errno.EIO
+                else -> Errno.EACCES
+            }
         val r = newReply(kind, reason, id, detail)
         r.status = status
         if (path.replies.isEmpty() && writeReply(path, r)) releaseReply(r) else path.replies.addLast(r)
@@ -408,7 +564,10 @@ internal class RmaEngine(
         do {
             if (ep.region(r.key) !== r.region) {
                 // Deregistered while the read was going out: the rest is refused.
-                r.region = null; r.reason = REASON_NO_KEY; r.status = Errno.EACCES; r.byteCount = 0
+                r.region = null
+                r.reason = REASON_NO_KEY
+                r.status = Errno.EACCES
+                r.byteCount = 0
                 return writeReply(path, r)
             }
             val n = minOf((out.maxRecord - REPLY_HEADER).toLong(), r.length - r.sent).toInt()
@@ -424,8 +583,13 @@ internal class RmaEngine(
 
     private fun newReply(kind: Int, reason: Int, id: Long, detail: Long): RmaReply {
         val r = replyPool.removeLastOrNull() ?: RmaReply()
-        r.kind = kind; r.reason = reason; r.status = 0; r.id = id; r.detail = detail
-        r.region = null; r.byteCount = 0
+        r.kind = kind
+        r.reason = reason
+        r.status = 0
+        r.id = id
+        r.detail = detail
+        r.region = null
+        r.byteCount = 0
         return r
     }
 
@@ -435,16 +599,19 @@ internal class RmaEngine(
     }
 
     private companion object {
-        fun needed(kind: Int, aop: AtomicOp, fetch: Boolean): Int = when {
-            kind == KIND_WRITE -> MrAccess.REMOTE_WRITE
-            kind == KIND_READ || aop == AtomicOp.ATOMIC_READ -> MrAccess.REMOTE_READ
-            fetch || aop == AtomicOp.CSWAP -> MrAccess.REMOTE_READ or MrAccess.REMOTE_WRITE
-            else -> MrAccess.REMOTE_WRITE
-        }
+        fun needed(kind: Int, aop: AtomicOp, fetch: Boolean): Int =
+            when {
+                kind == KIND_WRITE -> MrAccess.REMOTE_WRITE
+                kind == KIND_READ || aop == AtomicOp.ATOMIC_READ -> MrAccess.REMOTE_READ
+                fetch || aop == AtomicOp.CSWAP -> MrAccess.REMOTE_READ or MrAccess.REMOTE_WRITE
+                else -> MrAccess.REMOTE_WRITE
+            }
 
         fun accessNames(access: Int): String {
-            val names = listOf(MrAccess.REMOTE_READ to "REMOTE_READ", MrAccess.REMOTE_WRITE to "REMOTE_WRITE")
-                .filter { access and it.first != 0 }.map { it.second }
+            val names =
+                listOf(MrAccess.REMOTE_READ to "REMOTE_READ", MrAccess.REMOTE_WRITE to "REMOTE_WRITE")
+                    .filter { access and it.first != 0 }
+                    .map { it.second }
             return if (names.isEmpty()) "no remote access" else names.joinToString("|")
         }
     }

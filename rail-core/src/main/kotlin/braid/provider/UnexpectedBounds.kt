@@ -4,26 +4,22 @@ import braid.core.SharedReceiveContext
 
 /**
  * One endpoint's bounds on unexpected messages — [bytesLimit] bytes and the receive context's
- * [SharedReceiveContext.unexpectedLimit] messages — and the one place that says who may take
- * what of them. Each rail of the endpoint (one, or a link's several) has an [Account]:
+ * [SharedReceiveContext.unexpectedLimit] messages — and the one place that says who may take what of them. Each rail of
+ * the endpoint (one, or a link's several) has an [Account]:
+ * - **held**: unexpected messages the rail holds now (its [MessageEngine] books them, eager payload bytes and every
+ *   message, rendezvous heads included);
+ * - **promised**: what the rail has let its senders send unexpected but not yet received (tcp's credit granted and
+ *   unspent, and payloads being read; shm promises nothing: a message it cannot hold stays in its sender's ring).
  *
- * - **held**: unexpected messages the rail holds now (its [MessageEngine] books them, eager
- *   payload bytes and every message, rendezvous heads included);
- * - **promised**: what the rail has let its senders send unexpected but not yet received (tcp's
- *   credit granted and unspent, and payloads being read; shm promises nothing: a message it
- *   cannot hold stays in its sender's ring).
- *
- * A rail's *claim* is held + promised. The rule, for bytes and for messages alike: a rail may
- * claim at most [Account.availableBytes] / [Account.availableMsgs] — the bound, less every other
- * rail's claim, less what each other rail is short of its **floor**. The floor is
- * [floorPercent] % of the bounds, kept for each rail of an endpoint that has more than one
- * ([braid.core.CoreParams.UNEXPECTED_RAIL_FLOOR]): neither another rail's promises nor its held
- * messages can take it, so a link's shm rail always has room for same-host messages however
- * many senders tcp has promised credit to, and tcp always has credit to grant however many
- * same-host messages wait. Above the floors the rails share what is free, first come. The
- * claims together never pass the bounds, so what is held never does either. One exception
- * keeps a rail live: a message larger than everything available may be held when nothing at
- * all is held or promised (it would otherwise wait for ever).
+ * A rail's *claim* is held + promised. The rule, for bytes and for messages alike: a rail may claim at most
+ * [Account.availableBytes] / [Account.availableMsgs] — the bound, less every other rail's claim, less what each other
+ * rail is short of its **floor**. The floor is [floorPercent] % of the bounds, kept for each rail of an endpoint that
+ * has more than one ([braid.core.CoreParams.UNEXPECTED_RAIL_FLOOR]): neither another rail's promises nor its held
+ * messages can take it, so a link's shm rail always has room for same-host messages however many senders tcp has
+ * promised credit to, and tcp always has credit to grant however many same-host messages wait. Above the floors the
+ * rails share what is free, first come. The claims together never pass the bounds, so what is held never does either.
+ * One exception keeps a rail live: a message larger than everything available may be held when nothing at all is held
+ * or promised (it would otherwise wait for ever).
  *
  * Not thread-safe: callers hold the domain lock.
  */
@@ -37,32 +33,52 @@ internal class UnexpectedBounds(
     private val accounts = ArrayList<Account>(2)
 
     /** Bytes of unexpected eager messages held now by all rails together, and the most ever held at once. */
-    var heldBytes: Long = 0L; private set
-    var heldBytesMax: Long = 0L; private set
+    var heldBytes: Long = 0L
+        private set
+
+    var heldBytesMax: Long = 0L
+        private set
 
     /** Every rail's account, in the order they were opened. */
-    val rails: List<Account> get() = accounts
+    val rails: List<Account>
+        get() = accounts
 
     /** A new account for the rail named [rail]: every rail that holds unexpected messages opens one. */
     fun account(rail: String): Account = Account(rail).also { accounts += it }
 
     /** The messages bound ([SharedReceiveContext.unexpectedLimit]). */
-    val msgsLimit: Int get() = srx().unexpectedLimit
+    val msgsLimit: Int
+        get() = srx().unexpectedLimit
 
     /** Each rail's floor in bytes and messages: none for an endpoint with one rail. */
-    val floorBytes: Long get() = if (accounts.size < 2) 0L else bytesLimit / 100 * floorPercent + bytesLimit % 100 * floorPercent / 100
-    val floorMsgs: Int get() = if (accounts.size < 2) 0 else (msgsLimit.toLong() * floorPercent / 100).toInt()
+    val floorBytes: Long
+        get() = if (accounts.size < 2) 0L else bytesLimit / 100 * floorPercent + bytesLimit % 100 * floorPercent / 100
+
+    val floorMsgs: Int
+        get() = if (accounts.size < 2) 0 else (msgsLimit.toLong() * floorPercent / 100).toInt()
 
     /** One rail's part of the bounds: what it holds and what it has promised (see [UnexpectedBounds]). */
     inner class Account internal constructor(val rail: String) {
-        var heldBytes: Long = 0L; private set
-        var heldBytesMax: Long = 0L; private set
-        var heldMsgs: Int = 0; private set
-        var promisedBytes: Long = 0L; private set
-        var promisedMsgs: Int = 0; private set
+        var heldBytes: Long = 0L
+            private set
 
-        val claimBytes: Long get() = heldBytes + promisedBytes
-        val claimMsgs: Int get() = heldMsgs + promisedMsgs
+        var heldBytesMax: Long = 0L
+            private set
+
+        var heldMsgs: Int = 0
+            private set
+
+        var promisedBytes: Long = 0L
+            private set
+
+        var promisedMsgs: Int = 0
+            private set
+
+        val claimBytes: Long
+            get() = heldBytes + promisedBytes
+
+        val claimMsgs: Int
+            get() = heldMsgs + promisedMsgs
 
         /** The rail now holds [bytes] more payload bytes and [msgs] more messages (negative: fewer). */
         fun held(bytes: Long, msgs: Int) {
@@ -74,7 +90,10 @@ internal class UnexpectedBounds(
             if (all.heldBytes > all.heldBytesMax) all.heldBytesMax = all.heldBytes
         }
 
-        /** The rail has promised its senders [bytes] and [msgs] that have not arrived yet (replaces what it said before). */
+        /**
+         * The rail has promised its senders [bytes] and [msgs] that have not arrived yet (replaces what it said
+         * before).
+         */
         fun promise(bytes: Long, msgs: Int) {
             promisedBytes = bytes
             promisedMsgs = msgs
@@ -92,8 +111,8 @@ internal class UnexpectedBounds(
         }
 
         /**
-         * The most messages this rail may claim now: the bound less the others' claims and floors
-         * (messages the receive context queues that no rail books count as another's).
+         * The most messages this rail may claim now: the bound less the others' claims and floors (messages the receive
+         * context queues that no rail books count as another's).
          */
         fun availableMsgs(): Int {
             val floor = floorMsgs
@@ -109,9 +128,8 @@ internal class UnexpectedBounds(
         }
 
         /**
-         * Whether an unexpected message of [length] payload bytes (0 for a rendezvous head) must
-         * be pushed back rather than held by a rail that promises nothing: no message or no
-         * [length] bytes of room left to it.
+         * Whether an unexpected message of [length] payload bytes (0 for a rendezvous head) must be pushed back rather
+         * than held by a rail that promises nothing: no message or no [length] bytes of room left to it.
          */
         fun mustPushBack(length: Long): Boolean {
             if (claimMsgs + 1 > availableMsgs()) return true

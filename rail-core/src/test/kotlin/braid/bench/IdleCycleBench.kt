@@ -7,10 +7,10 @@ import braid.core.buf
 import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * What one idle duty cycle costs (a program that prints numbers, not a test): an endpoint with
- * one connected peer calls `Domain.progress()` with nothing arriving, CYCLES times per round,
- * ROUNDS rounds, on shm and on tcp. The rails' timers must not add to it: shm's liveness checks
- * and tcp's keepalive run when the process's timer raises a flag, so an idle cycle reads no clock.
+ * What one idle duty cycle costs (a program that prints numbers, not a test): an endpoint with one connected peer calls
+ * `Domain.progress()` with nothing arriving, CYCLES times per round, ROUNDS rounds, on shm and on tcp. The rails'
+ * timers must not add to it: shm's liveness checks and tcp's keepalive run when the process's timer raises a flag, so
+ * an idle cycle reads no clock.
  *
  * Usage: `bench/idle-cycle.sh [CYCLES] [ROUNDS]`.
  */
@@ -19,7 +19,9 @@ object IdleCycleBench {
     fun main(args: Array<String>) {
         val cycles = args.getOrNull(0)?.toInt() ?: 2_000_000
         val rounds = args.getOrNull(1)?.toInt() ?: 7
-        println("Braid idle duty cycle: ${Runtime.getRuntime().availableProcessors()} CPUs, $cycles cycles x $rounds rounds")
+        println(
+            "Braid idle duty cycle: ${Runtime.getRuntime().availableProcessors()} CPUs, $cycles cycles x $rounds rounds"
+        )
         println(String.format("%-6s %12s %12s %12s", "rail", "best ns", "median ns", "worst ns"))
         measure("shm", TestFabric(2), cycles, rounds)
         measure("tcp", TestFabric(2, Rail.TCP), cycles, rounds)
@@ -32,15 +34,18 @@ object IdleCycleBench {
             for ((from, to) in listOf(0 to 1, 1 to 0)) {
                 f.nodes[to].ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, FiAddr.UNSPEC, 1, 0, null)
                 check(f.nodes[from].ep.tryTsend(buf("hi"), 0, 2, f.addrs[from][to], 1, null) == 0)
-                f.nodes[to].await(1, others = listOf(f.nodes[from])); f.nodes[from].await(1, others = listOf(f.nodes[to]))
+                f.nodes[to].await(1, others = listOf(f.nodes[from]))
+                f.nodes[from].await(1, others = listOf(f.nodes[to]))
             }
             val d = a.domain
             repeat(cycles) { d.progress() } // warm-up
-            val ns = DoubleArray(rounds) {
-                val t0 = System.nanoTime()
-                for (i in 0 until cycles) d.progress()
-                (System.nanoTime() - t0).toDouble() / cycles
-            }.sorted()
+            val ns =
+                DoubleArray(rounds) {
+                        val t0 = System.nanoTime()
+                        for (i in 0 until cycles) d.progress()
+                        (System.nanoTime() - t0).toDouble() / cycles
+                    }
+                    .sorted()
             println(String.format("%-6s %12.1f %12.1f %12.1f", rail, ns.first(), ns[rounds / 2], ns.last()))
         }
     }

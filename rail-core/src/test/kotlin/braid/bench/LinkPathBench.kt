@@ -4,22 +4,19 @@ import braid.core.Completion
 import braid.core.Errno
 import braid.core.Rail
 import braid.core.TestFabric
-import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
+import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * The CPU cost of the link's same-host path against the shm rail's own (a program that prints
- * numbers, not a test), one thread, no peer process, so neither a second process nor the
- * scheduler is in the numbers:
- *
+ * The CPU cost of the link's same-host path against the shm rail's own (a program that prints numbers, not a test), one
+ * thread, no peer process, so neither a second process nor the scheduler is in the numbers:
  * 1. an idle poll: one `CompletionQueue.read` that finds nothing (the loop a waiting caller spins);
- * 2. a message: a 64-byte tagged inject from node 0 to node 1, the receive posted in advance,
- *    and node 1's CQ read until its completion is there (send, one or more polls, matching, CQ).
+ * 2. a message: a 64-byte tagged inject from node 0 to node 1, the receive posted in advance, and node 1's CQ read
+ *    until its completion is there (send, one or more polls, matching, CQ).
  *
- * Each row is the median of [ROUNDS] batches, shm and link batches alternating. With both in one
- * JVM the domain's call into its transport sees two classes (a process using one sees one), so
- * `shm` or `link` as the second argument measures one alone. Run from the repository root after
- * `mvn -o -pl rail-core test-compile`:
+ * Each row is the median of [ROUNDS] batches, shm and link batches alternating. With both in one JVM the domain's call
+ * into its transport sees two classes (a process using one sees one), so `shm` or `link` as the second argument
+ * measures one alone. Run from the repository root after `mvn -o -pl rail-core test-compile`:
  * ```
  * mvn -q -o -pl rail-core dependency:build-classpath -Dmdep.outputFile=/tmp/cp.txt -Dmdep.includeScope=test
  * java -cp rail-core/target/classes:rail-core/target/test-classes:$(cat /tmp/cp.txt) braid.bench.LinkPathBench [BATCH] [shm,link]
@@ -37,7 +34,10 @@ object LinkPathBench {
                 val polls = rails.associateWith { LongArray(ROUNDS) }
                 val messages = rails.associateWith { LongArray(ROUNDS) }
                 val fabrics = linkedMapOf<String, TestFabric>("shm" to shm, "link" to link).filterKeys { it in rails }
-                for (warm in 0 until 3) for ((_, f) in fabrics) { idlePolls(f, batch); messages(f, batch / 10) }
+                for (warm in 0 until 3) for ((_, f) in fabrics) {
+                    idlePolls(f, batch)
+                    messages(f, batch / 10)
+                }
                 for (r in 0 until ROUNDS) {
                     for ((name, f) in fabrics) {
                         polls.getValue(name)[r] = idlePolls(f, batch)
@@ -47,7 +47,14 @@ object LinkPathBench {
                 println("# one thread; median of $ROUNDS batches, shm and link alternating")
                 println(String.format("%-8s %16s %16s", "rail", "idle poll ns", "message ns"))
                 for (name in fabrics.keys) {
-                    println(String.format("%-8s %16.1f %16.1f", name, median(polls.getValue(name)) / batch, median(messages.getValue(name)) / (batch / 10.0)))
+                    println(
+                        String.format(
+                            "%-8s %16.1f %16.1f",
+                            name,
+                            median(polls.getValue(name)) / batch,
+                            median(messages.getValue(name)) / (batch / 10.0),
+                        )
+                    )
                 }
             }
         }

@@ -5,19 +5,18 @@ import braid.core.FiAddr
 import braid.core.RxEntry
 import braid.core.SharedReceiveContext
 import braid.core.SrxPeer
-import org.agrona.concurrent.UnsafeBuffer
 import java.util.Locale
+import org.agrona.concurrent.UnsafeBuffer
 
 /**
  * Scale measurements (a program that prints numbers, not a test):
- *
- * 1. `av`: for each rail (shm, tcp) and the link, the heap an address vector of 1,000,000
- *    entries holds per entry (heap after GC, blobs excluded), its off-heap bytes per entry, and
- *    the bulk insert rate (`insert(List)` in batches of 10,000 pre-built blobs), by the wall
- *    clock and by the inserting thread's CPU time (which a loaded machine disturbs less);
- * 2. `anysource`: the time an any-source receive for one exact tag takes to find its message
- *    behind 1,000,000 unexpected messages of other tags (and, for comparison, a directed
- *    receive, and a masked any-source receive, which must scan).
+ * 1. `av`: for each rail (shm, tcp) and the link, the heap an address vector of 1,000,000 entries holds per entry (heap
+ *    after GC, blobs excluded), its off-heap bytes per entry, and the bulk insert rate (`insert(List)` in batches of
+ *    10,000 pre-built blobs), by the wall clock and by the inserting thread's CPU time (which a loaded machine disturbs
+ *    less);
+ * 2. `anysource`: the time an any-source receive for one exact tag takes to find its message behind 1,000,000
+ *    unexpected messages of other tags (and, for comparison, a directed receive, and a masked any-source receive, which
+ *    must scan).
  *
  * Run from the repository root after `mvn -o -pl rail-core -am test-compile`:
  * ```
@@ -68,14 +67,28 @@ object ScaleBench {
                     fabric.close()
                 }
             }
-            println(String.format(Locale.ROOT, "%-6s %-9d %-14d %-18d %-17.2f %.2f", rail, N, heap / N, offHeap / N, best, bestCpu))
+            println(
+                String.format(
+                    Locale.ROOT,
+                    "%-6s %-9d %-14d %-18d %-17.2f %.2f",
+                    rail,
+                    N,
+                    heap / N,
+                    offHeap / N,
+                    best,
+                    bestCpu,
+                )
+            )
         }
     }
 
     private class Peer : SrxPeer {
         override fun startMsg(entry: RxEntry) {}
+
         override fun startTag(entry: RxEntry) {}
+
         override fun discardMsg(entry: RxEntry) {}
+
         override fun discardTag(entry: RxEntry) {}
     }
 
@@ -100,8 +113,17 @@ object ScaleBench {
                 srx.freeLast()
             }
             samples.sort()
-            println(String.format(Locale.ROOT, "%-44s median %10.2f µs   max %10.2f µs   (%d rounds, %,d unexpected of other tags)",
-                label, samples[rounds / 2] / 1e3, samples[rounds - 1] / 1e3, rounds, srx.unexpectedCount))
+            println(
+                String.format(
+                    Locale.ROOT,
+                    "%-44s median %10.2f µs   max %10.2f µs   (%d rounds, %,d unexpected of other tags)",
+                    label,
+                    samples[rounds / 2] / 1e3,
+                    samples[rounds - 1] / 1e3,
+                    rounds,
+                    srx.unexpectedCount,
+                )
+            )
         }
         time("any-source, exact tag", 10_000, FiAddr.UNSPEC, 1, 0)
         time("directed, exact tag", 10_000, 7, 1, 0)

@@ -4,34 +4,32 @@ import braid.core.AtomicDatatype
 import braid.core.AtomicOp
 import braid.core.Completion
 import braid.core.CompletionError
-import braid.core.Counter
 import braid.core.DeferredOp
 import braid.core.DeferredWork
 import braid.core.Errno
 import braid.core.FiAddr
 import braid.core.OpFlags
 import braid.core.TestFabric
-import braid.it.Rendezvous
 import braid.it.PeerMain
+import braid.it.Rendezvous
 import braid.testsupport.ChildProcess
-import java.time.Duration
-import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
 import java.nio.file.Files
+import java.time.Duration
 import java.util.Locale
+import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * Measurements of triggered operations, the deferred work queue and atomics (a program that
- * prints numbers, not a test):
- *
- * 1. `issue`: from a counter reaching a threshold to the triggered 8-byte send being in the shm
- *    ring (`counter.add` returns once it is), against posting the same send directly;
- * 2. `pingpong`: in-process round trip of 8-byte tagged messages where the echo is a triggered
- *    send (the receive counter fires it) against an echo posted by the application;
- * 3. `queue`: queueing and firing one request with 0 and with 100,000 others pending (over
- *    1,000 counters), and queueing then firing 100,000 at once;
- * 4. `atomic`: fetch-add round trip to a target in another process, over shm, tcp (loopback)
- *    and the link, one at a time.
+ * Measurements of triggered operations, the deferred work queue and atomics (a program that prints numbers, not a
+ * test):
+ * 1. `issue`: from a counter reaching a threshold to the triggered 8-byte send being in the shm ring (`counter.add`
+ *    returns once it is), against posting the same send directly;
+ * 2. `pingpong`: in-process round trip of 8-byte tagged messages where the echo is a triggered send (the receive
+ *    counter fires it) against an echo posted by the application;
+ * 3. `queue`: queueing and firing one request with 0 and with 100,000 others pending (over 1,000 counters), and
+ *    queueing then firing 100,000 at once;
+ * 4. `atomic`: fetch-add round trip to a target in another process, over shm, tcp (loopback) and the link, one at a
+ *    time.
  *
  * Run from the repository root after `mvn -o -pl rail-core test-compile`:
  * ```
@@ -45,19 +43,24 @@ object TriggerBench {
     fun main(args: Array<String>) {
         val rounds = args.getOrNull(0)?.toInt() ?: 200_000
         val sections = args.getOrNull(1)?.split(",")?.toSet() ?: setOf("issue", "pingpong", "queue", "atomic")
-        println("Braid trigger bench: ${Runtime.getRuntime().availableProcessors()} CPUs, ${System.getProperty("java.vm.name")} ${System.getProperty("java.version")}")
+        println(
+            "Braid trigger bench: ${Runtime.getRuntime().availableProcessors()} CPUs, ${System.getProperty("java.vm.name")} ${System.getProperty("java.version")}"
+        )
         if ("issue" in sections) issue(rounds)
         if ("pingpong" in sections) pingpong(rounds / 2)
         if ("queue" in sections) queue()
         if ("atomic" in sections) for (p in listOf("shm", "tcp", "link")) atomic(p, rounds / 10)
     }
 
-    private fun line(what: String, nanos: Double) = println(String.format(Locale.ROOT, "  %-66s %10.1f ns", what, nanos))
+    private fun line(what: String, nanos: Double) =
+        println(String.format(Locale.ROOT, "  %-66s %10.1f ns", what, nanos))
 
     // ## 1. Counter reaches threshold -> send in the ring, vs a direct send ##
 
     private fun issue(rounds: Int) {
-        println("1. issue: counter reaches the threshold -> 8-byte tsend in the shm ring, vs posting it directly ($rounds sends each, batches of 256)")
+        println(
+            "1. issue: counter reaches the threshold -> 8-byte tsend in the shm ring, vs posting it directly ($rounds sends each, batches of 256)"
+        )
         TestFabric(ringCapacity = 1 shl 20).use { f ->
             val (a, b) = f.nodes
             val dest = f.addrs[0][1]
@@ -77,14 +80,20 @@ object TriggerBench {
                 while (a.cq.read(c) == 1) {} // direct sends' completions
             }
             repeat(3) { pass ->
-                var direct = 0L; var triggered = 0L; var done = 0
+                var direct = 0L
+                var triggered = 0L
+                var done = 0
                 while (done < rounds) {
                     val t0 = System.nanoTime()
-                    for (i in 0 until batch) if (a.ep.tryTsend(payload, 0, 8, dest, 1, null) != 0) error("direct send refused")
+                    for (i in 0 until batch) if (a.ep.tryTsend(payload, 0, 8, dest, 1, null) != 0)
+                        error("direct send refused")
                     direct += System.nanoTime() - t0
                     drain(batch)
                     val base = counter.value
-                    for (i in 0 until batch) { works[i].threshold = base + i + 1; a.domain.deferredWork.queue(works[i]) }
+                    for (i in 0 until batch) {
+                        works[i].threshold = base + i + 1
+                        a.domain.deferredWork.queue(works[i])
+                    }
                     val t1 = System.nanoTime()
                     for (i in 0 until batch) counter.add(1)
                     triggered += System.nanoTime() - t1
@@ -93,7 +102,10 @@ object TriggerBench {
                 }
                 if (pass == 2) {
                     line("direct tryTsend (with its CQ completion)", direct.toDouble() / done)
-                    line("counter.add(1) firing a queued tsend (no completion, as deferred work)", triggered.toDouble() / done)
+                    line(
+                        "counter.add(1) firing a queued tsend (no completion, as deferred work)",
+                        triggered.toDouble() / done,
+                    )
                 }
             }
         }
@@ -102,12 +114,15 @@ object TriggerBench {
     // ## 2. Ping-pong with a triggered echo ##
 
     private fun pingpong(rounds: Int) {
-        println("2. pingpong: in-process 8-byte tagged round trip over shm, one thread driving both ends ($rounds rounds)")
+        println(
+            "2. pingpong: in-process 8-byte tagged round trip over shm, one thread driving both ends ($rounds rounds)"
+        )
         for (triggered in listOf(false, true, false, true)) {
             TestFabric().use { f ->
                 val (a, b) = f.nodes
                 val recvs = b.domain.counter()
-                val ab = f.addrs[0][1]; val ba = f.addrs[1][0]
+                val ab = f.addrs[0][1]
+                val ba = f.addrs[1][0]
                 val buf = UnsafeBuffer(ByteBuffer.allocateDirect(8))
                 val bufB = UnsafeBuffer(ByteBuffer.allocateDirect(8))
                 val c = Completion()
@@ -118,8 +133,10 @@ object TriggerBench {
                 for (i in 0 until rounds) {
                     if (a.ep.tryTrecv(buf, 0, 8, FiAddr.UNSPEC, 2, 0, null) != 0) error("recv A")
                     if (triggered) {
-                        bRecv.threshold = recvs.value; b.domain.deferredWork.queue(bRecv)
-                        echo.threshold = recvs.value + 1; b.domain.deferredWork.queue(echo)
+                        bRecv.threshold = recvs.value
+                        b.domain.deferredWork.queue(bRecv)
+                        echo.threshold = recvs.value + 1
+                        b.domain.deferredWork.queue(echo)
                     } else if (b.ep.tryTrecv(bufB, 0, 8, FiAddr.UNSPEC, 1, 0, null) != 0) error("recv B")
                     if (a.ep.tryTsend(buf, 0, 8, ab, 1, null) != 0) error("send A")
                     var replied = false
@@ -133,7 +150,11 @@ object TriggerBench {
                     if (!triggered) while (b.cq.read(c) == 1) {}
                 }
                 val ns = (System.nanoTime() - t0).toDouble() / rounds
-                line(if (triggered) "round trip, echo triggered by B's receive counter" else "round trip, echo posted by the application", ns)
+                line(
+                    if (triggered) "round trip, echo triggered by B's receive counter"
+                    else "round trip, echo posted by the application",
+                    ns,
+                )
             }
         }
     }
@@ -141,7 +162,9 @@ object TriggerBench {
     // ## 3. Queue and fire with many pending ##
 
     private fun queue() {
-        println("3. queue: queue one request and fire it (a counter add to a sink), alone and beside 100,000 pending over 1,000 counters")
+        println(
+            "3. queue: queue one request and fire it (a counter add to a sink), alone and beside 100,000 pending over 1,000 counters"
+        )
         TestFabric(1).use { f ->
             val d = f.nodes[0].domain
             val dw = d.deferredWork
@@ -161,17 +184,33 @@ object TriggerBench {
             line("queue + fire, nothing else pending", queueAndFire(1_000_000))
             val counters = List(1000) { d.counter() }
             val random = java.util.Random(1)
-            val pending = List(100_000) { i -> DeferredWork(counters[i % 1000], 1L + random.nextInt(1_000_000), DeferredOp.CounterAdd(sink, 1)) }
+            val pending =
+                List(100_000) { i ->
+                    DeferredWork(counters[i % 1000], 1L + random.nextInt(1_000_000), DeferredOp.CounterAdd(sink, 1))
+                }
             var t0 = System.nanoTime()
             pending.forEach { dw.queue(it) }
-            line("queue one of 100,000 (1,000 counters, random thresholds)", (System.nanoTime() - t0).toDouble() / pending.size)
+            line(
+                "queue one of 100,000 (1,000 counters, random thresholds)",
+                (System.nanoTime() - t0).toDouble() / pending.size,
+            )
             repeat(3) { queueAndFire(200_000) }
             val examined = dw.examined
             line("queue + fire, 100,000 pending on other counters", queueAndFire(1_000_000))
-            println(String.format(Locale.ROOT, "  %-66s %10.2f", "  requests examined per fire", (dw.examined - examined) / 1_000_000.0))
+            println(
+                String.format(
+                    Locale.ROOT,
+                    "  %-66s %10.2f",
+                    "  requests examined per fire",
+                    (dw.examined - examined) / 1_000_000.0,
+                )
+            )
             t0 = System.nanoTime()
             for (c in counters) c.add(1_000_000)
-            line("fire one of 100,000 (each of the 1,000 counters jumps past all)", (System.nanoTime() - t0).toDouble() / pending.size)
+            line(
+                "fire one of 100,000 (each of the 1,000 counters jumps past all)",
+                (System.nanoTime() - t0).toDouble() / pending.size,
+            )
             check(dw.queued == 0) { "still queued: ${dw.queued}" }
         }
     }
@@ -180,30 +219,61 @@ object TriggerBench {
 
     private fun atomic(provider: String, rounds: Int) {
         val dir = Files.createTempDirectory("braid-trigger-bench")
-        val kid = ChildProcess.jvm(PeerMain::class.java.name, PeerMain.args(provider, "rma-serve", dir, "target"))
-            .output(dir.resolve("target.log")).start()
+        val kid =
+            ChildProcess.jvm(PeerMain::class.java.name, PeerMain.args(provider, "rma-serve", dir, "target"))
+                .output(dir.resolve("target.log"))
+                .start()
         try {
             PeerMain.Node(provider, dir, "initiator").use { node ->
                 val (_, cq, av, ep) = node
                 val dest = av.insert(Rendezvous.lookup(dir, "target"))
                 val one = UnsafeBuffer(ByteBuffer.allocateDirect(8)).also { it.putLong(0, 1) }
                 val result = UnsafeBuffer(ByteBuffer.allocateDirect(8))
-                val c = Completion(); val e = CompletionError()
+                val c = Completion()
+                val e = CompletionError()
                 val samples = LongArray(rounds)
                 fun once(): Long {
                     val t0 = System.nanoTime()
-                    if (ep.tryFetchAtomic(one, 0, 1, result, 0, dest, 0, PeerMain.Rma.KEY, AtomicDatatype.INT64, AtomicOp.SUM, null) != 0) error("fetch-add refused")
+                    if (
+                        ep.tryFetchAtomic(
+                            one,
+                            0,
+                            1,
+                            result,
+                            0,
+                            dest,
+                            0,
+                            PeerMain.Rma.KEY,
+                            AtomicDatatype.INT64,
+                            AtomicOp.SUM,
+                            null,
+                        ) != 0
+                    )
+                        error("fetch-add refused")
                     while (true) when (cq.read(c)) {
                         1 -> return System.nanoTime() - t0
-                        -Errno.EAVAIL -> { cq.readErr(e); error("fetch-add failed: ${e.message}") }
+                        -Errno.EAVAIL -> {
+                            cq.readErr(e)
+                            error("fetch-add failed: ${e.message}")
+                        }
                     }
                 }
                 repeat(rounds) { once() } // warm-up
                 for (i in 0 until rounds) samples[i] = once()
                 samples.sort()
                 val mean = samples.average() / 1000
-                println(String.format(Locale.ROOT, "4. atomic fetch-add INT64 round trip over %-4s to another process: mean %6.2f us, p50 %6.2f us, p99 %6.2f us (%d rounds; last old value %d)",
-                    provider, mean, samples[rounds / 2] / 1000.0, samples[rounds * 99 / 100] / 1000.0, rounds, result.getLong(0)))
+                println(
+                    String.format(
+                        Locale.ROOT,
+                        "4. atomic fetch-add INT64 round trip over %-4s to another process: mean %6.2f us, p50 %6.2f us, p99 %6.2f us (%d rounds; last old value %d)",
+                        provider,
+                        mean,
+                        samples[rounds / 2] / 1000.0,
+                        samples[rounds * 99 / 100] / 1000.0,
+                        rounds,
+                        result.getLong(0),
+                    )
+                )
             }
         } finally {
             Rendezvous.mark(dir, "stop")

@@ -7,16 +7,19 @@ import io.kotest.matchers.shouldNotBe
 import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * Address-vector bookkeeping over real traffic, the same on every rail (fi_av(3) and libfabric's
- * util AV): an address inserted twice keeps one fi_addr and leaves on its last remove; a removed
- * address may be inserted again and gets a new fi_addr; a MAP fi_addr of a removed address is
- * refused even once its slot is reused; and the messages of every peer still inserted carry the
- * fi_addr it has now, so receives directed at it match. [open] gives `count` senders of the rail;
- * each case adds a receiver with an AV of the type under test.
+ * Address-vector bookkeeping over real traffic, the same on every rail (fi_av(3) and libfabric's util AV): an address
+ * inserted twice keeps one fi_addr and leaves on its last remove; a removed address may be inserted again and gets a
+ * new fi_addr; a MAP fi_addr of a removed address is refused even once its slot is reused; and the messages of every
+ * peer still inserted carry the fi_addr it has now, so receives directed at it match. [open] gives `count` senders of
+ * the rail; each case adds a receiver with an AV of the type under test.
  */
 fun FunSpec.avContract(rail: String, open: (count: Int) -> TestFabric) {
     fun receiver(f: TestFabric, type: AvType): TestFabric.Node =
-        TestFabric.Node(f.fabric.domain(f.info.copy(domainAttr = f.info.domainAttr.copy(avType = type))), CqFormat.TAGGED).also { it.ep.enable() }
+        TestFabric.Node(
+                f.fabric.domain(f.info.copy(domainAttr = f.info.domainAttr.copy(avType = type))),
+                CqFormat.TAGGED,
+            )
+            .also { it.ep.enable() }
 
     /** [from] sends [text] with [tag] to [to]'s endpoint ([to] inserted in its AV as [dest]). */
     fun send(from: TestFabric.Node, dest: Long, tag: Long, text: String) {
@@ -31,7 +34,9 @@ fun FunSpec.avContract(rail: String, open: (count: Int) -> TestFabric) {
     }
 
     for (type in listOf(AvType.TABLE, AvType.MAP)) {
-        test("$rail, $type AV: an address inserted twice has one fi_addr; after one remove the peer's messages still carry it and directed receives match") {
+        test(
+            "$rail, $type AV: an address inserted twice has one fi_addr; after one remove the peer's messages still carry it and directed receives match"
+        ) {
             open(1).use { f ->
                 val s = f.nodes[0]
                 val r = receiver(f, type)
@@ -57,7 +62,9 @@ fun FunSpec.avContract(rail: String, open: (count: Int) -> TestFabric) {
             }
         }
 
-        test("$rail, $type AV: a removed address inserted again gets a new fi_addr its messages carry; the old one is refused") {
+        test(
+            "$rail, $type AV: a removed address inserted again gets a new fi_addr its messages carry; the old one is refused"
+        ) {
             open(1).use { f ->
                 val s = f.nodes[0]
                 val r = receiver(f, type)
@@ -69,7 +76,8 @@ fun FunSpec.avContract(rail: String, open: (count: Int) -> TestFabric) {
                     r.av.remove(old)
                     val again = r.av.insert(s.ep.address)
                     again shouldNotBe old
-                    if (type == AvType.MAP) (again and 0xffff_ffffL) shouldBe (old and 0xffff_ffffL) // same slot, new generation
+                    if (type == AvType.MAP)
+                        (again and 0xffff_ffffL) shouldBe (old and 0xffff_ffffL) // same slot, new generation
                     r.av.contains(old) shouldBe false
                     r.ep.tryTsend(buf("x"), 0, 1, old, 9, null) shouldNotBe 0
                     send(s, toR, 2, "after")
@@ -80,7 +88,9 @@ fun FunSpec.avContract(rail: String, open: (count: Int) -> TestFabric) {
             }
         }
 
-        test("$rail, $type AV: with one peer removed and another inserted twice, every surviving fi_addr resolves its own peer's messages") {
+        test(
+            "$rail, $type AV: with one peer removed and another inserted twice, every surviving fi_addr resolves its own peer's messages"
+        ) {
             open(3).use { f ->
                 val (s0, s1, s2) = f.nodes
                 val r = receiver(f, type)
@@ -92,7 +102,9 @@ fun FunSpec.avContract(rail: String, open: (count: Int) -> TestFabric) {
                     r.av.insert(s0.ep.address) shouldBe a0
                     r.av.remove(a1)
                     r.av.remove(a0) // one of two inserts
-                    send(s0, to[0], 5, "zero"); send(s1, to[1], 5, "one"); send(s2, to[2], 5, "two")
+                    send(s0, to[0], 5, "zero")
+                    send(s1, to[1], 5, "one")
+                    send(s2, to[2], 5, "two")
                     receive(r, a2, 5, f.nodes).source shouldBe a2
                     receive(r, a0, 5, f.nodes).source shouldBe a0
                     receive(r, FiAddr.UNSPEC, 5, f.nodes).source shouldBe FiAddr.NOTAVAIL

@@ -8,11 +8,10 @@ import io.kotest.matchers.types.shouldBeInstanceOf
 import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * The matching rules every rail must keep, whatever its transport: the earliest posted receive
- * wins, directed receives take only their sender's messages, ignore masks, truncation, PEEK /
- * CLAIM / DISCARD, cancel, the EAVAIL rule, inject, remote CQ data and delivery-complete. Each
- * rail's spec runs these with [open] (`count` endpoints, eager limit `eagerSize`) and adds its
- * own rail-specific cases (push-back, ordering under its flow control, …).
+ * The matching rules every rail must keep, whatever its transport: the earliest posted receive wins, directed receives
+ * take only their sender's messages, ignore masks, truncation, PEEK / CLAIM / DISCARD, cancel, the EAVAIL rule, inject,
+ * remote CQ data and delivery-complete. Each rail's spec runs these with [open] (`count` endpoints, eager limit
+ * `eagerSize`) and adds its own rail-specific cases (push-back, ordering under its flow control, …).
  */
 fun FunSpec.matchingContract(open: (count: Int, eagerSize: Int) -> TestFabric) {
     fun UnsafeBuffer.send(f: TestFabric, from: Int, to: Int, tag: Long, ctx: Any? = null) =
@@ -32,7 +31,9 @@ fun FunSpec.matchingContract(open: (count: Int, eagerSize: Int) -> TestFabric) {
             c.await(1, others = listOf(a)).map { (it as Completion).context } shouldContainExactly listOf("from-a")
             buf("b1").send(f, 1, 2, 5)
             c.await(1, others = listOf(b)).map { (it as Completion).context } shouldContainExactly listOf("any-2")
-            bufs[0].text(2) shouldBe "a1"; bufs[1].text(2) shouldBe "a2"; bufs[2].text(2) shouldBe "b1"
+            bufs[0].text(2) shouldBe "a1"
+            bufs[1].text(2) shouldBe "a2"
+            bufs[2].text(2) shouldBe "b1"
         }
     }
 
@@ -40,9 +41,13 @@ fun FunSpec.matchingContract(open: (count: Int, eagerSize: Int) -> TestFabric) {
         open(3, 1024).use { f ->
             val (a, b, c) = f.nodes
             buf("from-b").send(f, 1, 2, 9)
-            c.await(0, others = listOf(b)); repeat(20) { c.domain.progress() }
+            c.await(0, others = listOf(b))
+            repeat(20) { c.domain.progress() }
             buf("from-a").send(f, 0, 2, 9)
-            repeat(20) { a.domain.progress(); c.domain.progress() }
+            repeat(20) {
+                a.domain.progress()
+                c.domain.progress()
+            }
             val rx = UnsafeBuffer(ByteArray(16))
             c.ep.tryTrecv(rx, 0, 16, f.addrs[2][0], 9, 0, "directed") shouldBe 0
             val got = c.await(1).single() as Completion
@@ -70,7 +75,9 @@ fun FunSpec.matchingContract(open: (count: Int, eagerSize: Int) -> TestFabric) {
     }
 
     for ((label, size) in listOf("eager" to 100, "rendezvous" to 50_000)) {
-        test("a $label message larger than its buffer delivers what fits, reports ETRUNC, and the next message is intact") {
+        test(
+            "a $label message larger than its buffer delivers what fits, reports ETRUNC, and the next message is intact"
+        ) {
             open(2, 1024).use { f ->
                 val (a, b) = f.nodes
                 val big = UnsafeBuffer(ByteArray(size) { (it % 251).toByte() })
@@ -101,10 +108,15 @@ fun FunSpec.matchingContract(open: (count: Int, eagerSize: Int) -> TestFabric) {
             b.ep.tryTrecv(rx, 0, 8, FiAddr.UNSPEC, 3, 0, "peek-none", OpFlags.PEEK) shouldBe 0
             b.await(1).single().shouldBeInstanceOf<CompletionError>().err shouldBe Errno.ENOMSG
             f.nodes[0].ep.tryTsenddata(buf("peeked"), 0, 6, 77, f.addrs[0][1], 3, null) shouldBe 0
-            repeat(10) { a.domain.progress(); b.domain.progress() }
+            repeat(10) {
+                a.domain.progress()
+                b.domain.progress()
+            }
             b.ep.tryTrecv(rx, 0, 8, FiAddr.UNSPEC, 3, 0, "peek", OpFlags.PEEK) shouldBe 0
             val peek = b.await(1).single().shouldBeInstanceOf<Completion>()
-            peek.len shouldBe 6; peek.tag shouldBe 3; peek.data shouldBe 77
+            peek.len shouldBe 6
+            peek.tag shouldBe 3
+            peek.data shouldBe 77
             (peek.flags and OpFlags.REMOTE_CQ_DATA) shouldBe OpFlags.REMOTE_CQ_DATA
             b.ep.srx.unexpectedCount shouldBe 1
             b.ep.tryTrecv(rx, 0, 8, FiAddr.UNSPEC, 3, 0, "recv") shouldBe 0
@@ -117,7 +129,10 @@ fun FunSpec.matchingContract(open: (count: Int, eagerSize: Int) -> TestFabric) {
         open(2, 1024).use { f ->
             val (a, b) = f.nodes
             buf("claimed").send(f, 0, 1, 4)
-            repeat(10) { a.domain.progress(); b.domain.progress() }
+            repeat(10) {
+                a.domain.progress()
+                b.domain.progress()
+            }
             val ctx = Any()
             val rx = UnsafeBuffer(ByteArray(16))
             b.ep.tryTrecv(rx, 0, 16, FiAddr.UNSPEC, 4, 0, ctx, OpFlags.PEEK or OpFlags.CLAIM) shouldBe 0
@@ -137,7 +152,10 @@ fun FunSpec.matchingContract(open: (count: Int, eagerSize: Int) -> TestFabric) {
             val (a, b) = f.nodes
             buf("drop-me").send(f, 0, 1, 6, "s1")
             UnsafeBuffer(ByteArray(10_000)).send(f, 0, 1, 6, "s2")
-            repeat(20) { a.domain.progress(); b.domain.progress() }
+            repeat(20) {
+                a.domain.progress()
+                b.domain.progress()
+            }
             val rx = UnsafeBuffer(ByteArray(16))
             b.ep.tryTrecv(rx, 0, 16, FiAddr.UNSPEC, 6, 0, "d1", OpFlags.PEEK or OpFlags.DISCARD) shouldBe 0
             b.await(1).single().shouldBeInstanceOf<Completion>().len shouldBe 7
@@ -175,10 +193,16 @@ fun FunSpec.matchingContract(open: (count: Int, eagerSize: Int) -> TestFabric) {
             b.ep.tryTrecv(rx[1], 0, 8, FiAddr.UNSPEC, 2, 0, "cancelled") shouldBe 0
             b.ep.tryTrecv(rx[2], 0, 8, FiAddr.UNSPEC, 3, 0, "third") shouldBe 0
             buf("1").send(f, 0, 1, 1)
-            repeat(10) { a.domain.progress(); b.domain.progress() }
+            repeat(10) {
+                a.domain.progress()
+                b.domain.progress()
+            }
             b.ep.cancel("cancelled") shouldBe 0
             buf("3").send(f, 0, 1, 3)
-            repeat(10) { a.domain.progress(); b.domain.progress() }
+            repeat(10) {
+                a.domain.progress()
+                b.domain.progress()
+            }
             val c = Completion()
             b.cq.read(c) shouldBe 1
             c.context shouldBe "first"
@@ -205,7 +229,13 @@ fun FunSpec.matchingContract(open: (count: Int, eagerSize: Int) -> TestFabric) {
             rx.text() shouldBe "original"
             repeat(10) { a.domain.progress() }
             a.cq.read(Completion()) shouldBe -Errno.EAGAIN
-            a.ep.tryTinject(UnsafeBuffer(ByteArray(f.info.txAttr.injectSize + 1)), 0, f.info.txAttr.injectSize + 1, f.addrs[0][1], 11) shouldBe -Errno.EMSGSIZE
+            a.ep.tryTinject(
+                UnsafeBuffer(ByteArray(f.info.txAttr.injectSize + 1)),
+                0,
+                f.info.txAttr.injectSize + 1,
+                f.addrs[0][1],
+                11,
+            ) shouldBe -Errno.EMSGSIZE
         }
     }
 
@@ -229,8 +259,20 @@ fun FunSpec.matchingContract(open: (count: Int, eagerSize: Int) -> TestFabric) {
         open(2, 256).use { f ->
             val (a, b) = f.nodes
             for ((i, size) in listOf(16, 4096).withIndex()) {
-                a.ep.trySendmsg(UnsafeBuffer(ByteArray(size)), 0, size, f.addrs[0][1], i.toLong(), 0, OpFlags.TAGGED or OpFlags.DELIVERY_COMPLETE, "dc$i") shouldBe 0
-                repeat(20) { a.domain.progress(); b.domain.progress() }
+                a.ep.trySendmsg(
+                    UnsafeBuffer(ByteArray(size)),
+                    0,
+                    size,
+                    f.addrs[0][1],
+                    i.toLong(),
+                    0,
+                    OpFlags.TAGGED or OpFlags.DELIVERY_COMPLETE,
+                    "dc$i",
+                ) shouldBe 0
+                repeat(20) {
+                    a.domain.progress()
+                    b.domain.progress()
+                }
                 a.cq.read(Completion()) shouldBe -Errno.EAGAIN // unexpected at the receiver: not delivered yet
                 b.ep.tryTrecv(UnsafeBuffer(ByteArray(size)), 0, size, FiAddr.UNSPEC, i.toLong(), 0, null) shouldBe 0
                 b.await(1, others = listOf(a))
@@ -241,11 +283,10 @@ fun FunSpec.matchingContract(open: (count: Int, eagerSize: Int) -> TestFabric) {
 }
 
 /**
- * What every rail does with messages from a sender not yet in the receiver's AV: they wait
- * unexpected with no known source and any-source receives take them; once the sender is
- * inserted the rest are its messages, also for receives directed at it that were posted before
- * the rail's next progress call. [info] opens the rail; its two endpoints start with the sender
- * (a) knowing the receiver (b) and b not knowing a.
+ * What every rail does with messages from a sender not yet in the receiver's AV: they wait unexpected with no known
+ * source and any-source receives take them; once the sender is inserted the rest are its messages, also for receives
+ * directed at it that were posted before the rail's next progress call. [info] opens the rail; its two endpoints start
+ * with the sender (a) knowing the receiver (b) and b not knowing a.
  */
 fun FunSpec.lateSenderContract(info: () -> Info) {
     fun lateSender(block: (a: TestFabric.Node, b: TestFabric.Node, bInA: Long) -> Unit) {
@@ -263,10 +304,18 @@ fun FunSpec.lateSenderContract(info: () -> Info) {
     }
 
     fun arrived(a: TestFabric.Node, b: TestFabric.Node, count: Int) {
-        driveUntil("$count messages to arrive unexpected", listOf(a, b), seen = { "${b.ep.srx.unexpectedCount} arrived" }) { b.ep.srx.unexpectedCount >= count }
+        driveUntil(
+            "$count messages to arrive unexpected",
+            listOf(a, b),
+            seen = { "${b.ep.srx.unexpectedCount} arrived" },
+        ) {
+            b.ep.srx.unexpectedCount >= count
+        }
     }
 
-    test("a message from a sender not yet in the AV matches any-source receives and is re-keyed once the sender is inserted") {
+    test(
+        "a message from a sender not yet in the AV matches any-source receives and is re-keyed once the sender is inserted"
+    ) {
         lateSender { a, b, bInA ->
             a.ep.tryTsend(buf("first"), 0, 5, bInA, 1, null) shouldBe 0
             a.ep.tryTsend(buf("second"), 0, 6, bInA, 1, null) shouldBe 0
@@ -283,10 +332,13 @@ fun FunSpec.lateSenderContract(info: () -> Info) {
         }
     }
 
-    test("receives directed at a sender inserted after its messages arrived, posted before the next progress call, take them once and in order") {
+    test(
+        "receives directed at a sender inserted after its messages arrived, posted before the next progress call, take them once and in order"
+    ) {
         lateSender { a, b, bInA ->
             val i = info()
-            val bigSize = (i.rails + i).maxOf { it.endpointAttr.eagerSize } + 4096 // past every rail's eager limit: rendezvous
+            val bigSize =
+                (i.rails + i).maxOf { it.endpointAttr.eagerSize } + 4096 // past every rail's eager limit: rendezvous
             val big = UnsafeBuffer(ByteArray(bigSize) { it.toByte() })
             a.ep.tryTsend(buf("first"), 0, 5, bInA, 1, "s1") shouldBe 0
             a.ep.tryTsend(big, 0, bigSize, bInA, 1, "s2") shouldBe 0
@@ -296,15 +348,17 @@ fun FunSpec.lateSenderContract(info: () -> Info) {
             val rx2 = UnsafeBuffer(ByteArray(bigSize))
             val rx3 = UnsafeBuffer(ByteArray(8))
             // Insert and post with no progress in between, not even the rail's own threads'.
-            val aInB = synchronized(b.domain.lock) {
-                val aInB = b.av.insert(a.ep.address)
-                b.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, aInB, 2, 0, "other-tag") shouldBe 0
-                b.ep.tryTrecv(rx1, 0, 8, aInB, 1, 0, "rx1") shouldBe 0
-                b.ep.tryTrecv(rx2, 0, bigSize, aInB, 1, 0, "rx2") shouldBe 0
-                b.ep.tryRecv(rx3, 0, 8, aInB, "rx3") shouldBe 0
-                aInB
-            }
-            val got = b.await(3, others = listOf(a)).map { it.shouldBeInstanceOf<Completion>() }.associateBy { it.context }
+            val aInB =
+                synchronized(b.domain.lock) {
+                    val aInB = b.av.insert(a.ep.address)
+                    b.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, aInB, 2, 0, "other-tag") shouldBe 0
+                    b.ep.tryTrecv(rx1, 0, 8, aInB, 1, 0, "rx1") shouldBe 0
+                    b.ep.tryTrecv(rx2, 0, bigSize, aInB, 1, 0, "rx2") shouldBe 0
+                    b.ep.tryRecv(rx3, 0, 8, aInB, "rx3") shouldBe 0
+                    aInB
+                }
+            val got =
+                b.await(3, others = listOf(a)).map { it.shouldBeInstanceOf<Completion>() }.associateBy { it.context }
             got.keys shouldBe setOf("rx1", "rx2", "rx3")
             got.values.forEach { it.source shouldBe aInB }
             got.getValue("rx1").len shouldBe 5L
@@ -312,8 +366,12 @@ fun FunSpec.lateSenderContract(info: () -> Info) {
             rx1.text(5) shouldBe "first"
             (0 until bigSize step 509).forEach { rx2.getByte(it) shouldBe it.toByte() }
             rx3.text(5) shouldBe "plain"
-            a.await(3, others = listOf(b)).map { it.shouldBeInstanceOf<Completion>().context }.toSet() shouldBe setOf("s1", "s2", "s3")
-            repeat(20) { a.domain.progress(); b.domain.progress() }
+            a.await(3, others = listOf(b)).map { it.shouldBeInstanceOf<Completion>().context }.toSet() shouldBe
+                setOf("s1", "s2", "s3")
+            repeat(20) {
+                a.domain.progress()
+                b.domain.progress()
+            }
             b.cq.read(Completion()) shouldBe -Errno.EAGAIN // each message completed one receive, once
             b.ep.srx.postedCount shouldBe 1 // the receive for another tag still waits
             b.ep.srx.unexpectedCount shouldBe 0

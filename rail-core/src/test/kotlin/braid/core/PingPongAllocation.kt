@@ -4,13 +4,13 @@ import braid.testsupport.Deadline
 import braid.testsupport.SteadyAllocation
 import io.kotest.assertions.withClue
 import io.kotest.matchers.longs.shouldBeLessThan
-import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
+import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * The check both rails' allocation specs share: a warm tagged ping-pong between the first two
- * nodes of [f], [rounds] round trips per size after as many to warm up, must allocate less than
- * one byte per message on this thread in the steady state ([SteadyAllocation]: bytes, not time).
+ * The check both rails' allocation specs share: a warm tagged ping-pong between the first two nodes of [f], [rounds]
+ * round trips per size after as many to warm up, must allocate less than one byte per message on this thread in the
+ * steady state ([SteadyAllocation]: bytes, not time).
  */
 fun pingPongAllocatesNothing(f: TestFabric, sizes: List<Int>, rounds: (size: Int) -> Int) {
     val (a, b) = f.nodes
@@ -29,7 +29,8 @@ fun pingPongAllocatesNothing(f: TestFabric, sizes: List<Int>, rounds: (size: Int
             while (got < count) {
                 val rc = n.cq.read(c)
                 if (rc == 1) got++ else check(rc == -Errno.EAGAIN) { "cq read returned ${Errno.name(rc)}" }
-                a.domain.progress(); b.domain.progress()
+                a.domain.progress()
+                b.domain.progress()
                 deadline.check()
             }
         }
@@ -46,6 +47,8 @@ fun pingPongAllocatesNothing(f: TestFabric, sizes: List<Int>, rounds: (size: Int
         repeat(n) { round() }
         val allocated = SteadyAllocation.least(3, n * 2L - 1) { repeat(n) { round() } }
         // Liveness checks allocate a little now and then; per message it must round to zero.
-        withClue("$size-byte messages: $allocated bytes allocated over ${n * 2} messages") { (allocated / (n * 2)) shouldBeLessThan 1L }
+        withClue("$size-byte messages: $allocated bytes allocated over ${n * 2} messages") {
+            (allocated / (n * 2)) shouldBeLessThan 1L
+        }
     }
 }

@@ -3,27 +3,37 @@ package braid.core
 import braid.provider.link.LinkParams
 
 /**
- * The rail a [TestFabric]'s endpoints use: [SHM], [TCP] on loopback (or [tcp] on another
- * interface), or [LINK] — shm + tcp on loopback for every node, or [link] with one link string
- * per node (a node without shm is reached over tcp).
+ * The rail a [TestFabric]'s endpoints use: [SHM], [TCP] on loopback (or [tcp] on another interface), or [LINK] — shm +
+ * tcp on loopback for every node, or [link] with one link string per node (a node without shm is reached over tcp).
  */
 sealed class Rail(val provider: String) {
     class Shm internal constructor() : Rail("shm")
+
     class Tcp internal constructor(val iface: String) : Rail("tcp")
+
     class Link internal constructor(val perNode: List<String>?) : Rail("link")
 
     /** This rail's offer for node [node] before a [TestFabric] tunes it, with [settings]. */
-    fun info(node: Int = 0, settings: Settings = TestFabric.SETTINGS): Info = when (this) {
-        is Shm -> Braid.getInfo(Hints(provider = "shm", settings = settings)).first()
-        is Tcp -> Braid.getInfo(Hints(provider = "tcp", domainName = iface, settings = settings)).first()
-        is Link -> Braid.getInfo(Hints(provider = "link", settings = settings.with(LinkParams.LINKS, perNode?.get(node) ?: SHM_TCP))).first()
-    }
+    fun info(node: Int = 0, settings: Settings = TestFabric.SETTINGS): Info =
+        when (this) {
+            is Shm -> Braid.getInfo(Hints(provider = "shm", settings = settings)).first()
+            is Tcp -> Braid.getInfo(Hints(provider = "tcp", domainName = iface, settings = settings)).first()
+            is Link ->
+                Braid.getInfo(
+                        Hints(
+                            provider = "link",
+                            settings = settings.with(LinkParams.LINKS, perNode?.get(node) ?: SHM_TCP),
+                        )
+                    )
+                    .first()
+        }
 
-    override fun toString(): String = when (this) {
-        is Shm -> "shm"
-        is Tcp -> "tcp:$iface"
-        is Link -> "link${perNode ?: ""}"
-    }
+    override fun toString(): String =
+        when (this) {
+            is Shm -> "shm"
+            is Tcp -> "tcp:$iface"
+            is Link -> "link${perNode ?: ""}"
+        }
 
     companion object {
         private const val SHM_TCP = "shm+tcp:lo"

@@ -4,24 +4,24 @@ import braid.core.Errno
 import braid.core.FiAddr
 import braid.core.OpFlags
 import braid.testsupport.Deadline
-import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
 import java.time.Duration
+import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * `PeerMain … mesh`: [node] and the other processes of [placement] (`NAME@HOST`, this one
- * included) send each other [count] tagged and [count] untagged messages of the [Traffic] sizes,
- * all at once, and receive them with any-source receives, so on a link endpoint shm (same-host
- * senders) and the network rail (the others) race for the same receives.
+ * `PeerMain … mesh`: [node] and the other processes of [placement] (`NAME@HOST`, this one included) send each other
+ * [count] tagged and [count] untagged messages of the [Traffic] sizes, all at once, and receive them with any-source
+ * receives, so on a link endpoint shm (same-host senders) and the network rail (the others) race for the same receives.
  *
- * Checked: every message arrives once, intact, from the source it names, matched in order per
- * source and kind (a tagged message's sequence is in its tag, an untagged one's in its remote
- * CQ data); every receive completes once. Then, once every process is done, the endpoint's
- * per-rail counters must show exactly the same-host traffic on shm and the rest on tcp.
+ * Checked: every message arrives once, intact, from the source it names, matched in order per source and kind (a tagged
+ * message's sequence is in its tag, an untagged one's in its remote CQ data); every receive completes once. Then, once
+ * every process is done, the endpoint's per-rail counters must show exactly the same-host traffic on shm and the rest
+ * on tcp.
  */
 internal class Mesh(private val node: PeerMain.Node, private val count: Int, placement: List<String>) {
     private val procs = placement.map { it.substringBefore('@') to it.substringAfter('@', "") }
-    private val me = procs.indexOfFirst { it.first == node.name }.also { check(it >= 0) { "${node.name} is not in $placement" } }
+    private val me =
+        procs.indexOfFirst { it.first == node.name }.also { check(it >= 0) { "${node.name} is not in $placement" } }
     private val others = procs.indices.filter { it != me }
     private val sameHost = others.filter { procs[it].second == procs[me].second }
 
@@ -48,8 +48,9 @@ internal class Mesh(private val node: PeerMain.Node, private val count: Int, pla
         val recvSlots = Array(8) { Slot(it, it % 2) }
         var posts = 0L
         fun post(s: Slot) {
-            val rc = if (s.kind == 0) node.ep.tryTrecv(s.buffer, 0, Traffic.MAX_SIZE, FiAddr.UNSPEC, 0, -1L, s)
-            else node.ep.tryRecv(s.buffer, 0, Traffic.MAX_SIZE, FiAddr.UNSPEC, s)
+            val rc =
+                if (s.kind == 0) node.ep.tryTrecv(s.buffer, 0, Traffic.MAX_SIZE, FiAddr.UNSPEC, 0, -1L, s)
+                else node.ep.tryRecv(s.buffer, 0, Traffic.MAX_SIZE, FiAddr.UNSPEC, s)
             check(rc == 0) { "posting a receive returned ${Errno.name(rc)}" }
             s.posted = true
             s.postSeq = posts++
@@ -74,8 +75,10 @@ internal class Mesh(private val node: PeerMain.Node, private val count: Int, pla
                 val slot = free.first()
                 val size = Traffic.size(stream(me, kind), seq)
                 Traffic.fill(slot.buffer, stream(me, kind), seq, size)
-                val rc = if (kind == 0) node.ep.tryTsend(slot.buffer, 0, size, addr[dest], Traffic.tag(stream(me, 0), seq), slot)
-                else node.ep.trySenddata(slot.buffer, 0, size, seq.toLong(), addr[dest], slot)
+                val rc =
+                    if (kind == 0)
+                        node.ep.tryTsend(slot.buffer, 0, size, addr[dest], Traffic.tag(stream(me, 0), seq), slot)
+                    else node.ep.trySenddata(slot.buffer, 0, size, seq.toLong(), addr[dest], slot)
                 if (rc == -Errno.EAGAIN) continue
                 check(rc == 0) { "send to ${procs[dest].first} returned ${Errno.name(rc)}" }
                 free.removeFirst()
@@ -83,7 +86,10 @@ internal class Mesh(private val node: PeerMain.Node, private val count: Int, pla
                 tries = 0
             }
             val ctx = node.poll()
-            if (ctx == null) { deadline.check { "sent $sendsDone of $sendsTotal, received $received of $receiveTotal" }; continue }
+            if (ctx == null) {
+                deadline.check { "sent $sendsDone of $sendsTotal, received $received of $receiveTotal" }
+                continue
+            }
             val slot = ctx as Slot
             if (c.flags and OpFlags.SEND != 0L) {
                 free.addLast(slot)
@@ -94,13 +100,18 @@ internal class Mesh(private val node: PeerMain.Node, private val count: Int, pla
             slot.posted = false
             val sender = senderOf[c.source] ?: error("a message from source ${c.source}, which is none of the peers")
             val kind = slot.kind
-            val seq = if (kind == 0) {
-                check((c.tag ushr 32).toInt() == stream(sender, 0)) { "tag 0x${java.lang.Long.toHexString(c.tag)} from ${procs[sender].first} names stream ${c.tag ushr 32}" }
-                (c.tag and 0xffff_ffffL).toInt()
-            } else {
-                check(c.flags and OpFlags.REMOTE_CQ_DATA != 0L) { "an untagged message from ${procs[sender].first} without its sequence number" }
-                c.data.toInt()
-            }
+            val seq =
+                if (kind == 0) {
+                    check((c.tag ushr 32).toInt() == stream(sender, 0)) {
+                        "tag 0x${java.lang.Long.toHexString(c.tag)} from ${procs[sender].first} names stream ${c.tag ushr 32}"
+                    }
+                    (c.tag and 0xffff_ffffL).toInt()
+                } else {
+                    check(c.flags and OpFlags.REMOTE_CQ_DATA != 0L) {
+                        "an untagged message from ${procs[sender].first} without its sequence number"
+                    }
+                    c.data.toInt()
+                }
             val what = "${if (kind == 0) "tagged" else "untagged"} message $seq from ${procs[sender].first}"
             check(seq in 0 until count) { "$what: no such message" }
             check(matchedAt[sender][kind][seq] == -1L) { "$what delivered twice" }
@@ -113,7 +124,9 @@ internal class Mesh(private val node: PeerMain.Node, private val count: Int, pla
             post(slot)
         }
         for (s in others) for (kind in 0..1) for (seq in 1 until count) {
-            check(matchedAt[s][kind][seq] > matchedAt[s][kind][seq - 1]) { "${procs[s].first}, kind $kind: message $seq matched before message ${seq - 1}" }
+            check(matchedAt[s][kind][seq] > matchedAt[s][kind][seq - 1]) {
+                "${procs[s].first}, kind $kind: message $seq matched before message ${seq - 1}"
+            }
         }
         node.mark()
         for (i in others) node.awaitMark(procs[i].first, deadline)
@@ -125,16 +138,32 @@ internal class Mesh(private val node: PeerMain.Node, private val count: Int, pla
     private fun checkRails() {
         val stats = node.ep.stats()
         println(stats.render())
-        fun bytes(process: Int): Long = (0..1).sumOf { kind -> (0 until count).sumOf { Traffic.size(stream(process, kind), it).toLong() } }
+        fun bytes(process: Int): Long =
+            (0..1).sumOf { kind -> (0 until count).sumOf { Traffic.size(stream(process, kind), it).toLong() } }
         val remote = others - sameHost.toSet()
-        val expected = mapOf(
-            "shm" to listOf(sameHost.size * 2L * count, sameHost.size * bytes(me), sameHost.size * 2L * count, sameHost.sumOf { bytes(it) }),
-            "tcp" to listOf(remote.size * 2L * count, remote.size * bytes(me), remote.size * 2L * count, remote.sumOf { bytes(it) }),
-        )
+        val expected =
+            mapOf(
+                "shm" to
+                    listOf(
+                        sameHost.size * 2L * count,
+                        sameHost.size * bytes(me),
+                        sameHost.size * 2L * count,
+                        sameHost.sumOf { bytes(it) },
+                    ),
+                "tcp" to
+                    listOf(
+                        remote.size * 2L * count,
+                        remote.size * bytes(me),
+                        remote.size * 2L * count,
+                        remote.sumOf { bytes(it) },
+                    ),
+            )
         for ((rail, want) in expected) {
             val r = stats.rail(rail) ?: error("no $rail rail in the endpoint's stats: $stats")
             val got = listOf(r.messagesSent, r.bytesSent, r.messagesReceived, r.bytesReceived)
-            check(got == want) { "$rail rail carried (messages sent, bytes sent, messages received, bytes received) $got, expected $want" }
+            check(got == want) {
+                "$rail rail carried (messages sent, bytes sent, messages received, bytes received) $got, expected $want"
+            }
         }
     }
 }

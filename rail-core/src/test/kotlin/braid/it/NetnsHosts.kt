@@ -11,21 +11,20 @@ import java.util.concurrent.TimeUnit
 import kotlin.reflect.KClass
 
 /**
- * [count] hosts on this machine: network namespaces, each joined by a veth pair to a bridge in
- * the root namespace, with an address in a private /24 and a host identity of its own
- * (`BRAID_HOST_ID`), so tcp crosses a real link between network stacks and shm refuses to reach
- * from one host to another (/dev/shm itself is shared). The bridge has an address on the same
- * network ([rootIface], [rootAddress]), so the test's own process is a host too.
+ * [count] hosts on this machine: network namespaces, each joined by a veth pair to a bridge in the root namespace, with
+ * an address in a private /24 and a host identity of its own (`BRAID_HOST_ID`), so tcp crosses a real link between
+ * network stacks and shm refuses to reach from one host to another (/dev/shm itself is shared). The bridge has an
+ * address on the same network ([rootIface], [rootAddress]), so the test's own process is a host too.
  *
- * Names carry this process's pid, so parallel runs do not clash, and what a dead run left behind
- * is removed when the next one starts. Everything (children started with [start] included) is
- * removed on [close], or by a shutdown hook if the JVM exits first. Needs root and iproute2;
- * specs that use it are annotated `@EnabledIf(NetnsUsable::class)`.
+ * Names carry this process's pid, so parallel runs do not clash, and what a dead run left behind is removed when the
+ * next one starts. Everything (children started with [start] included) is removed on [close], or by a shutdown hook if
+ * the JVM exits first. Needs root and iproute2; specs that use it are annotated `@EnabledIf(NetnsUsable::class)`.
  */
 class NetnsHosts(count: Int) : Hosts {
     /** One host: its namespace, its interface there, its IPv4 address, and its `BRAID_HOST_ID`. */
     class Host(val namespace: String, val iface: String, val address: String, internal val rootEnd: String) {
-        val hostId: String get() = "netns:$namespace"
+        val hostId: String
+            get() = "netns:$namespace"
 
         override fun toString(): String = "host $namespace ($iface $address)"
     }
@@ -33,7 +32,9 @@ class NetnsHosts(count: Int) : Hosts {
     val hosts: List<Host>
     /** The bridge: the root namespace's interface on the hosts' network. */
     val rootIface: String = "${LINK_PREFIX}b$PID"
-    override val iface: String get() = rootIface
+    override val iface: String
+        get() = rootIface
+
     val rootAddress: String
     private val namespaces = ArrayList<String>()
     private val rootEnds = ArrayList<String>()
@@ -59,19 +60,20 @@ class NetnsHosts(count: Int) : Hosts {
                 net
             }
             rootAddress = "$created.254"
-            hosts = List(count) { i ->
-                val ns = "$NS_PREFIX$PID-$i"
-                val rootEnd = "${LINK_PREFIX}v$PID-$i"
-                ip("netns", "add", ns)
-                namespaces += ns
-                ip("link", "add", "name", rootEnd, "type", "veth", "peer", "name", IFACE, "netns", ns)
-                rootEnds += rootEnd
-                ip("link", "set", rootEnd, "master", rootIface, "up")
-                ip("-n", ns, "addr", "add", "$created.${i + 1}/24", "dev", IFACE)
-                ip("-n", ns, "link", "set", IFACE, "up")
-                ip("-n", ns, "link", "set", "lo", "up")
-                Host(ns, IFACE, "$created.${i + 1}", rootEnd)
-            }
+            hosts =
+                List(count) { i ->
+                    val ns = "$NS_PREFIX$PID-$i"
+                    val rootEnd = "${LINK_PREFIX}v$PID-$i"
+                    ip("netns", "add", ns)
+                    namespaces += ns
+                    ip("link", "add", "name", rootEnd, "type", "veth", "peer", "name", IFACE, "netns", ns)
+                    rootEnds += rootEnd
+                    ip("link", "set", rootEnd, "master", rootIface, "up")
+                    ip("-n", ns, "addr", "add", "$created.${i + 1}/24", "dev", IFACE)
+                    ip("-n", ns, "link", "set", IFACE, "up")
+                    ip("-n", ns, "link", "set", "lo", "up")
+                    Host(ns, IFACE, "$created.${i + 1}", rootEnd)
+                }
         } catch (t: Throwable) {
             close()
             throw t
@@ -79,22 +81,44 @@ class NetnsHosts(count: Int) : Hosts {
     }
 
     /**
-     * Starts a JVM running [main] on [host], with `BRAID_HOST_ID` and `BRAID_TCP_IFACE` set for
-     * it (on top of [env]); it is killed on [close] if still running.
+     * Starts a JVM running [main] on [host], with `BRAID_HOST_ID` and `BRAID_TCP_IFACE` set for it (on top of [env]);
+     * it is killed on [close] if still running.
      */
-    fun start(host: Host, main: String, args: List<String>, log: File, env: Map<String, String> = emptyMap(), jvmArgs: List<String> = listOf("-Xmx256m")): ChildProcess {
+    fun start(
+        host: Host,
+        main: String,
+        args: List<String>,
+        log: File,
+        env: Map<String, String> = emptyMap(),
+        jvmArgs: List<String> = listOf("-Xmx256m"),
+    ): ChildProcess {
         val all = env + mapOf("BRAID_HOST_ID" to host.hostId, "BRAID_TCP_IFACE" to host.iface)
-        return ChildProcess.jvm(main, args).env(all).output(log).jvmArgs(jvmArgs)
-            .launcher(listOf(IP!!, "netns", "exec", host.namespace)).start().also { children += it }
+        return ChildProcess.jvm(main, args)
+            .env(all)
+            .output(log)
+            .jvmArgs(jvmArgs)
+            .launcher(listOf(IP!!, "netns", "exec", host.namespace))
+            .start()
+            .also { children += it }
     }
 
-    override fun start(host: Int, main: String, args: List<String>, log: File, env: Map<String, String>, jvmArgs: List<String>): ChildProcess =
-        start(hosts[host], main, args, log, env, jvmArgs)
+    override fun start(
+        host: Int,
+        main: String,
+        args: List<String>,
+        log: File,
+        env: Map<String, String>,
+        jvmArgs: List<String>,
+    ): ChildProcess = start(hosts[host], main, args, log, env, jvmArgs)
 
     /** Cuts [host]'s cable: its veth end on the bridge goes down, so packets are lost, not refused. */
-    fun unplug(host: Host) { ip("link", "set", host.rootEnd, "down") }
+    fun unplug(host: Host) {
+        ip("link", "set", host.rootEnd, "down")
+    }
 
-    fun plug(host: Host) { ip("link", "set", host.rootEnd, "up") }
+    fun plug(host: Host) {
+        ip("link", "set", host.rootEnd, "up")
+    }
 
     override fun close() {
         if (closed) return
@@ -123,11 +147,16 @@ class NetnsHosts(count: Int) : Hosts {
         private val lockFile = Paths.get("/tmp/braid-netns.lock")
 
         /** The `ip` command, or null if iproute2 is not installed. */
-        private val IP: String? = ((System.getenv("PATH") ?: "").split(':') + listOf("/usr/sbin", "/sbin", "/usr/bin", "/bin"))
-            .filter { it.isNotEmpty() }.map { File(it, "ip") }.firstOrNull { it.canExecute() }?.path
+        private val IP: String? =
+            ((System.getenv("PATH") ?: "").split(':') + listOf("/usr/sbin", "/sbin", "/usr/bin", "/bin"))
+                .filter { it.isNotEmpty() }
+                .map { File(it, "ip") }
+                .firstOrNull { it.canExecute() }
+                ?.path
 
         /** Whether this run must have network namespaces (CI): then a spec fails instead of being skipped. */
-        val required: Boolean = System.getenv("BRAID_REQUIRE_NETNS") == "1" || System.getenv("CI").let { it == "1" || it == "true" }
+        val required: Boolean =
+            System.getenv("BRAID_REQUIRE_NETNS") == "1" || System.getenv("CI").let { it == "1" || it == "true" }
 
         /** Why network namespaces cannot be used here, or null if they can (found by trying). */
         val unusable: String? by lazy { probe() }
@@ -149,9 +178,11 @@ class NetnsHosts(count: Int) : Hosts {
             }
         }
 
-        private fun uid(): String = runCatching {
-            File("/proc/self/status").readLines().first { it.startsWith("Uid:") }.split(Regex("\\s+"))[1]
-        }.getOrDefault("?")
+        private fun uid(): String =
+            runCatching {
+                    File("/proc/self/status").readLines().first { it.startsWith("Uid:") }.split(Regex("\\s+"))[1]
+                }
+                .getOrDefault("?")
 
         /** Runs `ip ARGS…`; returns its output, failing with it unless [check] is false. */
         private fun ip(vararg args: String, check: Boolean = true): String {
@@ -167,11 +198,14 @@ class NetnsHosts(count: Int) : Hosts {
         }
 
         /** Runs [block] holding a lock other test JVMs on this machine respect too. */
-        private fun <T> locked(block: () -> T): T = synchronized(this) {
-            FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE).use { ch ->
-                ch.lock().use { return block() }
+        private fun <T> locked(block: () -> T): T =
+            synchronized(this) {
+                FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE).use { ch ->
+                    ch.lock().use {
+                        return block()
+                    }
+                }
             }
-        }
 
         private fun alive(pid: String): Boolean = pid.toLongOrNull()?.let { ProcessHandle.of(it).isPresent } ?: true
 
@@ -191,25 +225,31 @@ class NetnsHosts(count: Int) : Hosts {
 
         /** A 10.77.N prefix no address or route of the root namespace uses, starting from one the pid picks. */
         private fun freeSubnet(): String {
-            val used = Regex("\\b10\\.77\\.(\\d+)\\.").findAll(ip("-4", "-o", "addr", "show") + "\n" + ip("-4", "route", "show"))
-                .map { it.groupValues[1].toInt() }.toSet()
+            val used =
+                Regex("\\b10\\.77\\.(\\d+)\\.")
+                    .findAll(ip("-4", "-o", "addr", "show") + "\n" + ip("-4", "route", "show"))
+                    .map { it.groupValues[1].toInt() }
+                    .toSet()
             val start = (PID % 200).toInt() + 20
-            val n = (0 until 254).map { (start + it - 1) % 254 + 1 }.firstOrNull { it !in used }
-                ?: error("no free 10.77.N.0/24 network: all are in use (${ip("-4", "route", "show")})")
+            val n =
+                (0 until 254).map { (start + it - 1) % 254 + 1 }.firstOrNull { it !in used }
+                    ?: error("no free 10.77.N.0/24 network: all are in use (${ip("-4", "route", "show")})")
             return "10.77.$n"
         }
     }
 }
 
 /**
- * Runs a spec only where network namespaces work, printing why it is skipped otherwise; where
- * they are [NetnsHosts.required] it always runs (and fails, saying why, if they do not work).
+ * Runs a spec only where network namespaces work, printing why it is skipped otherwise; where they are
+ * [NetnsHosts.required] it always runs (and fails, saying why, if they do not work).
  */
 class NetnsUsable : EnabledCondition {
     override fun enabled(kclass: KClass<out Spec>): Boolean {
         val why = NetnsHosts.unusable ?: return true
         if (NetnsHosts.required) return true
-        System.err.println("SKIPPED ${kclass.simpleName}: network namespaces are unusable here: $why. Run as root with iproute2 to include it.")
+        System.err.println(
+            "SKIPPED ${kclass.simpleName}: network namespaces are unusable here: $why. Run as root with iproute2 to include it."
+        )
         return false
     }
 }

@@ -15,46 +15,41 @@ import braid.core.Hints
 import braid.core.MrAccess
 import braid.core.OpFlags
 import braid.testsupport.Deadline
-import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
 import java.nio.file.Files
 import java.nio.file.Path
 import java.nio.file.Paths
 import java.time.Duration
+import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * The other processes of the multi-process tests, on any provider. Usage:
- * `PeerMain PROVIDER MODE DIR NAME ARGS…`; addresses are exchanged through files in DIR. PROVIDER
- * is `shm`, `tcp` or `link` (`shm+tcp`); tcp runs on the interface `BRAID_TCP_IFACE` names,
- * `lo` if unset. Every mode prints a line starting OK when it succeeds; [childMain] exits 0
- * then, or 1 with the failure ([braid.testsupport.ChildProcess.awaitOk] checks both).
- *
+ * The other processes of the multi-process tests, on any provider. Usage: `PeerMain PROVIDER MODE DIR NAME ARGS…`;
+ * addresses are exchanged through files in DIR. PROVIDER is `shm`, `tcp` or `link` (`shm+tcp`); tcp runs on the
+ * interface `BRAID_TCP_IFACE` names, `lo` if unset. Every mode prints a line starting OK when it succeeds; [childMain]
+ * exits 0 then, or 1 with the failure ([braid.testsupport.ChildProcess.awaitOk] checks both).
  * - `send DIR NAME RECEIVER SENDER_INDEX COUNT`: sends the [Traffic] stream to RECEIVER.
- * - `recv DIR NAME COUNT SENDER…`: receives COUNT messages from each SENDER with any-source
- *   receives and checks every byte, exactly once, in order per sender.
- * - `send-refused DIR NAME RECEIVER`: sends a small and a large message to RECEIVER, which
- *   holds another job key; both must fail with EACCES. Prints their messages, then drives
- *   progress until RECEIVER marks itself done.
- * - `slow-send DIR NAME RECEIVER SIZE`: sends one SIZE-byte message, drives progress slowly for a
- *   while, prints STALLED and stops driving it.
+ * - `recv DIR NAME COUNT SENDER…`: receives COUNT messages from each SENDER with any-source receives and checks every
+ *   byte, exactly once, in order per sender.
+ * - `send-refused DIR NAME RECEIVER`: sends a small and a large message to RECEIVER, which holds another job key; both
+ *   must fail with EACCES. Prints their messages, then drives progress until RECEIVER marks itself done.
+ * - `slow-send DIR NAME RECEIVER SIZE`: sends one SIZE-byte message, drives progress slowly for a while, prints STALLED
+ *   and stops driving it.
  * - `hold DIR NAME`: publishes its address and drives progress until killed; receives nothing.
- * - `big-send DIR NAME RECEIVER SIZE` / `big-recv DIR NAME SENDER SIZE`: one message of SIZE
- *   bytes (up to 2 GiB - 1, tag [BIG_TAG]), checked byte by byte; the sender prints SENDING
- *   once it is posted.
- * - `mesh DIR NAME COUNT PROCESS@HOST…`: every process named sends every other one COUNT tagged
- *   and COUNT untagged messages ([Mesh]) and receives theirs with any-source receives; then
- *   checks its per-rail counters against where its peers are (same HOST: shm, else the network).
+ * - `big-send DIR NAME RECEIVER SIZE` / `big-recv DIR NAME SENDER SIZE`: one message of SIZE bytes (up to 2 GiB - 1,
+ *   tag [BIG_TAG]), checked byte by byte; the sender prints SENDING once it is posted.
+ * - `mesh DIR NAME COUNT PROCESS@HOST…`: every process named sends every other one COUNT tagged and COUNT untagged
+ *   messages ([Mesh]) and receives theirs with any-source receives; then checks its per-rail counters against where its
+ *   peers are (same HOST: shm, else the network).
  *
  * RMA and atomics (the `rma-` modes publish their address themselves, once their region exists):
- * - `rma-target DIR NAME INITIATOR`: the peer of [DeferredWorkMultiProcessIT]'s initiator:
- *   registers region [Rma.KEY] ([Rma.REGION] bytes, INT64 [Rma.START] at 0, a pattern at
- *   [Rma.PATTERN_AT]), sends the initiator an untagged and a tagged (tag 9) message, receives its
- *   untagged and tagged (tag 7) messages, and once the initiator marks itself done checks what its
- *   deferred writes and atomics left in the region.
- * - `rma-fetch-add DIR NAME TARGET INDEX COUNT`: COUNT fetch-adds of INDEX+1 to TARGET's region
- *   [Rma.KEY] at 0, a window of them in flight, writing each fetched old value to NAME.fetched.
- * - `rma-serve DIR NAME`: registers region [Rma.KEY] ([Rma.REGION] bytes) and drives progress
- *   until DIR holds `stop.done` (a target for benchmarks).
+ * - `rma-target DIR NAME INITIATOR`: the peer of [DeferredWorkMultiProcessIT]'s initiator: registers region [Rma.KEY]
+ *   ([Rma.REGION] bytes, INT64 [Rma.START] at 0, a pattern at [Rma.PATTERN_AT]), sends the initiator an untagged and a
+ *   tagged (tag 9) message, receives its untagged and tagged (tag 7) messages, and once the initiator marks itself done
+ *   checks what its deferred writes and atomics left in the region.
+ * - `rma-fetch-add DIR NAME TARGET INDEX COUNT`: COUNT fetch-adds of INDEX+1 to TARGET's region [Rma.KEY] at 0, a
+ *   window of them in flight, writing each fetched old value to NAME.fetched.
+ * - `rma-serve DIR NAME`: registers region [Rma.KEY] ([Rma.REGION] bytes) and drives progress until DIR holds
+ *   `stop.done` (a target for benchmarks).
  */
 object PeerMain {
     const val BIG_TAG = 7L
@@ -85,12 +80,15 @@ object PeerMain {
         listOf(provider, mode, "$dir", name) + rest.map { it.toString() }
 
     /** The hints a child uses for [provider]. */
-    fun hints(provider: String): Hints = when (provider) {
-        "shm" -> Hints(provider = "shm")
-        "tcp" -> Hints(provider = "tcp", domainName = System.getenv("BRAID_TCP_IFACE") ?: "lo")
-        "link" -> Hints(provider = "link").with(braid.provider.link.LinkParams.LINKS, "shm+tcp:${System.getenv("BRAID_TCP_IFACE") ?: "lo"}")
-        else -> error("unknown provider '$provider' (shm, tcp, link)")
-    }
+    fun hints(provider: String): Hints =
+        when (provider) {
+            "shm" -> Hints(provider = "shm")
+            "tcp" -> Hints(provider = "tcp", domainName = System.getenv("BRAID_TCP_IFACE") ?: "lo")
+            "link" ->
+                Hints(provider = "link")
+                    .with(braid.provider.link.LinkParams.LINKS, "shm+tcp:${System.getenv("BRAID_TCP_IFACE") ?: "lo"}")
+            else -> error("unknown provider '$provider' (shm, tcp, link)")
+        }
 
     /** What the `rma-` modes and their tests share: the target's region and the messages exchanged. */
     object Rma {
@@ -112,8 +110,8 @@ object PeerMain {
     }
 
     /**
-     * One endpoint of [provider] with its own fabric, domain, CQ and AV; it publishes its address
-     * in [dir] as [name] at once, or when [publish] is called if [publish] is false here.
+     * One endpoint of [provider] with its own fabric, domain, CQ and AV; it publishes its address in [dir] as [name] at
+     * once, or when [publish] is called if [publish] is false here.
      */
     class Node(provider: String, val dir: Path, val name: String, publish: Boolean = true) : AutoCloseable {
         private val info = Braid.getInfo(hints(provider)).first()
@@ -121,7 +119,12 @@ object PeerMain {
         val domain: Domain = fabric.domain(info)
         val cq: CompletionQueue = domain.completionQueue()
         val av: AddressVector = domain.addressVector()
-        val ep: Endpoint = domain.endpoint().also { it.bind(cq, OpFlags.TRANSMIT or OpFlags.RECV); it.bind(av); it.enable() }
+        val ep: Endpoint =
+            domain.endpoint().also {
+                it.bind(cq, OpFlags.TRANSMIT or OpFlags.RECV)
+                it.bind(av)
+                it.enable()
+            }
         val c = Completion()
         private val e = CompletionError()
 
@@ -132,19 +135,26 @@ object PeerMain {
         fun publish() = Rendezvous.publish(dir, name, ep.address)
 
         operator fun component1(): Domain = domain
+
         operator fun component2(): CompletionQueue = cq
+
         operator fun component3(): AddressVector = av
+
         operator fun component4(): Endpoint = ep
 
         fun peer(other: String): Long = av.insert(Rendezvous.lookup(dir, other))
 
         /** Reads one completion, failing on an error completion; returns its context or null if none yet. */
-        fun poll(): Any? = when (val rc = cq.readFrom(c)) {
-            1 -> c.context ?: NO_CONTEXT
-            -Errno.EAGAIN -> null
-            -Errno.EAVAIL -> { cq.readErr(e); error("error completion: ${Errno.name(e.err)} ${e.message}") }
-            else -> error("cq read returned $rc")
-        }
+        fun poll(): Any? =
+            when (val rc = cq.readFrom(c)) {
+                1 -> c.context ?: NO_CONTEXT
+                -Errno.EAGAIN -> null
+                -Errno.EAVAIL -> {
+                    cq.readErr(e)
+                    error("error completion: ${Errno.name(e.err)} ${e.message}")
+                }
+                else -> error("cq read returned $rc")
+            }
 
         fun mark() = Rendezvous.mark(dir, name)
 
@@ -177,7 +187,10 @@ object PeerMain {
                     seq++
                 }
                 val ctx = poll()
-                if (ctx == null) { deadline.check { "sent $done of $count" }; continue }
+                if (ctx == null) {
+                    deadline.check { "sent $done of $count" }
+                    continue
+                }
                 free.addLast(ctx as Int)
                 done++
             }
@@ -204,12 +217,19 @@ object PeerMain {
             val deadline = Deadline.of("every message to arrive", Duration.ofSeconds(300))
             while (got < total) {
                 val ctx = poll()
-                if (ctx == null) { deadline.check { "received $got of $total" }; continue }
+                if (ctx == null) {
+                    deadline.check { "received $got of $total" }
+                    continue
+                }
                 val slot = ctx as Int
                 val sender = (c.tag ushr 32).toInt()
                 val seq = (c.tag and 0xffff_ffffL).toInt()
-                check(sender in senders.indices && seq in 0 until count) { "unexpected tag 0x${java.lang.Long.toHexString(c.tag)}" }
-                check(c.source == sources[sender]) { "message $sender/$seq reports source ${c.source}, expected ${sources[sender]}" }
+                check(sender in senders.indices && seq in 0 until count) {
+                    "unexpected tag 0x${java.lang.Long.toHexString(c.tag)}"
+                }
+                check(c.source == sources[sender]) {
+                    "message $sender/$seq reports source ${c.source}, expected ${sources[sender]}"
+                }
                 check(matchedAt[sender][seq] == -1L) { "message $sender/$seq delivered twice" }
                 val size = Traffic.size(sender, seq)
                 check(c.len == size.toLong()) { "message $sender/$seq has ${c.len} bytes, expected $size" }
@@ -221,7 +241,9 @@ object PeerMain {
             }
             for (s in senders.indices) {
                 for (seq in 1 until count) {
-                    check(matchedAt[s][seq] > matchedAt[s][seq - 1]) { "sender $s: message $seq matched before message ${seq - 1}" }
+                    check(matchedAt[s][seq] > matchedAt[s][seq - 1]) {
+                        "sender $s: message $seq matched before message ${seq - 1}"
+                    }
                 }
             }
             mark()
@@ -240,7 +262,13 @@ object PeerMain {
                 deadline.check { "refused $refused" }
                 when (val rc = cq.readFrom(c)) {
                     1 -> error("send '${c.context}' completed: the receiver took it")
-                    -Errno.EAVAIL -> { cq.readErr(e); check(e.err == Errno.EACCES) { "send '${e.context}' failed with ${Errno.name(e.err)}, expected EACCES: ${e.message}" }; refused[e.context] = e.message }
+                    -Errno.EAVAIL -> {
+                        cq.readErr(e)
+                        check(e.err == Errno.EACCES) {
+                            "send '${e.context}' failed with ${Errno.name(e.err)}, expected EACCES: ${e.message}"
+                        }
+                        refused[e.context] = e.message
+                    }
                     -Errno.EAGAIN -> {}
                     else -> error("cq read returned $rc")
                 }
@@ -310,11 +338,21 @@ object PeerMain {
             for (i in 0 until Rma.PATTERN_LENGTH) region.buffer.putByte(Rma.PATTERN_AT + i, Rma.pattern(i))
             publish()
             val peer = peer(initiator)
-            val rx = UnsafeBuffer(ByteArray(64)); val trx = UnsafeBuffer(ByteArray(64))
+            val rx = UnsafeBuffer(ByteArray(64))
+            val trx = UnsafeBuffer(ByteArray(64))
             check(ep.tryRecv(rx, 0, 64, peer, "recv") == 0)
             check(ep.tryTrecv(trx, 0, 64, peer, 7, 0, "trecv") == 0)
             check(ep.trySend(UnsafeBuffer(Rma.FROM_TARGET.toByteArray()), 0, Rma.FROM_TARGET.length, peer, "send") == 0)
-            check(ep.tryTsend(UnsafeBuffer(Rma.TAGGED_FROM_TARGET.toByteArray()), 0, Rma.TAGGED_FROM_TARGET.length, peer, 9, "tsend") == 0)
+            check(
+                ep.tryTsend(
+                    UnsafeBuffer(Rma.TAGGED_FROM_TARGET.toByteArray()),
+                    0,
+                    Rma.TAGGED_FROM_TARGET.length,
+                    peer,
+                    9,
+                    "tsend",
+                ) == 0
+            )
             val done = HashMap<Any, Long>()
             val deadline = Deadline.of("4 completions and the initiator's mark", Duration.ofSeconds(120))
             while (done.size < 4 || !Rendezvous.marked(dir, initiator)) {
@@ -323,10 +361,14 @@ object PeerMain {
             }
             fun text(b: UnsafeBuffer, len: Long) = String(ByteArray(len.toInt()).also { b.getBytes(0, it) })
             check(text(rx, done.getValue("recv")) == Rma.TO_TARGET) { "received '${text(rx, done.getValue("recv"))}'" }
-            check(text(trx, done.getValue("trecv")) == Rma.TAGGED_TO_TARGET) { "received tagged '${text(trx, done.getValue("trecv"))}'" }
+            check(text(trx, done.getValue("trecv")) == Rma.TAGGED_TO_TARGET) {
+                "received tagged '${text(trx, done.getValue("trecv"))}'"
+            }
             val written = String(ByteArray(Rma.WRITTEN.length).also { region.buffer.getBytes(Rma.WRITE_AT, it) })
             check(written == Rma.WRITTEN) { "the deferred write left '$written'" }
-            check(region.buffer.getLong(0) == Rma.FINAL) { "the deferred atomics left ${region.buffer.getLong(0)}, expected ${Rma.FINAL}" }
+            check(region.buffer.getLong(0) == Rma.FINAL) {
+                "the deferred atomics left ${region.buffer.getLong(0)}, expected ${Rma.FINAL}"
+            }
             // Linger so the initiator's last completions are not cut short by our close.
             val linger = System.nanoTime() + 200_000_000L
             while (System.nanoTime() < linger) domain.progress()
@@ -339,11 +381,25 @@ object PeerMain {
             val window = 16
             val operand = UnsafeBuffer(ByteBuffer.allocateDirect(8)).also { it.putLong(0, index + 1L) }
             val results = UnsafeBuffer(ByteBuffer.allocateDirect(8 * count))
-            var posted = 0; var completed = 0
+            var posted = 0
+            var completed = 0
             val deadline = Deadline.of("every fetch-add to complete", Duration.ofSeconds(180))
             while (completed < count) {
                 while (posted < count && posted - completed < window) {
-                    val rc = ep.tryFetchAtomic(operand, 0, 1, results, 8 * posted, dest, 0, Rma.KEY, AtomicDatatype.INT64, AtomicOp.SUM, null)
+                    val rc =
+                        ep.tryFetchAtomic(
+                            operand,
+                            0,
+                            1,
+                            results,
+                            8 * posted,
+                            dest,
+                            0,
+                            Rma.KEY,
+                            AtomicDatatype.INT64,
+                            AtomicOp.SUM,
+                            null,
+                        )
                     if (rc == -Errno.EAGAIN) break
                     check(rc == 0) { "fetch-add returned ${Errno.name(rc)}" }
                     posted++
@@ -363,7 +419,10 @@ object PeerMain {
             publish()
             var n = 0
             val deadline = Deadline.of("the 'stop' mark", Duration.ofSeconds(600))
-            while (++n and 0xfff != 0 || !Rendezvous.marked(dir, "stop")) { domain.progress(); if (n and 0xfff == 0) deadline.check() }
+            while (++n and 0xfff != 0 || !Rendezvous.marked(dir, "stop")) {
+                domain.progress()
+                if (n and 0xfff == 0) deadline.check()
+            }
             println("OK served until stopped")
         }
 

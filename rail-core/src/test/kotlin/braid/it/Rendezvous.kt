@@ -26,7 +26,9 @@ object Rendezvous {
 
     fun published(dir: Path, name: String): Boolean = Files.exists(dir.resolve("$name.addr"))
 
-    fun mark(dir: Path, name: String) { Files.write(dir.resolve("$name.done"), ByteArray(0)) }
+    fun mark(dir: Path, name: String) {
+        Files.write(dir.resolve("$name.done"), ByteArray(0))
+    }
 
     fun marked(dir: Path, name: String): Boolean = Files.exists(dir.resolve("$name.done"))
 }

@@ -2,21 +2,20 @@ package braid.it
 
 import braid.core.Errno
 import braid.testsupport.Deadline
-import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
 import java.nio.file.Paths
 import java.time.Duration
+import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * The sender of [ShmSplitCopyIT] over shm. Usage:
- * `SplitSendMain DIR NAME RECEIVER MODE ROUNDS SIZE@OFFSET…`: ROUNDS times, message i of the list
- * (tag round × cases + i) carries SIZE bytes of [Traffic]'s pattern (sender 3, seq = tag), sent
- * from OFFSET bytes into its own direct buffer.
- * - MODE `drive`: sends one message at a time, driving progress until it completes; then prints
- *   `PUSHED n` (the chunks it pushed into the receiver in split copies, from its endpoint's
- *   description), waits for the receiver's mark and prints OK.
- * - MODE `idle`: posts every message at once (one round), prints POSTED and never drives
- *   progress again: the receiver has to copy everything itself.
+ * The sender of [ShmSplitCopyIT] over shm. Usage: `SplitSendMain DIR NAME RECEIVER MODE ROUNDS SIZE@OFFSET…`: ROUNDS
+ * times, message i of the list (tag round × cases + i) carries SIZE bytes of [Traffic]'s pattern (sender 3, seq = tag),
+ * sent from OFFSET bytes into its own direct buffer.
+ * - MODE `drive`: sends one message at a time, driving progress until it completes; then prints `PUSHED n` (the chunks
+ *   it pushed into the receiver in split copies, from its endpoint's description), waits for the receiver's mark and
+ *   prints OK.
+ * - MODE `idle`: posts every message at once (one round), prints POSTED and never drives progress again: the receiver
+ *   has to copy everything itself.
  */
 object SplitSendMain {
     const val SENDER = 3
@@ -28,7 +27,8 @@ object SplitSendMain {
         val mode = args[3]
         val rounds = args[4].toInt()
         val cases = args.drop(5).map { c -> c.split('@').let { it[0].toInt() to it[1].toInt() } }
-        val buffers = cases.map { (size, offset) -> UnsafeBuffer(ByteBuffer.allocateDirect(size + offset), offset, size) }
+        val buffers =
+            cases.map { (size, offset) -> UnsafeBuffer(ByteBuffer.allocateDirect(size + offset), offset, size) }
         val deadline = Deadline.of("every split-copy send to complete", Duration.ofSeconds(300))
         for (round in 0 until rounds) for ((i, c) in cases.withIndex()) {
             val seq = round * cases.size + i

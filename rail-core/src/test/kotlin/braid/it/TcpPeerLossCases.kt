@@ -6,7 +6,6 @@ import braid.core.FiAddr
 import braid.core.OpFlags
 import braid.core.Rail
 import braid.core.TestFabric
-import braid.provider.tcp.TcpSettings
 import braid.provider.tcp.tcp
 import braid.testsupport.ChildProcess
 import braid.testsupport.Deadline
@@ -15,19 +14,23 @@ import io.kotest.matchers.longs.shouldBeGreaterThan
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldContain
 import io.kotest.matchers.types.shouldBeInstanceOf
-import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
 import java.nio.file.Files
 import java.time.Duration
 import java.util.concurrent.TimeUnit
+import org.agrona.concurrent.UnsafeBuffer
 
 /** A way to make the peer process on host 0 fall silent ([begin]) and to undo it ([end]). */
 class Silence(val how: String, val begin: (Hosts, ChildProcess) -> Unit, val end: (Hosts, ChildProcess) -> Unit) {
     companion object {
-        val SIGSTOP = Silence("stopped with SIGSTOP", { _, kid -> signal(kid, "STOP") }, { _, kid -> signal(kid, "CONT") })
+        val SIGSTOP =
+            Silence("stopped with SIGSTOP", { _, kid -> signal(kid, "STOP") }, { _, kid -> signal(kid, "CONT") })
 
         fun signal(kid: ChildProcess, sig: String) {
-            val rc = ChildProcess.command("kill", "-$sig", "${kid.pid()}").start().use { it.awaitExit(Duration.ofSeconds(10)) }
+            val rc =
+                ChildProcess.command("kill", "-$sig", "${kid.pid()}").start().use {
+                    it.awaitExit(Duration.ofSeconds(10))
+                }
             check(rc == 0) { "kill -$sig ${kid.pid()} failed" }
         }
     }
@@ -43,9 +46,9 @@ fun until(what: String, node: TestFabric.Node, kid: ChildProcess, seconds: Long 
 }
 
 /**
- * What the tcp rail does when a peer process dies or falls silent: the peer runs [PeerMain] on
- * host 0 of [open]'s hosts, the test's endpoint listens on their [Hosts.iface]. Each spec that
- * places processes somewhere runs these, with the ways of silencing a peer it has.
+ * What the tcp rail does when a peer process dies or falls silent: the peer runs [PeerMain] on host 0 of [open]'s
+ * hosts, the test's endpoint listens on their [Hosts.iface]. Each spec that places processes somewhere runs these, with
+ * the ways of silencing a peer it has.
  */
 fun FunSpec.tcpPeerLossCases(open: () -> Hosts, silences: List<Silence>) {
     val main = PeerMain::class.java.name
@@ -57,7 +60,14 @@ fun FunSpec.tcpPeerLossCases(open: () -> Hosts, silences: List<Silence>) {
                 val me = f.nodes[0]
                 Rendezvous.publish(dir, "rx", me.ep.address)
                 val size = 64 shl 20
-                val kid = hosts.start(0, main, PeerMain.args("tcp", "big-send", dir, "tx", "rx", size), dir.resolve("tx.log").toFile(), jvmArgs = listOf("-Xmx128m", "-XX:MaxDirectMemorySize=256m"))
+                val kid =
+                    hosts.start(
+                        0,
+                        main,
+                        PeerMain.args("tcp", "big-send", dir, "tx", "rx", size),
+                        dir.resolve("tx.log").toFile(),
+                        jvmArgs = listOf("-Xmx128m", "-XX:MaxDirectMemorySize=256m"),
+                    )
                 val tx = me.av.insert(Rendezvous.lookup(dir, "tx"))
                 val big = UnsafeBuffer(ByteBuffer.allocateDirect(size))
                 me.ep.tryTrecv(big, 0, size, tx, PeerMain.BIG_TAG, 0, "big") shouldBe 0
@@ -66,7 +76,10 @@ fun FunSpec.tcpPeerLossCases(open: () -> Hosts, silences: List<Silence>) {
                 until("the first bytes of the message", me, kid) { me.ep.tcp.inflightBytes() > 0 }
                 kid.process().destroyForcibly()
                 kid.process().waitFor(10, TimeUnit.SECONDS)
-                val errors = me.await(2, millis = 10_000).map { it.shouldBeInstanceOf<CompletionError>() }.associateBy { it.context }
+                val errors =
+                    me.await(2, millis = 10_000)
+                        .map { it.shouldBeInstanceOf<CompletionError>() }
+                        .associateBy { it.context }
                 errors.getValue("big").message shouldContain "mid-transfer"
                 errors.getValue("big").len shouldBeGreaterThan 0L
                 (errors.getValue("big").err in listOf(Errno.ECONNRESET, Errno.EHOSTDOWN)) shouldBe true
@@ -82,12 +95,31 @@ fun FunSpec.tcpPeerLossCases(open: () -> Hosts, silences: List<Silence>) {
                 val me = f.nodes[0]
                 val kid = hosts.start(0, main, PeerMain.args("tcp", "hold", dir, "rx"), dir.resolve("rx.log").toFile())
                 val rx = me.av.insert(Rendezvous.lookup(dir, "rx"))
-                me.ep.tryTsend(UnsafeBuffer(ByteBuffer.allocateDirect(1 shl 20)), 0, 1 shl 20, rx, 1, "rendezvous") shouldBe 0
-                me.ep.trySendmsg(UnsafeBuffer(ByteArray(16)), 0, 16, rx, 2, 0, OpFlags.TAGGED or OpFlags.DELIVERY_COMPLETE, "delivery") shouldBe 0
+                me.ep.tryTsend(
+                    UnsafeBuffer(ByteBuffer.allocateDirect(1 shl 20)),
+                    0,
+                    1 shl 20,
+                    rx,
+                    1,
+                    "rendezvous",
+                ) shouldBe 0
+                me.ep.trySendmsg(
+                    UnsafeBuffer(ByteArray(16)),
+                    0,
+                    16,
+                    rx,
+                    2,
+                    0,
+                    OpFlags.TAGGED or OpFlags.DELIVERY_COMPLETE,
+                    "delivery",
+                ) shouldBe 0
                 until("the connection", me, kid) { me.ep.tcp.establishedCount() == 1 }
                 repeat(100) { me.domain.progress() }
                 kid.process().destroyForcibly()
-                val errors = me.await(2, millis = 10_000).map { it.shouldBeInstanceOf<CompletionError>() }.associateBy { it.context }
+                val errors =
+                    me.await(2, millis = 10_000)
+                        .map { it.shouldBeInstanceOf<CompletionError>() }
+                        .associateBy { it.context }
                 val name = me.av.straddr(rx)
                 errors.getValue("rendezvous").message shouldContain name
                 errors.getValue("delivery").message shouldContain name
@@ -99,27 +131,43 @@ fun FunSpec.tcpPeerLossCases(open: () -> Hosts, silences: List<Silence>) {
         test("a peer ${silence.how} is declared dead after the time-out: what waits on it fails with EHOSTDOWN") {
             val dir = Files.createTempDirectory("braid-tcp-it")
             open().use { hosts ->
-                TestFabric(1, Rail.tcp(hosts.iface), settings = TestFabric.SETTINGS.with(braid.provider.tcp.TcpParams.TIMEOUT_MS, 1000L)).use { f ->
-                    val me = f.nodes[0]
-                    val kid = hosts.start(0, main, PeerMain.args("tcp", "hold", dir, "peer"), dir.resolve("peer.log").toFile())
-                    val peer = me.av.insert(Rendezvous.lookup(dir, "peer"))
-                    me.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, peer, 1, 0, "from-peer") shouldBe 0
-                    me.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, FiAddr.UNSPEC, 1, 0, "from-anyone") shouldBe 0
-                    me.ep.tryTsend(UnsafeBuffer(ByteArray(100_000)), 0, 100_000, peer, 2, "to-peer") shouldBe 0
-                    until("the connection", me, kid) { me.ep.tcp.establishedCount() == 1 }
-                    silence.begin(hosts, kid)
-                    try {
-                        val silent = System.nanoTime()
-                        val errors = me.await(2, millis = 15_000).map { it.shouldBeInstanceOf<CompletionError>() }.associateBy { it.context }
-                        println("tcp: a peer ${silence.how} was declared dead ${(System.nanoTime() - silent) / 1_000_000} ms after it fell silent (time-out 1000 ms)")
-                        errors.getValue("from-peer").err shouldBe Errno.EHOSTDOWN
-                        errors.getValue("to-peer").err shouldBe Errno.EHOSTDOWN
-                        errors.getValue("to-peer").message shouldContain "stopped, hung or unreachable"
-                        me.ep.srx.postedCount shouldBe 1 // the any-source receive still waits
-                    } finally {
-                        silence.end(hosts, kid)
+                TestFabric(
+                        1,
+                        Rail.tcp(hosts.iface),
+                        settings = TestFabric.SETTINGS.with(braid.provider.tcp.TcpParams.TIMEOUT_MS, 1000L),
+                    )
+                    .use { f ->
+                        val me = f.nodes[0]
+                        val kid =
+                            hosts.start(
+                                0,
+                                main,
+                                PeerMain.args("tcp", "hold", dir, "peer"),
+                                dir.resolve("peer.log").toFile(),
+                            )
+                        val peer = me.av.insert(Rendezvous.lookup(dir, "peer"))
+                        me.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, peer, 1, 0, "from-peer") shouldBe 0
+                        me.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, FiAddr.UNSPEC, 1, 0, "from-anyone") shouldBe 0
+                        me.ep.tryTsend(UnsafeBuffer(ByteArray(100_000)), 0, 100_000, peer, 2, "to-peer") shouldBe 0
+                        until("the connection", me, kid) { me.ep.tcp.establishedCount() == 1 }
+                        silence.begin(hosts, kid)
+                        try {
+                            val silent = System.nanoTime()
+                            val errors =
+                                me.await(2, millis = 15_000)
+                                    .map { it.shouldBeInstanceOf<CompletionError>() }
+                                    .associateBy { it.context }
+                            println(
+                                "tcp: a peer ${silence.how} was declared dead ${(System.nanoTime() - silent) / 1_000_000} ms after it fell silent (time-out 1000 ms)"
+                            )
+                            errors.getValue("from-peer").err shouldBe Errno.EHOSTDOWN
+                            errors.getValue("to-peer").err shouldBe Errno.EHOSTDOWN
+                            errors.getValue("to-peer").message shouldContain "stopped, hung or unreachable"
+                            me.ep.srx.postedCount shouldBe 1 // the any-source receive still waits
+                        } finally {
+                            silence.end(hosts, kid)
+                        }
                     }
-                }
             }
         }
     }

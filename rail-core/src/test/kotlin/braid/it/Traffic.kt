@@ -1,13 +1,13 @@
 package braid.it
 
-import org.agrona.MutableDirectBuffer
 import kotlin.math.exp
 import kotlin.math.ln
+import org.agrona.MutableDirectBuffer
 
 /**
- * The deterministic message stream both sides of a multi-process test derive: message [seq] of
- * sender [sender] has a size (log-uniform 0 B..64 KiB, every 300th one 1..4 MiB) and a payload
- * that only it has, so the receiver checks every byte without the sender telling it anything.
+ * The deterministic message stream both sides of a multi-process test derive: message [seq] of sender [sender] has a
+ * size (log-uniform 0 B..64 KiB, every 300th one 1..4 MiB) and a payload that only it has, so the receiver checks every
+ * byte without the sender telling it anything.
  */
 object Traffic {
     const val MAX_SIZE = 4 * 1024 * 1024
@@ -22,16 +22,28 @@ object Traffic {
     fun fill(buffer: MutableDirectBuffer, sender: Int, seq: Int, size: Int) {
         val seed = mix(sender.toLong() shl 32 or seq.toLong())
         var i = 0
-        while (i + 8 <= size) { buffer.putLong(i, mix(seed + i)); i += 8 }
-        while (i < size) { buffer.putByte(i, mix(seed + i).toByte()); i++ }
+        while (i + 8 <= size) {
+            buffer.putLong(i, mix(seed + i))
+            i += 8
+        }
+        while (i < size) {
+            buffer.putByte(i, mix(seed + i).toByte())
+            i++
+        }
     }
 
     /** The index of the first byte that differs from what [fill] writes, or -1. */
     fun check(buffer: MutableDirectBuffer, sender: Int, seq: Int, size: Int): Int {
         val seed = mix(sender.toLong() shl 32 or seq.toLong())
         var i = 0
-        while (i + 8 <= size) { if (buffer.getLong(i) != mix(seed + i)) return i; i += 8 }
-        while (i < size) { if (buffer.getByte(i) != mix(seed + i).toByte()) return i; i++ }
+        while (i + 8 <= size) {
+            if (buffer.getLong(i) != mix(seed + i)) return i
+            i += 8
+        }
+        while (i < size) {
+            if (buffer.getByte(i) != mix(seed + i).toByte()) return i
+            i++
+        }
         return -1
     }
 

@@ -9,11 +9,12 @@ import kotlin.system.exitProcess
 /**
  * The `braid` command: `braid info`, `braid pingpong`, `braid demo`, `braid run`.
  *
- * Exit status: 0 on success, 1 when a command fails while running (its message on stderr), 2 for
- * a usage error (the message and the command's usage on stderr).
+ * Exit status: 0 on success, 1 when a command fails while running (its message on stderr), 2 for a usage error (the
+ * message and the command's usage on stderr).
  */
 public object BraidCommand {
-    private const val USAGE = """Usage: braid <command> [OPTIONS]
+    private const val USAGE =
+        """Usage: braid <command> [OPTIONS]
 
 Commands:
   info       the fabric interfaces Braid offers here, like fi_info
@@ -33,17 +34,30 @@ Run 'braid <command> --help' for a command's options; 'braid --version' for the 
     }
 
     /**
-     * Runs `braid [args]` with its output on [out] and [err]; returns the exit status. `braid info`
-     * reads the variables [environment] holds instead of this process's when it is not null (tests).
+     * Runs `braid [args]` with its output on [out] and [err]; returns the exit status. `braid info` reads the variables
+     * [environment] holds instead of this process's when it is not null (tests).
      */
-    internal fun run(args: List<String>, out: PrintStream, err: PrintStream, environment: Map<String, String>? = null): Int {
+    internal fun run(
+        args: List<String>,
+        out: PrintStream,
+        err: PrintStream,
+        environment: Map<String, String>? = null,
+    ): Int {
         val command = args.firstOrNull()
         val rest = args.drop(1)
         return try {
             when (command) {
                 null -> throw UsageException(null, "no command given")
-                "-h", "--help", "help" -> { out.print(USAGE); 0 }
-                "--version" -> { out.println("braid ${Braid.VERSION}"); 0 }
+                "-h",
+                "--help",
+                "help" -> {
+                    out.print(USAGE)
+                    0
+                }
+                "--version" -> {
+                    out.println("braid ${Braid.VERSION}")
+                    0
+                }
                 InfoCommand.COMMAND -> InfoCommand.run(rest, out, environment)
                 PingpongOptions.COMMAND -> PingpongCommand.run(rest, out)
                 DemoCommand.COMMAND -> DemoCommand.run(rest, out, err)
@@ -71,11 +85,12 @@ Run 'braid <command> --help' for a command's options; 'braid --version' for the 
         }
     }
 
-    private fun usageOf(command: String?): String = when (command) {
-        InfoCommand.COMMAND -> InfoCommand.usage()
-        PingpongOptions.COMMAND -> PingpongOptions.usage()
-        DemoCommand.COMMAND -> DemoCommand.usage()
-        RunCommand.COMMAND -> RunCommand.usage()
-        else -> USAGE
-    }
+    private fun usageOf(command: String?): String =
+        when (command) {
+            InfoCommand.COMMAND -> InfoCommand.usage()
+            PingpongOptions.COMMAND -> PingpongOptions.usage()
+            DemoCommand.COMMAND -> DemoCommand.usage()
+            RunCommand.COMMAND -> RunCommand.usage()
+            else -> USAGE
+        }
 }

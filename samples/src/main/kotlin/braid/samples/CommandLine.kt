@@ -1,16 +1,11 @@
 package braid.samples
 
 /**
- * One option a subcommand accepts: a short form (`-I`), a long form (`--api`), or both. An option
- * with a [valueName] takes a value (`-I 100`, `-I100`, `--api raw`, `--api=raw`); one without is a
- * flag (`-c`). Flags may be bundled as getopt allows (`-cl`).
+ * One option a subcommand accepts: a short form (`-I`), a long form (`--api`), or both. An option with a [valueName]
+ * takes a value (`-I 100`, `-I100`, `--api raw`, `--api=raw`); one without is a flag (`-c`). Flags may be bundled as
+ * getopt allows (`-cl`).
  */
-internal class OptionSpec(
-    val short: Char?,
-    val long: String?,
-    val valueName: String?,
-    val help: String,
-) {
+internal class OptionSpec(val short: Char?, val long: String?, val valueName: String?, val help: String) {
     init {
         require(short != null || long != null) { "an option needs a short or a long name" }
     }
@@ -18,7 +13,8 @@ internal class OptionSpec(
     /** The name [ParsedArgs] files this option under. */
     val key: String = long ?: short.toString()
 
-    val takesValue: Boolean get() = valueName != null
+    val takesValue: Boolean
+        get() = valueName != null
 
     /** How usage shows the option: `-I <number>`, `--api <api>`, `-h, --help`. */
     val display: String = buildString {
@@ -43,9 +39,9 @@ internal class ParsedArgs(
 }
 
 /**
- * Parses [args] against [specs], getopt style: options and positional arguments may be mixed,
- * `--` ends the options, a value may be attached (`-I100`, `--api=raw`) or follow as the next
- * argument. Throws [UsageException] for [command] naming the offending option.
+ * Parses [args] against [specs], getopt style: options and positional arguments may be mixed, `--` ends the options, a
+ * value may be attached (`-I100`, `--api=raw`) or follow as the next argument. Throws [UsageException] for [command]
+ * naming the offending option.
  */
 internal fun parseArgs(command: String, args: List<String>, specs: List<OptionSpec>): ParsedArgs {
     val byShort = specs.filter { it.short != null }.associateBy { it.short!! }
@@ -112,8 +108,10 @@ internal fun optionsHelp(specs: List<OptionSpec>): String = buildString {
 
 /** Parses an integer option value in [min]..[max], or throws [UsageException] naming the option. */
 internal fun intOption(command: String, option: String, value: String, min: Int, max: Int, what: String): Int {
-    val n = value.toLongOrNull()
-        ?: throw UsageException(command, "option '$option': '$value' is not $what (expected an integer)")
-    if (n < min || n > max) throw UsageException(command, "option '$option': $value is out of range for $what ($min..$max)")
+    val n =
+        value.toLongOrNull()
+            ?: throw UsageException(command, "option '$option': '$value' is not $what (expected an integer)")
+    if (n < min || n > max)
+        throw UsageException(command, "option '$option': $value is out of range for $what ($min..$max)")
     return n.toInt()
 }

@@ -16,12 +16,11 @@ import java.net.UnknownHostException
 import java.util.concurrent.TimeUnit
 
 /**
- * The out-of-band control connection of a pingpong, as in fi_pingpong: a plain TCP socket on
- * which the two sides exchange their settings and endpoint addresses and synchronise between
- * sizes. No data of the benchmark travels here.
+ * The out-of-band control connection of a pingpong, as in fi_pingpong: a plain TCP socket on which the two sides
+ * exchange their settings and endpoint addresses and synchronise between sizes. No data of the benchmark travels here.
  *
- * Every read has a deadline ([READ_TIMEOUT_SECONDS]); every I/O error becomes a [CommandFailure]
- * saying what the side was doing and what the peer appears to have done.
+ * Every read has a deadline ([READ_TIMEOUT_SECONDS]); every I/O error becomes a [CommandFailure] saying what the side
+ * was doing and what the peer appears to have done.
  */
 internal class ControlChannel private constructor(private val socket: Socket) : AutoCloseable {
     private val input = DataInputStream(BufferedInputStream(socket.getInputStream()))
@@ -54,8 +53,8 @@ internal class ControlChannel private constructor(private val socket: Socket) : 
         }
 
     /**
-     * fi_pingpong's `pp_ctrl_sync`: the client sends `q` and waits for `a`; the server waits for
-     * `q` and answers `a`. Both leave together, give or take one TCP round trip.
+     * fi_pingpong's `pp_ctrl_sync`: the client sends `q` and waits for `a`; the server waits for `q` and answers `a`.
+     * Both leave together, give or take one TCP round trip.
      */
     fun sync(client: Boolean, doing: String) {
         if (client) {
@@ -70,15 +69,26 @@ internal class ControlChannel private constructor(private val socket: Socket) : 
     private fun expect(byte: Int, doing: String) {
         val got = receive(doing) { readUnsignedByte() }
         if (got != byte) {
-            throw CommandFailure("control connection to $peer: out of step while $doing: got byte 0x${Integer.toHexString(got)}, expected '${byte.toChar()}'")
+            throw CommandFailure(
+                "control connection to $peer: out of step while $doing: got byte 0x${Integer.toHexString(got)}, expected '${byte.toChar()}'"
+            )
         }
     }
 
-    private fun failure(doing: String, e: IOException): CommandFailure = when (e) {
-        is EOFException -> CommandFailure("the peer $peer closed the control connection while this side was $doing; it stopped or failed (see its output)", e)
-        is SocketTimeoutException -> CommandFailure("no word from the peer $peer for $READ_TIMEOUT_SECONDS s while $doing; is it still running?", e)
-        else -> CommandFailure("control connection to $peer failed while $doing: ${e.message}", e)
-    }
+    private fun failure(doing: String, e: IOException): CommandFailure =
+        when (e) {
+            is EOFException ->
+                CommandFailure(
+                    "the peer $peer closed the control connection while this side was $doing; it stopped or failed (see its output)",
+                    e,
+                )
+            is SocketTimeoutException ->
+                CommandFailure(
+                    "no word from the peer $peer for $READ_TIMEOUT_SECONDS s while $doing; is it still running?",
+                    e,
+                )
+            else -> CommandFailure("control connection to $peer failed while $doing: ${e.message}", e)
+        }
 
     override fun close() {
         runCatching { socket.close() }
@@ -98,9 +108,8 @@ internal class ControlChannel private constructor(private val socket: Socket) : 
         private const val SYNC_A = 'a'.code
 
         /**
-         * Server side: listens on [port] (all interfaces, like fi_pingpong) and accepts one client,
-         * waiting at most [acceptTimeoutSeconds] (null: for ever). [onListening] runs once the port
-         * is bound.
+         * Server side: listens on [port] (all interfaces, like fi_pingpong) and accepts one client, waiting at most
+         * [acceptTimeoutSeconds] (null: for ever). [onListening] runs once the port is bound.
          */
         fun accept(port: Int, acceptTimeoutSeconds: Int?, onListening: () -> Unit = {}): ControlChannel {
             val server = ServerSocket()
@@ -109,15 +118,24 @@ internal class ControlChannel private constructor(private val socket: Socket) : 
                 try {
                     server.bind(InetSocketAddress(port), 1)
                 } catch (e: BindException) {
-                    throw CommandFailure("cannot listen on control port $port: ${e.message}; is another pingpong server running? Choose another port with -B", e)
+                    throw CommandFailure(
+                        "cannot listen on control port $port: ${e.message}; is another pingpong server running? Choose another port with -B",
+                        e,
+                    )
                 }
                 onListening()
-                server.soTimeout = if (acceptTimeoutSeconds == null) 0 else TimeUnit.SECONDS.toMillis(acceptTimeoutSeconds.toLong()).toInt()
-                val socket = try {
-                    server.accept()
-                } catch (e: SocketTimeoutException) {
-                    throw CommandFailure("no client connected to control port $port within $acceptTimeoutSeconds s", e)
-                }
+                server.soTimeout =
+                    if (acceptTimeoutSeconds == null) 0
+                    else TimeUnit.SECONDS.toMillis(acceptTimeoutSeconds.toLong()).toInt()
+                val socket =
+                    try {
+                        server.accept()
+                    } catch (e: SocketTimeoutException) {
+                        throw CommandFailure(
+                            "no client connected to control port $port within $acceptTimeoutSeconds s",
+                            e,
+                        )
+                    }
                 return ControlChannel(socket)
             } catch (e: IOException) {
                 throw CommandFailure("control port $port: ${e.message}", e)
@@ -127,16 +145,17 @@ internal class ControlChannel private constructor(private val socket: Socket) : 
         }
 
         /**
-         * Client side: connects to [host]:[port], from local port [localPort] (0: any), retrying
-         * while the server is not listening yet, for at most [CONNECT_TIMEOUT_SECONDS]. Before each
-         * attempt [abort] may return a reason to give up at once (the server process died).
+         * Client side: connects to [host]:[port], from local port [localPort] (0: any), retrying while the server is
+         * not listening yet, for at most [CONNECT_TIMEOUT_SECONDS]. Before each attempt [abort] may return a reason to
+         * give up at once (the server process died).
          */
         fun connect(host: String, port: Int, localPort: Int, abort: () -> String? = { null }): ControlChannel {
-            val address = try {
-                InetAddress.getByName(host)
-            } catch (e: UnknownHostException) {
-                throw CommandFailure("unknown server address '$host'", e)
-            }
+            val address =
+                try {
+                    InetAddress.getByName(host)
+                } catch (e: UnknownHostException) {
+                    throw CommandFailure("unknown server address '$host'", e)
+                }
             val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(CONNECT_TIMEOUT_SECONDS)
             var last: IOException? = null
             while (true) {

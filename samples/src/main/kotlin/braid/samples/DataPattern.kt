@@ -4,13 +4,12 @@ import org.agrona.DirectBuffer
 import org.agrona.MutableDirectBuffer
 
 /**
- * The bytes `pingpong -c` sends and checks. Every message gets its own pattern, derived from its
- * sequence number (the n-th message one side sends is the n-th the other receives), its size and
- * its direction, so a reply that merely echoes the request, a stale buffer from an earlier
- * message and a message of another size all fail the check.
+ * The bytes `pingpong -c` sends and checks. Every message gets its own pattern, derived from its sequence number (the
+ * n-th message one side sends is the n-th the other receives), its size and its direction, so a reply that merely
+ * echoes the request, a stale buffer from an earlier message and a message of another size all fail the check.
  *
- * Byte `j` is `(start + j) mod 251`: a period that is prime, hence no divisor of any power-of-two
- * fragment or ring size, so a fragment placed at a wrong offset shows as a mismatch too.
+ * Byte `j` is `(start + j) mod 251`: a period that is prime, hence no divisor of any power-of-two fragment or ring
+ * size, so a fragment placed at a wrong offset shows as a mismatch too.
  */
 internal object DataPattern {
     private const val PERIOD = 251

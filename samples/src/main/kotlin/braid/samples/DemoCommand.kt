@@ -12,15 +12,13 @@ import java.nio.file.Files
 import java.util.concurrent.TimeUnit
 
 /**
- * `braid demo`: a pingpong between two processes with one command. It starts the server as a
- * child JVM (this JVM's `java`, class path and memory and system-property options; main class
- * [BraidCommand]) on a free control port, runs the client in this process against 127.0.0.1 on
- * that port as soon as the server listens, prints the client's table, and waits for the server
- * to finish. The server's own output (its table) goes to a log file, shown only if it fails.
+ * `braid demo`: a pingpong between two processes with one command. It starts the server as a child JVM (this JVM's
+ * `java`, class path and memory and system-property options; main class [BraidCommand]) on a free control port, runs
+ * the client in this process against 127.0.0.1 on that port as soon as the server listens, prints the client's table,
+ * and waits for the server to finish. The server's own output (its table) goes to a log file, shown only if it fails.
  *
- * The child never outlives the demo: it is killed if the client fails, on Ctrl-C (a shutdown
- * hook), and, should this JVM die abruptly before connecting, it gives up by itself after
- * `--accept-timeout`.
+ * The child never outlives the demo: it is killed if the client fails, on Ctrl-C (a shutdown hook), and, should this
+ * JVM die abruptly before connecting, it gives up by itself after `--accept-timeout`.
  */
 internal object DemoCommand {
     const val COMMAND: String = "demo"
@@ -33,10 +31,13 @@ internal object DemoCommand {
     private const val CHILD_TIMEOUT_SECONDS = 60L
 
     private val ITERATIONS = OptionSpec('I', null, "number", "number of iterations per size ($DEFAULT_ITERATIONS)")
-    private val SIZE = OptionSpec(
-        'S', null, "size",
-        "transfer size: bytes (64, 4k, 1m), a comma-separated list, or 'all' (0 to 6m) (64,4k,64k,1m)",
-    )
+    private val SIZE =
+        OptionSpec(
+            'S',
+            null,
+            "size",
+            "transfer size: bytes (64, 4k, 1m), a comma-separated list, or 'all' (0 to 6m) (64,4k,64k,1m)",
+        )
     private val PROVIDER = OptionSpec('p', null, "provider", "provider name (shm)")
     private val MODE = OptionSpec('m', null, "transmit mode", "transmit mode type: msg|tagged (msg)")
     private val CHECK = OptionSpec('c', null, null, "enables data integrity checks")
@@ -61,13 +62,17 @@ internal object DemoCommand {
         if (parsed.positionals.isNotEmpty()) {
             throw UsageException(COMMAND, "unexpected argument '${parsed.positionals.first()}'")
         }
-        val iterations = parsed.value(ITERATIONS)?.let { intOption(COMMAND, "-I", it, 0, Int.MAX_VALUE, "a number of iterations") } ?: DEFAULT_ITERATIONS
+        val iterations =
+            parsed.value(ITERATIONS)?.let { intOption(COMMAND, "-I", it, 0, Int.MAX_VALUE, "a number of iterations") }
+                ?: DEFAULT_ITERATIONS
         val sizes = parsed.value(SIZE)?.let { TransferSizes.parse(COMMAND, "-S", it) } ?: DEFAULT_SIZES
-        val tagged = when (val m = parsed.value(MODE)) {
-            null, "msg" -> false
-            "tagged" -> true
-            else -> throw UsageException(COMMAND, "option '-m': unknown transmit mode '$m'; use msg or tagged")
-        }
+        val tagged =
+            when (val m = parsed.value(MODE)) {
+                null,
+                "msg" -> false
+                "tagged" -> true
+                else -> throw UsageException(COMMAND, "option '-m': unknown transmit mode '$m'; use msg or tagged")
+            }
         val provider = parsed.value(PROVIDER) ?: "shm"
         val check = parsed.has(CHECK)
 
@@ -77,19 +82,22 @@ internal object DemoCommand {
         val port = freePort()
         val serverArgs = buildList {
             add(PingpongOptions.COMMAND)
-            add("-p"); add(provider)
-            add("-B"); add(port.toString())
-            add("-I"); add(iterations.toString())
-            add("-S"); add(TransferSizes.format(sizes))
-            add("-m"); add(if (tagged) "tagged" else "msg")
+            add("-p")
+            add(provider)
+            add("-B")
+            add(port.toString())
+            add("-I")
+            add(iterations.toString())
+            add("-S")
+            add(TransferSizes.format(sizes))
+            add("-m")
+            add(if (tagged) "tagged" else "msg")
             if (check) add("-c")
-            add("--accept-timeout"); add(CHILD_TIMEOUT_SECONDS.toString())
+            add("--accept-timeout")
+            add(CHILD_TIMEOUT_SECONDS.toString())
         }
         val log = Files.createTempFile("braid-demo-server-", ".log").toFile()
-        val child = ProcessBuilder(childJvmCommand() + serverArgs)
-            .redirectErrorStream(true)
-            .redirectOutput(log)
-            .start()
+        val child = ProcessBuilder(childJvmCommand() + serverArgs).redirectErrorStream(true).redirectOutput(log).start()
         val killer = Thread {
             child.destroyForcibly()
             child.waitFor(5, TimeUnit.SECONDS)
@@ -98,17 +106,32 @@ internal object DemoCommand {
         Runtime.getRuntime().addShutdownHook(killer)
         var succeeded = false
         try {
-            out.println("braid demo: $provider pingpong between this process (pid ${ProcessHandle.current().pid()}, client) and pid ${child.pid()} (server)")
-            out.flush()
-            val client = PingpongOptions(
-                provider = provider, iterations = iterations, sizes = sizes, destinationPort = port,
-                tagged = tagged, check = check, serverAddress = "127.0.0.1",
+            out.println(
+                "braid demo: $provider pingpong between this process (pid ${ProcessHandle.current().pid()}, client) and pid ${child.pid()} (server)"
             )
-            PingpongCommand.execute(client, out, connectAbort = {
-                if (child.isAlive) null else "the server process exited with status ${child.exitValue()} before accepting a connection"
-            })
+            out.flush()
+            val client =
+                PingpongOptions(
+                    provider = provider,
+                    iterations = iterations,
+                    sizes = sizes,
+                    destinationPort = port,
+                    tagged = tagged,
+                    check = check,
+                    serverAddress = "127.0.0.1",
+                )
+            PingpongCommand.execute(
+                client,
+                out,
+                connectAbort = {
+                    if (child.isAlive) null
+                    else "the server process exited with status ${child.exitValue()} before accepting a connection"
+                },
+            )
             if (!child.waitFor(CHILD_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
-                throw CommandFailure("the server process (pid ${child.pid()}) did not exit within $CHILD_TIMEOUT_SECONDS s after the run")
+                throw CommandFailure(
+                    "the server process (pid ${child.pid()}) did not exit within $CHILD_TIMEOUT_SECONDS s after the run"
+                )
             }
             if (child.exitValue() != 0) {
                 throw CommandFailure("the server process (pid ${child.pid()}) exited with status ${child.exitValue()}")
@@ -134,17 +157,22 @@ internal object DemoCommand {
     private fun freePort(): Int = ServerSocket(0, 1, InetAddress.getLoopbackAddress()).use { it.localPort }
 
     /**
-     * `java [options] -cp <class path> braid.samples.BraidCommand`: this JVM's launcher and class
-     * path, and its command-line options except agents and debuggers (whose ports would clash).
+     * `java [options] -cp <class path> braid.samples.BraidCommand`: this JVM's launcher and class path, and its
+     * command-line options except agents and debuggers (whose ports would clash).
      */
     private fun childJvmCommand(): List<String> {
-        val java = ProcessHandle.current().info().command().orElse(
-            System.getProperty("java.home") + File.separator + "bin" + File.separator + "java",
-        )
-        val inherited = ManagementFactory.getRuntimeMXBean().inputArguments.filterNot { arg ->
-            EXCLUDED_JVM_OPTIONS.any { arg.startsWith(it) }
-        }
-        return listOf(java) + inherited + listOf("-cp", System.getProperty("java.class.path"), BraidCommand::class.java.name)
+        val java =
+            ProcessHandle.current()
+                .info()
+                .command()
+                .orElse(System.getProperty("java.home") + File.separator + "bin" + File.separator + "java")
+        val inherited =
+            ManagementFactory.getRuntimeMXBean().inputArguments.filterNot { arg ->
+                EXCLUDED_JVM_OPTIONS.any { arg.startsWith(it) }
+            }
+        return listOf(java) +
+            inherited +
+            listOf("-cp", System.getProperty("java.class.path"), BraidCommand::class.java.name)
     }
 
     private val EXCLUDED_JVM_OPTIONS = listOf("-agentlib", "-agentpath", "-javaagent", "-Xrunjdwp", "-Xdebug")

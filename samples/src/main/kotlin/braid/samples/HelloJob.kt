@@ -10,33 +10,41 @@ import braid.core.Errno
 import braid.core.Hints
 import braid.core.OpFlags
 import braid.core.Settings
-import org.agrona.concurrent.UnsafeBuffer
 import kotlin.system.exitProcess
+import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * An example job: every rank finds the others through whatever launcher started it
- * ([Bootstrap.detect]: `braid run`, `mpiexec`, `srun`, `mpirun`, or none), opens an endpoint
- * (`BRAID_PROVIDER`, default shm: [CommandParams.HELLO_PROVIDER]), publishes its address, and passes one tagged message around
- * the ring (to rank + 1, from rank − 1).
+ * An example job: every rank finds the others through whatever launcher started it ([Bootstrap.detect]: `braid run`,
+ * `mpiexec`, `srun`, `mpirun`, or none), opens an endpoint (`BRAID_PROVIDER`, default shm:
+ * [CommandParams.HELLO_PROVIDER]), publishes its address, and passes one tagged message around the ring (to rank + 1,
+ * from rank − 1).
  *
  * ```
  * bin/braid run -n 4 java -cp samples/target/braid.jar braid.samples.HelloJob
  * mpiexec.mpich -n 4 java -cp samples/target/braid.jar braid.samples.HelloJob
  * ```
- * With `BRAID_STARTUP_T0` (epoch milliseconds, set by `bench/startup.sh` just before launching),
- * each rank also prints `startup-ms R MS`: from the launch to its first message received.
+ *
+ * With `BRAID_STARTUP_T0` (epoch milliseconds, set by `bench/startup.sh` just before launching), each rank also prints
+ * `startup-ms R MS`: from the launch to its first message received.
  */
 public object HelloJob {
     @JvmStatic
     public fun main(args: Array<String>) {
         val t0 = Settings.DEFAULT[CommandParams.STARTUP_T0].takeIf { it > 0 }
         Bootstrap.detect().use { boot ->
-            val info = Braid.getInfo(Hints(caps = Caps.TAGGED, provider = Settings.DEFAULT[CommandParams.HELLO_PROVIDER])).first()
+            val info =
+                Braid.getInfo(Hints(caps = Caps.TAGGED, provider = Settings.DEFAULT[CommandParams.HELLO_PROVIDER]))
+                    .first()
             Braid.fabric(info).use { fabric ->
                 val domain = fabric.domain(info)
                 val cq = domain.completionQueue(CqFormat.TAGGED)
                 val av = domain.addressVector()
-                val ep = domain.endpoint().apply { bind(cq, OpFlags.TRANSMIT or OpFlags.RECV); bind(av); enable() }
+                val ep =
+                    domain.endpoint().apply {
+                        bind(cq, OpFlags.TRANSMIT or OpFlags.RECV)
+                        bind(av)
+                        enable()
+                    }
                 boot.put("addr", ep.address)
                 boot.fence()
                 val n = boot.size
@@ -63,7 +71,11 @@ public object HelloJob {
                                     if (t0 != null) println("startup-ms $me ${System.currentTimeMillis() - t0}")
                                 }
                             }
-                            -Errno.EAVAIL -> { val e = CompletionError(); cq.readErr(e); error("rank $me: $e") }
+                            -Errno.EAVAIL -> {
+                                val e = CompletionError()
+                                cq.readErr(e)
+                                error("rank $me: $e")
+                            }
                         }
                         if (System.nanoTime() > deadline) {
                             System.err.println("rank $me: no message from rank ${(me + n - 1) % n} within 60 s")

@@ -4,13 +4,13 @@ import java.io.DataInputStream
 import java.io.DataOutputStream
 
 /**
- * What both sides of a pingpong must agree on before any data moves: they run the same loops in
- * lock step, so a client started with `-I 1000` against a server started with `-I 10` would
- * hang. Each side sends its own over the control connection, followed by its endpoint address,
- * and compares; a mismatch fails both sides at once, naming every difference.
+ * What both sides of a pingpong must agree on before any data moves: they run the same loops in lock step, so a client
+ * started with `-I 1000` against a server started with `-I 10` would hang. Each side sends its own over the control
+ * connection, followed by its endpoint address, and compares; a mismatch fails both sides at once, naming every
+ * difference.
  *
- * The record starts with [MAGIC], so a peer that is not a `braid pingpong` of this protocol
- * (fi_pingpong, say) is recognised as such.
+ * The record starts with [MAGIC], so a peer that is not a `braid pingpong` of this protocol (fi_pingpong, say) is
+ * recognised as such.
  */
 internal data class PingpongAgreement(
     val api: String,
@@ -38,7 +38,8 @@ internal data class PingpongAgreement(
         if (tagged != peer.tagged) add("-m: this side ${mode(tagged)}, the peer ${mode(peer.tagged)}")
         if (check != peer.check) add("-c: this side ${onOff(check)}, the peer ${onOff(peer.check)}")
         if (iterations != peer.iterations) add("-I: this side $iterations, the peer ${peer.iterations}")
-        if (sizes != peer.sizes) add("-S: this side ${TransferSizes.format(sizes)}, the peer ${TransferSizes.format(peer.sizes)}")
+        if (sizes != peer.sizes)
+            add("-S: this side ${TransferSizes.format(sizes)}, the peer ${TransferSizes.format(peer.sizes)}")
     }
 
     companion object {
@@ -53,7 +54,7 @@ internal data class PingpongAgreement(
             if (magic != MAGIC) {
                 throw CommandFailure(
                     "the peer $peer does not speak braid pingpong (it sent 0x${Integer.toHexString(magic)}, expected 0x${Integer.toHexString(MAGIC)}); " +
-                        "both sides must run 'braid pingpong' of the same version (fi_pingpong cannot be mixed with it)",
+                        "both sides must run 'braid pingpong' of the same version (fi_pingpong cannot be mixed with it)"
                 )
             }
             val api = input.readUTF()
@@ -62,12 +63,14 @@ internal data class PingpongAgreement(
             val check = input.readBoolean()
             val iterations = input.readInt()
             val count = input.readInt()
-            if (count !in 0..MAX_SIZES) throw CommandFailure("the peer $peer sent a list of $count sizes; protocol error")
+            if (count !in 0..MAX_SIZES)
+                throw CommandFailure("the peer $peer sent a list of $count sizes; protocol error")
             val sizes = List(count) { input.readInt() }
             return PingpongAgreement(api, provider, tagged, check, iterations, sizes)
         }
 
         private fun mode(tagged: Boolean) = if (tagged) "tagged" else "msg"
+
         private fun onOff(on: Boolean) = if (on) "on" else "off"
     }
 }

@@ -29,34 +29,32 @@ import braid.core.tsendAsync
 import braid.dsl.OpenLink
 import braid.dsl.Topology
 import braid.dsl.TopologySpec
-import kotlinx.coroutines.runBlocking
-import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
 import java.util.concurrent.TimeUnit
+import kotlinx.coroutines.runBlocking
+import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * The data path of `braid pingpong --api raw`: one RDM endpoint of the rail-core object model
- * used the way fi_pingpong uses a libfabric endpoint.
+ * The data path of `braid pingpong --api raw`: one RDM endpoint of the rail-core object model used the way fi_pingpong
+ * uses a libfabric endpoint.
+ * - Setup: [open] ([Topology.open]: from `-p`, a provider's Info with a spinning idle policy; from `--config`, the link
+ *   a topology file describes): fabric, domain, a transmit CQ and a receive CQ, an AV, an EQ for peer-down events, the
+ *   endpoint bound to all of them and enabled.
+ * - One receive is always posted, for any size up to the largest, directed at the peer: it is posted once at [connect]
+ *   and again as soon as its completion has been read (and checked), so every message meets a posted receive and none
+ *   arrives unexpected.
+ * - Sends below the inject size are injected (no completion), larger ones are sent and their completion awaited, as
+ *   fi_pingpong does.
+ * - Completions are polled with [CompletionQueue.read] in a busy loop: no sleeping, no allocation (one reused
+ *   [Completion], preallocated contexts, direct buffers allocated once). `-EAVAIL` is answered with `readErr` and fails
+ *   the run with the error's message.
+ * - `--api suspend` runs the same loop with the `suspend` forms in `runBlocking`, each side sending, then receiving
+ *   into reused [Completion]s: a coroutine cannot post a receive and go on without a second coroutine, so the receive
+ *   is posted right after the send, while the message is in flight (the reply still meets a posted receive: none
+ *   arrives unexpected). `--api future` posts each receive before the send that provokes its message, as raw does.
  *
- * - Setup: [open] ([Topology.open]: from `-p`, a provider's Info with a spinning idle policy;
- *   from `--config`, the link a topology file describes): fabric, domain, a transmit CQ and a
- *   receive CQ, an AV, an EQ for peer-down events, the endpoint bound to all of them and enabled.
- * - One receive is always posted, for any size up to the largest, directed at the peer: it is
- *   posted once at [connect] and again as soon as its completion has been read (and checked),
- *   so every message meets a posted receive and none arrives unexpected.
- * - Sends below the inject size are injected (no completion), larger ones are sent and their
- *   completion awaited, as fi_pingpong does.
- * - Completions are polled with [CompletionQueue.read] in a busy loop: no sleeping, no
- *   allocation (one reused [Completion], preallocated contexts, direct buffers allocated once).
- *   `-EAVAIL` is answered with `readErr` and fails the run with the error's message.
- * - `--api suspend` runs the same loop with the `suspend` forms in `runBlocking`, each side
- *   sending, then receiving into reused [Completion]s: a coroutine cannot post a receive and go
- *   on without a second coroutine, so the receive is posted right after the send, while the
- *   message is in flight (the reply still meets a posted receive: none arrives unexpected).
- *   `--api future` posts each receive before the send that provokes its message, as raw does.
- *
- * A wait that sees no completion for [STALL_SECONDS], or a peer-down event on the EQ, fails the
- * run with a [CommandFailure] rather than hanging. Closing closes [open].
+ * A wait that sees no completion for [STALL_SECONDS], or a peer-down event on the EQ, fails the run with a
+ * [CommandFailure] rather than hanging. Closing closes [open].
  */
 internal class RawPingpong(
     private val open: OpenLink,
@@ -98,14 +96,19 @@ internal class RawPingpong(
     init {
         try {
             if (maxSize > info.endpointAttr.maxMsgSize) {
-                throw CommandFailure("size $maxSize is larger than provider ${info.provider}'s largest message (${info.endpointAttr.maxMsgSize} bytes)")
+                throw CommandFailure(
+                    "size $maxSize is larger than provider ${info.provider}'s largest message (${info.endpointAttr.maxMsgSize} bytes)"
+                )
             }
             val capacity = maxOf(maxSize, MIN_BUFFER)
             try {
                 txBuf = UnsafeBuffer(ByteBuffer.allocateDirect(capacity))
                 rxBuf = UnsafeBuffer(ByteBuffer.allocateDirect(capacity))
             } catch (e: OutOfMemoryError) {
-                throw CommandFailure("cannot allocate two direct buffers of $capacity bytes (${e.message}); raise -XX:MaxDirectMemorySize, e.g. BRAID_JAVA_OPTS=-XX:MaxDirectMemorySize=4g", e)
+                throw CommandFailure(
+                    "cannot allocate two direct buffers of $capacity bytes (${e.message}); raise -XX:MaxDirectMemorySize, e.g. BRAID_JAVA_OPTS=-XX:MaxDirectMemorySize=4g",
+                    e,
+                )
             }
         } catch (e: Throwable) {
             runCatching { open.close() }
@@ -114,21 +117,30 @@ internal class RawPingpong(
     }
 
     /**
-     * How messages of a size travel, each regime running its own code: below the inject size
-     * they are injected, up to the eager size sent whole, above it by rendezvous.
+     * How messages of a size travel, each regime running its own code: below the inject size they are injected, up to
+     * the eager size sent whole, above it by rendezvous.
      */
-    enum class Regime { INJECT, EAGER, RENDEZVOUS }
-
-    fun regime(size: Int): Regime = when {
-        size < injectSize -> Regime.INJECT
-        size <= info.endpointAttr.eagerSize -> Regime.EAGER
-        else -> Regime.RENDEZVOUS
+    enum class Regime {
+        INJECT,
+        EAGER,
+        RENDEZVOUS,
     }
 
-    /** This endpoint's address blob, for the peer's AV. */
-    val address: ByteArray get() = ep.address
+    fun regime(size: Int): Regime =
+        when {
+            size < injectSize -> Regime.INJECT
+            size <= info.endpointAttr.eagerSize -> Regime.EAGER
+            else -> Regime.RENDEZVOUS
+        }
 
-    /** Runs [block] (the warm-up) with the endpoint's statistics paused: `BRAID_LINK_DUMP_STATS` counts timed traffic only. */
+    /** This endpoint's address blob, for the peer's AV. */
+    val address: ByteArray
+        get() = ep.address
+
+    /**
+     * Runs [block] (the warm-up) with the endpoint's statistics paused: `BRAID_LINK_DUMP_STATS` counts timed traffic
+     * only.
+     */
     inline fun <T> uncounted(block: () -> T): T {
         pauseStats(true)
         try {
@@ -143,8 +155,8 @@ internal class RawPingpong(
     }
 
     /**
-     * The line above the table that says what carried the traffic: the rail, and for a link the
-     * rail or rails that actually moved the counted (timed) messages, as `# rail: tcp (link shm+tcp:lo)`.
+     * The line above the table that says what carried the traffic: the rail, and for a link the rail or rails that
+     * actually moved the counted (timed) messages, as `# rail: tcp (link shm+tcp:lo)`.
      */
     fun railLine(): String {
         if (info.rails.isEmpty()) return "# rail: ${info.provider} (${info.domainName})"
@@ -159,13 +171,20 @@ internal class RawPingpong(
         if (api == PingpongOptions.API_RAW) postRecv()
     }
 
-    /** Client side of [iterations] round trips of [size] bytes: send, then await the reply. Returns the replies received. */
+    /**
+     * Client side of [iterations] round trips of [size] bytes: send, then await the reply. Returns the replies
+     * received.
+     */
     fun runClient(size: Int, iterations: Int, phase: String): Long {
         when (api) {
-            PingpongOptions.API_SUSPEND -> return runBlocking {
-                for (i in 0 until iterations) { sendSuspending(size); received(recvSuspending(), size, i, phase) }
-                iterations.toLong()
-            }
+            PingpongOptions.API_SUSPEND ->
+                return runBlocking {
+                    for (i in 0 until iterations) {
+                        sendSuspending(size)
+                        received(recvSuspending(), size, i, phase)
+                    }
+                    iterations.toLong()
+                }
             PingpongOptions.API_FUTURE -> {
                 for (i in 0 until iterations) {
                     val reply = recvFuture()
@@ -183,13 +202,20 @@ internal class RawPingpong(
         return receivedMessages - before
     }
 
-    /** Server side of [iterations] round trips of [size] bytes: await a message, then reply. Returns the messages received. */
+    /**
+     * Server side of [iterations] round trips of [size] bytes: await a message, then reply. Returns the messages
+     * received.
+     */
     fun runServer(size: Int, iterations: Int, phase: String): Long {
         when (api) {
-            PingpongOptions.API_SUSPEND -> return runBlocking {
-                for (i in 0 until iterations) { received(recvSuspending(), size, i, phase); sendSuspending(size) }
-                iterations.toLong()
-            }
+            PingpongOptions.API_SUSPEND ->
+                return runBlocking {
+                    for (i in 0 until iterations) {
+                        received(recvSuspending(), size, i, phase)
+                        sendSuspending(size)
+                    }
+                    iterations.toLong()
+                }
             PingpongOptions.API_FUTURE -> {
                 // As raw: the next receive is posted before the reply is sent.
                 var request = recvFuture()
@@ -216,12 +242,13 @@ internal class RawPingpong(
         val inject = size < injectSize
         beginWait()
         while (true) {
-            val rc = when {
-                inject && tagged -> ep.tryTinject(txBuf, 0, size, peer, TAG)
-                inject -> ep.tryInject(txBuf, 0, size, peer)
-                tagged -> ep.tryTsend(txBuf, 0, size, peer, TAG, txContext)
-                else -> ep.trySend(txBuf, 0, size, peer, txContext)
-            }
+            val rc =
+                when {
+                    inject && tagged -> ep.tryTinject(txBuf, 0, size, peer, TAG)
+                    inject -> ep.tryInject(txBuf, 0, size, peer)
+                    tagged -> ep.tryTsend(txBuf, 0, size, peer, TAG, txContext)
+                    else -> ep.trySend(txBuf, 0, size, peer, txContext)
+                }
             if (rc == 0) break
             if (rc != -Errno.EAGAIN) throw CommandFailure("posting a send of $size bytes failed: ${Errno.name(rc)}")
             // Out of resources for now: drive progress (a read does) and try again.
@@ -250,7 +277,8 @@ internal class RawPingpong(
     }
 
     private suspend fun recvSuspending(): Completion =
-        if (tagged) ep.trecv(rxBuf, 0, rxBuf.capacity(), peer, TAG, into = completion) else ep.recv(rxBuf, 0, rxBuf.capacity(), peer, completion)
+        if (tagged) ep.trecv(rxBuf, 0, rxBuf.capacity(), peer, TAG, into = completion)
+        else ep.recv(rxBuf, 0, rxBuf.capacity(), peer, completion)
 
     private fun sendFuture(size: Int) {
         if (check) DataPattern.fill(txBuf, size, sentMessages, ownDirection)
@@ -264,12 +292,15 @@ internal class RawPingpong(
     }
 
     private fun recvFuture(): java.util.concurrent.CompletableFuture<Completion> =
-        if (tagged) ep.trecvAsync(rxBuf, 0, rxBuf.capacity(), peer, TAG) else ep.recvAsync(rxBuf, 0, rxBuf.capacity(), peer)
+        if (tagged) ep.trecvAsync(rxBuf, 0, rxBuf.capacity(), peer, TAG)
+        else ep.recvAsync(rxBuf, 0, rxBuf.capacity(), peer)
 
     /** Checks a reply received through the suspend or future forms. */
     private fun received(c: Completion, size: Int, iteration: Int, phase: String) {
         if (c.len != size.toLong()) {
-            throw CommandFailure("received ${c.len} bytes in $phase iteration $iteration, expected $size; are both sides running the same sizes?")
+            throw CommandFailure(
+                "received ${c.len} bytes in $phase iteration $iteration, expected $size; are both sides running the same sizes?"
+            )
         }
         if (check) verify(size, iteration, phase)
         receivedMessages++
@@ -280,11 +311,12 @@ internal class RawPingpong(
     private fun postRecv() {
         beginWait()
         while (true) {
-            val rc = if (tagged) {
-                ep.tryTrecv(rxBuf, 0, rxBuf.capacity(), peer, TAG, 0L, rxContext)
-            } else {
-                ep.tryRecv(rxBuf, 0, rxBuf.capacity(), peer, rxContext)
-            }
+            val rc =
+                if (tagged) {
+                    ep.tryTrecv(rxBuf, 0, rxBuf.capacity(), peer, TAG, 0L, rxContext)
+                } else {
+                    ep.tryRecv(rxBuf, 0, rxBuf.capacity(), peer, rxContext)
+                }
             if (rc == 0) return
             if (rc != -Errno.EAGAIN) throw CommandFailure("posting a receive failed: ${Errno.name(rc)}")
             val r = rxCq.read(completion)
@@ -297,7 +329,9 @@ internal class RawPingpong(
     private fun awaitRecv(size: Int, iteration: Int, phase: String) {
         await(rxCq, rxContext, "a receive of", size)
         if (completion.len != size.toLong()) {
-            throw CommandFailure("received ${completion.len} bytes in $phase iteration $iteration, expected $size; are both sides running the same sizes?")
+            throw CommandFailure(
+                "received ${completion.len} bytes in $phase iteration $iteration, expected $size; are both sides running the same sizes?"
+            )
         }
         if (check) verify(size, iteration, phase)
         receivedMessages++
@@ -311,7 +345,7 @@ internal class RawPingpong(
             val want = DataPattern.expected(receivedMessages, size, peerDirection, bad)
             throw CommandFailure(
                 "data check failed: message ${receivedMessages + 1} received ($size bytes, $phase iteration $iteration): " +
-                    "byte $bad is 0x${hex(got)}, expected 0x${hex(want)}",
+                    "byte $bad is 0x${hex(got)}, expected 0x${hex(want)}"
             )
         }
     }
@@ -325,7 +359,9 @@ internal class RawPingpong(
             val rc = cq.read(completion)
             if (rc == 1) {
                 if (completion.context !== context) {
-                    throw CommandFailure("$what $size bytes: unexpected completion $completion (expected context $context)")
+                    throw CommandFailure(
+                        "$what $size bytes: unexpected completion $completion (expected context $context)"
+                    )
                 }
                 return
             }
@@ -347,13 +383,17 @@ internal class RawPingpong(
     }
 
     /**
-     * Called every 2^14 polls of one wait for "[what] [size] bytes": fails on a peer-down event,
-     * or once [STALL_SECONDS] have passed without the completion.
+     * Called every 2^14 polls of one wait for "[what] [size] bytes": fails on a peer-down event, or once
+     * [STALL_SECONDS] have passed without the completion.
      */
     private fun watch(what: String, size: Int) {
         when (eq.read(event)) {
-            1 -> if (event.type == EventType.PEER_DOWN) throw CommandFailure("$what $size bytes: the peer went away: ${event.message}")
-            -Errno.EAVAIL -> if (eq.readErr(error) == 1) throw CommandFailure("$what $size bytes: ${Errno.name(error.err)}: ${error.message}")
+            1 ->
+                if (event.type == EventType.PEER_DOWN)
+                    throw CommandFailure("$what $size bytes: the peer went away: ${event.message}")
+            -Errno.EAVAIL ->
+                if (eq.readErr(error) == 1)
+                    throw CommandFailure("$what $size bytes: ${Errno.name(error.err)}: ${error.message}")
         }
         val now = System.nanoTime()
         if (waitStarted == 0L) {
@@ -388,12 +428,15 @@ internal class RawPingpong(
         private fun hex(b: Int) = Integer.toHexString(b).padStart(2, '0')
 
         /**
-         * `-p NAME`: the provider's first Info. Raw polling spins for ever; the waiting forms get
-         * the same idle policy, so the comparison measures the API, not parking.
+         * `-p NAME`: the provider's first Info. Raw polling spins for ever; the waiting forms get the same idle policy,
+         * so the comparison measures the API, not parking.
          */
         fun openProvider(provider: String, tagged: Boolean): OpenLink {
             val info = Braid.getInfo(Hints(caps = if (tagged) Caps.TAGGED else Caps.MSG, provider = provider)).first()
-            return Topology.open(info.copy(domainAttr = info.domainAttr.copy(idle = IdlePolicy.SPIN)), splitCompletionQueues = true)
+            return Topology.open(
+                info.copy(domainAttr = info.domainAttr.copy(idle = IdlePolicy.SPIN)),
+                splitCompletionQueues = true,
+            )
         }
 
         /** `--config FILE`: the link the topology describes (file, then environment), as it says. */

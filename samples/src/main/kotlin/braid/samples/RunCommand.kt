@@ -5,11 +5,10 @@ import braid.bootstrap.JobLauncher
 import java.io.PrintStream
 
 /**
- * `braid run -n N [--] COMMAND…`: N copies of COMMAND on this machine as one job, finding each
- * other through `braid run`'s own key-value server ([JobLauncher]; PMI-1 over loopback, so
- * `Bootstrap.detect()` and MPICH-built programs both work under it). Options end at the first
- * argument that is not one (or at `--`), so the command's own options pass through untouched.
- * The exit status is the job's: 0, an abort's code, or the first failing rank's.
+ * `braid run -n N [--] COMMAND…`: N copies of COMMAND on this machine as one job, finding each other through `braid
+ * run`'s own key-value server ([JobLauncher]; PMI-1 over loopback, so `Bootstrap.detect()` and MPICH-built programs
+ * both work under it). Options end at the first argument that is not one (or at `--`), so the command's own options
+ * pass through untouched. The exit status is the job's: 0, an abort's code, or the first failing rank's.
  */
 internal object RunCommand {
     const val COMMAND: String = "run"
@@ -38,16 +37,29 @@ internal object RunCommand {
         while (i < args.size) {
             val a = args[i]
             when {
-                a == "--" -> { i++; break }
+                a == "--" -> {
+                    i++
+                    break
+                }
                 a == "-h" || a == "--help" -> return null
                 a == "-n" || a == "-np" || a == "--np" -> {
                     val v = args.getOrNull(i + 1) ?: throw UsageException(COMMAND, "option '$a' needs a value <ranks>")
                     ranks = intOption(COMMAND, "-n", v, 1, 4096, "a number of ranks")
                     i += 2
                 }
-                a.startsWith("--np=") -> { ranks = intOption(COMMAND, "-n", a.substringAfter('='), 1, 4096, "a number of ranks"); i++ }
-                a.startsWith("-n") && a.length > 2 && a[2].isDigit() -> { ranks = intOption(COMMAND, "-n", a.substring(2), 1, 4096, "a number of ranks"); i++ }
-                a.startsWith("-") -> throw UsageException(COMMAND, "unknown option '$a' (put the command after '--' if it starts with '-')")
+                a.startsWith("--np=") -> {
+                    ranks = intOption(COMMAND, "-n", a.substringAfter('='), 1, 4096, "a number of ranks")
+                    i++
+                }
+                a.startsWith("-n") && a.length > 2 && a[2].isDigit() -> {
+                    ranks = intOption(COMMAND, "-n", a.substring(2), 1, 4096, "a number of ranks")
+                    i++
+                }
+                a.startsWith("-") ->
+                    throw UsageException(
+                        COMMAND,
+                        "unknown option '$a' (put the command after '--' if it starts with '-')",
+                    )
                 else -> break
             }
         }
@@ -59,7 +71,12 @@ internal object RunCommand {
 
     /** Runs `braid run [args]`; returns the job's exit status. */
     fun run(args: List<String>, out: PrintStream, err: PrintStream): Int {
-        val parsed = parse(args) ?: run { out.print(usage()); return 0 }
+        val parsed =
+            parse(args)
+                ?: run {
+                    out.print(usage())
+                    return 0
+                }
         return try {
             JobLauncher(parsed.ranks, parsed.command, out, err).run()
         } catch (e: BootstrapException) {

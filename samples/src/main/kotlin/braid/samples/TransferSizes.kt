@@ -3,10 +3,10 @@ package braid.samples
 /**
  * The message sizes a pingpong runs, and how `-S` spells them.
  *
- * As in fi_pingpong (libfabric `generate_test_sizes`): without `-S` the sizes are [DEFAULT];
- * `-S all` runs 0, 1, then every power of two and the size half-way above it (2, 3, 4, 6, 8, 12,
- * …, 4m, 6m) up to [ALL_MAX], fi_pingpong's largest message (4 MiB + 2 MiB). Braid also accepts
- * a byte count with a binary suffix (`4k`, `1m`) and a comma-separated list (`64,4k,1m`).
+ * As in fi_pingpong (libfabric `generate_test_sizes`): without `-S` the sizes are [DEFAULT]; `-S all` runs 0, 1, then
+ * every power of two and the size half-way above it (2, 3, 4, 6, 8, 12, …, 4m, 6m) up to [ALL_MAX], fi_pingpong's
+ * largest message (4 MiB + 2 MiB). Braid also accepts a byte count with a binary suffix (`4k`, `1m`) and a
+ * comma-separated list (`64,4k,1m`).
  */
 internal object TransferSizes {
     /** fi_pingpong's default sizes: 64, 256, 1k, 4k, 64k, 1m. */
@@ -32,8 +32,8 @@ internal object TransferSizes {
     }
 
     /**
-     * Parses a `-S` value: `all`, a byte count (`64`, `4k`, `1m`, `1g`; suffixes are binary), or a
-     * comma-separated list of byte counts. Throws [UsageException] for [command] naming [option].
+     * Parses a `-S` value: `all`, a byte count (`64`, `4k`, `1m`, `1g`; suffixes are binary), or a comma-separated list
+     * of byte counts. Throws [UsageException] for [command] naming [option].
      */
     fun parse(command: String, option: String, spec: String): List<Int> {
         if (spec.equals("all", ignoreCase = true)) return all()
@@ -45,16 +45,19 @@ internal object TransferSizes {
     fun format(sizes: List<Int>): String = sizes.joinToString(",")
 
     private fun parseOne(command: String, option: String, spec: String, item: String): Int {
-        fun bad(why: String): Nothing = throw UsageException(
-            command, "option '$option': '$spec': $why; give a byte count such as 64, 4k or 1m, a comma-separated list, or 'all'",
-        )
+        fun bad(why: String): Nothing =
+            throw UsageException(
+                command,
+                "option '$option': '$spec': $why; give a byte count such as 64, 4k or 1m, a comma-separated list, or 'all'",
+            )
         if (item.isEmpty()) bad("empty size")
-        val multiplier = when (item.last().lowercaseChar()) {
-            'k' -> 1L shl 10
-            'm' -> 1L shl 20
-            'g' -> 1L shl 30
-            else -> 1L
-        }
+        val multiplier =
+            when (item.last().lowercaseChar()) {
+                'k' -> 1L shl 10
+                'm' -> 1L shl 20
+                'g' -> 1L shl 30
+                else -> 1L
+            }
         val digits = if (multiplier == 1L) item else item.dropLast(1)
         val n = digits.toLongOrNull() ?: bad("'$item' is not a size")
         if (n < 0) bad("'$item' is negative")

@@ -5,14 +5,14 @@ import braid.core.FabricException
 import braid.core.shm.JobKeyProof
 import braid.core.shm.ProcessIdentity
 import braid.core.shm.ShmSegment
-import org.agrona.concurrent.UnsafeBuffer
 import java.io.IOException
 import java.nio.file.Files
 import java.nio.file.Path
+import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * The layout of the offload provider's one shared-memory segment per host group: a header, one
- * control block per local rank, one data slot per local rank and a result area.
+ * The layout of the offload provider's one shared-memory segment per host group: a header, one control block per local
+ * rank, one data slot per local rank and a result area.
  *
  * ```
  *  0                   1                   2                   3
@@ -44,17 +44,17 @@ import java.nio.file.Path
  * |  result area at DATA + L·slot bytes                           |
  * +---------------------------------------------------------------+
  * ```
- * Native byte order (all ranks are on one host). posted / reduced / consumed are epochs
- * ([OffloadEngine]): written with release stores after the data they announce, read with
- * acquire loads before the data is read. A piece of at most [TINY_BYTES] travels in the tiny
- * word of its epoch's parity, in the same cache line as the epoch that announces it: a reader
- * that sees the epoch has the data with it, one line transfer instead of two.
+ *
+ * Native byte order (all ranks are on one host). posted / reduced / consumed are epochs ([OffloadEngine]): written with
+ * release stores after the data they announce, read with acquire loads before the data is read. A piece of at most
+ * [TINY_BYTES] travels in the tiny word of its epoch's parity, in the same cache line as the epoch that announces it: a
+ * reader that sees the epoch has the data with it, one line transfer instead of two.
  */
 internal object OffloadSegmentDescriptor {
     const val MAGIC: Long = 0x004c4c4f43445242L // "BRDCOLL\0" little-endian
     /**
-     * 2: a call word per epoch parity (a rank may post epoch e+1 while a peer still reads its word of e).
-     * 3: the polled words and the tiny data words share the control block's first cache line.
+     * 2: a call word per epoch parity (a rank may post epoch e+1 while a peer still reads its word of e). 3: the polled
+     * words and the tiny data words share the control block's first cache line.
      */
     const val VERSION = 3
     const val MAGIC_OFFSET = 0
@@ -92,39 +92,45 @@ internal object OffloadSegmentDescriptor {
     fun tiny(e: Long): Int = if (e and 1L == 0L) TINY else TINY_ODD
 
     fun control(local: Int): Int = CONTROL_BASE + local * CONTROL_BYTES
+
     fun dataBase(localSize: Int): Int = (control(localSize) + 4095) and 4095.inv()
+
     fun slot(localSize: Int, slotBytes: Int, local: Int): Int = dataBase(localSize) + local * slotBytes
+
     fun result(localSize: Int, slotBytes: Int): Int = slot(localSize, slotBytes, localSize)
+
     fun length(localSize: Int, slotBytes: Int): Long = result(localSize, slotBytes).toLong() + slotBytes
 }
 
 /**
- * One host group's mapped segment ([OffloadSegmentDescriptor]). Local rank 0 creates it under a
- * temporary name and renames it into place once whole, so others never map half a header; the
- * others attach by polling for the name ([tryAttach] returns null until it is there). Once every
- * local rank has attached, rank 0 removes the name (the mappings stay), so a crash later leaves
- * no file behind.
+ * One host group's mapped segment ([OffloadSegmentDescriptor]). Local rank 0 creates it under a temporary name and
+ * renames it into place once whole, so others never map half a header; the others attach by polling for the name
+ * ([tryAttach] returns null until it is there). Once every local rank has attached, rank 0 removes the name (the
+ * mappings stay), so a crash later leaves no file behind.
  *
  * The file, its directory and the job key are rail-core's shared-memory kit's ([ShmSegment],
- * [braid.core.shm.SharedMemoryDir], [JobKeyProof]), as the shm rail's files are. The name is not
- * secret, but a process that does not hold the job's key is refused: rank 0 writes a fresh nonce
- * and the proof over [KEY_LABEL] and the segment's name, and an attaching rank recomputes it and
- * refuses (EACCES) a segment whose proof does not check out, before it writes anything there. As
- * on the shm rail this separates jobs run with different keys; it cannot keep out a hostile
- * process of the same user, which can map the file whatever the header says.
+ * [braid.core.shm.SharedMemoryDir], [JobKeyProof]), as the shm rail's files are. The name is not secret, but a process
+ * that does not hold the job's key is refused: rank 0 writes a fresh nonce and the proof over [KEY_LABEL] and the
+ * segment's name, and an attaching rank recomputes it and refuses (EACCES) a segment whose proof does not check out,
+ * before it writes anything there. As on the shm rail this separates jobs run with different keys; it cannot keep out a
+ * hostile process of the same user, which can map the file whatever the header says.
  */
-internal class OffloadSegment private constructor(
-    private val file: ShmSegment,
-    val localSize: Int,
-    val slotBytes: Int,
-) : AutoCloseable {
-    val path: Path get() = file.path
-    val buffer: UnsafeBuffer get() = file.buffer
+internal class OffloadSegment
+private constructor(private val file: ShmSegment, val localSize: Int, val slotBytes: Int) : AutoCloseable {
+    val path: Path
+        get() = file.path
+
+    val buffer: UnsafeBuffer
+        get() = file.buffer
+
     private var closed = false
 
     fun control(local: Int): Int = OffloadSegmentDescriptor.control(local)
+
     fun slot(local: Int): Int = OffloadSegmentDescriptor.slot(localSize, slotBytes, local)
-    val result: Int get() = OffloadSegmentDescriptor.result(localSize, slotBytes)
+
+    val result: Int
+        get() = OffloadSegmentDescriptor.result(localSize, slotBytes)
 
     fun attachedCount(): Int = buffer.getIntVolatile(OffloadSegmentDescriptor.ATTACHED_OFFSET)
 
@@ -143,9 +149,19 @@ internal class OffloadSegment private constructor(
         const val KEY_LABEL = "braid-coll segment"
 
         /** Creates, fills and publishes the segment (local rank 0). */
-        fun create(path: Path, localSize: Int, slotBytes: Int, groupHash: Long, jobKey: JobKeyProof, self: ProcessIdentity): OffloadSegment {
+        fun create(
+            path: Path,
+            localSize: Int,
+            slotBytes: Int,
+            groupHash: Long,
+            jobKey: JobKeyProof,
+            self: ProcessIdentity,
+        ): OffloadSegment {
             val length = OffloadSegmentDescriptor.length(localSize, slotBytes)
-            if (length > Int.MAX_VALUE) throw FabricException.invalid("offload segment: $localSize local ranks × slot of $slotBytes bytes is $length bytes; set a smaller slot size")
+            if (length > Int.MAX_VALUE)
+                throw FabricException.invalid(
+                    "offload segment: $localSize local ranks × slot of $slotBytes bytes is $length bytes; set a smaller slot size"
+                )
             val tmp = path.resolveSibling("${path.fileName}.${self.pid}.tmp")
             try {
                 Files.deleteIfExists(tmp)
@@ -161,7 +177,10 @@ internal class OffloadSegment private constructor(
                 b.putLong(OffloadSegmentDescriptor.CREATOR_START_OFFSET, self.startMillis)
                 b.putLong(OffloadSegmentDescriptor.GROUP_HASH_OFFSET, groupHash)
                 b.putBytes(OffloadSegmentDescriptor.NONCE_OFFSET, nonce)
-                b.putBytes(OffloadSegmentDescriptor.PROOF_OFFSET, jobKey.proof(KEY_LABEL, nonce, path.fileName.toString()))
+                b.putBytes(
+                    OffloadSegmentDescriptor.PROOF_OFFSET,
+                    jobKey.proof(KEY_LABEL, nonce, path.fileName.toString()),
+                )
                 b.putIntVolatile(OffloadSegmentDescriptor.READY_OFFSET, 1)
                 file.publishAs(path)
                 return seg
@@ -172,36 +191,58 @@ internal class OffloadSegment private constructor(
         }
 
         /**
-         * Maps the segment at [path] if it is there and whole, else null (try again later).
-         * Throws [FabricException] if it is there and wrong for this group: another layout,
-         * another group, or another job key (EACCES).
+         * Maps the segment at [path] if it is there and whole, else null (try again later). Throws [FabricException] if
+         * it is there and wrong for this group: another layout, another group, or another job key (EACCES).
          */
-        fun tryAttach(path: Path, localSize: Int, slotBytes: Int, groupHash: Long, jobKey: JobKeyProof): OffloadSegment? {
-            val file = try {
-                ShmSegment.open(path, OffloadSegmentDescriptor.CONTROL_BASE.toLong()) ?: return null
-            } catch (e: IOException) {
-                throw FabricException.io("offload: cannot map the shared-memory segment $path: $e", e)
-            }
+        fun tryAttach(
+            path: Path,
+            localSize: Int,
+            slotBytes: Int,
+            groupHash: Long,
+            jobKey: JobKeyProof,
+        ): OffloadSegment? {
+            val file =
+                try {
+                    ShmSegment.open(path, OffloadSegmentDescriptor.CONTROL_BASE.toLong()) ?: return null
+                } catch (e: IOException) {
+                    throw FabricException.io("offload: cannot map the shared-memory segment $path: $e", e)
+                }
             val b = file.buffer
             fun refuse(code: Int, why: String): Nothing {
                 file.unmap()
                 throw FabricException(code, "offload segment $path: $why")
             }
-            if (b.getIntVolatile(OffloadSegmentDescriptor.READY_OFFSET) != 1) { file.unmap(); return null }
-            if (b.getLong(OffloadSegmentDescriptor.MAGIC_OFFSET) != OffloadSegmentDescriptor.MAGIC) refuse(Errno.EINVAL, "not an offload segment (bad magic)")
+            if (b.getIntVolatile(OffloadSegmentDescriptor.READY_OFFSET) != 1) {
+                file.unmap()
+                return null
+            }
+            if (b.getLong(OffloadSegmentDescriptor.MAGIC_OFFSET) != OffloadSegmentDescriptor.MAGIC)
+                refuse(Errno.EINVAL, "not an offload segment (bad magic)")
             val version = b.getInt(OffloadSegmentDescriptor.VERSION_OFFSET)
-            if (version != OffloadSegmentDescriptor.VERSION) refuse(Errno.EINVAL, "layout version $version; this build reads ${OffloadSegmentDescriptor.VERSION}")
+            if (version != OffloadSegmentDescriptor.VERSION)
+                refuse(Errno.EINVAL, "layout version $version; this build reads ${OffloadSegmentDescriptor.VERSION}")
             if (b.getLong(OffloadSegmentDescriptor.GROUP_HASH_OFFSET) != groupHash) {
-                file.unmap(); return null // a stale segment of another group under a colliding name: wait for ours
+                file.unmap()
+                return null // a stale segment of another group under a colliding name: wait for ours
             }
             val l = b.getInt(OffloadSegmentDescriptor.LOCAL_SIZE_OFFSET)
             val sb = b.getInt(OffloadSegmentDescriptor.SLOT_BYTES_OFFSET)
-            if (l != localSize || sb != slotBytes) refuse(Errno.EINVAL, "made for $l local ranks with $sb-byte slots, this rank expects $localSize and $slotBytes (the ranks' offload settings differ)")
-            if (file.length < OffloadSegmentDescriptor.length(localSize, slotBytes)) refuse(Errno.EINVAL, "${file.length} bytes, shorter than its header says")
-            val nonce = ByteArray(JobKeyProof.NONCE_LENGTH).also { b.getBytes(OffloadSegmentDescriptor.NONCE_OFFSET, it) }
-            val theirs = ByteArray(JobKeyProof.PROOF_LENGTH).also { b.getBytes(OffloadSegmentDescriptor.PROOF_OFFSET, it) }
+            if (l != localSize || sb != slotBytes)
+                refuse(
+                    Errno.EINVAL,
+                    "made for $l local ranks with $sb-byte slots, this rank expects $localSize and $slotBytes (the ranks' offload settings differ)",
+                )
+            if (file.length < OffloadSegmentDescriptor.length(localSize, slotBytes))
+                refuse(Errno.EINVAL, "${file.length} bytes, shorter than its header says")
+            val nonce =
+                ByteArray(JobKeyProof.NONCE_LENGTH).also { b.getBytes(OffloadSegmentDescriptor.NONCE_OFFSET, it) }
+            val theirs =
+                ByteArray(JobKeyProof.PROOF_LENGTH).also { b.getBytes(OffloadSegmentDescriptor.PROOF_OFFSET, it) }
             if (!jobKey.verify(KEY_LABEL, nonce, theirs, path.fileName.toString())) {
-                refuse(Errno.EACCES, "its creator does not hold this job's key (BRAID_JOB_KEY differs); nothing in it is used")
+                refuse(
+                    Errno.EACCES,
+                    "its creator does not hold this job's key (BRAID_JOB_KEY differs); nothing in it is used",
+                )
             }
             return OffloadSegment(file, localSize, slotBytes)
         }

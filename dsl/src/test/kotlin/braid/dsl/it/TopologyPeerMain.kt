@@ -7,7 +7,6 @@ import braid.dsl.OpenLink
 import braid.dsl.Topology
 import braid.dsl.topology
 import braid.testsupport.Deadline
-import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
 import java.nio.file.Files
 import java.nio.file.Path
@@ -15,13 +14,13 @@ import java.nio.file.Paths
 import java.nio.file.StandardCopyOption
 import java.time.Duration
 import kotlin.system.exitProcess
+import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * One process of [TopologyMultiProcessIT]: opens the link a config file describes (through
- * [topology] and [Topology.open], the environment layer included), exchanges addresses through
- * files in a directory, then `first` sends [COUNT] tagged messages of sizes from 0 B to 256 KiB
- * (eager and rendezvous) with a pattern, `second` checks each and sends them back, `first`
- * checks those. Prints the per-rail stats and `OK`, or `FAILED: why` and exits 1.
+ * One process of [TopologyMultiProcessIT]: opens the link a config file describes (through [topology] and
+ * [Topology.open], the environment layer included), exchanges addresses through files in a directory, then `first`
+ * sends [COUNT] tagged messages of sizes from 0 B to 256 KiB (eager and rendezvous) with a pattern, `second` checks
+ * each and sends them back, `first` checks those. Prints the per-rail stats and `OK`, or `FAILED: why` and exits 1.
  *
  * Args: `first|second DIR CONFIG`.
  */
@@ -54,7 +53,9 @@ object TopologyPeerMain {
                     deadline.check()
                 }
                 val stats = link.endpoint.stats()
-                println("rails: " + stats.rails.joinToString(" ") { "${it.rail}=${it.messagesSent}/${it.messagesReceived}" })
+                println(
+                    "rails: " + stats.rails.joinToString(" ") { "${it.rail}=${it.messagesSent}/${it.messagesReceived}" }
+                )
                 println("OK")
             }
         } catch (e: Throwable) {
@@ -90,7 +91,9 @@ object TopologyPeerMain {
         val buf = UnsafeBuffer(ByteBuffer.allocateDirect(maxOf(n, 1)))
         check(link.endpoint.tryTrecv(buf, 0, n, peer, i.toLong(), 0, "receive $i") == 0) { "posting receive $i failed" }
         val c = await(link, "receive $i")
-        check(c.len == n.toLong() && c.tag == i.toLong()) { "receive $i: got ${c.len} bytes with tag ${c.tag}, expected $n bytes with tag $i" }
+        check(c.len == n.toLong() && c.tag == i.toLong()) {
+            "receive $i: got ${c.len} bytes with tag ${c.tag}, expected $n bytes with tag $i"
+        }
         for (at in 0 until n) check(buf.getByte(at) == pattern(i, at)) { "receive $i: byte $at is corrupt" }
     }
 

@@ -11,24 +11,33 @@ import java.nio.ByteBuffer
 import kotlin.system.exitProcess
 
 /**
- * One rank of a multi-process job: `MpiRankMain DIR RANK SIZE SCENARIO`, started by
- * [MpiMultiProcessIT]. Prints OK and exits 0 when its scenario passes.
+ * One rank of a multi-process job: `MpiRankMain DIR RANK SIZE SCENARIO`, started by [MpiMultiProcessIT]. Prints OK and
+ * exits 0 when its scenario passes.
  */
 object MpiRankMain {
     @JvmStatic
     fun main(args: Array<String>) {
         val (dir, rank, size, scenario) = args
         try {
-            Mpi.init(FileBootstrap(File(dir), rank.toInt(), size.toInt()), options = MpiOptions().provider(System.getenv("BRAID_MPI_PROVIDER") ?: "shm")).use { mpi ->
-                mpi.world.setErrhandler(ErrorHandler.ERRORS_RETURN)
-                when (scenario) {
-                    "semantics" -> semantics(mpi)
-                    "peer-death" -> peerDeath(mpi)
-                    "intercomm" -> check(braid.mpi.testing.CollectiveChecks.runInterSplit(mpi.world, 2) >= 14) { "too few intercommunicator checks (every rank passes at least 14)" }
-                    "abort" -> if (mpi.world.rank == 1) mpi.world.abort(7) else mpi.world.recv(ByteBuffer.allocate(4), 1, Datatype.INT, 1, 0)
-                    else -> error("unknown scenario $scenario")
+            Mpi.init(
+                    FileBootstrap(File(dir), rank.toInt(), size.toInt()),
+                    options = MpiOptions().provider(System.getenv("BRAID_MPI_PROVIDER") ?: "shm"),
+                )
+                .use { mpi ->
+                    mpi.world.setErrhandler(ErrorHandler.ERRORS_RETURN)
+                    when (scenario) {
+                        "semantics" -> semantics(mpi)
+                        "peer-death" -> peerDeath(mpi)
+                        "intercomm" ->
+                            check(braid.mpi.testing.CollectiveChecks.runInterSplit(mpi.world, 2) >= 14) {
+                                "too few intercommunicator checks (every rank passes at least 14)"
+                            }
+                        "abort" ->
+                            if (mpi.world.rank == 1) mpi.world.abort(7)
+                            else mpi.world.recv(ByteBuffer.allocate(4), 1, Datatype.INT, 1, 0)
+                        else -> error("unknown scenario $scenario")
+                    }
                 }
-            }
             println("OK")
             exitProcess(0)
         } catch (t: Throwable) {
@@ -38,16 +47,29 @@ object MpiRankMain {
         }
     }
 
-    private fun check(ok: Boolean, what: () -> String) { if (!ok) throw AssertionError(what()) }
+    private fun check(ok: Boolean, what: () -> String) {
+        if (!ok) throw AssertionError(what())
+    }
 
     /**
-     * Rank 2 dies (halts) after a first exchange; rank 0's receive from it and rank 1's large send
-     * to it fail with ERR_PROC_FAILED, later calls naming it fail at once, and 0 and 1 go on.
+     * Rank 2 dies (halts) after a first exchange; rank 0's receive from it and rank 1's large send to it fail with
+     * ERR_PROC_FAILED, later calls naming it fail at once, and 0 and 1 go on.
      */
     private fun peerDeath(mpi: Mpi) {
         val w = mpi.world
         val b = ByteBuffer.allocateDirect(1 shl 20)
-        w.sendRecv(ByteBuffer.allocate(4), 1, Datatype.INT, (w.rank + 1) % 3, 0, ByteBuffer.allocate(4), 1, Datatype.INT, (w.rank + 2) % 3, 0)
+        w.sendRecv(
+            ByteBuffer.allocate(4),
+            1,
+            Datatype.INT,
+            (w.rank + 1) % 3,
+            0,
+            ByteBuffer.allocate(4),
+            1,
+            Datatype.INT,
+            (w.rank + 2) % 3,
+            0,
+        )
         w.barrier()
         when (w.rank) {
             2 -> Runtime.getRuntime().halt(9)
@@ -56,7 +78,18 @@ object MpiRankMain {
         }
         expectProcFailed { w.isend(b, 1, Datatype.INT, 2, 6).waitFor() }
         val got = ByteBuffer.allocate(4)
-        w.sendRecv(ByteBuffer.allocate(4).putInt(0, 40 + w.rank), 1, Datatype.INT, 1 - w.rank, 7, got, 1, Datatype.INT, 1 - w.rank, 7)
+        w.sendRecv(
+            ByteBuffer.allocate(4).putInt(0, 40 + w.rank),
+            1,
+            Datatype.INT,
+            1 - w.rank,
+            7,
+            got,
+            1,
+            Datatype.INT,
+            1 - w.rank,
+            7,
+        )
         check(got.getInt(0) == 40 + 1 - w.rank) { "after the failure: got ${got.getInt(0)}" }
     }
 
@@ -65,7 +98,9 @@ object MpiRankMain {
             call()
             throw AssertionError("expected MPIX_ERR_PROC_FAILED, the call succeeded")
         } catch (e: braid.mpi.MPIException) {
-            check(e.errorClass == braid.mpi.ErrorClass.ERR_PROC_FAILED) { "expected MPIX_ERR_PROC_FAILED, got ${e.message}" }
+            check(e.errorClass == braid.mpi.ErrorClass.ERR_PROC_FAILED) {
+                "expected MPIX_ERR_PROC_FAILED, got ${e.message}"
+            }
             println("failed as expected: ${e.message}")
         }
     }
@@ -78,26 +113,42 @@ object MpiRankMain {
         // neighbour's message of the next (MPI would allow it; this test means rounds).
         for ((round, bytes) in listOf(4, 100_000, 0, 1 shl 20).withIndex()) {
             val tag = 1 + round
-            val out = ByteBuffer.allocateDirect(maxOf(bytes, 4)).also { b -> for (i in 0 until bytes) b.put(i, (w.rank + i).toByte()) }
+            val out =
+                ByteBuffer.allocateDirect(maxOf(bytes, 4)).also { b ->
+                    for (i in 0 until bytes) b.put(i, (w.rank + i).toByte())
+                }
             val got = Array(2) { ByteBuffer.allocateDirect(maxOf(bytes, 4)) }
-            val reqs = arrayOf(
-                w.irecv(got[0], bytes, Datatype.BYTE, Mpi.ANY_SOURCE, tag), w.irecv(got[1], bytes, Datatype.BYTE, Mpi.ANY_SOURCE, tag),
-                w.isend(out, bytes, Datatype.BYTE, (w.rank + 1) % n, tag), w.isend(out, bytes, Datatype.BYTE, (w.rank + n - 1) % n, tag),
-            )
+            val reqs =
+                arrayOf(
+                    w.irecv(got[0], bytes, Datatype.BYTE, Mpi.ANY_SOURCE, tag),
+                    w.irecv(got[1], bytes, Datatype.BYTE, Mpi.ANY_SOURCE, tag),
+                    w.isend(out, bytes, Datatype.BYTE, (w.rank + 1) % n, tag),
+                    w.isend(out, bytes, Datatype.BYTE, (w.rank + n - 1) % n, tag),
+                )
             val st = Request.waitAll(reqs)
             val sources = setOf(st[0].source, st[1].source)
             check(sources == setOf((w.rank + 1) % n, (w.rank + n - 1) % n)) { "ring of $bytes B: sources $sources" }
-            for (k in 0..1) for (i in 0 until bytes step 997) check(got[k].get(i) == (st[k].source + i).toByte()) { "ring of $bytes B: byte $i from ${st[k].source}" }
+            for (k in 0..1) for (i in 0 until bytes step 997) check(got[k].get(i) == (st[k].source + i).toByte()) {
+                "ring of $bytes B: byte $i from ${st[k].source}"
+            }
         }
         // A split with traffic on parent and child at once.
         val half = w.split(w.rank % 2, 0)!!
-        val a = ByteBuffer.allocate(4); val b = ByteBuffer.allocate(4)
-        val r = arrayOf(
-            w.irecv(a, 1, Datatype.INT, (w.rank + n - 1) % n, 0),
-            half.irecv(b, 1, Datatype.INT, (half.rank + half.size - 1) % half.size, 0),
-            w.isend(ByteBuffer.allocate(4).putInt(0, 1000 + w.rank), 1, Datatype.INT, (w.rank + 1) % n, 0),
-            half.isend(ByteBuffer.allocate(4).putInt(0, 2000 + half.rank), 1, Datatype.INT, (half.rank + 1) % half.size, 0),
-        )
+        val a = ByteBuffer.allocate(4)
+        val b = ByteBuffer.allocate(4)
+        val r =
+            arrayOf(
+                w.irecv(a, 1, Datatype.INT, (w.rank + n - 1) % n, 0),
+                half.irecv(b, 1, Datatype.INT, (half.rank + half.size - 1) % half.size, 0),
+                w.isend(ByteBuffer.allocate(4).putInt(0, 1000 + w.rank), 1, Datatype.INT, (w.rank + 1) % n, 0),
+                half.isend(
+                    ByteBuffer.allocate(4).putInt(0, 2000 + half.rank),
+                    1,
+                    Datatype.INT,
+                    (half.rank + 1) % half.size,
+                    0,
+                ),
+            )
         Request.waitAll(r)
         check(a.getInt(0) == 1000 + (w.rank + n - 1) % n) { "parent got ${a.getInt(0)}" }
         check(b.getInt(0) == 2000 + (half.rank + half.size - 1) % half.size) { "child got ${b.getInt(0)}" }

@@ -8,11 +8,10 @@ import java.time.Duration
 import kotlin.system.exitProcess
 
 /**
- * A bootstrap for ranks in separate processes on one host, through a shared directory: a put
- * becomes a file at the next fence, the fence is one marker file per rank and round. Abort
- * writes `abort` (code and message) and exits; every rank watches for that file and exits with
- * the same code, as a launcher ends the whole job. For tests and the bench only; real jobs use
- * the launchers of `braid.bootstrap`.
+ * A bootstrap for ranks in separate processes on one host, through a shared directory: a put becomes a file at the next
+ * fence, the fence is one marker file per rank and round. Abort writes `abort` (code and message) and exits; every rank
+ * watches for that file and exits with the same code, as a launcher ends the whole job. For tests and the bench only;
+ * real jobs use the launchers of `braid.bootstrap`.
  */
 class FileBootstrap(private val dir: File, override val rank: Int, override val size: Int) : Bootstrap {
     override val kind: String = "file"
@@ -21,22 +20,33 @@ class FileBootstrap(private val dir: File, override val rank: Int, override val 
     private val abortFile = File(dir, "abort")
 
     init {
-        File(dir, "kv").mkdirs(); File(dir, "fence").mkdirs()
-        Thread({
-            while (true) {
-                if (abortFile.exists()) {
-                    val code = abortFile.readText().substringBefore(' ').toIntOrNull() ?: 1
-                    System.err.println("rank $rank: the job was aborted: ${abortFile.readText()}")
-                    Runtime.getRuntime().halt(code)
-                }
-                Thread.sleep(20)
+        File(dir, "kv").mkdirs()
+        File(dir, "fence").mkdirs()
+        Thread(
+                {
+                    while (true) {
+                        if (abortFile.exists()) {
+                            val code = abortFile.readText().substringBefore(' ').toIntOrNull() ?: 1
+                            System.err.println("rank $rank: the job was aborted: ${abortFile.readText()}")
+                            Runtime.getRuntime().halt(code)
+                        }
+                        Thread.sleep(20)
+                    }
+                },
+                "file-bootstrap-abort-watch",
+            )
+            .apply {
+                isDaemon = true
+                start()
             }
-        }, "file-bootstrap-abort-watch").apply { isDaemon = true; start() }
     }
 
-    private fun keyFile(rank: Int, key: String) = File(dir, "kv/$rank.${key.toByteArray().joinToString("") { "%02x".format(it) }}")
+    private fun keyFile(rank: Int, key: String) =
+        File(dir, "kv/$rank.${key.toByteArray().joinToString("") { "%02x".format(it) }}")
 
-    override fun put(key: String, value: ByteArray) { pending[key] = value.copyOf() }
+    override fun put(key: String, value: ByteArray) {
+        pending[key] = value.copyOf()
+    }
 
     override fun fence() {
         for ((k, v) in pending) {
@@ -50,14 +60,18 @@ class FileBootstrap(private val dir: File, override val rank: Int, override val 
         File(dir, "fence/$round.$rank").createNewFile()
         val deadline = Deadline.of("rank $rank: fence $round", Duration.ofSeconds(60))
         while ((0 until size).any { !File(dir, "fence/$round.$it").exists() }) {
-            if (deadline.expired()) throw BootstrapException("rank $rank: fence $round timed out after 60 s; missing ranks ${(0 until size).filter { !File(dir, "fence/$round.$it").exists() }}")
+            if (deadline.expired())
+                throw BootstrapException(
+                    "rank $rank: fence $round timed out after 60 s; missing ranks ${(0 until size).filter { !File(dir, "fence/$round.$it").exists() }}"
+                )
             Thread.sleep(2)
         }
     }
 
     override fun get(rank: Int, key: String): ByteArray {
         val f = keyFile(rank, key)
-        if (!f.exists()) throw BootstrapException("rank ${this.rank}: rank $rank put nothing under '$key' before the last fence")
+        if (!f.exists())
+            throw BootstrapException("rank ${this.rank}: rank $rank put nothing under '$key' before the last fence")
         return f.readBytes()
     }
 

@@ -10,31 +10,50 @@ import java.time.Duration
 import java.util.concurrent.atomic.AtomicReferenceArray
 
 /**
- * Runs [body] as each of [n] ranks of one [MemoryJob], one thread per rank, each rank with its
- * own shm endpoint; fails with every rank's exception, or names the ranks still running after
- * [seconds]. The world's error handler is ERRORS_RETURN, so bad calls throw. Each rank asks
- * for [level] (below MULTIPLE, the body must keep its rank's calls on its one thread).
+ * Runs [body] as each of [n] ranks of one [MemoryJob], one thread per rank, each rank with its own shm endpoint; fails
+ * with every rank's exception, or names the ranks still running after [seconds]. The world's error handler is
+ * ERRORS_RETURN, so bad calls throw. Each rank asks for [level] (below MULTIPLE, the body must keep its rank's calls on
+ * its one thread).
  */
-fun runRanks(n: Int, seconds: Long = 60, job: MemoryJob = MemoryJob(n), level: ThreadLevel = ThreadLevel.MULTIPLE, body: (Mpi) -> Unit) {
+fun runRanks(
+    n: Int,
+    seconds: Long = 60,
+    job: MemoryJob = MemoryJob(n),
+    level: ThreadLevel = ThreadLevel.MULTIPLE,
+    body: (Mpi) -> Unit,
+) {
     val errors = AtomicReferenceArray<Throwable?>(n)
-    val threads = List(n) { r ->
-        Thread({
-            try {
-                // Settings.NONE: the caller's BRAID_* variables do not reach the ranks; tests set values through the API.
-                Mpi.init(job.rank(r), level, MpiOptions().settings(Settings.NONE).provider("shm")).use { mpi ->
-                    mpi.world.setErrhandler(ErrorHandler.ERRORS_RETURN)
-                    body(mpi)
+    val threads =
+        List(n) { r ->
+            Thread(
+                    {
+                        try {
+                            // Settings.NONE: the caller's BRAID_* variables do not reach the ranks; tests set values
+                            // through the API.
+                            Mpi.init(job.rank(r), level, MpiOptions().settings(Settings.NONE).provider("shm")).use { mpi
+                                ->
+                                mpi.world.setErrhandler(ErrorHandler.ERRORS_RETURN)
+                                body(mpi)
+                            }
+                        } catch (t: Throwable) {
+                            errors.set(r, t)
+                        }
+                    },
+                    "rank-$r",
+                )
+                .apply {
+                    isDaemon = true
+                    start()
                 }
-            } catch (t: Throwable) {
-                errors.set(r, t)
-            }
-        }, "rank-$r").apply { isDaemon = true; start() }
-    }
+        }
     val deadline = Deadline.of("$n ranks to finish", Duration.ofSeconds(seconds))
     threads.forEach { it.join(maxOf(1, deadline.remainingMillis())) }
     val stuck = threads.filter { it.isAlive }
     if (stuck.isNotEmpty()) {
-        val traces = stuck.joinToString("\n\n") { t -> t.name + ":\n" + t.stackTrace.take(25).joinToString("\n") { "    at $it" } }
+        val traces =
+            stuck.joinToString("\n\n") { t ->
+                t.name + ":\n" + t.stackTrace.take(25).joinToString("\n") { "    at $it" }
+            }
         stuck.forEach { it.interrupt() }
         error("ranks still running after $seconds s: ${stuck.map { it.name }}\n$traces")
     }

@@ -1,8 +1,6 @@
 package braid.core.shm
 
 import braid.core.FabricException
-import org.agrona.IoUtil
-import org.agrona.concurrent.UnsafeBuffer
 import java.io.FileNotFoundException
 import java.io.RandomAccessFile
 import java.nio.MappedByteBuffer
@@ -14,15 +12,16 @@ import java.nio.file.Path
 import java.nio.file.StandardCopyOption
 import java.nio.file.StandardOpenOption
 import java.nio.file.attribute.PosixFilePermissions
+import org.agrona.IoUtil
+import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * A file-backed shared-memory segment, mapped read-write whole, with an Agrona view over it:
- * what the shm rail's endpoint and channel files and the collective offload's segments are.
- * The layout inside is the user's (a `*Descriptor` draws each); this is creating, opening,
- * publishing under another name, and removing.
+ * A file-backed shared-memory segment, mapped read-write whole, with an Agrona view over it: what the shm rail's
+ * endpoint and channel files and the collective offload's segments are. The layout inside is the user's (a
+ * `*Descriptor` draws each); this is creating, opening, publishing under another name, and removing.
  *
- * Files are created with mode 0600 (where the file system has POSIX permissions; elsewhere they
- * get the directory's) and never truncated while mapped. Not thread-safe.
+ * Files are created with mode 0600 (where the file system has POSIX permissions; elsewhere they get the directory's)
+ * and never truncated while mapped. Not thread-safe.
  */
 public class ShmSegment private constructor(path: Path, private val mapped: MappedByteBuffer) : AutoCloseable {
     /** Where the segment is named now ([publishAs] renames it). */
@@ -35,7 +34,8 @@ public class ShmSegment private constructor(path: Path, private val mapped: Mapp
     private var unmapped = false
 
     /** Bytes mapped. */
-    public val length: Int get() = buffer.capacity()
+    public val length: Int
+        get() = buffer.capacity()
 
     /** Renames the file to [target] in one step, replacing what is there, so openers never see it half written. */
     public fun publishAs(target: Path) {
@@ -62,16 +62,21 @@ public class ShmSegment private constructor(path: Path, private val mapped: Mapp
 
     public companion object {
         /**
-         * Creates [path] with mode 0600, sizes it to [length] bytes and maps it. Throws
-         * [FabricException] (EIO) if the file exists already, or is longer than a mapping can be.
+         * Creates [path] with mode 0600, sizes it to [length] bytes and maps it. Throws [FabricException] (EIO) if the
+         * file exists already, or is longer than a mapping can be.
          */
         @JvmStatic
         public fun create(path: Path, length: Long): ShmSegment {
             if (length < 0 || length > Int.MAX_VALUE) {
-                throw FabricException.invalid("shared memory: segment $path of $length bytes; a segment holds 0 .. ${Int.MAX_VALUE} bytes")
+                throw FabricException.invalid(
+                    "shared memory: segment $path of $length bytes; a segment holds 0 .. ${Int.MAX_VALUE} bytes"
+                )
             }
             try {
-                Files.createFile(path, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))
+                Files.createFile(
+                    path,
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")),
+                )
             } catch (e: FileAlreadyExistsException) {
                 throw FabricException.io("shared memory: $path already exists; another owner has this name", e)
             } catch (e: UnsupportedOperationException) {
@@ -82,21 +87,22 @@ public class ShmSegment private constructor(path: Path, private val mapped: Mapp
         }
 
         /**
-         * Maps the existing file [path] whole, or returns null if it is missing or shorter than
-         * [minLength] bytes (not yet sized by its creator).
+         * Maps the existing file [path] whole, or returns null if it is missing or shorter than [minLength] bytes (not
+         * yet sized by its creator).
          */
         @JvmStatic
         @JvmOverloads
-        public fun open(path: Path, minLength: Long = 0): ShmSegment? = try {
-            FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE).use { ch ->
-                val size = ch.size()
-                if (size < minLength) null else ShmSegment(path, ch.map(FileChannel.MapMode.READ_WRITE, 0, size))
+        public fun open(path: Path, minLength: Long = 0): ShmSegment? =
+            try {
+                FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE).use { ch ->
+                    val size = ch.size()
+                    if (size < minLength) null else ShmSegment(path, ch.map(FileChannel.MapMode.READ_WRITE, 0, size))
+                }
+            } catch (e: NoSuchFileException) {
+                null
+            } catch (e: FileNotFoundException) {
+                null
             }
-        } catch (e: NoSuchFileException) {
-            null
-        } catch (e: FileNotFoundException) {
-            null
-        }
 
         private fun map(path: Path): ShmSegment =
             FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE).use { ch ->

@@ -3,13 +3,13 @@ package braid.provider.link
 import braid.core.FabricException
 import braid.provider.AddressHeader
 import braid.provider.PeerAddress
-import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteOrder
+import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * The address blob of a link endpoint: the host identity and every rail's own address blob,
- * each with its kind and length, so that a reader skips the parts it does not know (a rail a
- * newer node added) and a malformed blob is refused with the part and offset that are wrong.
+ * The address blob of a link endpoint: the host identity and every rail's own address blob, each with its kind and
+ * length, so that a reader skips the parts it does not know (a rail a newer node added) and a malformed blob is refused
+ * with the part and offset that are wrong.
  *
  * ```
  *  0                   1                   2                   3
@@ -27,8 +27,9 @@ import java.nio.ByteOrder
  * |  the rail's own address blob (its header first) ...           |  }
  * +---------------------------------------------------------------+
  * ```
- * Little-endian. Part kinds are [AddressHeader]'s (1 shm, 2 tcp). Version 1 readers read any
- * version ≥ 1: fields a later version appends go after the last part and are ignored.
+ *
+ * Little-endian. Part kinds are [AddressHeader]'s (1 shm, 2 tcp). Version 1 readers read any version ≥ 1: fields a
+ * later version appends go after the last part and are ignored.
  */
 internal object LinkAddressDescriptor {
     const val VERSION: Int = 1
@@ -59,8 +60,8 @@ internal object LinkAddressDescriptor {
     }
 
     /**
-     * Parses [raw]; [parsePart] turns a part of a kind this node has a rail for into that rail's
-     * address (throwing if malformed) and returns null for kinds it has no rail for.
+     * Parses [raw]; [parsePart] turns a part of a kind this node has a rail for into that rail's address (throwing if
+     * malformed) and returns null for kinds it has no rail for.
      */
     fun parse(raw: ByteArray, parsePart: (kind: Int, blob: ByteArray) -> PeerAddress?): LinkAddress {
         fun bad(what: String): Nothing = throw FabricException.invalid("link address (${raw.size} bytes): $what")
@@ -79,15 +80,19 @@ internal object LinkAddressDescriptor {
             val kind = b.getByte(at + PART_KIND_OFFSET).toInt() and 0xff
             val length = b.getShort(at + PART_LENGTH_OFFSET, ByteOrder.LITTLE_ENDIAN).toInt() and 0xffff
             val start = at + PART_HEADER_LENGTH
-            if (start + length > raw.size) bad("part $i (kind $kind): length $length at offset ${at + PART_LENGTH_OFFSET} runs past the end (${raw.size - start} bytes left)")
+            if (start + length > raw.size)
+                bad(
+                    "part $i (kind $kind): length $length at offset ${at + PART_LENGTH_OFFSET} runs past the end (${raw.size - start} bytes left)"
+                )
             for (j in 0 until i) if (seen[j] == kind) bad("part $i: kind $kind appears twice")
             seen[i] = kind
             val blob = raw.copyOfRange(start, start + length)
-            val parsed = try {
-                parsePart(kind, blob)
-            } catch (e: FabricException) {
-                bad("part $i at offset $start: ${e.message}")
-            }
+            val parsed =
+                try {
+                    parsePart(kind, blob)
+                } catch (e: FabricException) {
+                    bad("part $i at offset $start: ${e.message}")
+                }
             if (parsed != null) {
                 kinds[known] = kind
                 parts[known++] = parsed
@@ -98,7 +103,10 @@ internal object LinkAddressDescriptor {
     }
 }
 
-/** A parsed link address: the host it lives on and the rail addresses this node can use ([count] of them, in blob order). */
+/**
+ * A parsed link address: the host it lives on and the rail addresses this node can use ([count] of them, in blob
+ * order).
+ */
 internal class LinkAddress(
     val hostId: Long,
     private val kinds: IntArray,
@@ -107,12 +115,16 @@ internal class LinkAddress(
     override val raw: ByteArray,
 ) : PeerAddress {
     /** Built when asked (the AV files a link address under its parts' keys, and inserts must stay cheap). */
-    override val key: String get() = "link-" + (0 until count).joinToString("+") { parts[it]!!.key }
+    override val key: String
+        get() = "link-" + (0 until count).joinToString("+") { parts[it]!!.key }
 
     /** Built when asked, as [key] is: the AV files a link address by [indexKeyHash], which builds no string. */
-    override val partKeys: List<String> get() = List(count) { parts[it]!!.key }
+    override val partKeys: List<String>
+        get() = List(count) { parts[it]!!.key }
 
-    override val indexKeyCount: Int get() = maxOf(1, count)
+    override val indexKeyCount: Int
+        get() = maxOf(1, count)
+
     override fun indexKeyHash(i: Int): Long = if (count == 0) keyHash() else parts[i]!!.keyHash()
 
     override fun part(provider: String): PeerAddress? {

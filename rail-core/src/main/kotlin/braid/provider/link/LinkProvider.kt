@@ -24,63 +24,73 @@ import braid.provider.RailHost
 import braid.provider.Transport
 
 /**
- * The link (Braid's LNX, fi_lnx(7)): shared memory for peers on this host, one network rail for
- * the others, under one endpoint. The rails are peers of the link: they match through the
- * endpoint's one shared receive context, write into its completion queues and counters, and
- * resolve addresses through its AV (each sees its own part of a [LinkAddress]).
+ * The link (Braid's LNX, fi_lnx(7)): shared memory for peers on this host, one network rail for the others, under one
+ * endpoint. The rails are peers of the link: they match through the endpoint's one shared receive context, write into
+ * its completion queues and counters, and resolve addresses through its AV (each sees its own part of a [LinkAddress]).
  *
  * Which links: [LinkParams.LINKS] (`BRAID_LINKS`, default `shm+tcp`) in the hints' settings, in the syntax of
- * [LinkSelector.parse]; as in LNX a link joins at most shm and one network rail, either may stand
- * alone. One Info per permutation (one per tcp interface), named `shm+tcp:<interface>`, with the
- * rails' own Info in [Info.rails].
+ * [LinkSelector.parse]; as in LNX a link joins at most shm and one network rail, either may stand alone. One Info per
+ * permutation (one per tcp interface), named `shm+tcp:<interface>`, with the rails' own Info in [Info.rails].
  *
- * Parameters ([LinkParams]), as LNX's: `BRAID_LINK_DISABLE_SHM=1` leaves shm out (same-host peers
- * then go over the network rail); `BRAID_LINK_USE_SRQ=0` promises no any-source receive (they are
- * refused with EINVAL — matching is per-source indexed either way, so this only checks the
- * promise); `BRAID_LINK_DUMP_STATS=1` prints [braid.core.Endpoint.stats] to stderr when an
- * endpoint closes.
+ * Parameters ([LinkParams]), as LNX's: `BRAID_LINK_DISABLE_SHM=1` leaves shm out (same-host peers then go over the
+ * network rail); `BRAID_LINK_USE_SRQ=0` promises no any-source receive (they are refused with EINVAL — matching is
+ * per-source indexed either way, so this only checks the promise); `BRAID_LINK_DUMP_STATS=1` prints
+ * [braid.core.Endpoint.stats] to stderr when an endpoint closes.
  */
 internal object LinkProvider : Provider {
     override val name: String = "link"
     const val DEFAULT_LINKS: String = "shm+tcp"
 
-    override val parameters: List<Param<*>> get() = LinkParams.ALL
+    override val parameters: List<Param<*>>
+        get() = LinkParams.ALL
 
     const val SHM: String = LinkShape.SHM
 
     override fun infos(): List<Info> = infos(Hints())
 
-    override fun hostIdOf(address: ByteArray): Long? = try {
-        LinkAddressDescriptor.parse(address) { _, _ -> null }.hostId
-    } catch (e: FabricException) {
-        null
-    }
+    override fun hostIdOf(address: ByteArray): Long? =
+        try {
+            LinkAddressDescriptor.parse(address) { _, _ -> null }.hostId
+        } catch (e: FabricException) {
+            null
+        }
 
     override fun infos(hints: Hints): List<Info> {
         val settings = hints.settings.check(LinkParams.ALL)
         val links = settings.resolve(LinkParams.LINKS)
         val text = links.value
-        val source = when (links.source) {
-            ParamSource.DEFAULT -> "the default links"
-            ParamSource.API -> "Hints.links" // set through the hints' settings; errors keep the name callers know
-            else -> links.origin
-        }
+        val source =
+            when (links.source) {
+                ParamSource.DEFAULT -> "the default links"
+                ParamSource.API -> "Hints.links" // set through the hints' settings; errors keep the name callers know
+                else -> links.origin
+            }
         val disableShm = settings[LinkParams.DISABLE_SHM]
         val offers = ArrayList<Info>()
         val refused = ArrayList<String>()
         for (link in LinkSelector.parse(text, source).map { lnx(it, text, source) }) {
             val rails = if (disableShm) link.rails.filter { it.provider != SHM } else link.rails
-            if (rails.isEmpty()) { refused += "link '$link' has no rail left with BRAID_LINK_DISABLE_SHM=1"; continue }
-            val choices = rails.map { sel ->
-                val all = Braid.provider(sel.provider).infos(Hints(settings = hints.settings))
-                val picked = if (sel.domains.isEmpty()) all else sel.domains.mapNotNull { d -> all.firstOrNull { it.domainName == d } }
-                val missing = sel.domains.filter { d -> all.none { it.domainName == d } }
-                if (missing.isNotEmpty()) refused += "link '$link': ${sel.provider} has no domain ${missing.joinToString { "'$it'" }} (has: ${all.joinToString { it.domainName }})"
-                picked
+            if (rails.isEmpty()) {
+                refused += "link '$link' has no rail left with BRAID_LINK_DISABLE_SHM=1"
+                continue
             }
-            for (combination in permutations(choices)) offers += linkInfo(LinkSelector(rails), combination).copy(settings = hints.settings)
+            val choices =
+                rails.map { sel ->
+                    val all = Braid.provider(sel.provider).infos(Hints(settings = hints.settings))
+                    val picked =
+                        if (sel.domains.isEmpty()) all
+                        else sel.domains.mapNotNull { d -> all.firstOrNull { it.domainName == d } }
+                    val missing = sel.domains.filter { d -> all.none { it.domainName == d } }
+                    if (missing.isNotEmpty())
+                        refused +=
+                            "link '$link': ${sel.provider} has no domain ${missing.joinToString { "'$it'" }} (has: ${all.joinToString { it.domainName }})"
+                    picked
+                }
+            for (combination in permutations(choices)) offers +=
+                linkInfo(LinkSelector(rails), combination).copy(settings = hints.settings)
         }
-        if (offers.isEmpty()) throw FabricException.noData("link: $source='$text' offers nothing: ${refused.joinToString("; ")}")
+        if (offers.isEmpty())
+            throw FabricException.noData("link: $source='$text' offers nothing: ${refused.joinToString("; ")}")
         return offers
     }
 
@@ -88,8 +98,8 @@ internal object LinkProvider : Provider {
 
     /**
      * [link] as LNX joins rails ([LinkShape]: shm, whose one domain is `shm`, and at most one of
-     * [LinkShape.NETWORK_RAILS]), shm first; else a [LinkStringException] naming the link and
-     * its first problem, as the parser's do.
+     * [LinkShape.NETWORK_RAILS]), shm first; else a [LinkStringException] naming the link and its first problem, as the
+     * parser's do.
      */
     private fun lnx(link: LinkSelector, text: String, source: String): LinkSelector {
         val rails = link.rails.map { LinkShape.Rail(it.toString(), it.provider, it.domains) }
@@ -103,7 +113,15 @@ internal object LinkProvider : Provider {
         val network = rails.firstOrNull { it.provider != SHM }
         // What the link carries: what every one of its rails carries (messages, RMA and atomics
         // through each rail; triggered operations through the domain's deferred work queue).
-        val common = Caps.MSG or Caps.TAGGED or Caps.SEND or Caps.RECV or Caps.SOURCE or Caps.DIRECTED_RECV or Caps.RMA_ALL or Caps.TRIGGER
+        val common =
+            Caps.MSG or
+                Caps.TAGGED or
+                Caps.SEND or
+                Caps.RECV or
+                Caps.SOURCE or
+                Caps.DIRECTED_RECV or
+                Caps.RMA_ALL or
+                Caps.TRIGGER
         var caps = common
         for (r in rails) caps = caps and r.caps
         for (r in rails) caps = caps or (r.caps and (Caps.LOCAL_COMM or Caps.REMOTE_COMM))
@@ -115,11 +133,12 @@ internal object LinkProvider : Provider {
             mode = 0,
             endpointType = EndpointType.RDM,
             domainAttr = rails.first().domainAttr,
-            endpointAttr = EndpointAttr(
-                protocol = "BRAID_LINK",
-                maxMsgSize = rails.minOf { it.endpointAttr.maxMsgSize },
-                eagerSize = rails.minOf { it.endpointAttr.eagerSize },
-            ),
+            endpointAttr =
+                EndpointAttr(
+                    protocol = "BRAID_LINK",
+                    maxMsgSize = rails.minOf { it.endpointAttr.maxMsgSize },
+                    eagerSize = rails.minOf { it.endpointAttr.eagerSize },
+                ),
             txAttr = TxAttr(injectSize = rails.minOf { it.txAttr.injectSize }),
             rxAttr = RxAttr(unexpectedLimit = rails.minOf { it.rxAttr.unexpectedLimit }),
             rails = rails,
@@ -128,7 +147,6 @@ internal object LinkProvider : Provider {
 
     private fun permutations(choices: List<List<Info>>): List<List<Info>> =
         choices.fold(listOf(emptyList())) { acc, options -> acc.flatMap { prefix -> options.map { prefix + it } } }
-
 }
 
 /** A link's part of a domain: each rail's own domain part, opened as the link's peer. */
@@ -137,17 +155,23 @@ internal class LinkDomain(private val domain: Domain, private val info: Info) : 
 
     init {
         if (info.rails.isEmpty()) {
-            throw FabricException.invalid("link domain '${info.domainName}': the Info names no rails; take it from Braid.getInfo(Hints(provider = \"link\"))")
+            throw FabricException.invalid(
+                "link domain '${info.domainName}': the Info names no rails; take it from Braid.getInfo(Hints(provider = \"link\"))"
+            )
         }
         val opened = ArrayList<Pair<Info, DomainProvider>>()
         try {
             for (rail in info.rails) {
                 val provider = Braid.provider(rail.provider)
                 if (!provider.canBePeer) {
-                    throw FabricException.invalid("link domain '${info.domainName}': provider '${rail.provider}' cannot be opened as a peer (it cannot share the link's CQ and receive context)")
+                    throw FabricException.invalid(
+                        "link domain '${info.domainName}': provider '${rail.provider}' cannot be opened as a peer (it cannot share the link's CQ and receive context)"
+                    )
                 }
                 if (AddressHeader.kindOf(rail.provider) < 0) {
-                    throw FabricException.invalid("link domain '${info.domainName}': provider '${rail.provider}' has no address kind a link address can carry")
+                    throw FabricException.invalid(
+                        "link domain '${info.domainName}': provider '${rail.provider}' has no address kind a link address can carry"
+                    )
                 }
                 opened += rail to provider.openDomain(domain, rail)
             }
@@ -160,12 +184,17 @@ internal class LinkDomain(private val domain: Domain, private val info: Info) : 
 
     override fun parseAddress(raw: ByteArray): PeerAddress = LinkAddressDescriptor.parse(raw, partParser)
 
-    /** Parses a part of a link address with the rail of its kind (null: no such rail here); one object for every parse. */
+    /**
+     * Parses a part of a link address with the rail of its kind (null: no such rail here); one object for every parse.
+     */
     private val partParser: (Int, ByteArray) -> PeerAddress? = { kind, blob ->
         val rail = AddressHeader.nameOf(kind)
         var parsed: PeerAddress? = null
         for (i in 0 until rails.size) {
-            if (rails[i].first.provider == rail) { parsed = rails[i].second.parseAddress(blob); break }
+            if (rails[i].first.provider == rail) {
+                parsed = rails[i].second.parseAddress(blob)
+                break
+            }
         }
         parsed
     }
@@ -184,7 +213,11 @@ internal class LinkDomain(private val domain: Domain, private val info: Info) : 
         }
         val settings = domain.info.settings.overlay(info.settings)
         return LinkTransport(
-            host, av, info, HostIdentity.id, opened,
+            host,
+            av,
+            info,
+            HostIdentity.id,
+            opened,
             useSrq = settings[LinkParams.USE_SRQ],
             dumpStats = settings[LinkParams.DUMP_STATS],
         )
@@ -192,9 +225,14 @@ internal class LinkDomain(private val domain: Domain, private val info: Info) : 
 
     override fun close() {
         var first: Exception? = null
-        for ((_, p) in rails) try { p.close() } catch (e: Exception) { if (first == null) first = e }
+        for ((_, p) in rails) try {
+            p.close()
+        } catch (e: Exception) {
+            if (first == null) first = e
+        }
         first?.let { throw it }
     }
 
-    override fun toString(): String = "link domain '${info.domainName}' (${rails.joinToString { it.second.toString() }})"
+    override fun toString(): String =
+        "link domain '${info.domainName}' (${rails.joinToString { it.second.toString() }})"
 }

@@ -19,12 +19,11 @@ import org.agrona.MutableDirectBuffer
 import org.agrona.collections.Long2ObjectHashMap
 
 /**
- * A link's part of one endpoint: the rails' transports side by side. Sends pass through to the
- * rail the destination's locality picks — shm when the peer's host identity is this host's and
- * both have shm, else the network rail — so one peer is always reached over one rail and its
- * messages keep their order. Receives never pass through here: each rail matches against the
- * endpoint's shared receive context and completes into its CQ, so an any-source receive is
- * matched exactly once whichever rail's message arrives first (both run under the domain lock).
+ * A link's part of one endpoint: the rails' transports side by side. Sends pass through to the rail the destination's
+ * locality picks — shm when the peer's host identity is this host's and both have shm, else the network rail — so one
+ * peer is always reached over one rail and its messages keep their order. Receives never pass through here: each rail
+ * matches against the endpoint's shared receive context and completes into its CQ, so an any-source receive is matched
+ * exactly once whichever rail's message arrives first (both run under the domain lock).
  */
 internal class LinkTransport(
     private val host: RailHost,
@@ -46,7 +45,8 @@ internal class LinkTransport(
 
     override val counters: RailCounters = RailCounters("link")
 
-    override val acceptsAnySource: Boolean get() = useSrq
+    override val acceptsAnySource: Boolean
+        get() = useSrq
 
     override fun railStats(): List<RailStats> = rails.flatMap { it.second.railStats() }
 
@@ -60,9 +60,8 @@ internal class LinkTransport(
     }
 
     /**
-     * Polls shm every time and the network rail when [schedule] says (every time while it is
-     * busy, else about once per [NetworkPollSchedule.IDLE_POLL_NANOS]), reading the clock only
-     * when the schedule's countdown runs out.
+     * Polls shm every time and the network rail when [schedule] says (every time while it is busy, else about once per
+     * [NetworkPollSchedule.IDLE_POLL_NANOS]), reading the clock only when the schedule's countdown runs out.
      */
     override fun progress(): Int {
         val shm = shm
@@ -87,19 +86,42 @@ internal class LinkTransport(
     // ## RMA and atomics: to the rail the destination's locality picks, as sends go; the target's
     // rail serves them against the endpoint's domain, whichever rail they arrive on ##
 
-    override val rmaCaps: Long get() = rails.fold(Caps.RMA_ALL) { caps, (_, t) -> caps and t.rmaCaps }
+    override val rmaCaps: Long
+        get() = rails.fold(Caps.RMA_ALL) { caps, (_, t) -> caps and t.rmaCaps }
 
-    override fun maxAtomicCount(type: AtomicDatatype, form: AtomicForm): Int = rails.minOf { it.second.maxAtomicCount(type, form) }
+    override fun maxAtomicCount(type: AtomicDatatype, form: AtomicForm): Int =
+        rails.minOf { it.second.maxAtomicCount(type, form) }
 
-    override fun write(buffer: DirectBuffer, dest: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int =
-        railFor(dest)?.write(buffer, dest, remoteOffset, key, flags, context) ?: unrouted(dest)
+    override fun write(
+        buffer: DirectBuffer,
+        dest: Long,
+        remoteOffset: Long,
+        key: Long,
+        flags: Long,
+        context: Any?,
+    ): Int = railFor(dest)?.write(buffer, dest, remoteOffset, key, flags, context) ?: unrouted(dest)
 
-    override fun read(buffer: MutableDirectBuffer, src: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int =
-        railFor(src)?.read(buffer, src, remoteOffset, key, flags, context) ?: unrouted(src)
+    override fun read(
+        buffer: MutableDirectBuffer,
+        src: Long,
+        remoteOffset: Long,
+        key: Long,
+        flags: Long,
+        context: Any?,
+    ): Int = railFor(src)?.read(buffer, src, remoteOffset, key, flags, context) ?: unrouted(src)
 
     override fun atomic(
-        operand: DirectBuffer, compare: DirectBuffer?, result: MutableDirectBuffer?, dest: Long, remoteOffset: Long, key: Long,
-        type: AtomicDatatype, op: AtomicOp, count: Int, flags: Long, context: Any?,
+        operand: DirectBuffer,
+        compare: DirectBuffer?,
+        result: MutableDirectBuffer?,
+        dest: Long,
+        remoteOffset: Long,
+        key: Long,
+        type: AtomicDatatype,
+        op: AtomicOp,
+        count: Int,
+        flags: Long,
+        context: Any?,
     ): Int =
         railFor(dest)?.atomic(operand, compare, result, dest, remoteOffset, key, type, op, count, flags, context)
             ?: unrouted(dest)
@@ -112,8 +134,8 @@ internal class LinkTransport(
     }
 
     /**
-     * The rail that reaches [dest] (shm for a peer on this host that has shm, else the network
-     * rail), or null if none does ([unrouted] says why).
+     * The rail that reaches [dest] (shm for a peer on this host that has shm, else the network rail), or null if none
+     * does ([unrouted] says why).
      */
     private fun route(dest: Long): Transport? {
         if (!av.bound) return null
@@ -121,40 +143,58 @@ internal class LinkTransport(
             routes.clear()
             routesGeneration = av.generation
         }
-        routes.get(dest)?.let { return it }
-        val peer = av.peer(dest) as? LinkAddress ?: return null
-        val rail = when {
-            shm != null && peer.hostId == hostId && peer.part(LinkProvider.SHM) != null -> shm
-            network != null && peer.part(network.first) != null -> network.second
-            else -> return null
+        routes.get(dest)?.let {
+            return it
         }
+        val peer = av.peer(dest) as? LinkAddress ?: return null
+        val rail =
+            when {
+                shm != null && peer.hostId == hostId && peer.part(LinkProvider.SHM) != null -> shm
+                network != null && peer.part(network.first) != null -> network.second
+                else -> return null
+            }
         routes.put(dest, rail)
         return rail
     }
 
-    /** Why [route] found no rail for [dest]: `-EINVAL` (no AV, not a link address) or `-EHOSTUNREACH` (none reaches it). */
+    /**
+     * Why [route] found no rail for [dest]: `-EINVAL` (no AV, not a link address) or `-EHOSTUNREACH` (none reaches it).
+     */
     private fun unrouted(dest: Long): Int =
         if (av.bound && av.peer(dest) is LinkAddress) -Errno.EHOSTUNREACH else -Errno.EINVAL
 
     // The link never queues an entry of its own: each rail queues its unexpected messages
     // with itself as the entry's peer, and the receive context calls that rail back.
     override fun startMsg(entry: RxEntry): Unit = notOwned(entry)
+
     override fun startTag(entry: RxEntry): Unit = notOwned(entry)
+
     override fun discardMsg(entry: RxEntry): Unit = notOwned(entry)
+
     override fun discardTag(entry: RxEntry): Unit = notOwned(entry)
 
-    private fun notOwned(entry: RxEntry): Nothing = throw IllegalStateException("link: entry $entry was queued by a rail, not by the link")
+    private fun notOwned(entry: RxEntry): Nothing =
+        throw IllegalStateException("link: entry $entry was queued by a rail, not by the link")
 
     override fun abort(err: Int, why: String) {
         for ((_, t) in rails) t.abort(err, why)
     }
 
     override fun close() {
-        if (dumpStats) System.err.println("braid link '${info.domainName}' endpoint closing:\n" + EndpointStats(railStats(), host.srx.stats()).render())
+        if (dumpStats)
+            System.err.println(
+                "braid link '${info.domainName}' endpoint closing:\n" +
+                    EndpointStats(railStats(), host.srx.stats()).render()
+            )
         var first: Exception? = null
-        for ((_, t) in rails) try { t.close() } catch (e: Exception) { if (first == null) first = e }
+        for ((_, t) in rails) try {
+            t.close()
+        } catch (e: Exception) {
+            if (first == null) first = e
+        }
         first?.let { throw it }
     }
 
-    override fun toString(): String = "link '${info.domainName}'\n" + rails.joinToString("\n") { (name, t) -> "  $name: $t" }
+    override fun toString(): String =
+        "link '${info.domainName}'\n" + rails.joinToString("\n") { (name, t) -> "  $name: $t" }
 }

@@ -1,20 +1,18 @@
 package braid.provider.link
 
 /**
- * When a link polls its network rail, whose poll is a system call (`Selector.selectNow`, about
- * 0.4 µs) that would otherwise tax every same-host message: every time while that rail is busy
- * (it had work, or was given a send, within [ACTIVE_NANOS]), else once per [IDLE_POLL_NANOS].
+ * When a link polls its network rail, whose poll is a system call (`Selector.selectNow`, about 0.4 µs) that would
+ * otherwise tax every same-host message: every time while that rail is busy (it had work, or was given a send, within
+ * [ACTIVE_NANOS]), else once per [IDLE_POLL_NANOS].
  *
- * Keeping that schedule reads no clock on most polls: the caller counts [countdown] down once
- * per poll and asks [due] with the time only when it reaches zero. [due] then sets how many
- * polls pass before the next clock read (the stride): 1 while the network rail is busy; while
- * it is idle, the stride is kept so that a stride of polls takes an eighth to a quarter of
- * [IDLE_POLL_NANOS] (doubled up to [MAX_STRIDE] when faster, halved when slower), and drops to 1
- * as soon as one took longer than [IDLE_POLL_NANOS]. So a spinning caller reads the clock once per
- * [MAX_STRIDE] polls and still reaches the network rail within about [IDLE_POLL_NANOS]; a caller
- * that parks between polls polls it every time, once one stride of polls has shown the slowdown
- * (a caller that backs off, spinning, then yielding, then parking, has shrunk its stride while
- * yielding).
+ * Keeping that schedule reads no clock on most polls: the caller counts [countdown] down once per poll and asks [due]
+ * with the time only when it reaches zero. [due] then sets how many polls pass before the next clock read (the stride):
+ * 1 while the network rail is busy; while it is idle, the stride is kept so that a stride of polls takes an eighth to a
+ * quarter of [IDLE_POLL_NANOS] (doubled up to [MAX_STRIDE] when faster, halved when slower), and drops to 1 as soon as
+ * one took longer than [IDLE_POLL_NANOS]. So a spinning caller reads the clock once per [MAX_STRIDE] polls and still
+ * reaches the network rail within about [IDLE_POLL_NANOS]; a caller that parks between polls polls it every time, once
+ * one stride of polls has shown the slowdown (a caller that backs off, spinning, then yielding, then parking, has
+ * shrunk its stride while yielding).
  *
  * Not thread-safe: the link calls it under its domain lock.
  */
@@ -33,9 +31,9 @@ internal class NetworkPollSchedule(now: Long = System.nanoTime()) {
     private var kicked = false
 
     /**
-     * The network rail was given work (a send): it counts as busy from now on, and the next poll
-     * reads the clock. Not to get the bytes out (tcp writes a send when it is posted) but to read
-     * promptly the reply a send to a remote peer is likely to provoke.
+     * The network rail was given work (a send): it counts as busy from now on, and the next poll reads the clock. Not
+     * to get the bytes out (tcp writes a send when it is posted) but to read promptly the reply a send to a remote peer
+     * is likely to provoke.
      */
     fun kick() {
         kicked = true
@@ -46,18 +44,22 @@ internal class NetworkPollSchedule(now: Long = System.nanoTime()) {
     fun due(now: Long): Boolean {
         val window = now - lastClock
         lastClock = now
-        if (kicked) { kicked = false; lastWork = now }
+        if (kicked) {
+            kicked = false
+            lastWork = now
+        }
         if (now - lastWork <= ACTIVE_NANOS) {
             arm(1)
             return true
         }
         if (armed == stride) {
-            stride = when {
-                window > IDLE_POLL_NANOS -> 1
-                window > IDLE_POLL_NANOS / 4 -> maxOf(1, stride / 2)
-                window < IDLE_POLL_NANOS / 8 -> minOf(stride * 2, MAX_STRIDE)
-                else -> stride
-            }
+            stride =
+                when {
+                    window > IDLE_POLL_NANOS -> 1
+                    window > IDLE_POLL_NANOS / 4 -> maxOf(1, stride / 2)
+                    window < IDLE_POLL_NANOS / 8 -> minOf(stride * 2, MAX_STRIDE)
+                    else -> stride
+                }
         }
         arm(stride)
         return now - lastPoll >= IDLE_POLL_NANOS
@@ -78,7 +80,8 @@ internal class NetworkPollSchedule(now: Long = System.nanoTime()) {
     }
 
     /** The current stride (for tests). */
-    internal val polls: Int get() = armed
+    internal val polls: Int
+        get() = armed
 
     companion object {
         /** How long after its last work the network rail counts as busy and is polled every time. */

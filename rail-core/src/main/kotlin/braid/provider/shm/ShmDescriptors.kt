@@ -4,16 +4,16 @@ import braid.core.FabricException
 import braid.core.shm.JobKeyProof
 import braid.provider.AddressHeader
 import braid.provider.PeerAddress
-import org.agrona.DirectBuffer
-import org.agrona.concurrent.UnsafeBuffer
-import org.agrona.concurrent.ringbuffer.RingBufferDescriptor
 import java.nio.ByteOrder
 import java.nio.charset.StandardCharsets
 import java.nio.file.Path
+import org.agrona.DirectBuffer
+import org.agrona.concurrent.UnsafeBuffer
+import org.agrona.concurrent.ringbuffer.RingBufferDescriptor
 
 /**
- * The address blob of an shm endpoint. Versioned; every node can parse it, and a malformed one
- * is refused with the offset and field that are wrong.
+ * The address blob of an shm endpoint. Versioned; every node can parse it, and a malformed one is refused with the
+ * offset and field that are wrong.
  *
  * ```
  *  0                   1                   2                   3
@@ -27,6 +27,7 @@ import java.nio.file.Path
  * |        name length (16)       |  name bytes, UTF-8 ...        |
  * +-------------------------------+-------------------------------+
  * ```
+ *
  * All fields little-endian. The name is the endpoint's file name stem (see [ShmDirectory]).
  */
 internal object ShmAddressDescriptor {
@@ -53,8 +54,10 @@ internal object ShmAddressDescriptor {
         fun bad(what: String): Nothing = throw FabricException.invalid("shm address (${raw.size} bytes): $what")
         val b = AddressHeader.check(raw, KIND_SHM, NAME_OFFSET, "the header alone is $NAME_OFFSET")
         val nameLength = b.getShort(NAME_LENGTH_OFFSET, ByteOrder.LITTLE_ENDIAN).toInt() and 0xffff
-        if (nameLength == 0 || nameLength > MAX_NAME) bad("name length $nameLength at offset $NAME_LENGTH_OFFSET must be 1..$MAX_NAME")
-        if (raw.size < NAME_OFFSET + nameLength) bad("name of $nameLength bytes runs past the end (${raw.size - NAME_OFFSET} left)")
+        if (nameLength == 0 || nameLength > MAX_NAME)
+            bad("name length $nameLength at offset $NAME_LENGTH_OFFSET must be 1..$MAX_NAME")
+        if (raw.size < NAME_OFFSET + nameLength)
+            bad("name of $nameLength bytes runs past the end (${raw.size - NAME_OFFSET} left)")
         // A newer version may append fields after the name: read what this version knows.
         val name = String(raw, NAME_OFFSET, nameLength, StandardCharsets.UTF_8)
         if (!name.startsWith(ShmDirectory.PREFIX) || name.any { it == '/' || it == '~' || it.isWhitespace() }) {
@@ -65,16 +68,18 @@ internal object ShmAddressDescriptor {
 }
 
 internal class ShmAddress(val hostId: Long, val name: String, override val raw: ByteArray) : PeerAddress {
-    override val key: String get() = name
+    override val key: String
+        get() = name
+
     override fun render(): String = "fi_shm://${java.lang.Long.toHexString(hostId)}/$name"
+
     override fun toString(): String = render()
 }
 
 /**
- * The start of every shm file: a magic naming the kind of file, then its format version, 32 bits
- * each, in the byte order of the host (see [EndpointFileDescriptor], [ChannelFileDescriptor]).
- * A process maps a file of another version only to refuse it: behind the header it may be laid
- * out otherwise.
+ * The start of every shm file: a magic naming the kind of file, then its format version, 32 bits each, in the byte
+ * order of the host (see [EndpointFileDescriptor], [ChannelFileDescriptor]). A process maps a file of another version
+ * only to refuse it: behind the header it may be laid out otherwise.
  */
 internal object ShmFileHeader {
     const val MAGIC_OFFSET = 0
@@ -82,17 +87,21 @@ internal object ShmFileHeader {
     const val LENGTH = 8
 
     /**
-     * Checks that [buffer], mapped from [path], starts with [magic] and [version]; else throws
-     * [FabricException] (EINVAL) naming the file, what it holds and what this build expects.
-     * [kind] names the kind of file in the message.
+     * Checks that [buffer], mapped from [path], starts with [magic] and [version]; else throws [FabricException]
+     * (EINVAL) naming the file, what it holds and what this build expects. [kind] names the kind of file in the
+     * message.
      */
     fun check(buffer: DirectBuffer, path: Path, kind: String, magic: Int, version: Int) {
         if (buffer.capacity() < LENGTH) refuse(path, "${buffer.capacity()} bytes, too short for the header of a $kind")
         val foundMagic = buffer.getInt(MAGIC_OFFSET)
-        if (foundMagic != magic) refuse(path, "not a $kind: magic ${hex(foundMagic)}, expected ${hex(magic)} (\"${text(magic)}\")")
+        if (foundMagic != magic)
+            refuse(path, "not a $kind: magic ${hex(foundMagic)}, expected ${hex(magic)} (\"${text(magic)}\")")
         val found = buffer.getInt(VERSION_OFFSET)
         if (found != version) {
-            refuse(path, "$kind format version $found, but this build reads version $version only; every process sharing shm files must run the same Braid version")
+            refuse(
+                path,
+                "$kind format version $found, but this build reads version $version only; every process sharing shm files must run the same Braid version",
+            )
         }
     }
 
@@ -105,12 +114,12 @@ internal object ShmFileHeader {
 }
 
 /**
- * An endpoint's file: who owns it, whether it is open, and its doorbell — a many-to-one ring
- * where senders announce the channel files they create for it.
+ * An endpoint's file: who owns it, whether it is open, and its doorbell — a many-to-one ring where senders announce the
+ * channel files they create for it.
  *
- * The job key ([braid.core.CoreParams.JOB_KEY]) is proven both ways through these files, with
- * the shared-memory kit's [JobKeyProof], before any message is written or read, as the tcp
- * handshake does on the wire ([braid.provider.tcp.TcpHandshake]):
+ * The job key ([braid.core.CoreParams.JOB_KEY]) is proven both ways through these files, with the shared-memory kit's
+ * [JobKeyProof], before any message is written or read, as the tcp handshake does on the wire
+ * ([braid.provider.tcp.TcpHandshake]):
  * ```
  * receiver, at enable:   nonce_r (32 random bytes) and
  *                        endpoint proof = HMAC(K, "braid-shm endpoint" ‖ 0 ‖ receiver name ‖ 0 ‖ nonce_r)
@@ -124,9 +133,10 @@ internal object ShmFileHeader {
  *                        (receiver state 3), logs, reports EACCES on its event queue, and reads
  *                        nothing from it
  * ```
- * So a sender with another key never has a send completed that the receiver then drops, and
- * the receiver still learns who knocked. The nonce is fresh to each endpoint and the proofs name
- * their ends, so a proof copied from another file does not check out.
+ *
+ * So a sender with another key never has a send completed that the receiver then drops, and the receiver still learns
+ * who knocked. The nonce is fresh to each endpoint and the proofs name their ends, so a proof copied from another file
+ * does not check out.
  *
  * ```
  *  0                   1                   2                   3
@@ -182,10 +192,17 @@ internal object EndpointFileDescriptor {
 
     fun length(): Int = DOORBELL_OFFSET + DOORBELL_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH
 
-    /** Checks an endpoint file mapped from [path]: header and length; throws [FabricException] naming the file and the fault. */
+    /**
+     * Checks an endpoint file mapped from [path]: header and length; throws [FabricException] naming the file and the
+     * fault.
+     */
     fun check(buffer: DirectBuffer, path: Path) {
         ShmFileHeader.check(buffer, path, "endpoint file", MAGIC, VERSION)
-        if (buffer.capacity() < length()) ShmFileHeader.refuse(path, "endpoint file of ${buffer.capacity()} bytes, shorter than the ${length()} of version $VERSION")
+        if (buffer.capacity() < length())
+            ShmFileHeader.refuse(
+                path,
+                "endpoint file of ${buffer.capacity()} bytes, shorter than the ${length()} of version $VERSION",
+            )
     }
 }
 
@@ -249,13 +266,13 @@ internal object EndpointFileDescriptor {
  * |  (CTS, ACK, …; RMA replies)                                   |
  * +---------------------------------------------------------------+
  * ```
- * Version 3 added the RMA records (see [FrameDescriptor]); version 4 the key proof: a receiver
- * reads nothing from a channel before the proof checks out (see [EndpointFileDescriptor]); version 5 the split
- * slot, where the receiver of a large rendezvous message and its sender claim its chunks and
- * copy them at once (one split at a time per channel: the receiver makes it synchronously).
- * Fragments have a ring of their own because a receiver may leave an unexpected message head
- * in the data ring to push its sender back; fragments of a message already matched must still
- * flow past it, or the receive waiting for them would never complete.
+ *
+ * Version 3 added the RMA records (see [FrameDescriptor]); version 4 the key proof: a receiver reads nothing from a
+ * channel before the proof checks out (see [EndpointFileDescriptor]); version 5 the split slot, where the receiver of a
+ * large rendezvous message and its sender claim its chunks and copy them at once (one split at a time per channel: the
+ * receiver makes it synchronously). Fragments have a ring of their own because a receiver may leave an unexpected
+ * message head in the data ring to push its sender back; fragments of a message already matched must still flow past
+ * it, or the receive waiting for them would never complete.
  */
 internal object ChannelFileDescriptor {
     const val MAGIC: Int = 0x42524443 // "BRDC"
@@ -268,7 +285,9 @@ internal object ChannelFileDescriptor {
     const val RECEIVER_STATE_OFFSET = 20
     const val PROOF_OFFSET = 32
     const val PROOF_LENGTH = JobKeyProof.PROOF_LENGTH
-    /** What the channel key proof proves ([JobKeyProof.proof]'s label); its names are the receiver's and the sender's. */
+    /**
+     * What the channel key proof proves ([JobKeyProof.proof]'s label); its names are the receiver's and the sender's.
+     */
     const val KEY_LABEL = "braid-shm channel"
     /** Receiver state: the sender's key proof failed; nothing in the channel is read. */
     const val RECEIVER_REFUSED = 3
@@ -287,33 +306,41 @@ internal object ChannelFileDescriptor {
 
     fun bulkRingOffset(dataCapacity: Int): Int = DATA_RING_OFFSET + dataCapacity + RingBufferDescriptor.TRAILER_LENGTH
 
-    fun ctrlRingOffset(dataCapacity: Int): Int = bulkRingOffset(dataCapacity) + dataCapacity + RingBufferDescriptor.TRAILER_LENGTH
+    fun ctrlRingOffset(dataCapacity: Int): Int =
+        bulkRingOffset(dataCapacity) + dataCapacity + RingBufferDescriptor.TRAILER_LENGTH
 
-    fun length(dataCapacity: Int): Int = ctrlRingOffset(dataCapacity) + CTRL_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH
+    fun length(dataCapacity: Int): Int =
+        ctrlRingOffset(dataCapacity) + CTRL_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH
 
     /**
-     * Checks a channel file mapped from [path]: header, ring capacity and length. Returns the data
-     * ring capacity; throws [FabricException] naming the file and the fault.
+     * Checks a channel file mapped from [path]: header, ring capacity and length. Returns the data ring capacity;
+     * throws [FabricException] naming the file and the fault.
      */
     fun check(buffer: DirectBuffer, path: Path): Int {
         ShmFileHeader.check(buffer, path, "channel file", MAGIC, VERSION)
-        if (buffer.capacity() < DATA_RING_OFFSET) ShmFileHeader.refuse(path, "channel file of ${buffer.capacity()} bytes, shorter than its $DATA_RING_OFFSET-byte header")
+        if (buffer.capacity() < DATA_RING_OFFSET)
+            ShmFileHeader.refuse(
+                path,
+                "channel file of ${buffer.capacity()} bytes, shorter than its $DATA_RING_OFFSET-byte header",
+            )
         val capacity = buffer.getInt(DATA_CAPACITY_OFFSET)
         // Up to 2^29 the length below fits an Int; no endpoint makes rings that large.
         if (capacity < 1024 || capacity > (1 shl 29) || Integer.bitCount(capacity) != 1) {
             ShmFileHeader.refuse(path, "channel file ring capacity $capacity is not a power of two in 1 KiB..512 MiB")
         }
         if (buffer.capacity() < length(capacity)) {
-            ShmFileHeader.refuse(path, "channel file of ${buffer.capacity()} bytes, shorter than the ${length(capacity)} its $capacity-byte rings take")
+            ShmFileHeader.refuse(
+                path,
+                "channel file of ${buffer.capacity()} bytes, shorter than the ${length(capacity)} its $capacity-byte rings take",
+            )
         }
         return capacity
     }
 }
 
 /**
- * Records in a channel's rings (the ring's own 8-byte record header precedes each; its type
- * field holds the MSG_* value). Offsets are from the record's payload start, which Agrona
- * aligns to 8, so every long below is aligned.
+ * Records in a channel's rings (the ring's own 8-byte record header precedes each; its type field holds the MSG_*
+ * value). Offsets are from the record's payload start, which Agrona aligns to 8, so every long below is aligned.
  *
  * Data ring (EAGER, RTS) and bulk ring (FRAG), sender -> receiver:
  * ```
@@ -357,12 +384,12 @@ internal object ChannelFileDescriptor {
  * |  payload ...                                                  |
  * +---------------------------------------------------------------+
  * ```
- * Control ring, receiver -> sender: CTS (10: message id, bytes accepted), ACK (11: message id,
- * delivered), DISCARDED (12: message id, dropped by the receiving application), PULLED (13:
- * message id, bytes the receiver copied itself with cross-memory attach), SHARE (15: message id,
- * generation of the split slot's copy the sender may help with), 16 bytes each; and
- * RMA_REPLY (14): braid.provider.RmaDescriptor's reply (32-byte header with status and request
- * id, then a read's bytes or a fetching atomic's old values).
+ *
+ * Control ring, receiver -> sender: CTS (10: message id, bytes accepted), ACK (11: message id, delivered), DISCARDED
+ * (12: message id, dropped by the receiving application), PULLED (13: message id, bytes the receiver copied itself with
+ * cross-memory attach), SHARE (15: message id, generation of the split slot's copy the sender may help with), 16 bytes
+ * each; and RMA_REPLY (14): braid.provider.RmaDescriptor's reply (32-byte header with status and request id, then a
+ * read's bytes or a fetching atomic's old values).
  */
 internal object FrameDescriptor {
     const val MSG_EAGER = 1

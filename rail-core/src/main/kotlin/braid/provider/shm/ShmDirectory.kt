@@ -9,24 +9,24 @@ import java.nio.file.Path
 import java.util.concurrent.atomic.AtomicInteger
 
 /**
- * How the shm rail names its files in the shared-memory directory ([SharedMemoryDir]), and how
- * it reclaims those of dead owners. Creating and mapping them is the kit's ([ShmSegment]).
+ * How the shm rail names its files in the shared-memory directory ([SharedMemoryDir]), and how it reclaims those of
+ * dead owners. Creating and mapping them is the kit's ([ShmSegment]).
  *
- * Names carry the owner's identity ([ProcessIdentity]), `braid-<pid>-<start>-<n>`, where
- * `<start>` is the process start time in milliseconds (base 36): a pid alone can be reused, a
- * pid with its start time cannot. So liveness is read from the name, without opening the file:
+ * Names carry the owner's identity ([ProcessIdentity]), `braid-<pid>-<start>-<n>`, where `<start>` is the process start
+ * time in milliseconds (base 36): a pid alone can be reused, a pid with its start time cannot. So liveness is read from
+ * the name, without opening the file:
  * - `<endpoint>.ep` — an endpoint's file: its header and doorbell ring; owned by the endpoint.
  * - `<receiver>~<sender>.ch` — one sender-to-receiver channel: its data ring and control ring.
  *
- * Files are created with mode 0600 and removed on close; [reclaim] removes those whose owners
- * died without closing.
+ * Files are created with mode 0600 and removed on close; [reclaim] removes those whose owners died without closing.
  */
 internal object ShmDirectory {
     const val PREFIX = "braid-"
     private val counter = AtomicInteger()
 
     /** The process-wide directory ([SharedMemoryDir.default]): peers find each other's files here. */
-    val root: Path get() = SharedMemoryDir.default
+    val root: Path
+        get() = SharedMemoryDir.default
 
     /** A fresh endpoint name owned by this process. */
     fun newEndpointName(): String {
@@ -57,23 +57,28 @@ internal object ShmDirectory {
     fun pidOf(name: String): String = name.removePrefix(PREFIX).substringBefore('-')
 
     /**
-     * Removes files left by processes that died: an endpoint file whose owner is gone, and a
-     * channel file whose receiver and sender are both gone. Returns how many were removed.
+     * Removes files left by processes that died: an endpoint file whose owner is gone, and a channel file whose
+     * receiver and sender are both gone. Returns how many were removed.
      */
     fun reclaim(): Int {
         var removed = 0
-        val files = try {
-            Files.newDirectoryStream(root, "$PREFIX*").use { it.toList() }
-        } catch (e: IOException) {
-            return 0
-        }
+        val files =
+            try {
+                Files.newDirectoryStream(root, "$PREFIX*").use { it.toList() }
+            } catch (e: IOException) {
+                return 0
+            }
         for (f in files) {
             val n = f.fileName.toString()
-            val stale = when {
-                n.endsWith(".ep") -> !ownerAlive(n.removeSuffix(".ep"))
-                n.endsWith(".ch") -> n.removeSuffix(".ch").split('~').let { it.size != 2 || (!ownerAlive(it[0]) && !ownerAlive(it[1])) }
-                else -> false
-            }
+            val stale =
+                when {
+                    n.endsWith(".ep") -> !ownerAlive(n.removeSuffix(".ep"))
+                    n.endsWith(".ch") ->
+                        n.removeSuffix(".ch").split('~').let {
+                            it.size != 2 || (!ownerAlive(it[0]) && !ownerAlive(it[1]))
+                        }
+                    else -> false
+                }
             if (stale && runCatching { Files.deleteIfExists(f) }.getOrDefault(false)) removed++
         }
         return removed

@@ -43,11 +43,10 @@ import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer
 import org.agrona.concurrent.ringbuffer.RingBufferDescriptor
 
 /**
- * A channel [sender] announced to this endpoint: the shm rail's inbound adapter. It decodes the
- * data ring (message heads) and the bulk ring (fragments, RMA requests) into the engine, and is
- * the [ControlOutlet] of its [recvPath]: control records go back through the control ring, and
- * it pulls rendezvous bytes straight from the sender's memory where `process_vm_readv` works,
- * large ones together with the sender ([ShmSplitCopy]).
+ * A channel [sender] announced to this endpoint: the shm rail's inbound adapter. It decodes the data ring (message
+ * heads) and the bulk ring (fragments, RMA requests) into the engine, and is the [ControlOutlet] of its [recvPath]:
+ * control records go back through the control ring, and it pulls rendezvous bytes straight from the sender's memory
+ * where `process_vm_readv` works, large ones together with the sender ([ShmSplitCopy]).
  */
 internal class ShmInChannel(
     private val t: ShmTransport,
@@ -55,9 +54,30 @@ internal class ShmInChannel(
     private val file: ShmSegment,
     capacity: Int,
 ) : ControlOutlet, ControlledMessageHandler {
-    val data = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.DATA_RING_OFFSET, capacity + RingBufferDescriptor.TRAILER_LENGTH))
-    val bulk = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.bulkRingOffset(capacity), capacity + RingBufferDescriptor.TRAILER_LENGTH))
-    val ctrl = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.ctrlRingOffset(capacity), ChannelFileDescriptor.CTRL_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH))
+    val data =
+        OneToOneRingBuffer(
+            UnsafeBuffer(
+                file.buffer,
+                ChannelFileDescriptor.DATA_RING_OFFSET,
+                capacity + RingBufferDescriptor.TRAILER_LENGTH,
+            )
+        )
+    val bulk =
+        OneToOneRingBuffer(
+            UnsafeBuffer(
+                file.buffer,
+                ChannelFileDescriptor.bulkRingOffset(capacity),
+                capacity + RingBufferDescriptor.TRAILER_LENGTH,
+            )
+        )
+    val ctrl =
+        OneToOneRingBuffer(
+            UnsafeBuffer(
+                file.buffer,
+                ChannelFileDescriptor.ctrlRingOffset(capacity),
+                ChannelFileDescriptor.CTRL_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH,
+            )
+        )
     private val owner: ProcessWatch? = ShmDirectory.owner(sender)?.let { ProcessWatch.watch(it) }
     private val senderPid = ShmDirectory.pidOf(sender).toIntOrNull() ?: 0
     /** Whether single-copy pulls from this sender work; cleared on the first that fails. */
@@ -74,8 +94,11 @@ internal class ShmInChannel(
     private val split = ShmSplitCopy(file.buffer)
     /** The sender closed or died; whatever is still in the ring is delivered first. */
     var senderGone: String? = null
-    val fiAddr: Long get() = recvPath.fiAddr
-    val dead: Boolean get() = recvPath.dead
+    val fiAddr: Long
+        get() = recvPath.fiAddr
+
+    val dead: Boolean
+        get() = recvPath.dead
 
     fun poll(): Int {
         if (recvPath.controlPending) engine.flushControl(recvPath)
@@ -97,9 +120,9 @@ internal class ShmInChannel(
     fun drained(): Boolean = data.size() == 0 && bulk.size() == 0
 
     /**
-     * Whether a ring's next record was claimed and never committed (Agrona marks a claim with a
-     * negative length until the commit): a sender that died there left nothing readable behind
-     * it, so there is nothing more to deliver from that ring.
+     * Whether a ring's next record was claimed and never committed (Agrona marks a claim with a negative length until
+     * the commit): a sender that died there left nothing readable behind it, so there is nothing more to deliver from
+     * that ring.
      */
     fun stuck(): Boolean = claimedAtHead(data) || claimedAtHead(bulk)
 
@@ -112,25 +135,46 @@ internal class ShmInChannel(
         avGeneration = generation
         val before = recvPath.fiAddr
         val now = t.av.epAddr(sender)
-        if (before == FiAddr.NOTAVAIL && now != FiAddr.NOTAVAIL) engine.resolved(recvPath, now) else recvPath.fiAddr = now
+        if (before == FiAddr.NOTAVAIL && now != FiAddr.NOTAVAIL) engine.resolved(recvPath, now)
+        else recvPath.fiAddr = now
     }
 
-    override fun onMessage(type: Int, b: MutableDirectBuffer, index: Int, length: Int): ControlledMessageHandler.Action = when (type) {
-        MSG_EAGER, MSG_RTS -> onMessageHead(type == MSG_RTS, b, index)
-        else -> ControlledMessageHandler.Action.CONTINUE // a record type from a newer version: skip it
-    }
+    override fun onMessage(
+        type: Int,
+        b: MutableDirectBuffer,
+        index: Int,
+        length: Int,
+    ): ControlledMessageHandler.Action =
+        when (type) {
+            MSG_EAGER,
+            MSG_RTS -> onMessageHead(type == MSG_RTS, b, index)
+            else -> ControlledMessageHandler.Action.CONTINUE // a record type from a newer version: skip it
+        }
 
     /** The id of the message head left in the data ring last time (pushed back), or 0. */
     private var pushedBack = 0L
 
-    private fun onMessageHead(rendezvous: Boolean, b: MutableDirectBuffer, index: Int): ControlledMessageHandler.Action {
+    private fun onMessageHead(
+        rendezvous: Boolean,
+        b: MutableDirectBuffer,
+        index: Int,
+    ): ControlledMessageHandler.Action {
         val wire = b.getInt(index + FLAGS_OFFSET)
         val id = b.getLong(index + MSG_ID_OFFSET)
         val length = b.getLong(index + LENGTH_OFFSET)
         // A record pushed back before is offered again: counted once.
         val again = id == pushedBack
         pushedBack = 0
-        val e = engine.arrived(recvPath, wire and FLAG_TAGGED != 0, b.getLong(index + TAG_OFFSET), length, wire and FLAG_DATA != 0, b.getLong(index + DATA_OFFSET), count = !again)
+        val e =
+            engine.arrived(
+                recvPath,
+                wire and FLAG_TAGGED != 0,
+                b.getLong(index + TAG_OFFSET),
+                length,
+                wire and FLAG_DATA != 0,
+                b.getLong(index + DATA_OFFSET),
+                count = !again,
+            )
         val wantAck = wire and FLAG_ACK != 0
         val srcAddress = b.getLong(index + SRC_ADDRESS_OFFSET)
         if (engine.isMatched(e)) {
@@ -144,7 +188,9 @@ internal class ShmInChannel(
             pushedBack = id
             return ControlledMessageHandler.Action.ABORT
         }
-        val bytes = if (rendezvous) null else engine.payload(length.toInt()).also { it.putBytes(0, b, index + HEADER_LENGTH, length.toInt()) }
+        val bytes =
+            if (rendezvous) null
+            else engine.payload(length.toInt()).also { it.putBytes(0, b, index + HEADER_LENGTH, length.toInt()) }
         engine.hold(recvPath, e, bytes, id, rendezvous, wantAck, 0, srcAddress)
         return ControlledMessageHandler.Action.CONTINUE
     }
@@ -154,11 +200,23 @@ internal class ShmInChannel(
         if (!pullable || length < t.pullSize || e.buffer.byteArray() != null) return false
         val dst = e.buffer.addressOffset()
         // From the share size on, the sender copies part of it at the same time (a split copy).
-        val done = if (t.shareSize > 0 && length >= t.shareSize) {
-            split.receive(msgId, dst, srcAddress, length, ShmSplitCopy.chunkFor(length, t.shareChunk), senderPid, t.cmaIov, ctrl, ctrlScratch, owner)
-        } else {
-            CrossMemoryAttach.read(t.cmaIov, senderPid, dst, srcAddress, length) == length
-        }
+        val done =
+            if (t.shareSize > 0 && length >= t.shareSize) {
+                split.receive(
+                    msgId,
+                    dst,
+                    srcAddress,
+                    length,
+                    ShmSplitCopy.chunkFor(length, t.shareChunk),
+                    senderPid,
+                    t.cmaIov,
+                    ctrl,
+                    ctrlScratch,
+                    owner,
+                )
+            } else {
+                CrossMemoryAttach.read(t.cmaIov, senderPid, dst, srcAddress, length) == length
+            }
         if (done) return true
         pullable = false // not permitted here (or the sender is gone): stream from now on
         return false
@@ -175,19 +233,21 @@ internal class ShmInChannel(
     }
 
     override fun writeControl(type: Int, msgId: Long, value: Long): Boolean {
-        val record = when (type) {
-            ControlOutlet.CTS -> MSG_CTS
-            ControlOutlet.ACK -> MSG_ACK
-            ControlOutlet.DISCARDED -> MSG_DISCARDED
-            else -> MSG_PULLED
-        }
+        val record =
+            when (type) {
+                ControlOutlet.CTS -> MSG_CTS
+                ControlOutlet.ACK -> MSG_ACK
+                ControlOutlet.DISCARDED -> MSG_DISCARDED
+                else -> MSG_PULLED
+            }
         ctrlScratch.putLong(CTRL_MSG_ID_OFFSET, msgId)
         ctrlScratch.putLong(CTRL_VALUE_OFFSET, value)
         return ctrl.write(record, ctrlScratch, 0, CTRL_LENGTH)
     }
 
     fun checkSender(): String? {
-        if (file.buffer.getIntVolatile(ChannelFileDescriptor.SENDER_STATE_OFFSET) != EndpointFileDescriptor.STATE_OPEN) return "closed its endpoint"
+        if (file.buffer.getIntVolatile(ChannelFileDescriptor.SENDER_STATE_OFFSET) != EndpointFileDescriptor.STATE_OPEN)
+            return "closed its endpoint"
         if (owner?.alive() != true) return "(process ${ShmDirectory.pidOf(sender)}) died"
         return null
     }

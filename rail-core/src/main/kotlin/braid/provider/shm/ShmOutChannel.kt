@@ -37,19 +37,18 @@ import braid.provider.shm.FrameDescriptor.MSG_RTS
 import braid.provider.shm.FrameDescriptor.MSG_SHARE
 import braid.provider.shm.FrameDescriptor.SRC_ADDRESS_OFFSET
 import braid.provider.shm.FrameDescriptor.TAG_OFFSET
+import java.nio.charset.StandardCharsets
 import org.agrona.DirectBuffer
 import org.agrona.concurrent.MessageHandler
 import org.agrona.concurrent.UnsafeBuffer
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer
 import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer
 import org.agrona.concurrent.ringbuffer.RingBufferDescriptor
-import java.nio.charset.StandardCharsets
 
 /**
- * This endpoint's channel to receiver [dst], as the [SendOutlet] of its [sendPath]: message
- * heads go into the data ring, rendezvous fragments and RMA requests into the bulk ring, and
- * CTS/ACK/DISCARDED/PULLED, SHARE (help with a split copy: [ShmSplitCopy]) and RMA replies come
- * back through the control ring.
+ * This endpoint's channel to receiver [dst], as the [SendOutlet] of its [sendPath]: message heads go into the data
+ * ring, rendezvous fragments and RMA requests into the bulk ring, and CTS/ACK/DISCARDED/PULLED, SHARE (help with a
+ * split copy: [ShmSplitCopy]) and RMA replies come back through the control ring.
  */
 internal class ShmOutChannel(
     private val t: ShmTransport,
@@ -59,17 +58,42 @@ internal class ShmOutChannel(
     private val file: ShmSegment,
 ) : SendOutlet, ShmReach {
     private val ringCapacity = t.ringCapacity
-    val data = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.DATA_RING_OFFSET, ringCapacity + RingBufferDescriptor.TRAILER_LENGTH))
-    val bulk = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.bulkRingOffset(ringCapacity), ringCapacity + RingBufferDescriptor.TRAILER_LENGTH))
-    val ctrl = OneToOneRingBuffer(UnsafeBuffer(file.buffer, ChannelFileDescriptor.ctrlRingOffset(ringCapacity), ChannelFileDescriptor.CTRL_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH))
+    val data =
+        OneToOneRingBuffer(
+            UnsafeBuffer(
+                file.buffer,
+                ChannelFileDescriptor.DATA_RING_OFFSET,
+                ringCapacity + RingBufferDescriptor.TRAILER_LENGTH,
+            )
+        )
+    val bulk =
+        OneToOneRingBuffer(
+            UnsafeBuffer(
+                file.buffer,
+                ChannelFileDescriptor.bulkRingOffset(ringCapacity),
+                ringCapacity + RingBufferDescriptor.TRAILER_LENGTH,
+            )
+        )
+    val ctrl =
+        OneToOneRingBuffer(
+            UnsafeBuffer(
+                file.buffer,
+                ChannelFileDescriptor.ctrlRingOffset(ringCapacity),
+                ChannelFileDescriptor.CTRL_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH,
+            )
+        )
     val sendPath = SendPath(this, PeerName { dst })
     val rmaPath = RmaPath(ShmRingOutlet(bulk, MSG_RMA), PeerName { dst })
     private var announced = false
-    val dead: Boolean get() = sendPath.dead
+    val dead: Boolean
+        get() = sendPath.dead
+
     /** The receiver refused our key proof: sends to it fail with EACCES. */
     var refused = false
     /** What a send or RMA to this channel returns once it is dead. */
-    val deadErrno: Int get() = if (refused) -Errno.EACCES else -Errno.EHOSTDOWN
+    val deadErrno: Int
+        get() = if (refused) -Errno.EACCES else -Errno.EHOSTDOWN
+
     /** This channel's split slot, sender side. */
     private val split = ShmSplitCopy(file.buffer)
     private val receiverPid = owner.pid.toInt()
@@ -79,7 +103,14 @@ internal class ShmOutChannel(
 
     fun announce() {
         val msg = file.path.fileName.toString().toByteArray(StandardCharsets.UTF_8)
-        val bell = ManyToOneRingBuffer(UnsafeBuffer(epFile.buffer, EndpointFileDescriptor.DOORBELL_OFFSET, EndpointFileDescriptor.DOORBELL_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH))
+        val bell =
+            ManyToOneRingBuffer(
+                UnsafeBuffer(
+                    epFile.buffer,
+                    EndpointFileDescriptor.DOORBELL_OFFSET,
+                    EndpointFileDescriptor.DOORBELL_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH,
+                )
+            )
         announced = bell.write(EndpointFileDescriptor.MSG_CONNECT, UnsafeBuffer(msg), 0, msg.size)
     }
 
@@ -93,9 +124,10 @@ internal class ShmOutChannel(
     }
 
     override fun writeHead(buffer: DirectBuffer, length: Int, tag: Long, data: Long, flags: Long, msgId: Long): Int {
-        val wire = (if (flags and OpFlags.TAGGED != 0L) FLAG_TAGGED else 0) or
-            (if (flags and OpFlags.REMOTE_CQ_DATA != 0L) FLAG_DATA else 0) or
-            (if (flags and OpFlags.DELIVERY_COMPLETE != 0L) FLAG_ACK else 0)
+        val wire =
+            (if (flags and OpFlags.TAGGED != 0L) FLAG_TAGGED else 0) or
+                (if (flags and OpFlags.REMOTE_CQ_DATA != 0L) FLAG_DATA else 0) or
+                (if (flags and OpFlags.DELIVERY_COMPLETE != 0L) FLAG_ACK else 0)
         if (length <= t.eagerSize) {
             val index = this.data.tryClaim(MSG_EAGER, HEADER_LENGTH + length)
             if (index < 0) return HEAD_NONE
@@ -120,7 +152,15 @@ internal class ShmOutChannel(
         return HEAD_RTS
     }
 
-    private fun putHeader(b: org.agrona.MutableDirectBuffer, index: Int, wire: Int, tag: Long, data: Long, id: Long, length: Long) {
+    private fun putHeader(
+        b: org.agrona.MutableDirectBuffer,
+        index: Int,
+        wire: Int,
+        tag: Long,
+        data: Long,
+        id: Long,
+        length: Long,
+    ) {
         b.putInt(index + FLAGS_OFFSET, wire)
         b.putLong(index + TAG_OFFSET, tag)
         b.putLong(index + DATA_OFFSET, data)
@@ -157,8 +197,8 @@ internal class ShmOutChannel(
     }
 
     /**
-     * The receiver offers this sender a share of its split copy of message [id]: push chunks of
-     * the send waiting for it (and only of that send's buffer) while any is left.
+     * The receiver offers this sender a share of its split copy of message [id]: push chunks of the send waiting for it
+     * (and only of that send's buffer) while any is left.
      */
     private fun share(id: Long, generation: Long) {
         val op = sendPath.waitingCts.get(id) ?: return
@@ -178,7 +218,10 @@ internal class ShmOutChannel(
         "data ring ${data.size()} B, bulk ring ${bulk.size()} B, control ring ${ctrl.size()} B, ${sendPath.describe()}, next id ${sendPath.nextMsgId}, ${split.describe()}, dead $dead"
 
     fun receiverGone(): String? {
-        if (file.buffer.getIntVolatile(ChannelFileDescriptor.RECEIVER_STATE_OFFSET) == ChannelFileDescriptor.RECEIVER_REFUSED) {
+        if (
+            file.buffer.getIntVolatile(ChannelFileDescriptor.RECEIVER_STATE_OFFSET) ==
+                ChannelFileDescriptor.RECEIVER_REFUSED
+        ) {
             refused = true
             return "refused this endpoint: it does not hold the receiver's job key (BRAID_JOB_KEY differs); nothing it sent was used"
         }
@@ -200,8 +243,8 @@ internal class ShmOutChannel(
 
     private companion object {
         /**
-         * Test hook (`-Dbraid.shm.testStallAfterClaim=true`): stop for ever between claiming a
-         * message head's record and committing it, as a sender killed there would.
+         * Test hook (`-Dbraid.shm.testStallAfterClaim=true`): stop for ever between claiming a message head's record
+         * and committing it, as a sender killed there would.
          */
         val STALL_AFTER_CLAIM: Boolean = java.lang.Boolean.getBoolean("braid.shm.testStallAfterClaim")
 

@@ -3,14 +3,14 @@ package braid.provider.shm
 import braid.core.Errno
 
 /**
- * What [ShmTransport] found for a destination: the channel to it ([ShmOutChannel]), or why it
- * cannot be reached ([ShmUnreachable]). A typed result, so no caller casts an `Any` back.
+ * What [ShmTransport] found for a destination: the channel to it ([ShmOutChannel]), or why it cannot be reached
+ * ([ShmUnreachable]). A typed result, so no caller casts an `Any` back.
  */
 internal sealed interface ShmReach
 
 /**
- * A destination shm cannot reach, and the negated errno ([rc]) a send to it returns. One cached
- * object per reason, so a refused send allocates nothing.
+ * A destination shm cannot reach, and the negated errno ([rc]) a send to it returns. One cached object per reason, so a
+ * refused send allocates nothing.
  */
 internal class ShmUnreachable private constructor(val rc: Int) : ShmReach {
     override fun toString(): String = "unreachable (${Errno.name(-rc)})"

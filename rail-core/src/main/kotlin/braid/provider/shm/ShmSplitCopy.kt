@@ -19,28 +19,24 @@ import org.agrona.concurrent.UnsafeBuffer
 import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer
 
 /**
- * A cooperative split copy of one large rendezvous message: the receiver and the sender copy
- * disjoint chunks of it at the same time, the receiver pulling with `process_vm_readv`, the
- * sender pushing with `process_vm_writev`. One copier is the limit of a single-copy pull (about
- * 6–7 GB/s for 1 MiB on the VM it was measured on); two reach 10–12.
+ * A cooperative split copy of one large rendezvous message: the receiver and the sender copy disjoint chunks of it at
+ * the same time, the receiver pulling with `process_vm_readv`, the sender pushing with `process_vm_writev`. One copier
+ * is the limit of a single-copy pull (about 6–7 GB/s for 1 MiB on the VM it was measured on); two reach 10–12.
  *
- * The protocol lives in the channel file's split slot ([ChannelFileDescriptor]); each side of a
- * channel has one of these views of it. The receiver makes one split at a time, synchronously,
- * inside its pull ([receive]):
- * 1. it writes the message's addresses, length and chunking, zeroes the done count, clears the
- *    failed word, and publishes the split by storing a fresh generation in the claim word
- *    (generation << 32 | next chunk 0);
+ * The protocol lives in the channel file's split slot ([ChannelFileDescriptor]); each side of a channel has one of
+ * these views of it. The receiver makes one split at a time, synchronously, inside its pull ([receive]):
+ * 1. it writes the message's addresses, length and chunking, zeroes the done count, clears the failed word, and
+ *    publishes the split by storing a fresh generation in the claim word (generation << 32 | next chunk 0);
  * 2. it sends SHARE (message id, generation) through the control ring (a full ring: no share);
- * 3. it claims chunks with fetch-and-add and pulls each, then waits until every claimed chunk is
- *    done, checking that the sender still runs.
+ * 3. it claims chunks with fetch-and-add and pulls each, then waits until every claimed chunk is done, checking that
+ *    the sender still runs.
  *
- * The sender ([push]), on SHARE, claims chunks by compare-and-set against the claim word, so a
- * late SHARE can never claim a chunk of another split: the word holds the generation. It only
- * copies from the send it has waiting for this message id, and only within it. A push that
- * fails records its chunk in the failed word, counts it done, and the sender never pushes to
- * that receiver again; the receiver pulls that chunk itself. A sender that never polls leaves
- * every chunk to the receiver: the receiver waits only for chunks the sender claimed, and the
- * sender copies a chunk as soon as it claims it.
+ * The sender ([push]), on SHARE, claims chunks by compare-and-set against the claim word, so a late SHARE can never
+ * claim a chunk of another split: the word holds the generation. It only copies from the send it has waiting for this
+ * message id, and only within it. A push that fails records its chunk in the failed word, counts it done, and the
+ * sender never pushes to that receiver again; the receiver pulls that chunk itself. A sender that never polls leaves
+ * every chunk to the receiver: the receiver waits only for chunks the sender claimed, and the sender copies a chunk as
+ * soon as it claims it.
  *
  * Allocates nothing.
  */
@@ -51,24 +47,35 @@ internal class ShmSplitCopy(private val slot: AtomicBuffer) {
     /** Receiver side: splits made, and chunks the receiver copied itself. */
     var splits = 0L
         private set
+
     var pulledChunks = 0L
         private set
+
     /** Sender side: chunks pushed into the receiver. */
     var pushedChunks = 0L
         private set
+
     /** Sender side: a push failed; this sender helps this receiver no more. */
     var pushBroken = false
         private set
 
     /**
-     * Receiver: copies [length] bytes from [src] in the sender's process [pid] to [dst], in chunks
-     * of [chunk] bytes, offering the sender a share through [ctrl] (the record written from
-     * [scratch]). True once every byte is in place; false if they could not be (a read failed,
-     * or the sender died holding a chunk), and then no chunk is being copied any more.
+     * Receiver: copies [length] bytes from [src] in the sender's process [pid] to [dst], in chunks of [chunk] bytes,
+     * offering the sender a share through [ctrl] (the record written from [scratch]). True once every byte is in place;
+     * false if they could not be (a read failed, or the sender died holding a chunk), and then no chunk is being copied
+     * any more.
      */
     fun receive(
-        msgId: Long, dst: Long, src: Long, length: Long, chunk: Int, pid: Int, iov: CrossMemoryAttach.Iovecs,
-        ctrl: OneToOneRingBuffer, scratch: UnsafeBuffer, sender: ProcessWatch?,
+        msgId: Long,
+        dst: Long,
+        src: Long,
+        length: Long,
+        chunk: Int,
+        pid: Int,
+        iov: CrossMemoryAttach.Iovecs,
+        ctrl: OneToOneRingBuffer,
+        scratch: UnsafeBuffer,
+        sender: ProcessWatch?,
     ): Boolean {
         val chunks = ((length + chunk - 1) / chunk).toInt()
         generation = if (generation == MAX_GENERATION) 1 else generation + 1
@@ -122,19 +129,33 @@ internal class ShmSplitCopy(private val slot: AtomicBuffer) {
     }
 
     /** Receiver: pulls chunk [i] of a split of [length] bytes in chunks of [chunk]; true if all of it came. */
-    private fun pull(iov: CrossMemoryAttach.Iovecs, pid: Int, dst: Long, src: Long, length: Long, chunk: Int, i: Long): Boolean {
+    private fun pull(
+        iov: CrossMemoryAttach.Iovecs,
+        pid: Int,
+        dst: Long,
+        src: Long,
+        length: Long,
+        chunk: Int,
+        i: Long,
+    ): Boolean {
         val offset = i * chunk
         val n = minOf(chunk.toLong(), length - offset)
         return CrossMemoryAttach.read(iov, pid, dst + offset, src + offset, n) == n
     }
 
     /**
-     * Sender: helps with split [generation] of message [msgId], whose bytes are the [srcLength]
-     * bytes at [srcAddress] of the send waiting for it, by pushing chunks into the receiver's
-     * process [pid] until none is left. Returns the chunks pushed. A SHARE of a split already
-     * over, or one that does not name this send's buffer, claims nothing.
+     * Sender: helps with split [generation] of message [msgId], whose bytes are the [srcLength] bytes at [srcAddress]
+     * of the send waiting for it, by pushing chunks into the receiver's process [pid] until none is left. Returns the
+     * chunks pushed. A SHARE of a split already over, or one that does not name this send's buffer, claims nothing.
      */
-    fun push(msgId: Long, generation: Long, srcAddress: Long, srcLength: Long, pid: Int, iov: CrossMemoryAttach.Iovecs): Int {
+    fun push(
+        msgId: Long,
+        generation: Long,
+        srcAddress: Long,
+        srcLength: Long,
+        pid: Int,
+        iov: CrossMemoryAttach.Iovecs,
+    ): Int {
         if (pushBroken) return 0
         val b = slot
         var word = b.getLongVolatile(SPLIT_CLAIM_OFFSET)
@@ -172,12 +193,13 @@ internal class ShmSplitCopy(private val slot: AtomicBuffer) {
         }
     }
 
-    fun describe(): String = "split copies $splits (chunks pulled $pulledChunks), chunks pushed $pushedChunks${if (pushBroken) " (pushing failed)" else ""}"
+    fun describe(): String =
+        "split copies $splits (chunks pulled $pulledChunks), chunks pushed $pushedChunks${if (pushBroken) " (pushing failed)" else ""}"
 
     companion object {
         /**
-         * Test hook (`-Dbraid.shm.testStallInPush=true`): a sender stops for ever once it has
-         * claimed a chunk, before pushing it, as a sender killed mid-split would.
+         * Test hook (`-Dbraid.shm.testStallInPush=true`): a sender stops for ever once it has claimed a chunk, before
+         * pushing it, as a sender killed mid-split would.
          */
         private val STALL_IN_PUSH: Boolean = java.lang.Boolean.getBoolean("braid.shm.testStallInPush")
 
@@ -193,8 +215,8 @@ internal class ShmSplitCopy(private val slot: AtomicBuffer) {
         private const val LIVENESS_SPINS = 1023
 
         /**
-         * The chunk size for a split of [length] bytes: [shareChunk], but small enough that the
-         * message has at least two chunks, rounded up to a page.
+         * The chunk size for a split of [length] bytes: [shareChunk], but small enough that the message has at least
+         * two chunks, rounded up to a page.
          */
         fun chunkFor(length: Long, shareChunk: Int): Int {
             val half = ((length + 1) / 2 + 4095) and 4095L.inv()

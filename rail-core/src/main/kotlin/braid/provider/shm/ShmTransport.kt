@@ -4,7 +4,6 @@ import braid.core.AtomicDatatype
 import braid.core.AtomicForm
 import braid.core.AtomicOp
 import braid.core.Caps
-import braid.provider.RailHost
 import braid.core.Errno
 import braid.core.FabricException
 import braid.core.Info
@@ -17,6 +16,7 @@ import braid.core.shm.ProcessWatch
 import braid.core.shm.ShmSegment
 import braid.provider.MessageEngine
 import braid.provider.RailAv
+import braid.provider.RailHost
 import braid.provider.RailTimer
 import braid.provider.RmaEngine
 import braid.provider.Transport
@@ -31,28 +31,25 @@ import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer
 import org.agrona.concurrent.ringbuffer.RingBufferDescriptor
 
 /**
- * The shm rail's part of one endpoint: the endpoint file with its doorbell, the channels to and
- * from each peer ([ShmOutChannel], [ShmInChannel]), and the liveness checks. The message protocol
- * is [MessageEngine]'s and RMA's is [RmaEngine]'s; the channels are their outlets and adapters.
+ * The shm rail's part of one endpoint: the endpoint file with its doorbell, the channels to and from each peer
+ * ([ShmOutChannel], [ShmInChannel]), and the liveness checks. The message protocol is [MessageEngine]'s and RMA's is
+ * [RmaEngine]'s; the channels are their outlets and adapters.
  *
- * Every sender-receiver pair has its own channel file (created by the sender, announced through
- * the receiver's doorbell) holding three single-producer rings: message heads (the data ring),
- * rendezvous fragments and RMA requests (the bulk ring), and control back to the sender. One
- * producer per ring needs no CAS, lets a receiver push back one sender without stalling the
- * others (a head it cannot take stays in that sender's data ring), and lets each side tell
+ * Every sender-receiver pair has its own channel file (created by the sender, announced through the receiver's
+ * doorbell) holding three single-producer rings: message heads (the data ring), rendezvous fragments and RMA requests
+ * (the bulk ring), and control back to the sender. One producer per ring needs no CAS, lets a receiver push back one
+ * sender without stalling the others (a head it cannot take stays in that sender's data ring), and lets each side tell
  * cleanly which peer died.
  *
- * Protocol: a message up to the eager size is one EAGER record in the data ring. A larger one is
- * an RTS; once matched, from [ShmParams.PULL_SIZE] on (every size by default) the receiver
- * copies the message straight out of the sender's off-heap buffer with `process_vm_readv` (one
- * copy) and answers PULLED. From [ShmParams.SHARE_SIZE] on, that copy is split ([ShmSplitCopy]):
- * the receiver offers the sender a share (a SHARE control record) and both claim chunks of
- * [ShmParams.SHARE_CHUNK] from the channel's split slot and copy them at once, the receiver
- * pulling, the sender pushing with `process_vm_writev`; a sender that does not poll meanwhile
- * leaves every chunk to the receiver. Below the pull size, or where it cannot pull, it
- * answers CTS and the sender streams FRAG records of [ShmParams.FRAG_SIZE] through the bulk
- * ring: two copies, but made at once, the sender copying in while the receiver copies out
- * (MPICH's shm LMT does the same).
+ * Protocol: a message up to the eager size is one EAGER record in the data ring. A larger one is an RTS; once matched,
+ * from [ShmParams.PULL_SIZE] on (every size by default) the receiver copies the message straight out of the sender's
+ * off-heap buffer with `process_vm_readv` (one copy) and answers PULLED. From [ShmParams.SHARE_SIZE] on, that copy is
+ * split ([ShmSplitCopy]): the receiver offers the sender a share (a SHARE control record) and both claim chunks of
+ * [ShmParams.SHARE_CHUNK] from the channel's split slot and copy them at once, the receiver pulling, the sender pushing
+ * with `process_vm_writev`; a sender that does not poll meanwhile leaves every chunk to the receiver. Below the pull
+ * size, or where it cannot pull, it answers CTS and the sender streams FRAG records of [ShmParams.FRAG_SIZE] through
+ * the bulk ring: two copies, but made at once, the sender copying in while the receiver copies out (MPICH's shm LMT
+ * does the same).
  *
  * Not thread-safe: the endpoint calls in with its domain's lock held.
  */
@@ -80,7 +77,9 @@ internal class ShmTransport(
     internal val shareSize = info.settings[ShmParams.SHARE_SIZE].toLong()
     /** The chunk size of a shared copy ([ShmParams.SHARE_CHUNK]). */
     internal val shareChunk = info.settings[ShmParams.SHARE_CHUNK]
-    /** This endpoint's iovecs for single-copy pulls (never shared between endpoints: see [CrossMemoryAttach.Iovecs]). */
+    /**
+     * This endpoint's iovecs for single-copy pulls (never shared between endpoints: see [CrossMemoryAttach.Iovecs]).
+     */
     internal val cmaIov = CrossMemoryAttach.Iovecs()
 
     private var file: ShmSegment? = null
@@ -94,16 +93,23 @@ internal class ShmTransport(
     private val outByAddr = Long2ObjectHashMap<ShmOutChannel>()
     private var outAvGeneration = -1L
     private val ins = ArrayList<ShmInChannel>()
-    /** The liveness checks' turn: raised every [ShmParams.LIVENESS_MS] by the process's one timer, taken by [progress]. */
+    /**
+     * The liveness checks' turn: raised every [ShmParams.LIVENESS_MS] by the process's one timer, taken by [progress].
+     */
     private var liveness: RailTimer.Task? = null
     internal val rma = RmaEngine(ep, "shm", maxRecord, info.txAttr.size)
-    private val doorbellHandler = MessageHandler { _, buffer, index, length -> attach(buffer.getStringWithoutLengthUtf8(index, length)) }
+    private val doorbellHandler = MessageHandler { _, buffer, index, length ->
+        attach(buffer.getStringWithoutLengthUtf8(index, length))
+    }
 
     override fun enable() {
         if (ringCapacity < 1024 || Integer.bitCount(ringCapacity) != 1) {
-            throw FabricException.invalid("shm endpoint: ring capacity $ringCapacity must be a power of two ≥ 1024; set ShmParams.RING_SIZE (BRAID_SHM_RING_SIZE)")
+            throw FabricException.invalid(
+                "shm endpoint: ring capacity $ringCapacity must be a power of two ≥ 1024; set ShmParams.RING_SIZE (BRAID_SHM_RING_SIZE)"
+            )
         }
-        if (eagerSize < 0) throw FabricException.invalid("shm endpoint: eager size ${info.endpointAttr.eagerSize} must be ≥ 0")
+        if (eagerSize < 0)
+            throw FabricException.invalid("shm endpoint: eager size ${info.endpointAttr.eagerSize} must be ≥ 0")
         val f = ShmDirectory.createAndMap(ShmDirectory.endpointFile(name), EndpointFileDescriptor.length())
         val b = f.buffer
         b.putInt(EndpointFileDescriptor.MAGIC_OFFSET, EndpointFileDescriptor.MAGIC)
@@ -112,7 +118,14 @@ internal class ShmTransport(
         b.putInt(EndpointFileDescriptor.DOORBELL_CAPACITY_OFFSET, EndpointFileDescriptor.DOORBELL_CAPACITY)
         b.putBytes(EndpointFileDescriptor.NONCE_OFFSET, nonce)
         b.putBytes(EndpointFileDescriptor.KEY_PROOF_OFFSET, jobKey.proof(EndpointFileDescriptor.KEY_LABEL, nonce, name))
-        doorbell = ManyToOneRingBuffer(UnsafeBuffer(b, EndpointFileDescriptor.DOORBELL_OFFSET, EndpointFileDescriptor.DOORBELL_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH))
+        doorbell =
+            ManyToOneRingBuffer(
+                UnsafeBuffer(
+                    b,
+                    EndpointFileDescriptor.DOORBELL_OFFSET,
+                    EndpointFileDescriptor.DOORBELL_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH,
+                )
+            )
         b.putIntVolatile(EndpointFileDescriptor.STATE_OFFSET, EndpointFileDescriptor.STATE_OPEN)
         file = f
         // Checked by a waiting endpoint only, in its duty cycle: no undriven action (nothing runs for an idle one).
@@ -135,13 +148,15 @@ internal class ShmTransport(
     // ## Send side ##
 
     internal val engine = MessageEngine(ep, "shm", info.txAttr.size)
-    override val counters: RailCounters get() = engine.counters
+    override val counters: RailCounters
+        get() = engine.counters
 
     override fun send(buffer: DirectBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int {
-        val out = when (val r = outFor(dest)) {
-            is ShmUnreachable -> return r.rc
-            is ShmOutChannel -> r
-        }
+        val out =
+            when (val r = outFor(dest)) {
+                is ShmUnreachable -> return r.rc
+                is ShmOutChannel -> r
+            }
         if (out.dead) return out.deadErrno
         // Inject copies into the ring at once, so it is bounded by what one ring record holds.
         if (flags and OpFlags.INJECT != 0L && buffer.capacity() > eagerSize) return -Errno.EMSGSIZE
@@ -149,9 +164,8 @@ internal class ShmTransport(
     }
 
     /**
-     * The channel to [dest], connecting on first use; or, if it cannot be reached, why
-     * ([ShmUnreachable]: `-EINVAL`, not an shm address; `-EHOSTUNREACH`, another host, or no
-     * endpoint; `-ECONNREFUSED`, closed or its process gone).
+     * The channel to [dest], connecting on first use; or, if it cannot be reached, why ([ShmUnreachable]: `-EINVAL`,
+     * not an shm address; `-EHOSTUNREACH`, another host, or no endpoint; `-ECONNREFUSED`, closed or its process gone).
      */
     private fun outFor(dest: Long): ShmReach {
         if (av.generation != outAvGeneration) {
@@ -168,29 +182,38 @@ internal class ShmTransport(
     }
 
     /**
-     * Opens the channel to [dst] and announces it; or the negated errno saying why not (reported
-     * on the EQ too). A receiver whose endpoint proof shows another job key gets a channel that
-     * is dead before anything is written to it: every send to it answers `-EACCES`.
+     * Opens the channel to [dst] and announces it; or the negated errno saying why not (reported on the EQ too). A
+     * receiver whose endpoint proof shows another job key gets a channel that is dead before anything is written to it:
+     * every send to it answers `-EACCES`.
      */
     private fun connect(dst: String): ShmReach {
         val epPath = ShmDirectory.endpointFile(dst)
         val epFile = ShmDirectory.mapExisting(epPath)
-        val refused = if (epFile == null) "no endpoint file $epPath (not on this host, or closed)" else try {
-            EndpointFileDescriptor.check(epFile.buffer, epPath)
-            null
-        } catch (e: FabricException) {
-            e.message
-        }
+        val refused =
+            if (epFile == null) "no endpoint file $epPath (not on this host, or closed)"
+            else
+                try {
+                    EndpointFileDescriptor.check(epFile.buffer, epPath)
+                    null
+                } catch (e: FabricException) {
+                    e.message
+                }
         if (epFile == null || refused != null) {
             epFile?.unmap()
             ep.eventError(Errno.EHOSTUNREACH, "shm: peer $dst: $refused")
             return ShmUnreachable.NO_ENDPOINT
         }
         val owner = ShmDirectory.owner(dst)?.let { ProcessWatch.watch(it) }
-        if (epFile.buffer.getIntVolatile(EndpointFileDescriptor.STATE_OFFSET) != EndpointFileDescriptor.STATE_OPEN || owner == null) {
+        if (
+            epFile.buffer.getIntVolatile(EndpointFileDescriptor.STATE_OFFSET) != EndpointFileDescriptor.STATE_OPEN ||
+                owner == null
+        ) {
             epFile.unmap()
             owner?.close()
-            ep.eventError(Errno.ECONNREFUSED, "shm: peer $dst ${if (owner == null) "(process ${ShmDirectory.pidOf(dst)}) is not running" else "closed its endpoint"}; sends to it are refused")
+            ep.eventError(
+                Errno.ECONNREFUSED,
+                "shm: peer $dst ${if (owner == null) "(process ${ShmDirectory.pidOf(dst)}) is not running" else "closed its endpoint"}; sends to it are refused",
+            )
             return ShmUnreachable.REFUSED
         }
         val path = ShmDirectory.channelFile(dst, name)
@@ -200,11 +223,20 @@ internal class ShmTransport(
         b.putInt(ChannelFileDescriptor.VERSION_OFFSET, ChannelFileDescriptor.VERSION)
         b.putInt(ChannelFileDescriptor.DATA_CAPACITY_OFFSET, ringCapacity)
         b.putInt(ChannelFileDescriptor.CTRL_CAPACITY_OFFSET, ChannelFileDescriptor.CTRL_CAPACITY)
-        val theirNonce = ByteArray(EndpointFileDescriptor.NONCE_LENGTH).also { epFile.buffer.getBytes(EndpointFileDescriptor.NONCE_OFFSET, it) }
-        val theirProof = ByteArray(EndpointFileDescriptor.KEY_PROOF_LENGTH).also { epFile.buffer.getBytes(EndpointFileDescriptor.KEY_PROOF_OFFSET, it) }
+        val theirNonce =
+            ByteArray(EndpointFileDescriptor.NONCE_LENGTH).also {
+                epFile.buffer.getBytes(EndpointFileDescriptor.NONCE_OFFSET, it)
+            }
+        val theirProof =
+            ByteArray(EndpointFileDescriptor.KEY_PROOF_LENGTH).also {
+                epFile.buffer.getBytes(EndpointFileDescriptor.KEY_PROOF_OFFSET, it)
+            }
         // Checked before anything is written: a receiver with another key would drop what we sent.
         val sameKey = jobKey.verify(EndpointFileDescriptor.KEY_LABEL, theirNonce, theirProof, dst)
-        b.putBytes(ChannelFileDescriptor.PROOF_OFFSET, jobKey.proof(ChannelFileDescriptor.KEY_LABEL, theirNonce, dst, name))
+        b.putBytes(
+            ChannelFileDescriptor.PROOF_OFFSET,
+            jobKey.proof(ChannelFileDescriptor.KEY_LABEL, theirNonce, dst, name),
+        )
         b.putIntVolatile(ChannelFileDescriptor.SENDER_STATE_OFFSET, EndpointFileDescriptor.STATE_OPEN)
         val out = ShmOutChannel(this, dst, owner, epFile, ch)
         outs += out
@@ -213,47 +245,89 @@ internal class ShmTransport(
         out.announce()
         if (!sameKey) {
             out.refused = true
-            out.fail(Errno.EACCES, "(process ${ShmDirectory.pidOf(dst)}) does not hold this job's key (BRAID_JOB_KEY differs); nothing is sent to it")
+            out.fail(
+                Errno.EACCES,
+                "(process ${ShmDirectory.pidOf(dst)}) does not hold this job's key (BRAID_JOB_KEY differs); nothing is sent to it",
+            )
         }
         return out
     }
 
     // ## RMA and atomics: the protocol is RmaEngine's; requests ride the bulk ring, replies the control ring ##
 
-    override val rmaCaps: Long get() = Caps.RMA_ALL
+    override val rmaCaps: Long
+        get() = Caps.RMA_ALL
 
     override fun maxAtomicCount(type: AtomicDatatype, form: AtomicForm): Int = rma.maxAtomicCount(type, form)
 
-    override fun write(buffer: DirectBuffer, dest: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int {
-        val out = when (val r = outFor(dest)) {
-            is ShmUnreachable -> return r.rc
-            is ShmOutChannel -> r
-        }
+    override fun write(
+        buffer: DirectBuffer,
+        dest: Long,
+        remoteOffset: Long,
+        key: Long,
+        flags: Long,
+        context: Any?,
+    ): Int {
+        val out =
+            when (val r = outFor(dest)) {
+                is ShmUnreachable -> return r.rc
+                is ShmOutChannel -> r
+            }
         if (out.dead) return out.deadErrno
         return rma.write(out.rmaPath, dest, buffer, remoteOffset, key, flags, context)
     }
 
-    override fun read(buffer: MutableDirectBuffer, src: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int {
-        val out = when (val r = outFor(src)) {
-            is ShmUnreachable -> return r.rc
-            is ShmOutChannel -> r
-        }
+    override fun read(
+        buffer: MutableDirectBuffer,
+        src: Long,
+        remoteOffset: Long,
+        key: Long,
+        flags: Long,
+        context: Any?,
+    ): Int {
+        val out =
+            when (val r = outFor(src)) {
+                is ShmUnreachable -> return r.rc
+                is ShmOutChannel -> r
+            }
         if (out.dead) return out.deadErrno
         return rma.read(out.rmaPath, src, buffer, remoteOffset, key, flags, context)
     }
 
     override fun atomic(
-        operand: DirectBuffer, compare: DirectBuffer?, result: MutableDirectBuffer?, dest: Long, remoteOffset: Long, key: Long,
-        type: AtomicDatatype, op: AtomicOp, count: Int, flags: Long, context: Any?,
+        operand: DirectBuffer,
+        compare: DirectBuffer?,
+        result: MutableDirectBuffer?,
+        dest: Long,
+        remoteOffset: Long,
+        key: Long,
+        type: AtomicDatatype,
+        op: AtomicOp,
+        count: Int,
+        flags: Long,
+        context: Any?,
     ): Int {
-        val out = when (val r = outFor(dest)) {
-            is ShmUnreachable -> return r.rc
-            is ShmOutChannel -> r
-        }
+        val out =
+            when (val r = outFor(dest)) {
+                is ShmUnreachable -> return r.rc
+                is ShmOutChannel -> r
+            }
         if (out.dead) return out.deadErrno
-        return rma.atomic(out.rmaPath, dest, operand, compare, result, remoteOffset, key, type, op, count, flags, context)
+        return rma.atomic(
+            out.rmaPath,
+            dest,
+            operand,
+            compare,
+            result,
+            remoteOffset,
+            key,
+            type,
+            op,
+            count,
+            flags,
+            context,
+        )
     }
-
 
     // ## Receive side ##
 
@@ -264,31 +338,36 @@ internal class ShmTransport(
         val f = ShmDirectory.mapExisting(ShmDirectory.root.resolve(fileName)) ?: return
         // A file this build cannot read is left alone (not even marked) and reported: the sender
         // runs another Braid version, or the file is not a channel at all.
-        val capacity = try {
-            ChannelFileDescriptor.check(f.buffer, f.path)
-        } catch (e: FabricException) {
-            f.unmap()
-            ep.eventError(e.code, "shm endpoint $name refused the channel from $sender: ${e.message}")
-            return
-        }
+        val capacity =
+            try {
+                ChannelFileDescriptor.check(f.buffer, f.path)
+            } catch (e: FabricException) {
+                f.unmap()
+                ep.eventError(e.code, "shm endpoint $name refused the channel from $sender: ${e.message}")
+                return
+            }
         if (!proven(sender, f)) return
         f.buffer.putIntVolatile(ChannelFileDescriptor.RECEIVER_STATE_OFFSET, EndpointFileDescriptor.STATE_OPEN)
         ins += ShmInChannel(this, sender, f, capacity)
     }
 
     /**
-     * Whether the sender of channel [f] proved our job key ([EndpointFileDescriptor]). If not, the channel is
-     * marked refused (its sender fails its sends with EACCES), the refusal is logged and reported
-     * on the event queue, and nothing in the channel is ever read.
+     * Whether the sender of channel [f] proved our job key ([EndpointFileDescriptor]). If not, the channel is marked
+     * refused (its sender fails its sends with EACCES), the refusal is logged and reported on the event queue, and
+     * nothing in the channel is ever read.
      */
     private fun proven(sender: String, f: ShmSegment): Boolean {
-        val proof = ByteArray(ChannelFileDescriptor.PROOF_LENGTH).also { f.buffer.getBytes(ChannelFileDescriptor.PROOF_OFFSET, it) }
+        val proof =
+            ByteArray(ChannelFileDescriptor.PROOF_LENGTH).also {
+                f.buffer.getBytes(ChannelFileDescriptor.PROOF_OFFSET, it)
+            }
         if (jobKey.verify(ChannelFileDescriptor.KEY_LABEL, nonce, proof, name, sender)) return true
         f.buffer.putIntVolatile(ChannelFileDescriptor.RECEIVER_STATE_OFFSET, ChannelFileDescriptor.RECEIVER_REFUSED)
         f.unmap()
         if (refused.add(sender)) {
-            val why = "shm endpoint $name refused the channel from $sender (process ${ShmDirectory.pidOf(sender)}): " +
-                "it does not hold this job's key (BRAID_JOB_KEY differs); nothing it sent is used"
+            val why =
+                "shm endpoint $name refused the channel from $sender (process ${ShmDirectory.pidOf(sender)}): " +
+                    "it does not hold this job's key (BRAID_JOB_KEY differs); nothing it sent is used"
             log.log(System.Logger.Level.WARNING, why)
             ep.eventError(Errno.EACCES, why)
         }
@@ -298,8 +377,11 @@ internal class ShmTransport(
     // ## Peer operations of the shared receive context: the engine's ##
 
     override fun startMsg(entry: RxEntry) = engine.startMsg(entry)
+
     override fun startTag(entry: RxEntry) = engine.startTag(entry)
+
     override fun discardMsg(entry: RxEntry) = engine.discardMsg(entry)
+
     override fun discardTag(entry: RxEntry) = engine.discardTag(entry)
 
     /** The state of every channel, in words, for diagnostics. */
@@ -316,29 +398,42 @@ internal class ShmTransport(
             val out = outs[i]
             if (out.dead) continue
             val why = out.receiverGone() ?: continue
-            out.fail(if (out.refused) Errno.EACCES else if (why.startsWith("closed")) Errno.ECONNRESET else Errno.EHOSTDOWN, why)
+            out.fail(
+                if (out.refused) Errno.EACCES else if (why.startsWith("closed")) Errno.ECONNRESET else Errno.EHOSTDOWN,
+                why,
+            )
         }
         for (i in 0 until ins.size) {
             val ch = ins[i]
-            if (ch.dead) { engine.failDirected(ch.fiAddr, "shm: peer ${ch.sender} ${ch.senderGone}"); continue }
+            if (ch.dead) {
+                engine.failDirected(ch.fiAddr, "shm: peer ${ch.sender} ${ch.senderGone}")
+                continue
+            }
             if (ch.senderGone == null) ch.senderGone = ch.checkSender()
             // Everything the sender put in the ring before it went is delivered first; a record it
             // claimed and never committed (it died writing it) ends what can be delivered.
-            if (ch.senderGone != null && (ch.drained() || ch.recvPath.inflight.size == 0 && ch.data.size() == 0 || ch.stuck())) ch.fail()
+            if (
+                ch.senderGone != null &&
+                    (ch.drained() || ch.recvPath.inflight.size == 0 && ch.data.size() == 0 || ch.stuck())
+            )
+                ch.fail()
         }
         if (ep.srx.postedCount > 0) ep.srx.forEachDirectedSource { addr -> checkSilentPeer(addr) }
     }
 
     /**
-     * A receive waits for a peer that has never sent to us, so no channel watches it: watch its
-     * process and its endpoint file directly, and fail the receives once the process is gone or
-     * the endpoint closed (a closed endpoint of a live process is as gone as a dead one).
+     * A receive waits for a peer that has never sent to us, so no channel watches it: watch its process and its
+     * endpoint file directly, and fail the receives once the process is gone or the endpoint closed (a closed endpoint
+     * of a live process is as gone as a dead one).
      */
     private fun checkSilentPeer(addr: Long) {
         for (i in 0 until ins.size) if (ins[i].fiAddr == addr) return
         val peer = av.query(addr) as? ShmAddress ?: return
         if (peer.hostId != hostId) return
-        val silent = silentPeers.getOrPut(peer.name) { SilentPeer(ShmDirectory.owner(peer.name)?.let { ProcessWatch.watch(it) }) }
+        val silent =
+            silentPeers.getOrPut(peer.name) {
+                SilentPeer(ShmDirectory.owner(peer.name)?.let { ProcessWatch.watch(it) })
+            }
         val gone = silent.gone(peer.name) ?: return
         // Its channel may have been announced just now: read the doorbell before deciding.
         if (doorbell.size() > 0) return
@@ -360,7 +455,8 @@ internal class ShmTransport(
                 // Never seen: not yet enabled, or closed (and removed) before we looked.
                 return if (++unseen >= UNSEEN_CHECKS) "has no open endpoint (its process is alive)" else null
             }
-            if (f.buffer.getIntVolatile(EndpointFileDescriptor.STATE_OFFSET) != EndpointFileDescriptor.STATE_OPEN) return "closed its endpoint"
+            if (f.buffer.getIntVolatile(EndpointFileDescriptor.STATE_OFFSET) != EndpointFileDescriptor.STATE_OPEN)
+                return "closed its endpoint"
             return null
         }
 
@@ -381,7 +477,10 @@ internal class ShmTransport(
     override fun abort(err: Int, why: String) {
         ep.eventError(err, "shm endpoint $name: $why")
         for (out in outs) out.fail(err, "is unreachable: $why")
-        for (ch in ins) if (!ch.dead) { ch.senderGone = "is unreachable: $why"; ch.fail() }
+        for (ch in ins) if (!ch.dead) {
+            ch.senderGone = "is unreachable: $why"
+            ch.fail()
+        }
     }
 
     override fun close() {
@@ -392,7 +491,10 @@ internal class ShmTransport(
         f.buffer.putIntVolatile(EndpointFileDescriptor.STATE_OFFSET, EndpointFileDescriptor.STATE_CLOSED)
         for (out in outs) out.close()
         for (ch in ins) ch.close()
-        outs.clear(); ins.clear(); outByName.clear(); outByAddr.clear()
+        outs.clear()
+        ins.clear()
+        outByName.clear()
+        outByAddr.clear()
         silentPeers.values.forEach { it.close() }
         silentPeers.clear()
         f.delete()

@@ -1,20 +1,19 @@
 package braid.provider.tcp
 
 import braid.core.AddressTable
-import braid.provider.AddressHeader
-
 import braid.core.FabricException
+import braid.provider.AddressHeader
 import braid.provider.PeerAddress
-import org.agrona.concurrent.UnsafeBuffer
 import java.net.Inet4Address
 import java.net.Inet6Address
 import java.net.InetAddress
 import java.net.InetSocketAddress
 import java.nio.ByteOrder
+import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * The address blob of a tcp endpoint. Versioned, shares the magic of every Braid address (the
- * kind byte tells the rails apart), and a malformed one is refused naming the offset and field.
+ * The address blob of a tcp endpoint. Versioned, shares the magic of every Braid address (the kind byte tells the rails
+ * apart), and a malformed one is refused naming the offset and field.
  *
  * ```
  *  0                   1                   2                   3
@@ -34,10 +33,10 @@ import java.nio.ByteOrder
  * |  IPv6: address (128), then scope id (32), 0 for none          |
  * +---------------------------------------------------------------+
  * ```
- * All fields little-endian except the address, which is in network order as
- * [InetAddress.getAddress] gives it. The host id is the one the shm rail uses, so a link can
- * tell which peers share this host. The endpoint id is random, non-zero and unique to one
- * endpoint's life: a process that restarts has new ids.
+ *
+ * All fields little-endian except the address, which is in network order as [InetAddress.getAddress] gives it. The host
+ * id is the one the shm rail uses, so a link can tell which peers share this host. The endpoint id is random, non-zero
+ * and unique to one endpoint's life: a process that restarts has new ids.
  */
 internal object TcpAddressDescriptor {
     const val MAGIC: Int = AddressHeader.MAGIC
@@ -75,21 +74,24 @@ internal object TcpAddressDescriptor {
         val id = b.getLong(ID_OFFSET, ByteOrder.LITTLE_ENDIAN)
         if (id == 0L) bad("endpoint id 0 at offset $ID_OFFSET is not valid")
         // A newer version may append fields: read what this version knows.
-        val ip: InetAddress? = when (family) {
-            4 -> {
-                // Checked from the bytes; the InetAddress is built when first needed (an AV insert never needs it).
-                if (b.getInt(ADDRESS_OFFSET) == 0) bad("address 0.0.0.0 is the wildcard address; an endpoint must advertise a reachable one")
-                null
+        val ip: InetAddress? =
+            when (family) {
+                4 -> {
+                    // Checked from the bytes; the InetAddress is built when first needed (an AV insert never needs it).
+                    if (b.getInt(ADDRESS_OFFSET) == 0)
+                        bad("address 0.0.0.0 is the wildcard address; an endpoint must advertise a reachable one")
+                    null
+                }
+                6 -> {
+                    if (raw.size < V6_LENGTH) bad("an IPv6 address needs $V6_LENGTH bytes, the blob has ${raw.size}")
+                    val scope = b.getInt(ADDRESS_OFFSET + 16, ByteOrder.LITTLE_ENDIAN)
+                    if (scope == 0) InetAddress.getByAddress(raw.copyOfRange(ADDRESS_OFFSET, ADDRESS_OFFSET + 16))
+                    else Inet6Address.getByAddress(null, raw.copyOfRange(ADDRESS_OFFSET, ADDRESS_OFFSET + 16), scope)
+                }
+                else -> bad("address family $family at offset $FAMILY_OFFSET is neither 4 (IPv4) nor 6 (IPv6)")
             }
-            6 -> {
-                if (raw.size < V6_LENGTH) bad("an IPv6 address needs $V6_LENGTH bytes, the blob has ${raw.size}")
-                val scope = b.getInt(ADDRESS_OFFSET + 16, ByteOrder.LITTLE_ENDIAN)
-                if (scope == 0) InetAddress.getByAddress(raw.copyOfRange(ADDRESS_OFFSET, ADDRESS_OFFSET + 16))
-                else Inet6Address.getByAddress(null, raw.copyOfRange(ADDRESS_OFFSET, ADDRESS_OFFSET + 16), scope)
-            }
-            else -> bad("address family $family at offset $FAMILY_OFFSET is neither 4 (IPv4) nor 6 (IPv6)")
-        }
-        if (ip != null && ip.isAnyLocalAddress) bad("address ${ip.hostAddress} is the wildcard address; an endpoint must advertise a reachable one")
+        if (ip != null && ip.isAnyLocalAddress)
+            bad("address ${ip.hostAddress} is the wildcard address; an endpoint must advertise a reachable one")
         val length = if (family == 6) V6_LENGTH else V4_LENGTH
         return TcpAddress(b.getLong(HOST_OFFSET, ByteOrder.LITTLE_ENDIAN), id, port, ip, raw.copyOf(length))
     }
@@ -108,12 +110,23 @@ internal class TcpAddress(
 
     /** Where the endpoint listens. */
     val socket: InetSocketAddress
-        get() = cachedSocket ?: InetSocketAddress(
-            ip ?: InetAddress.getByAddress(raw.copyOfRange(TcpAddressDescriptor.ADDRESS_OFFSET, TcpAddressDescriptor.ADDRESS_OFFSET + 4)).also { ip = it },
-            port,
-        ).also { cachedSocket = it }
+        get() =
+            cachedSocket
+                ?: InetSocketAddress(
+                        ip
+                            ?: InetAddress.getByAddress(
+                                    raw.copyOfRange(
+                                        TcpAddressDescriptor.ADDRESS_OFFSET,
+                                        TcpAddressDescriptor.ADDRESS_OFFSET + 4,
+                                    )
+                                )
+                                .also { ip = it },
+                        port,
+                    )
+                    .also { cachedSocket = it }
 
-    override val key: String get() = keyOf(endpointId)
+    override val key: String
+        get() = keyOf(endpointId)
 
     /** The hash of [key], "tcp-" and the id in hex, computed without building it (every AV insert files one). */
     override fun keyHash(): Long {

@@ -1,19 +1,19 @@
 package braid.provider.tcp
 
-import org.agrona.concurrent.UnsafeBuffer
 import java.io.IOException
 import java.nio.ByteBuffer
 import java.nio.channels.SelectionKey
 import java.nio.channels.SocketChannel
 import java.util.zip.CRC32C
+import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * One socket between two tcp endpoints: its handshake state, its inbound buffer and frame
- * decoder, and the handshake frames it still has to write. Once [State.ESTABLISHED] it carries
- * its [peer]'s frames, from the peer's outbound buffer.
+ * One socket between two tcp endpoints: its handshake state, its inbound buffer and frame decoder, and the handshake
+ * frames it still has to write. Once [State.ESTABLISHED] it carries its [peer]'s frames, from the peer's outbound
+ * buffer.
  *
- * The inbound buffer starts small (an unauthenticated connection costs little) and grows to the
- * endpoint's buffer size once the handshake is done.
+ * The inbound buffer starts small (an unauthenticated connection costs little) and grows to the endpoint's buffer size
+ * once the handshake is done.
  */
 internal class TcpConnection(
     val channel: SocketChannel,
@@ -24,7 +24,15 @@ internal class TcpConnection(
     val openedAt: Long,
     limits: (TcpConnection) -> TcpFrameAdapter.Limits,
 ) {
-    enum class State { CONNECTING, AWAIT_HELLO, AWAIT_CHALLENGE, AWAIT_AUTH, AWAIT_WELCOME, ESTABLISHED, CLOSED }
+    enum class State {
+        CONNECTING,
+        AWAIT_HELLO,
+        AWAIT_CHALLENGE,
+        AWAIT_AUTH,
+        AWAIT_WELCOME,
+        ESTABLISHED,
+        CLOSED,
+    }
 
     var state: State = if (outgoing) State.CONNECTING else State.AWAIT_HELLO
     lateinit var key: SelectionKey
@@ -58,12 +66,15 @@ internal class TcpConnection(
     /** Where the other end is, for messages. */
     var remote: String = runCatching { channel.remoteAddress?.toString() }.getOrNull() ?: "(unconnected)"
 
-    val established: Boolean get() = state == State.ESTABLISHED
+    val established: Boolean
+        get() = state == State.ESTABLISHED
 
     /** Appends a handshake frame with [payloadLength] bytes of [payload] (from offset 0). */
     fun putHandshake(type: Int, payload: UnsafeBuffer?, payloadLength: Int) {
         val at = hs.position()
-        hs.position(at + TcpFrameDescriptor.putHeader(hsView, hsCrcView, hsCrc, at, type, 0, payloadLength, 0, 0, 0, 0, 0))
+        hs.position(
+            at + TcpFrameDescriptor.putHeader(hsView, hsCrcView, hsCrc, at, type, 0, payloadLength, 0, 0, 0, 0, 0)
+        )
         if (payloadLength > 0) {
             hsView.putBytes(hs.position(), payload!!, 0, payloadLength)
             hs.position(hs.position() + payloadLength)

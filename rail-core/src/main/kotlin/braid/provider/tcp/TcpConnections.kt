@@ -12,18 +12,20 @@ import java.nio.channels.SocketChannel
 import java.util.function.Consumer
 
 /**
- * The connections of one tcp endpoint: its listening socket and [Selector], accepting and
- * connecting, the handshake's endpoint side (the tie-break, and what a refusal means for the
- * peer), the frame size limits before and after the handshake, and losing a connection, which
- * kills its peer ([failPeer]). Connections are opened on first use (a send, or a receive directed
- * at the peer) and kept for the endpoint's life. When two endpoints connect to each other at
- * once, the connection opened by the smaller endpoint id is kept and the other refused (REJECT
- * duplicate); frames queue in the peer's outbound buffer, not in a connection, so per-peer order
- * survives that. Not thread-safe: the transport calls in under the domain lock.
+ * The connections of one tcp endpoint: its listening socket and [Selector], accepting and connecting, the handshake's
+ * endpoint side (the tie-break, and what a refusal means for the peer), the frame size limits before and after the
+ * handshake, and losing a connection, which kills its peer ([failPeer]). Connections are opened on first use (a send,
+ * or a receive directed at the peer) and kept for the endpoint's life. When two endpoints connect to each other at
+ * once, the connection opened by the smaller endpoint id is kept and the other refused (REJECT duplicate); frames queue
+ * in the peer's outbound buffer, not in a connection, so per-peer order survives that. Not thread-safe: the transport
+ * calls in under the domain lock.
  */
 internal class TcpConnections(
     private val listener: TcpListener,
-    /** This endpoint in words, for messages; its id and host; the most credit it lends one sender (the handshake's window). */
+    /**
+     * This endpoint in words, for messages; its id and host; the most credit it lends one sender (the handshake's
+     * window).
+     */
     private val self: String,
     private val id: Long,
     hostId: Long,
@@ -41,15 +43,23 @@ internal class TcpConnections(
     private var closed = false
     private var readyCount = 0
     private val readyAction = Consumer<SelectionKey> { onReady(it) }
-    private val limitsFor: (TcpConnection) -> TcpFrameAdapter.Limits = { c -> TcpFrameAdapter.Limits { type ->
-        if (c.established) TcpFrameDescriptor.payloadLimit(type, window) else HandshakeDescriptor.payloadLimit(type)
-    } }
+    private val limitsFor: (TcpConnection) -> TcpFrameAdapter.Limits = { c ->
+        TcpFrameAdapter.Limits { type ->
+            if (c.established) TcpFrameDescriptor.payloadLimit(type, window) else HandshakeDescriptor.payloadLimit(type)
+        }
+    }
 
-    var opened = 0; private set
-    var accepted = 0; private set
+    var opened = 0
+        private set
 
-    val size: Int get() = connections.size
+    var accepted = 0
+        private set
+
+    val size: Int
+        get() = connections.size
+
     operator fun get(i: Int): TcpConnection = connections[i]
+
     fun establishedCount(): Int = connections.count { it.established }
 
     /** Handles every socket that is ready now, without blocking; returns how many were. */
@@ -66,7 +76,10 @@ internal class TcpConnections(
     private fun onReady(key: SelectionKey) {
         readyCount++
         val a = key.attachment()
-        if (a === TcpListener.SERVER) { acceptAll(); return }
+        if (a === TcpListener.SERVER) {
+            acceptAll()
+            return
+        }
         val c = a as TcpConnection
         if (!key.isValid || c.state == TcpConnection.State.CLOSED) return
         try {
@@ -96,12 +109,13 @@ internal class TcpConnections(
 
     private fun acceptAll() {
         for (i in 0 until ACCEPTS_PER_CYCLE) {
-            val ch = try {
-                listener.accept() ?: return
-            } catch (e: IOException) {
-                log.log(Level.WARNING, "tcp endpoint $self: accept failed: ${e.message}")
-                return
-            }
+            val ch =
+                try {
+                    listener.accept() ?: return
+                } catch (e: IOException) {
+                    log.log(Level.WARNING, "tcp endpoint $self: accept failed: ${e.message}")
+                    return
+                }
             try {
                 ch.configureBlocking(false)
                 ch.setOption(StandardSocketOptions.TCP_NODELAY, true)
@@ -116,16 +130,21 @@ internal class TcpConnections(
 
     private fun newConnection(ch: SocketChannel, outgoing: Boolean, peer: TcpPeer?): TcpConnection {
         val c = TcpConnection(ch, outgoing, peer, System.nanoTime(), limitsFor)
-        c.handler = object : TcpFrameAdapter.Handler {
-            override fun onHeader(a: TcpFrameAdapter): Int =
-                if (c.established) inbound.onHeader(c.peer!!, a) else handshake.onHeader(c, a)
+        c.handler =
+            object : TcpFrameAdapter.Handler {
+                override fun onHeader(a: TcpFrameAdapter): Int =
+                    if (c.established) inbound.onHeader(c.peer!!, a) else handshake.onHeader(c, a)
 
-            override fun onFrame(a: TcpFrameAdapter): Int = when {
-                !c.established -> handshake.onFrame(c, a)
-                a.type == BYE -> { lost(c, Errno.ECONNRESET, CLOSED_ITS_ENDPOINT); STOP }
-                else -> inbound.onFrame(c.peer!!, a)
+                override fun onFrame(a: TcpFrameAdapter): Int =
+                    when {
+                        !c.established -> handshake.onFrame(c, a)
+                        a.type == BYE -> {
+                            lost(c, Errno.ECONNRESET, CLOSED_ITS_ENDPOINT)
+                            STOP
+                        }
+                        else -> inbound.onFrame(c.peer!!, a)
+                    }
             }
-        }
         connections += c
         return c
     }
@@ -135,12 +154,13 @@ internal class TcpConnections(
         if (p.conn != null || p.dead || closed) return
         val target = p.address ?: return
         if (p.awaitIncomingUntil != 0L && System.nanoTime() - p.awaitIncomingUntil < 0) return
-        val ch = try {
-            SocketChannel.open()
-        } catch (e: IOException) {
-            failPeer(p, Errno.EIO, "cannot be connected to: no socket to open (${e.message})")
-            return
-        }
+        val ch =
+            try {
+                SocketChannel.open()
+            } catch (e: IOException) {
+                failPeer(p, Errno.EIO, "cannot be connected to: no socket to open (${e.message})")
+                return
+            }
         val c = newConnection(ch, outgoing = true, peer = p)
         c.remote = target.socket.toString()
         p.conn = c
@@ -163,8 +183,11 @@ internal class TcpConnections(
         try {
             if (!c.channel.finishConnect()) return
         } catch (e: IOException) {
-            lost(c, Errno.ECONNREFUSED,
-                "refused the connection at ${c.remote} (${e.message}): the endpoint is closed, or its process is gone")
+            lost(
+                c,
+                Errno.ECONNREFUSED,
+                "refused the connection at ${c.remote} (${e.message}): the endpoint is closed, or its process is gone",
+            )
             return
         }
         c.key.interestOps(SelectionKey.OP_READ)
@@ -200,7 +223,10 @@ internal class TcpConnections(
             failPeer(p, err, why, level)
         } else {
             // Not (or no longer) a peer's connection: a handshake that failed or lost a tie-break.
-            log.log(if (level == Level.WARNING) level else Level.DEBUG, "tcp endpoint $self: closed connection $c: $why")
+            log.log(
+                if (level == Level.WARNING) level else Level.DEBUG,
+                "tcp endpoint $self: closed connection $c: $why",
+            )
         }
     }
 
@@ -239,7 +265,8 @@ internal class TcpConnections(
 
     /** The endpoint's side of the handshake: the tie-break, and what a refusal or a failure means for the peer. */
     private inner class HandshakeHost : TcpHandshake.Host {
-        override val name: String get() = self
+        override val name: String
+            get() = self
 
         override fun accepted(c: TcpConnection): Int {
             val theirId = c.theirId
@@ -255,14 +282,20 @@ internal class TcpConnections(
             }
             val p = peers.byId(theirId) ?: peers.add(theirId)
             if (p.dead) {
-                return handshake.reject(c, HandshakeDescriptor.REJECT_DEAD,
-                    "$self declared endpoint ${TcpAddress.idString(theirId)} dead: ${p.deadWhy}")
+                return handshake.reject(
+                    c,
+                    HandshakeDescriptor.REJECT_DEAD,
+                    "$self declared endpoint ${TcpAddress.idString(theirId)} dead: ${p.deadWhy}",
+                )
             }
             val cur = p.conn
             if (cur != null) {
                 if (!cur.outgoing || cur.established) {
-                    return handshake.reject(c, HandshakeDescriptor.REJECT_CONNECTED,
-                        "$self is already connected to endpoint ${TcpAddress.idString(theirId)}")
+                    return handshake.reject(
+                        c,
+                        HandshakeDescriptor.REJECT_CONNECTED,
+                        "$self is already connected to endpoint ${TcpAddress.idString(theirId)}",
+                    )
                 }
                 // Both connected at once: the connection opened by the smaller id stays.
                 if (id < theirId) {

@@ -6,31 +6,26 @@ import braid.provider.tcp.TcpFrameDescriptor.MIN_WINDOW
 import braid.provider.tcp.TcpFrameDescriptor.frameCost
 
 /**
- * The tcp rail's credit, receiver side: how an endpoint's unexpected bounds become the credit its
- * senders send message heads against. It owns the endpoint-wide state, and one [Account] per
- * sender holds what is lent to it; both change only through the rules below. Not thread-safe:
- * the transport calls in under the domain lock.
- *
- * - The budget is what the endpoint's bounds leave this rail ([UnexpectedBounds]: the bounds
- *   less what its other rails claim, and less the floor each of them keeps in a link): bytes,
- *   and messages at HEAD_COST each (every head is charged at least that). Credit committed to
- *   all senders together never passes it, and every unexpected message a sender sends is
- *   charged against its committed credit until it is taken, so what tcp holds unexpected —
- *   bytes and messages — never passes the bounds, whatever the senders do.
- * - Credit is granted lazily, so what tcp promises reflects what its senders use: a sender
- *   that connects is granted a first grant (a few eager messages' worth, [firstGrant]); its
- *   target doubles each time it has used half of what it holds, up to its fair share — the
- *   budget over the established senders, at most the window; a sender that sent no head for a
- *   keepalive period has its target halved (not below the first grant) and the credit above it
- *   asked back ([idle]). One below its target waits in [starved] and is granted from what is
- *   free, in turn. Credit a message freed goes back to its sender up to its target; past it,
- *   to the budget. When the budget cannot serve a starved sender, senders above their target
- *   are asked for their unspent credit (RECLAIM; they answer GIVEBACK), so an idle sender
+ * The tcp rail's credit, receiver side: how an endpoint's unexpected bounds become the credit its senders send message
+ * heads against. It owns the endpoint-wide state, and one [Account] per sender holds what is lent to it; both change
+ * only through the rules below. Not thread-safe: the transport calls in under the domain lock.
+ * - The budget is what the endpoint's bounds leave this rail ([UnexpectedBounds]: the bounds less what its other rails
+ *   claim, and less the floor each of them keeps in a link): bytes, and messages at HEAD_COST each (every head is
+ *   charged at least that). Credit committed to all senders together never passes it, and every unexpected message a
+ *   sender sends is charged against its committed credit until it is taken, so what tcp holds unexpected — bytes and
+ *   messages — never passes the bounds, whatever the senders do.
+ * - Credit is granted lazily, so what tcp promises reflects what its senders use: a sender that connects is granted a
+ *   first grant (a few eager messages' worth, [firstGrant]); its target doubles each time it has used half of what it
+ *   holds, up to its fair share — the budget over the established senders, at most the window; a sender that sent no
+ *   head for a keepalive period has its target halved (not below the first grant) and the credit above it asked back
+ *   ([idle]). One below its target waits in [starved] and is granted from what is free, in turn. Credit a message freed
+ *   goes back to its sender up to its target; past it, to the budget. When the budget cannot serve a starved sender,
+ *   senders above their target are asked for their unspent credit (RECLAIM; they answer GIVEBACK), so an idle sender
  *   cannot keep another waiting for ever.
  * - What tcp has committed but not yet received is its promise on the endpoint's bounds
  *   ([UnexpectedBounds.Account.promise]), so another rail of a link holds only the rest.
- * - No credit is needed for anything else (control, a CTS'd message's DATA, RMA): the receiver
- *   never stops reading a connection, so frames it waits for always arrive.
+ * - No credit is needed for anything else (control, a CTS'd message's DATA, RMA): the receiver never stops reading a
+ *   connection, so frames it waits for always arrive.
  */
 internal class TcpCredit(
     private val bounds: UnexpectedBounds,
@@ -42,7 +37,9 @@ internal class TcpCredit(
     private val busy: TcpBusy,
 ) {
     /** Credit committed to senders, the part charged for their messages, and the heads charged. */
-    var committedTotal = 0L; private set
+    var committedTotal = 0L
+        private set
+
     private var rxOutstandingTotal = 0L
     private var rxHeadsTotal = 0L
 
@@ -52,40 +49,57 @@ internal class TcpCredit(
     /** Senders below their fair share of credit, waiting for some to be free. */
     private val starved = ArrayDeque<Account>()
 
-    /** Unexpected eager payloads being read now, and their bytes: held once read, so they count against the bounds already. */
+    /**
+     * Unexpected eager payloads being read now, and their bytes: held once read, so they count against the bounds
+     * already.
+     */
     private var holding = 0
     private var holdingBytes = 0L
 
     /** Senders waiting for credit to be free: [topUp] is due when another rail may have freed some of the bounds. */
-    val anyStarved: Boolean get() = starved.isNotEmpty()
+    val anyStarved: Boolean
+        get() = starved.isNotEmpty()
 
-    /** A sender's account: what this endpoint lends [peer], by the rules above; it joins the sharing once connected ([join]). */
+    /**
+     * A sender's account: what this endpoint lends [peer], by the rules above; it joins the sharing once connected
+     * ([join]).
+     */
     inner class Account internal constructor(private val peer: TcpPeer) {
         /**
-         * Credit committed to this peer out of the bounds: unspent at the peer, charged ([outstanding], with
-         * its [heads]) or not yet sent back ([pendingReturn]). Never less than [outstanding]: a head past it is a protocol fault.
+         * Credit committed to this peer out of the bounds: unspent at the peer, charged ([outstanding], with its
+         * [heads]) or not yet sent back ([pendingReturn]). Never less than [outstanding]: a head past it is a protocol
+         * fault.
          */
         private var committed = 0L
         private var outstanding = 0L
         private var heads = 0
         private var pendingReturn = 0L
 
-        /** The credit this peer is to have committed now (grows with use, shrinks when idle); its heads this keepalive period. */
+        /**
+         * The credit this peer is to have committed now (grows with use, shrinks when idle); its heads this keepalive
+         * period.
+         */
         private var target = 0L
         private var headsRecent = 0
 
         /** Credit asked back from this peer: to write in a RECLAIM frame (> 0), and whether its GIVEBACK is due. */
-        var reclaimToSend = 0L; private set
+        var reclaimToSend = 0L
+            private set
+
         private var reclaiming = false
 
         /** Counted among the senders that share this endpoint's credit; and in its queue of those below their share. */
         private var sharing = false
         private var isStarved = false
 
-        /** Whether to send credit back now rather than wait for a frame to carry it: much is owed, or the sender is short. */
+        /**
+         * Whether to send credit back now rather than wait for a frame to carry it: much is owed, or the sender is
+         * short.
+         */
         val needsFrame: Boolean
-            get() = pendingReturn > 0 &&
-                (pendingReturn >= committed / 4 || committed - outstanding - pendingReturn < committed / 2)
+            get() =
+                pendingReturn > 0 &&
+                    (pendingReturn >= committed / 4 || committed - outstanding - pendingReturn < committed / 2)
 
         /** Takes what a frame header going to this peer carries back: what is owed, up to the field's 32 bits. */
         fun takeReturn(): Long = minOf(pendingReturn, 0xffff_ffffL).also { pendingReturn -= it }
@@ -93,7 +107,9 @@ internal class TcpCredit(
         /** Takes the credit to ask back in a RECLAIM frame (0: none). */
         fun takeReclaim(): Long = reclaimToSend.also { reclaimToSend = 0 }
 
-        /** Checks a message head costing [cost] against what was lent and charges it; null if fine, else the failure. */
+        /**
+         * Checks a message head costing [cost] against what was lent and charges it; null if fine, else the failure.
+         */
         fun charge(cost: Long, what: String, length: Long): String? {
             if (outstanding + cost > committed) {
                 return "$what of $length bytes past the credit lent ($outstanding of $committed bytes in use)"
@@ -107,8 +123,8 @@ internal class TcpCredit(
         }
 
         /**
-         * This peer sent a head charged against its credit: when it has used half of what it
-         * holds, its target doubles (up to its share) and it waits for the rest to be granted.
+         * This peer sent a head charged against its credit: when it has used half of what it holds, its target doubles
+         * (up to its share) and it waits for the rest to be granted.
          */
         private fun used() {
             headsRecent++
@@ -120,9 +136,8 @@ internal class TcpCredit(
         }
 
         /**
-         * A message of this peer's that cost [cost] no longer occupies this endpoint: its credit
-         * goes back with the next frame, or a CREDIT frame, up to the peer's target; the rest to
-         * the budget (and so to another sender).
+         * A message of this peer's that cost [cost] no longer occupies this endpoint: its credit goes back with the
+         * next frame, or a CREDIT frame, up to the peer's target; the rest to the budget (and so to another sender).
          */
         fun returned(cost: Long) {
             if (peer.dead) return
@@ -145,7 +160,9 @@ internal class TcpCredit(
             reserve()
         }
 
-        /** The peer gave back [value] bytes of unspent credit (GIVEBACK) to the budget; null if fine, else the failure. */
+        /**
+         * The peer gave back [value] bytes of unspent credit (GIVEBACK) to the budget; null if fine, else the failure.
+         */
         fun gaveBack(value: Long): String? {
             if (!reclaiming) return "GIVEBACK of $value bytes, but no credit was asked back"
             if (value < 0 || value > committed - outstanding - pendingReturn) {
@@ -192,7 +209,10 @@ internal class TcpCredit(
             rebalance()
         }
 
-        /** Once a keepalive period: halves an idle sender's target (not below [first]) and asks back the credit above it. */
+        /**
+         * Once a keepalive period: halves an idle sender's target (not below [first]) and asks back the credit above
+         * it.
+         */
         internal fun idle(first: Long) {
             if (peer.dead || !peer.established) return
             if (headsRecent == 0 && target > first) {
@@ -225,7 +245,10 @@ internal class TcpCredit(
             return g >= want
         }
 
-        /** Brings the committed credit down to [limit]: first what is owed and not yet sent, then (RECLAIM) what is unspent. */
+        /**
+         * Brings the committed credit down to [limit]: first what is owed and not yet sent, then (RECLAIM) what is
+         * unspent.
+         */
         internal fun trim(limit: Long = limit()) {
             if (peer.dead || !peer.established) return
             if (reclaiming || committed <= limit) return
@@ -241,19 +264,23 @@ internal class TcpCredit(
             }
         }
 
-        private fun uncommit(n: Long) { committed -= n; committedTotal -= n }
+        private fun uncommit(n: Long) {
+            committed -= n
+            committedTotal -= n
+        }
 
         override fun toString(): String = "committed $committed, outstanding $outstanding, owed $pendingReturn"
     }
 
     /**
-     * Credit the bounds allow tcp now, beyond what it has committed (negative: overcommitted). A
-     * head's HEAD_COST counts against the message bound, not the byte bound (which bounds
-     * payloads): the heads charged now give their cost back to the bytes side, so a sender held
-     * back at the byte bound can still send RTS heads (no payload) while the message bound has room.
+     * Credit the bounds allow tcp now, beyond what it has committed (negative: overcommitted). A head's HEAD_COST
+     * counts against the message bound, not the byte bound (which bounds payloads): the heads charged now give their
+     * cost back to the bytes side, so a sender held back at the byte bound can still send RTS heads (no payload) while
+     * the message bound has room.
      */
     fun free(): Long =
-        minOf(account.availableBytes() + rxHeadsTotal * HEAD_COST, account.availableMsgs().toLong() * HEAD_COST) - committedTotal
+        minOf(account.availableBytes() + rxHeadsTotal * HEAD_COST, account.availableMsgs().toLong() * HEAD_COST) -
+            committedTotal
 
     /** One established sender's fair share of the bounds: at least one head, at most the window. */
     fun share(): Long {
@@ -265,9 +292,9 @@ internal class TcpCredit(
     fun firstGrant(): Long = minOf(share(), maxOf(MIN_WINDOW.toLong(), FIRST_GRANT_MESSAGES * frameCost(eagerSize)))
 
     /**
-     * Once a keepalive period: a sender that sent no head since the last one has its target halved
-     * (not below the first grant) and the credit above it asked back, so idle senders do not hold
-     * the endpoint's bounds as promises; what comes back goes to those short of theirs.
+     * Once a keepalive period: a sender that sent no head since the last one has its target halved (not below the first
+     * grant) and the credit above it asked back, so idle senders do not hold the endpoint's bounds as promises; what
+     * comes back goes to those short of theirs.
      */
     fun idle() {
         val first = firstGrant()
@@ -276,8 +303,8 @@ internal class TcpCredit(
     }
 
     /**
-     * Grants free credit to the starved senders in turn, each up to its target; if some are still
-     * short, asks the senders above their target for their unspent credit.
+     * Grants free credit to the starved senders in turn, each up to its target; if some are still short, asks the
+     * senders above their target for their unspent credit.
      */
     private fun rebalance() {
         topUp()
@@ -311,8 +338,8 @@ internal class TcpCredit(
     }
 
     /**
-     * Tells the endpoint's bounds how much of them tcp's senders may still fill: credit committed and
-     * not yet charged, plus the unexpected payloads being read now (charged, not yet held).
+     * Tells the endpoint's bounds how much of them tcp's senders may still fill: credit committed and not yet charged,
+     * plus the unexpected payloads being read now (charged, not yet held).
      */
     fun reserve() {
         val uncharged = committedTotal - rxOutstandingTotal

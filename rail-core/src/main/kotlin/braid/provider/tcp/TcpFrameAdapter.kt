@@ -15,25 +15,23 @@ import braid.provider.tcp.TcpFrameDescriptor.TYPE_OFFSET
 import braid.provider.tcp.TcpFrameDescriptor.VALUE_OFFSET
 import braid.provider.tcp.TcpFrameDescriptor.VERSION
 import braid.provider.tcp.TcpFrameDescriptor.VERSION_OFFSET
-import org.agrona.MutableDirectBuffer
-import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
 import java.nio.ByteOrder
 import java.util.zip.CRC32C
+import org.agrona.MutableDirectBuffer
+import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * Decodes the tcp rail's byte stream into frames ([TcpFrameDescriptor]), whatever way the
- * stream was cut into reads. Headers are checked (magic, version, CRC, type, flags, payload
- * length against [maxPayload]) before anything acts on them; a bad one stops the adapter for
- * good with [error] saying what and where. Payloads go where the [Handler] says, when it sees
- * the header: into a receive buffer, a holding buffer, or nowhere.
+ * Decodes the tcp rail's byte stream into frames ([TcpFrameDescriptor]), whatever way the stream was cut into reads.
+ * Headers are checked (magic, version, CRC, type, flags, payload length against [maxPayload]) before anything acts on
+ * them; a bad one stops the adapter for good with [error] saying what and where. Payloads go where the [Handler] says,
+ * when it sees the header: into a receive buffer, a holding buffer, or nowhere.
  *
- * Never throws on any input and allocates nothing; every call consumes at least one byte of
- * its input or returns.
+ * Never throws on any input and allocates nothing; every call consumes at least one byte of its input or returns.
  */
 internal class TcpFrameAdapter(
     /** The largest payload a frame of a type may carry, or -1 if the type is not expected here. */
-    private val limits: Limits,
+    private val limits: Limits
 ) {
     /** Payload limits by frame type (a primitive interface, so that asking allocates nothing). */
     fun interface Limits {
@@ -43,9 +41,8 @@ internal class TcpFrameAdapter(
     /** What a frame's receiver does with it. */
     interface Handler {
         /**
-         * A checked header is in the adapter's fields. Choose the payload's destination with
-         * [sinkTo] (the default discards it). Returns [CONTINUE], [STOP] (leave the rest of the
-         * input for later) or [FAIL] (after [fail]).
+         * A checked header is in the adapter's fields. Choose the payload's destination with [sinkTo] (the default
+         * discards it). Returns [CONTINUE], [STOP] (leave the rest of the input for later) or [FAIL] (after [fail]).
          */
         fun onHeader(a: TcpFrameAdapter): Int
 
@@ -57,18 +54,35 @@ internal class TcpFrameAdapter(
     private val header = UnsafeBuffer(headerMemory)
     private val crc = CRC32C()
 
-    var type: Int = 0; private set
-    var flags: Int = 0; private set
-    var payloadLength: Int = 0; private set
+    var type: Int = 0
+        private set
+
+    var flags: Int = 0
+        private set
+
+    var payloadLength: Int = 0
+        private set
+
     /** The credit field, unsigned. */
-    var credit: Long = 0; private set
-    var msgId: Long = 0; private set
-    var tag: Long = 0; private set
-    var data: Long = 0; private set
-    var value: Long = 0; private set
+    var credit: Long = 0
+        private set
+
+    var msgId: Long = 0
+        private set
+
+    var tag: Long = 0
+        private set
+
+    var data: Long = 0
+        private set
+
+    var value: Long = 0
+        private set
 
     /** Bytes of the current payload consumed so far. */
-    var payloadDone: Int = 0; private set
+    var payloadDone: Int = 0
+        private set
+
     private var headerFill = 0
     private var inPayload = false
     private var sink: MutableDirectBuffer? = null
@@ -76,20 +90,24 @@ internal class TcpFrameAdapter(
     private var sinkKeep = 0
 
     /** Bytes of the stream consumed (for messages that say where a problem is). */
-    var streamOffset: Long = 0; private set
+    var streamOffset: Long = 0
+        private set
 
     /** Why the stream was refused, once it was; the adapter consumes nothing after that. */
-    var error: String? = null; private set
+    var error: String? = null
+        private set
 
     /** Whether a frame is partly read (a header or a payload): an end of stream now truncates it. */
-    val midFrame: Boolean get() = headerFill > 0 || inPayload
+    val midFrame: Boolean
+        get() = headerFill > 0 || inPayload
 
     /** What is missing of the current frame, for messages. */
-    fun describePosition(): String = when {
-        inPayload -> "${typeName()} frame with $payloadDone of $payloadLength payload bytes"
-        headerFill > 0 -> "frame header with $headerFill of $HEADER_LENGTH bytes"
-        else -> "frame boundary"
-    }
+    fun describePosition(): String =
+        when {
+            inPayload -> "${typeName()} frame with $payloadDone of $payloadLength payload bytes"
+            headerFill > 0 -> "frame header with $headerFill of $HEADER_LENGTH bytes"
+            else -> "frame boundary"
+        }
 
     fun typeName(): String = TcpFrameDescriptor.typeName(type)
 
@@ -99,18 +117,22 @@ internal class TcpFrameAdapter(
 
     /** Sends the first [keep] payload bytes to [buffer] at [offset]; the rest are dropped. */
     fun sinkTo(buffer: MutableDirectBuffer, offset: Int, keep: Int) {
-        sink = buffer; sinkOffset = offset; sinkKeep = keep.coerceIn(0, payloadLength)
+        sink = buffer
+        sinkOffset = offset
+        sinkKeep = keep.coerceIn(0, payloadLength)
     }
 
     /** Payload bytes still to come that go to the sink. */
-    val sinkRemaining: Int get() = if (sink == null) 0 else maxOf(0, sinkKeep - payloadDone)
+    val sinkRemaining: Int
+        get() = if (sink == null) 0 else maxOf(0, sinkKeep - payloadDone)
 
     /** The sink's index where the next payload byte goes. */
-    val sinkPosition: Int get() = sinkOffset + payloadDone
+    val sinkPosition: Int
+        get() = sinkOffset + payloadDone
 
     /**
-     * Records that [n] payload bytes were placed in the sink by the caller itself (read from
-     * the socket straight into it); only while [sinkRemaining] ≥ [n].
+     * Records that [n] payload bytes were placed in the sink by the caller itself (read from the socket straight into
+     * it); only while [sinkRemaining] ≥ [n].
      */
     fun advanceDirect(n: Int, h: Handler): Int {
         payloadDone += n
@@ -125,9 +147,9 @@ internal class TcpFrameAdapter(
     }
 
     /**
-     * Consumes [src] from its position to its limit, calling [h] for each header and frame.
-     * Returns [CONTINUE] when the input is used up, [STOP] when the handler stopped (the
-     * position is just after the frame it stopped on), or [FAIL].
+     * Consumes [src] from its position to its limit, calling [h] for each header and frame. Returns [CONTINUE] when the
+     * input is used up, [STOP] when the handler stopped (the position is just after the frame it stopped on), or
+     * [FAIL].
      */
     fun decode(src: ByteBuffer, h: Handler): Int {
         if (error != null) return FAIL
@@ -161,7 +183,9 @@ internal class TcpFrameAdapter(
 
     /** Hands a checked header to [h] and starts its payload (or ends its frame); [CONTINUE] to go on decoding. */
     private fun afterHeader(h: Handler): Int {
-        sink = null; sinkKeep = 0; payloadDone = 0
+        sink = null
+        sinkKeep = 0
+        payloadDone = 0
         val rc = h.onHeader(this)
         if (rc == FAIL) return fail("frame refused")
         if (payloadLength == 0) {
@@ -186,14 +210,19 @@ internal class TcpFrameAdapter(
 
     private fun parseHeader(): Boolean {
         val magic = header.getByte(MAGIC_OFFSET).toInt() and 0xff
-        if (magic != MAGIC) return fail("bad magic 0x${Integer.toHexString(magic)} (expected 0x${Integer.toHexString(MAGIC)}): not a Braid tcp frame, or the stream lost its place") == CONTINUE
+        if (magic != MAGIC)
+            return fail(
+                "bad magic 0x${Integer.toHexString(magic)} (expected 0x${Integer.toHexString(MAGIC)}): not a Braid tcp frame, or the stream lost its place"
+            ) == CONTINUE
         val version = header.getByte(VERSION_OFFSET).toInt() and 0xff
         if (version != VERSION) return fail("frame version $version, this build speaks $VERSION") == CONTINUE
         val sent = header.getInt(CRC_OFFSET, ByteOrder.LITTLE_ENDIAN)
         header.putInt(CRC_OFFSET, 0)
         val computed = TcpFrameDescriptor.crc(headerMemory, crc, 0)
         if (sent != computed) {
-            return fail("header CRC 0x${Integer.toHexString(sent)} does not match its contents (0x${Integer.toHexString(computed)}): corrupt frame") == CONTINUE
+            return fail(
+                "header CRC 0x${Integer.toHexString(sent)} does not match its contents (0x${Integer.toHexString(computed)}): corrupt frame"
+            ) == CONTINUE
         }
         type = header.getByte(TYPE_OFFSET).toInt() and 0xff
         flags = header.getByte(FLAGS_OFFSET).toInt() and 0xff
@@ -204,10 +233,14 @@ internal class TcpFrameAdapter(
         data = header.getLong(DATA_OFFSET, ByteOrder.LITTLE_ENDIAN)
         value = header.getLong(VALUE_OFFSET, ByteOrder.LITTLE_ENDIAN)
         if (!TcpFrameDescriptor.isKnownType(type)) return fail("unknown frame type $type") == CONTINUE
-        if (flags and KNOWN_FLAGS.inv() != 0) return fail("${typeName()} frame with unknown flags 0x${Integer.toHexString(flags)}") == CONTINUE
+        if (flags and KNOWN_FLAGS.inv() != 0)
+            return fail("${typeName()} frame with unknown flags 0x${Integer.toHexString(flags)}") == CONTINUE
         val max = limits.maxPayload(type)
         if (max < 0) return fail("${typeName()} frame not expected here") == CONTINUE
-        if (payloadLength < 0 || payloadLength > max) return fail("${typeName()} frame with a payload of ${payloadLength.toUInt()} bytes; at most $max allowed here") == CONTINUE
+        if (payloadLength < 0 || payloadLength > max)
+            return fail(
+                "${typeName()} frame with a payload of ${payloadLength.toUInt()} bytes; at most $max allowed here"
+            ) == CONTINUE
         return true
     }
 

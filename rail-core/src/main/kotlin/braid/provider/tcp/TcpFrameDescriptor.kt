@@ -1,13 +1,13 @@
 package braid.provider.tcp
 
-import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
 import java.nio.ByteOrder
 import java.util.zip.CRC32C
+import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * The frames of the tcp rail's byte stream: every frame is a 48-byte header and a payload of
- * `payload length` bytes. All fields little-endian.
+ * The frames of the tcp rail's byte stream: every frame is a 48-byte header and a payload of `payload length` bytes.
+ * All fields little-endian.
  *
  * ```
  *  0                   1                   2                   3
@@ -37,6 +37,7 @@ import java.util.zip.CRC32C
  * |  payload ...                                                  | 48
  * +---------------------------------------------------------------+
  * ```
+ *
  * flags: 1 tagged, 2 carries remote CQ data, 4 acknowledge on delivery (DELIVERY_COMPLETE).
  *
  * Data frames (after the handshake):
@@ -48,34 +49,30 @@ import java.util.zip.CRC32C
  * - DISCARDED (6): the receiving application discarded message `message id` (FI_DISCARD).
  * - CREDIT (7): carries only the credit field. HEARTBEAT (8): nothing; proves liveness.
  * - BYE (9): the sender closes its endpoint; nothing follows.
- * - RMA (10): an RMA or atomic request or reply; payload = a braid.provider.RmaDescriptor
- *   record (request: 48-byte header — kind, datatype, op, flags, count, request id, key,
- *   remote offset, request length, piece offset — then a write's bytes or an atomic's
- *   operands; reply: 32-byte header — kind|0x80, reason, status, request id, detail, piece
- *   offset — then a read's bytes or a fetching atomic's old values). The header's own id, tag,
- *   data and value fields are 0. Not charged credit: the target carries each request out as
- *   it arrives and keeps nothing but a read's progress. Added in version 2.
+ * - RMA (10): an RMA or atomic request or reply; payload = a braid.provider.RmaDescriptor record (request: 48-byte
+ *   header — kind, datatype, op, flags, count, request id, key, remote offset, request length, piece offset — then a
+ *   write's bytes or an atomic's operands; reply: 32-byte header — kind|0x80, reason, status, request id, detail, piece
+ *   offset — then a read's bytes or a fetching atomic's old values). The header's own id, tag, data and value fields
+ *   are 0. Not charged credit: the target carries each request out as it arrives and keeps nothing but a read's
+ *   progress. Added in version 2.
  * - RECLAIM (11): receiver → sender: give back up to `value` bytes of the credit lent you.
- * - GIVEBACK (12): sender → receiver: `value` bytes of unspent credit given back (the answer to
- *   a RECLAIM; 0 if none was left). Both added in version 3.
+ * - GIVEBACK (12): sender → receiver: `value` bytes of unspent credit given back (the answer to a RECLAIM; 0 if none
+ *   was left). Both added in version 3.
  *
- * Handshake frames (see [TcpHandshake]): HELLO (16), CHALLENGE (17), AUTH (18), WELCOME (19),
- * REJECT (20); their payloads are laid out in [HandshakeDescriptor].
+ * Handshake frames (see [TcpHandshake]): HELLO (16), CHALLENGE (17), AUTH (18), WELCOME (19), REJECT (20); their
+ * payloads are laid out in [HandshakeDescriptor].
  *
- * Credit: a sender may send message heads (EAGER and RTS frames, each charged [frameCost]) only
- * against credit its receiver granted, in the credit field of any frame going back or in a
- * CREDIT frame; it has none before. The receiver grants it out of its endpoint-wide unexpected
- * bounds (bytes and messages, [TcpCredit]), lazily (a first grant that grows as the sender
- * uses it), at most its window (the handshake's) per sender,
- * and returns what a message cost once the message no longer occupies it (matched and copied,
- * or discarded) — or keeps it, to grant to a sender below its fair share, and asks an idle
- * sender's unspent credit back with RECLAIM. So unexpected messages held never pass the
- * bounds, and the receiver never stops reading the stream: control frames, a CTS'd message's
- * DATA and RMA frames need no credit and always flow. (Version 2 lent a fixed window per
- * sender, before and after the handshake.)
+ * Credit: a sender may send message heads (EAGER and RTS frames, each charged [frameCost]) only against credit its
+ * receiver granted, in the credit field of any frame going back or in a CREDIT frame; it has none before. The receiver
+ * grants it out of its endpoint-wide unexpected bounds (bytes and messages, [TcpCredit]), lazily (a first grant that
+ * grows as the sender uses it), at most its window (the handshake's) per sender, and returns what a message cost once
+ * the message no longer occupies it (matched and copied, or discarded) — or keeps it, to grant to a sender below its
+ * fair share, and asks an idle sender's unspent credit back with RECLAIM. So unexpected messages held never pass the
+ * bounds, and the receiver never stops reading the stream: control frames, a CTS'd message's DATA and RMA frames need
+ * no credit and always flow. (Version 2 lent a fixed window per sender, before and after the handshake.)
  *
- * The CRC guards the header against a desynchronised or foreign byte stream (a bad length
- * would otherwise desynchronise everything after it); payload integrity is TCP's job.
+ * The CRC guards the header against a desynchronised or foreign byte stream (a bad length would otherwise desynchronise
+ * everything after it); payload integrity is TCP's job.
  */
 internal object TcpFrameDescriptor {
     const val MAGIC: Int = 0x42
@@ -132,31 +129,68 @@ internal object TcpFrameDescriptor {
     /** Credit charged for an EAGER frame of [payload] bytes, or an RTS (payload 0). */
     fun frameCost(payload: Int): Long = HEAD_COST.toLong() + payload
 
-    fun typeName(type: Int): String = when (type) {
-        EAGER -> "EAGER"; RTS -> "RTS"; CTS -> "CTS"; DATA -> "DATA"; ACK -> "ACK"; DISCARDED -> "DISCARDED"
-        CREDIT -> "CREDIT"; HEARTBEAT -> "HEARTBEAT"; BYE -> "BYE"; RMA -> "RMA"; RECLAIM -> "RECLAIM"; GIVEBACK -> "GIVEBACK"; HELLO -> "HELLO"; CHALLENGE -> "CHALLENGE"
-        AUTH -> "AUTH"; WELCOME -> "WELCOME"; REJECT -> "REJECT"
-        else -> "type $type"
-    }
+    fun typeName(type: Int): String =
+        when (type) {
+            EAGER -> "EAGER"
+            RTS -> "RTS"
+            CTS -> "CTS"
+            DATA -> "DATA"
+            ACK -> "ACK"
+            DISCARDED -> "DISCARDED"
+            CREDIT -> "CREDIT"
+            HEARTBEAT -> "HEARTBEAT"
+            BYE -> "BYE"
+            RMA -> "RMA"
+            RECLAIM -> "RECLAIM"
+            GIVEBACK -> "GIVEBACK"
+            HELLO -> "HELLO"
+            CHALLENGE -> "CHALLENGE"
+            AUTH -> "AUTH"
+            WELCOME -> "WELCOME"
+            REJECT -> "REJECT"
+            else -> "type $type"
+        }
 
     fun isKnownType(type: Int): Boolean = type in EAGER..GIVEBACK || type in HELLO..REJECT
 
-    /** The largest payload a frame of [type] may carry after the handshake, to a receiver lending [window]; -1: not expected. */
-    fun payloadLimit(type: Int, window: Long): Int = when (type) {
-        EAGER -> (window - HEAD_COST).toInt()
-        DATA -> MAX_DATA_PAYLOAD
-        RTS, CTS, ACK, DISCARDED, CREDIT, HEARTBEAT, BYE, RECLAIM, GIVEBACK -> 0
-        RMA -> MAX_RMA_PAYLOAD
-        else -> -1
-    }
+    /**
+     * The largest payload a frame of [type] may carry after the handshake, to a receiver lending [window]; -1: not
+     * expected.
+     */
+    fun payloadLimit(type: Int, window: Long): Int =
+        when (type) {
+            EAGER -> (window - HEAD_COST).toInt()
+            DATA -> MAX_DATA_PAYLOAD
+            RTS,
+            CTS,
+            ACK,
+            DISCARDED,
+            CREDIT,
+            HEARTBEAT,
+            BYE,
+            RECLAIM,
+            GIVEBACK -> 0
+            RMA -> MAX_RMA_PAYLOAD
+            else -> -1
+        }
 
     /**
-     * Writes a header at [index] of [b] (whose memory [bb] is, for the CRC) and returns
-     * [HEADER_LENGTH]. [crc] is reused; nothing is allocated.
+     * Writes a header at [index] of [b] (whose memory [bb] is, for the CRC) and returns [HEADER_LENGTH]. [crc] is
+     * reused; nothing is allocated.
      */
     fun putHeader(
-        b: UnsafeBuffer, bb: ByteBuffer, crc: CRC32C, index: Int,
-        type: Int, flags: Int, payloadLength: Int, credit: Long, msgId: Long, tag: Long, data: Long, value: Long,
+        b: UnsafeBuffer,
+        bb: ByteBuffer,
+        crc: CRC32C,
+        index: Int,
+        type: Int,
+        flags: Int,
+        payloadLength: Int,
+        credit: Long,
+        msgId: Long,
+        tag: Long,
+        data: Long,
+        value: Long,
     ): Int {
         b.putByte(index + MAGIC_OFFSET, MAGIC.toByte())
         b.putByte(index + VERSION_OFFSET, VERSION.toByte())
@@ -241,12 +275,13 @@ internal object HandshakeDescriptor {
     const val REJECT_CONNECTED = 5
 
     /** The exact payload length a handshake frame of [type] has, or the maximum for REJECT. */
-    fun payloadLimit(type: Int): Int = when (type) {
-        TcpFrameDescriptor.HELLO -> HELLO_LENGTH
-        TcpFrameDescriptor.CHALLENGE -> CHALLENGE_LENGTH
-        TcpFrameDescriptor.AUTH -> AUTH_LENGTH
-        TcpFrameDescriptor.WELCOME -> 0
-        TcpFrameDescriptor.REJECT -> MAX_PAYLOAD
-        else -> -1
-    }
+    fun payloadLimit(type: Int): Int =
+        when (type) {
+            TcpFrameDescriptor.HELLO -> HELLO_LENGTH
+            TcpFrameDescriptor.CHALLENGE -> CHALLENGE_LENGTH
+            TcpFrameDescriptor.AUTH -> AUTH_LENGTH
+            TcpFrameDescriptor.WELCOME -> 0
+            TcpFrameDescriptor.REJECT -> MAX_PAYLOAD
+            else -> -1
+        }
 }

@@ -19,9 +19,9 @@ import javax.crypto.Mac
 import javax.crypto.spec.SecretKeySpec
 
 /**
- * The connection handshake of the tcp rail: who is at each end, the receive windows, and a
- * challenge-response in which each side proves it holds the job key without sending it, over
- * nonces fresh to the connection, so a recorded handshake cannot be replayed.
+ * The connection handshake of the tcp rail: who is at each end, the receive windows, and a challenge-response in which
+ * each side proves it holds the job key without sending it, over nonces fresh to the connection, so a recorded
+ * handshake cannot be replayed.
  *
  * ```
  * connector                                   acceptor
@@ -34,13 +34,13 @@ import javax.crypto.spec.SecretKeySpec
  *                                             then keeps the connection or not (simultaneous connect)
  *                                        <-   WELCOME | REJECT (reason, text)
  * ```
- * K = SHA-256("braid-tcp-job-key" ‖ 0 ‖ key in UTF-8), so the empty key (nothing set) is a key
- * like any other. MACs are compared in constant time ([MessageDigest.isEqual]). Until WELCOME,
- * a connection accepts handshake frames only: nothing a peer sends before it has proven the
- * key is ever decoded as a message.
  *
- * The key keeps jobs apart and keeps out anyone who does not hold it; it does not encrypt the
- * traffic that follows. Off the hot path: allocation here is fine.
+ * K = SHA-256("braid-tcp-job-key" ‖ 0 ‖ key in UTF-8), so the empty key (nothing set) is a key like any other. MACs are
+ * compared in constant time ([MessageDigest.isEqual]). Until WELCOME, a connection accepts handshake frames only:
+ * nothing a peer sends before it has proven the key is ever decoded as a message.
+ *
+ * The key keeps jobs apart and keeps out anyone who does not hold it; it does not encrypt the traffic that follows. Off
+ * the hot path: allocation here is fine.
  */
 internal class TcpHandshake(
     jobKey: String,
@@ -86,13 +86,14 @@ internal class TcpHandshake(
     /** A frame header on a connection still in its handshake: only the frame its state expects passes. */
     fun onHeader(c: TcpConnection, a: TcpFrameAdapter): Int {
         val t = a.type
-        val expected = when (c.state) {
-            TcpConnection.State.AWAIT_HELLO -> t == HELLO
-            TcpConnection.State.AWAIT_CHALLENGE -> t == CHALLENGE || t == REJECT
-            TcpConnection.State.AWAIT_AUTH -> t == AUTH
-            TcpConnection.State.AWAIT_WELCOME -> t == WELCOME || t == REJECT
-            else -> false
-        }
+        val expected =
+            when (c.state) {
+                TcpConnection.State.AWAIT_HELLO -> t == HELLO
+                TcpConnection.State.AWAIT_CHALLENGE -> t == CHALLENGE || t == REJECT
+                TcpConnection.State.AWAIT_AUTH -> t == AUTH
+                TcpConnection.State.AWAIT_WELCOME -> t == WELCOME || t == REJECT
+                else -> false
+            }
         if (!expected) return a.fail("${a.typeName()} frame during the handshake (state ${c.state})")
         val limit = HandshakeDescriptor.payloadLimit(t)
         if (t == REJECT) {
@@ -104,14 +105,18 @@ internal class TcpHandshake(
         return CONTINUE
     }
 
-    fun onFrame(c: TcpConnection, a: TcpFrameAdapter): Int = when (a.type) {
-        HELLO -> onHello(c, a)
-        CHALLENGE -> onChallenge(c, a)
-        AUTH -> onAuth(c)
-        WELCOME -> { host.welcomed(c); STOP }
-        REJECT -> onReject(c, a.payloadLength)
-        else -> a.fail("${a.typeName()} frame during the handshake")
-    }
+    fun onFrame(c: TcpConnection, a: TcpFrameAdapter): Int =
+        when (a.type) {
+            HELLO -> onHello(c, a)
+            CHALLENGE -> onChallenge(c, a)
+            AUTH -> onAuth(c)
+            WELCOME -> {
+                host.welcomed(c)
+                STOP
+            }
+            REJECT -> onReject(c, a.payloadLength)
+            else -> a.fail("${a.typeName()} frame during the handshake")
+        }
 
     /** Acceptor: keeps [c]. */
     fun welcome(c: TcpConnection) {
@@ -120,13 +125,20 @@ internal class TcpHandshake(
 
     /** Acceptor: refuses [c], saying why, and closes it; returns [STOP]. */
     fun reject(c: TcpConnection, reason: Int, text: String): Int {
-        val bytes = text.toByteArray(StandardCharsets.UTF_8).let { if (it.size > HandshakeDescriptor.MAX_REJECT_TEXT) it.copyOf(HandshakeDescriptor.MAX_REJECT_TEXT) else it }
+        val bytes =
+            text.toByteArray(StandardCharsets.UTF_8).let {
+                if (it.size > HandshakeDescriptor.MAX_REJECT_TEXT) it.copyOf(HandshakeDescriptor.MAX_REJECT_TEXT)
+                else it
+            }
         val b = c.hsPayload
         b.putInt(HandshakeDescriptor.REJECT_REASON_OFFSET, reason, LE)
         b.putBytes(HandshakeDescriptor.REJECT_TEXT_OFFSET, bytes)
         c.putHandshake(REJECT, b, HandshakeDescriptor.REJECT_TEXT_OFFSET + bytes.size)
         runCatching { c.flushHandshake() }
-        log.log(if (reason == HandshakeDescriptor.REJECT_DUPLICATE) Level.DEBUG else Level.INFO, "tcp endpoint ${host.name}: refusing connection $c: $text")
+        log.log(
+            if (reason == HandshakeDescriptor.REJECT_DUPLICATE) Level.DEBUG else Level.INFO,
+            "tcp endpoint ${host.name}: refusing connection $c: $text",
+        )
         host.close(c)
         return STOP
     }
@@ -140,10 +152,14 @@ internal class TcpHandshake(
         c.theirWindow = b.getInt(HandshakeDescriptor.WINDOW_OFFSET, LE).toLong() and 0xffff_ffffL
         c.theirHost = b.getLong(HandshakeDescriptor.HOST_OFFSET, LE)
         if (c.theirId == 0L) return a.fail("HELLO from endpoint id 0")
-        if (c.theirWindow < MIN_WINDOW) return a.fail("HELLO with a window of ${c.theirWindow} bytes, below the minimum $MIN_WINDOW")
+        if (c.theirWindow < MIN_WINDOW)
+            return a.fail("HELLO with a window of ${c.theirWindow} bytes, below the minimum $MIN_WINDOW")
         if (target != myId) {
-            return reject(c, HandshakeDescriptor.REJECT_WRONG_ENDPOINT,
-                "no endpoint ${TcpAddress.idString(target)} here: this address is now ${host.name} (the endpoint you want closed)")
+            return reject(
+                c,
+                HandshakeDescriptor.REJECT_WRONG_ENDPOINT,
+                "no endpoint ${TcpAddress.idString(target)} here: this address is now ${host.name} (the endpoint you want closed)",
+            )
         }
         c.myNonce = jobKey.nonce()
         putHello(c, c.theirId, jobKey.acceptorMac(c.theirId, myId, c.theirNonce, c.myNonce, window.toInt()))
@@ -159,16 +175,24 @@ internal class TcpHandshake(
         val sender = b.getLong(HandshakeDescriptor.SENDER_ID_OFFSET, LE)
         val receiver = b.getLong(HandshakeDescriptor.RECEIVER_ID_OFFSET, LE)
         if (sender != p.id || receiver != myId) {
-            return a.fail("CHALLENGE from endpoint ${TcpAddress.idString(sender)} to ${TcpAddress.idString(receiver)}; expected ${TcpAddress.idString(p.id)} to ${TcpAddress.idString(myId)}")
+            return a.fail(
+                "CHALLENGE from endpoint ${TcpAddress.idString(sender)} to ${TcpAddress.idString(receiver)}; expected ${TcpAddress.idString(p.id)} to ${TcpAddress.idString(myId)}"
+            )
         }
         c.theirNonce = bytes(HandshakeDescriptor.NONCE_OFFSET, HandshakeDescriptor.NONCE_LENGTH, c)
         c.theirWindow = b.getInt(HandshakeDescriptor.WINDOW_OFFSET, LE).toLong() and 0xffff_ffffL
         val mac = bytes(HandshakeDescriptor.MAC_OFFSET, MAC_LENGTH, c)
         if (!TcpJobKey.same(mac, jobKey.acceptorMac(myId, p.id, c.myNonce, c.theirNonce, c.theirWindow.toInt()))) {
-            host.failed(c, Errno.EACCES, "does not hold this job's key (BRAID_JOB_KEY differs); connection refused", Level.WARNING)
+            host.failed(
+                c,
+                Errno.EACCES,
+                "does not hold this job's key (BRAID_JOB_KEY differs); connection refused",
+                Level.WARNING,
+            )
             return STOP
         }
-        if (c.theirWindow < MIN_WINDOW) return a.fail("CHALLENGE with a window of ${c.theirWindow} bytes, below the minimum $MIN_WINDOW")
+        if (c.theirWindow < MIN_WINDOW)
+            return a.fail("CHALLENGE with a window of ${c.theirWindow} bytes, below the minimum $MIN_WINDOW")
         b.putBytes(0, jobKey.connectorMac(myId, p.id, c.theirNonce, c.myNonce, window.toInt()))
         c.putHandshake(AUTH, b, HandshakeDescriptor.AUTH_LENGTH)
         c.state = TcpConnection.State.AWAIT_WELCOME
@@ -179,8 +203,13 @@ internal class TcpHandshake(
     /** Acceptor: the connector proves it holds the key; the endpoint decides whether to keep it. */
     private fun onAuth(c: TcpConnection): Int {
         val mac = bytes(0, MAC_LENGTH, c)
-        if (!TcpJobKey.same(mac, jobKey.connectorMac(c.theirId, myId, c.myNonce, c.theirNonce, c.theirWindow.toInt()))) {
-            log.log(Level.WARNING, "tcp endpoint ${host.name}: closing the connection from ${c.remote} claiming to be endpoint ${TcpAddress.idString(c.theirId)}: it does not hold this job's key (BRAID_JOB_KEY differs); nothing it sent is used")
+        if (
+            !TcpJobKey.same(mac, jobKey.connectorMac(c.theirId, myId, c.myNonce, c.theirNonce, c.theirWindow.toInt()))
+        ) {
+            log.log(
+                Level.WARNING,
+                "tcp endpoint ${host.name}: closing the connection from ${c.remote} claiming to be endpoint ${TcpAddress.idString(c.theirId)}: it does not hold this job's key (BRAID_JOB_KEY differs); nothing it sent is used",
+            )
             host.close(c)
             return STOP
         }
@@ -189,8 +218,14 @@ internal class TcpHandshake(
 
     private fun onReject(c: TcpConnection, length: Int): Int {
         val b = c.hsPayload
-        host.refused(c, b.getInt(HandshakeDescriptor.REJECT_REASON_OFFSET, LE),
-            b.getStringWithoutLengthUtf8(HandshakeDescriptor.REJECT_TEXT_OFFSET, length - HandshakeDescriptor.REJECT_TEXT_OFFSET))
+        host.refused(
+            c,
+            b.getInt(HandshakeDescriptor.REJECT_REASON_OFFSET, LE),
+            b.getStringWithoutLengthUtf8(
+                HandshakeDescriptor.REJECT_TEXT_OFFSET,
+                length - HandshakeDescriptor.REJECT_TEXT_OFFSET,
+            ),
+        )
         return STOP
     }
 
@@ -210,7 +245,8 @@ internal class TcpHandshake(
         }
     }
 
-    private fun bytes(offset: Int, length: Int, c: TcpConnection): ByteArray = ByteArray(length).also { c.hsPayload.getBytes(offset, it) }
+    private fun bytes(offset: Int, length: Int, c: TcpConnection): ByteArray =
+        ByteArray(length).also { c.hsPayload.getBytes(offset, it) }
 
     private companion object {
         val log: System.Logger = System.getLogger("braid.provider.tcp")
@@ -219,32 +255,46 @@ internal class TcpHandshake(
 }
 
 /**
- * The job key's cryptography for [TcpHandshake]: the HMAC key derived from `BRAID_JOB_KEY`,
- * fresh nonces, and the two proofs.
+ * The job key's cryptography for [TcpHandshake]: the HMAC key derived from `BRAID_JOB_KEY`, fresh nonces, and the two
+ * proofs.
  */
 internal class TcpJobKey(jobKey: String) {
-    private val key = SecretKeySpec(
-        MessageDigest.getInstance("SHA-256").digest(("braid-tcp-job-key\u0000$jobKey").toByteArray(StandardCharsets.UTF_8)),
-        "HmacSHA256",
-    )
+    private val key =
+        SecretKeySpec(
+            MessageDigest.getInstance("SHA-256")
+                .digest(("braid-tcp-job-key\u0000$jobKey").toByteArray(StandardCharsets.UTF_8)),
+            "HmacSHA256",
+        )
     private val random = SecureRandom()
 
     fun nonce(): ByteArray = ByteArray(HandshakeDescriptor.NONCE_LENGTH).also { random.nextBytes(it) }
 
     /** The acceptor's proof, answering the connector's nonce. */
-    fun acceptorMac(connectorId: Long, acceptorId: Long, connectorNonce: ByteArray, acceptorNonce: ByteArray, acceptorWindow: Int): ByteArray =
-        mac(ACCEPTOR, connectorId, acceptorId, connectorNonce, acceptorNonce, acceptorWindow)
+    fun acceptorMac(
+        connectorId: Long,
+        acceptorId: Long,
+        connectorNonce: ByteArray,
+        acceptorNonce: ByteArray,
+        acceptorWindow: Int,
+    ): ByteArray = mac(ACCEPTOR, connectorId, acceptorId, connectorNonce, acceptorNonce, acceptorWindow)
 
     /** The connector's proof, answering the acceptor's nonce. */
-    fun connectorMac(connectorId: Long, acceptorId: Long, acceptorNonce: ByteArray, connectorNonce: ByteArray, connectorWindow: Int): ByteArray =
-        mac(CONNECTOR, connectorId, acceptorId, acceptorNonce, connectorNonce, connectorWindow)
+    fun connectorMac(
+        connectorId: Long,
+        acceptorId: Long,
+        acceptorNonce: ByteArray,
+        connectorNonce: ByteArray,
+        connectorWindow: Int,
+    ): ByteArray = mac(CONNECTOR, connectorId, acceptorId, acceptorNonce, connectorNonce, connectorWindow)
 
     private fun mac(role: ByteArray, a: Long, b: Long, n1: ByteArray, n2: ByteArray, window: Int): ByteArray {
         val m = Mac.getInstance("HmacSHA256")
         m.init(key)
         m.update(role)
-        m.update(longBytes(a)); m.update(longBytes(b))
-        m.update(n1); m.update(n2)
+        m.update(longBytes(a))
+        m.update(longBytes(b))
+        m.update(n1)
+        m.update(n2)
         m.update(longBytes(window.toLong()))
         return m.doFinal().also { check(it.size == MAC_LENGTH) }
     }

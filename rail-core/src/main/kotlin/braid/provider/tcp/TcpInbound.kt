@@ -23,11 +23,10 @@ import braid.provider.tcp.TcpFrameDescriptor.RTS
 import braid.provider.tcp.TcpFrameDescriptor.frameCost
 
 /**
- * The tcp rail's inbound decoding: bytes from a connection's socket through its [TcpFrameAdapter]
- * into the message engine (heads, DATA, control), [TcpRma] (RMA frames) and the credit rules
- * ([TcpCredit]). The handshake's frames, before a connection is established, go to
- * [TcpHandshake] instead ([TcpConnections] routes them). What one peer's stream is in the middle
- * of is the peer's [TcpPeer.Rx]. Not thread-safe: the transport calls in under the domain lock.
+ * The tcp rail's inbound decoding: bytes from a connection's socket through its [TcpFrameAdapter] into the message
+ * engine (heads, DATA, control), [TcpRma] (RMA frames) and the credit rules ([TcpCredit]). The handshake's frames,
+ * before a connection is established, go to [TcpHandshake] instead ([TcpConnections] routes them). What one peer's
+ * stream is in the middle of is the peer's [TcpPeer.Rx]. Not thread-safe: the transport calls in under the domain lock.
  */
 internal class TcpInbound(
     private val ep: RailHost,
@@ -39,13 +38,13 @@ internal class TcpInbound(
     private val bufferSize: Int,
 ) {
     /** Payload bytes read from sockets straight into application memory. */
-    var bytesReadDirect = 0L; private set
+    var bytesReadDirect = 0L
+        private set
 
     /**
-     * Reads what [c]'s socket has (a few reads at most) and decodes it; a rendezvous payload is
-     * read straight into its receive buffer when that is direct memory. Returns [OK], or [CORRUPT]
-     * ([TcpFrameAdapter.error] says why) or [END] (the stream ended) for the caller to lose [c].
-     * Throws what the channel throws.
+     * Reads what [c]'s socket has (a few reads at most) and decodes it; a rendezvous payload is read straight into its
+     * receive buffer when that is direct memory. Returns [OK], or [CORRUPT] ([TcpFrameAdapter.error] says why) or [END]
+     * (the stream ended) for the caller to lose [c]. Throws what the channel throws.
      */
     fun read(c: TcpConnection): Int {
         var reads = 0
@@ -110,7 +109,9 @@ internal class TcpInbound(
         if (a.credit != 0L) {
             if (!p.lent(a.credit)) {
                 val window = p.theirWindow
-                return a.fail("${a.typeName()} returned ${a.credit} bytes of credit, more than was lent (window $window)")
+                return a.fail(
+                    "${a.typeName()} returned ${a.credit} bytes of credit, more than was lent (window $window)"
+                )
             }
             if (p.sendPath.backlog.isNotEmpty()) busy.mark(p)
         }
@@ -123,24 +124,37 @@ internal class TcpInbound(
     }
 
     /** A whole frame from [p] (BYE is its connection's, not read here). */
-    fun onFrame(p: TcpPeer, a: TcpFrameAdapter): Int = when (a.type) {
-        EAGER -> onEagerFrame(p, a)
-        RTS -> onRts(p, a)
-        CTS -> onCts(p, a)
-        DATA -> onDataFrame(p, a)
-        ACK -> if (engine.onAck(p.sendPath, a.msgId)) CONTINUE else a.fail("ACK for message ${a.msgId}, which waits for none")
-        DISCARDED -> if (engine.onDiscarded(p.sendPath, a.msgId)) CONTINUE else a.fail("DISCARDED for message ${a.msgId}, which is not outstanding")
-        CREDIT, HEARTBEAT -> CONTINUE
-        RECLAIM -> { p.reclaimed(a.value); busy.mark(p); CONTINUE }
-        GIVEBACK -> p.lender.gaveBack(a.value)?.let { a.fail(it) } ?: CONTINUE
-        RMA -> rma.onFrame(p, a)
-        else -> a.fail("${a.typeName()} frame after the handshake")
-    }
+    fun onFrame(p: TcpPeer, a: TcpFrameAdapter): Int =
+        when (a.type) {
+            EAGER -> onEagerFrame(p, a)
+            RTS -> onRts(p, a)
+            CTS -> onCts(p, a)
+            DATA -> onDataFrame(p, a)
+            ACK ->
+                if (engine.onAck(p.sendPath, a.msgId)) CONTINUE
+                else a.fail("ACK for message ${a.msgId}, which waits for none")
+            DISCARDED ->
+                if (engine.onDiscarded(p.sendPath, a.msgId)) CONTINUE
+                else a.fail("DISCARDED for message ${a.msgId}, which is not outstanding")
+            CREDIT,
+            HEARTBEAT -> CONTINUE
+            RECLAIM -> {
+                p.reclaimed(a.value)
+                busy.mark(p)
+                CONTINUE
+            }
+            GIVEBACK -> p.lender.gaveBack(a.value)?.let { a.fail(it) } ?: CONTINUE
+            RMA -> rma.onFrame(p, a)
+            else -> a.fail("${a.typeName()} frame after the handshake")
+        }
 
     /** Checks a message head's sequence and credit and charges it; returns null if fine, else the failure. */
     private fun admit(p: TcpPeer, a: TcpFrameAdapter, cost: Long): String? {
-        if (a.msgId != p.rx.nextId) return "${a.typeName()} message id ${a.msgId} out of sequence (expected ${p.rx.nextId})"
-        p.lender.charge(cost, a.typeName(), a.value)?.let { return it }
+        if (a.msgId != p.rx.nextId)
+            return "${a.typeName()} message id ${a.msgId} out of sequence (expected ${p.rx.nextId})"
+        p.lender.charge(cost, a.typeName(), a.value)?.let {
+            return it
+        }
         p.rx.nextId++
         return null
     }
@@ -148,13 +162,23 @@ internal class TcpInbound(
     /** The receive context's entry for the message [a] heads; [count]: false when looking the same message up again. */
     private fun entryFor(p: TcpPeer, a: TcpFrameAdapter, size: Long, count: Boolean = true): RxEntry {
         peers.resolve(p)
-        return engine.arrived(p.recvPath, a.flags and FLAG_TAGGED != 0, a.tag, size, a.flags and FLAG_DATA != 0, a.data, count)
+        return engine.arrived(
+            p.recvPath,
+            a.flags and FLAG_TAGGED != 0,
+            a.tag,
+            size,
+            a.flags and FLAG_DATA != 0,
+            a.data,
+            count,
+        )
     }
 
     private fun onEagerHeader(p: TcpPeer, a: TcpFrameAdapter): Int {
         val len = a.payloadLength
         if (a.value != len.toLong()) return a.fail("EAGER frame of $len payload bytes for a message of ${a.value}")
-        admit(p, a, frameCost(len))?.let { return a.fail(it) }
+        admit(p, a, frameCost(len))?.let {
+            return a.fail(it)
+        }
         val e = entryFor(p, a, len.toLong())
         if (engine.isMatched(e)) {
             p.rx.entry = e
@@ -198,7 +222,9 @@ internal class TcpInbound(
     private fun onRts(p: TcpPeer, a: TcpFrameAdapter): Int {
         if (a.value < 0 || a.value > Int.MAX_VALUE) return a.fail("RTS for a message of ${a.value} bytes")
         val cost = frameCost(0)
-        admit(p, a, cost)?.let { return a.fail(it) }
+        admit(p, a, cost)?.let {
+            return a.fail(it)
+        }
         val wantAck = a.flags and FLAG_ACK != 0
         val e = entryFor(p, a, a.value)
         if (engine.isMatched(e)) {
@@ -212,7 +238,9 @@ internal class TcpInbound(
     }
 
     private fun onCts(p: TcpPeer, a: TcpFrameAdapter): Int {
-        val op = p.sendPath.waitingCts.get(a.msgId) ?: return a.fail("CTS for message ${a.msgId}, which is not waiting for one")
+        val op =
+            p.sendPath.waitingCts.get(a.msgId)
+                ?: return a.fail("CTS for message ${a.msgId}, which is not waiting for one")
         if (!engine.onCts(p.sendPath, a.msgId, a.value)) {
             return a.fail("CTS accepting ${a.value} bytes of a ${op.length}-byte message")
         }
@@ -220,9 +248,11 @@ internal class TcpInbound(
     }
 
     private fun onDataHeader(p: TcpPeer, a: TcpFrameAdapter): Int {
-        val inb = engine.inbound(p.recvPath, a.msgId)
-            ?: return a.fail("DATA for message ${a.msgId}, which no receive is waiting for")
-        if (a.value != inb.received) return a.fail("DATA at offset ${a.value} of message ${a.msgId}, expected ${inb.received}")
+        val inb =
+            engine.inbound(p.recvPath, a.msgId)
+                ?: return a.fail("DATA for message ${a.msgId}, which no receive is waiting for")
+        if (a.value != inb.received)
+            return a.fail("DATA at offset ${a.value} of message ${a.msgId}, expected ${inb.received}")
         if (inb.received + a.payloadLength > inb.expected) {
             return a.fail("DATA past the ${inb.expected} bytes accepted for message ${a.msgId}")
         }

@@ -8,18 +8,17 @@ import braid.provider.tcp.TcpFrameDescriptor.HEARTBEAT
 import java.util.concurrent.atomic.AtomicInteger
 
 /**
- * The keepalive of one tcp endpoint: a [RailTimer] task, not a thread. Every sixteenth of the
- * time-out the process's one timer raises its flag; the endpoint's duty cycle ([TcpTransport.progress],
- * under the domain lock) sees it ([take]) and runs [timed]: it fails peers silent past the
- * time-out, sends heartbeats on idle connections, and watches peers that directed receives wait for.
+ * The keepalive of one tcp endpoint: a [RailTimer] task, not a thread. Every sixteenth of the time-out the process's
+ * one timer raises its flag; the endpoint's duty cycle ([TcpTransport.progress], under the domain lock) sees it
+ * ([take]) and runs [timed]: it fails peers silent past the time-out, sends heartbeats on idle connections, and watches
+ * peers that directed receives wait for.
  *
- * Why it must also run under manual progress: liveness must not depend on how often the
- * application drives progress. A process computing for a minute without reading a CQ still
- * answers heartbeats; a stopped process (SIGSTOP), a hung host or a pulled cable does not. So
- * when the flag stays up a whole period (nobody drove the duty cycle), the timer's servant
- * runs one duty cycle through [braid.provider.RailHost.cycle] — about every eighth of the
- * time-out, as the thread this replaces did. A domain whose lock a stuck thread holds does not
- * stall the liveness of other endpoints: the timer replaces a servant stuck on a lock.
+ * Why it must also run under manual progress: liveness must not depend on how often the application drives progress. A
+ * process computing for a minute without reading a CQ still answers heartbeats; a stopped process (SIGSTOP), a hung
+ * host or a pulled cable does not. So when the flag stays up a whole period (nobody drove the duty cycle), the timer's
+ * servant runs one duty cycle through [braid.provider.RailHost.cycle] — about every eighth of the time-out, as the
+ * thread this replaces did. A domain whose lock a stuck thread holds does not stall the liveness of other endpoints:
+ * the timer replaces a servant stuck on a lock.
  */
 internal class TcpKeepalive(
     private val ep: RailHost,
@@ -58,10 +57,10 @@ internal class TcpKeepalive(
     }
 
     /**
-     * The keepalive's work, inside a duty cycle after this cycle read its sockets (so a peer is not
-     * judged silent for what arrived unread): fails peers silent past the time-out, sends heartbeats
-     * on idle connections (marked busy, so this cycle writes them), and watches peers that directed
-     * receives wait for. Times come from the timer's cached clock.
+     * The keepalive's work, inside a duty cycle after this cycle read its sockets (so a peer is not judged silent for
+     * what arrived unread): fails peers silent past the time-out, sends heartbeats on idle connections (marked busy, so
+     * this cycle writes them), and watches peers that directed receives wait for. Times come from the timer's cached
+     * clock.
      */
     fun timed() {
         val now = RailTimer.now()
@@ -84,8 +83,11 @@ internal class TcpKeepalive(
     private fun check(c: TcpConnection, now: Long) {
         if (!c.established) {
             if (now - c.openedAt > timeoutNanos) {
-                connections.lost(c, if (c.outgoing) Errno.EHOSTUNREACH else Errno.ETIMEDOUT,
-                    "did not complete the connection handshake within ${settings.timeoutMillis} ms (BRAID_TCP_TIMEOUT_MS)")
+                connections.lost(
+                    c,
+                    if (c.outgoing) Errno.EHOSTUNREACH else Errno.ETIMEDOUT,
+                    "did not complete the connection handshake within ${settings.timeoutMillis} ms (BRAID_TCP_TIMEOUT_MS)",
+                )
             }
             return
         }
@@ -93,8 +95,12 @@ internal class TcpKeepalive(
             c.rxSeenBytes = c.bytesReceived
             c.rxSeenAt = now
         } else if (now - c.rxSeenAt > timeoutNanos) {
-            connections.lost(c, Errno.EHOSTDOWN, "sent nothing for ${(now - c.rxSeenAt) / 1_000_000} ms, past the time-out of " +
-                "${settings.timeoutMillis} ms (BRAID_TCP_TIMEOUT_MS): stopped, hung or unreachable")
+            connections.lost(
+                c,
+                Errno.EHOSTDOWN,
+                "sent nothing for ${(now - c.rxSeenAt) / 1_000_000} ms, past the time-out of " +
+                    "${settings.timeoutMillis} ms (BRAID_TCP_TIMEOUT_MS): stopped, hung or unreachable",
+            )
             return
         }
         val p = c.peer ?: return

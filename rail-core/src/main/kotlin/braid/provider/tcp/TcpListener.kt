@@ -13,9 +13,9 @@ import java.nio.channels.SocketChannel
 import java.util.function.Consumer
 
 /**
- * One tcp endpoint's sockets at the system's level: its listening socket and the [Selector] every
- * connection registers with, polled without blocking ([select]). What is ready is
- * [TcpConnections]'s to handle. Not thread-safe: the transport calls in under the domain lock.
+ * One tcp endpoint's sockets at the system's level: its listening socket and the [Selector] every connection registers
+ * with, polled without blocking ([select]). What is ready is [TcpConnections]'s to handle. Not thread-safe: the
+ * transport calls in under the domain lock.
  */
 internal class TcpListener(endpoint: String, bind: InetSocketAddress) {
     private val selector: Selector = Selector.open()
@@ -41,7 +41,8 @@ internal class TcpListener(endpoint: String, bind: InetSocketAddress) {
     val port: Int = (server.localAddress as InetSocketAddress).port
 
     /** Whether it accepts connections yet ([enable]). */
-    var enabled = false; private set
+    var enabled = false
+        private set
 
     /** Starts accepting connections; false if it already had. */
     fun enable(): Boolean {
@@ -51,16 +52,18 @@ internal class TcpListener(endpoint: String, bind: InetSocketAddress) {
         return true
     }
 
-    /** Hands every key ready now to [action] (the listening socket's has [SERVER] attached); throws what the selector throws. */
-    @Throws(IOException::class)
-    fun select(action: Consumer<SelectionKey>): Int = selector.selectNow(action)
+    /**
+     * Hands every key ready now to [action] (the listening socket's has [SERVER] attached); throws what the selector
+     * throws.
+     */
+    @Throws(IOException::class) fun select(action: Consumer<SelectionKey>): Int = selector.selectNow(action)
 
     /** A connection waiting to be accepted, or null; throws what accepting throws. */
-    @Throws(IOException::class)
-    fun accept(): SocketChannel? = server.accept()
+    @Throws(IOException::class) fun accept(): SocketChannel? = server.accept()
 
     /** Registers [ch] for [ops], with [attachment] on its key. */
-    fun register(ch: SelectableChannel, ops: Int, attachment: Any): SelectionKey = ch.register(selector, ops, attachment)
+    fun register(ch: SelectableChannel, ops: Int, attachment: Any): SelectionKey =
+        ch.register(selector, ops, attachment)
 
     fun close() {
         runCatching { server.close() }

@@ -1,17 +1,17 @@
 package braid.provider.tcp
 
-import org.agrona.DirectBuffer
-import org.agrona.concurrent.UnsafeBuffer
 import java.io.IOException
 import java.nio.ByteBuffer
 import java.nio.channels.SocketChannel
 import java.util.zip.CRC32C
+import org.agrona.DirectBuffer
+import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * One peer's outbound frames: a direct buffer of frames between [head] and [tail], and at most one
- * chunk written to the socket straight from the sender's memory ([putDirect]), after the frames
- * before it. Frames are appended in place (a header, then its payload), so nothing is allocated
- * per frame. Not thread-safe: the transport calls in under the domain lock.
+ * One peer's outbound frames: a direct buffer of frames between [head] and [tail], and at most one chunk written to the
+ * socket straight from the sender's memory ([putDirect]), after the frames before it. Frames are appended in place (a
+ * header, then its payload), so nothing is allocated per frame. Not thread-safe: the transport calls in under the
+ * domain lock.
  */
 internal class TcpOutbound(bufferSize: Int) {
     private var out: ByteBuffer = ByteBuffer.allocateDirect(bufferSize)
@@ -20,8 +20,11 @@ internal class TcpOutbound(bufferSize: Int) {
     val view = UnsafeBuffer(out)
     private var crcView = out.duplicate()
     private val crc = CRC32C()
-    var head = 0; private set
-    var tail = 0; private set
+    var head = 0
+        private set
+
+    var tail = 0
+        private set
 
     /** A chunk written to the socket straight from the sender's memory, after out[head, directMark). */
     private var direct: ByteBuffer? = null
@@ -30,16 +33,22 @@ internal class TcpOutbound(bufferSize: Int) {
 
     /** The socket took less than offered: wait for OP_WRITE before trying again. */
     var blocked = false
-    var bytesSent = 0L; private set
+    var bytesSent = 0L
+        private set
 
-    val capacity: Int get() = out.capacity()
-    val unflushed: Boolean get() = tail > head || direct != null
+    val capacity: Int
+        get() = out.capacity()
+
+    val unflushed: Boolean
+        get() = tail > head || direct != null
 
     /** Whether a direct chunk is still waiting to be written. */
-    val directPending: Boolean get() = direct != null
+    val directPending: Boolean
+        get() = direct != null
 
     /** Frame bytes written and not yet flushed. */
-    val pendingBytes: Int get() = tail - head
+    val pendingBytes: Int
+        get() = tail - head
 
     /** Whether [n] more bytes fit, compacting the buffer if that makes room. */
     fun ensureRoom(n: Int): Boolean {
@@ -54,10 +63,31 @@ internal class TcpOutbound(bufferSize: Int) {
     }
 
     /** Appends a frame header (the caller made room) returning [credit] to the peer. */
-    fun putHeader(type: Int, flags: Int, payloadLength: Int, credit: Long, msgId: Long, tag: Long, data: Long, value: Long) {
-        tail += TcpFrameDescriptor.putHeader(
-            view, crcView, crc, tail, type, flags, payloadLength, credit, msgId, tag, data, value,
-        )
+    fun putHeader(
+        type: Int,
+        flags: Int,
+        payloadLength: Int,
+        credit: Long,
+        msgId: Long,
+        tag: Long,
+        data: Long,
+        value: Long,
+    ) {
+        tail +=
+            TcpFrameDescriptor.putHeader(
+                view,
+                crcView,
+                crc,
+                tail,
+                type,
+                flags,
+                payloadLength,
+                credit,
+                msgId,
+                tag,
+                data,
+                value,
+            )
     }
 
     /** Appends [length] bytes of [src] from [offset] (the caller made room). */
@@ -79,9 +109,8 @@ internal class TcpOutbound(bufferSize: Int) {
     }
 
     /**
-     * Writes what is pending to [channel]: the buffered frames, then a direct chunk, then the
-     * frames written behind it. Returns true when everything went; false when the socket is
-     * full ([blocked]). Throws what the channel throws.
+     * Writes what is pending to [channel]: the buffered frames, then a direct chunk, then the frames written behind it.
+     * Returns true when everything went; false when the socket is full ([blocked]). Throws what the channel throws.
      */
     @Throws(IOException::class)
     fun flush(channel: SocketChannel): Boolean {
@@ -95,7 +124,10 @@ internal class TcpOutbound(bufferSize: Int) {
                 val n = channel.write(gather, 0, 2)
                 bytesSent += n
                 head = out.position()
-                if (head < directMark || d.hasRemaining()) { blocked = true; return false }
+                if (head < directMark || d.hasRemaining()) {
+                    blocked = true
+                    return false
+                }
                 direct = null
                 continue
             }
@@ -105,12 +137,18 @@ internal class TcpOutbound(bufferSize: Int) {
                 val n = channel.write(out)
                 head += n
                 bytesSent += n
-                if (head < limit) { blocked = true; return false }
+                if (head < limit) {
+                    blocked = true
+                    return false
+                }
             }
             if (d != null) {
                 val n = channel.write(d)
                 bytesSent += n
-                if (d.hasRemaining()) { blocked = true; return false }
+                if (d.hasRemaining()) {
+                    blocked = true
+                    return false
+                }
                 direct = null
                 continue
             }
@@ -123,7 +161,10 @@ internal class TcpOutbound(bufferSize: Int) {
 
     /** Drops every frame not yet written and the buffer itself (the peer is gone; nothing more is written to it). */
     fun discard() {
-        head = 0; tail = 0; direct = null; directMark = 0
+        head = 0
+        tail = 0
+        direct = null
+        directMark = 0
         out = EMPTY
         view.wrap(out)
         crcView = out.duplicate()

@@ -6,18 +6,17 @@ import braid.provider.PeerName
 import braid.provider.RecvPath
 import braid.provider.SendPath
 import braid.provider.tcp.TcpFrameDescriptor.MIN_WINDOW
-import org.agrona.concurrent.UnsafeBuffer
 import java.nio.ByteBuffer
+import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * Everything one tcp endpoint keeps about one peer endpoint, in both directions: the frames
- * waiting to go out ([out]: one buffer, so frames written before the connection is up survive a
- * simultaneous-connect tie-break and keep their order), the credit it lent us, what we lend it
- * ([lender], the rules of [TcpCredit]), the frame being read ([rx]), and the message engine's
- * paths each way (sends waiting for credit, a CTS or an ACK; rendezvous receives being filled).
+ * Everything one tcp endpoint keeps about one peer endpoint, in both directions: the frames waiting to go out ([out]:
+ * one buffer, so frames written before the connection is up survive a simultaneous-connect tie-break and keep their
+ * order), the credit it lent us, what we lend it ([lender], the rules of [TcpCredit]), the frame being read ([rx]), and
+ * the message engine's paths each way (sends waiting for credit, a CTS or an ACK; rendezvous receives being filled).
  *
- * A peer has at most one data connection in its life ([conn] once established); when that
- * connection fails the peer is dead for this endpoint, as a process that died stays dead.
+ * A peer has at most one data connection in its life ([conn] once established); when that connection fails the peer is
+ * dead for this endpoint, as a process that died stays dead.
  *
  * Built by [TcpPeers], which attaches the parts that need the peer itself ([attach]).
  */
@@ -27,19 +26,31 @@ internal class TcpPeer(val id: Long, val index: Int, bufferSize: Int) : PeerName
 
     /** The connection carrying this peer's frames: pending (handshake) or established. */
     var conn: TcpConnection? = null
-    val established: Boolean get() = conn?.state == TcpConnection.State.ESTABLISHED
+    val established: Boolean
+        get() = conn?.state == TcpConnection.State.ESTABLISHED
 
-    var dead = false; private set
-    var deadErr = 0; private set
-    var deadWhy = ""; private set
+    var dead = false
+        private set
+
+    var deadErr = 0
+        private set
+
+    var deadWhy = ""
+        private set
 
     /** The message engine's state for this peer, each way, with this peer's [TcpPeerOutlet]. */
-    lateinit var sendPath: SendPath; private set
-    lateinit var recvPath: RecvPath; private set
+    lateinit var sendPath: SendPath
+        private set
+
+    lateinit var recvPath: RecvPath
+        private set
 
     /** What this endpoint lends the peer. */
-    lateinit var lender: TcpCredit.Account; private set
-    val fiAddr: Long get() = recvPath.fiAddr
+    lateinit var lender: TcpCredit.Account
+        private set
+
+    val fiAddr: Long
+        get() = recvPath.fiAddr
 
     /** The AV generation [fiAddr] and [address] were last resolved at. */
     var avGeneration = -1L
@@ -59,8 +70,11 @@ internal class TcpPeer(val id: Long, val index: Int, bufferSize: Int) : PeerName
     // ## Credit this peer lent us ##
 
     /** Credit left to send message heads to this peer: none until it grants some (see [TcpCredit]). */
-    var credit = 0L; private set
-    var theirWindow = MIN_WINDOW.toLong(); private set
+    var credit = 0L
+        private set
+
+    var theirWindow = MIN_WINDOW.toLong()
+        private set
 
     /** Credit this peer asked back (RECLAIM) that we gave up, to be written in a GIVEBACK frame; -1: none due. */
     private var giveBack = -1L
@@ -103,7 +117,8 @@ internal class TcpPeer(val id: Long, val index: Int, bufferSize: Int) : PeerName
         giveBack = maxOf(0L, giveBack) + g
     }
 
-    val giveBackDue: Boolean get() = giveBack >= 0
+    val giveBackDue: Boolean
+        get() = giveBack >= 0
 
     /** Takes the credit to write in a GIVEBACK frame (after [giveBackDue]). */
     fun takeGiveBack(): Long {
@@ -114,7 +129,8 @@ internal class TcpPeer(val id: Long, val index: Int, bufferSize: Int) : PeerName
 
     // ## Outbound frames ##
 
-    val unflushed: Boolean get() = out.unflushed
+    val unflushed: Boolean
+        get() = out.unflushed
 
     /** Whether [n] more bytes fit in the outbound buffer, compacting it if that makes room. */
     fun ensureRoom(n: Int): Boolean = out.ensureRoom(n)
@@ -143,14 +159,21 @@ internal class TcpPeer(val id: Long, val index: Int, bufferSize: Int) : PeerName
         private var viewSource: ByteBuffer? = null
         var viewBase = 0
 
-        /** Points [view] at [bb] (the receive's memory, [base] its address adjustment), duplicating it only for a new buffer. */
+        /**
+         * Points [view] at [bb] (the receive's memory, [base] its address adjustment), duplicating it only for a new
+         * buffer.
+         */
         fun viewOf(bb: ByteBuffer, base: Int) {
-            if (viewSource !== bb) { view = bb.duplicate(); viewSource = bb }
+            if (viewSource !== bb) {
+                view = bb.duplicate()
+                viewSource = bb
+            }
             viewBase = base
         }
     }
 
     override fun render(): String = toString()
 
-    override fun toString(): String = address?.render() ?: "fi_tcp://${conn?.remote?.removePrefix("/") ?: "?"}/${TcpAddress.idString(id)}"
+    override fun toString(): String =
+        address?.render() ?: "fi_tcp://${conn?.remote?.removePrefix("/") ?: "?"}/${TcpAddress.idString(id)}"
 }

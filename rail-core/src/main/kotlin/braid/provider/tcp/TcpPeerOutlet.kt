@@ -18,27 +18,28 @@ import braid.provider.tcp.TcpFrameDescriptor.HEAD_COST
 import braid.provider.tcp.TcpFrameDescriptor.MIN_WINDOW
 import braid.provider.tcp.TcpFrameDescriptor.RTS
 import braid.provider.tcp.TcpFrameDescriptor.frameCost
-import org.agrona.DirectBuffer
 import java.nio.ByteBuffer
+import org.agrona.DirectBuffer
 
 /**
- * One tcp peer's outbound buffer as the message engine's outlets, both ways: heads within the
- * credit the peer lent ([SendOutlet]), DATA frames written from the sender's memory (straight
- * from direct memory, a chunk at a time, for large ones), and control frames back
- * ([ControlOutlet]). Every frame written marks the peer busy, so the transport flushes it.
+ * One tcp peer's outbound buffer as the message engine's outlets, both ways: heads within the credit the peer lent
+ * ([SendOutlet]), DATA frames written from the sender's memory (straight from direct memory, a chunk at a time, for
+ * large ones), and control frames back ([ControlOutlet]). Every frame written marks the peer busy, so the transport
+ * flushes it.
  *
- * The direct views (of the message being streamed, and of a receive being filled) are this
- * rail's state, kept here and in the peer's [TcpPeer.Rx], not in the engine's records.
+ * The direct views (of the message being streamed, and of a receive being filled) are this rail's state, kept here and
+ * in the peer's [TcpPeer.Rx], not in the engine's records.
  */
-internal class TcpPeerOutlet(
-    private val p: TcpPeer,
-    private val eagerSize: Int,
-    private val busy: TcpBusy,
-) : SendOutlet, ControlOutlet {
-    override val open: Boolean get() = p.established
+internal class TcpPeerOutlet(private val p: TcpPeer, private val eagerSize: Int, private val busy: TcpBusy) :
+    SendOutlet, ControlOutlet {
+    override val open: Boolean
+        get() = p.established
 
-    /** Before the connection is up (no credit yet) an inject waits as a copy, up to the minimum window's worth of heads. */
-    override val queuesInject: Boolean get() = !p.established && p.sendPath.backlog.size < MIN_WINDOW / HEAD_COST
+    /**
+     * Before the connection is up (no credit yet) an inject waits as a copy, up to the minimum window's worth of heads.
+     */
+    override val queuesInject: Boolean
+        get() = !p.established && p.sendPath.backlog.size < MIN_WINDOW / HEAD_COST
 
     /** The send being streamed now (the first in the engine's streaming queue), and whether it streams from [view]. */
     private var streamOp: MsgTxOp? = null
@@ -50,13 +51,16 @@ internal class TcpPeerOutlet(
     private var viewBase = 0
 
     /**
-     * EAGER when the message is small enough for the peer's window and the credit covers its
-     * bytes, else an RTS (never for an inject) if the credit covers a head.
+     * EAGER when the message is small enough for the peer's window and the credit covers its bytes, else an RTS (never
+     * for an inject) if the credit covers a head.
      */
     override fun writeHead(buffer: DirectBuffer, length: Int, tag: Long, data: Long, flags: Long, msgId: Long): Int {
-        val wire = TcpFrameDescriptor.wireFlags(
-            flags and OpFlags.TAGGED != 0L, flags and OpFlags.REMOTE_CQ_DATA != 0L, flags and OpFlags.DELIVERY_COMPLETE != 0L,
-        )
+        val wire =
+            TcpFrameDescriptor.wireFlags(
+                flags and OpFlags.TAGGED != 0L,
+                flags and OpFlags.REMOTE_CQ_DATA != 0L,
+                flags and OpFlags.DELIVERY_COMPLETE != 0L,
+            )
         val eagerCost = frameCost(length)
         if (length <= eagerLimit() && p.credit >= eagerCost && p.ensureRoom(HEADER_LENGTH + length)) {
             p.putHeader(EAGER, wire, length, msgId, tag, data, length.toLong())
@@ -80,11 +84,16 @@ internal class TcpPeerOutlet(
         busy.mark(p)
     }
 
-    /** Whether [op]'s bytes can go to the socket straight from the sender's (direct) memory; if so [view] shows them. */
+    /**
+     * Whether [op]'s bytes can go to the socket straight from the sender's (direct) memory; if so [view] shows them.
+     */
     private fun directView(op: MsgTxOp): Boolean {
         val bb = op.buffer.byteBuffer() ?: return false
         if (!bb.isDirect || op.accepted < DIRECT_MIN) return false
-        if (viewSource !== bb) { view = bb.duplicate(); viewSource = bb }
+        if (viewSource !== bb) {
+            view = bb.duplicate()
+            viewSource = bb
+        }
         viewBase = op.buffer.wrapAdjustment()
         return true
     }
@@ -129,11 +138,12 @@ internal class TcpPeerOutlet(
         if (p.dead) return true // nothing more goes to a dead peer
         busy.mark(p)
         if (!p.ensureRoom(HEADER_LENGTH)) return false
-        val frame = when (type) {
-            ControlOutlet.CTS -> CTS
-            ControlOutlet.ACK -> ACK
-            else -> DISCARDED
-        }
+        val frame =
+            when (type) {
+                ControlOutlet.CTS -> CTS
+                ControlOutlet.ACK -> ACK
+                else -> DISCARDED
+            }
         p.putHeader(frame, 0, 0, msgId, 0, 0, value)
         return true
     }

@@ -5,14 +5,13 @@ import braid.provider.MessageEngine
 import braid.provider.RailAv
 import braid.provider.RecvPath
 import braid.provider.SendPath
-import org.agrona.collections.Long2ObjectHashMap
 import java.lang.System.Logger.Level
+import org.agrona.collections.Long2ObjectHashMap
 
 /**
- * The peers of one tcp endpoint: every peer endpoint it has met (by id, and by the fabric
- * addresses the AV gives them), each built with its outlets, paths and credit account, and kept
- * for the endpoint's life; and what the AV says of them ([resolve]). Not thread-safe: the
- * transport calls in under the domain lock.
+ * The peers of one tcp endpoint: every peer endpoint it has met (by id, and by the fabric addresses the AV gives them),
+ * each built with its outlets, paths and credit account, and kept for the endpoint's life; and what the AV says of them
+ * ([resolve]). Not thread-safe: the transport calls in under the domain lock.
  */
 internal class TcpPeers(
     /** This endpoint in words, for messages. */
@@ -36,7 +35,9 @@ internal class TcpPeers(
     private var destGeneration = -1L
     private var resolvedGeneration = -1L
 
-    val size: Int get() = peers.size
+    val size: Int
+        get() = peers.size
+
     operator fun get(i: Int): TcpPeer = peers[i]
 
     /** The peer endpoint [id], met before, or null. */
@@ -88,12 +89,13 @@ internal class TcpPeers(
         val before = p.fiAddr
         val now = av.epAddr(p.key)
         if (p.address == null && now != FiAddr.NOTAVAIL) p.address = av.query(now) as? TcpAddress
-        if (before == FiAddr.NOTAVAIL && now != FiAddr.NOTAVAIL) engine.resolved(p.recvPath, now) else p.recvPath.fiAddr = now
+        if (before == FiAddr.NOTAVAIL && now != FiAddr.NOTAVAIL) engine.resolved(p.recvPath, now)
+        else p.recvPath.fiAddr = now
     }
 
     /**
-     * [p] is gone (its connection closed): it is dead for this endpoint, logged once at [level], and every
-     * operation that needs it completes in error with [err], naming it and [why]; its credit goes back to the budget.
+     * [p] is gone (its connection closed): it is dead for this endpoint, logged once at [level], and every operation
+     * that needs it completes in error with [err], naming it and [why]; its credit goes back to the budget.
      */
     fun fail(p: TcpPeer, err: Int, why: String, level: Level) {
         if (p.dead) return
@@ -143,13 +145,15 @@ internal class TcpPeers(
 }
 
 /**
- * The peers with frames to write: the transport's duty cycle pumps each until it is idle. A peer
- * is in it at most once ([TcpPeer.busy]).
+ * The peers with frames to write: the transport's duty cycle pumps each until it is idle. A peer is in it at most once
+ * ([TcpPeer.busy]).
  */
 internal class TcpBusy {
     private val peers = ArrayList<TcpPeer>()
 
-    val size: Int get() = peers.size
+    val size: Int
+        get() = peers.size
+
     operator fun get(i: Int): TcpPeer = peers[i]
 
     fun mark(p: TcpPeer) {

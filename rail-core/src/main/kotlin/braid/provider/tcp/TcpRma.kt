@@ -14,10 +14,10 @@ import org.agrona.collections.Int2ObjectHashMap
 import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * The tcp rail's side of RMA and atomics: RMA frames ([TcpFrameDescriptor.RMA]) carry the
- * rail-neutral records of [RmaDescriptor] both ways on a peer's connection, written into the
- * peer's outbound buffer like any frame; [engine] does the rest. A frame's payload lands in a
- * per-peer scratch buffer, then is served (a request) or matched (a reply) whole.
+ * The tcp rail's side of RMA and atomics: RMA frames ([TcpFrameDescriptor.RMA]) carry the rail-neutral records of
+ * [RmaDescriptor] both ways on a peer's connection, written into the peer's outbound buffer like any frame; [engine]
+ * does the rest. A frame's payload lands in a per-peer scratch buffer, then is served (a request) or matched (a reply)
+ * whole.
  *
  * Not thread-safe: the transport calls in with the domain lock held.
  */
@@ -54,15 +54,19 @@ internal class TcpRma(ep: RailHost, bufferSize: Int, txSize: Int, private val bu
         val b = scratch.get(p.index)!!
         val len = a.payloadLength
         val path = path(p)
-        val ok = if (len > 0 && RmaDescriptor.kind(b, 0) and RmaDescriptor.REPLY != 0) engine.onReply(path, b, 0, len) else engine.serve(path, b, 0, len)
+        val ok =
+            if (len > 0 && RmaDescriptor.kind(b, 0) and RmaDescriptor.REPLY != 0) engine.onReply(path, b, 0, len)
+            else engine.serve(path, b, 0, len)
         return if (ok) CONTINUE else a.fail("RMA frame of $len bytes that is not a well-formed request or reply")
     }
 
     /** [p]'s outbound buffer as an [RmaOutlet]: an RMA frame header, then the record. */
     private inner class PeerOutlet(private val p: TcpPeer) : RmaOutlet {
-        override val maxRecord: Int get() = this@TcpRma.maxRecord
+        override val maxRecord: Int
+            get() = this@TcpRma.maxRecord
 
-        override val buffer: MutableDirectBuffer get() = p.out.view
+        override val buffer: MutableDirectBuffer
+            get() = p.out.view
 
         override fun claim(length: Int): Int {
             if (p.dead || !p.ensureRoom(HEADER_LENGTH + length)) return -1

@@ -19,40 +19,37 @@ import braid.provider.tcp.TcpFrameDescriptor.HEADER_LENGTH
 import braid.provider.tcp.TcpFrameDescriptor.HEAD_COST
 import braid.provider.tcp.TcpFrameDescriptor.MIN_WINDOW
 import braid.provider.tcp.TcpFrameDescriptor.RECLAIM
-import org.agrona.DirectBuffer
-import org.agrona.MutableDirectBuffer
 import java.io.IOException
 import java.lang.System.Logger.Level
 import java.net.InetSocketAddress
 import java.nio.channels.SelectionKey
 import java.security.SecureRandom
+import org.agrona.DirectBuffer
+import org.agrona.MutableDirectBuffer
 
 /**
- * The tcp rail's part of one endpoint: a listening socket, one connection per peer, and the
- * frames of [TcpFrameDescriptor] over it. Everything runs in [progress], under the domain lock,
- * without blocking: a selector polled with `selectNow`, non-blocking channels, direct
- * buffers, pooled descriptors. The keepalive's work too, when the process's one
- * [braid.provider.RailTimer] raises its flag ([TcpKeepalive]); no thread of its own.
+ * The tcp rail's part of one endpoint: a listening socket, one connection per peer, and the frames of
+ * [TcpFrameDescriptor] over it. Everything runs in [progress], under the domain lock, without blocking: a selector
+ * polled with `selectNow`, non-blocking channels, direct buffers, pooled descriptors. The keepalive's work too, when
+ * the process's one [braid.provider.RailTimer] raises its flag ([TcpKeepalive]); no thread of its own.
  *
- * This class composes the parts, each of which owns its state: [TcpPeers] (the peers met, and
- * what the AV says of them), [TcpConnections] (sockets, the handshake's endpoint side, losing a
- * peer), [TcpInbound] (decoding), [TcpCredit] (the credit this endpoint lends), [TcpKeepalive]
- * and [TcpBusy] (the peers with frames to write). The message protocol is [MessageEngine]'s and
- * RMA's [braid.provider.RmaEngine]'s; this rail supplies their outlets ([TcpPeerOutlet]: the
- * peer's outbound buffer within its credit; [TcpRma]) and the inbound decoding. The handshake
- * ([TcpHandshake]) proves both sides hold the job key before any data frame is read.
+ * This class composes the parts, each of which owns its state: [TcpPeers] (the peers met, and what the AV says of
+ * them), [TcpConnections] (sockets, the handshake's endpoint side, losing a peer), [TcpInbound] (decoding), [TcpCredit]
+ * (the credit this endpoint lends), [TcpKeepalive] and [TcpBusy] (the peers with frames to write). The message protocol
+ * is [MessageEngine]'s and RMA's [braid.provider.RmaEngine]'s; this rail supplies their outlets ([TcpPeerOutlet]: the
+ * peer's outbound buffer within its credit; [TcpRma]) and the inbound decoding. The handshake ([TcpHandshake]) proves
+ * both sides hold the job key before any data frame is read.
  *
- * Sends are written to the socket when posted ([writeNow]); DATA frames go from and into the
- * applications' memory directly when it is a direct buffer. Credit bounds what each peer can
- * have in flight, and the endpoint's unexpected bounds (messages and bytes, shared by all its
- * peers and rails) are kept by the credit it grants: a sender sends message heads only against
- * it, so this endpoint never stops reading a connection, and frames it waits for (a rendezvous'
- * DATA, CTS and ACK, RMA replies) are never stuck behind messages it cannot hold. Past the
- * bounds senders wait with their messages; nothing is dropped.
+ * Sends are written to the socket when posted ([writeNow]); DATA frames go from and into the applications' memory
+ * directly when it is a direct buffer. Credit bounds what each peer can have in flight, and the endpoint's unexpected
+ * bounds (messages and bytes, shared by all its peers and rails) are kept by the credit it grants: a sender sends
+ * message heads only against it, so this endpoint never stops reading a connection, and frames it waits for (a
+ * rendezvous' DATA, CTS and ACK, RMA replies) are never stuck behind messages it cannot hold. Past the bounds senders
+ * wait with their messages; nothing is dropped.
  *
- * Failures: a corrupt or truncated frame, a reset, an end of stream, or silence past the
- * time-out ([TcpSettings]) closes that peer's connection and turns every operation waiting on
- * it into an error completion naming the peer; other peers are untouched.
+ * Failures: a corrupt or truncated frame, a reset, an end of stream, or silence past the time-out ([TcpSettings])
+ * closes that peer's connection and turns every operation waiting on it into an error completion naming the peer; other
+ * peers are untouched.
  */
 internal class TcpTransport(
     private val ep: RailHost,
@@ -67,15 +64,20 @@ internal class TcpTransport(
     private val bufferSize = maxOf(TcpParams.MIN_BUFFER, settings.bufferSize)
     private val eagerSize = info.endpointAttr.eagerSize.coerceIn(0, bufferSize - HEADER_LENGTH)
 
-    /** The most credit this endpoint lends one sender (the handshake's window): the configured window, less if few unexpected messages are allowed. */
-    val window: Long = maxOf(MIN_WINDOW.toLong(), minOf(settings.window.toLong(), info.rxAttr.unexpectedLimit.toLong() * HEAD_COST))
+    /**
+     * The most credit this endpoint lends one sender (the handshake's window): the configured window, less if few
+     * unexpected messages are allowed.
+     */
+    val window: Long =
+        maxOf(MIN_WINDOW.toLong(), minOf(settings.window.toLong(), info.rxAttr.unexpectedLimit.toLong() * HEAD_COST))
 
     private val engine = MessageEngine(ep, "tcp", info.txAttr.size)
     private val busy = TcpBusy()
     private val credit = TcpCredit(ep.bounds, engine.bounds, window, eagerSize, busy)
     private val rma = TcpRma(ep, bufferSize, info.txAttr.size, busy)
     private val listener = TcpListener(ep.name, bind)
-    override val address: ByteArray = TcpAddressDescriptor.encode(hostId, id, InetSocketAddress(bind.address, listener.port))
+    override val address: ByteArray =
+        TcpAddressDescriptor.encode(hostId, id, InetSocketAddress(bind.address, listener.port))
     private val self = TcpAddressDescriptor.parse(address).render()
     private val peers = TcpPeers(self, av, engine, credit, rma, busy, bufferSize, eagerSize)
     private val inbound = TcpInbound(ep, engine, rma, credit, peers, busy, bufferSize)
@@ -88,17 +90,28 @@ internal class TcpTransport(
     // ## Statistics, for diagnostics and tests ##
 
     /** Bytes of unexpected eager messages held now, and the most ever held at once. */
-    val heldBytes: Long get() = engine.heldBytes
-    val heldBytesMax: Long get() = engine.heldBytesMax
-    val connectionsOpened: Int get() = connections.opened
-    val connectionsAccepted: Int get() = connections.accepted
+    val heldBytes: Long
+        get() = engine.heldBytes
+
+    val heldBytesMax: Long
+        get() = engine.heldBytesMax
+
+    val connectionsOpened: Int
+        get() = connections.opened
+
+    val connectionsAccepted: Int
+        get() = connections.accepted
 
     /** Payload bytes read from sockets straight into application memory. */
-    val bytesReadDirect: Long get() = inbound.bytesReadDirect
+    val bytesReadDirect: Long
+        get() = inbound.bytesReadDirect
 
     /** Credit committed to senders now, one sender's fair share, and what a sender is first granted. */
-    val committedTotal: Long get() = credit.committedTotal
+    val committedTotal: Long
+        get() = credit.committedTotal
+
     fun creditShare(): Long = credit.share()
+
     fun firstGrant(): Long = credit.firstGrant()
 
     /** Bytes received so far into rendezvous receives not yet complete. */
@@ -109,6 +122,7 @@ internal class TcpTransport(
 
     /** Live connections (any state), and established ones. */
     fun connectionCount(): Int = connections.size
+
     fun establishedCount(): Int = connections.establishedCount()
 
     /** The peer [dest] names in the AV, or null if it is not a tcp address there. */
@@ -138,7 +152,8 @@ internal class TcpTransport(
 
     // ## Send side ##
 
-    override val counters: RailCounters get() = engine.counters
+    override val counters: RailCounters
+        get() = engine.counters
 
     override fun send(buffer: DirectBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int {
         val p = peers.peerFor(dest) ?: return -Errno.EINVAL
@@ -156,9 +171,9 @@ internal class TcpTransport(
     }
 
     /**
-     * Writes what [p] has queued to its socket now, as libfabric's tcp provider does, rather
-     * than at the next progress call: a process that posts and then computes (or blocks
-     * elsewhere) must not hold its operation back, and a ping-pong saves a poll per hop.
+     * Writes what [p] has queued to its socket now, as libfabric's tcp provider does, rather than at the next progress
+     * call: a process that posts and then computes (or blocks elsewhere) must not hold its operation back, and a
+     * ping-pong saves a poll per hop.
      */
     private fun writeNow(p: TcpPeer) {
         if (p.busy && !p.out.blocked) pump(p)
@@ -166,29 +181,69 @@ internal class TcpTransport(
 
     // ## RMA and atomics: RMA frames, handled in TcpRma ##
 
-    override val rmaCaps: Long get() = Caps.RMA_ALL
+    override val rmaCaps: Long
+        get() = Caps.RMA_ALL
 
     override fun maxAtomicCount(type: AtomicDatatype, form: AtomicForm): Int = rma.engine.maxAtomicCount(type, form)
 
-    override fun write(buffer: DirectBuffer, dest: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int {
+    override fun write(
+        buffer: DirectBuffer,
+        dest: Long,
+        remoteOffset: Long,
+        key: Long,
+        flags: Long,
+        context: Any?,
+    ): Int {
         val p = peers.peerFor(dest) ?: return -Errno.EINVAL
         if (!reachable(p)) return refusal(p)
         return posted(p, rma.engine.write(rma.path(p), dest, buffer, remoteOffset, key, flags, context))
     }
 
-    override fun read(buffer: MutableDirectBuffer, src: Long, remoteOffset: Long, key: Long, flags: Long, context: Any?): Int {
+    override fun read(
+        buffer: MutableDirectBuffer,
+        src: Long,
+        remoteOffset: Long,
+        key: Long,
+        flags: Long,
+        context: Any?,
+    ): Int {
         val p = peers.peerFor(src) ?: return -Errno.EINVAL
         if (!reachable(p)) return refusal(p)
         return posted(p, rma.engine.read(rma.path(p), src, buffer, remoteOffset, key, flags, context))
     }
 
     override fun atomic(
-        operand: DirectBuffer, compare: DirectBuffer?, result: MutableDirectBuffer?, dest: Long, remoteOffset: Long, key: Long,
-        type: AtomicDatatype, op: AtomicOp, count: Int, flags: Long, context: Any?,
+        operand: DirectBuffer,
+        compare: DirectBuffer?,
+        result: MutableDirectBuffer?,
+        dest: Long,
+        remoteOffset: Long,
+        key: Long,
+        type: AtomicDatatype,
+        op: AtomicOp,
+        count: Int,
+        flags: Long,
+        context: Any?,
     ): Int {
         val p = peers.peerFor(dest) ?: return -Errno.EINVAL
         if (!reachable(p)) return refusal(p)
-        return posted(p, rma.engine.atomic(rma.path(p), dest, operand, compare, result, remoteOffset, key, type, op, count, flags, context))
+        return posted(
+            p,
+            rma.engine.atomic(
+                rma.path(p),
+                dest,
+                operand,
+                compare,
+                result,
+                remoteOffset,
+                key,
+                type,
+                op,
+                count,
+                flags,
+                context,
+            ),
+        )
     }
 
     /** Whether [p] is alive, connecting to it if need be. */
@@ -204,9 +259,8 @@ internal class TcpTransport(
     }
 
     /**
-     * What a send to a dead peer returns: `-ECONNREFUSED` or `-EACCES` (wrong job key) if it never
-     * let us in, else `-EHOSTDOWN`, as shm says; the cause is in the error completions and the
-     * PEER_DOWN event that reported its death.
+     * What a send to a dead peer returns: `-ECONNREFUSED` or `-EACCES` (wrong job key) if it never let us in, else
+     * `-EHOSTDOWN`, as shm says; the cause is in the error completions and the PEER_DOWN event that reported its death.
      */
     private fun refusal(p: TcpPeer): Int =
         if (p.deadErr == Errno.ECONNREFUSED || p.deadErr == Errno.EACCES) -p.deadErr else -Errno.EHOSTDOWN
@@ -223,19 +277,21 @@ internal class TcpTransport(
             if (!rma.idle(p)) work += rma.pump(p)
             if (!p.sendPath.idle) work += engine.pumpSend(p.sendPath)
             if (lender.needsFrame && p.ensureRoom(HEADER_LENGTH)) p.putHeader(CREDIT, 0, 0, 0, 0, 0, 0)
-            if (lender.reclaimToSend > 0 && p.ensureRoom(HEADER_LENGTH)) p.putHeader(RECLAIM, 0, 0, 0, 0, 0, lender.takeReclaim())
+            if (lender.reclaimToSend > 0 && p.ensureRoom(HEADER_LENGTH))
+                p.putHeader(RECLAIM, 0, 0, 0, 0, 0, lender.takeReclaim())
             if (p.giveBackDue && p.ensureRoom(HEADER_LENGTH)) p.putHeader(GIVEBACK, 0, 0, 0, 0, 0, p.takeGiveBack())
             if (!p.unflushed || p.out.blocked) return work
             if (c.hs.position() > 0) {
                 connections.flushHandshake(c) // a WELCOME still going out precedes every data frame
                 if (c.hs.position() > 0 || c.state == TcpConnection.State.CLOSED) return work
             }
-            val flushed = try {
-                p.out.flush(c.channel)
-            } catch (e: IOException) {
-                connections.lost(c, Errno.ECONNRESET, "reset the connection (${e.message})")
-                return work
-            }
+            val flushed =
+                try {
+                    p.out.flush(c.channel)
+                } catch (e: IOException) {
+                    connections.lost(c, Errno.ECONNRESET, "reset the connection (${e.message})")
+                    return work
+                }
             work++
             if (!flushed) {
                 c.key.interestOps(SelectionKey.OP_READ or SelectionKey.OP_WRITE)
@@ -246,15 +302,24 @@ internal class TcpTransport(
     }
 
     private fun idle(p: TcpPeer): Boolean =
-        p.dead || !p.established ||
-            (!p.unflushed && !p.recvPath.controlPending && p.sendPath.idle && !p.lender.needsFrame && rma.idle(p) &&
-                p.lender.reclaimToSend == 0L && !p.giveBackDue)
+        p.dead ||
+            !p.established ||
+            (!p.unflushed &&
+                !p.recvPath.controlPending &&
+                p.sendPath.idle &&
+                !p.lender.needsFrame &&
+                rma.idle(p) &&
+                p.lender.reclaimToSend == 0L &&
+                !p.giveBackDue)
 
     // ## Peer operations of the shared receive context: the engine's ##
 
     override fun startMsg(entry: RxEntry) = engine.startMsg(entry)
+
     override fun startTag(entry: RxEntry) = engine.startTag(entry)
+
     override fun discardMsg(entry: RxEntry) = engine.discardMsg(entry)
+
     override fun discardTag(entry: RxEntry) = engine.discardTag(entry)
 
     override fun abort(err: Int, why: String) {
@@ -279,8 +344,7 @@ internal class TcpTransport(
             try {
                 while (!p.out.flush(c.channel) && System.nanoTime() - deadline < 0) Thread.onSpinWait()
                 c.channel.shutdownOutput()
-            } catch (_: IOException) {
-            }
+            } catch (_: IOException) {}
         }
         connections.close()
     }
@@ -290,7 +354,9 @@ internal class TcpTransport(
         append("tcp endpoint $self: $connections, held unexpected bytes $heldBytes (max $heldBytesMax), $credit")
         for (j in 0 until peers.size) {
             val p = peers[j]
-            append("\n  peer $p: ${p.conn ?: "no connection"}, dead ${p.dead}${if (p.dead) " (${p.deadWhy})" else ""}, credit ${p.credit}/${p.theirWindow}, ")
+            append(
+                "\n  peer $p: ${p.conn ?: "no connection"}, dead ${p.dead}${if (p.dead) " (${p.deadWhy})" else ""}, credit ${p.credit}/${p.theirWindow}, "
+            )
             append("${p.sendPath.describe()}, ")
             append("unflushed ${p.out.pendingBytes} B, in flight ${p.recvPath.inflight.size}, ${p.lender}")
         }

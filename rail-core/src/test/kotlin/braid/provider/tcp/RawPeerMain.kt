@@ -7,15 +7,14 @@ import java.nio.file.Paths
 import java.time.Duration
 
 /**
- * A [RawTcpPeer] in a process of its own, so it can sit on another host ([braid.it.NetnsHosts]),
- * listening on the interface `BRAID_TCP_IFACE` names. Usage: `RawPeerMain MODE DIR NAME TARGET`:
- * connects to TARGET and completes the handshake, sends one valid EAGER message ([VALID_TAG],
- * "valid"), publishes its address as NAME (only now, so TARGET never opens a connection of its
- * own to it), sends heartbeats until the mark [GO] appears in DIR, then misbehaves by MODE:
+ * A [RawTcpPeer] in a process of its own, so it can sit on another host ([braid.it.NetnsHosts]), listening on the
+ * interface `BRAID_TCP_IFACE` names. Usage: `RawPeerMain MODE DIR NAME TARGET`: connects to TARGET and completes the
+ * handshake, sends one valid EAGER message ([VALID_TAG], "valid"), publishes its address as NAME (only now, so TARGET
+ * never opens a connection of its own to it), sends heartbeats until the mark [GO] appears in DIR, then misbehaves by
+ * MODE:
  * - `garbage`: 64 bytes that are no frame; prints OK once TARGET closed the connection.
- * - `truncated`: the header and 10 payload bytes of a 1000-byte EAGER frame ([CUT_TAG]), then
- *   closes its side; prints OK.
- * Exits 0 on success, 1 with a message otherwise.
+ * - `truncated`: the header and 10 payload bytes of a 1000-byte EAGER frame ([CUT_TAG]), then closes its side; prints
+ *   OK. Exits 0 on success, 1 with a message otherwise.
  */
 internal object RawPeerMain {
     /** Tags no [braid.it.Traffic] stream uses. */
@@ -48,7 +47,10 @@ internal object RawPeerMain {
                     check(raw.closedByPeer()) { "the connection stayed open after garbage" }
                 }
                 "truncated" -> {
-                    raw.send(raw.eager(CUT_TAG, ByteArray(1000) { it.toByte() }).copyOf(TcpFrameDescriptor.HEADER_LENGTH + 10))
+                    raw.send(
+                        raw.eager(CUT_TAG, ByteArray(1000) { it.toByte() })
+                            .copyOf(TcpFrameDescriptor.HEADER_LENGTH + 10)
+                    )
                     raw.shutdown()
                 }
                 else -> error("unknown mode $mode")
