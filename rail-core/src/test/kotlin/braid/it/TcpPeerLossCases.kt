@@ -73,7 +73,7 @@ fun FunSpec.tcpPeerLossCases(open: () -> Hosts, silences: List<Silence>) {
                 me.ep.tryTrecv(big, 0, size, tx, PeerMain.BIG_TAG, 0, "big") shouldBe 0
                 me.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, tx, PeerMain.BIG_TAG + 1, 0, "never") shouldBe 0
                 // Read until the message is partly here, then stop reading and kill the sender.
-                until("the first bytes of the message", me, kid) { me.ep.tcp.inflightBytes() > 0 }
+                until("the first bytes of the message", me, kid) { me.ep.tcp.stats.inflightBytes() > 0 }
                 kid.process().destroyForcibly()
                 kid.process().waitFor(10, TimeUnit.SECONDS)
                 val errors =
@@ -113,7 +113,7 @@ fun FunSpec.tcpPeerLossCases(open: () -> Hosts, silences: List<Silence>) {
                     OpFlags.TAGGED or OpFlags.DELIVERY_COMPLETE,
                     "delivery",
                 ) shouldBe 0
-                until("the connection", me, kid) { me.ep.tcp.establishedCount() == 1 }
+                until("the connection", me, kid) { me.ep.tcp.stats.establishedCount() == 1 }
                 repeat(100) { me.domain.progress() }
                 kid.process().destroyForcibly()
                 val errors =
@@ -149,7 +149,7 @@ fun FunSpec.tcpPeerLossCases(open: () -> Hosts, silences: List<Silence>) {
                         me.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, peer, 1, 0, "from-peer") shouldBe 0
                         me.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, FiAddr.UNSPEC, 1, 0, "from-anyone") shouldBe 0
                         me.ep.tryTsend(UnsafeBuffer(ByteArray(100_000)), 0, 100_000, peer, 2, "to-peer") shouldBe 0
-                        until("the connection", me, kid) { me.ep.tcp.establishedCount() == 1 }
+                        until("the connection", me, kid) { me.ep.tcp.stats.establishedCount() == 1 }
                         silence.begin(hosts, kid)
                         try {
                             val silent = System.nanoTime()

@@ -96,34 +96,8 @@ internal class TcpTransport(
     val heldBytesMax: Long
         get() = engine.heldBytesMax
 
-    val connectionsOpened: Int
-        get() = connections.opened
-
-    val connectionsAccepted: Int
-        get() = connections.accepted
-
-    /** Payload bytes read from sockets straight into application memory. */
-    val bytesReadDirect: Long
-        get() = inbound.bytesReadDirect
-
-    /** Credit committed to senders now, one sender's fair share, and what a sender is first granted. */
-    val committedTotal: Long
-        get() = credit.committedTotal
-
-    fun creditShare(): Long = credit.share()
-
-    fun firstGrant(): Long = credit.firstGrant()
-
-    /** Bytes received so far into rendezvous receives not yet complete. */
-    fun inflightBytes(): Long = peers.inflightBytes()
-
-    /** Frame bytes written into peers' outbound buffers and not yet to a socket. */
-    fun unflushedBytes(): Long = peers.unflushedBytes()
-
-    /** Live connections (any state), and established ones. */
-    fun connectionCount(): Int = connections.size
-
-    fun establishedCount(): Int = connections.establishedCount()
+    /** Connection, credit and buffer counts, for diagnostics and tests. */
+    val stats = TcpStats(connections, inbound, credit, peers)
 
     /** The peer [dest] names in the AV, or null if it is not a tcp address there. */
     fun peerFor(dest: Long): TcpPeer? = peers.peerFor(dest)
@@ -350,17 +324,9 @@ internal class TcpTransport(
     }
 
     /** The state of every connection and peer, in words, for diagnostics. */
-    override fun toString(): String = buildString {
-        append("tcp endpoint $self: $connections, held unexpected bytes $heldBytes (max $heldBytesMax), $credit")
-        for (j in 0 until peers.size) {
-            val p = peers[j]
-            append(
-                "\n  peer $p: ${p.conn ?: "no connection"}, dead ${p.dead}${if (p.dead) " (${p.deadWhy})" else ""}, credit ${p.credit}/${p.theirWindow}, "
-            )
-            append("${p.sendPath.describe()}, ")
-            append("unflushed ${p.out.pendingBytes} B, in flight ${p.recvPath.inflight.size}, ${p.lender}")
-        }
-    }
+    override fun toString(): String =
+        "tcp endpoint $self: $connections, held unexpected bytes $heldBytes (max $heldBytesMax), $credit" +
+            stats.describePeers()
 
     private companion object {
         private val random = SecureRandom()

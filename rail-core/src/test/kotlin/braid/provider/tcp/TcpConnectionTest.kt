@@ -107,12 +107,12 @@ class TcpConnectionTest :
                     a.await(n - sendsDone[0], others = listOf(b)).forEach { it.shouldBeInstanceOf<Completion>() }
                     b.await(n - sendsDone[1], others = listOf(a)).forEach { it.shouldBeInstanceOf<Completion>() }
                     driveUntil("the losing connection to close", f.nodes) {
-                        a.ep.tcp.connectionCount() == 1 && b.ep.tcp.connectionCount() == 1
+                        a.ep.tcp.stats.connectionCount() == 1 && b.ep.tcp.stats.connectionCount() == 1
                     }
                     withClue("trial $trial:\n${a.ep.describe()}\n${b.ep.describe()}") {
-                        a.ep.tcp.establishedCount() shouldBe 1
-                        b.ep.tcp.establishedCount() shouldBe 1
-                        (a.ep.tcp.connectionsOpened + b.ep.tcp.connectionsOpened) shouldBe
+                        a.ep.tcp.stats.establishedCount() shouldBe 1
+                        b.ep.tcp.stats.establishedCount() shouldBe 1
+                        (a.ep.tcp.stats.connectionsOpened + b.ep.tcp.stats.connectionsOpened) shouldBe
                             2 // both tried: it was simultaneous
                     }
                 }
@@ -200,7 +200,7 @@ class TcpConnectionTest :
                     }
                     b.cq.read(Completion()) shouldBe -Errno.EAGAIN
                     b.ep.srx.postedCount shouldBe 1
-                    b.ep.tcp.connectionCount() shouldBe 0
+                    b.ep.tcp.stats.connectionCount() shouldBe 0
                 }
                 log.any { "corrupt frame" in it } shouldBe true
             }
@@ -385,7 +385,7 @@ class TcpConnectionTest :
                 a.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, f.addrs[0][1], 1, 0, "from-b") shouldBe 0
                 a.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, FiAddr.UNSPEC, 1, 0, "from-anyone") shouldBe 0
                 // The keepalive connects to b because a receive waits for it alone.
-                driveUntil("a connection to the silent peer", f.nodes) { a.ep.tcp.establishedCount() == 1 }
+                driveUntil("a connection to the silent peer", f.nodes) { a.ep.tcp.stats.establishedCount() == 1 }
                 b.ep.close()
                 val err = a.await(1).single().shouldBeInstanceOf<CompletionError>()
                 err.context shouldBe "from-b"

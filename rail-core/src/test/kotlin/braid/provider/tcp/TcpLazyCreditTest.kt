@@ -36,12 +36,13 @@ class TcpLazyCreditTest :
                 val t = rx.ep.tcp
                 val promised = rx.ep.sink.bounds.rails.single().promisedBytes
                 withClue(
-                    "tcp promised $promised B with 8 senders, first grant ${t.firstGrant()} B, share ${t.creditShare()} B"
+                    "tcp promised $promised B with 8 senders, first grant ${t.stats.firstGrant()} B, share ${t.stats.creditShare()} B"
                 ) {
-                    t.firstGrant() shouldBe TcpFrameDescriptor.MIN_WINDOW.toLong() // 4 eager messages of 1 KiB are less
-                    (t.creditShare() > 16 * t.firstGrant()) shouldBe true
-                    (t.committedTotal <= 8 * t.firstGrant()) shouldBe true
-                    (promised <= 8 * t.firstGrant()) shouldBe true
+                    t.stats.firstGrant() shouldBe
+                        TcpFrameDescriptor.MIN_WINDOW.toLong() // 4 eager messages of 1 KiB are less
+                    (t.stats.creditShare() > 16 * t.stats.firstGrant()) shouldBe true
+                    (t.stats.committedTotal <= 8 * t.stats.firstGrant()) shouldBe true
+                    (promised <= 8 * t.stats.firstGrant()) shouldBe true
                 }
             }
         }
@@ -60,8 +61,8 @@ class TcpLazyCreditTest :
                     rx.ep.srx.unexpectedCount >= count
                 }
                 val t = rx.ep.tcp
-                withClue("held ${rx.ep.sink.heldBytesMax} B, first grant ${t.firstGrant()} B") {
-                    (rx.ep.sink.heldBytesMax > 8 * t.firstGrant()) shouldBe true
+                withClue("held ${rx.ep.sink.heldBytesMax} B, first grant ${t.stats.firstGrant()} B") {
+                    (rx.ep.sink.heldBytesMax > 8 * t.stats.firstGrant()) shouldBe true
                 }
                 val into = List(count) { UnsafeBuffer(ByteArray(16 shl 10)) }
                 for ((i, b) in into.withIndex()) rx.ep.tryTrecv(b, 0, b.capacity(), FiAddr.UNSPEC, 3, 0, i) shouldBe 0
@@ -72,10 +73,12 @@ class TcpLazyCreditTest :
                     "the idle sender's credit to be asked back down to its first grant",
                     f.nodes,
                     millis = 30_000,
-                    seen = { "committed ${t.committedTotal} B, first grant ${t.firstGrant()} B; ${rx.ep.describe()}" },
+                    seen = {
+                        "committed ${t.stats.committedTotal} B, first grant ${t.stats.firstGrant()} B; ${rx.ep.describe()}"
+                    },
                 ) {
                     tx.cq.readFrom(tx.entry)
-                    t.committedTotal <= t.firstGrant()
+                    t.stats.committedTotal <= t.stats.firstGrant()
                 }
                 (rx.ep.sink.heldBytesMax <= bound) shouldBe true
             }

@@ -68,7 +68,7 @@ class TcpSmokeTest :
                     // Under the domain lock: the keepalive thread cannot flush for the sender meanwhile.
                     synchronized(a.domain.lock) {
                         a.ep.tryTsend(UnsafeBuffer(ByteArray(size)), 0, size, f.addrs[0][1], 10L + i, null) shouldBe 0
-                        withClue("a $size-byte send left unwritten") { a.ep.tcp.unflushedBytes() shouldBe 0L }
+                        withClue("a $size-byte send left unwritten") { a.ep.tcp.stats.unflushedBytes() shouldBe 0L }
                     }
                 }
                 for ((i, size) in sizes.withIndex()) b.ep.tryTrecv(
@@ -87,7 +87,7 @@ class TcpSmokeTest :
                 val mr = b.domain.registerMemory(direct(64), MrAccess.REMOTE, 0)
                 synchronized(a.domain.lock) {
                     a.ep.tryWrite(buf("12345678"), 0, 8, f.addrs[0][1], 0, mr.key, "w") shouldBe 0
-                    withClue("an RMA write left unwritten") { a.ep.tcp.unflushedBytes() shouldBe 0L }
+                    withClue("an RMA write left unwritten") { a.ep.tcp.stats.unflushedBytes() shouldBe 0L }
                 }
                 a.await(1, others = listOf(b)).single().shouldBeInstanceOf<Completion>().context shouldBe "w"
                 mr.buffer.text(8) shouldBe "12345678"
@@ -111,8 +111,8 @@ class TcpSmokeTest :
                 }
                 b.await(1, others = listOf(a)).single().shouldBeInstanceOf<Completion>().len shouldBe size.toLong()
                 val frames = size / (1 shl 20)
-                withClue("${b.ep.tcp.bytesReadDirect} of $size bytes read straight into the buffer") {
-                    (b.ep.tcp.bytesReadDirect >= size - frames * 8192L) shouldBe true
+                withClue("${b.ep.tcp.stats.bytesReadDirect} of $size bytes read straight into the buffer") {
+                    (b.ep.tcp.stats.bytesReadDirect >= size - frames * 8192L) shouldBe true
                 }
             }
         }

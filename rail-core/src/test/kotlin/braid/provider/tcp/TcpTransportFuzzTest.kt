@@ -114,7 +114,7 @@ class TcpTransportFuzzTest :
                             repeat(20) { b.domain.progress() }
                             drain()
                             repost()
-                            if (case % 50 == 0) b.ep.tcp.connectionCount().let { (it <= 2) shouldBe true }
+                            if (case % 50 == 0) b.ep.tcp.stats.connectionCount().let { (it <= 2) shouldBe true }
                         }
                         repeat(5) { b.domain.progress() }
                         drain()
