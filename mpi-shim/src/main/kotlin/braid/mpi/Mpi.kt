@@ -95,15 +95,6 @@ private constructor(
 
     /** What this process was opened with ([MpiOptions.settings]): [MpiParams] and the providers' parameters. */
     @get:JvmSynthetic internal val settings: Settings = options.settings.check(MpiParams.ALL)
-    /**
-     * Empty polls a blocking call spins through ([MpiParams.SPIN_POLLS]), then yields through
-     * ([MpiParams.YIELD_POLLS]).
-     */
-    private val spinPolls = settings[MpiParams.SPIN_POLLS]
-    private val yieldPolls = settings[MpiParams.YIELD_POLLS]
-    /** How every wait of this process idles (its domain's idle policy): spin, then yield, then park 50 µs at a time. */
-    private val waitPolicy =
-        IdlePolicy(IdleKind.BACKOFF, PARK_NANOS, spinPolls.coerceAtLeast(0), yieldPolls.coerceAtLeast(0), PARK_NANOS)
 
     init {
         val provider = if (options.provider == MpiOptions.AUTO) chooseProvider(bootstrap) else options.provider
@@ -116,7 +107,7 @@ private constructor(
                     "provider '$provider' is not available here; set BRAID_MPI_PROVIDER or MpiOptions.provider to one `braid info` lists",
                 )
         // Every wait of this process is the domain's one wait: it idles the way MPI implementations poll.
-        val info = found.withDomainAttr(found.domainAttr.withIdle(waitPolicy))
+        val info = found.withDomainAttr(found.domainAttr.withIdle(waitPolicy(settings)))
         fabric = Braid.fabric(info)
         domain = fabric.domain(info)
         cq = domain.completionQueue(CqFormat.TAGGED, options.cqSize)
@@ -405,7 +396,7 @@ private constructor(
 
     /**
      * Progress until [done] says so, through the domain's one wait under [waitPolicy]: polls busily (as MPI
-     * implementations do), then yields, and parks briefly only after [spinPolls] + [yieldPolls] empty polls in a row.
+     * implementations do), then yields, and parks briefly only after the spin and yield polls of [MpiParams].
      */
     @JvmSynthetic
     internal inline fun progressUntil(done: () -> Boolean) {
@@ -449,6 +440,20 @@ private constructor(
 
         internal const val ADDRESS_KEY: String = "braid.mpi.addr"
         private const val PARK_NANOS = 50_000L
+
+        /**
+         * How every wait of a process idles (its domain's idle policy): spin through [MpiParams.SPIN_POLLS] empty
+         * polls, yield through [MpiParams.YIELD_POLLS], then park 50 µs at a time.
+         */
+        private fun waitPolicy(settings: Settings): IdlePolicy =
+            IdlePolicy(
+                IdleKind.BACKOFF,
+                PARK_NANOS,
+                settings[MpiParams.SPIN_POLLS],
+                settings[MpiParams.YIELD_POLLS],
+                PARK_NANOS,
+            )
+
         /** The event queue (peer failures) is read on every this many progress calls (a power of two). */
         private const val EQ_EVERY = 256
         /** Completions read from the queue at once. */

@@ -25,7 +25,6 @@ private constructor(
     /** Where the rails' completions land: the bound CQs, counters, EQ and AV (the rails' [braid.provider.RailHost]). */
     @get:JvmSynthetic internal val sink: EndpointSink,
     @get:JvmSynthetic internal val transport: Transport,
-    @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden(),
 ) : AutoCloseable {
     @get:JvmSynthetic
     internal val av: AddressVector?

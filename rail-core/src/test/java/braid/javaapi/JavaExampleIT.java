@@ -2,10 +2,10 @@ package braid.javaapi;
 
 import braid.javaapi.example.HelloBraid;
 import braid.testsupport.ChildProcess;
+import braid.testsupport.DocExamples;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 
@@ -39,10 +39,7 @@ class JavaExampleIT {
 
     @Test
     void theReadmeShowsExactlyThisExample() throws Exception {
-        Path readme = Path.of("..", "docs", "java.md");
-        Path source = Path.of("src", "test", "java", "braid", "javaapi", "example", "HelloBraid.java");
-        String body = Files.readString(source).replace("package braid.javaapi.example;\n\n", "");
-        assertTrue(Files.readString(readme).contains("```java\n" + body + "```"),
-            "docs/java.md's Java example differs from " + source + "; copy the file (without its package line) into that page");
+        DocExamples.assertQuoted(Path.of("..", "docs", "java.md"),
+            Path.of("src", "test", "java", "braid", "javaapi", "example", "HelloBraid.java"));
     }
 }

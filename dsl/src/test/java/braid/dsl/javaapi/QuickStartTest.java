@@ -1,16 +1,15 @@
 package braid.dsl.javaapi;
 
 import braid.dsl.javaapi.example.QuickStart;
+import braid.testsupport.DocExamples;
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The README's Java quick start, run as its reader runs it, over the sample config file. */
 class QuickStartTest {
@@ -30,9 +29,7 @@ class QuickStartTest {
 
     @Test
     void theReadmeShowsExactlyThisExample() throws Exception {
-        Path source = Path.of("src", "test", "java", "braid", "dsl", "javaapi", "example", "QuickStart.java");
-        String body = Files.readString(source).replace("package braid.dsl.javaapi.example;\n\n", "");
-        assertTrue(Files.readString(Path.of("..", "README.md")).contains("```java\n" + body + "```"),
-            "README.md's Java quick start differs from " + source + "; copy the file (without its package line) into the README");
+        DocExamples.assertQuoted(Path.of("..", "README.md"),
+            Path.of("src", "test", "java", "braid", "dsl", "javaapi", "example", "QuickStart.java"));
     }
 }
