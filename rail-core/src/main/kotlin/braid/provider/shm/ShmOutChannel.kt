@@ -205,6 +205,9 @@ internal class ShmOutChannel(
         split.push(id, generation, op.buffer.addressOffset(), op.length.toLong(), receiverPid, t.cmaIov)
     }
 
+    /** Reads every control record the receiver wrote; returns how many. */
+    fun drainControl(): Int = ctrl.read(ctrlHandler, Int.MAX_VALUE)
+
     /** The receiver is gone: every send and RMA still waiting on it completes in error. */
     fun fail(err: Int, why: String) {
         if (dead) return

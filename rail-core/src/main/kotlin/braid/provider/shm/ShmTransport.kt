@@ -398,6 +398,8 @@ internal class ShmTransport(
             val out = outs[i]
             if (out.dead) continue
             val why = out.receiverGone() ?: continue
+            // What the receiver answered before it closed (a synchronous send's ack, a CTS) counts first.
+            out.drainControl()
             out.fail(
                 if (out.refused) Errno.EACCES else if (why.startsWith("closed")) Errno.ECONNRESET else Errno.EHOSTDOWN,
                 why,
@@ -488,6 +490,8 @@ internal class ShmTransport(
         file = null
         liveness?.cancel()
         liveness = null
+        // Answers still queued for want of ring room go now if they fit: a sender waiting on an ack sees it.
+        for (ch in ins) if (!ch.dead) engine.flushControl(ch.recvPath)
         f.buffer.putIntVolatile(EndpointFileDescriptor.STATE_OFFSET, EndpointFileDescriptor.STATE_CLOSED)
         for (out in outs) out.close()
         for (ch in ins) ch.close()
