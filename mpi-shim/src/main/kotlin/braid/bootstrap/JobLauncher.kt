@@ -1,5 +1,6 @@
 package braid.bootstrap
 
+import java.io.ByteArrayOutputStream
 import java.io.File
 import java.io.IOException
 import java.io.InputStream
@@ -10,12 +11,15 @@ import java.util.concurrent.TimeUnit
 /**
  * `braid run`: starts [ranks] copies of [command] on this machine as one job, serves them a key-value store and barrier
  * ([PmiServer]: PMI-1 over loopback TCP, so [Bootstrap.detect] and MPICH-built programs both find it), forwards each
- * rank's output line by line with a `[rank] ` prefix, and ends the job when a rank aborts or exits with a non-zero code
- * (the others are killed, their descendants too). [run] returns the job's exit code: 0 when every rank exited 0; an
- * abort's code; else the first failing rank's code (128 + the signal for a killed rank).
+ * rank's output whole lines at a time, as `mpirun` does (untagged; with [tagOutput] each line gets a `[rank] ` prefix),
+ * and ends the job when a rank aborts or exits with a non-zero code (the others are killed, their descendants too).
+ * [run] returns the job's exit code: 0 when every rank exited 0; an abort's code; else the first failing rank's code
+ * (128 + the signal for a killed rank).
  *
  * ```java
- * int code = new JobLauncher(4, List.of("java", "-cp", cp, "my.Main")).run();
+ * JobLauncher job = new JobLauncher(4, List.of("java", "-cp", cp, "my.Main"));
+ * job.setTagOutput(true); // "[2] …" on every line, like mpirun --tag-output or mpiexec -l
+ * int code = job.run();
  * ```
  *
  * Each rank gets `PMI_PORT`, `PMI_ID`, `PMI_RANK`, `PMI_SIZE`, `BRAID_RUN` (the job's name), `MPI_LOCALNRANKS`,
@@ -31,6 +35,12 @@ public constructor(
     private val err: PrintStream = System.err,
     private val environment: Map<String, String> = emptyMap(),
 ) {
+    /**
+     * Whether each line a rank prints is prefixed with its rank (`[2] …`), as `braid run --tag-output` (`-l`) asks; by
+     * default lines pass through unchanged, byte for byte, as under `mpirun` and `mpiexec`.
+     */
+    public var tagOutput: Boolean = false
+
     init {
         if (ranks < 1) throw BootstrapException("braid run: -n $ranks; give 1 or more ranks")
         if (command.isEmpty()) throw BootstrapException("braid run: no command to run")
@@ -155,16 +165,24 @@ public constructor(
         p.destroyForcibly()
     }
 
-    /** Copies [input] to [to] line by line, each line prefixed `[rank] `. */
-    private fun pump(input: InputStream, to: PrintStream, rank: Int): Thread =
-        Thread(
+    /**
+     * Copies [input] to [to] a whole line at a time (so ranks' lines never interleave mid-line), bytes unchanged, each
+     * line prefixed `[rank] ` when [tagOutput] is set; a last line without a newline is copied as it is.
+     */
+    private fun pump(input: InputStream, to: PrintStream, rank: Int): Thread {
+        val tag = if (tagOutput) "[$rank] ".toByteArray(Charsets.US_ASCII) else null
+        return Thread(
                 {
+                    val lines = LineCopier(to, tag)
+                    val buf = ByteArray(8192)
                     try {
-                        input.bufferedReader(Charsets.UTF_8).forEachLine { line ->
-                            synchronized(to) { to.println("[$rank] $line") }
+                        while (true) {
+                            val n = input.read(buf)
+                            if (n < 0) break
+                            lines.accept(buf, n)
                         }
                     } catch (_: IOException) {} finally {
-                        synchronized(to) { to.flush() }
+                        lines.finish()
                     }
                 },
                 "braid-run-output-$rank",
@@ -173,6 +191,38 @@ public constructor(
                 isDaemon = true
                 start()
             }
+    }
+
+    /** Whole lines of one rank's stream onto the shared [to], under its lock; [tag] before each line when not null. */
+    private class LineCopier(private val to: PrintStream, private val tag: ByteArray?) {
+        private val pending = ByteArrayOutputStream()
+
+        fun accept(buf: ByteArray, n: Int) {
+            var start = 0
+            for (i in 0 until n) {
+                if (buf[i] != '\n'.code.toByte()) continue
+                synchronized(to) {
+                    if (tag != null) to.write(tag, 0, tag.size)
+                    pending.writeTo(to)
+                    to.write(buf, start, i + 1 - start)
+                }
+                pending.reset()
+                start = i + 1
+            }
+            pending.write(buf, start, n - start)
+            if (start > 0) synchronized(to) { to.flush() }
+        }
+
+        fun finish() {
+            synchronized(to) {
+                if (pending.size() > 0) {
+                    if (tag != null) to.write(tag, 0, tag.size)
+                    pending.writeTo(to)
+                }
+                to.flush()
+            }
+        }
+    }
 
     /** Fails naming [program] when it is neither an executable file nor one on PATH. */
     private fun checkRunnable(program: String) {
