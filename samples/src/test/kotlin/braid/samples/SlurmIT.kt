@@ -7,7 +7,6 @@ import io.kotest.matchers.string.shouldContain
 import java.io.File
 import java.nio.file.Files
 import java.time.Duration
-import javax.tools.ToolProvider
 
 /**
  * Java programs under a real Slurm: a one-node cluster of this test's own ([OneNodeSlurm]: `munged`, `slurmctld`,
@@ -29,17 +28,11 @@ class SlurmIT :
         val dir = Files.createTempDirectory("braid-slurm-it").toFile()
         afterSpec { dir.deleteRecursively() }
 
-        /** The README's RingAllreduce, compiled as the README does (its package line dropped) into a directory. */
+        /** The README's RingAllreduce, compiled with bin/mpijavac as the README does, into a directory. */
         val ringClasses by lazy {
-            val source = File("../mpi-shim/src/test/java/braid/mpi/javaapi/example/RingAllreduce.java")
-            val src = File(dir, "src").apply { mkdirs() }
-            val java = File(src, "RingAllreduce.java")
-            java.writeText(source.readLines().drop(2).joinToString("\n", postfix = "\n"))
-            val classes = File(dir, "classes").apply { mkdirs() }
-            val javac = ToolProvider.getSystemJavaCompiler() ?: error("no Java compiler in this JVM (a JRE?)")
-            val code =
-                javac.run(null, null, null, "-cp", System.getProperty("java.class.path"), "-d", classes.path, java.path)
-            withClue("javac RingAllreduce.java") { code shouldBe 0 }
+            val classes = File(dir, "classes")
+            val (code, log) = mpijavac("-d", classes.path, readmeRingAllreduce(File(dir, "src")).path)
+            withClue("bin/mpijavac RingAllreduce.java: $log") { code shouldBe 0 }
             classes.path
         }
 
