@@ -29,6 +29,11 @@ public final class Status {
                         s.getIndex());
     }
 
+    /** A status of an I/O call that moved [bytes]. */
+    static Status ofBytes(long bytes) {
+        return new Status(MPI.ANY_SOURCE, MPI.ANY_TAG, MPI.SUCCESS, false, bytes, -1);
+    }
+
     static Status of(braid.mpi.Status s, int index) {
         Status st = of(s);
         if (st != null) st.index = index;
