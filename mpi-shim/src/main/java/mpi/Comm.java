@@ -809,50 +809,69 @@ public class Comm implements Freeable, Cloneable {
 
     public final void neighborAllGather(Object sendbuf, int sendcount, Datatype sendtype, Object recvbuf,
             int recvcount, Datatype recvtype) throws MPIException {
-        braid();
-        throw Err.unsupported("MPI_Neighbor_allgather");
+        braid.mpi.Comm b = braid();
+        braid.mpi.Datatype st = sendtype.braid(), rt = recvtype.braid();
+        Buf.Staged s = in(sendbuf, sendtype, sendcount), r = outAll(recvbuf);
+        run(() -> b.neighborAllgather(nn(s.bytes), sendcount, st, nn(r.bytes), recvcount, rt), s, r);
     }
 
     public final Request iNeighborAllGather(Buffer sendbuf, int sendcount, Datatype sendtype, Buffer recvbuf,
             int recvcount, Datatype recvtype) throws MPIException {
-        braid();
-        throw Err.unsupported("MPI_Ineighbor_allgather");
+        braid.mpi.Comm b = braid();
+        braid.mpi.Datatype st = sendtype.braid(), rt = recvtype.braid();
+        ByteBuffer sb = d(sendbuf), rb = d(recvbuf);
+        return req(() -> b.ineighborAllgather(nn(sb), sendcount, st, nn(rb), recvcount, rt), sendbuf, recvbuf);
     }
 
     public final void neighborAllGatherv(Object sendbuf, int sendcount, Datatype sendtype, Object recvbuf,
             int[] recvcount, int[] displs, Datatype recvtype) throws MPIException {
-        braid();
-        throw Err.unsupported("MPI_Neighbor_allgatherv");
+        braid.mpi.Comm b = braid();
+        braid.mpi.Datatype st = sendtype.braid(), rt = recvtype.braid();
+        Buf.Staged s = in(sendbuf, sendtype, sendcount), r = outAll(recvbuf);
+        run(() -> b.neighborAllgatherv(nn(s.bytes), sendcount, st, nn(r.bytes), recvcount, displs, rt), s, r);
     }
 
     public final Request iNeighborAllGatherv(Buffer sendbuf, int sendcount, Datatype sendtype, Buffer recvbuf,
             int[] recvcount, int[] displs, Datatype recvtype) throws MPIException {
-        braid();
-        throw Err.unsupported("MPI_Ineighbor_allgatherv");
+        braid.mpi.Comm b = braid();
+        braid.mpi.Datatype st = sendtype.braid(), rt = recvtype.braid();
+        ByteBuffer sb = d(sendbuf), rb = d(recvbuf);
+        return req(() -> b.ineighborAllgatherv(nn(sb), sendcount, st, nn(rb), recvcount, displs, rt), sendbuf,
+                recvbuf);
     }
 
     public final void neighborAllToAll(Object sendbuf, int sendcount, Datatype sendtype, Object recvbuf,
             int recvcount, Datatype recvtype) throws MPIException {
-        braid();
-        throw Err.unsupported("MPI_Neighbor_alltoall");
+        braid.mpi.Comm b = braid();
+        braid.mpi.Datatype st = sendtype.braid(), rt = recvtype.braid();
+        Buf.Staged s = inAll(sendbuf), r = outAll(recvbuf);
+        run(() -> b.neighborAlltoall(nn(s.bytes), sendcount, st, nn(r.bytes), recvcount, rt), s, r);
     }
 
     public final Request iNeighborAllToAll(Buffer sendbuf, int sendcount, Datatype sendtype, Buffer recvbuf,
             int recvcount, Datatype recvtype) throws MPIException {
-        braid();
-        throw Err.unsupported("MPI_Ineighbor_alltoall");
+        braid.mpi.Comm b = braid();
+        braid.mpi.Datatype st = sendtype.braid(), rt = recvtype.braid();
+        ByteBuffer sb = d(sendbuf), rb = d(recvbuf);
+        return req(() -> b.ineighborAlltoall(nn(sb), sendcount, st, nn(rb), recvcount, rt), sendbuf, recvbuf);
     }
 
     public final void neighborAllToAllv(Object sendbuf, int[] sendcount, int[] sdispls, Datatype sendtype,
             Object recvbuf, int[] recvcount, int[] rdispls, Datatype recvtype) throws MPIException {
-        braid();
-        throw Err.unsupported("MPI_Neighbor_alltoallv");
+        braid.mpi.Comm b = braid();
+        braid.mpi.Datatype st = sendtype.braid(), rt = recvtype.braid();
+        Buf.Staged s = inAll(sendbuf), r = outAll(recvbuf);
+        run(() -> b.neighborAlltoallv(nn(s.bytes), sendcount, sdispls, st, nn(r.bytes), recvcount, rdispls, rt), s,
+                r);
     }
 
     public final Request iNeighborAllToAllv(Buffer sendbuf, int[] sendcount, int[] sdispls, Datatype sendtype,
             Buffer recvbuf, int[] recvcount, int[] rdispls, Datatype recvtype) throws MPIException {
-        braid();
-        throw Err.unsupported("MPI_Ineighbor_alltoallv");
+        braid.mpi.Comm b = braid();
+        braid.mpi.Datatype st = sendtype.braid(), rt = recvtype.braid();
+        ByteBuffer sb = d(sendbuf), rb = d(recvbuf);
+        return req(() -> b.ineighborAlltoallv(nn(sb), sendcount, sdispls, st, nn(rb), recvcount, rdispls, rt),
+                sendbuf, recvbuf);
     }
 
     public final void reduce(Object sendbuf, Object recvbuf, int count, Datatype type, Op op, int root)
