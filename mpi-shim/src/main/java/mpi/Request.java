@@ -103,11 +103,17 @@ public class Request implements Freeable {
         return testStatus() != null;
     }
 
-    /** A persistent request stays; any other lets go of its buffers once spent. */
+    /**
+     * Once its completion was returned, a request is {@code MPI_REQUEST_NULL}: it lets go of its buffers and hands its
+     * braid.mpi request back for reuse (so a warm nonblocking loop allocates no operation). A persistent one stays.
+     */
     void spent() {
-        if (r != null && r.isNull()) {
+        braid.mpi.Request b = r;
+        if (b != null && b.isNull() && !(b instanceof braid.mpi.Prequest)) {
+            r = null;
             sendBuf = null;
             recvBuf = null;
+            b.recycle();
         }
     }
 

@@ -77,6 +77,15 @@ class OmpiProgramsIT :
                 }
             }
 
+            test("docs/mpi.md's example under ${launcher.title} with 3 ranks").config(enabledOrReasonIf = enabled) {
+                val (code, out) = run(launcher, 3, "braid.mpi.ompi.example.Ring", emptyList(), "docs-ring")
+                withClue(out) {
+                    code shouldBe 0
+                    for (r in 0 until 3) out shouldContain
+                        "rank $r of 3: got ${(r + 2) % 3} and ${10 * ((r + 2) % 3)}, sum 3"
+                }
+            }
+
             test("Comm.abort(7) from one rank under ${launcher.title} ends every rank with exit code 7").config(
                 enabledOrReasonIf = enabled
             ) {
