@@ -797,8 +797,11 @@ public class Comm implements Freeable, Cloneable {
 
     public final Request iAllToAllw(Buffer sendBuf, int[] sendCount, int[] sDispls, Datatype[] sendTypes,
             Buffer recvBuf, int[] recvCount, int[] rDispls, Datatype[] recvTypes) throws MPIException {
-        braid();
-        throw Err.unsupported("MPI_Ialltoallw");
+        braid.mpi.Comm b = braid();
+        braid.mpi.Datatype[] st = types(sendTypes), rt = types(recvTypes);
+        ByteBuffer sb = d(sendBuf), rb = d(recvBuf);
+        return req(() -> b.ialltoallw(nn(sb), sendCount, sDispls, st, nn(rb), recvCount, rDispls, rt), sendBuf,
+                recvBuf);
     }
 
     private static braid.mpi.Datatype[] types(Datatype[] t) throws MPIException {

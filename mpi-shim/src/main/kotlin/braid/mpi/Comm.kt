@@ -1065,26 +1065,35 @@ public sealed class Comm(
         recvDispls: IntArray,
         recvTypes: Array<Datatype>,
     ) {
-        val call = "MPI_Alltoallw"
+        ialltoallw(sendBuf, sendCounts, sendDispls, sendTypes, recvBuf, recvCounts, recvDispls, recvTypes)
+            .waitFor(Status.IGNORED)
+    }
+
+    /** `MPI_Ialltoallw`: [alltoallw]'s blocks are packed at once; they are unpacked when the request completes. */
+    public fun ialltoallw(
+        sendBuf: ByteBuffer,
+        sendCounts: IntArray,
+        sendDispls: IntArray,
+        sendTypes: Array<Datatype>,
+        recvBuf: ByteBuffer,
+        recvCounts: IntArray,
+        recvDispls: IntArray,
+        recvTypes: Array<Datatype>,
+    ): Request = guard {
+        val call = "MPI_Ialltoallw"
         val n = peerCount
-        guard {
-            checkUsable(call)
-            for ((what, len) in
-                listOf(
-                    "sendCounts" to sendCounts.size,
-                    "sendDispls" to sendDispls.size,
-                    "sendTypes" to sendTypes.size,
-                    "recvCounts" to recvCounts.size,
-                    "recvDispls" to recvDispls.size,
-                    "recvTypes" to recvTypes.size,
-                )) {
-                if (len != n)
-                    throw MPIException.of(
-                        ErrorClass.ERR_ARG,
-                        call,
-                        "$what has $len entries; it needs one per rank ($n)",
-                    )
-            }
+        checkUsable(call)
+        for ((what, len) in
+            listOf(
+                "sendCounts" to sendCounts.size,
+                "sendDispls" to sendDispls.size,
+                "sendTypes" to sendTypes.size,
+                "recvCounts" to recvCounts.size,
+                "recvDispls" to recvDispls.size,
+                "recvTypes" to recvTypes.size,
+            )) {
+            if (len != n)
+                throw MPIException.of(ErrorClass.ERR_ARG, call, "$what has $len entries; it needs one per rank ($n)")
         }
         val sBytes = IntArray(n) { (sendCounts[it] * sendTypes[it].size).toInt() }
         val rBytes = IntArray(n) { (recvCounts[it] * recvTypes[it].size).toInt() }
@@ -1096,9 +1105,10 @@ public sealed class Comm(
         }
         val packed = ByteBuffer.allocateDirect(if (n == 0) 0 else sOff[n - 1] + sBytes[n - 1])
         val got = ByteBuffer.allocateDirect(if (n == 0) 0 else rOff[n - 1] + rBytes[n - 1])
-        guard { for (i in 0 until n) sendTypes[i].pack(sendBuf, sendDispls[i], sendCounts[i], packed, sOff[i]) }
-        alltoallv(packed, sBytes, sOff, Datatype.BYTE, got, rBytes, rOff, Datatype.BYTE)
-        guard { for (i in 0 until n) recvTypes[i].unpack(got, rOff[i], recvBuf, recvDispls[i], recvCounts[i]) }
+        for (i in 0 until n) sendTypes[i].pack(sendBuf, sendDispls[i], sendCounts[i], packed, sOff[i])
+        val exchange: () -> Any? = { ialltoallv(packed, sBytes, sOff, Datatype.BYTE, got, rBytes, rOff, Datatype.BYTE) }
+        val unpack = { for (i in 0 until n) recvTypes[i].unpack(got, rOff[i], recvBuf, recvDispls[i], recvCounts[i]) }
+        CollRequest(mpi, this, arrayOf(exchange), { unpack() }).start()
     }
 
     private fun ialltoallv(

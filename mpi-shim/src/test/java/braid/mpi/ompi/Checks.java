@@ -364,6 +364,9 @@ public final class Checks {
         eq(rank, iaIn.get(0), "iAllToAll");
         world.iAllToAllv(ia, ones(size), iota(size), MPI.INT, iaIn, ones(size), iota(size), MPI.INT).waitFor();
         eq((size - 1) * 100 + rank, iaIn.get(size - 1), "iAllToAllv");
+        IntBuffer wIn = MPI.newIntBuffer(size);
+        world.iAllToAllw(ia, ones(size), bytesDispl, types, wIn, ones(size), bytesDispl, types).waitFor();
+        eq((size - 1) * 100 + rank, wIn.get(size - 1), "iAllToAllw");
 
         // reduceScatter(Block), scan, exScan, and their nonblocking forms
         int[] rsIn = new int[size];
