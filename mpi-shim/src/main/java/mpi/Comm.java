@@ -444,7 +444,11 @@ public class Comm implements Freeable, Cloneable {
     public final Object getAttr(int keyval) throws MPIException {
         braid.mpi.Comm b = braid();
         try {
-            return b.getAttr(keyval);
+            Object v = b.getAttr(keyval);
+            // No code added yet: the last used code is the last built-in class, in Open MPI's numbering.
+            if (keyval == MPI.LASTUSEDCODE && Integer.valueOf(braid.mpi.ErrorClass.ERR_LASTCODE).equals(v))
+                return MPI.ERR_LASTCODE;
+            return v;
         } catch (braid.mpi.MPIException e) {
             throw Err.of(e);
         }

@@ -33,6 +33,12 @@ public final class Checks {
 
     public static void main(String[] args) throws Exception {
         String mode = args.length > 0 ? args[0] : "p2p";
+        if (mode.equals("no-init")) {
+            // Loading the package's classes starts nothing that keeps the JVM alive: main returns, the JVM exits.
+            check(MPI.COMM_WORLD != null && MPI.INT != null && MPI.SUM != null && MPI.int2 != null, "constants");
+            System.out.println("OK no-init " + MPI.getVersion().getVersion() + "." + MPI.getVersion().getSubVersion());
+            return;
+        }
         if (mode.equals("init-first")) {
             initFirst(args);
             return;
@@ -466,7 +472,7 @@ public final class Checks {
         check((Integer) world.getAttr(MPI.TAG_UB) >= 32767, "TAG_UB");
         eq(MPI.PROC_NULL, world.getAttr(MPI.HOST), "HOST");
         world.getAttr(MPI.IO);
-        world.getAttr(MPI.LASTUSEDCODE);
+        eq(MPI.ERR_LASTCODE, world.getAttr(MPI.LASTUSEDCODE), "LASTUSEDCODE before any code is added");
         world.getAttr(MPI.UNIVERSE_SIZE);
         world.getAttr(MPI.APPNUM);
         world.getAttr(MPI.WTIME_IS_GLOBAL);

@@ -86,6 +86,16 @@ class OmpiProgramsIT :
                 }
             }
 
+            test("a program that loads the mpi classes and returns without Init exits under ${launcher.title}").config(
+                enabledOrReasonIf = enabled
+            ) {
+                val (code, out) = run(launcher, 2, checks, listOf("no-init"), "no-init")
+                withClue(out) {
+                    code shouldBe 0
+                    out shouldContain "OK no-init 3.1"
+                }
+            }
+
             test("Comm.abort(7) from one rank under ${launcher.title} ends every rank with exit code 7").config(
                 enabledOrReasonIf = enabled
             ) {
