@@ -92,6 +92,9 @@ public sealed class Comm(
             UNIVERSE_SIZE -> mpi.bootstrap.universeSize
             APPNUM -> mpi.bootstrap.appnum
             WTIME_IS_GLOBAL -> 0
+            HOST -> Mpi.PROC_NULL
+            IO -> Mpi.ANY_SOURCE
+            LASTUSEDCODE -> ErrorClass.lastUsedCode()
             else ->
                 if (Attributes.isUser(key)) guard { Attributes.get(this, key)?.value }
                 else
@@ -99,7 +102,7 @@ public sealed class Comm(
                         MPIException.of(
                             ErrorClass.ERR_ARG,
                             "MPI_Comm_get_attr",
-                            "key $key is not a predefined attribute (TAG_UB, UNIVERSE_SIZE, APPNUM, WTIME_IS_GLOBAL) nor a keyval from createKeyval",
+                            "key $key is not a predefined attribute (TAG_UB, UNIVERSE_SIZE, APPNUM, WTIME_IS_GLOBAL, HOST, IO, LASTUSEDCODE) nor a keyval from createKeyval",
                         )
                     )
         }
@@ -117,6 +120,218 @@ public sealed class Comm(
     public fun deleteAttr(keyval: Int): Unit = guard {
         checkUsable("MPI_Comm_delete_attr")
         Attributes.delete(this, keyval)
+    }
+
+    @Volatile private var hints: Info = Info()
+
+    /** `MPI_Comm_set_info`: hints for this communicator (kept, none read today). */
+    public fun setInfo(info: Info) {
+        hints = info.dup()
+    }
+
+    /** `MPI_Comm_get_info`: a copy of the hints set. */
+    public fun getInfo(): Info = hints.dup()
+
+    /**
+     * `MPI_Comm_disconnect`: waits until the communication this process started on the communicator has completed on
+     * both sides (a barrier over it: every member calls this), then frees it. For the communicators of [accept] and
+     * [connect] between jobs, as MPI means it.
+     */
+    public fun disconnect() {
+        guard { checkUsable("MPI_Comm_disconnect") }
+        barrier()
+        free()
+    }
+
+    /** `MPI_Pack` on this communicator: [Datatype.pack] (every member packs alike: one layout). */
+    public fun pack(
+        inbuf: ByteBuffer,
+        offset: Int,
+        count: Int,
+        type: Datatype,
+        outbuf: ByteBuffer,
+        position: Int,
+    ): Int = guard { type.pack(inbuf, offset, count, outbuf, position) }
+
+    /** `MPI_Unpack` on this communicator: [Datatype.unpack]. */
+    public fun unpack(
+        inbuf: ByteBuffer,
+        position: Int,
+        outbuf: ByteBuffer,
+        offset: Int,
+        count: Int,
+        type: Datatype,
+    ): Int = guard { type.unpack(inbuf, position, outbuf, offset, count) }
+
+    /** `MPI_Pack_size` on this communicator: [Datatype.packSize]. */
+    public fun packSize(count: Int, type: Datatype): Long = guard { type.packSize(count) }
+
+    /** The process topology made with this communicator ([Intracomm.createCart] …), or null. */
+    @get:JvmSynthetic @set:JvmSynthetic @Volatile internal var topo: Topology? = null
+
+    /** `MPI_Topo_test`: this communicator's topology, or null when it has none. */
+    public fun getTopology(): Topology? = topo
+
+    private val neighbors by lazy { NeighborCollectives(this) }
+
+    // ## Neighbor collectives ##
+
+    /** `MPI_Neighbor_allgather`: [sendBuf] to every destination; source j's block into block j of [recvBuf]. */
+    public fun neighborAllgather(
+        sendBuf: ByteBuffer,
+        sendCount: Int,
+        sendType: Datatype,
+        recvBuf: ByteBuffer,
+        recvCount: Int,
+        recvType: Datatype,
+    ) {
+        ineighborAllgather(sendBuf, sendCount, sendType, recvBuf, recvCount, recvType).waitFor(Status.IGNORED)
+    }
+
+    /** `MPI_Ineighbor_allgather`. */
+    public fun ineighborAllgather(
+        sendBuf: ByteBuffer,
+        sendCount: Int,
+        sendType: Datatype,
+        recvBuf: ByteBuffer,
+        recvCount: Int,
+        recvType: Datatype,
+    ): Request = guard {
+        val call = "MPI_Ineighbor_allgather"
+        checkUsable(call)
+        val t = neighbors.topology(call)
+        val outs = t.destinations(rank).size
+        val ins = t.sources(rank).size
+        neighbors.start(
+            call,
+            sendBuf,
+            IntArray(outs) { sendCount },
+            LongArray(outs),
+            sendType,
+            recvBuf,
+            IntArray(ins) { recvCount },
+            LongArray(ins) { it * recvCount * recvType.extent },
+            recvType,
+        )
+    }
+
+    /** `MPI_Neighbor_allgatherv`: source j's block into [recvBuf] at [displs]`[j]` extents of [recvType]. */
+    public fun neighborAllgatherv(
+        sendBuf: ByteBuffer,
+        sendCount: Int,
+        sendType: Datatype,
+        recvBuf: ByteBuffer,
+        recvCounts: IntArray,
+        displs: IntArray,
+        recvType: Datatype,
+    ) {
+        ineighborAllgatherv(sendBuf, sendCount, sendType, recvBuf, recvCounts, displs, recvType).waitFor(Status.IGNORED)
+    }
+
+    /** `MPI_Ineighbor_allgatherv`. */
+    public fun ineighborAllgatherv(
+        sendBuf: ByteBuffer,
+        sendCount: Int,
+        sendType: Datatype,
+        recvBuf: ByteBuffer,
+        recvCounts: IntArray,
+        displs: IntArray,
+        recvType: Datatype,
+    ): Request = guard {
+        val call = "MPI_Ineighbor_allgatherv"
+        checkUsable(call)
+        val outs = neighbors.topology(call).destinations(rank).size
+        neighbors.start(
+            call,
+            sendBuf,
+            IntArray(outs) { sendCount },
+            LongArray(outs),
+            sendType,
+            recvBuf,
+            recvCounts,
+            LongArray(displs.size) { displs[it] * recvType.extent },
+            recvType,
+        )
+    }
+
+    /** `MPI_Neighbor_alltoall`: block k of [sendBuf] to destination k; source j's block into block j of [recvBuf]. */
+    public fun neighborAlltoall(
+        sendBuf: ByteBuffer,
+        sendCount: Int,
+        sendType: Datatype,
+        recvBuf: ByteBuffer,
+        recvCount: Int,
+        recvType: Datatype,
+    ) {
+        ineighborAlltoall(sendBuf, sendCount, sendType, recvBuf, recvCount, recvType).waitFor(Status.IGNORED)
+    }
+
+    /** `MPI_Ineighbor_alltoall`. */
+    public fun ineighborAlltoall(
+        sendBuf: ByteBuffer,
+        sendCount: Int,
+        sendType: Datatype,
+        recvBuf: ByteBuffer,
+        recvCount: Int,
+        recvType: Datatype,
+    ): Request = guard {
+        val call = "MPI_Ineighbor_alltoall"
+        checkUsable(call)
+        val t = neighbors.topology(call)
+        val outs = t.destinations(rank).size
+        val ins = t.sources(rank).size
+        neighbors.start(
+            call,
+            sendBuf,
+            IntArray(outs) { sendCount },
+            LongArray(outs) { it * sendCount * sendType.extent },
+            sendType,
+            recvBuf,
+            IntArray(ins) { recvCount },
+            LongArray(ins) { it * recvCount * recvType.extent },
+            recvType,
+        )
+    }
+
+    /** `MPI_Neighbor_alltoallv`: counts and displacements (in extents) per neighbor. */
+    public fun neighborAlltoallv(
+        sendBuf: ByteBuffer,
+        sendCounts: IntArray,
+        sendDispls: IntArray,
+        sendType: Datatype,
+        recvBuf: ByteBuffer,
+        recvCounts: IntArray,
+        recvDispls: IntArray,
+        recvType: Datatype,
+    ) {
+        ineighborAlltoallv(sendBuf, sendCounts, sendDispls, sendType, recvBuf, recvCounts, recvDispls, recvType)
+            .waitFor(Status.IGNORED)
+    }
+
+    /** `MPI_Ineighbor_alltoallv`. */
+    public fun ineighborAlltoallv(
+        sendBuf: ByteBuffer,
+        sendCounts: IntArray,
+        sendDispls: IntArray,
+        sendType: Datatype,
+        recvBuf: ByteBuffer,
+        recvCounts: IntArray,
+        recvDispls: IntArray,
+        recvType: Datatype,
+    ): Request = guard {
+        val call = "MPI_Ineighbor_alltoallv"
+        checkUsable(call)
+        neighbors.start(
+            call,
+            sendBuf,
+            sendCounts,
+            LongArray(sendDispls.size) { sendDispls[it] * sendType.extent },
+            sendType,
+            recvBuf,
+            recvCounts,
+            LongArray(recvDispls.size) { recvDispls[it] * recvType.extent },
+            recvType,
+        )
     }
 
     /** `MPI_Abort` on this communicator: ends the whole job through the launcher. */
@@ -834,6 +1049,68 @@ public sealed class Comm(
             "MPI_Ialltoallv",
         )
 
+    /**
+     * `MPI_Alltoallw`: rank i gets [sendCounts]`[i]` elements of [sendTypes]`[i]` laid out from byte [sendDispls]`[i]`
+     * of [sendBuf], and this process receives [recvCounts]`[i]` elements of [recvTypes]`[i]` from rank i, laid out from
+     * byte [recvDispls]`[i]` of [recvBuf] (the remote group's ranks on an intercommunicator). Each peer's block is
+     * packed, the packed bytes go through [alltoallv], and each block is unpacked into place.
+     */
+    public fun alltoallw(
+        sendBuf: ByteBuffer,
+        sendCounts: IntArray,
+        sendDispls: IntArray,
+        sendTypes: Array<Datatype>,
+        recvBuf: ByteBuffer,
+        recvCounts: IntArray,
+        recvDispls: IntArray,
+        recvTypes: Array<Datatype>,
+    ) {
+        ialltoallw(sendBuf, sendCounts, sendDispls, sendTypes, recvBuf, recvCounts, recvDispls, recvTypes)
+            .waitFor(Status.IGNORED)
+    }
+
+    /** `MPI_Ialltoallw`: [alltoallw]'s blocks are packed at once; they are unpacked when the request completes. */
+    public fun ialltoallw(
+        sendBuf: ByteBuffer,
+        sendCounts: IntArray,
+        sendDispls: IntArray,
+        sendTypes: Array<Datatype>,
+        recvBuf: ByteBuffer,
+        recvCounts: IntArray,
+        recvDispls: IntArray,
+        recvTypes: Array<Datatype>,
+    ): Request = guard {
+        val call = "MPI_Ialltoallw"
+        val n = peerCount
+        checkUsable(call)
+        for ((what, len) in
+            listOf(
+                "sendCounts" to sendCounts.size,
+                "sendDispls" to sendDispls.size,
+                "sendTypes" to sendTypes.size,
+                "recvCounts" to recvCounts.size,
+                "recvDispls" to recvDispls.size,
+                "recvTypes" to recvTypes.size,
+            )) {
+            if (len != n)
+                throw MPIException.of(ErrorClass.ERR_ARG, call, "$what has $len entries; it needs one per rank ($n)")
+        }
+        val sBytes = IntArray(n) { (sendCounts[it] * sendTypes[it].size).toInt() }
+        val rBytes = IntArray(n) { (recvCounts[it] * recvTypes[it].size).toInt() }
+        val sOff = IntArray(n)
+        val rOff = IntArray(n)
+        for (i in 1 until n) {
+            sOff[i] = sOff[i - 1] + sBytes[i - 1]
+            rOff[i] = rOff[i - 1] + rBytes[i - 1]
+        }
+        val packed = ByteBuffer.allocateDirect(if (n == 0) 0 else sOff[n - 1] + sBytes[n - 1])
+        val got = ByteBuffer.allocateDirect(if (n == 0) 0 else rOff[n - 1] + rBytes[n - 1])
+        for (i in 0 until n) sendTypes[i].pack(sendBuf, sendDispls[i], sendCounts[i], packed, sOff[i])
+        val exchange: () -> Any? = { ialltoallv(packed, sBytes, sOff, Datatype.BYTE, got, rBytes, rOff, Datatype.BYTE) }
+        val unpack = { for (i in 0 until n) recvTypes[i].unpack(got, rOff[i], recvBuf, recvDispls[i], recvCounts[i]) }
+        CollRequest(mpi, this, arrayOf(exchange), { unpack() }).start()
+    }
+
     private fun ialltoallv(
         sendBuf: ByteBuffer,
         sendCounts: IntArray,
@@ -1060,6 +1337,15 @@ public sealed class Comm(
         public const val APPNUM: Int = 2
         /** `MPI_WTIME_IS_GLOBAL`'s attribute key. */
         public const val WTIME_IS_GLOBAL: Int = 3
+        /** `MPI_HOST`'s attribute key: [Mpi.PROC_NULL], no process is the host. */
+        public const val HOST: Int = 4
+        /** `MPI_IO`'s attribute key: [Mpi.ANY_SOURCE], every process can do I/O. */
+        public const val IO: Int = 5
+        /** `MPI_LASTUSEDCODE`'s attribute key: the last error code or class added ([ErrorClass.addErrorClass]). */
+        public const val LASTUSEDCODE: Int = 6
+
+        /** `MPI_COMM_TYPE_SHARED` ([Intracomm.splitType]): the processes that share memory (one host). */
+        public const val TYPE_SHARED: Int = 0
 
         /** `MPI_COMM_NULL_COPY_FN`: a dup gets no copy of the attribute. */
         @JvmField public val NULL_COPY_FN: AttributeCopier = AttributeCopier { _, _, _, _ -> null }

@@ -318,6 +318,14 @@ internal class CommCollectives(
         return Array(size) { all.copyOfRange(it * mine.size, (it + 1) * mine.size) }
     }
 
+    /** Every member's [mine] (any lengths), indexed by rank: the lengths first, then all padded to the longest. */
+    fun allgatherBytes(mine: ByteArray): Array<ByteArray> {
+        val lengths = allgatherFixed(java.nio.ByteBuffer.allocate(4).putInt(mine.size).array())
+        val sizes = IntArray(size) { java.nio.ByteBuffer.wrap(lengths[it]).getInt() }
+        val padded = allgatherFixed(mine.copyOf(sizes.max()))
+        return Array(size) { padded[it].copyOf(sizes[it]) }
+    }
+
     /** [root]'s [data] (any length; others pass null), on every member: its length, then it. */
     fun bcastBytes(root: Int, data: ByteArray?): ByteArray {
         val length = ByteArray(4)

@@ -226,6 +226,16 @@ private constructor(
         @JvmField public val LONG_INT: Datatype = predefined("MPI_LONG_INT", BasicType.PAIR_LONG_INT)
         @JvmField public val FLOAT_INT: Datatype = predefined("MPI_FLOAT_INT", BasicType.PAIR_FLOAT_INT)
         @JvmField public val DOUBLE_INT: Datatype = predefined("MPI_DOUBLE_INT", BasicType.PAIR_DOUBLE_INT)
+        /**
+         * `MPI_C_FLOAT_COMPLEX`: (real, imaginary) as two floats. Element-wise ops (SUM, REPLACE) apply to it as to its
+         * floats; PROD is not a complex product here.
+         */
+        @JvmField
+        public val C_FLOAT_COMPLEX: Datatype = contiguous(2, FLOAT).also { it.setName("MPI_C_FLOAT_COMPLEX") }.commit()
+        /** `MPI_C_DOUBLE_COMPLEX`: (real, imaginary) as two doubles, as [C_FLOAT_COMPLEX]. */
+        @JvmField
+        public val C_DOUBLE_COMPLEX: Datatype =
+            contiguous(2, DOUBLE).also { it.setName("MPI_C_DOUBLE_COMPLEX") }.commit()
 
         /** `MPI_ORDER_C` for [subarray]: the last dimension varies fastest. */
         public const val ORDER_C: Int = 0

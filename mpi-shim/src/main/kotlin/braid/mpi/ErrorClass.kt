@@ -28,7 +28,19 @@ public object ErrorClass {
     public const val ERR_IN_STATUS: Int = 17
     public const val ERR_PENDING: Int = 18
     public const val ERR_REQUEST: Int = 19
+    public const val ERR_ACCESS: Int = 20
+    public const val ERR_AMODE: Int = 21
+    public const val ERR_BAD_FILE: Int = 22
+    public const val ERR_FILE_EXISTS: Int = 25
+    public const val ERR_FILE: Int = 27
+    public const val ERR_INFO: Int = 28
+    public const val ERR_INFO_KEY: Int = 29
+    public const val ERR_INFO_VALUE: Int = 30
+    public const val ERR_INFO_NOKEY: Int = 31
+    public const val ERR_IO: Int = 32
     public const val ERR_NAME: Int = 33
+    public const val ERR_NO_SUCH_FILE: Int = 37
+    public const val ERR_READ_ONLY: Int = 40
     /** An invalid or freed attribute keyval (`MPI_ERR_KEYVAL`). */
     public const val ERR_KEYVAL: Int = 48
     public const val ERR_NO_MEM: Int = 34
@@ -65,7 +77,19 @@ public object ErrorClass {
             ERR_IN_STATUS to Described("MPI_ERR_IN_STATUS", "error code is in status"),
             ERR_PENDING to Described("MPI_ERR_PENDING", "pending request"),
             ERR_REQUEST to Described("MPI_ERR_REQUEST", "invalid request"),
+            ERR_ACCESS to Described("MPI_ERR_ACCESS", "permission denied"),
+            ERR_AMODE to Described("MPI_ERR_AMODE", "invalid access mode"),
+            ERR_BAD_FILE to Described("MPI_ERR_BAD_FILE", "invalid file name"),
+            ERR_FILE_EXISTS to Described("MPI_ERR_FILE_EXISTS", "file exists"),
+            ERR_FILE to Described("MPI_ERR_FILE", "invalid file handle"),
+            ERR_INFO to Described("MPI_ERR_INFO", "invalid info object"),
+            ERR_INFO_KEY to Described("MPI_ERR_INFO_KEY", "invalid info key"),
+            ERR_INFO_VALUE to Described("MPI_ERR_INFO_VALUE", "invalid info value"),
+            ERR_INFO_NOKEY to Described("MPI_ERR_INFO_NOKEY", "info key not set"),
+            ERR_IO to Described("MPI_ERR_IO", "I/O error"),
             ERR_NAME to Described("MPI_ERR_NAME", "invalid service name"),
+            ERR_NO_SUCH_FILE to Described("MPI_ERR_NO_SUCH_FILE", "no such file"),
+            ERR_READ_ONLY to Described("MPI_ERR_READ_ONLY", "file is read-only"),
             ERR_KEYVAL to Described("MPI_ERR_KEYVAL", "invalid keyval"),
             ERR_NO_MEM to Described("MPI_ERR_NO_MEM", "out of memory"),
             ERR_NOT_SAME to Described("MPI_ERR_NOT_SAME", "collective arguments not identical"),
@@ -76,7 +100,8 @@ public object ErrorClass {
         )
 
     // User-defined classes and codes: code → class, code → string. Codes start above the built-ins.
-    private val next = AtomicInteger(1000)
+    private val next = AtomicInteger(FIRST_USER)
+    private const val FIRST_USER = 1000
     private val userClassOf = ConcurrentHashMap<Int, Int>()
     private val userStrings = ConcurrentHashMap<Int, String>()
 
@@ -94,6 +119,9 @@ public object ErrorClass {
             ?: userStrings[classOf(code)]
             ?: builtins[classOf(code)]?.string
             ?: "unknown error code $code"
+
+    /** `MPI_LASTUSEDCODE`: the last error class or code added, or the last built-in class when none was. */
+    @JvmStatic public fun lastUsedCode(): Int = (next.get() - 1).let { if (it < FIRST_USER) ERR_LASTCODE else it }
 
     /** `MPI_Add_error_class`: a new class, which is also its own code. */
     @JvmStatic public fun addErrorClass(): Int = next.getAndIncrement().also { userClassOf[it] = it }

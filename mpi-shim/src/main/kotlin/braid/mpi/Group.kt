@@ -103,6 +103,9 @@ internal constructor(
         /** [compare]: different processes. */
         public const val UNEQUAL: Int = 3
 
+        /** `MPI_GROUP_EMPTY`: no processes. */
+        @JvmField public val EMPTY: Group = Group(IntArray(0), -1)
+
         /** `MPI_Group_union`: [a]'s processes, then [b]'s not in [a]. */
         @JvmStatic
         public fun union(a: Group, b: Group): Group {

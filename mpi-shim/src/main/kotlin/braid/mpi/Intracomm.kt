@@ -20,6 +20,7 @@ public class Intracomm internal constructor(mpi: Mpi, context: Int, group: Group
             val id = agree("MPI_Comm_dup")
             Intracomm(mpi, id, localGroup, "dup(${getName()})").also {
                 it.setErrhandler(getErrhandler())
+                it.topo = topo
                 Attributes.copyAll(this, it)
             }
         }
@@ -66,6 +67,185 @@ public class Intracomm internal constructor(mpi: Mpi, context: Int, group: Group
             mpi.contexts.reserve(id)
             Intracomm(mpi, id, Group(group.procs, localGroup.self), "create(${getName()})")
         }
+
+    /**
+     * `MPI_Comm_create_group`: a communicator of [group] (a subgroup of this one), collective over [group]'s members
+     * only: the others do not call it. The members agree on a context id through the group's first member, in this
+     * communicator's internal traffic with [tag] (two calls at once on one communicator need different tags).
+     */
+    public fun createGroup(group: Group, tag: Int): Intracomm =
+        construct("MPI_Comm_create_group") {
+            val call = "MPI_Comm_create_group"
+            if (group.rank == Mpi.UNDEFINED)
+                throw MPIException.of(ErrorClass.ERR_GROUP, call, "the calling process is not a member of the group")
+            if (tag !in 0..Mpi.TAG_UB)
+                throw MPIException.of(ErrorClass.ERR_TAG, call, "tag $tag is outside 0..${Mpi.TAG_UB}")
+            val parent =
+                IntArray(group.size) { i ->
+                    localGroup.procs.indexOf(group.procs[i]).also {
+                        if (it < 0)
+                            throw MPIException.of(
+                                ErrorClass.ERR_GROUP,
+                                call,
+                                "the group's rank $i is not a member of ${getName()}",
+                            )
+                    }
+                }
+            val channel = CommBootstrapCollectives(mpi, context, MatchBitsDescriptor.SUB_INTERNAL, rank, destAddr)
+            val id =
+                if (group.rank == 0) {
+                    val mask = mpi.contexts.mask()
+                    for (i in 1 until group.size) ContextIdPool.and(mask, channel.recv(parent[i], tag))
+                    val id = mpi.contexts.lowest(mask, call)
+                    (1 until group.size).map { channel.send(parent[it], tag, intBytes(id)) }.forEach { it.waitFor() }
+                    id
+                } else {
+                    channel.send(parent[0], tag, mpi.contexts.mask()).waitFor()
+                    java.nio.ByteBuffer.wrap(channel.recv(parent[0], tag)).getInt()
+                }
+            mpi.contexts.reserve(id)
+            Intracomm(mpi, id, Group(group.procs, localGroup.self), "createGroup(${getName()})")
+        }
+
+    /**
+     * `MPI_Comm_split_type`: with [Comm.TYPE_SHARED], the members on one host (rail-core's host identity, as shm
+     * decides it) form a communicator, ranked by [key]; [Mpi.UNDEFINED] returns null.
+     */
+    public fun splitType(type: Int, key: Int): Intracomm? {
+        if (type != Comm.TYPE_SHARED && type != Mpi.UNDEFINED)
+            throw raise(
+                MPIException.of(
+                    ErrorClass.ERR_ARG,
+                    "MPI_Comm_split_type",
+                    "split type $type is not TYPE_SHARED or UNDEFINED",
+                )
+            )
+        val hosts = guard {
+            checkUsable("MPI_Comm_split_type")
+            coll.allgatherFixed(java.nio.ByteBuffer.allocate(8).putLong(braid.provider.HostIdentity.id).array())
+        }
+        val mine = hosts[rank]
+        val color = hosts.indexOfFirst { it.contentEquals(mine) }
+        return split(if (type == Mpi.UNDEFINED) Mpi.UNDEFINED else color, key)
+    }
+
+    /**
+     * `MPI_Cart_create` (ranks never reordered): a communicator of the first `product(dims)` members with a Cartesian
+     * [CartTopology]; the members beyond the grid get null.
+     */
+    public fun createCart(dims: IntArray, periods: BooleanArray): Intracomm? {
+        val topo = guard { CartTopology(dims, periods) }
+        if (topo.size > size)
+            throw raise(
+                MPIException.of(
+                    ErrorClass.ERR_DIMS,
+                    "MPI_Cart_create",
+                    "the grid of ${topo.size} processes is larger than ${getName()} of $size",
+                )
+            )
+        return split(if (rank < topo.size) 0 else Mpi.UNDEFINED, rank)?.also { it.topo = topo }
+    }
+
+    /** `MPI_Cart_sub`: the sub-grids that keep the dimensions [remain] says, one communicator each. */
+    public fun cartSub(remain: BooleanArray): Intracomm {
+        val cart =
+            topo as? CartTopology
+                ?: throw raise(
+                    MPIException.of(ErrorClass.ERR_TOPOLOGY, "MPI_Cart_sub", "${getName()} is not Cartesian")
+                )
+        if (remain.size != cart.ndims)
+            throw raise(
+                MPIException.of(
+                    ErrorClass.ERR_DIMS,
+                    "MPI_Cart_sub",
+                    "remainDims has ${remain.size} entries for ${cart.ndims} dimensions",
+                )
+            )
+        val c = cart.coords(rank)
+        val dims = cart.getDims()
+        var color = 0
+        for (i in dims.indices) if (!remain[i]) color = color * dims[i] + c[i]
+        return split(color, rank)!!.also { it.topo = cart.sub(remain) }
+    }
+
+    /** `MPI_Graph_create` (ranks never reordered): the first `index.size` members, with a [GraphTopology]. */
+    public fun createGraph(index: IntArray, edges: IntArray): Intracomm? {
+        val topo = guard { GraphTopology(index, edges) }
+        if (topo.size > size)
+            throw raise(
+                MPIException.of(
+                    ErrorClass.ERR_ARG,
+                    "MPI_Graph_create",
+                    "the graph of ${topo.size} nodes is larger than ${getName()} of $size",
+                )
+            )
+        return split(if (rank < topo.size) 0 else Mpi.UNDEFINED, rank)?.also { it.topo = topo }
+    }
+
+    /**
+     * `MPI_Dist_graph_create_adjacent`: every member names whom it receives from ([sources]) and sends to
+     * ([destinations]), with weights or null; a duplicate of this communicator with that [DistGraphTopology].
+     */
+    public fun createDistGraphAdjacent(
+        sources: IntArray,
+        sourceWeights: IntArray?,
+        destinations: IntArray,
+        destWeights: IntArray?,
+    ): Intracomm {
+        checkRanks("MPI_Dist_graph_create_adjacent", sources + destinations)
+        return dup().also { it.topo = DistGraphTopology(sources, sourceWeights, destinations, destWeights) }
+    }
+
+    /**
+     * `MPI_Dist_graph_create`: every member names some edges (for each of [sources], `degrees[i]` of [destinations],
+     * with [weights] or null); the members exchange them so each learns its own in- and out-edges (in the order of the
+     * naming ranks, then of their lists).
+     */
+    public fun createDistGraph(
+        sources: IntArray,
+        degrees: IntArray,
+        destinations: IntArray,
+        weights: IntArray?,
+    ): Intracomm {
+        val call = "MPI_Dist_graph_create"
+        val edges = ArrayList<IntArray>()
+        var k = 0
+        for (i in sources.indices) repeat(degrees[i]) {
+            edges += intArrayOf(sources[i], destinations[k], weights?.get(k) ?: 1)
+            k++
+        }
+        checkRanks(call, sources + destinations.copyOf(k))
+        val mine = java.nio.ByteBuffer.allocate(4 + 12 * edges.size)
+        mine.putInt(edges.size)
+        edges.forEach { e -> e.forEach { mine.putInt(it) } }
+        val all = guard { coll.allgatherBytes(mine.array()) }
+        val ins = ArrayList<IntArray>()
+        val outs = ArrayList<IntArray>()
+        for (bytes in all) {
+            val b = java.nio.ByteBuffer.wrap(bytes)
+            repeat(b.getInt()) {
+                val e = intArrayOf(b.getInt(), b.getInt(), b.getInt())
+                if (e[1] == rank) ins += e
+                if (e[0] == rank) outs += e
+            }
+        }
+        val weighted = weights != null
+        val topo =
+            DistGraphTopology(
+                IntArray(ins.size) { ins[it][0] },
+                if (weighted) IntArray(ins.size) { ins[it][2] } else null,
+                IntArray(outs.size) { outs[it][1] },
+                if (weighted) IntArray(outs.size) { outs[it][2] } else null,
+            )
+        return dup().also { it.topo = topo }
+    }
+
+    private fun checkRanks(call: String, ranks: IntArray) {
+        ranks.forEach {
+            if (it !in 0 until size)
+                throw raise(MPIException.of(ErrorClass.ERR_RANK, call, "rank $it is out of range for ${getName()}"))
+        }
+    }
 
     /** `MPI_Comm_compare`: IDENT (same object), CONGRUENT, SIMILAR or UNEQUAL. */
     public fun compare(other: Comm): Int =

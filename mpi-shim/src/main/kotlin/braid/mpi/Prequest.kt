@@ -51,6 +51,8 @@ public class Prequest internal constructor(mpi: Mpi, comm: Comm, private val sta
         return if (c.isComplete) finish() else null
     }
 
+    override fun peekStatus(): Status? = current?.peekStatus() ?: Status.EMPTY
+
     override fun cancel() {
         current?.cancel()
     }

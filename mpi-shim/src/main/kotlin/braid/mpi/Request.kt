@@ -52,6 +52,16 @@ public abstract class Request internal constructor(@get:JvmSynthetic internal va
     }
 
     /**
+     * `MPI_Request_get_status`: the status once the operation is complete, without spending the request (a later wait
+     * or test still returns it); null while it is in flight. Makes progress.
+     */
+    public open fun peekStatus(): Status? {
+        if (spent) return Status.EMPTY
+        if (!done) mpi.progress()
+        return if (done) status() else null
+    }
+
+    /**
      * `MPI_Cancel`: a receive not yet matched is withdrawn (its status then says cancelled); a send is withdrawn only
      * while it has not reached the endpoint (queued behind back pressure). Otherwise the operation completes normally.
      * Wait for the request either way.
