@@ -320,6 +320,7 @@ private constructor(
                 null,
             )
         started(t)
+        mpi.submit(r)
         await(r)
         val count = buf.getLong(WindowControl.ATTACH_COUNT).toInt().coerceIn(0, WindowControl.ATTACH_MAX)
         val table = LongArray(count * 3)
