@@ -84,7 +84,10 @@ private constructor(
     private val controlKeys = LongArray(n)
     private val segmentOffsets = LongArray(n)
     private val inflight = AtomicIntegerArray(n)
-    @Volatile private var pendingError: MPIException? = null
+    /** Per target, the first failure of a plain (not request-based) operation, raised by the next synchronisation. */
+    private val pendingErrors = arrayOfNulls<MPIException>(n)
+    /** Set while a plain operation builds its request, whose failure then goes to [pendingErrors]. */
+    private var reporting = false
     @Volatile private var freed = false
 
     // ## Epochs (owned by the calling thread, as MPI's window calls are) ##
@@ -342,7 +345,12 @@ private constructor(
         targetCount: Int,
         targetType: Datatype,
     ) {
-        rPut(origin, originCount, originType, targetRank, targetDisp, targetCount, targetType)
+        reporting = true
+        try {
+            rPut(origin, originCount, originType, targetRank, targetDisp, targetCount, targetType)
+        } finally {
+            reporting = false
+        }
     }
 
     /** `MPI_Rput`: [put] with a request that completes once the data is at the target. */
@@ -372,7 +380,12 @@ private constructor(
         targetCount: Int,
         targetType: Datatype,
     ) {
-        rGet(origin, originCount, originType, targetRank, targetDisp, targetCount, targetType)
+        reporting = true
+        try {
+            rGet(origin, originCount, originType, targetRank, targetDisp, targetCount, targetType)
+        } finally {
+            reporting = false
+        }
     }
 
     /** `MPI_Rget`: [get] with a request that completes once the data is in [origin]. */
@@ -420,7 +433,12 @@ private constructor(
         targetType: Datatype,
         op: Op,
     ) {
-        rAccumulate(origin, originCount, originType, targetRank, targetDisp, targetCount, targetType, op)
+        reporting = true
+        try {
+            rAccumulate(origin, originCount, originType, targetRank, targetDisp, targetCount, targetType, op)
+        } finally {
+            reporting = false
+        }
     }
 
     /** `MPI_Raccumulate`. */
@@ -757,15 +775,15 @@ private constructor(
                 call,
                 "$name: rank $rank is not locked by this process (call lock first)",
             )
-        try {
-            flushTarget(rank)
-        } finally {
-            if (s != LOCK_NOCHECK) release(call, rank, s == LOCK_EXCLUSIVE)
-            lockState[rank] = LOCK_NONE
-            lockedCount--
-            remoteTables[rank] = null
-        }
-        raisePending(call)
+        flushTarget(rank)
+        lockState[rank] = LOCK_NONE
+        lockedCount--
+        remoteTables[rank] = null
+        // A failure of the epoch's operations is the one to report; the release's own (a dead target) comes second.
+        val released =
+            if (s == LOCK_NOCHECK) null else runCatching { release(call, rank, s == LOCK_EXCLUSIVE) }.exceptionOrNull()
+        raisePending(call, rank)
+        if (released != null) throw released
     }
 
     /** `MPI_Win_lock_all`: a shared lock on every rank. */
@@ -806,7 +824,7 @@ private constructor(
         val call = "MPI_Win_flush"
         checkPassive(call, rank)
         flushTarget(rank)
-        raisePending(call)
+        raisePending(call, rank)
     }
 
     /** `MPI_Win_flush_all`. */
@@ -864,8 +882,8 @@ private constructor(
     @JvmSynthetic internal fun addrOf(rank: Int): Long = comm.destAddr[rank]
 
     @JvmSynthetic
-    internal fun noteError(e: MPIException) {
-        if (pendingError == null) pendingError = e
+    internal fun noteError(target: Int, e: MPIException) {
+        if (pendingErrors[target] == null) pendingErrors[target] = e
     }
 
     @JvmSynthetic
@@ -877,9 +895,12 @@ private constructor(
         inflight.incrementAndGet(target)
     }
 
-    private fun raisePending(call: String) {
-        val e = pendingError ?: return
-        pendingError = null
+    /** Raises the failure pending for [target] (-1: for any target), if there is one. */
+    private fun raisePending(call: String, target: Int = -1) {
+        val t = if (target >= 0) target else pendingErrors.indexOfFirst { it != null }
+        if (t < 0) return
+        val e = pendingErrors[t] ?: return
+        pendingErrors[t] = null
         throw MPIException.of(e.errorClass, call, e.message ?: "")
     }
 
@@ -1115,6 +1136,7 @@ private constructor(
                 runs.keys,
                 finisher,
             )
+        r.report = reporting
         started(target)
         mpi.submit(r)
         return r
@@ -1186,6 +1208,7 @@ private constructor(
                         runs.keys,
                         finisher,
                     )
+                r.report = reporting
                 started(target)
                 mpi.submit(r)
                 return r

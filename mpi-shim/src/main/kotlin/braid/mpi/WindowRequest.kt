@@ -47,6 +47,8 @@ internal class WindowRequest(
     private var completed = 0
     private var firstErrno = 0
     private var errorText = ""
+    /** Whether a failure is also left with the window for its next synchronisation (a plain put, get or accumulate). */
+    @get:JvmSynthetic @set:JvmSynthetic internal var report: Boolean = false
     /** Whether this request still counts in its window's operations in flight to [target]. */
     private var counted = true
 
@@ -146,7 +148,8 @@ internal class WindowRequest(
             val cls = classOf(firstErrno)
             val msg = "$call to rank $target of window ${win.name()} failed: $errorText"
             complete(target, Mpi.ANY_TAG, 0, cls, message = msg)
-            win.noteError(MPIException.of(cls, call, "rank $target of window ${win.name()}: $errorText"))
+            if (report)
+                win.noteError(target, MPIException.of(cls, call, "rank $target of window ${win.name()}: $errorText"))
         }
         if (counted) {
             counted = false

@@ -42,6 +42,35 @@ class WindowMultiProcessIT :
             }
         }
 
+        test("braid run -n 4: docs/one-sided.md's Java example counts every ticket once and fills every ghost cell")
+            .config(enabledOrReasonIf = enabledFor(Launcher.BRAID_RUN)) {
+                val log = File(dir, "one-sided-example.log")
+                braid.bootstrap
+                    .job(Launcher.BRAID_RUN, 4, emptyList(), log, "braid.mpi.javaapi.example.OneSided")
+                    .use { job ->
+                        val code = job.awaitExit(Duration.ofSeconds(300))
+                        val out = job.output()
+                        withClue(out) {
+                            code shouldBe 0
+                            out shouldContain "counter 12"
+                            val tickets =
+                                Regex("tickets((?: \\d+)+),").findAll(out).flatMap { m ->
+                                    m.groupValues[1].trim().split(' ').map { it.toInt() }
+                                }
+                            tickets.sorted().toList() shouldBe (0 until 12).toList()
+                            for (r in 0 until 4) {
+                                val left = (r + 3) % 4
+                                val right = (r + 1) % 4
+                                val line =
+                                    Regex(
+                                        "rank $r of 4: tickets[ \\d]+, ghosts ${left * 10 + 4}\\.0 ${right * 10 + 1}\\.0"
+                                    )
+                                check(line.containsMatchIn(out)) { "rank $r's line should match $line" }
+                            }
+                        }
+                    }
+            }
+
         test("a rank killed during epochs: the others' lock and flush fail naming it, they go on, nothing hangs") {
             val jobDir = File(dir, "death").apply { mkdirs() }
             val logs = List(3) { File(jobDir, "rank$it.log") }

@@ -63,21 +63,37 @@ object WindowRankMain {
     }
 
     /**
-     * Rank 2 dies while the others are in epochs with it: rank 0's lock of it and rank 1's flush of a put to it fail
-     * with MPIX_ERR_PROC_FAILED naming rank 2; 0 and 1 then go on with an epoch between themselves.
+     * Rank 2 dies while the others are in epochs with it (rank 0 holds its exclusive lock, rank 1 a lockAll): rank 0's
+     * unlock after a put to it and rank 1's flush after a put to it fail with MPIX_ERR_PROC_FAILED naming rank 2, as
+     * does a later lock of it; 0 and 1 then go on with epochs between themselves.
      */
     private fun peerDeath(mpi: Mpi) {
         val w = mpi.world
         val win = Window.allocate(64, 8, w)
-        w.barrier()
         val one = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder()).putLong(0, 1)
         when (w.rank) {
-            2 -> Runtime.getRuntime().halt(9)
+            0 -> win.lock(Window.LOCK_EXCLUSIVE, 2, 0)
+            1 -> win.lockAll(Window.MODE_NOCHECK)
+        }
+        w.barrier() // the epochs are open
+        if (w.rank == 2) Runtime.getRuntime().halt(9)
+        // Wait until the death is known (a receive from rank 2 fails), so the operations below come after it.
+        try {
+            w.recv(ByteBuffer.allocate(4), 1, Datatype.INT, 2, 5)
+            throw AssertionError("a receive from the dead rank 2 succeeded")
+        } catch (e: MPIException) {
+            if (e.errorClass != ErrorClass.ERR_PROC_FAILED)
+                throw AssertionError("the receive from rank 2: ${e.message}", e)
+        }
+        when (w.rank) {
             0 -> {
-                expectFailedNaming2 { win.lock(Window.LOCK_EXCLUSIVE, 2, 0) }
+                expectFailedNaming2 {
+                    win.put(one, 1, Datatype.LONG, 2, 0, 1, Datatype.LONG)
+                    win.unlock(2)
+                }
+                expectFailedNaming2 { win.lock(Window.LOCK_SHARED, 2, 0) }
             }
             1 -> {
-                win.lockAll(Window.MODE_NOCHECK)
                 expectFailedNaming2 {
                     win.put(one, 1, Datatype.LONG, 2, 0, 1, Datatype.LONG)
                     win.flush(2)
@@ -85,7 +101,8 @@ object WindowRankMain {
                 win.unlockAll()
             }
         }
-        // The survivors still reach each other.
+        // The survivors still reach each other: each adds 1 at the other, sees the other's 1 arrive, then they agree
+        // to end (point to point: a barrier would include the dead rank).
         val other = 1 - w.rank
         win.lock(Window.LOCK_EXCLUSIVE, other, 0)
         win.accumulate(one, 1, Datatype.LONG, other, 1, 1, Datatype.LONG, braid.mpi.Op.SUM)
@@ -95,6 +112,8 @@ object WindowRankMain {
             if (System.nanoTime() > deadline) throw AssertionError("the survivor's accumulate never arrived")
             Thread.onSpinWait()
         }
+        val b = ByteBuffer.allocate(4)
+        w.sendRecv(b, 1, Datatype.INT, other, 3, ByteBuffer.allocate(4), 1, Datatype.INT, other, 3)
     }
 
     private fun expectFailedNaming2(call: () -> Unit) {
