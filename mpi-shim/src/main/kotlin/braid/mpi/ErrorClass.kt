@@ -48,6 +48,19 @@ public object ErrorClass {
     public const val ERR_PORT: Int = 38
     public const val ERR_SERVICE: Int = 41
     public const val ERR_UNSUPPORTED_OPERATION: Int = 52
+    // One-sided communication (MPICH's numbers, but for MPI_ERR_DISP: 52 is taken above).
+    public const val ERR_WIN: Int = 45
+    public const val ERR_BASE: Int = 46
+    public const val ERR_LOCKTYPE: Int = 47
+    public const val ERR_RMA_CONFLICT: Int = 49
+    public const val ERR_RMA_SYNC: Int = 50
+    public const val ERR_SIZE: Int = 51
+    public const val ERR_ASSERT: Int = 53
+    public const val ERR_RMA_RANGE: Int = 55
+    public const val ERR_RMA_ATTACH: Int = 56
+    public const val ERR_RMA_SHARED: Int = 57
+    public const val ERR_RMA_FLAVOR: Int = 58
+    public const val ERR_DISP: Int = 59
     /** A process this operation needed has failed (MPI 4's ULFM `MPIX_ERR_PROC_FAILED`). */
     public const val ERR_PROC_FAILED: Int = 101
     public const val ERR_LASTCODE: Int = 0x3fffffff
@@ -96,6 +109,18 @@ public object ErrorClass {
             ERR_PORT to Described("MPI_ERR_PORT", "invalid port"),
             ERR_SERVICE to Described("MPI_ERR_SERVICE", "invalid service"),
             ERR_UNSUPPORTED_OPERATION to Described("MPI_ERR_UNSUPPORTED_OPERATION", "unsupported operation"),
+            ERR_WIN to Described("MPI_ERR_WIN", "invalid window"),
+            ERR_BASE to Described("MPI_ERR_BASE", "invalid base address"),
+            ERR_LOCKTYPE to Described("MPI_ERR_LOCKTYPE", "invalid lock type"),
+            ERR_RMA_CONFLICT to Described("MPI_ERR_RMA_CONFLICT", "conflicting accesses to a window"),
+            ERR_RMA_SYNC to Described("MPI_ERR_RMA_SYNC", "wrong synchronization of RMA calls"),
+            ERR_SIZE to Described("MPI_ERR_SIZE", "invalid size"),
+            ERR_ASSERT to Described("MPI_ERR_ASSERT", "invalid assertion"),
+            ERR_RMA_RANGE to Described("MPI_ERR_RMA_RANGE", "target memory is not part of the window"),
+            ERR_RMA_ATTACH to Described("MPI_ERR_RMA_ATTACH", "memory cannot be attached"),
+            ERR_RMA_SHARED to Described("MPI_ERR_RMA_SHARED", "memory cannot be shared"),
+            ERR_RMA_FLAVOR to Described("MPI_ERR_RMA_FLAVOR", "wrong window flavor"),
+            ERR_DISP to Described("MPI_ERR_DISP", "invalid displacement unit"),
             ERR_PROC_FAILED to Described("MPIX_ERR_PROC_FAILED", "process failed"),
         )
 

@@ -100,6 +100,8 @@ private constructor(
         val provider = if (options.provider == MpiOptions.AUTO) chooseProvider(bootstrap) else options.provider
         val found =
             options.info
+                // RMA and atomics for one-sided windows where the rail has them; without, where it has not.
+                ?: Braid.getInfo(hints(provider, options, Caps.RMA or Caps.ATOMIC)).firstOrNull()
                 ?: Braid.getInfo(hints(provider, options)).firstOrNull()
                 ?: throw MPIException.of(
                     ErrorClass.ERR_OTHER,
@@ -530,8 +532,8 @@ private constructor(
  * ([MpiOptions.shmEagerSize]; the parameter comes from the registry, [RailLimit.EAGER_SIZE], and one set in the
  * environment or the settings wins over the MPI layer's default, not over an explicit option).
  */
-private fun hints(provider: String, options: MpiOptions): Hints {
-    var hints = Hints(caps = Caps.MSG or Caps.TAGGED, provider = provider, settings = options.settings)
+private fun hints(provider: String, options: MpiOptions, extraCaps: Long = 0): Hints {
+    var hints = Hints(caps = Caps.MSG or Caps.TAGGED or extraCaps, provider = provider, settings = options.settings)
     options.links?.let { hints = hints.with(LinkParams.LINKS, it) }
     val shmEager = Braid.limitParameter(SHM, RailLimit.EAGER_SIZE) ?: return hints
     val eager =

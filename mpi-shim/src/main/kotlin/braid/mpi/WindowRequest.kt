@@ -1,0 +1,182 @@
+package braid.mpi
+
+import braid.core.AtomicDatatype
+import braid.core.AtomicOp
+import braid.core.Completion
+import braid.core.CompletionError
+import braid.core.Errno
+import java.nio.ByteBuffer
+import org.agrona.concurrent.UnsafeBuffer
+
+/**
+ * One one-sided operation of a [Window] on one target, as the rail carries it: a list of pieces, each one RMA write,
+ * read or atomic on a contiguous run of target memory (a derived target datatype is one piece per run; a run longer
+ * than one atomic carries is split). [post] posts the pieces in order and is called again where the endpoint pushed
+ * back (`-EAGAIN`), so it resumes at the first piece not yet posted. Every piece completes through this request (its
+ * context); the request completes once every posted piece has, and then copies what was read out of its staging buffer
+ * into the caller's, when the caller's layout was not contiguous.
+ *
+ * A failed piece fails the request with the error class its errno means for a window (a bounds or key refusal at the
+ * target: `MPI_ERR_RMA_RANGE`; a dead peer: `MPIX_ERR_PROC_FAILED`), and a message naming the window, the call and the
+ * target.
+ */
+internal class WindowRequest(
+    private val win: Window,
+    private val call: String,
+    /** The target's rank in the window's group. */
+    @get:JvmSynthetic internal val target: Int,
+    private val kind: Int,
+    /** The origin data (put, accumulate operands, compare-and-swap's new value), or the read buffer (get). */
+    private val local: UnsafeBuffer,
+    private val localBase: Int,
+    /** Where fetched values go ([kind] FETCH and CAS); indexed as [local]. */
+    private val result: UnsafeBuffer?,
+    private val compare: UnsafeBuffer?,
+    private val type: AtomicDatatype?,
+    private val aop: AtomicOp?,
+    /** Per piece: its offset in the packed local data, its length in bytes, the target offset and the region key. */
+    private val pieceAt: IntArray,
+    private val pieceLen: IntArray,
+    private val remoteAt: LongArray,
+    private val keys: LongArray,
+    /** Run at completion (unpacking a staging buffer into the caller's); null: nothing to do. */
+    private val finisher: Runnable?,
+) : Request(win.mpi, win.comm) {
+    private var next = 0
+    private var posted = 0
+    private var completed = 0
+    private var firstErrno = 0
+    private var errorText = ""
+    /** Whether a failure is also left with the window for its next synchronisation (a plain put, get or accumulate). */
+    @get:JvmSynthetic @set:JvmSynthetic internal var report: Boolean = false
+    /** Whether this request still counts in its window's operations in flight to [target]. */
+    private var counted = true
+
+    @JvmSynthetic
+    override fun post(): Int {
+        val ep = mpi.ep
+        val dest = win.addrOf(target)
+        while (next < pieceAt.size) {
+            val i = next
+            val at = localBase + pieceAt[i]
+            val rc =
+                when (kind) {
+                    PUT -> ep.tryWrite(local, at, pieceLen[i], dest, remoteAt[i], keys[i], this)
+                    GET -> ep.tryRead(local, at, pieceLen[i], dest, remoteAt[i], keys[i], this)
+                    ACC ->
+                        ep.tryAtomic(
+                            local,
+                            at,
+                            pieceLen[i] / type!!.size,
+                            dest,
+                            remoteAt[i],
+                            keys[i],
+                            type,
+                            aop!!,
+                            this,
+                        )
+                    FETCH ->
+                        ep.tryFetchAtomic(
+                            local,
+                            at,
+                            pieceLen[i] / type!!.size,
+                            result!!,
+                            pieceAt[i],
+                            dest,
+                            remoteAt[i],
+                            keys[i],
+                            type,
+                            aop!!,
+                            this,
+                        )
+                    else ->
+                        ep.tryCompareAtomic(
+                            local,
+                            at,
+                            pieceLen[i] / type!!.size,
+                            compare!!,
+                            pieceAt[i],
+                            result!!,
+                            pieceAt[i],
+                            dest,
+                            remoteAt[i],
+                            keys[i],
+                            type,
+                            AtomicOp.CSWAP,
+                            this,
+                        )
+                }
+            if (rc == -Errno.EAGAIN) return rc
+            if (rc != 0) {
+                // Refused outright: post nothing more; the request fails once what was posted has completed.
+                failWith(-rc, "the endpoint refused it: ${Errno.name(-rc)}")
+                next = pieceAt.size
+                break
+            }
+            next++
+            posted++
+        }
+        if (completed == posted) finishAll()
+        return 0
+    }
+
+    @JvmSynthetic
+    override fun onCompletion(c: Completion) {
+        completed++
+        if (next == pieceAt.size && completed == posted) finishAll()
+    }
+
+    @JvmSynthetic
+    override fun onError(e: CompletionError) {
+        failWith(e.err, e.message)
+        completed++
+        if (next == pieceAt.size && completed == posted) finishAll()
+    }
+
+    private fun failWith(errno: Int, text: String) {
+        if (firstErrno != 0) return
+        firstErrno = errno
+        errorText = text
+    }
+
+    private fun finishAll() {
+        if (done) return
+        if (firstErrno == 0) {
+            finisher?.run()
+            complete(target, Mpi.ANY_TAG, pieceLen.sum().toLong(), ErrorClass.SUCCESS)
+        } else {
+            val cls = classOf(firstErrno)
+            val msg = "$call to rank $target of window ${win.name()} failed: $errorText"
+            complete(target, Mpi.ANY_TAG, 0, cls, message = msg)
+            if (report)
+                win.noteError(target, MPIException.of(cls, call, "rank $target of window ${win.name()}: $errorText"))
+        }
+        if (counted) {
+            counted = false
+            win.finished(target)
+        }
+    }
+
+    @JvmSynthetic override fun peer(): String = "$call to rank $target of window ${win.name()}"
+
+    internal companion object {
+        const val PUT = 0
+        const val GET = 1
+        const val ACC = 2
+        const val FETCH = 3
+        const val CAS = 4
+
+        /** What a failed piece's errno means for a window operation. */
+        fun classOf(errno: Int): Int =
+            when (errno) {
+                Errno.EINVAL,
+                Errno.EACCES -> ErrorClass.ERR_RMA_RANGE
+                Errno.EOPNOTSUPP,
+                Errno.ENOSYS -> ErrorClass.ERR_UNSUPPORTED_OPERATION
+                else -> Request.errorClassOf(errno)
+            }
+
+        /** An empty buffer for requests that carry no data. */
+        val EMPTY: UnsafeBuffer = UnsafeBuffer(ByteBuffer.allocateDirect(0))
+    }
+}

@@ -1,0 +1,50 @@
+package braid.mpi
+
+import braid.mpi.testing.WindowChecks
+import braid.mpi.testing.runRanks
+import io.kotest.core.spec.style.FunSpec
+
+class WindowTest :
+    FunSpec({
+        test("put and get under fence move exact data between every pair of four ranks, derived types on both sides") {
+            runRanks(4) { WindowChecks.putGetFence(it) }
+        }
+
+        test("every rank's fetchAndOp and accumulate on one location add up exactly, on every type, over many rounds") {
+            runRanks(4, seconds = 120) { WindowChecks.contention(it) }
+        }
+
+        test(
+            "accumulate and getAccumulate apply every predefined op to every basic type it takes, in every sync mode, exactly"
+        ) {
+            runRanks(2, seconds = 120) { WindowChecks.everyOpEverySyncMode(it) }
+        }
+
+        test("compareAndSwap serves as a lock every rank takes: a counter read and written under it ends exact") {
+            runRanks(4, seconds = 120) { WindowChecks.casLock(it) }
+        }
+
+        test("a passive-target epoch completes while the target computes in a pure Java loop, making no MPI call") {
+            runRanks(2, seconds = 60) { WindowChecks.passiveBusyTarget(it) }
+        }
+
+        test("post/start/complete/wait: origins' puts are at the target once wait returns, and test says when") {
+            runRanks(4) { WindowChecks.pscw(it) }
+        }
+
+        test("a dynamic window reaches attached memory by its address, and detached memory no more") {
+            runRanks(2) { WindowChecks.dynamic(it) }
+        }
+
+        test(
+            "a shared window: a neighbour's direct stores are seen after sync and a barrier, and RMA reaches the same memory"
+        ) {
+            runRanks(4) { WindowChecks.shared(it) }
+        }
+
+        test(
+            "bad calls raise MPI's error classes naming the window, the target and the value, and leave target memory alone"
+        ) {
+            runRanks(2) { WindowChecks.badCalls(it) }
+        }
+    })

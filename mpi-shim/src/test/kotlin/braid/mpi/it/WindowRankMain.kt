@@ -1,0 +1,129 @@
+package braid.mpi.it
+
+import braid.mpi.Datatype
+import braid.mpi.ErrorClass
+import braid.mpi.ErrorHandler
+import braid.mpi.MPIException
+import braid.mpi.Mpi
+import braid.mpi.MpiOptions
+import braid.mpi.Window
+import braid.mpi.testing.FileBootstrap
+import braid.mpi.testing.WindowChecks
+import java.io.File
+import java.nio.ByteBuffer
+import java.nio.ByteOrder
+import kotlin.system.exitProcess
+
+/**
+ * One rank of a one-sided job. `WindowRankMain SCENARIO` inits from its launcher (`braid run`); `WindowRankMain file
+ * DIR RANK SIZE SCENARIO` from a [FileBootstrap] directory. Scenarios: `all` ([WindowChecks], every one), `contention`
+ * (the concurrent-update ones), `peer-death`. Prints `OK rank R of N: one-sided SCENARIO` and exits 0 when it passes.
+ */
+object WindowRankMain {
+    @JvmStatic
+    fun main(args: Array<String>) {
+        try {
+            val scenario = args.last()
+            val mpi =
+                if (args[0] == "file")
+                    Mpi.init(
+                        FileBootstrap(File(args[1]), args[2].toInt(), args[3].toInt()),
+                        options = MpiOptions().provider("shm"),
+                    )
+                else Mpi.init(args)
+            mpi.use {
+                mpi.world.setErrhandler(ErrorHandler.ERRORS_RETURN)
+                when (scenario) {
+                    "all" -> {
+                        WindowChecks.putGetFence(mpi)
+                        WindowChecks.contention(mpi)
+                        WindowChecks.everyOpEverySyncMode(mpi)
+                        WindowChecks.casLock(mpi)
+                        WindowChecks.passiveBusyTarget(mpi)
+                        WindowChecks.pscw(mpi)
+                        WindowChecks.dynamic(mpi)
+                        WindowChecks.shared(mpi)
+                        WindowChecks.badCalls(mpi)
+                    }
+                    "contention" -> {
+                        WindowChecks.contention(mpi)
+                        WindowChecks.casLock(mpi)
+                    }
+                    "peer-death" -> peerDeath(mpi)
+                    else -> error("unknown scenario $scenario")
+                }
+                println("OK rank ${mpi.world.rank} of ${mpi.world.size}: one-sided $scenario")
+            }
+            exitProcess(0)
+        } catch (t: Throwable) {
+            println("FAILED")
+            t.printStackTrace(System.out)
+            exitProcess(1)
+        }
+    }
+
+    /**
+     * Rank 2 dies while the others are in epochs with it (rank 0 holds its exclusive lock, rank 1 a lockAll): rank 0's
+     * unlock after a put to it and rank 1's flush after a put to it fail with MPIX_ERR_PROC_FAILED naming rank 2, as
+     * does a later lock of it; 0 and 1 then go on with epochs between themselves.
+     */
+    private fun peerDeath(mpi: Mpi) {
+        val w = mpi.world
+        val win = Window.allocate(64, 8, w)
+        val one = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder()).putLong(0, 1)
+        when (w.rank) {
+            0 -> win.lock(Window.LOCK_EXCLUSIVE, 2, 0)
+            1 -> win.lockAll(Window.MODE_NOCHECK)
+        }
+        w.barrier() // the epochs are open
+        if (w.rank == 2) Runtime.getRuntime().halt(9)
+        // Wait until the death is known (a receive from rank 2 fails), so the operations below come after it.
+        try {
+            w.recv(ByteBuffer.allocate(4), 1, Datatype.INT, 2, 5)
+            throw AssertionError("a receive from the dead rank 2 succeeded")
+        } catch (e: MPIException) {
+            if (e.errorClass != ErrorClass.ERR_PROC_FAILED)
+                throw AssertionError("the receive from rank 2: ${e.message}", e)
+        }
+        when (w.rank) {
+            0 -> {
+                expectFailedNaming2 {
+                    win.put(one, 1, Datatype.LONG, 2, 0, 1, Datatype.LONG)
+                    win.unlock(2)
+                }
+                expectFailedNaming2 { win.lock(Window.LOCK_SHARED, 2, 0) }
+            }
+            1 -> {
+                expectFailedNaming2 {
+                    win.put(one, 1, Datatype.LONG, 2, 0, 1, Datatype.LONG)
+                    win.flush(2)
+                }
+                win.unlockAll()
+            }
+        }
+        // The survivors still reach each other: each adds 1 at the other, sees the other's 1 arrive, then they agree
+        // to end (point to point: a barrier would include the dead rank).
+        val other = 1 - w.rank
+        win.lock(Window.LOCK_EXCLUSIVE, other, 0)
+        win.accumulate(one, 1, Datatype.LONG, other, 1, 1, Datatype.LONG, braid.mpi.Op.SUM)
+        win.unlock(other)
+        val deadline = System.nanoTime() + 30_000_000_000L
+        while (win.base!!.getLong(8) != 1L) {
+            if (System.nanoTime() > deadline) throw AssertionError("the survivor's accumulate never arrived")
+            Thread.onSpinWait()
+        }
+        val b = ByteBuffer.allocate(4)
+        w.sendRecv(b, 1, Datatype.INT, other, 3, ByteBuffer.allocate(4), 1, Datatype.INT, other, 3)
+    }
+
+    private fun expectFailedNaming2(call: () -> Unit) {
+        try {
+            call()
+            throw AssertionError("expected MPIX_ERR_PROC_FAILED naming rank 2; the call succeeded")
+        } catch (e: MPIException) {
+            if (e.errorClass != ErrorClass.ERR_PROC_FAILED || "rank 2" !in (e.message ?: ""))
+                throw AssertionError("expected MPIX_ERR_PROC_FAILED naming rank 2, got ${e.message}", e)
+            println("failed as expected: ${e.message}")
+        }
+    }
+}
