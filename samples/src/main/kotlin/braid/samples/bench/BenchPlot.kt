@@ -27,6 +27,19 @@ public object BenchPlot {
     public const val WIDTH: Int = 1000
     public const val HEIGHT: Int = 640
 
+    /** The series' colours, in order (none of them grey, black or white: a reader of the PNG can count the lines). */
+    internal val PALETTE: List<Color> =
+        listOf(
+            Color(0x1f77b4),
+            Color(0xd62728),
+            Color(0x2ca02c),
+            Color(0xff7f0e),
+            Color(0x9467bd),
+            Color(0x8c564b),
+            Color(0xe377c2),
+            Color(0x17becf),
+        )
+
     /** One line: its name and its points (size in bytes, value). */
     internal class Series(val name: String, val points: List<Pair<Double, Double>>)
 
@@ -64,7 +77,10 @@ public object BenchPlot {
                 numberFormatOverride = DecimalFormat("#,##0.###")
             }
         val renderer = XYLineAndShapeRenderer(true, true)
-        for (i in 0 until data.seriesCount) renderer.setSeriesStroke(i, BasicStroke(2f))
+        for (i in 0 until data.seriesCount) {
+            renderer.setSeriesStroke(i, BasicStroke(2f))
+            renderer.setSeriesPaint(i, PALETTE[i % PALETTE.size])
+        }
         val plot =
             XYPlot(data, sizes, values, renderer).apply {
                 backgroundPaint = Color.WHITE
