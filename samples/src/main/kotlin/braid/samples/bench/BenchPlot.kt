@@ -73,7 +73,6 @@ public object BenchPlot {
             LogAxis(valueLabel).apply {
                 base = 10.0
                 smallestValue = 1e-3
-                tickUnit = NumberTickUnit(1.0)
                 numberFormatOverride = DecimalFormat("#,##0.###")
             }
         val renderer = XYLineAndShapeRenderer(true, true)
