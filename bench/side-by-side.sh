@@ -125,7 +125,7 @@ awk '$3 > 0 {k = $1 SUBSEP $2 SUBSEP $4; v[k] = v[k] " " $5; cases[$1] = 1; size
       bb = stat(b, lower ? "min" : "max"); ab = stat(a, lower ? "min" : "max"); bm = stat(b, "med"); am = stat(a, "med")
       cb = lower ? (ab > 0 ? bb / ab : 0) : (bb > 0 ? ab / bb : 0)
       cm = lower ? (am > 0 ? bm / am : 0) : (bm > 0 ? am / bm : 0)
-      printf "%-22s %9d %12.2f %12.2f %7.2f %12.2f %12.2f %7.2f  %s\n", c, s, bb, ab, cb, bm, am, cm, anchor
+      printf "%-22s %9d %12.2f %12.2f %7.3g %12.2f %12.2f %7.3g  %s\n", c, s, bb, ab, cb, bm, am, cm, anchor
     }
   }' "$raw" | { read -r title; read -r header; echo "$title"; echo "$header"; sort -k1,1 -k2,2n; } > "$table"
 cat "$table"
@@ -138,5 +138,5 @@ awk 'NR > 2 && $2 > 0 {cost[$1, $2] = $8; cs[$1] = 1; ss[$2] = 1}
     for (s in ss) { printf "%s", s; for (c in cs) printf " %s", ((c, s) in cost ? cost[c, s] : "-"); printf "\n" }
   }' "$table" > "$plot_table"
 java -cp samples/target/braid.jar braid.samples.bench.BenchPlot "$out/side-by-side.png" \
-  "Braid's cost over fi_pingpong and MPICH (median of $rounds rounds)" "cost (1 = parity, above = slower)" "$plot_table"
+  "Braid's cost over fi_pingpong and MPICH (median over $rounds round(s))" "cost (1 = parity, above = slower)" "$plot_table"
 echo "side-by-side: wrote $table and $out/side-by-side.png" >&2
