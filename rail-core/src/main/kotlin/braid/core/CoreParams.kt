@@ -132,6 +132,20 @@ public object CoreParams {
             Param.atLeast(1_000L, "ns"),
         )
 
+    /**
+     * Whether endpoints are published as JMX MBeans under `io.braid` (`braid.core.telemetry.Telemetry`) while they are
+     * enabled. The beans read the endpoint's statistics view on demand; nothing is counted for them on the data path.
+     */
+    @JvmField
+    public val TELEMETRY: Param<Boolean> =
+        Param.bool(
+            "core",
+            "telemetry",
+            "BRAID_TELEMETRY",
+            true,
+            "publish each endpoint and rail as JMX MBeans under io.braid (jconsole, jcmd)",
+        )
+
     /** Every core parameter. */
     @JvmField
     public val ALL: List<Param<*>> =
@@ -144,6 +158,7 @@ public object CoreParams {
             PROGRESS,
             IDLE,
             IDLE_MAX_PARK_NS,
+            TELEMETRY,
         )
 
     /**

@@ -1,5 +1,7 @@
 package braid.core
 
+import braid.core.telemetry.SlowWaitEvent
+import braid.core.telemetry.Telemetry
 import braid.provider.DomainProvider
 import braid.provider.Transport
 import java.nio.ByteBuffer
@@ -300,7 +302,7 @@ internal constructor(
     private val driveWaiters = WaitSet()
 
     /** Each waiting thread's strategies of [idlePolicy], kept between its waits. */
-    private val waitIdle = ThreadLocal.withInitial { WaitIdlers(idlePolicy) }
+    private val waitIdle = ThreadLocal.withInitial { WaitIdlers(idlePolicy, info.domainName) }
 
     /** Idle steps in a row after which a [driveUntil] strategy parks: from then on the waiter arms itself first. */
     @PublishedApi
@@ -323,13 +325,19 @@ internal constructor(
      * an inner wait must not reset the outer one's back-off. A level's strategy is made the first time the thread
      * reaches it and kept.
      */
-    private class WaitIdlers(private val policy: IdlePolicy) {
+    private class WaitIdlers(private val policy: IdlePolicy, private val domain: String) {
         private var strategies = arrayOfNulls<IdleStrategy>(2)
+        /** Per level, the JFR slow-wait event begun when the wait first idled (null unless a recording wants it). */
+        private var slow = arrayOfNulls<SlowWaitEvent>(2)
         private var depth = 0
 
         fun take(): IdleStrategy {
-            if (depth == strategies.size) strategies = strategies.copyOf(depth * 2)
+            if (depth == strategies.size) {
+                strategies = strategies.copyOf(depth * 2)
+                slow = slow.copyOf(depth * 2)
+            }
             val s = strategies[depth] ?: policy.newStrategy().also { strategies[depth] = it }
+            slow[depth] = Telemetry.slowWaitBegin(domain)
             depth++
             s.reset()
             return s
@@ -337,6 +345,9 @@ internal constructor(
 
         fun give() {
             depth--
+            val e = slow[depth] ?: return
+            slow[depth] = null
+            Telemetry.slowWaitEnd(e)
         }
     }
 

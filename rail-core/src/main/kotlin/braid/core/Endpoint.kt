@@ -1,5 +1,6 @@
 package braid.core
 
+import braid.core.telemetry.Telemetry
 import braid.provider.RailAv
 import braid.provider.Transport
 import java.nio.ByteBuffer
@@ -193,6 +194,7 @@ private constructor(
         transport.enable()
         enabled = true
         domain.enabled(transport)
+        Telemetry.endpointEnabled(this)
     }
 
     // ## Sends ##
@@ -741,6 +743,7 @@ private constructor(
                 domain.deferredWork.endpointClosed(this)
             }
         }
+        Telemetry.endpointClosed(this)
         domain.hub.dispatchReady()
     }
 

@@ -1,5 +1,6 @@
 package braid.core
 
+import braid.core.telemetry.Telemetry
 import braid.provider.RailHost
 import braid.provider.UnexpectedBounds
 import org.agrona.collections.LongHashSet
@@ -180,6 +181,7 @@ internal class EndpointSink(private val domain: Domain, info: Info) : RailHost {
     override fun peerDown(addr: Long, message: String) {
         if (addr >= 0 && !reportedDown.add(addr)) return
         eq?.write(EventType.PEER_DOWN, endpoint, addr, message)
+        endpoint?.let { Telemetry.peerDown(it, addr, message) }
     }
 
     override fun eventError(err: Int, message: String) {

@@ -3,11 +3,12 @@ package braid.samples
 import braid.core.Braid
 import braid.core.FabricException
 import braid.dsl.TopologyException
+import braid.samples.bench.BenchCommand
 import java.io.PrintStream
 import kotlin.system.exitProcess
 
 /**
- * The `braid` command: `braid info`, `braid pingpong`, `braid demo`, `braid run`.
+ * The `braid` command: `braid info`, `braid pingpong`, `braid demo`, `braid run`, `braid bench`.
  *
  * Exit status: 0 on success, 1 when a command fails while running (its message on stderr), 2 for a usage error (the
  * message and the command's usage on stderr).
@@ -20,6 +21,7 @@ Commands:
   info       the fabric interfaces Braid offers here, like fi_info
   pingpong   ping pong client and server, like fi_pingpong
   demo       a pingpong between this process and a server process it starts
+  bench      an OSU micro-benchmark (latency, bw, allreduce, put_latency, ...) over Braid
   run        N processes of a command on this machine as one job (braid run -n N COMMAND...)
 
 Run 'braid <command> --help' for a command's options; 'braid --version' for the version.
@@ -62,6 +64,7 @@ Run 'braid <command> --help' for a command's options; 'braid --version' for the 
                 PingpongOptions.COMMAND -> PingpongCommand.run(rest, out)
                 DemoCommand.COMMAND -> DemoCommand.run(rest, out, err)
                 RunCommand.COMMAND -> RunCommand.run(rest, out, err)
+                BenchCommand.COMMAND -> BenchCommand.run(rest, out, err)
                 else -> throw UsageException(null, "unknown command '$command'")
             }
         } catch (e: UsageException) {
@@ -91,6 +94,7 @@ Run 'braid <command> --help' for a command's options; 'braid --version' for the 
             PingpongOptions.COMMAND -> PingpongOptions.usage()
             DemoCommand.COMMAND -> DemoCommand.usage()
             RunCommand.COMMAND -> RunCommand.usage()
+            BenchCommand.COMMAND -> BenchCommand.usage()
             else -> USAGE
         }
 }

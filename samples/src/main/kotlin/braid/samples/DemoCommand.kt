@@ -160,7 +160,7 @@ internal object DemoCommand {
      * `java [options] -cp <class path> braid.samples.BraidCommand`: this JVM's launcher and class path, and its
      * command-line options except agents and debuggers (whose ports would clash).
      */
-    private fun childJvmCommand(): List<String> {
+    fun childJvmCommand(): List<String> {
         val java =
             ProcessHandle.current()
                 .info()

@@ -1,0 +1,200 @@
+package braid.core.telemetry
+
+import braid.core.CoreParams
+import braid.core.Endpoint
+import java.lang.management.ManagementFactory
+import java.lang.ref.WeakReference
+import java.util.concurrent.atomic.AtomicLong
+import javax.management.InstanceAlreadyExistsException
+import javax.management.InstanceNotFoundException
+import javax.management.ObjectName
+import jdk.jfr.EventType
+
+/**
+ * Braid's counters in the JVM's own tools. Each enabled endpoint is published on the platform MBean server under domain
+ * `io.braid` ([EndpointMXBean], one [RailMXBean] per rail) while [CoreParams.TELEMETRY] is on (the default), and
+ * unregistered when it closes; the beans hold the endpoint weakly, so an endpoint never closed is collected and its
+ * beans removed at the next registration. The MBean server starts no thread: registration keeps no JVM alive. JDK
+ * Flight Recorder events: [SlowWaitEvent], [PeerDownEvent], [FailoverEvent].
+ *
+ * ```
+ * jconsole PID                                   # MBeans tab, io.braid
+ * jcmd PID JFR.start duration=60s filename=braid.jfr
+ * jfr print --categories Braid braid.jfr
+ * ```
+ */
+public object Telemetry {
+    /** The JMX domain of every Braid bean. */
+    public const val DOMAIN: String = "io.braid"
+
+    private val ids = AtomicLong()
+    private val registered = HashMap<ObjectName, WeakReference<Endpoint>>()
+    private val byEndpoint = java.util.WeakHashMap<Endpoint, List<ObjectName>>()
+
+    /** The name of [endpoint]'s bean, or null when it is not published (telemetry off, not enabled, or closed). */
+    @JvmStatic
+    public fun objectName(endpoint: Endpoint): ObjectName? = synchronized(this) { byEndpoint[endpoint]?.firstOrNull() }
+
+    /** Publishes [endpoint] (called when it is enabled). */
+    @JvmSynthetic
+    internal fun endpointEnabled(endpoint: Endpoint) {
+        if (!endpoint.info.settings[CoreParams.TELEMETRY]) return
+        val server = ManagementFactory.getPlatformMBeanServer()
+        val rails = endpoint.stats().rails.map { it.rail } // before this object's lock: the domain lock comes first
+        synchronized(this) {
+            sweep()
+            val id = ids.incrementAndGet()
+            val ref = WeakReference(endpoint)
+            val names = ArrayList<ObjectName>()
+            val name = ObjectName("$DOMAIN:type=Endpoint,provider=${ObjectName.quote(endpoint.info.provider)},id=$id")
+            register(server, EndpointView(ref), name, names, ref)
+            for (rail in rails) {
+                val railName = ObjectName("$DOMAIN:type=Rail,endpoint=$id,rail=${ObjectName.quote(rail)}")
+                register(server, RailView(ref, rail), railName, names, ref)
+            }
+            byEndpoint[endpoint] = names
+        }
+    }
+
+    /** Withdraws [endpoint]'s beans (called when it closes, outside the domain lock). */
+    @JvmSynthetic
+    internal fun endpointClosed(endpoint: Endpoint) {
+        synchronized(this) { byEndpoint.remove(endpoint)?.forEach(::unregister) }
+    }
+
+    /**
+     * Records a [PeerDownEvent] when a recording has it on (called once per dead peer of an endpoint, where PEER_DOWN
+     * is written).
+     */
+    @JvmSynthetic
+    internal fun peerDown(endpoint: Endpoint, peer: Long, reason: String) {
+        if (!PEER_DOWN.isEnabled) return
+        val e = PeerDownEvent()
+        e.endpoint = endpoint.toString()
+        e.peer = peer
+        e.reason = reason
+        e.commit()
+    }
+
+    /**
+     * The hook for multi-rail failover: a link that moves [resent] operations for [peer] off [fromRail] onto [toRail]
+     * calls this, and a [FailoverEvent] is recorded when a recording has it on.
+     */
+    @JvmStatic
+    public fun failover(endpoint: Endpoint, peer: Long, fromRail: String, toRail: String, resent: Long) {
+        if (!FAILOVER.isEnabled) return
+        val e = FailoverEvent()
+        e.endpoint = endpoint.toString()
+        e.peer = peer
+        e.fromRail = fromRail
+        e.toRail = toRail
+        e.resent = resent
+        e.commit()
+    }
+
+    /** A [SlowWaitEvent] begun when a wait first idles, or null when no recording has it on (nothing allocated). */
+    @JvmSynthetic
+    internal fun slowWaitBegin(domain: String): SlowWaitEvent? {
+        if (!SLOW_WAIT.isEnabled) return null
+        return SlowWaitEvent().also {
+            it.domain = domain
+            it.begin()
+        }
+    }
+
+    /** Ends [event] when the wait ends; recorded if it lasted past the recording's threshold. */
+    @JvmSynthetic
+    internal fun slowWaitEnd(event: SlowWaitEvent) {
+        event.end()
+        if (event.shouldCommit()) event.commit()
+    }
+
+    private val SLOW_WAIT: EventType = EventType.getEventType(SlowWaitEvent::class.java)
+    private val PEER_DOWN: EventType = EventType.getEventType(PeerDownEvent::class.java)
+    private val FAILOVER: EventType = EventType.getEventType(FailoverEvent::class.java)
+
+    private fun register(
+        server: javax.management.MBeanServer,
+        bean: Any,
+        name: ObjectName,
+        names: MutableList<ObjectName>,
+        ref: WeakReference<Endpoint>,
+    ) {
+        try {
+            server.registerMBean(bean, name)
+            registered[name] = ref
+            names += name
+        } catch (_: InstanceAlreadyExistsException) {}
+    }
+
+    private fun unregister(name: ObjectName) {
+        registered.remove(name)
+        try {
+            ManagementFactory.getPlatformMBeanServer().unregisterMBean(name)
+        } catch (_: InstanceNotFoundException) {}
+    }
+
+    /** Unregisters the beans of endpoints collected without being closed. */
+    private fun sweep() {
+        registered.entries.filter { it.value.get() == null }.map { it.key }.forEach(::unregister)
+    }
+
+    private class EndpointView(private val ref: WeakReference<Endpoint>) : EndpointMXBean {
+        private fun stats() = ref.get()?.let { runCatching { it.stats() }.getOrNull() }
+
+        override val provider: String
+            get() = ref.get()?.info?.provider ?: ""
+
+        override val domain: String
+            get() = ref.get()?.domain?.name ?: ""
+
+        override val rails: List<String>
+            get() = stats()?.rails?.map { it.rail } ?: emptyList()
+
+        override val messagesSent: Long
+            get() = stats()?.rails?.sumOf { it.messagesSent } ?: 0
+
+        override val bytesSent: Long
+            get() = stats()?.rails?.sumOf { it.bytesSent } ?: 0
+
+        override val messagesReceived: Long
+            get() = stats()?.rails?.sumOf { it.messagesReceived } ?: 0
+
+        override val bytesReceived: Long
+            get() = stats()?.rails?.sumOf { it.bytesReceived } ?: 0
+
+        override val postedReceives: Int
+            get() = stats()?.queues?.posted ?: 0
+
+        override val postedReceivesMax: Int
+            get() = stats()?.queues?.postedMax ?: 0
+
+        override val unexpectedHeld: Int
+            get() = stats()?.queues?.unexpected ?: 0
+
+        override val unexpectedHeldMax: Int
+            get() = stats()?.queues?.unexpectedMax ?: 0
+
+        override val deferredWorkQueued: Int
+            get() = ref.get()?.domain?.let { d -> synchronized(d.lock) { d.deferredWork.queued } } ?: 0
+
+        override val deferredWorkInFlight: Int
+            get() = ref.get()?.domain?.let { d -> synchronized(d.lock) { d.deferredWork.inFlight } } ?: 0
+    }
+
+    private class RailView(private val ref: WeakReference<Endpoint>, override val rail: String) : RailMXBean {
+        private fun stats() = ref.get()?.let { runCatching { it.stats() }.getOrNull() }?.rail(rail)
+
+        override val messagesSent: Long
+            get() = stats()?.messagesSent ?: 0
+
+        override val bytesSent: Long
+            get() = stats()?.bytesSent ?: 0
+
+        override val messagesReceived: Long
+            get() = stats()?.messagesReceived ?: 0
+
+        override val bytesReceived: Long
+            get() = stats()?.bytesReceived ?: 0
+    }
+}

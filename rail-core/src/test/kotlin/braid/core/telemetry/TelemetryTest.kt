@@ -1,0 +1,99 @@
+package braid.core.telemetry
+
+import braid.core.CoreParams
+import braid.core.TestFabric
+import braid.core.buf
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.collections.shouldContain
+import io.kotest.matchers.longs.shouldBeGreaterThanOrEqual
+import io.kotest.matchers.nulls.shouldBeNull
+import io.kotest.matchers.nulls.shouldNotBeNull
+import io.kotest.matchers.shouldBe
+import java.lang.management.ManagementFactory
+import java.nio.file.Files
+import java.time.Duration
+import javax.management.ObjectName
+import jdk.jfr.Recording
+import jdk.jfr.consumer.RecordingFile
+import org.agrona.concurrent.UnsafeBuffer
+
+/**
+ * Endpoints and their rails appear as MBeans under io.braid on the platform server, their values move as messages flow,
+ * and they go when the endpoint closes; the JFR events are recorded and read back from a recording file.
+ */
+class TelemetryTest :
+    FunSpec({
+        val server = ManagementFactory.getPlatformMBeanServer()
+
+        test("an enabled endpoint and its rail are MBeans whose counters move with the traffic, gone after close") {
+            TestFabric(2).use { f ->
+                val (a, b) = f.nodes
+                val name = Telemetry.objectName(a.ep).shouldNotBeNull()
+                name.domain shouldBe "io.braid"
+                server.isRegistered(name) shouldBe true
+                server.getAttribute(name, "Provider") shouldBe "shm"
+                val rails =
+                    server.queryNames(ObjectName("io.braid:type=Rail,endpoint=${name.getKeyProperty("id")},*"), null)
+                rails.size shouldBe 1
+                val rail = rails.single()
+                val sentBefore = server.getAttribute(name, "MessagesSent") as Long
+                repeat(3) { i ->
+                    b.ep.tryTrecv(UnsafeBuffer(ByteArray(16)), 0, 16, f.addrs[1][0], 7, 0, "r$i") shouldBe 0
+                    a.ep.tryTsend(buf("hello"), 0, 5, f.addrs[0][1], 7, "s$i") shouldBe 0
+                }
+                a.await(3, others = listOf(b))
+                b.await(3, others = listOf(a))
+                server.getAttribute(name, "MessagesSent") shouldBe sentBefore + 3
+                (server.getAttribute(name, "BytesSent") as Long) shouldBeGreaterThanOrEqual 15L
+                server.getAttribute(rail, "MessagesSent") shouldBe sentBefore + 3
+                val bName = Telemetry.objectName(b.ep).shouldNotBeNull()
+                server.getAttribute(bName, "MessagesReceived") shouldBe 3L
+                // An unexpected message is held until a receive takes it.
+                a.ep.tryTsend(buf("early"), 0, 5, f.addrs[0][1], 9, "early") shouldBe 0
+                a.await(1, others = listOf(b))
+                repeat(100) { b.domain.progress() }
+                server.getAttribute(bName, "UnexpectedHeld") shouldBe 1
+                server.getAttribute(bName, "DeferredWorkQueued") shouldBe 0
+
+                a.ep.close()
+                server.isRegistered(name) shouldBe false
+                server.isRegistered(rail) shouldBe false
+                Telemetry.objectName(a.ep).shouldBeNull()
+            }
+        }
+
+        test("with telemetry off in the settings, no MBean is registered") {
+            TestFabric(2, settings = TestFabric.SETTINGS.with(CoreParams.TELEMETRY, false)).use { f ->
+                Telemetry.objectName(f.nodes[0].ep).shouldBeNull()
+            }
+        }
+
+        test("a wait that idles past the threshold and a dead peer are recorded as JFR events") {
+            val file = Files.createTempFile("braid-telemetry", ".jfr")
+            try {
+                Recording().use { recording ->
+                    recording.enable("io.braid.SlowWait").withThreshold(Duration.ZERO)
+                    recording.enable("io.braid.PeerDown")
+                    recording.start()
+                    TestFabric(2).use { f ->
+                        val (me, peer) = f.nodes
+                        // A wait that finds nothing to do idles until its deadline.
+                        me.domain.driveUntil(System.nanoTime() + 20_000_000L) { false }
+                        me.ep.tryTrecv(UnsafeBuffer(ByteArray(8)), 0, 8, f.addrs[0][1], 5, 0, "directed") shouldBe 0
+                        repeat(100) { me.domain.progress() }
+                        peer.ep.close()
+                        me.await(1, millis = 10_000)
+                    }
+                    recording.stop()
+                    recording.dump(file)
+                }
+                val events = RecordingFile.readAllEvents(file)
+                val names = events.map { it.eventType.name }
+                names shouldContain "io.braid.SlowWait"
+                names shouldContain "io.braid.PeerDown"
+                events.first { it.eventType.name == "io.braid.PeerDown" }.getString("reason").shouldNotBeNull()
+            } finally {
+                Files.deleteIfExists(file)
+            }
+        }
+    })

@@ -1,0 +1,113 @@
+package braid.samples.bench
+
+import java.io.PrintStream
+import org.HdrHistogram.Histogram
+
+/** What `braid bench` was asked to run, parsed. */
+internal data class BenchOptions(
+    val benchmark: Benchmark,
+    val layer: String,
+    val provider: String?,
+    val config: java.nio.file.Path?,
+    val sizes: List<Int>,
+    val iterations: Int?,
+    val skip: Int?,
+    val window: Int,
+    val format: Format,
+    val plot: java.nio.file.Path?,
+    val warmupSeconds: Int,
+)
+
+/**
+ * Runs one benchmark over a [BenchLayer] on every rank of the job: the JIT warm-up (`--warmup`), then per size a
+ * barrier and the layer's loop; rank 0 turns the times into OSU's numbers (with p50/p99/max from the [Histogram] of the
+ * timed iterations beside the mean), prints each row as its size ends, and writes the plot.
+ */
+internal class BenchRunner(
+    private val layer: BenchLayer,
+    private val options: BenchOptions,
+    private val out: PrintStream,
+    private val progress: Progress,
+) {
+    private val benchmark = options.benchmark
+    private val histogram = Histogram(MAX_TRACKABLE_NANOS, 3)
+
+    fun run() {
+        val root = layer.rank == 0
+        val report =
+            Report(RunInfo(benchmark, layer.name, layer.transport, layer.size, options.window), options.format, out)
+        if (root) report.header()
+        warmUp()
+        for ((index, bytes) in options.sizes.withIndex()) {
+            if (root) progress.update(benchmark, bytes, index, options.sizes.size)
+            histogram.reset()
+            val plan = benchmark.plan(bytes, options.iterations, options.skip)
+            layer.barrier()
+            val elapsed = layer.measure(benchmark, bytes, plan, options.window, histogram)
+            val values = values(bytes, plan, elapsed)
+            if (root) report.row(Row(bytes, values))
+        }
+        if (root) {
+            progress.done()
+            report.end()
+            options.plot?.let { BenchPlot.write(it, benchmark, layer.name, layer.transport, report.results) }
+        }
+        layer.barrier()
+    }
+
+    /**
+     * `--warmup S`: untimed passes of the benchmark over its sizes up to 64 KiB (the smallest if none is), a tenth of
+     * each size's iterations, until rank 0 has seen S seconds go by; rank 0 decides when to stop so that every rank
+     * runs the same passes.
+     */
+    private fun warmUp() {
+        if (options.warmupSeconds <= 0) return
+        val sizes = options.sizes.filter { it <= 65536 }.ifEmpty { listOf(options.sizes.min()) }
+        val end = System.nanoTime() + options.warmupSeconds * 1_000_000_000L
+        if (layer.rank == 0) progress.show("braid bench ${benchmark.id}: warming up for ${options.warmupSeconds} s")
+        do {
+            for (bytes in sizes) {
+                val plan = benchmark.plan(bytes, options.iterations, options.skip)
+                layer.barrier()
+                layer.measure(benchmark, bytes, Plan(maxOf(1, plan.iterations / 10), 0), options.window, histogram)
+                values(bytes, plan, 1) // the same collective calls as a timed size
+            }
+            histogram.reset()
+            val more = layer.fromRoot(if (System.nanoTime() < end) 1.0 else 0.0) > 0
+        } while (more)
+    }
+
+    /** The row's values at rank 0 (OSU's arithmetic); every rank calls it (the collectives sum over ranks). */
+    private fun values(bytes: Int, plan: Plan, elapsed: Long): List<Double> {
+        val n = plan.iterations.toDouble()
+        val seconds = elapsed / 1e9
+        fun distribution(mean: Double) =
+            listOf(
+                mean,
+                histogram.getValueAtPercentile(50.0) / 1e3,
+                histogram.getValueAtPercentile(99.0) / 1e3,
+                histogram.maxValue / 1e3,
+            )
+        return when (benchmark.shape) {
+            Shape.LATENCY -> distribution(elapsed / 1e3 / (2 * n))
+            Shape.RMA_LATENCY,
+            Shape.ATOMIC_LATENCY -> distribution(elapsed / 1e3 / n)
+            Shape.BW,
+            Shape.RMA_BW -> listOf(bytes * options.window * n / seconds / 1e6)
+            Shape.BIBW -> listOf(2 * bytes * options.window * n / seconds / 1e6)
+            Shape.MBW_MR -> {
+                val pairs = layer.size / 2
+                val average = layer.sumToRoot(seconds) / pairs
+                val rate = pairs * n * options.window / average
+                listOf(rate * bytes / 1e6, rate)
+            }
+            Shape.COLLECTIVE,
+            Shape.BARRIER -> distribution(layer.sumToRoot(elapsed / 1e3 / n) / layer.size)
+        }
+    }
+
+    companion object {
+        /** The longest latency the histograms record: an hour, in nanoseconds (3 significant digits). */
+        private const val MAX_TRACKABLE_NANOS = 3_600_000_000_000L
+    }
+}
