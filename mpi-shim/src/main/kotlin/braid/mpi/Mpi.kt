@@ -229,6 +229,11 @@ private constructor(
         }
     }
 
+    /** Operations waiting in the backlog for the endpoint to take them (tests look). */
+    @get:JvmSynthetic
+    internal val backlogged: Int
+        get() = locked { backlog.size }
+
     /** Removes [op] from the backlog if it is still there (it never reached the endpoint). */
     @JvmSynthetic internal fun withdraw(op: Request): Boolean = locked { backlog.remove(op) }
 
