@@ -1,6 +1,7 @@
 /* The loops of braid.mpi.bench.MpiPingPong, in C against MPICH: latency (half round trip,
- * 0 B - 1 MiB) and bandwidth (window of 64 isends, then a 4-byte ack). Prints the same lines:
- * "lat SIZE USEC" and "bw SIZE MBPS". Build: mpicc.mpich -O2; run: mpiexec.mpich -n 2. */
+ * 0 B - 1 MiB), bandwidth (window of 64 isends, then a 4-byte ack) and osu_mbw_mr's message rate
+ * (pairs of ranks, the same windows, 1 B - 8 KiB). Prints the same lines: "lat SIZE USEC", "bw SIZE
+ * MBPS" and "mr SIZE MSGS_PER_S". Build: mpicc.mpich -O2; run: mpiexec.mpich -n 2. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,32 @@ int main(int argc, char **argv) {
         }
         double t = MPI_Wtime() - t0;
         if (rank == 0) printf("bw %d %.1f\n", size, (double)size * WINDOW * iters / t / 1e6);
+    }
+    /* osu_mbw_mr's shape: the first half of the ranks each send windows to their partner in the second
+     * half (rank + n/2), 1 B to 8 KiB; messages/s of all pairs together, over the slowest rank's time. */
+    int nranks;
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    int pairs = nranks / 2;
+    for (int size = 1; size <= 8192; size *= 2) {
+        int iters = 2000, warm = 1000;
+        int sender = rank < pairs, partner = sender ? rank + pairs : rank - pairs;
+        double t0 = 0;
+        for (int i = 0; i < warm + iters; i++) {
+            if (i == warm) { MPI_Barrier(MPI_COMM_WORLD); t0 = MPI_Wtime(); }
+            if (rank >= 2 * pairs) continue;
+            if (sender) {
+                for (int k = 0; k < WINDOW; k++) MPI_Isend(bufs[k], size, MPI_BYTE, partner, 4, MPI_COMM_WORLD, &reqs[k]);
+                MPI_Waitall(WINDOW, reqs, stats);
+                MPI_Recv(&ack, 1, MPI_INT, partner, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            } else {
+                for (int k = 0; k < WINDOW; k++) MPI_Irecv(bufs[k], size, MPI_BYTE, partner, 4, MPI_COMM_WORLD, &reqs[k]);
+                MPI_Waitall(WINDOW, reqs, stats);
+                MPI_Send(&ack, 1, MPI_INT, partner, 5, MPI_COMM_WORLD);
+            }
+        }
+        double t = MPI_Wtime() - t0, slowest = 0;
+        MPI_Reduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        if (rank == 0) printf("mr %d %.0f\n", size, (double)pairs * WINDOW * iters / slowest);
     }
     MPI_Finalize();
     return 0;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Point-to-point latency (0 B - 1 MiB) and bandwidth (window of 64) between 2 ranks on this
-# machine: braid.mpi over shm (two JVMs, file bootstrap) against MPICH's C (mpicc.mpich,
-# mpiexec.mpich -n 2), the same loops, printed side by side.
+# Point-to-point latency (0 B - 1 MiB), bandwidth (window of 64) and message rate (osu_mbw_mr's
+# shape for one pair: the same windows, 1 B - 8 KiB, messages/s) between 2 ranks on this machine:
+# braid.mpi over shm (two JVMs, file bootstrap) against MPICH's C (mpicc.mpich, mpiexec.mpich -n 2),
+# the same loops, printed side by side.
 # Usage: bench/mpi-vs-mpich.sh        (BRAID_MPI_PROVIDER=link|tcp to measure another rail)
 set -euo pipefail
 . "$(dirname "$0")/usage.sh"
@@ -31,4 +32,9 @@ join -j 1 <(awk '$1=="lat"{print $2, $3}' "$out/braid.txt" | sort -k1,1) <(awk '
 echo
 printf "%-9s %10s %10s %7s\n" bytes braid.mpi mpich ratio
 join -j 1 <(awk '$1=="bw"{print $2, $3}' "$out/braid.txt" | sort -k1,1) <(awk '$1=="bw"{print $2, $3}' "$out/mpich.txt" | sort -k1,1) \
+  | sort -n | awk '{printf "%-9s %10s %10s %7.2f\n", $1, $2, $3, ($3 > 0 ? $2 / $3 : 0)}'
+echo
+echo "message rate (messages/s, osu_mbw_mr's shape: 1 pair, window 64)"
+printf "%-9s %10s %10s %7s\n" bytes braid.mpi mpich ratio
+join -j 1 <(awk '$1=="mr"{print $2, $3}' "$out/braid.txt" | sort -k1,1) <(awk '$1=="mr"{print $2, $3}' "$out/mpich.txt" | sort -k1,1) \
   | sort -n | awk '{printf "%-9s %10s %10s %7.2f\n", $1, $2, $3, ($3 > 0 ? $2 / $3 : 0)}'

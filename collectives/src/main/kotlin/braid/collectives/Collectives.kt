@@ -111,10 +111,7 @@ public object Collectives {
             } else {
                 val ctx = agreed[PROPOSAL].toInt()
                 synchronized(states) { state.next = maxOf(state.next, ctx + 1) }
-                val group = CollectiveGroup(endpoint, set, members, rank, ctx, tuning, 0)
-                (options.offload ?: CollectiveOffload.pairedWith(endpoint.domain))?.let {
-                    group.offload = it.pair(group, set)
-                }
+                val group = paired(CollectiveGroup(endpoint, set, members, rank, ctx, tuning, 0), set, options)
                 eq?.write(EventType.JOIN_COMPLETE, context, ctx.toLong())
                 join.future.complete(group)
             }
@@ -157,7 +154,8 @@ public object Collectives {
      * any member's endpoint (joins hand out ids counting up from 1: do not mix the two on one endpoint without keeping
      * the ranges apart). The group's first call has sequence number 0 on every member. No traffic means no check
      * either: the members must also pass the same [JoinOptions.tuning] (a join would refuse differing ones), or their
-     * schedules differ and the group hangs.
+     * schedules differ and the group hangs. The group is paired with an offload as a join's is ([JoinOptions.offload],
+     * else the domain's pairing), so a layer that makes its groups here gets the intra-node offload too.
      */
     @JvmStatic
     @JvmOverloads
@@ -176,7 +174,20 @@ public object Collectives {
             throw FabricException.invalid(
                 "group on $endpoint: its own address is not a member of $set; insert endpoint.address into the AV and the set"
             )
-        return CollectiveGroup(endpoint, set, members, rank, contextId, options.tuning, 0)
+        return paired(CollectiveGroup(endpoint, set, members, rank, contextId, options.tuning, 0), set, options)
+    }
+
+    /**
+     * Pairs [group] with its offload, as every way of making a group does (a join and [groupOf] alike): the one in
+     * [options], else the one paired with the endpoint's domain ([CollectiveOffload.pairWith]), else none. The offload
+     * may still leave the group to the main provider (too few ranks on the host): then [CollectiveGroup.offload] stays
+     * null.
+     */
+    private fun paired(group: CollectiveGroup, set: AvSet, options: JoinOptions): CollectiveGroup {
+        (options.offload ?: CollectiveOffload.pairedWith(group.endpoint.domain))?.let {
+            group.offload = it.pair(group, set)
+        }
+        return group
     }
 
     private const val MAX_CONTEXT = 1L shl 23

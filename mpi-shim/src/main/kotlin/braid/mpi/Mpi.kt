@@ -72,8 +72,11 @@ private constructor(
     /** Spent sends and receives ready for reuse (see [Request.recycle]); under [lock]. */
     private val sendPool = ArrayDeque<SendOp>()
     private val recvPool = ArrayDeque<RecvOp>()
-    /** Progress calls so far: the event queue is read on every [EQ_EVERY]th. */
-    private var polls = 0
+    /** Progress calls so far: the event queue is read on every [EQ_EVERY]th (and tests count rounds with it). */
+    @get:JvmSynthetic
+    internal var polls: Int = 0
+        private set
+
     /** Serializes communicator construction in this process (context ids are agreed one at a time). */
     @get:JvmSynthetic internal val constructLock = ReentrantLock()
     private val backlog = ArrayDeque<Request>()
@@ -227,6 +230,11 @@ private constructor(
             backlog.addLast(op)
         }
     }
+
+    /** Operations waiting in the backlog for the endpoint to take them (tests look). */
+    @get:JvmSynthetic
+    internal val backlogged: Int
+        get() = locked { backlog.size }
 
     /** Removes [op] from the backlog if it is still there (it never reached the endpoint). */
     @JvmSynthetic internal fun withdraw(op: Request): Boolean = locked { backlog.remove(op) }

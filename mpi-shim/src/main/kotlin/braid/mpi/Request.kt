@@ -232,14 +232,14 @@ public abstract class Request internal constructor(@get:JvmSynthetic internal va
         /** `MPI_Testany`: the status of one completed request (with its index), or null. */
         @JvmStatic
         public fun testAny(requests: Array<out Request?>): Status? {
-            requests.forEach { r -> if (r != null && !r.isNull && !r.isComplete) r.mpi.progress() }
+            progressOnce(requests)
             return firstComplete(requests)
         }
 
         /** `MPI_Waitall`: waits for every request; one that failed raises `MPI_ERR_IN_STATUS` after all are done. */
         @JvmStatic
         public fun waitAll(requests: Array<out Request?>): Array<Status> {
-            progressAll(requests) { requests.all { it == null || it.isNull || it.isComplete } }
+            awaitAll(requests)
             return finishAll(requests)
         }
 
@@ -250,7 +250,7 @@ public abstract class Request internal constructor(@get:JvmSynthetic internal va
          */
         @JvmStatic
         public fun waitAll(requests: Array<out Request?>, statuses: Array<Status>?) {
-            progressAll(requests) { requests.all { it == null || it.isNull || it.isComplete } }
+            awaitAll(requests)
             var failed: Request? = null
             for (i in requests.indices) {
                 val into = statuses?.get(i) ?: Status.IGNORED
@@ -288,8 +288,11 @@ public abstract class Request internal constructor(@get:JvmSynthetic internal va
         /** `MPI_Testall`: every status if all requests completed (spending them), else null. */
         @JvmStatic
         public fun testAll(requests: Array<out Request?>): Array<Status>? {
-            requests.forEach { r -> if (r != null && !r.isNull && !r.isComplete) r.mpi.progress() }
-            return if (requests.all { it == null || it.isNull || it.isComplete }) finishAll(requests) else null
+            if (allDoneFrom(requests, 0) < requests.size) {
+                progressOnce(requests)
+                if (allDoneFrom(requests, 0) < requests.size) return null
+            }
+            return finishAll(requests)
         }
 
         /**
@@ -298,17 +301,84 @@ public abstract class Request internal constructor(@get:JvmSynthetic internal va
          */
         @JvmStatic
         public fun waitSome(requests: Array<out Request?>): Array<Status> {
-            progressAll(requests) {
-                requests.none { it != null && !it.isNull } || requests.any { it != null && !it.isNull && it.isComplete }
-            }
+            progressAll(requests) { someDone(requests) }
             return finishSome(requests)
         }
 
         /** `MPI_Testsome`: the completed requests' statuses (with indices), possibly none. */
         @JvmStatic
         public fun testSome(requests: Array<out Request?>): Array<Status> {
-            requests.forEach { r -> if (r != null && !r.isNull && !r.isComplete) r.mpi.progress() }
+            progressOnce(requests)
             return finishSome(requests)
+        }
+
+        /**
+         * Waits until every request of [requests] is done (or null, or spent). A request once done stays done, so the
+         * look after each round of progress resumes where the last one stopped: a window of n requests costs n checks
+         * in all, not n per round (with 64 in flight, rescanning the whole window after each round was the receiver's
+         * largest cost).
+         */
+        private fun awaitAll(requests: Array<out Request?>) {
+            var next = allDoneFrom(requests, 0)
+            if (next == requests.size) return
+            progressAll(requests) {
+                next = allDoneFrom(requests, next)
+                next == requests.size
+            }
+        }
+
+        /** Whether one active request of [requests] is complete, or none is active: one pass. */
+        private fun someDone(requests: Array<out Request?>): Boolean {
+            var active = false
+            for (r in requests) {
+                if (r == null || r.isNull) continue
+                if (r.isComplete) return true
+                active = true
+            }
+            return !active
+        }
+
+        /** The index of the first request at or after [from] that is still in flight, or the size if none is. */
+        private fun allDoneFrom(requests: Array<out Request?>, from: Int): Int {
+            var i = from
+            while (i < requests.size) {
+                val r = requests[i]
+                if (r != null && !r.isNull && !r.isComplete) return i
+                i++
+            }
+            return i
+        }
+
+        /**
+         * One round of progress for the `test` calls: each process that [requests] belong to is driven once (a round
+         * dispatches every completion it finds to its request), not once per request. Nothing is driven when none is in
+         * flight.
+         */
+        private fun progressOnce(requests: Array<out Request?>) {
+            var one: Mpi? = null
+            for (r in requests) {
+                if (r == null || r.isNull || r.isComplete) continue
+                val m = r.mpi
+                if (one == null) {
+                    one = m
+                    m.progress()
+                } else if (m !== one) {
+                    // Ranks of one JVM (as the tests run them): the rare mixed array drives each process once.
+                    progressDistinct(requests)
+                    return
+                }
+            }
+        }
+
+        private fun progressDistinct(requests: Array<out Request?>) {
+            val driven = ArrayList<Mpi>(2)
+            for (r in requests) {
+                if (r == null || r.isNull || r.isComplete) continue
+                if (driven.none { it === r.mpi }) {
+                    driven += r.mpi
+                    r.mpi.progress()
+                }
+            }
         }
 
         private fun firstComplete(requests: Array<out Request?>): Status? {

@@ -269,6 +269,38 @@ class PointToPointTest :
             }
         }
 
+        test("testAll, testSome and testAny over a window of 64 drive progress once per call, not once per request") {
+            runRanks(2) { mpi ->
+                val w = mpi.world
+                val peer = 1 - w.rank
+                val window = 64
+                val bufs = Array(window) { ByteBuffer.allocateDirect(4) }
+                if (w.rank == 0) {
+                    val reqs = Array<Request?>(window) { k -> w.irecv(bufs[k], 1, Datatype.INT, peer, 5) }
+                    // Nothing has been sent yet: each call finds nothing, after exactly one round.
+                    var before = mpi.polls
+                    Request.testAll(reqs) shouldBe null
+                    mpi.polls - before shouldBe 1
+                    before = mpi.polls
+                    Request.testSome(reqs).size shouldBe 0
+                    mpi.polls - before shouldBe 1
+                    before = mpi.polls
+                    Request.testAny(reqs) shouldBe null
+                    mpi.polls - before shouldBe 1
+                    w.send(bufs[0], 0, Datatype.INT, peer, 6) // lets rank 1 send the window
+                    Request.waitAll(reqs, null)
+                    bufs.mapIndexed { k, b -> b.getInt(0) shouldBe k }
+                    // All done: a test finds it without driving anything.
+                    before = mpi.polls
+                    Request.testAll(reqs)!!.size shouldBe window
+                    mpi.polls - before shouldBe 0
+                } else {
+                    w.recv(bufs[0], 0, Datatype.INT, peer, 6)
+                    for (k in 0 until window) w.send(bufs[k].putInt(0, k), 1, Datatype.INT, peer, 5)
+                }
+            }
+        }
+
         test("a message longer than the receive raises MPI_ERR_TRUNCATE with the sizes") {
             runRanks(2) { mpi ->
                 val w = mpi.world

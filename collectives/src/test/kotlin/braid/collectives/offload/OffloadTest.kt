@@ -1,6 +1,8 @@
 package braid.collectives.offload
 
+import braid.collectives.CollectiveOffload
 import braid.collectives.CollectiveOp
+import braid.collectives.Collectives
 import braid.collectives.Datatype
 import braid.collectives.JoinOptions
 import braid.collectives.Matrix
@@ -9,6 +11,7 @@ import braid.collectives.Reference
 import braid.collectives.collectiveFabric
 import braid.collectives.join
 import braid.collectives.onEveryRank
+import braid.collectives.set
 import braid.core.Errno
 import braid.core.FabricException
 import braid.core.shm.JobKeyProof
@@ -243,6 +246,39 @@ class OffloadTest :
                     withClue("rank $rank allocated $bytes bytes over $n rounds of 4 blocking calls") {
                         (bytes / (4L * n)) shouldBe 0L
                     }
+                }
+            }
+        }
+
+        test(
+            "a group made with groupOf pairs with the offload as a join's does, from the options or the domain's pairing, and its blocking calls go inline"
+        ) {
+            collectiveFabric(2).use { f ->
+                // From the options.
+                val byOptions =
+                    f.nodes.map { Collectives.groupOf(it.ep, it.set, 4001, JoinOptions.DEFAULT.withOffload(small)) }
+                // From the domain's pairing, as a layer that never sees JoinOptions (an MPI layer) gets it.
+                for (n in f.nodes) CollectiveOffload.pairWith(n.ep.domain, small)
+                val byDomain =
+                    try {
+                        f.nodes.map { Collectives.groupOf(it.ep, it.set, 4002) }
+                    } finally {
+                        for (n in f.nodes) CollectiveOffload.pairWith(n.ep.domain, null)
+                    }
+                for (groups in listOf(byOptions, byDomain)) {
+                    groups.forEach { it.offload.shouldNotBeNull() }
+                    onEveryRank(groups) { g ->
+                        val send = Reference.buffer(8).apply { putLong(0, g.rank + 1L) }
+                        val recv = Reference.buffer(8)
+                        g.allreduce(send, 0, recv, 0, 1, Datatype.INT64, ReduceOp.SUM)
+                        check(recv.getLong(0) == 3L) { "rank ${g.rank}: allreduce gave ${recv.getLong(0)}" }
+                        g.barrier()
+                    }
+                    for (g in groups) {
+                        g.offload!!.inlineCalls shouldBe 2
+                        g.offload!!.mainCalls shouldBe 0
+                    }
+                    groups.forEach { it.close() }
                 }
             }
         }

@@ -14,10 +14,11 @@ import java.nio.ByteBuffer
  * warm-up before the latency rows that the C needs none of): `MpiPingPong DIR RANK` for two ranks. Latency: half the
  * round trip of a send/recv pingpong, 0 B to 1 MiB. Bandwidth: rank 0 posts a window of 64 isends, rank 1 64 irecvs,
  * then a 4-byte ack; MB/s = bytes × 64 × iterations / time, after 1,000 windows of warm-up up to 16 KiB (20 above).
- * Rank 0 prints `lat SIZE USEC` and `bw SIZE MBPS` lines. The loops use the allocation-free forms (a reused status, as
- * C passes MPI_STATUS_IGNORE; waitAll into no statuses, then the requests recycled). Optional third and fourth
- * arguments pick the part (`lat`, `bw` or `all`) and the sizes (comma-separated), for profiling one row: `MpiPingPong
- * DIR RANK bw 64,1048576`.
+ * Message rate (`osu_mbw_mr`'s shape, one pair): the same windows from 1 B to 8 KiB, in messages/s. Rank 0 prints `lat
+ * SIZE USEC`, `bw SIZE MBPS` and `mr SIZE MSGS_PER_S` lines. The loops use the allocation-free forms (a reused status,
+ * as C passes MPI_STATUS_IGNORE; waitAll into no statuses, then the requests recycled). Optional third and fourth
+ * arguments pick the part (`lat`, `bw`, `mr` or `all`) and the sizes (comma-separated), for profiling one row:
+ * `MpiPingPong DIR RANK bw 64,1048576`.
  */
 object MpiPingPong {
     private const val WINDOW = 64
@@ -32,7 +33,8 @@ object MpiPingPong {
             val buf = ByteBuffer.allocateDirect(1 shl 20)
             val part = args.getOrElse(2) { "all" }
             val only = args.getOrNull(3)?.split(',')?.map { it.trim().toInt() }
-            val sizes = if (part == "bw") emptyList() else only ?: (listOf(0) + (0..20).map { 1 shl it })
+            val sizes =
+                if (part == "bw" || part == "mr") emptyList() else only ?: (listOf(0) + (0..20).map { 1 shl it })
             val st = Status()
             /** One ping-pong of [size] bytes: rank 0 sends first. */
             fun roundTrip(size: Int) {
@@ -71,14 +73,11 @@ object MpiPingPong {
             val ack = ByteBuffer.allocate(4)
             val bufs = Array(WINDOW) { ByteBuffer.allocateDirect(1 shl 20) }
             val reqs = arrayOfNulls<Request>(WINDOW)
-            val bwSizes =
-                if (part == "lat") emptyList() else only ?: listOf(1, 64, 1024, 4096, 16384, 65536, 262144, 1 shl 20)
-            for (size in bwSizes) {
-                // Warm-up long enough for the JIT: the window loop's first windows run code that the
-                // latency loop compiled for another shape, which is deoptimised and compiled again
-                // (10 windows, as before, measured that recompilation rather than the transport).
-                val iters = if (size <= 16384) 2000 else 100
-                val warm = if (size <= 16384) 1000 else 20
+            /**
+             * [iters] timed windows of [size] bytes after [warm] untimed: rank 0 posts 64 isends, rank 1 64 irecvs,
+             * both wait for all of them, then rank 1 acknowledges with 4 bytes. Returns the seconds of the timed ones.
+             */
+            fun windows(size: Int, iters: Int, warm: Int): Double {
                 var t0 = 0.0
                 for (i in 0 until warm + iters) {
                     if (i == warm) {
@@ -97,8 +96,25 @@ object MpiPingPong {
                         w.send(ack, 1, Datatype.INT, peer, 3)
                     }
                 }
-                val t = Mpi.wtime() - t0
+                return Mpi.wtime() - t0
+            }
+            val bwSizes =
+                if (part != "bw" && part != "all") emptyList()
+                else only ?: listOf(1, 64, 1024, 4096, 16384, 65536, 262144, 1 shl 20)
+            for (size in bwSizes) {
+                // Warm-up long enough for the JIT: the window loop's first windows run code that the
+                // latency loop compiled for another shape, which is deoptimised and compiled again
+                // (10 windows, as before, measured that recompilation rather than the transport).
+                val iters = if (size <= 16384) 2000 else 100
+                val t = windows(size, iters, if (size <= 16384) 1000 else 20)
                 if (w.rank == 0) println("bw $size ${"%.1f".format(size.toDouble() * WINDOW * iters / t / 1e6)}")
+            }
+            // osu_mbw_mr's shape for the one pair two ranks make: the same windows, 1 B to 8 KiB, in messages/s.
+            val mrSizes = if (part != "mr" && part != "all") emptyList() else only ?: (0..13).map { 1 shl it }
+            for (size in mrSizes) {
+                val iters = 2000
+                val t = windows(size, iters, 1000)
+                if (w.rank == 0) println("mr $size ${"%.0f".format(WINDOW.toDouble() * iters / t)}")
             }
         }
     }
