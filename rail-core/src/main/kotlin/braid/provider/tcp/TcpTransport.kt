@@ -71,7 +71,7 @@ internal class TcpTransport(
     val window: Long =
         maxOf(MIN_WINDOW.toLong(), minOf(settings.window.toLong(), info.rxAttr.unexpectedLimit.toLong() * HEAD_COST))
 
-    private val engine = MessageEngine(ep, "tcp", info.txAttr.size)
+    private val engine = MessageEngine(ep, av.rail, info.txAttr.size)
     private val busy = TcpBusy()
     private val credit = TcpCredit(ep.bounds, engine.bounds, window, eagerSize, busy)
     private val rma = TcpRma(ep, bufferSize, info.txAttr.size, busy)
