@@ -24,9 +24,10 @@ import org.agrona.concurrent.UnsafeBuffer
 
 /**
  * The other processes of the multi-process tests, on any provider. Usage: `PeerMain PROVIDER MODE DIR NAME ARGS…`;
- * addresses are exchanged through files in DIR. PROVIDER is `shm`, `tcp` or `link` (`shm+tcp`); tcp runs on the
- * interface `BRAID_TCP_IFACE` names, `lo` if unset. Every mode prints a line starting OK when it succeeds; [childMain]
- * exits 0 then, or 1 with the failure ([braid.testsupport.ChildProcess.awaitOk] checks both).
+ * addresses are exchanged through files in DIR. PROVIDER is `shm`, `tcp`, `link` (`shm+tcp`) or `link:LINKS` (a link
+ * string, e.g. `link:shm+tcp:braid0+tcp:braid1`); tcp runs on the interface `BRAID_TCP_IFACE` names, `lo` if unset.
+ * Every mode prints a line starting OK when it succeeds; [childMain] exits 0 then, or 1 with the failure
+ * ([braid.testsupport.ChildProcess.awaitOk] checks both).
  * - `send DIR NAME RECEIVER SENDER_INDEX COUNT`: sends the [Traffic] stream to RECEIVER.
  * - `recv DIR NAME COUNT SENDER…`: receives COUNT messages from each SENDER with any-source receives and checks every
  *   byte, exactly once, in order per sender.
@@ -87,7 +88,10 @@ object PeerMain {
             "link" ->
                 Hints(provider = "link")
                     .with(braid.provider.link.LinkParams.LINKS, "shm+tcp:${System.getenv("BRAID_TCP_IFACE") ?: "lo"}")
-            else -> error("unknown provider '$provider' (shm, tcp, link)")
+            else ->
+                if (provider.startsWith("link:"))
+                    Hints(provider = "link").with(braid.provider.link.LinkParams.LINKS, provider.removePrefix("link:"))
+                else error("unknown provider '$provider' (shm, tcp, link, link:LINKSTRING)")
         }
 
     /** What the `rma-` modes and their tests share: the target's region and the messages exchanged. */

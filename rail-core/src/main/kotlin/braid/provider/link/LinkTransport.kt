@@ -208,6 +208,7 @@ internal class LinkTransport(
         failed.put(dest, failed.get(dest) or (1L shl index))
         routes.remove(dest)
         rail.pinned--
+        rail.transport.counters.failovers++
         val next = route(dest) ?: return null
         return if (next === rail) null else next
     }

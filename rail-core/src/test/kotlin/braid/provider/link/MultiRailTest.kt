@@ -153,6 +153,8 @@ class MultiRailTest :
                 val second = link.routeName(toB)!!
                 (second == first) shouldBe false
                 a.ep.stats().rail(second)!!.messagesSent shouldBe 1
+                a.ep.stats().rail(first)!!.failovers shouldBe 1
+                a.ep.stats().render() shouldContain "failovers"
                 (b.ep.transport as LinkTransport).rail(second)!!.close()
                 val other = link.rail(second) as TcpTransport
                 driveUntil("a sees b gone on rail $second", listOf(a, b)) { other.peerFor(toB)?.dead == true }
