@@ -163,6 +163,9 @@ internal interface Transport : SrxPeer, AutoCloseable {
      */
     fun send(buffer: DirectBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int
 
+    /** Whether this rail has declared [addr]'s peer gone (a link asks before counting on it). */
+    fun peerGone(addr: Long): Boolean = false
+
     /** False when this transport was told no receive will accept any source (BRAID_LINK_USE_SRQ=0). */
     val acceptsAnySource: Boolean
         get() = true

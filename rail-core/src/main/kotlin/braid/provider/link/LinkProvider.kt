@@ -272,6 +272,7 @@ internal class LinkDomain(private val domain: Domain, private val info: Info) : 
 
     override fun openEndpoint(host: RailHost, info: Info, av: RailAv): Transport {
         val opened = ArrayList<LinkRail>()
+        val hosts = ArrayList<LinkRailHost>()
         try {
             for ((k, pair) in rails.withIndex()) {
                 val (railInfo, provider) = pair
@@ -279,13 +280,15 @@ internal class LinkDomain(private val domain: Domain, private val info: Info) : 
                 val rail = railInfo.copy(rxAttr = railInfo.rxAttr.copy(unexpectedLimit = info.rxAttr.unexpectedLimit))
                 val sole = rails.count { it.first.provider == railInfo.provider } == 1
                 val railAv = av.forRail(names[k], railInfo.provider, sole)
+                val railHost = LinkRailHost(host, names[k])
+                hosts += railHost
                 opened +=
                     LinkRail(
                         names[k],
                         railInfo.provider,
                         railInfo.rail?.weight ?: 1.0,
                         railAv,
-                        provider.openEndpoint(host, rail, railAv),
+                        provider.openEndpoint(railHost, rail, railAv),
                     )
             }
         } catch (e: Exception) {
@@ -294,14 +297,15 @@ internal class LinkDomain(private val domain: Domain, private val info: Info) : 
         }
         val settings = domain.info.settings.overlay(info.settings)
         return LinkTransport(
-            host,
-            av,
-            info,
-            HostIdentity.id,
-            opened,
-            useSrq = settings[LinkParams.USE_SRQ],
-            dumpStats = settings[LinkParams.DUMP_STATS],
-        )
+                host,
+                av,
+                info,
+                HostIdentity.id,
+                opened,
+                useSrq = settings[LinkParams.USE_SRQ],
+                dumpStats = settings[LinkParams.DUMP_STATS],
+            )
+            .also { link -> hosts.forEach { it.link = link } }
     }
 
     override fun close() {

@@ -58,6 +58,8 @@ internal class LinkTransport(
     private val shmRail: LinkRail? = rails.firstOrNull { it.provider == LinkProvider.SHM }
     private val shm: Transport? = shmRail?.transport
     private val networks: Array<LinkRail> = rails.filter { it.provider != LinkProvider.SHM }.toTypedArray()
+    /** Every rail, as an array: the duty cycle walks it by index, allocating no iterator. */
+    private val all: Array<LinkRail> = rails.toTypedArray()
     private val routes = Long2ObjectHashMap<LinkRail>()
     /** Per peer, a bit per network rail that failed it (cleared when the AV changes). */
     private val failed = Long2LongHashMap(0L)
@@ -94,7 +96,7 @@ internal class LinkTransport(
         val shm = shm
         if (shm == null || networks.isEmpty()) {
             var work = 0
-            for (r in rails) work += r.transport.progress()
+            for (i in all.indices) work += all[i].transport.progress()
             return work
         }
         val work = shm.progress()
@@ -102,7 +104,7 @@ internal class LinkTransport(
         val now = System.nanoTime()
         if (!schedule.due(now)) return work
         var w = 0
-        for (r in networks) w += r.transport.progress()
+        for (i in networks.indices) w += networks[i].transport.progress()
         schedule.polled(now, w)
         return work + w
     }
@@ -261,6 +263,22 @@ internal class LinkTransport(
      */
     private fun unrouted(dest: Long): Int =
         if (av.bound && av.peer(dest) is LinkAddress) -Errno.EHOSTUNREACH else -Errno.EINVAL
+
+    /**
+     * Whether a network rail other than [rail] still reaches [addr]'s peer: it has a part for it, has not failed it and
+     * has not declared it gone. Never for a peer shm lost: the link reaches same-host peers over shm alone, and a peer
+     * whose shm is gone is a process that is gone.
+     */
+    fun reachedElsewhere(addr: Long, rail: String): Boolean {
+        if (rail == shmRail?.name) return false
+        val skip = failed.get(addr)
+        for (i in networks.indices) {
+            val r = networks[i]
+            if (r.name == rail || skip and (1L shl i) != 0L) continue
+            if (r.av.query(addr) != null && !r.transport.peerGone(addr)) return true
+        }
+        return false
+    }
 
     /** The transport of the rail named [name] (for tests and diagnostics), or null. */
     internal fun rail(name: String): Transport? = rails.firstOrNull { it.name == name }?.transport

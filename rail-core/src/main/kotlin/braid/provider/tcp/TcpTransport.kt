@@ -129,6 +129,8 @@ internal class TcpTransport(
     override val counters: RailCounters
         get() = engine.counters
 
+    override fun peerGone(addr: Long): Boolean = peers.peerFor(addr)?.dead == true
+
     override fun send(buffer: DirectBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int {
         val p = peers.peerFor(dest) ?: return -Errno.EINVAL
         if (p.dead) return refusal(p)

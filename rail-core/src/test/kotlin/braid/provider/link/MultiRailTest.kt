@@ -97,6 +97,12 @@ class MultiRailTest :
             }
         }
 
+        test("a warm ping-pong over a two-rail link allocates nothing per message").config(enabled = haveEth0) {
+            TestFabric(rail = Rail.link(twoRails, twoRails)).use { f ->
+                braid.core.pingPongAllocatesNothing(f, listOf(64)) { 10_000 }
+            }
+        }
+
         test("PER_PEER spreads peers over the rails in proportion to their weights").config(enabled = haveEth0) {
             val peers = 6
             val weighted =
@@ -129,38 +135,62 @@ class MultiRailTest :
             }
         }
 
-        test("a peer whose rail dies moves to the surviving rail; with none left the send is refused").config(
-            enabled = haveEth0
-        ) {
-            TestFabric(rail = Rail.link(twoRails, twoRails)).use { f ->
-                val (a, b) = f.nodes
-                val toB = f.addrs[0][1]
-                val link = a.ep.transport as LinkTransport
-                val rx = UnsafeBuffer(ByteArray(16))
-                fun roundTrip(text: String) {
-                    a.ep.tryTsend(buf(text), 0, text.length, toB, 7, text) shouldBe 0
-                    b.ep.tryTrecv(rx, 0, 16, FiAddr.UNSPEC, 7, 0, "r") shouldBe 0
-                    b.await(1, others = listOf(a)).single().let { (it as Completion).len shouldBe text.length.toLong() }
-                    a.await(1, others = listOf(b))
+        test(
+                "a peer whose rail is reset moves to the surviving rail, directed receives survive; with none left the send is refused"
+            )
+            .config(enabled = haveEth0) {
+                TestFabric(rail = Rail.link(twoRails, twoRails)).use { f ->
+                    val (a, b) = f.nodes
+                    val toB = f.addrs[0][1]
+                    val link = a.ep.transport as LinkTransport
+                    val rx = UnsafeBuffer(ByteArray(16))
+                    fun roundTrip(text: String) {
+                        a.ep.tryTsend(buf(text), 0, text.length, toB, 7, text) shouldBe 0
+                        b.ep.tryTrecv(rx, 0, 16, FiAddr.UNSPEC, 7, 0, "r") shouldBe 0
+                        b.await(1, others = listOf(a)).single().let {
+                            (it as Completion).len shouldBe text.length.toLong()
+                        }
+                        a.await(1, others = listOf(b))
+                    }
+                    roundTrip("first")
+                    val first = link.routeName(toB)!!
+                    // A receive directed at b survives the loss of one rail to b: another still reaches it.
+                    val directed = UnsafeBuffer(ByteArray(16))
+                    a.ep.tryTrecv(directed, 0, 16, f.addrs[0][1], 8, 0, "directed") shouldBe 0
+                    // That rail's connection is reset under both ends.
+                    val mine = link.rail(first) as TcpTransport
+                    mine.peerFor(toB)!!.conn!!.channel.close()
+                    val theirs = (b.ep.transport as LinkTransport).rail(first) as TcpTransport
+                    driveUntil("both ends see the connection on rail $first gone", listOf(a, b)) {
+                        mine.peerFor(toB)?.dead == true && theirs.peerFor(f.addrs[1][0])?.dead == true
+                    }
+                    a.cq.readFrom(a.entry) shouldBe -braid.core.Errno.EAGAIN
+                    // b's first send to a finds its rail gone there and takes the other; the directed receive gets it.
+                    b.ep.tryTsend(buf("reply"), 0, 5, f.addrs[1][0], 8, null) shouldBe 0
+                    a.await(1, others = listOf(b)).single().let {
+                        (it as Completion).context shouldBe "directed"
+                        it.len shouldBe 5
+                    }
+                    b.await(1, others = listOf(a))
+                    roundTrip("second")
+                    val second = link.routeName(toB)!!
+                    (second == first) shouldBe false
+                    a.ep.stats().rail(second)!!.messagesSent shouldBe 1
+                    a.ep.stats().rail(first)!!.failovers shouldBe 1
+                    b.ep.stats().rail(first)!!.failovers shouldBe 1
+                    a.ep.stats().render() shouldContain "failovers"
+                    a.ep.tryTrecv(directed, 0, 16, f.addrs[0][1], 9, 0, "last") shouldBe 0
+                    (b.ep.transport as LinkTransport).rail(second)!!.close()
+                    val other = link.rail(second) as TcpTransport
+                    driveUntil("a sees b gone on rail $second", listOf(a, b)) { other.peerFor(toB)?.dead == true }
+                    (a.ep.tryTsend(buf("third"), 0, 5, toB, 7, null) < 0) shouldBe true
+                    // No rail reaches b now: the receive directed at it fails, naming it.
+                    a.await(1).single().let {
+                        (it as braid.core.CompletionError).err shouldBe braid.core.Errno.EHOSTDOWN
+                        it.context shouldBe "last"
+                    }
                 }
-                roundTrip("first")
-                val first = link.routeName(toB)!!
-                // The peer's end of that rail goes: its listener and connection close.
-                (b.ep.transport as LinkTransport).rail(first)!!.close()
-                val mine = link.rail(first) as TcpTransport
-                driveUntil("a sees b gone on rail $first", listOf(a, b)) { mine.peerFor(toB)?.dead == true }
-                roundTrip("second")
-                val second = link.routeName(toB)!!
-                (second == first) shouldBe false
-                a.ep.stats().rail(second)!!.messagesSent shouldBe 1
-                a.ep.stats().rail(first)!!.failovers shouldBe 1
-                a.ep.stats().render() shouldContain "failovers"
-                (b.ep.transport as LinkTransport).rail(second)!!.close()
-                val other = link.rail(second) as TcpTransport
-                driveUntil("a sees b gone on rail $second", listOf(a, b)) { other.peerFor(toB)?.dead == true }
-                (a.ep.tryTsend(buf("third"), 0, 5, toB, 7, null) < 0) shouldBe true
             }
-        }
 
         test("a version-1 blob from an older peer is refused naming both versions where its rails are ambiguous")
             .config(enabled = haveEth0) {
