@@ -44,4 +44,52 @@ class MultiRailCrossHostIT :
                     }
                 }
             }
+
+        test(
+                "a NIC cut between two halves of a stream: the sender's peer moves to the surviving rail, every message arrives once and in order"
+            )
+            .config(timeout = 10.minutes) {
+                val dir = Files.createTempDirectory("braid-rails-failover-it")
+                val count = 400
+                NetnsHosts(2, nics = 2).use { net ->
+                    val links = "link:tcp:${NetnsHosts.nicName(0)}+tcp:${NetnsHosts.nicName(1)}"
+                    // A short time-out: a cut NIC drops packets, and the keepalive is what notices.
+                    val env = mapOf("BRAID_TCP_TIMEOUT_MS" to "1500")
+                    val jvm = listOf("-Xmx128m", "-XX:MaxDirectMemorySize=200m")
+                    val receiver =
+                        net.start(
+                            net.hosts[1],
+                            PeerMain::class.java.name,
+                            PeerMain.args(links, "recv", dir, "r", count, "s"),
+                            dir.resolve("r.log").toFile(),
+                            env,
+                            jvm,
+                        )
+                    val sender =
+                        net.start(
+                            net.hosts[0],
+                            PeerMain::class.java.name,
+                            PeerMain.args(links, "failover-send", dir, "s", "r", 0, count),
+                            dir.resolve("s.log").toFile(),
+                            env,
+                            jvm,
+                        )
+                    val deadline = braid.testsupport.Deadline.of("the sender's first half", Duration.ofSeconds(240))
+                    while (!Rendezvous.marked(dir, "s-phase1")) {
+                        deadline.check { "sender log: ${dir.resolve("s.log").toFile().readText()}" }
+                        Thread.sleep(20)
+                    }
+                    // Both ends pin each other to the first rail (equal weights): cut the receiver host's NIC 0.
+                    net.unplug(net.hosts[1], 0)
+                    Rendezvous.mark(dir, "cut")
+                    val sent = sender.awaitOk(Duration.ofSeconds(240))
+                    println("sender:\n${sent.trim()}")
+                    sent shouldContain "OK failover-send $count"
+                    sent shouldContain "second half over tcp:braid1"
+                    val received = receiver.awaitOk(Duration.ofSeconds(240))
+                    println("receiver:\n${received.trim()}")
+                    received shouldContain "OK received $count"
+                    net.plug(net.hosts[1], 0)
+                }
+            }
     })
