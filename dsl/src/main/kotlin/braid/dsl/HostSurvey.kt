@@ -21,10 +21,16 @@ internal constructor(
     public val present: Boolean
         get() = info != null
 
-    /** One line: `tcp (tcp:lo): can open, domain lo, eager 16 KiB, inject 4 KiB`. */
+    /**
+     * One line: `tcp (tcp:lo): can open, domain lo, eager 16 KiB, inject 4 KiB`; a network rail of a link with several,
+     * or of a weight other than 1, with its weight: `a (tcp:eth0), weight 2: can open, …`.
+     */
     public fun describe(): String = buildString {
         append(rail.name).append(" (").append(rail.linkPart).append(')')
         if (rail.optional) append(", optional")
+        // A weight matters where traffic is spread over several network rails, or where one was set.
+        if (!rail.isShm && (link.rails.count { !it.isShm } > 1 || rail.weight != 1.0))
+            append(", weight ").append(SpecRules.number(rail.weight))
         val i = info
         if (i == null) {
             append(": cannot open: ").append(absence)

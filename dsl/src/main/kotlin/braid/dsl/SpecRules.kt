@@ -132,13 +132,7 @@ internal object SpecRules {
                     "name an interface such as \"lo\" or \"eth0\", or leave domain out for the provider's first",
                 )
             }
-            if (!rail.weight.isFinite() || rail.weight <= 0.0) {
-                add(
-                    "$at.weight",
-                    "$who: weight ${number(rail.weight)} must be > 0",
-                    "set a positive relative weight, e.g. 1",
-                )
-            }
+            weight(rail, link, at)
             limitsSigns(rail.limits, "$at.limits", who)
             rail.limits.unexpectedLimit?.let {
                 add(
@@ -151,16 +145,25 @@ internal object SpecRules {
         }
 
         /**
-         * rail-core's rules of a link's shape ([LinkShape]), placed at the spec's paths. Which providers this build's
-         * link joins is checked when the topology opens (a rail may be optional, or absent here), and several
-         * inter-node rails only break [RailPolicy.LOCALITY].
+         * rail-core's rules of a link's shape under its policy ([LinkShape]: shm once, no two network rails on one
+         * interface, weights > 0, one network rail under [RailPolicy.LOCALITY]), placed at the spec's paths. Which
+         * providers this build's link joins is checked when the topology opens (a rail may be optional, or absent
+         * here).
          */
         fun shape(link: LinkSpec, at: String) {
-            val rails = link.rails.map { LinkShape.Rail(it.name, it.provider, listOfNotNull(it.domain)) }
-            for (p in LinkShape.problems(rails)) {
-                if (p.kind == LinkShapeProblem.Kind.UNKNOWN_PROVIDER) continue
-                if (p.kind == LinkShapeProblem.Kind.NETWORK_RAILS && link.policy.name != LinkShape.LOCALITY) continue
+            val rails = link.rails.map { LinkShape.Rail(it.name, it.provider, listOfNotNull(it.domain), it.weight) }
+            for (p in LinkShape.problems(rails, link.policy.name)) {
+                // Weights are reported with the rest of their rail's problems ([weight]).
+                if (p.kind == LinkShapeProblem.Kind.UNKNOWN_PROVIDER || p.kind == LinkShapeProblem.Kind.WEIGHT) continue
                 add("$at.${p.path}", p.message(link.name, rails), p.hint)
+            }
+        }
+
+        /** [LinkShape]'s rule for [rail]'s weight (finite, > 0), at the rail's path. */
+        fun weight(rail: RailSpec, link: LinkSpec, at: String) {
+            val one = listOf(LinkShape.Rail(rail.name, rail.provider, listOfNotNull(rail.domain), rail.weight))
+            for (p in LinkShape.problems(one, LinkShape.PER_PEER)) {
+                if (p.kind == LinkShapeProblem.Kind.WEIGHT) add("$at.weight", p.message(link.name, one), p.hint)
             }
         }
 

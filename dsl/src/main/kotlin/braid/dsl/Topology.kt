@@ -7,8 +7,10 @@ import braid.core.FabricException
 import braid.core.Hints
 import braid.core.Info
 import braid.core.ParamSource
+import braid.core.RailAttr
 import braid.core.Settings
 import braid.provider.link.LinkParams
+import braid.provider.link.LinkShape
 import java.io.IOException
 import java.nio.file.Files
 import java.nio.file.Paths
@@ -177,12 +179,17 @@ public object Topology {
                     Hints(caps = caps, provider = LINK)
                         .with(LinkParams.LINKS, linkString)
                         .with(LinkParams.DISABLE_SHM, false)
+                        .with(LinkParams.POLICY, survey.link.policy.name)
                 )
                 .first()
+        // The offer holds the rails in the link's order (shm first, the others as written): each is named and weighed
+        // as the spec says, so that peers pair their rails by the spec's names.
+        val ordered = LinkShape.ordered(present) { it.rail.provider }
         val rails =
-            offer.rails.map { railInfo ->
-                val rail = present.first { it.rail.provider == railInfo.provider }.rail
+            offer.rails.mapIndexed { i, railInfo ->
+                val rail = ordered[i].rail
                 Limited.apply(railInfo, rail.limits.orElse(survey.link.limits.copy(unexpectedLimit = null)))
+                    .copy(rail = RailAttr(rail.name, rail.weight))
             }
         val key = jobKey(spec)
         val progress = spec.progress

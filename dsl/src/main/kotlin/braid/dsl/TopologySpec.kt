@@ -19,8 +19,8 @@ import kotlinx.serialization.Serializable
  * [links] are alternatives, as the links of `BRAID_LINKS` (`FI_LNX_PROV_LINKS`) are: [Topology.open] opens the first
  * one this host can open, or the one named.
  *
- * [offloads] pair collective offload providers with links, naming each link by [LinkSpec.name] ([OffloadSpec]). Room to
- * grow: a rail policy for several inter-node rails at once goes in [LinkSpec.policy].
+ * [offloads] pair collective offload providers with links, naming each link by [LinkSpec.name] ([OffloadSpec]). A link
+ * with several inter-node rails names how it spreads traffic over them in [LinkSpec.policy].
  */
 @Serializable
 @ConsistentCopyVisibility
@@ -89,9 +89,11 @@ internal constructor(
 }
 
 /**
- * One rail of a link: [provider] (`shm`, `tcp`, …), the [domain] it opens (for tcp the network interface, `lo` or
- * `eth0`; null: the provider's first), its relative [weight] among the inter-node rails, its [limits], and whether it
- * is [optional]: a host without it opens the link without it, and the result says so, instead of failing.
+ * One rail of a link: its [name] (its identity in the link: peers pair their rails by it, and statistics and errors
+ * name it), [provider] (`shm`, `tcp`, …), the [domain] it opens (for tcp the network interface, `lo` or `eth0`; null:
+ * the provider's first), its relative [weight] among the inter-node rails (under [RailPolicy.PER_PEER] a rail of weight
+ * 2 is given twice the peers of a rail of weight 1), its [limits], and whether it is [optional]: a host without it
+ * opens the link without it, and the result says so, instead of failing.
  */
 @Serializable
 @ConsistentCopyVisibility
@@ -186,12 +188,18 @@ internal constructor(val value: String? = null, val env: String? = null, val fil
 }
 
 /**
- * How a link spreads traffic over its rails. Only [LOCALITY] exists today; policies that use several inter-node rails
- * at once (round robin, striping by [RailSpec.weight], failover) will be added here.
+ * How a link spreads traffic over its rails (rail-core's `LinkShape.POLICIES`, `BRAID_LINK_POLICY`). shm always carries
+ * the peers on this host.
  */
 public enum class RailPolicy {
-    /** shm for peers on this host, the link's one inter-node rail for every other peer (LNX). */
-    LOCALITY
+    /** shm for peers on this host, the link's one inter-node rail for every other peer (LNX): one network rail only. */
+    LOCALITY,
+
+    /**
+     * Each peer on another host pinned to one network rail, the peers spread over the rails in proportion to their
+     * [RailSpec.weight]s; a peer whose rail fails moves to another for the operations posted after the failure.
+     */
+    PER_PEER,
 }
 
 /**

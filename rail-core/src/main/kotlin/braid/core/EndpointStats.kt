@@ -2,15 +2,20 @@ package braid.core
 
 /**
  * Traffic one rail of an endpoint carried: messages and bytes it sent (counted when the send is started) and received
- * (counted when the message arrives, expected or not). Read under the domain lock through [Endpoint.stats]; a snapshot,
- * not a live view.
+ * (counted when the message arrives, expected or not), and, on a link of several network rails, how many times a peer
+ * was moved off this rail because it was gone there ([failovers]). [rail] is the rail's identity in its link
+ * ([RailAttr.name]: `shm`, `tcp`, `tcp:eth0`, a topology's rail name). Read under the domain lock through
+ * [Endpoint.stats]; a snapshot, not a live view.
  */
-public data class RailStats(
+public data class RailStats
+@JvmOverloads
+constructor(
     val rail: String,
     val messagesSent: Long,
     val bytesSent: Long,
     val messagesReceived: Long,
     val bytesReceived: Long,
+    val failovers: Long = 0,
 )
 
 /**
@@ -24,19 +29,23 @@ public data class EndpointStats(val rails: List<RailStats>, val queues: SrxStats
 
     /** The table `BRAID_LINK_DUMP_STATS` prints. */
     public fun render(): String = buildString {
-        appendLine(
-            String.format("%-8s %12s %14s %12s %14s", "rail", "msgs sent", "bytes sent", "msgs recv", "bytes recv")
-        )
-        for (r in rails) appendLine(
-            String.format(
-                "%-8s %12d %14d %12d %14d",
-                r.rail,
-                r.messagesSent,
-                r.bytesSent,
-                r.messagesReceived,
-                r.bytesReceived,
+        val name = "%-" + maxOf(8, rails.maxOfOrNull { it.rail.length } ?: 0) + "s"
+        val failovers = rails.any { it.failovers != 0L }
+        append(String.format("$name %12s %14s %12s %14s", "rail", "msgs sent", "bytes sent", "msgs recv", "bytes recv"))
+        appendLine(if (failovers) String.format(" %9s", "failovers") else "")
+        for (r in rails) {
+            append(
+                String.format(
+                    "$name %12d %14d %12d %14d",
+                    r.rail,
+                    r.messagesSent,
+                    r.bytesSent,
+                    r.messagesReceived,
+                    r.bytesReceived,
+                )
             )
-        )
+            appendLine(if (failovers) String.format(" %9d", r.failovers) else "")
+        }
         appendLine(String.format("posted receives:     max %d, average %.2f", queues.postedMax, queues.postedAverage))
         append(
             String.format("unexpected messages: max %d, average %.2f", queues.unexpectedMax, queues.unexpectedAverage)
@@ -50,6 +59,8 @@ internal class RailCounters(private val rail: String) {
     var bytesSent = 0L
     var messagesReceived = 0L
     var bytesReceived = 0L
+    /** Peers moved off this rail because they were gone on it (a link's failover). */
+    var failovers = 0L
 
     fun sent(bytes: Int) {
         messagesSent++
@@ -61,7 +72,7 @@ internal class RailCounters(private val rail: String) {
         bytesReceived += bytes
     }
 
-    fun snapshot(): RailStats = RailStats(rail, messagesSent, bytesSent, messagesReceived, bytesReceived)
+    fun snapshot(): RailStats = RailStats(rail, messagesSent, bytesSent, messagesReceived, bytesReceived, failovers)
 
     private var paused: RailStats? = null
 
@@ -79,6 +90,7 @@ internal class RailCounters(private val rail: String) {
         bytesSent = p.bytesSent
         messagesReceived = p.messagesReceived
         bytesReceived = p.bytesReceived
+        failovers = p.failovers
         paused = null
     }
 }

@@ -27,6 +27,8 @@ public data class Info(
      * the link's.
      */
     val settings: Settings = Settings.DEFAULT,
+    /** For an Info in a link's [rails]: the rail's identity and weight in that link ([RailAttr]); null otherwise. */
+    val rail: RailAttr? = null,
 ) {
     // For Java callers, who have no named arguments to `copy`: one attribute changed each.
     public fun withDomainAttr(attr: DomainAttr): Info = copy(domainAttr = attr)
@@ -40,6 +42,8 @@ public data class Info(
     public fun withRails(rails: List<Info>): Info = copy(rails = rails)
 
     public fun withSettings(settings: Settings): Info = copy(settings = settings)
+
+    public fun withRail(rail: RailAttr?): Info = copy(rail = rail)
 
     /**
      * This Info with [param] set to [value] (through the API: over the environment), for its domain and, on a link, for
@@ -80,6 +84,12 @@ public data class Info(
         appendLine("        op_flags: [ ${OpFlags.toString(rxAttr.opFlags)} ]")
         appendLine("        size: ${rxAttr.size}")
         append("        unexpected_limit: ${rxAttr.unexpectedLimit}")
+        rail?.let {
+            appendLine()
+            appendLine("    rail_attr:")
+            appendLine("        name: ${it.name}")
+            append("        weight: ${it.weight}")
+        }
         for (rail in rails) {
             appendLine()
             append("    link_rail:\n" + rail.describe().lines().drop(1).joinToString("\n") { "    $it" })

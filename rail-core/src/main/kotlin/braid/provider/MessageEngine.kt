@@ -417,9 +417,13 @@ internal class MessageEngine(
         ep.srx.freeEntry(e)
     }
 
-    /** Fails the receives posted for [addr] alone with EHOSTDOWN: nothing can arrive for them; [why] names the peer. */
+    /**
+     * Fails the receives posted for [addr] alone with EHOSTDOWN: nothing can arrive for them (no rail of the endpoint
+     * reaches the peer any more); [why] names the peer.
+     */
     fun failDirected(addr: Long, why: String) {
-        if (addr == FiAddr.NOTAVAIL) return
+        // Another rail of a link may still reach the peer: its receives can still complete there.
+        if (addr == FiAddr.NOTAVAIL || !ep.lostEverywhere(addr)) return
         ep.srx.drainDirected(addr) { e ->
             ep.rxError(
                 e.context,
@@ -436,8 +440,10 @@ internal class MessageEngine(
         }
     }
 
-    /** Reports [addr]'s peer down on the endpoint's event queue. */
-    fun peerDown(addr: Long, msg: String) = ep.peerDown(addr, msg)
+    /** Reports [addr]'s peer down on the endpoint's event queue, unless another rail of a link still reaches it. */
+    fun peerDown(addr: Long, msg: String) {
+        if (ep.lostEverywhere(addr)) ep.peerDown(addr, msg)
+    }
 
     /** Bytes received so far into the rendezvous receives [path] is filling. */
     fun inflightBytes(path: RecvPath): Long {

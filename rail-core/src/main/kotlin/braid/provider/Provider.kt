@@ -97,26 +97,42 @@ internal interface PeerAddress {
 }
 
 /**
- * How one rail sees its endpoint's address vector (the link's use of the peer AV idea). [query] gives the rail's own
- * part of an inserted address; [epAddr] maps a rail address key back to the fi_addr the application knows (or
- * [FiAddr.NOTAVAIL]). [generation] changes on every insert and remove, so a rail can refresh what it cached.
+ * How one rail sees its endpoint's address vector (the link's use of the peer AV idea). [rail] is the rail's identity
+ * (its provider's name when it stands alone; in a link, [braid.core.RailAttr.name]) and [provider] its provider.
+ * [query] gives the rail's own part of an inserted address: the part named [rail], else — when the rail is the link's
+ * [sole] rail of its provider, so that a peer naming its rail differently (`tcp:eth0` here, `tcp:ib0` there, an older
+ * peer's unnamed part) is still paired — the address's first part of [provider]'s kind. [epAddr] maps a rail address
+ * key back to the fi_addr the application knows (or [FiAddr.NOTAVAIL]). [generation] changes on every insert and
+ * remove, so a rail can refresh what it cached.
  */
-internal class RailAv(private val host: RailHost, private val rail: String) {
+internal class RailAv(
+    private val host: RailHost,
+    val rail: String,
+    val provider: String = rail,
+    private val sole: Boolean = true,
+) {
     val bound: Boolean
         get() = host.av != null
 
     val generation: Long
         get() = host.av?.generation ?: -1L
 
-    fun query(fiAddr: Long): PeerAddress? = host.av?.peer(fiAddr)?.part(rail)
+    fun query(fiAddr: Long): PeerAddress? {
+        val whole = host.av?.peer(fiAddr) ?: return null
+        return whole.part(rail) ?: if (sole && rail != provider) whole.part(provider) else null
+    }
 
     /** The whole address inserted at [fiAddr] (all rails' parts), or null. */
     fun peer(fiAddr: Long): PeerAddress? = host.av?.peer(fiAddr)
 
     fun epAddr(key: String): Long = host.av?.reverse(key) ?: FiAddr.NOTAVAIL
 
-    /** The same address vector as rail [name] sees it (a link's view for each of its rails). */
-    fun forRail(name: String): RailAv = RailAv(host, name)
+    /**
+     * The same address vector as rail [name] of [provider] sees it (a link's view for each of its rails); [sole]: the
+     * only rail of [provider] in the link.
+     */
+    fun forRail(name: String, provider: String = name, sole: Boolean = true): RailAv =
+        RailAv(host, name, provider, sole)
 }
 
 /**
@@ -146,6 +162,9 @@ internal interface Transport : SrxPeer, AutoCloseable {
      * return and no completion follows.
      */
     fun send(buffer: DirectBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int
+
+    /** Whether this rail has declared [addr]'s peer gone (a link asks before counting on it). */
+    fun peerGone(addr: Long): Boolean = false
 
     /** False when this transport was told no receive will accept any source (BRAID_LINK_USE_SRQ=0). */
     val acceptsAnySource: Boolean

@@ -66,6 +66,13 @@ internal interface RailHost {
     /** A peer is gone: PEER_DOWN on the bound event queue. */
     fun peerDown(addr: Long, message: String)
 
+    /**
+     * The calling rail has lost [addr]'s peer: whether no other rail of the endpoint still reaches it, so that receives
+     * directed at it can never complete and it is down. True for an endpoint of one rail; a link of several network
+     * rails answers for the others ([braid.provider.link.LinkTransport]).
+     */
+    fun lostEverywhere(addr: Long): Boolean = true
+
     /** A control-path failure the application should hear of (a refused peer, a foreign file): an error event. */
     fun eventError(err: Int, message: String)
 

@@ -14,12 +14,12 @@ import braid.core.SharedReceiveContext
  * A rail's *claim* is held + promised. The rule, for bytes and for messages alike: a rail may claim at most
  * [Account.availableBytes] / [Account.availableMsgs] — the bound, less every other rail's claim, less what each other
  * rail is short of its **floor**. The floor is [floorPercent] % of the bounds, kept for each rail of an endpoint that
- * has more than one ([braid.core.CoreParams.UNEXPECTED_RAIL_FLOOR]): neither another rail's promises nor its held
- * messages can take it, so a link's shm rail always has room for same-host messages however many senders tcp has
- * promised credit to, and tcp always has credit to grant however many same-host messages wait. Above the floors the
- * rails share what is free, first come. The claims together never pass the bounds, so what is held never does either.
- * One exception keeps a rail live: a message larger than everything available may be held when nothing at all is held
- * or promised (it would otherwise wait for ever).
+ * has more than one ([braid.core.CoreParams.UNEXPECTED_RAIL_FLOOR], at most 100 % / N for N rails, so N floors fit in
+ * the bounds whatever N is): neither another rail's promises nor its held messages can take it, so a link's shm rail
+ * always has room for same-host messages however many senders tcp has promised credit to, and tcp always has credit to
+ * grant however many same-host messages wait. Above the floors the rails share what is free, first come. The claims
+ * together never pass the bounds, so what is held never does either. One exception keeps a rail live: a message larger
+ * than everything available may be held when nothing at all is held or promised (it would otherwise wait for ever).
  *
  * Not thread-safe: callers hold the domain lock.
  */
@@ -50,12 +50,19 @@ internal class UnexpectedBounds(
     val msgsLimit: Int
         get() = srx().unexpectedLimit
 
+    /**
+     * The percent each rail's floor is: [floorPercent], but at most 100 / the number of rails, so that the floors of N
+     * rails together never pass the bounds (shm and two tcp rails at the largest setting, 50 %, keep 33 % each).
+     */
+    val railFloorPercent: Int
+        get() = if (accounts.size < 2) 0 else minOf(floorPercent, 100 / accounts.size)
+
     /** Each rail's floor in bytes and messages: none for an endpoint with one rail. */
     val floorBytes: Long
-        get() = if (accounts.size < 2) 0L else bytesLimit / 100 * floorPercent + bytesLimit % 100 * floorPercent / 100
+        get() = railFloorPercent.let { p -> bytesLimit / 100 * p + bytesLimit % 100 * p / 100 }
 
     val floorMsgs: Int
-        get() = if (accounts.size < 2) 0 else (msgsLimit.toLong() * floorPercent / 100).toInt()
+        get() = (msgsLimit.toLong() * railFloorPercent / 100).toInt()
 
     /** One rail's part of the bounds: what it holds and what it has promised (see [UnexpectedBounds]). */
     inner class Account internal constructor(val rail: String) {

@@ -16,13 +16,26 @@ import kotlin.reflect.KClass
  * network stacks and shm refuses to reach from one host to another (/dev/shm itself is shared). The bridge has an
  * address on the same network ([rootIface], [rootAddress]), so the test's own process is a host too.
  *
+ * With [nics] > 1 every host has that many "NICs": veth `braid0`, `braid1`, … ([Host.ifaces]), NIC k of every host on
+ * its own bridge and its own /24, so a link's rails `tcp:braid0+tcp:braid1` take separate paths; [unplug] cuts one,
+ * [limit] rate-limits one (`tc … tbf`, both directions).
+ *
  * Names carry this process's pid, so parallel runs do not clash, and what a dead run left behind is removed when the
  * next one starts. Everything (children started with [start] included) is removed on [close], or by a shutdown hook if
  * the JVM exits first. Needs root and iproute2; specs that use it are annotated `@EnabledIf(NetnsUsable::class)`.
  */
-class NetnsHosts(count: Int) : Hosts {
+class NetnsHosts @JvmOverloads constructor(count: Int, val nics: Int = 1) : Hosts {
     /** One host: its namespace, its interface there, its IPv4 address, and its `BRAID_HOST_ID`. */
-    class Host(val namespace: String, val iface: String, val address: String, internal val rootEnd: String) {
+    class Host(
+        val namespace: String,
+        val iface: String,
+        val address: String,
+        internal val rootEnd: String,
+        /** Every NIC's interface (the first is [iface]) and address, and its veth end on the bridge. */
+        val ifaces: List<String> = listOf(iface),
+        val addresses: List<String> = listOf(address),
+        internal val rootEnds: List<String> = listOf(rootEnd),
+    ) {
         val hostId: String
             get() = "netns:$namespace"
 
@@ -36,6 +49,8 @@ class NetnsHosts(count: Int) : Hosts {
         get() = rootIface
 
     val rootAddress: String
+    /** The bridges of NICs 1.. (NIC 0's is [rootIface]). */
+    private val bridges = ArrayList<String>()
     private val namespaces = ArrayList<String>()
     private val rootEnds = ArrayList<String>()
     private val children = ArrayList<ChildProcess>()
@@ -44,35 +59,54 @@ class NetnsHosts(count: Int) : Hosts {
 
     init {
         require(count in 1..200) { "NetnsHosts: $count hosts; give 1..200" }
+        require(nics in 1..3) { "NetnsHosts: $nics NICs per host; give 1..3" }
         unusable?.let { why ->
             val demand = if (required) " This run requires them (BRAID_REQUIRE_NETNS=1 or CI is set)." else ""
             error("network namespaces are unusable here: $why.$demand Run as root with iproute2 installed.")
         }
         Runtime.getRuntime().addShutdownHook(hook)
         try {
-            val created = locked {
+            val nets = locked {
                 sweepStale()
-                val net = freeSubnet()
-                ip("link", "add", "name", rootIface, "type", "bridge", "forward_delay", "0")
-                rootEnds += rootIface
-                ip("addr", "add", "$net.254/24", "dev", rootIface)
-                ip("link", "set", rootIface, "up")
-                net
+                val taken = HashSet<String>()
+                List(nics) { k ->
+                    val net = freeSubnet(taken).also { taken += it }
+                    val bridge = if (k == 0) rootIface else "${LINK_PREFIX}b$PID-n$k"
+                    ip("link", "add", "name", bridge, "type", "bridge", "forward_delay", "0")
+                    rootEnds += bridge
+                    if (k > 0) bridges += bridge
+                    ip("addr", "add", "$net.254/24", "dev", bridge)
+                    ip("link", "set", bridge, "up")
+                    net
+                }
             }
-            rootAddress = "$created.254"
+            rootAddress = "${nets[0]}.254"
             hosts =
                 List(count) { i ->
                     val ns = "$NS_PREFIX$PID-$i"
-                    val rootEnd = "${LINK_PREFIX}v$PID-$i"
                     ip("netns", "add", ns)
                     namespaces += ns
-                    ip("link", "add", "name", rootEnd, "type", "veth", "peer", "name", IFACE, "netns", ns)
-                    rootEnds += rootEnd
-                    ip("link", "set", rootEnd, "master", rootIface, "up")
-                    ip("-n", ns, "addr", "add", "$created.${i + 1}/24", "dev", IFACE)
-                    ip("-n", ns, "link", "set", IFACE, "up")
                     ip("-n", ns, "link", "set", "lo", "up")
-                    Host(ns, IFACE, "$created.${i + 1}", rootEnd)
+                    val ends =
+                        List(nics) { k ->
+                            val rootEnd = if (k == 0) "${LINK_PREFIX}v$PID-$i" else "${LINK_PREFIX}v$PID-${i}n$k"
+                            val iface = nicName(k)
+                            ip("link", "add", "name", rootEnd, "type", "veth", "peer", "name", iface, "netns", ns)
+                            rootEnds += rootEnd
+                            ip("link", "set", rootEnd, "master", if (k == 0) rootIface else bridges[k - 1], "up")
+                            ip("-n", ns, "addr", "add", "${nets[k]}.${i + 1}/24", "dev", iface)
+                            ip("-n", ns, "link", "set", iface, "up")
+                            rootEnd
+                        }
+                    Host(
+                        ns,
+                        IFACE,
+                        "${nets[0]}.${i + 1}",
+                        ends[0],
+                        List(nics) { nicName(it) },
+                        List(nics) { "${nets[it]}.${i + 1}" },
+                        ends,
+                    )
                 }
         } catch (t: Throwable) {
             close()
@@ -120,6 +154,25 @@ class NetnsHosts(count: Int) : Hosts {
         ip("link", "set", host.rootEnd, "up")
     }
 
+    /** Cuts [host]'s NIC [nic] only: its veth end on that NIC's bridge goes down. */
+    fun unplug(host: Host, nic: Int) {
+        ip("link", "set", host.rootEnds[nic], "down")
+    }
+
+    fun plug(host: Host, nic: Int) {
+        ip("link", "set", host.rootEnds[nic], "up")
+    }
+
+    /**
+     * Limits [host]'s NIC [nic] to [mbit] Mbit/s in both directions (`tc qdisc … tbf` on the host's end and on the
+     * bridge's; this kernel runs tbf on veth, not netem).
+     */
+    fun limit(host: Host, nic: Int, mbit: Int) {
+        val tbf = listOf("root", "tbf", "rate", "${mbit}mbit", "burst", "${maxOf(16, mbit / 4)}kb", "latency", "50ms")
+        tc(listOf("-n", host.namespace, "qdisc", "replace", "dev", host.ifaces[nic]) + tbf)
+        tc(listOf("qdisc", "replace", "dev", host.rootEnds[nic]) + tbf)
+    }
+
     override fun close() {
         if (closed) return
         closed = true
@@ -141,6 +194,20 @@ class NetnsHosts(count: Int) : Hosts {
     companion object {
         /** The interface each host has, in its own namespace. */
         const val IFACE: String = "braid0"
+
+        /** NIC [k]'s interface in every host: `braid0`, `braid1`, … */
+        fun nicName(k: Int): String = "braid$k"
+
+        /** Runs `tc ARGS…` (iproute2's), failing with its output. */
+        private fun tc(args: List<String>) {
+            val tc = File(IP ?: "ip").resolveSibling("tc").takeIf { it.canExecute() }?.path ?: "tc"
+            val p = ProcessBuilder(listOf(tc) + args).redirectErrorStream(true).start()
+            val out = p.inputStream.readBytes().decodeToString().trim()
+            check(p.waitFor(30, TimeUnit.SECONDS) && p.exitValue() == 0) {
+                "'tc ${args.joinToString(" ")}' failed: $out"
+            }
+        }
+
         private const val NS_PREFIX = "braid-"
         private const val LINK_PREFIX = "brd"
         private val PID = ProcessHandle.current().pid()
@@ -216,15 +283,18 @@ class NetnsHosts(count: Int) : Hosts {
                 val m = nsName.find(line.trim()) ?: continue
                 if (!alive(m.groupValues[1])) ip("netns", "del", m.value, check = false)
             }
-            val linkName = Regex("^\\d+: ($LINK_PREFIX[bv](\\d+)(?:-\\d+)?)[@:]")
+            val linkName = Regex("^\\d+: ($LINK_PREFIX[bv](\\d+)(?:-n?\\d+)?(?:n\\d+)?)[@:]")
             for (line in ip("-o", "link", "show").lines()) {
                 val m = linkName.find(line.trim()) ?: continue
                 if (!alive(m.groupValues[2])) ip("link", "del", m.groupValues[1], check = false)
             }
         }
 
-        /** A 10.77.N prefix no address or route of the root namespace uses, starting from one the pid picks. */
-        private fun freeSubnet(): String {
+        /**
+         * A 10.77.N prefix no address or route of the root namespace uses (nor one of [taken]), starting from one the
+         * pid picks.
+         */
+        private fun freeSubnet(taken: Set<String> = emptySet()): String {
             val used =
                 Regex("\\b10\\.77\\.(\\d+)\\.")
                     .findAll(ip("-4", "-o", "addr", "show") + "\n" + ip("-4", "route", "show"))
@@ -232,7 +302,7 @@ class NetnsHosts(count: Int) : Hosts {
                     .toSet()
             val start = (PID % 200).toInt() + 20
             val n =
-                (0 until 254).map { (start + it - 1) % 254 + 1 }.firstOrNull { it !in used }
+                (0 until 254).map { (start + it - 1) % 254 + 1 }.firstOrNull { it !in used && "10.77.$it" !in taken }
                     ?: error("no free 10.77.N.0/24 network: all are in use (${ip("-4", "route", "show")})")
             return "10.77.$n"
         }

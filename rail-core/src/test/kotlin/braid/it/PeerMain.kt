@@ -24,10 +24,13 @@ import org.agrona.concurrent.UnsafeBuffer
 
 /**
  * The other processes of the multi-process tests, on any provider. Usage: `PeerMain PROVIDER MODE DIR NAME ARGS…`;
- * addresses are exchanged through files in DIR. PROVIDER is `shm`, `tcp` or `link` (`shm+tcp`); tcp runs on the
- * interface `BRAID_TCP_IFACE` names, `lo` if unset. Every mode prints a line starting OK when it succeeds; [childMain]
- * exits 0 then, or 1 with the failure ([braid.testsupport.ChildProcess.awaitOk] checks both).
+ * addresses are exchanged through files in DIR. PROVIDER is `shm`, `tcp`, `link` (`shm+tcp`) or `link:LINKS` (a link
+ * string, e.g. `link:shm+tcp:braid0+tcp:braid1`); tcp runs on the interface `BRAID_TCP_IFACE` names, `lo` if unset.
+ * Every mode prints a line starting OK when it succeeds; [childMain] exits 0 then, or 1 with the failure
+ * ([braid.testsupport.ChildProcess.awaitOk] checks both).
  * - `send DIR NAME RECEIVER SENDER_INDEX COUNT`: sends the [Traffic] stream to RECEIVER.
+ * - `failover-send DIR NAME RECEIVER SENDER_INDEX COUNT`: as `send`, over a link of several rails, with a cut between
+ *   the halves ([Node.failoverSend]).
  * - `recv DIR NAME COUNT SENDER…`: receives COUNT messages from each SENDER with any-source receives and checks every
  *   byte, exactly once, in order per sender.
  * - `send-refused DIR NAME RECEIVER`: sends a small and a large message to RECEIVER, which holds another job key; both
@@ -60,6 +63,7 @@ object PeerMain {
         val node = Node(args[0], Paths.get(args[2]), args[3], publish = !mode.startsWith("rma-"))
         when (mode) {
             "send" -> node.send(args[4], args[5].toInt(), args[6].toInt())
+            "failover-send" -> node.failoverSend(args[4], args[5].toInt(), args[6].toInt())
             "recv" -> node.recv(args[4].toInt(), args.drop(5))
             "send-refused" -> node.sendRefused(args[4])
             "slow-send" -> node.slowSend(args[4], args[5].toInt())
@@ -87,7 +91,10 @@ object PeerMain {
             "link" ->
                 Hints(provider = "link")
                     .with(braid.provider.link.LinkParams.LINKS, "shm+tcp:${System.getenv("BRAID_TCP_IFACE") ?: "lo"}")
-            else -> error("unknown provider '$provider' (shm, tcp, link)")
+            else ->
+                if (provider.startsWith("link:"))
+                    Hints(provider = "link").with(braid.provider.link.LinkParams.LINKS, provider.removePrefix("link:"))
+                else error("unknown provider '$provider' (shm, tcp, link, link:LINKSTRING)")
         }
 
     /** What the `rma-` modes and their tests share: the target's region and the messages exchanged. */
@@ -167,13 +174,49 @@ object PeerMain {
         }
 
         fun send(receiver: String, sender: Int, count: Int) {
+            sendRange(peer(receiver), sender, 0, count)
+            awaitMark(receiver, Deadline.of("the receiver's mark", Duration.ofSeconds(300)))
+            println("OK sent $count")
+        }
+
+        /**
+         * `failover-send`: sends the first half of the [Traffic] stream, marks `NAME-phase1`, waits for the test's mark
+         * `cut` (it has cut a NIC), drives progress until the rail its receiver was pinned to has declared the receiver
+         * gone, then sends the second half (the link posts it on the surviving rail) and waits for the receiver's mark.
+         */
+        fun failoverSend(receiver: String, sender: Int, count: Int) {
             val dest = peer(receiver)
+            val deadline = Deadline.of("the failover", Duration.ofSeconds(300))
+            sendRange(dest, sender, 0, count / 2)
+            val link = ep.transport as braid.provider.link.LinkTransport
+            val pinned = link.routeName(dest)!!
+            Rendezvous.mark(dir, "$name-phase1")
+            awaitMark("cut", deadline)
+            val cutAt = System.nanoTime()
+            while (!link.rail(pinned)!!.peerGone(dest)) {
+                domain.progress()
+                deadline.check { "rail $pinned never declared $receiver gone" }
+                Thread.sleep(1)
+            }
+            println("rail $pinned lost $receiver ${(System.nanoTime() - cutAt) / 1_000_000} ms after the cut")
+            val resumed = System.nanoTime()
+            sendRange(dest, sender, count / 2, count)
+            val now = link.routeName(dest)
+            check(now != null && now != pinned) { "$receiver is still routed over $now" }
+            println("second half over $now in ${(System.nanoTime() - resumed) / 1_000_000} ms; ${ep.stats().render()}")
+            awaitMark(receiver, deadline)
+            println("OK failover-send $count")
+        }
+
+        /** Sends messages [from] until [until] of [sender]'s [Traffic] stream to [dest], a window at a time. */
+        private fun sendRange(dest: Long, sender: Int, from: Int, until: Int) {
+            val count = until
             val window = 8
             val slots = Array(window) { UnsafeBuffer(ByteBuffer.allocateDirect(Traffic.MAX_SIZE)) }
             val contexts = Array(window) { Integer.valueOf(it) }
             val free = ArrayDeque((0 until window).toList())
-            var seq = 0
-            var done = 0
+            var seq = from
+            var done = from
             val deadline = Deadline.of("every send to complete", Duration.ofSeconds(300))
             while (done < count) {
                 while (seq < count && free.isNotEmpty()) {
@@ -194,8 +237,6 @@ object PeerMain {
                 free.addLast(ctx as Int)
                 done++
             }
-            awaitMark(receiver, deadline)
-            println("OK sent $count")
         }
 
         fun recv(count: Int, senders: List<String>) {

@@ -59,6 +59,14 @@ class BraidCommandTest :
                 }
         }
 
+        test("info --config shows the policy of a link of several network rails and each rail's weight") {
+            val r = braid("info", "--config", "config/two-rails.conf")
+            withClue(r.err) { r.status shouldBe 0 }
+            r.out shouldContain "link 'two-rails' (shm+tcp:lo+tcp:eth0), policy PER_PEER: "
+            r.out shouldContain "    rail near (tcp:lo), weight 2: can open, domain lo"
+            r.out shouldContain "    rail far (tcp:eth0), optional, weight 1: "
+        }
+
         test("info --config prints the resolved topology: each link and rail, what this host can open and why not") {
             val r = braid("info", "--config", "config/optional-rail.conf")
             withClue(r.err) { r.status shouldBe 0 }

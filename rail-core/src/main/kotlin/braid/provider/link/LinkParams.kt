@@ -1,6 +1,8 @@
 package braid.provider.link
 
 import braid.core.Param
+import braid.core.ParamRule
+import braid.core.ParamViolation
 
 /**
  * The link provider's parameters (those of LNX, `fi_lnx(7)`), declared once: set them through the environment, a
@@ -47,5 +49,28 @@ public object LinkParams {
             "print per-rail message and byte counts and queue depths to stderr when an endpoint closes",
         )
 
-    @JvmField public val ALL: List<Param<*>> = listOf(LINKS, DISABLE_SHM, USE_SRQ, DUMP_STATS)
+    /**
+     * How a link spreads traffic over its network rails ([LinkShape.POLICIES]): `PER_PEER` pins each peer to one rail,
+     * spreading the peers by the rails' weights; `LOCALITY` allows one network rail only (LNX's shape). The two agree
+     * on a link with one network rail.
+     */
+    @JvmField
+    public val POLICY: Param<String> =
+        Param.string(
+            "link",
+            "policy",
+            "BRAID_LINK_POLICY",
+            LinkShape.PER_PEER,
+            "how a link spreads traffic over several network rails: PER_PEER (each peer pinned to one rail, peers spread by weight) or LOCALITY (one network rail only)",
+            ParamRule { v ->
+                if (LinkShape.policyOf(v) != null) null
+                else
+                    ParamViolation(
+                        "is not a policy (${LinkShape.POLICIES.joinToString()})",
+                        "set {name} to one of those, e.g. PER_PEER",
+                    )
+            },
+        )
+
+    @JvmField public val ALL: List<Param<*>> = listOf(LINKS, DISABLE_SHM, USE_SRQ, DUMP_STATS, POLICY)
 }

@@ -12,6 +12,8 @@ import braid.core.LinkSelector
 import braid.core.LinkStringException
 import braid.core.Param
 import braid.core.ParamSource
+import braid.core.RailAttr
+import braid.core.RailSelector
 import braid.core.RxAttr
 import braid.core.TxAttr
 import braid.provider.AddressHeader
@@ -29,8 +31,10 @@ import braid.provider.Transport
  * its completion queues and counters, and resolve addresses through its AV (each sees its own part of a [LinkAddress]).
  *
  * Which links: [LinkParams.LINKS] (`BRAID_LINKS`, default `shm+tcp`) in the hints' settings, in the syntax of
- * [LinkSelector.parse]; as in LNX a link joins at most shm and one network rail, either may stand alone. One Info per
- * permutation (one per tcp interface), named `shm+tcp:<interface>`, with the rails' own Info in [Info.rails].
+ * [LinkSelector.parse]; a link joins at most one shm rail and any number of network rails, each on its own interface
+ * (`shm+tcp:eth0+tcp:eth1`), spread by [LinkParams.POLICY] ([LinkShape]). One Info per permutation (one per tcp
+ * interface), named `shm+tcp:<interface>` (several network rails: `shm+tcp+tcp:eth0+eth1`), with the rails' own Info in
+ * [Info.rails], each with its identity and weight ([Info.rail]).
  *
  * Parameters ([LinkParams]), as LNX's: `BRAID_LINK_DISABLE_SHM=1` leaves shm out (same-host peers then go over the
  * network rail); `BRAID_LINK_USE_SRQ=0` promises no any-source receive (they are refused with EINVAL — matching is
@@ -66,9 +70,10 @@ internal object LinkProvider : Provider {
                 else -> links.origin
             }
         val disableShm = settings[LinkParams.DISABLE_SHM]
+        val policy = LinkShape.policyOf(settings[LinkParams.POLICY])!!
         val offers = ArrayList<Info>()
         val refused = ArrayList<String>()
-        for (link in LinkSelector.parse(text, source).map { lnx(it, text, source) }) {
+        for (link in LinkSelector.parse(text, source).map { lnx(it, text, source, policy) }) {
             val rails = if (disableShm) link.rails.filter { it.provider != SHM } else link.rails
             if (rails.isEmpty()) {
                 refused += "link '$link' has no rail left with BRAID_LINK_DISABLE_SHM=1"
@@ -86,8 +91,16 @@ internal object LinkProvider : Provider {
                             "link '$link': ${sel.provider} has no domain ${missing.joinToString { "'$it'" }} (has: ${all.joinToString { it.domainName }})"
                     picked
                 }
-            for (combination in permutations(choices)) offers +=
-                linkInfo(LinkSelector(rails), combination).copy(settings = hints.settings)
+            for (combination in permutations(choices)) {
+                val named = named(rails, combination)
+                val twice = named.groupBy { it.rail!!.name }.values.firstOrNull { it.size > 1 }
+                if (twice != null) {
+                    refused +=
+                        "link '$link' would open ${twice.size} rails on ${twice[0].provider} interface '${twice[0].domainName}'"
+                    continue
+                }
+                offers += linkInfo(LinkSelector(rails), named).copy(settings = hints.settings)
+            }
         }
         if (offers.isEmpty())
             throw FabricException.noData("link: $source='$text' offers nothing: ${refused.joinToString("; ")}")
@@ -101,16 +114,28 @@ internal object LinkProvider : Provider {
      * [LinkShape.NETWORK_RAILS]), shm first; else a [LinkStringException] naming the link and its first problem, as the
      * parser's do.
      */
-    private fun lnx(link: LinkSelector, text: String, source: String): LinkSelector {
+    private fun lnx(link: LinkSelector, text: String, source: String, policy: String): LinkSelector {
         val rails = link.rails.map { LinkShape.Rail(it.toString(), it.provider, it.domains) }
-        LinkShape.problems(rails).firstOrNull()?.let { p ->
+        LinkShape.problems(rails, policy).firstOrNull()?.let { p ->
             throw LinkStringException(source, text, link.toString(), p.problem, p.hint)
         }
         return LinkSelector(LinkShape.ordered(link.rails) { it.provider })
     }
 
+    /**
+     * [infos] of [link]'s rails, each with its identity ([RailAttr], weight 1): its provider when the provider appears
+     * once in the link, else provider and interface (`tcp:eth0`).
+     */
+    private fun named(link: List<RailSelector>, infos: List<Info>): List<Info> =
+        infos.map { i ->
+            val name =
+                if (link.count { it.provider == i.provider } == 1) i.provider else "${i.provider}:${i.domainName}"
+            i.copy(rail = RailAttr(name))
+        }
+
     private fun linkInfo(link: LinkSelector, rails: List<Info>): Info {
-        val network = rails.firstOrNull { it.provider != SHM }
+        val networks = rails.filter { it.provider != SHM }
+        val network = networks.singleOrNull()
         // What the link carries: what every one of its rails carries (messages, RMA and atomics
         // through each rail; triggered operations through the domain's deferred work queue).
         val common =
@@ -128,7 +153,12 @@ internal object LinkProvider : Provider {
         return Info(
             provider = name,
             fabricName = link.name,
-            domainName = if (network == null) link.name else "${link.name}:${network.domainName}",
+            domainName =
+                when {
+                    networks.isEmpty() -> link.name
+                    network != null -> "${link.name}:${network.domainName}"
+                    else -> "${link.name}:${networks.joinToString("+") { it.domainName }}"
+                },
             caps = caps,
             mode = 0,
             endpointType = EndpointType.RDM,
@@ -180,47 +210,102 @@ internal class LinkDomain(private val domain: Domain, private val info: Info) : 
             throw e
         }
         rails = opened
+        val shape =
+            rails.map { (i, _) ->
+                LinkShape.Rail(i.rail?.name ?: i.provider, i.provider, listOf(i.domainName), i.rail?.weight ?: 1.0)
+            }
+        val policy = domain.info.settings.overlay(info.settings)[LinkParams.POLICY]
+        val problem =
+            LinkShape.problems(shape, policy).firstOrNull()
+                ?: shape
+                    .groupBy { it.name }
+                    .values
+                    .firstOrNull { it.size > 1 }
+                    ?.let {
+                        LinkShapeProblem(
+                            LinkShapeProblem.Kind.SAME_INTERFACE,
+                            "rails",
+                            -1,
+                            "has ${it.size} rails named '${it[0].name}'",
+                            "give each rail its own name (Info.rail)",
+                        )
+                    }
+        if (problem != null) {
+            opened.forEach { runCatching { it.second.close() } }
+            throw FabricException.invalid("${problem.message(info.domainName, shape)}; ${problem.hint}")
+        }
     }
 
-    override fun parseAddress(raw: ByteArray): PeerAddress = LinkAddressDescriptor.parse(raw, partParser)
+    /** Each rail's identity: its [RailAttr] name, or its provider (an Info built by hand). */
+    private val names: List<String> = rails.map { (i, _) -> i.rail?.name ?: i.provider }
 
-    /**
-     * Parses a part of a link address with the rail of its kind (null: no such rail here); one object for every parse.
-     */
-    private val partParser: (Int, ByteArray) -> PeerAddress? = { kind, blob ->
-        val rail = AddressHeader.nameOf(kind)
-        var parsed: PeerAddress? = null
-        for (i in 0 until rails.size) {
-            if (rails[i].first.provider == rail) {
-                parsed = rails[i].second.parseAddress(blob)
-                break
+    override fun parseAddress(raw: ByteArray): PeerAddress {
+        val parsed = LinkAddressDescriptor.parse(raw, partParser)
+        if (parsed.version <= LinkAddressDescriptor.VERSION_UNNAMED) {
+            // An older peer names no rails: pairing by kind works while this link has one rail of each.
+            val ambiguous = rails.groupBy { it.first.provider }.filter { it.value.size > 1 }.keys
+            val carried = ambiguous.firstOrNull { parsed.partsOfKind(AddressHeader.kindOf(it)) > 0 }
+            if (carried != null) {
+                throw FabricException.invalid(
+                    "link address ${parsed.render()}: version ${parsed.version} (an older Braid, one unnamed rail per provider) cannot say which of this link's " +
+                        "${rails.count { it.first.provider == carried }} $carried rails (${names.filterIndexed { i, _ -> rails[i].first.provider == carried }.joinToString { "'$it'" }}) it pairs with; " +
+                        "this node writes and reads link address version ${LinkAddressDescriptor.VERSION}: run the same Braid on every node, or give this link one $carried rail"
+                )
             }
         }
-        parsed
+        return parsed
+    }
+
+    /**
+     * Parses a part of a link address with the rail of its name, else with a rail of its kind (null: no such rail
+     * here); one object for every parse.
+     */
+    private val partParser: (String, Int, ByteArray) -> PeerAddress? = { name, kind, blob ->
+        var rail = -1
+        for (i in 0 until rails.size) if (names[i] == name) rail = i
+        if (rail < 0) {
+            val provider = AddressHeader.nameOf(kind)
+            for (i in 0 until rails.size) if (rail < 0 && rails[i].first.provider == provider) rail = i
+        }
+        if (rail < 0) null else rails[rail].second.parseAddress(blob)
     }
 
     override fun openEndpoint(host: RailHost, info: Info, av: RailAv): Transport {
-        val opened = ArrayList<Pair<String, Transport>>()
+        val opened = ArrayList<LinkRail>()
+        val hosts = ArrayList<LinkRailHost>()
         try {
-            for ((railInfo, provider) in rails) {
+            for ((k, pair) in rails.withIndex()) {
+                val (railInfo, provider) = pair
                 // The link's unexpected limit bounds its one shared queue: each rail is opened with it, not its own.
                 val rail = railInfo.copy(rxAttr = railInfo.rxAttr.copy(unexpectedLimit = info.rxAttr.unexpectedLimit))
-                opened += railInfo.provider to provider.openEndpoint(host, rail, av.forRail(railInfo.provider))
+                val sole = rails.count { it.first.provider == railInfo.provider } == 1
+                val railAv = av.forRail(names[k], railInfo.provider, sole)
+                val railHost = LinkRailHost(host, names[k])
+                hosts += railHost
+                opened +=
+                    LinkRail(
+                        names[k],
+                        railInfo.provider,
+                        railInfo.rail?.weight ?: 1.0,
+                        railAv,
+                        provider.openEndpoint(railHost, rail, railAv),
+                    )
             }
         } catch (e: Exception) {
-            opened.forEach { runCatching { it.second.close() } }
+            opened.forEach { runCatching { it.transport.close() } }
             throw e
         }
         val settings = domain.info.settings.overlay(info.settings)
         return LinkTransport(
-            host,
-            av,
-            info,
-            HostIdentity.id,
-            opened,
-            useSrq = settings[LinkParams.USE_SRQ],
-            dumpStats = settings[LinkParams.DUMP_STATS],
-        )
+                host,
+                av,
+                info,
+                HostIdentity.id,
+                opened,
+                useSrq = settings[LinkParams.USE_SRQ],
+                dumpStats = settings[LinkParams.DUMP_STATS],
+            )
+            .also { link -> hosts.forEach { it.link = link } }
     }
 
     override fun close() {

@@ -1,10 +1,12 @@
 package braid.provider.link
 
 /**
- * The rules of a link's shape, declared once (fi_lnx(7)'s rules for which rails a link joins): a link has at least one
- * rail; shm appears at most once and has one domain, `shm`; besides shm, a link joins at most one network rail, because
- * the link's locality policy sends to other hosts over one; a link is not a rail of a link; the network rail is one of
- * [NETWORK_RAILS]; and shm goes first ([ordered]).
+ * The rules of a link's shape, declared once (fi_lnx(7)'s rules for which rails a link joins, and Braid's for several
+ * network rails): a link has at least one rail; shm appears at most once and has one domain, `shm`; a link is not a
+ * rail of a link; every other rail is one of [NETWORK_RAILS]; no two network rails of one provider open the same
+ * interface (or both the provider's first); every weight is finite and > 0; the policy is one of [POLICIES], and under
+ * [LOCALITY] a link joins at most one network rail (several need a policy that spreads traffic over them, [PER_PEER]);
+ * and shm goes first ([ordered]).
  *
  * The link provider checks link strings (`BRAID_LINKS`) with [problems]; the topology DSL checks its specs with the
  * same call and places each problem at its file path (`links[0]` + [LinkShapeProblem.path]). Rules that depend on the
@@ -21,17 +23,35 @@ public object LinkShape {
     /** The providers a link may join as its network rail. */
     @JvmField public val NETWORK_RAILS: Set<String> = setOf("tcp")
 
-    /** The one routing policy links have: shm for peers on this host, the one network rail for every other. */
+    /** shm for peers on this host, the one network rail for every other (LNX's shape: one network rail only). */
     public const val LOCALITY: String = "LOCALITY"
 
     /**
-     * One rail of a link as its writer named it: [name] for messages (a DSL rail's name, or the rail as written in a
-     * link string), its [provider], and the [domains] it asks for (empty: the provider's).
+     * shm for peers on this host; every other peer is pinned to one network rail, the peers spread over the rails in
+     * proportion to their weights (a rail of weight 2 is given twice the peers of a rail of weight 1). One peer's
+     * messages travel one rail, so they keep their order; a peer whose rail fails moves to another for the operations
+     * posted after the failure. With one network rail it is [LOCALITY].
      */
-    public class Rail(
+    public const val PER_PEER: String = "PER_PEER"
+
+    /** The policies a link may name, as `BRAID_LINK_POLICY` and a topology's `policy` write them. */
+    @JvmField public val POLICIES: List<String> = listOf(LOCALITY, PER_PEER)
+
+    /** [text] as one of [POLICIES] (case and `-` for `_` ignored), or null if it names none. */
+    @JvmStatic
+    public fun policyOf(text: String): String? = text.trim().uppercase().replace('-', '_').takeIf { it in POLICIES }
+
+    /**
+     * One rail of a link as its writer named it: [name] for messages (a DSL rail's name, or the rail as written in a
+     * link string), its [provider], the [domains] it asks for (empty: the provider's), and its [weight].
+     */
+    public class Rail
+    @JvmOverloads
+    constructor(
         public val name: String,
         public val provider: String,
         public val domains: List<String> = emptyList(),
+        public val weight: Double = 1.0,
     ) {
         /** The rail as a link string writes it: `tcp:eth0`. */
         public val part: String
@@ -40,10 +60,25 @@ public object LinkShape {
         override fun toString(): String = "rail '$name' ($part)"
     }
 
-    /** Every rule [rails] break, in the order of the rails; empty when the link's shape is sound. */
+    /**
+     * Every rule [rails] break under [policy] (one of [POLICIES]; default [LOCALITY]), in the order of the rails; empty
+     * when the link's shape is sound.
+     */
     @JvmStatic
-    public fun problems(rails: List<Rail>): List<LinkShapeProblem> {
+    @JvmOverloads
+    public fun problems(rails: List<Rail>, policy: String = LOCALITY): List<LinkShapeProblem> {
         val out = ArrayList<LinkShapeProblem>()
+        val chosen = policyOf(policy)
+        if (chosen == null) {
+            out +=
+                LinkShapeProblem(
+                    LinkShapeProblem.Kind.UNKNOWN_POLICY,
+                    "policy",
+                    -1,
+                    "has an unknown policy '$policy'",
+                    "use one of ${POLICIES.joinToString()}",
+                )
+        }
         if (rails.isEmpty()) {
             out +=
                 LinkShapeProblem(
@@ -75,6 +110,16 @@ public object LinkShape {
                             "use one of those, e.g. \"shm+tcp\"",
                         )
             }
+            if (!r.weight.isFinite() || r.weight <= 0.0) {
+                out +=
+                    LinkShapeProblem(
+                        LinkShapeProblem.Kind.WEIGHT,
+                        "rails[$i].weight",
+                        i,
+                        "weight ${number(r.weight)} must be > 0",
+                        "set a positive relative weight, e.g. 1",
+                    )
+            }
             if (r.provider == SHM && r.domains.any { it != SHM }) {
                 out +=
                     LinkShapeProblem(
@@ -97,22 +142,44 @@ public object LinkShape {
                     "keep one: shm reaches every peer on this host",
                 )
         }
-        val network = rails.filter { it.provider != SHM && it.provider != LINK }
-        if (network.size > 1) {
+        val network = rails.withIndex().filter { it.value.provider != SHM && it.value.provider != LINK }
+        for ((k, b) in network.withIndex()) {
+            val a = network.subList(0, k).firstOrNull { (_, r) -> sameInterface(r, b.value) } ?: continue
+            val where =
+                if (b.value.domains.isEmpty()) "${b.value.provider}'s first interface"
+                else "interface ${b.value.domains.joinToString(",")}"
+            out +=
+                LinkShapeProblem(
+                    LinkShapeProblem.Kind.SAME_INTERFACE,
+                    "rails[${b.index}].domain",
+                    b.index,
+                    "joins 2 network rails on the same interface ('${a.value.name}' and '${b.value.name}' both open $where)",
+                    "give each network rail its own interface, e.g. \"shm+${b.value.provider}:eth0+${b.value.provider}:eth1\"",
+                )
+        }
+        if (network.size > 1 && chosen == LOCALITY) {
             out +=
                 LinkShapeProblem(
                     LinkShapeProblem.Kind.NETWORK_RAILS,
                     "rails",
                     -1,
-                    "has ${network.size} inter-node rails (${network.joinToString { "'${it.name}'" }}) but policy $LOCALITY sends to other hosts over one " +
-                        "(it joins ${network.size} network rails; a link joins shm with at most one)",
-                    "keep one, or make each its own link (\"${network.joinToString("|") { "shm+${it.part}" }}\"); policies that use several rails at once do not exist yet",
+                    "has ${network.size} inter-node rails (${network.joinToString { "'${it.value.name}'" }}) but policy $LOCALITY sends to other hosts over one " +
+                        "(it joins ${network.size} network rails; under $LOCALITY a link joins shm with at most one)",
+                    "choose policy $PER_PEER to spread peers over them, keep one, or make each its own link (\"${network.joinToString("|") { "shm+${it.value.part}" }}\")",
                 )
         }
         return out
     }
 
-    /** [rails] in the order a link holds them: shm first, then the network rail. */
+    /** Whether two network rails open the same interface: the same provider and domains, or both none. */
+    private fun sameInterface(a: Rail, b: Rail): Boolean =
+        a.provider == b.provider && (a.domains.isEmpty() && b.domains.isEmpty() || a.domains.any { it in b.domains })
+
+    /** -1.0 → "-1"; other values as Kotlin prints them. */
+    private fun number(d: Double): String =
+        if (d.isFinite() && d == Math.rint(d) && kotlin.math.abs(d) < 1e15) d.toLong().toString() else d.toString()
+
+    /** [rails] in the order a link holds them: shm first, then the network rails in the order written. */
     @JvmStatic
     public fun <R> ordered(rails: List<R>, provider: java.util.function.Function<R, String>): List<R> =
         rails.sortedBy { if (provider.apply(it) == SHM) 0 else 1 }
@@ -144,11 +211,19 @@ internal constructor(
         SHM_DOMAIN,
         SHM_TWICE,
         NETWORK_RAILS,
+        SAME_INTERFACE,
+        WEIGHT,
+        UNKNOWN_POLICY,
     }
 
     /** Whether [problem] is said of the link (its rails together), not of rail [rail] alone. */
     public val ofLink: Boolean
-        get() = kind == Kind.NO_RAIL || kind == Kind.SHM_TWICE || kind == Kind.NETWORK_RAILS
+        get() =
+            kind == Kind.NO_RAIL ||
+                kind == Kind.SHM_TWICE ||
+                kind == Kind.NETWORK_RAILS ||
+                kind == Kind.SAME_INTERFACE ||
+                kind == Kind.UNKNOWN_POLICY
 
     /**
      * The problem with its subject: `link 'x' has …`, or `rail 'r' in link 'x': …` (rails as given to

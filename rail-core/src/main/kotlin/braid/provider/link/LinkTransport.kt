@@ -10,68 +10,101 @@ import braid.core.Info
 import braid.core.RailCounters
 import braid.core.RailStats
 import braid.core.RxEntry
-import braid.provider.AddressHeader
 import braid.provider.RailAv
 import braid.provider.RailHost
 import braid.provider.Transport
 import org.agrona.DirectBuffer
 import org.agrona.MutableDirectBuffer
+import org.agrona.collections.Long2LongHashMap
 import org.agrona.collections.Long2ObjectHashMap
+
+/** One rail of a link endpoint: its identity ([name]), [provider], [weight], its view of the AV and its transport. */
+internal class LinkRail(
+    val name: String,
+    val provider: String,
+    val weight: Double,
+    val av: RailAv,
+    val transport: Transport,
+) {
+    /** Peers pinned to this rail now (the [LinkShape.PER_PEER] spread). */
+    var pinned: Int = 0
+}
 
 /**
  * A link's part of one endpoint: the rails' transports side by side. Sends pass through to the rail the destination's
- * locality picks — shm when the peer's host identity is this host's and both have shm, else the network rail — so one
- * peer is always reached over one rail and its messages keep their order. Receives never pass through here: each rail
- * matches against the endpoint's shared receive context and completes into its CQ, so an any-source receive is matched
- * exactly once whichever rail's message arrives first (both run under the domain lock).
+ * route picks — shm when the peer's host identity is this host's and both have shm, else a network rail — so one peer
+ * is reached over one rail at a time and its messages keep their order. With several network rails the policy
+ * ([LinkShape.PER_PEER]) pins each peer to one, choosing for a new peer the rail whose pinned peers are fewest for its
+ * weight (the least `(pinned + 1) / weight`), among the rails the peer's address has a part for. Receives never pass
+ * through here: each rail matches against the endpoint's shared receive context and completes into its CQ, so an
+ * any-source receive is matched exactly once whichever rail's message arrives first (all run under the domain lock).
+ *
+ * Failover, between operations: when a rail refuses a send, RMA or atomic because its peer there is gone (its
+ * connection was reset or timed out: `-EHOSTDOWN`, `-ECONNREFUSED`, `-ECONNRESET`), the peer is moved to the next rail
+ * that reaches it and the operation is posted there; the rail that failed is not tried for that peer again until the
+ * address vector changes. Operations already in flight on the failed rail complete in error (naming the peer and the
+ * rail), as they do on a one-rail link; one that was refused is never carried twice, so an atomic is applied at most
+ * once. When no rail to the peer is left, the operation is refused with the last rail's error, naming the rails tried.
  */
 internal class LinkTransport(
     private val host: RailHost,
     private val av: RailAv,
     private val info: Info,
     private val hostId: Long,
-    private val rails: List<Pair<String, Transport>>,
+    private val rails: List<LinkRail>,
     private val useSrq: Boolean,
     private val dumpStats: Boolean,
 ) : Transport {
-    private val shm: Transport? = rails.firstOrNull { it.first == LinkProvider.SHM }?.second
-    private val network: Pair<String, Transport>? = rails.firstOrNull { it.first != LinkProvider.SHM }
-    private val net: Transport? = network?.second
-    private val routes = Long2ObjectHashMap<Transport>()
+    private val shmRail: LinkRail? = rails.firstOrNull { it.provider == LinkProvider.SHM }
+    private val shm: Transport? = shmRail?.transport
+    private val networks: Array<LinkRail> = rails.filter { it.provider != LinkProvider.SHM }.toTypedArray()
+    /** Every rail, as an array: the duty cycle walks it by index, allocating no iterator. */
+    private val all: Array<LinkRail> = rails.toTypedArray()
+    private val routes = Long2ObjectHashMap<LinkRail>()
+    /** Per peer, a bit per network rail that failed it (cleared when the AV changes). */
+    private val failed = Long2LongHashMap(0L)
     private var routesGeneration = -1L
 
     override val address: ByteArray =
-        LinkAddressDescriptor.encode(hostId, rails.map { (name, t) -> AddressHeader.kindOf(name) to t.address })
+        LinkAddressDescriptor.encode(
+            hostId,
+            rails.map { it.name },
+            rails.map { braid.provider.AddressHeader.kindOf(it.provider) to it.transport.address },
+        )
 
     override val counters: RailCounters = RailCounters("link")
 
     override val acceptsAnySource: Boolean
         get() = useSrq
 
-    override fun railStats(): List<RailStats> = rails.flatMap { it.second.railStats() }
+    override fun railStats(): List<RailStats> = rails.flatMap { it.transport.railStats() }
 
     override fun pauseStats(pause: Boolean) {
         counters.pause(pause)
-        rails.forEach { it.second.pauseStats(pause) }
+        rails.forEach { it.transport.pauseStats(pause) }
     }
 
     override fun enable() {
-        for ((_, t) in rails) t.enable()
+        for (r in rails) r.transport.enable()
     }
 
     /**
-     * Polls shm every time and the network rail when [schedule] says (every time while it is busy, else about once per
-     * [NetworkPollSchedule.IDLE_POLL_NANOS]), reading the clock only when the schedule's countdown runs out.
+     * Polls shm every time and the network rails when [schedule] says (every time while one is busy, else about once
+     * per [NetworkPollSchedule.IDLE_POLL_NANOS]), reading the clock only when the schedule's countdown runs out.
      */
     override fun progress(): Int {
         val shm = shm
-        val net = net
-        if (shm == null || net == null) return (shm ?: net)?.progress() ?: 0
+        if (shm == null || networks.isEmpty()) {
+            var work = 0
+            for (i in all.indices) work += all[i].transport.progress()
+            return work
+        }
         val work = shm.progress()
         if (--schedule.countdown > 0) return work
         val now = System.nanoTime()
         if (!schedule.due(now)) return work
-        val w = net.progress()
+        var w = 0
+        for (i in networks.indices) w += networks[i].transport.progress()
         schedule.polled(now, w)
         return work + w
     }
@@ -79,18 +112,21 @@ internal class LinkTransport(
     private val schedule = NetworkPollSchedule()
 
     override fun send(buffer: DirectBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int {
-        val rail = railFor(dest) ?: return unrouted(dest)
-        return rail.send(buffer, dest, tag, data, flags, context)
+        var rail = railFor(dest) ?: return unrouted(dest)
+        while (true) {
+            val rc = rail.transport.send(buffer, dest, tag, data, flags, context)
+            rail = failover(dest, rail, rc) ?: return rc
+        }
     }
 
-    // ## RMA and atomics: to the rail the destination's locality picks, as sends go; the target's
+    // ## RMA and atomics: to the rail the destination's route picks, as sends go; the target's
     // rail serves them against the endpoint's domain, whichever rail they arrive on ##
 
     override val rmaCaps: Long
-        get() = rails.fold(Caps.RMA_ALL) { caps, (_, t) -> caps and t.rmaCaps }
+        get() = rails.fold(Caps.RMA_ALL) { caps, r -> caps and r.transport.rmaCaps }
 
     override fun maxAtomicCount(type: AtomicDatatype, form: AtomicForm): Int =
-        rails.minOf { it.second.maxAtomicCount(type, form) }
+        rails.minOf { it.transport.maxAtomicCount(type, form) }
 
     override fun write(
         buffer: DirectBuffer,
@@ -99,7 +135,13 @@ internal class LinkTransport(
         key: Long,
         flags: Long,
         context: Any?,
-    ): Int = railFor(dest)?.write(buffer, dest, remoteOffset, key, flags, context) ?: unrouted(dest)
+    ): Int {
+        var rail = railFor(dest) ?: return unrouted(dest)
+        while (true) {
+            val rc = rail.transport.write(buffer, dest, remoteOffset, key, flags, context)
+            rail = failover(dest, rail, rc) ?: return rc
+        }
+    }
 
     override fun read(
         buffer: MutableDirectBuffer,
@@ -108,7 +150,13 @@ internal class LinkTransport(
         key: Long,
         flags: Long,
         context: Any?,
-    ): Int = railFor(src)?.read(buffer, src, remoteOffset, key, flags, context) ?: unrouted(src)
+    ): Int {
+        var rail = railFor(src) ?: return unrouted(src)
+        while (true) {
+            val rc = rail.transport.read(buffer, src, remoteOffset, key, flags, context)
+            rail = failover(src, rail, rc) ?: return rc
+        }
+    }
 
     override fun atomic(
         operand: DirectBuffer,
@@ -122,46 +170,121 @@ internal class LinkTransport(
         count: Int,
         flags: Long,
         context: Any?,
-    ): Int =
-        railFor(dest)?.atomic(operand, compare, result, dest, remoteOffset, key, type, op, count, flags, context)
-            ?: unrouted(dest)
+    ): Int {
+        var rail = railFor(dest) ?: return unrouted(dest)
+        while (true) {
+            // A refused atomic was never sent: posting it on the next rail applies it once.
+            val rc =
+                rail.transport.atomic(
+                    operand,
+                    compare,
+                    result,
+                    dest,
+                    remoteOffset,
+                    key,
+                    type,
+                    op,
+                    count,
+                    flags,
+                    context,
+                )
+            rail = failover(dest, rail, rc) ?: return rc
+        }
+    }
 
-    /** [route], and the network rail counts as busy (polled every time) once given work. */
-    private fun railFor(dest: Long): Transport? {
+    /** [route], and the network rails count as busy (polled every time) once given work. */
+    private fun railFor(dest: Long): LinkRail? {
         val rail = route(dest)
-        if (rail != null && rail !== shm) schedule.kick()
+        if (rail != null && rail !== shmRail) schedule.kick()
         return rail
     }
 
     /**
-     * The rail that reaches [dest] (shm for a peer on this host that has shm, else the network rail), or null if none
-     * does ([unrouted] says why).
+     * After [rail] answered [rc] for an operation to [dest]: the rail to post it on next, when [rc] says the peer is
+     * gone on [rail] and another network rail reaches it; else null (the caller returns [rc]).
      */
-    private fun route(dest: Long): Transport? {
+    private fun failover(dest: Long, rail: LinkRail, rc: Int): LinkRail? {
+        if (!peerGone(rc) || rail === shmRail) return null
+        val index = networks.indexOf(rail)
+        if (index < 0) return null
+        failed.put(dest, failed.get(dest) or (1L shl index))
+        routes.remove(dest)
+        rail.pinned--
+        rail.transport.counters.failovers++
+        val next = route(dest) ?: return null
+        return if (next === rail) null else next
+    }
+
+    private fun peerGone(rc: Int): Boolean =
+        rc == -Errno.EHOSTDOWN || rc == -Errno.ECONNREFUSED || rc == -Errno.ECONNRESET
+
+    /**
+     * The rail that reaches [dest] (shm for a peer on this host that has shm, else the network rail the policy pins it
+     * to), or null if none does ([unrouted] says why).
+     */
+    private fun route(dest: Long): LinkRail? {
         if (!av.bound) return null
         if (av.generation != routesGeneration) {
             routes.clear()
+            failed.clear()
+            for (r in networks) r.pinned = 0
             routesGeneration = av.generation
         }
         routes.get(dest)?.let {
             return it
         }
         val peer = av.peer(dest) as? LinkAddress ?: return null
-        val rail =
-            when {
-                shm != null && peer.hostId == hostId && peer.part(LinkProvider.SHM) != null -> shm
-                network != null && peer.part(network.first) != null -> network.second
-                else -> return null
+        val shmRail = shmRail
+        if (shmRail != null && peer.hostId == hostId && peer.part(LinkProvider.SHM) != null) {
+            routes.put(dest, shmRail)
+            return shmRail
+        }
+        val skip = failed.get(dest)
+        var best: LinkRail? = null
+        var bestLoad = Double.MAX_VALUE
+        for (i in networks.indices) {
+            val r = networks[i]
+            if (skip and (1L shl i) != 0L || r.av.query(dest) == null) continue
+            val load = (r.pinned + 1) / r.weight
+            if (load < bestLoad) {
+                best = r
+                bestLoad = load
             }
-        routes.put(dest, rail)
-        return rail
+        }
+        if (best == null) return null
+        best.pinned++
+        routes.put(dest, best)
+        return best
     }
 
     /**
-     * Why [route] found no rail for [dest]: `-EINVAL` (no AV, not a link address) or `-EHOSTUNREACH` (none reaches it).
+     * Why [route] found no rail for [dest]: `-EINVAL` (no AV, not a link address) or `-EHOSTUNREACH` (none reaches it,
+     * or every one that did has failed it).
      */
     private fun unrouted(dest: Long): Int =
         if (av.bound && av.peer(dest) is LinkAddress) -Errno.EHOSTUNREACH else -Errno.EINVAL
+
+    /**
+     * Whether a network rail other than [rail] still reaches [addr]'s peer: it has a part for it, has not failed it and
+     * has not declared it gone. Never for a peer shm lost: the link reaches same-host peers over shm alone, and a peer
+     * whose shm is gone is a process that is gone.
+     */
+    fun reachedElsewhere(addr: Long, rail: String): Boolean {
+        if (rail == shmRail?.name) return false
+        val skip = failed.get(addr)
+        for (i in networks.indices) {
+            val r = networks[i]
+            if (r.name == rail || skip and (1L shl i) != 0L) continue
+            if (r.av.query(addr) != null && !r.transport.peerGone(addr)) return true
+        }
+        return false
+    }
+
+    /** The transport of the rail named [name] (for tests and diagnostics), or null. */
+    internal fun rail(name: String): Transport? = rails.firstOrNull { it.name == name }?.transport
+
+    /** The rail [dest] is routed to now, by name (for tests and diagnostics), or null. */
+    internal fun routeName(dest: Long): String? = route(dest)?.name
 
     // The link never queues an entry of its own: each rail queues its unexpected messages
     // with itself as the entry's peer, and the receive context calls that rail back.
@@ -177,7 +300,7 @@ internal class LinkTransport(
         throw IllegalStateException("link: entry $entry was queued by a rail, not by the link")
 
     override fun abort(err: Int, why: String) {
-        for ((_, t) in rails) t.abort(err, why)
+        for (r in rails) r.transport.abort(err, why)
     }
 
     override fun close() {
@@ -187,8 +310,8 @@ internal class LinkTransport(
                     EndpointStats(railStats(), host.srx.stats()).render()
             )
         var first: Exception? = null
-        for ((_, t) in rails) try {
-            t.close()
+        for (r in rails) try {
+            r.transport.close()
         } catch (e: Exception) {
             if (first == null) first = e
         }
@@ -196,5 +319,5 @@ internal class LinkTransport(
     }
 
     override fun toString(): String =
-        "link '${info.domainName}'\n" + rails.joinToString("\n") { (name, t) -> "  $name: $t" }
+        "link '${info.domainName}'\n" + rails.joinToString("\n") { "  ${it.name}: ${it.transport}" }
 }

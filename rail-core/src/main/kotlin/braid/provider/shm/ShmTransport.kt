@@ -147,7 +147,7 @@ internal class ShmTransport(
 
     // ## Send side ##
 
-    internal val engine = MessageEngine(ep, "shm", info.txAttr.size)
+    internal val engine = MessageEngine(ep, av.rail, info.txAttr.size)
     override val counters: RailCounters
         get() = engine.counters
 

@@ -71,7 +71,7 @@ internal class TcpTransport(
     val window: Long =
         maxOf(MIN_WINDOW.toLong(), minOf(settings.window.toLong(), info.rxAttr.unexpectedLimit.toLong() * HEAD_COST))
 
-    private val engine = MessageEngine(ep, "tcp", info.txAttr.size)
+    private val engine = MessageEngine(ep, av.rail, info.txAttr.size)
     private val busy = TcpBusy()
     private val credit = TcpCredit(ep.bounds, engine.bounds, window, eagerSize, busy)
     private val rma = TcpRma(ep, bufferSize, info.txAttr.size, busy)
@@ -128,6 +128,8 @@ internal class TcpTransport(
 
     override val counters: RailCounters
         get() = engine.counters
+
+    override fun peerGone(addr: Long): Boolean = peers.peerFor(addr)?.dead == true
 
     override fun send(buffer: DirectBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int {
         val p = peers.peerFor(dest) ?: return -Errno.EINVAL
