@@ -33,12 +33,12 @@ public object Braid {
         val refused = ArrayList<String>()
         val snapshot = synchronized(providers) { providers.toList() }
         for (provider in snapshot) {
-            if (hints.provider != null && hints.provider != provider.name) continue
+            if (hints.provider != null && !provider.answersTo(hints.provider)) continue
             val offers =
                 try {
                     provider.infos(hints)
                 } catch (e: FabricException) {
-                    if (hints.provider == provider.name) throw e
+                    if (hints.provider != null) throw e
                     refused += "${provider.name}: ${e.message}"
                     continue
                 }
@@ -104,7 +104,7 @@ public object Braid {
     /** The provider named [name], or a FabricException naming the known ones. */
     @JvmSynthetic
     internal fun provider(name: String): Provider =
-        synchronized(providers) { providers.firstOrNull { it.name == name } }
+        synchronized(providers) { providers.toList() }.firstOrNull { it.answersTo(name) }
             ?: throw FabricException.invalid("no provider '$name' (known: ${providerNames()})")
 
     /** The host identity in [address], asked of every provider; null when none recognises it. */
