@@ -21,6 +21,8 @@ import org.agrona.concurrent.UnsafeBuffer
  * +-------------------------------+-------------------------------+
  * |   provider name length (P)    |   native address length (N)   |
  * +-------------------------------+-------------------------------+
+ * |          native address format (fi_info addr_format)         |
+ * +---------------------------------------------------------------+
  * |         provider name (P bytes, ASCII: "tcp;ofi_rxm")        ...
  * +---------------------------------------------------------------+
  * |         native address (N bytes, as fi_getname gave it)      ...
@@ -34,9 +36,10 @@ internal object OfiAddressDescriptor {
     const val HOST_ID_OFFSET = 4
     const val PROV_LENGTH_OFFSET = 12
     const val ADDR_LENGTH_OFFSET = 14
-    const val PROV_OFFSET = 16
+    const val FORMAT_OFFSET = 16
+    const val PROV_OFFSET = 20
 
-    fun encode(hostId: Long, provName: String, native: ByteArray): ByteArray {
+    fun encode(hostId: Long, provName: String, format: Int, native: ByteArray): ByteArray {
         val prov = provName.toByteArray(Charsets.US_ASCII)
         val raw = ByteArray(PROV_OFFSET + prov.size + native.size)
         val b = UnsafeBuffer(raw)
@@ -44,6 +47,7 @@ internal object OfiAddressDescriptor {
         b.putLong(HOST_ID_OFFSET, hostId, ByteOrder.LITTLE_ENDIAN)
         b.putShort(PROV_LENGTH_OFFSET, prov.size.toShort(), ByteOrder.LITTLE_ENDIAN)
         b.putShort(ADDR_LENGTH_OFFSET, native.size.toShort(), ByteOrder.LITTLE_ENDIAN)
+        b.putInt(FORMAT_OFFSET, format, ByteOrder.LITTLE_ENDIAN)
         b.putBytes(PROV_OFFSET, prov)
         b.putBytes(PROV_OFFSET + prov.size, native)
         return raw
@@ -60,7 +64,13 @@ internal object OfiAddressDescriptor {
             )
         val prov = String(raw, PROV_OFFSET, provLength, Charsets.US_ASCII)
         val native = raw.copyOfRange(PROV_OFFSET + provLength, raw.size)
-        return OfiAddress(raw, b.getLong(HOST_ID_OFFSET, ByteOrder.LITTLE_ENDIAN), prov, native)
+        return OfiAddress(
+            raw,
+            b.getLong(HOST_ID_OFFSET, ByteOrder.LITTLE_ENDIAN),
+            prov,
+            b.getInt(FORMAT_OFFSET, ByteOrder.LITTLE_ENDIAN),
+            native,
+        )
     }
 
     /** The peer address a native rail of [provName] reaches [raw] by, or a FabricException naming both providers. */
@@ -80,6 +90,8 @@ internal class OfiAddress(
     override val raw: ByteArray,
     val hostId: Long,
     val provName: String,
+    /** The native address format (`FI_SOCKADDR_IN` is 2), as fi_info's `addr_format` gives it. */
+    val format: Int,
     /** The native address bytes, for `fi_av_insert`. */
     val native: ByteArray,
 ) : PeerAddress {

@@ -117,7 +117,8 @@ internal class OfiTransport(
         val native = domain.native
         try {
             openNative(native)
-            address = OfiAddressDescriptor.encode(HostIdentity.id, prov, getname())
+            val format = OfiOps.getInt(native.info + OfiInfoDescriptor.ADDR_FORMAT)
+            address = OfiAddressDescriptor.encode(HostIdentity.id, prov, format, getname())
         } catch (t: Throwable) {
             closeNative()
             throw t
