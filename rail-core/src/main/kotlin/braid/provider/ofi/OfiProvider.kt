@@ -97,8 +97,10 @@ internal object OfiProvider : Provider {
         val recvSize = settings[OfiParams.RECV_SIZE]
         val seen = HashSet<String>()
         val out = ArrayList<Info>()
-        for (e in OfiGetInfo.query(prov, domain ?: hints.domainName)) {
-            if (e.epType != OfiInfoDescriptor.FI_EP_RDM) continue
+        val wanted = domain ?: hints.domainName
+        for (e in OfiGetInfo.query(prov, wanted)) {
+            // rxm passes the domain hint to its core provider but 1.17 still lists every domain: filter here too.
+            if (e.epType != OfiInfoDescriptor.FI_EP_RDM || (wanted != null && e.domainName != wanted)) continue
             if (!seen.add(e.provName + "\u0000" + e.domainName)) continue
             out += info(e, recvSize, hints)
         }
