@@ -22,6 +22,14 @@ public object Braid {
     @JvmStatic public fun providerNames(): List<String> = synchronized(providers) { providers.map { it.name } }
 
     /**
+     * Whether a provider of this build answers to [name]: its own name, or for the native rail `ofi:PROV[:DOMAIN]` and
+     * a native provider's own name (`verbs`) where Braid has no provider of that name and libfabric has one here.
+     */
+    @JvmStatic
+    public fun hasProvider(name: String): Boolean =
+        synchronized(providers) { providers.toList() }.any { it.answersTo(name) }
+
+    /**
      * Every provider entry that satisfies [hints], most desirable first. Providers that need a mode bit the caller did
      * not set, or lack a requested capability, are left out; when nothing is left, throws [FabricException] with
      * [Errno.ENODATA] naming why each one was refused.

@@ -24,8 +24,14 @@ internal object OfiLibrary {
     /** The package that provides the library on Debian and Ubuntu. */
     const val PACKAGE = "libfabric1"
 
-    /** The names tried, in order: the development link first, then the runtime soname Debian ships alone. */
-    private val NAMES = listOf("fabric", "libfabric.so.1")
+    /**
+     * The names tried, in order: [OfiParams.LIBRARY] if set, else the development link first, then the runtime soname
+     * Debian ships alone.
+     */
+    private fun names(): List<String> =
+        braid.core.Settings.DEFAULT[OfiParams.LIBRARY].trim().let {
+            if (it.isEmpty()) listOf("fabric", "libfabric.so.1") else listOf(it)
+        }
 
     private val loaded: Result<Int> by lazy { open() }
 
@@ -57,7 +63,7 @@ internal object OfiLibrary {
             )
         }
         val problems = ArrayList<String>()
-        for (name in NAMES) {
+        for (name in names()) {
             val lib =
                 try {
                     NativeLibrary.getInstance(name)

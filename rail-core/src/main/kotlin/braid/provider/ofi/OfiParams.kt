@@ -57,5 +57,19 @@ public object OfiParams {
             Param.atLeast(1, "one operation"),
         )
 
-    @JvmField public val ALL: List<Param<*>> = listOf(PROVIDER, RECV_SIZE, RECV_COUNT, TX_SLOTS)
+    /**
+     * The libfabric shared library to load, a name or a path; empty for the system's (`libfabric.so.1`). Read once,
+     * from the process's settings, when a native rail is first asked for.
+     */
+    @JvmField
+    public val LIBRARY: Param<String> =
+        Param.string(
+            "ofi",
+            "library",
+            "BRAID_OFI_LIBRARY",
+            "",
+            "the libfabric shared library to load (a name or a path); empty for the system's libfabric.so.1",
+        )
+
+    @JvmField public val ALL: List<Param<*>> = listOf(PROVIDER, RECV_SIZE, RECV_COUNT, TX_SLOTS, LIBRARY)
 }

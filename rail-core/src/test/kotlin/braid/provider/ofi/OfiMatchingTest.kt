@@ -52,3 +52,16 @@ fun warmed(f: TestFabric): TestFabric {
     }
     return f
 }
+
+/**
+ * The native rail as a link's network rail: node 0 joins shm and native tcp (`shm+ofi:tcp:lo`), node 1 native tcp
+ * alone, so their messages cross the native rail under the link's shared receive context, and the matching contract
+ * holds there too.
+ */
+class OfiLinkMatchingTest :
+    FunSpec({
+        matchingContract(deliveryComplete = false) { count, eager ->
+            val links = List(count) { if (it == 0) "shm+ofi:tcp:lo" else "ofi:tcp:lo" }
+            warmed(TestFabric(count, Rail.link(links), eagerSize = eager))
+        }
+    })

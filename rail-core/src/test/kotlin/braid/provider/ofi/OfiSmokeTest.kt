@@ -38,4 +38,18 @@ class OfiSmokeTest :
                 }
             }
         }
+
+        test("in a link shm+ofi:tcp:lo, a peer without shm is reached over the native rail, and its stats say so") {
+            TestFabric(rail = Rail.link("shm+ofi:tcp:lo", "ofi:tcp:lo")).use { f ->
+                val (a, b) = f.nodes
+                val rx = UnsafeBuffer(ByteArray(16))
+                b.ep.tryRecv(rx, 0, 16, FiAddr.UNSPEC, "r") shouldBe 0
+                a.ep.trySend(buf("native"), 0, 6, f.addrs[0][1], "s") shouldBe 0
+                (b.await(1, others = listOf(a)).single() as Completion).source shouldBe f.addrs[1][0]
+                rx.text(6) shouldBe "native"
+                a.await(1)
+                val rails = a.ep.stats().rails.filter { it.messagesSent > 0 }.map { it.rail }
+                rails shouldBe listOf("ofi:tcp;ofi_rxm")
+            }
+        }
     })
