@@ -80,7 +80,7 @@ internal object HostSurvey {
 
     private fun rail(link: LinkSpec, rail: RailSpec, caps: Long): RailSurvey {
         val known = Braid.providerNames().filter { it != LINK }
-        if (rail.provider !in known) {
+        if (rail.provider == LINK || !Braid.hasProvider(rail.provider)) {
             return RailSurvey(
                 link,
                 rail,

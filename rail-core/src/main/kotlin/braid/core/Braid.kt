@@ -22,6 +22,14 @@ public object Braid {
     @JvmStatic public fun providerNames(): List<String> = synchronized(providers) { providers.map { it.name } }
 
     /**
+     * Whether a provider of this build answers to [name]: its own name, or for the native rail `ofi:PROV[:DOMAIN]` and
+     * a native provider's own name (`verbs`) where Braid has no provider of that name and libfabric has one here.
+     */
+    @JvmStatic
+    public fun hasProvider(name: String): Boolean =
+        synchronized(providers) { providers.toList() }.any { it.answersTo(name) }
+
+    /**
      * Every provider entry that satisfies [hints], most desirable first. Providers that need a mode bit the caller did
      * not set, or lack a requested capability, are left out; when nothing is left, throws [FabricException] with
      * [Errno.ENODATA] naming why each one was refused.
@@ -33,12 +41,12 @@ public object Braid {
         val refused = ArrayList<String>()
         val snapshot = synchronized(providers) { providers.toList() }
         for (provider in snapshot) {
-            if (hints.provider != null && hints.provider != provider.name) continue
+            if (hints.provider != null && !provider.answersTo(hints.provider)) continue
             val offers =
                 try {
                     provider.infos(hints)
                 } catch (e: FabricException) {
-                    if (hints.provider == provider.name) throw e
+                    if (hints.provider != null) throw e
                     refused += "${provider.name}: ${e.message}"
                     continue
                 }
@@ -104,7 +112,7 @@ public object Braid {
     /** The provider named [name], or a FabricException naming the known ones. */
     @JvmSynthetic
     internal fun provider(name: String): Provider =
-        synchronized(providers) { providers.firstOrNull { it.name == name } }
+        synchronized(providers) { providers.toList() }.firstOrNull { it.answersTo(name) }
             ?: throw FabricException.invalid("no provider '$name' (known: ${providerNames()})")
 
     /** The host identity in [address], asked of every provider; null when none recognises it. */

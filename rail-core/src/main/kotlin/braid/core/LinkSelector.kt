@@ -59,7 +59,10 @@ public data class LinkSelector(
                         val rail = r.trim()
                         if (rail.isEmpty())
                             bad(link, "an empty rail between '+'", "join rails with single '+', e.g. \"shm+tcp\"")
-                        val provider = rail.substringBefore(':').trim()
+                        // The native rail names its native provider first: `ofi:tcp` is provider `ofi:tcp`.
+                        val native = rail.startsWith("ofi:") && rail.length > 4
+                        val named = if (native) rail.substring(4) else rail
+                        val provider = (if (native) "ofi:" else "") + named.substringBefore(':').trim()
                         if (provider.isEmpty())
                             bad(
                                 link,
@@ -67,7 +70,7 @@ public data class LinkSelector(
                                 "write provider:domain, e.g. \"tcp:lo\"",
                             )
                         val domains =
-                            if (':' in rail) rail.substringAfter(':').split(',').map { it.trim() } else emptyList()
+                            if (':' in named) named.substringAfter(':').split(',').map { it.trim() } else emptyList()
                         if (domains.any { ':' in it }) {
                             bad(
                                 link,

@@ -16,7 +16,8 @@ import org.agrona.concurrent.UnsafeBuffer
  * +-------------------------------+---------------+---------------+
  * ```
  *
- * Little-endian. Kinds: 1 shm, 2 tcp, 3 link; each `*AddressDescriptor` draws what follows.
+ * Little-endian. Kinds: 1 shm, 2 tcp, 3 link, 4 ofi (a native libfabric rail); each `*AddressDescriptor` draws what
+ * follows.
  */
 internal object AddressHeader {
     const val MAGIC: Int = 0x4252
@@ -28,6 +29,7 @@ internal object AddressHeader {
     const val KIND_SHM: Int = 1
     const val KIND_TCP: Int = 2
     const val KIND_LINK: Int = 3
+    const val KIND_OFI: Int = 4
 
     /** The address kind of rail [provider], or -1. */
     fun kindOf(provider: String): Int =
@@ -35,7 +37,7 @@ internal object AddressHeader {
             "shm" -> KIND_SHM
             "tcp" -> KIND_TCP
             "link" -> KIND_LINK
-            else -> -1
+            else -> if (provider == "ofi" || provider.startsWith("ofi:")) KIND_OFI else -1
         }
 
     /** The rail whose addresses have [kind], or null. */
@@ -44,6 +46,7 @@ internal object AddressHeader {
             KIND_SHM -> "shm"
             KIND_TCP -> "tcp"
             KIND_LINK -> "link"
+            KIND_OFI -> "ofi"
             else -> null
         }
 

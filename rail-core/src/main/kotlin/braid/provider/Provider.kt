@@ -23,6 +23,12 @@ import org.agrona.MutableDirectBuffer
 internal interface Provider {
     val name: String
 
+    /**
+     * Whether this provider serves the provider name [name] in hints, configuration and links: its own [name], and for
+     * the native rail the names it stands for (`ofi:tcp`, `verbs`).
+     */
+    fun answersTo(name: String): Boolean = name == this.name
+
     /** What this provider offers on this machine, most desirable first. */
     fun infos(): List<Info>
 

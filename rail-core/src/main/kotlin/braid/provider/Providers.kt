@@ -1,6 +1,7 @@
 package braid.provider
 
 import braid.provider.link.LinkProvider
+import braid.provider.ofi.OfiProvider
 import braid.provider.shm.ShmProvider
 import braid.provider.tcp.TcpProvider
 
@@ -11,5 +12,5 @@ import braid.provider.tcp.TcpProvider
  * the same registry, so no provider imports another's package.
  */
 internal object Providers {
-    fun builtIn(): List<Provider> = listOf(ShmProvider, TcpProvider, LinkProvider)
+    fun builtIn(): List<Provider> = listOf(ShmProvider, TcpProvider, LinkProvider, OfiProvider)
 }

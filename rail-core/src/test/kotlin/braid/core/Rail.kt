@@ -13,11 +13,15 @@ sealed class Rail(val provider: String) {
 
     class Link internal constructor(val perNode: List<String>?) : Rail("link")
 
+    /** The native libfabric rail [name] (`ofi:tcp`, `ofi:shm`) on native domain [domain] (null: its first). */
+    class Ofi internal constructor(val name: String, val domain: String?) : Rail("ofi")
+
     /** This rail's offer for node [node] before a [TestFabric] tunes it, with [settings]. */
     fun info(node: Int = 0, settings: Settings = TestFabric.SETTINGS): Info =
         when (this) {
             is Shm -> Braid.getInfo(Hints(provider = "shm", settings = settings)).first()
             is Tcp -> Braid.getInfo(Hints(provider = "tcp", domainName = iface, settings = settings)).first()
+            is Ofi -> Braid.getInfo(Hints(provider = name, domainName = domain, settings = settings)).first()
             is Link ->
                 Braid.getInfo(
                         Hints(
@@ -33,6 +37,7 @@ sealed class Rail(val provider: String) {
             is Shm -> "shm"
             is Tcp -> "tcp:$iface"
             is Link -> "link${perNode ?: ""}"
+            is Ofi -> name + (domain?.let { ":$it" } ?: "")
         }
 
     companion object {
@@ -44,6 +49,9 @@ sealed class Rail(val provider: String) {
 
         /** tcp on [iface] (a namespace's interface in the cross-host specs). */
         @JvmStatic fun tcp(iface: String): Rail = Tcp(iface)
+
+        /** The native libfabric rail [name] on native domain [domain] (`ofi("ofi:tcp", "lo")`). */
+        @JvmStatic @JvmOverloads fun ofi(name: String, domain: String? = null): Rail = Ofi(name, domain)
 
         /** A link per node, node i's link string [perNode] i: the fabric has one node per string. */
         @JvmStatic fun link(vararg perNode: String): Rail = Link(perNode.toList())

@@ -50,6 +50,8 @@ class CapsTruthTest :
                 "shm" to Hints(provider = "shm"),
                 "tcp" to Hints(provider = "tcp", domainName = "lo"),
                 "link" to Hints(provider = "link").with(braid.provider.link.LinkParams.LINKS, "shm+tcp:lo"),
+                "ofi:tcp" to Hints(provider = "ofi:tcp:lo"),
+                "ofi:shm" to Hints(provider = "ofi:shm"),
             )
         val exercisedElsewhere = Caps.LOCAL_COMM or Caps.REMOTE_COMM
 

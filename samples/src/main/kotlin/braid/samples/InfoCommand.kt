@@ -7,6 +7,7 @@ import braid.core.Hints
 import braid.core.Info
 import braid.core.Param
 import braid.core.Settings
+import braid.provider.ofi.OfiInfos
 import java.io.PrintStream
 
 /**
@@ -109,7 +110,13 @@ internal object InfoCommand {
                 "getInfo: no entry on fabric '$fabric' (fabrics: ${Braid.getInfo(hints).map { it.fabricName }.distinct().joinToString()})"
             )
         for (info in infos) {
-            if (parsed.has(VERBOSE)) {
+            if (parsed.has(VERBOSE) && OfiInfos.isNative(info)) {
+                // fi_info -v's own text for the native entry, then Braid's view of it.
+                out.println("---")
+                out.print(OfiInfos.verbose(info) ?: "")
+                out.println(info.describe())
+                out.print(parameters(info))
+            } else if (parsed.has(VERBOSE)) {
                 out.println("---")
                 out.println(info.describe())
                 out.print(parameters(info))
@@ -219,7 +226,7 @@ internal object InfoCommand {
 
     /** fi_info's default form of one entry. */
     fun shortForm(info: Info): String = buildString {
-        append("provider: ").append(info.provider).append('\n')
+        append("provider: ").append(if (OfiInfos.isNative(info)) OfiInfos.name(info) else info.provider).append('\n')
         append("    fabric: ").append(info.fabricName).append('\n')
         append("    domain: ").append(info.domainName).append('\n')
         append("    version: ").append(Braid.VERSION).append('\n')

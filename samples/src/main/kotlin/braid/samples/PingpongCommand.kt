@@ -14,6 +14,9 @@ import java.io.PrintStream
  *    client sends then awaits the reply; the server awaits then replies), then an exchange of received counts, which
  *    also syncs the end.
  * 3. Both print fi_pingpong's table ([PerfFormat]), one row per size, as each size ends.
+ *
+ * With a native provider (`-p ofi:tcp`) the session is [OfiPingpong], which speaks fi_pingpong's own protocol so that
+ * the other end may be `fi_pingpong` itself.
  */
 internal object PingpongCommand {
     /** Runs `braid pingpong [args]`; returns the exit status (failures are thrown). */
@@ -38,6 +41,10 @@ internal object PingpongCommand {
         connectAbort: () -> String? = { null },
         onListening: () -> Unit = {},
     ) {
+        if (options.config == null && OfiPingpong.isNative(options.provider)) {
+            OfiPingpong.execute(options, out, connectAbort, onListening)
+            return
+        }
         val client = options.isClient
         val maxSize = options.sizes.maxOrNull() ?: 0
         val open =

@@ -74,7 +74,7 @@ class BraidCommandTest :
             r.out shouldContain "link 'fast' (shm+cxi:cxi0), policy LOCALITY: can open (chosen)\n"
             r.out shouldContain "    rail shm (shm): can open, domain shm, inject "
             r.out shouldContain
-                "    rail cxi0 (cxi:cxi0), optional: cannot open: no provider 'cxi' in this build (present: shm, tcp)\n"
+                "    rail cxi0 (cxi:cxi0), optional: cannot open: no provider 'cxi' in this build (present: shm, tcp, ofi)\n"
             r.out shouldContain "opens as: provider link, domain shm,"
             val fallback = braid("info", "--config", "config/fallback.conf", "-v")
             fallback.status shouldBe 0

@@ -94,7 +94,7 @@ class InfoCommandTest :
             }
             braid("info", "-e", "-p", "nic").let {
                 it.status shouldBe 2
-                it.err shouldContain "no provider 'nic' (known: shm, tcp, link)"
+                it.err shouldContain "no provider 'nic' (known: shm, tcp, link, ofi)"
             }
             val v = braid("info", "-v", "-p", "shm").out.substringAfterLast("---\n")
             v shouldContain "modules:\n    parameters:\n"

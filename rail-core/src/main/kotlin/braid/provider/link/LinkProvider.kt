@@ -81,7 +81,16 @@ internal object LinkProvider : Provider {
             }
             val choices =
                 rails.map { sel ->
-                    val all = Braid.provider(sel.provider).infos(Hints(settings = hints.settings))
+                    val all =
+                        Braid.provider(sel.provider).let { p ->
+                            // The native rail reads which native provider from the name (`ofi:tcp`, `verbs`).
+                            p.infos(
+                                Hints(
+                                    provider = if (p.name == sel.provider) null else sel.provider,
+                                    settings = hints.settings,
+                                )
+                            )
+                        }
                     val picked =
                         if (sel.domains.isEmpty()) all
                         else sel.domains.mapNotNull { d -> all.firstOrNull { it.domainName == d } }

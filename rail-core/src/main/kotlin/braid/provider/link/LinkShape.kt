@@ -1,5 +1,7 @@
 package braid.provider.link
 
+import braid.core.Braid
+
 /**
  * The rules of a link's shape, declared once (fi_lnx(7)'s rules for which rails a link joins, and Braid's for several
  * network rails): a link has at least one rail; shm appears at most once and has one domain, `shm`; a link is not a
@@ -22,6 +24,17 @@ public object LinkShape {
 
     /** The providers a link may join as its network rail. */
     @JvmField public val NETWORK_RAILS: Set<String> = setOf("tcp")
+
+    /**
+     * Whether [provider] may be a link's network rail: one of [NETWORK_RAILS], or the native rail (`ofi`, `ofi:tcp`, or
+     * a native provider's own name such as `verbs` where Braid has no provider of that name).
+     */
+    @JvmStatic
+    public fun isNetworkRail(provider: String): Boolean =
+        provider in NETWORK_RAILS ||
+            provider == "ofi" ||
+            provider.startsWith("ofi:") ||
+            (provider != SHM && provider != LINK && Braid.hasProvider(provider))
 
     /** shm for peers on this host, the one network rail for every other (LNX's shape: one network rail only). */
     public const val LOCALITY: String = "LOCALITY"
@@ -100,7 +113,7 @@ public object LinkShape {
                             "provider '$LINK' cannot be a rail of a link",
                             "name the link's rails, e.g. \"shm\" and \"tcp\"",
                         )
-                r.provider != SHM && r.provider !in NETWORK_RAILS ->
+                r.provider != SHM && !isNetworkRail(r.provider) ->
                     out +=
                         LinkShapeProblem(
                             LinkShapeProblem.Kind.UNKNOWN_PROVIDER,

@@ -1,0 +1,75 @@
+package braid.provider.ofi
+
+import braid.core.Param
+
+/**
+ * The native rail's parameters, declared once. libfabric's own variables (`FI_TCP_IFACE`, `FI_LOG_LEVEL`, …) stay
+ * libfabric's: choose a domain with `ofi:PROV:DOMAIN` (`ofi:tcp:lo`) instead of its interface variables.
+ */
+public object OfiParams {
+    /**
+     * Which native provider a native rail opens, as `fi_info -p` names it (`tcp`, `tcp;ofi_rxm`, `shm`, `verbs`),
+     * optionally with `:DOMAIN`; empty for every one. `ofi:PROV[:DOMAIN]` in hints and links sets it, and each Info the
+     * rail offers carries the full name of its own native provider here.
+     */
+    @JvmField
+    public val PROVIDER: Param<String> =
+        Param.string(
+            "ofi",
+            "provider",
+            "BRAID_OFI_PROVIDER",
+            "",
+            "the native provider (and :domain) a native rail opens, as fi_info -p names it; empty for every one",
+        )
+
+    @JvmField
+    public val RECV_SIZE: Param<Int> =
+        Param.size(
+            "ofi",
+            "recv_size",
+            "BRAID_OFI_RECV_SIZE",
+            64 shl 10,
+            "bytes of each native receive buffer: the largest message the native rail carries",
+            Param.atLeast(64, "the smallest native receive buffer"),
+        )
+
+    @JvmField
+    public val RECV_COUNT: Param<Int> =
+        Param.int(
+            "ofi",
+            "recv_count",
+            "BRAID_OFI_RECV_COUNT",
+            16,
+            "buffers",
+            "native receives kept posted per queue (untagged and tagged)",
+            Param.atLeast(1, "one posted receive"),
+        )
+
+    @JvmField
+    public val TX_SLOTS: Param<Int> =
+        Param.int(
+            "ofi",
+            "tx_slots",
+            "BRAID_OFI_TX_SLOTS",
+            256,
+            "operations",
+            "native sends and RMA in flight per endpoint; past it a send answers -EAGAIN",
+            Param.atLeast(1, "one operation"),
+        )
+
+    /**
+     * The libfabric shared library to load, a name or a path; empty for the system's (`libfabric.so.1`). Read once,
+     * from the process's settings, when a native rail is first asked for.
+     */
+    @JvmField
+    public val LIBRARY: Param<String> =
+        Param.string(
+            "ofi",
+            "library",
+            "BRAID_OFI_LIBRARY",
+            "",
+            "the libfabric shared library to load (a name or a path); empty for the system's libfabric.so.1",
+        )
+
+    @JvmField public val ALL: List<Param<*>> = listOf(PROVIDER, RECV_SIZE, RECV_COUNT, TX_SLOTS, LIBRARY)
+}

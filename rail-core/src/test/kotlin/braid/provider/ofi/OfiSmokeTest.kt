@@ -1,0 +1,55 @@
+package braid.provider.ofi
+
+import braid.core.Braid
+import braid.core.Completion
+import braid.core.FiAddr
+import braid.core.Hints
+import braid.core.Rail
+import braid.core.TestFabric
+import braid.core.buf
+import braid.core.text
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.collections.shouldContainAll
+import io.kotest.matchers.shouldBe
+import org.agrona.concurrent.UnsafeBuffer
+
+class OfiSmokeTest :
+    FunSpec({
+        test("getInfo for ofi lists the native providers present with their native names") {
+            val all = Braid.getInfo(Hints(provider = "ofi"))
+            all.map { it.provider }.distinct() shouldBe listOf("ofi")
+            val names = all.map { it.settings[OfiParams.PROVIDER] }.distinct()
+            names shouldContainAll listOf("tcp;ofi_rxm", "shm", "udp;ofi_rxd", "sockets")
+        }
+
+        for ((name, domain) in listOf("ofi:tcp" to "lo", "ofi:shm" to null, "ofi:sockets" to "lo", "ofi:udp" to "lo")) {
+            test("$name: a tagged and an untagged message cross between two endpoints") {
+                TestFabric(rail = Rail.ofi(name, domain)).use { f ->
+                    val (a, b) = f.nodes
+                    val rx = UnsafeBuffer(ByteArray(16))
+                    b.ep.tryTrecv(rx, 0, 16, FiAddr.UNSPEC, 7, 0, "r") shouldBe 0
+                    a.ep.tryTsend(buf("hello"), 0, 5, f.addrs[0][1], 7, "s") shouldBe 0
+                    val got = b.await(1, others = listOf(a)).single() as Completion
+                    got.context shouldBe "r"
+                    got.len shouldBe 5
+                    got.source shouldBe f.addrs[1][0]
+                    rx.text(5) shouldBe "hello"
+                    (a.await(1).single() as Completion).context shouldBe "s"
+                }
+            }
+        }
+
+        test("in a link shm+ofi:tcp:lo, a peer without shm is reached over the native rail, and its stats say so") {
+            TestFabric(rail = Rail.link("shm+ofi:tcp:lo", "ofi:tcp:lo")).use { f ->
+                val (a, b) = f.nodes
+                val rx = UnsafeBuffer(ByteArray(16))
+                b.ep.tryRecv(rx, 0, 16, FiAddr.UNSPEC, "r") shouldBe 0
+                a.ep.trySend(buf("native"), 0, 6, f.addrs[0][1], "s") shouldBe 0
+                (b.await(1, others = listOf(a)).single() as Completion).source shouldBe f.addrs[1][0]
+                rx.text(6) shouldBe "native"
+                a.await(1)
+                val rails = a.ep.stats().rails.filter { it.messagesSent > 0 }.map { it.rail }
+                rails shouldBe listOf("ofi:tcp;ofi_rxm")
+            }
+        }
+    })
