@@ -47,8 +47,8 @@ public object ErrorClass {
     public const val ERR_NOT_SAME: Int = 35
     public const val ERR_PORT: Int = 38
     public const val ERR_SERVICE: Int = 41
-    public const val ERR_UNSUPPORTED_OPERATION: Int = 52
-    // One-sided communication (MPICH's numbers, but for MPI_ERR_DISP: 52 is taken above).
+    public const val ERR_UNSUPPORTED_OPERATION: Int = 44
+    // One-sided communication.
     public const val ERR_WIN: Int = 45
     public const val ERR_BASE: Int = 46
     public const val ERR_LOCKTYPE: Int = 47
@@ -60,7 +60,7 @@ public object ErrorClass {
     public const val ERR_RMA_ATTACH: Int = 56
     public const val ERR_RMA_SHARED: Int = 57
     public const val ERR_RMA_FLAVOR: Int = 58
-    public const val ERR_DISP: Int = 59
+    public const val ERR_DISP: Int = 52
     /** A process this operation needed has failed (MPI 4's ULFM `MPIX_ERR_PROC_FAILED`). */
     public const val ERR_PROC_FAILED: Int = 101
     public const val ERR_LASTCODE: Int = 0x3fffffff
