@@ -74,6 +74,15 @@ private constructor(
     private val recvPool = ArrayDeque<RecvOp>()
     /** Progress calls so far: the event queue is read on every [EQ_EVERY]th. */
     private var polls = 0
+
+    /**
+     * [polls], read without synchronisation by [WindowServant] to tell whether the application is driving progress
+     * itself (then the servant stays out of the domain lock).
+     */
+    @get:JvmSynthetic
+    internal val progressCalls: Int
+        get() = polls
+
     /** Serializes communicator construction in this process (context ids are agreed one at a time). */
     @get:JvmSynthetic internal val constructLock = ReentrantLock()
     private val backlog = ArrayDeque<Request>()
