@@ -77,6 +77,14 @@ private constructor(
     internal var polls: Int = 0
         private set
 
+    /**
+     * [polls], read without synchronisation by [WindowServant] to tell whether the application is driving progress
+     * itself (then the servant stays out of the domain lock).
+     */
+    @get:JvmSynthetic
+    internal val progressCalls: Int
+        get() = polls
+
     /** Serializes communicator construction in this process (context ids are agreed one at a time). */
     @get:JvmSynthetic internal val constructLock = ReentrantLock()
     private val backlog = ArrayDeque<Request>()

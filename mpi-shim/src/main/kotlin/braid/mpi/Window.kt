@@ -129,7 +129,7 @@ private constructor(
         WindowServant.acquire(mpi)
     }
 
-    public fun name(): String = name
+    @JvmSynthetic internal fun name(): String = name
 
     public fun getName(): String = name
 
@@ -1042,6 +1042,16 @@ private constructor(
      * each checked against the target's window (`MPI_ERR_RMA_RANGE`) and at most [maxRun] bytes.
      */
     private fun runs(call: String, target: Int, disp: Long, count: Int, type: Datatype, maxRun: Int): Runs {
+        if (count == 0 || type.size == 0L) return NO_RUNS
+        if (disp >= 0 && type.segDisp.size == 1 && (count == 1 || type.isContiguous)) {
+            // One run (the common case): no lists.
+            val total = count * type.size
+            if (total <= maxRun) {
+                val first = (if (flavor == FLAVOR_DYNAMIC) disp else disp * units[target]) + type.segDisp[0]
+                val (rOff, key) = byteTarget(call, target, first, total, raw = true)
+                return Runs(intArrayOf(0), intArrayOf(total.toInt()), longArrayOf(rOff), longArrayOf(key))
+            }
+        }
         val at = ArrayList<Int>()
         val lens = ArrayList<Int>()
         val remote = ArrayList<Long>()
@@ -1075,6 +1085,8 @@ private constructor(
     }
 
     private class Runs(val at: IntArray, val len: IntArray, val remote: LongArray, val keys: LongArray)
+
+    private val NO_RUNS = Runs(IntArray(0), IntArray(0), LongArray(0), LongArray(0))
 
     /**
      * Target offset and key of [len] bytes at [offset] on [target] ([offset] is in displacement units unless [raw]),

@@ -6,9 +6,10 @@ import org.agrona.concurrent.BackoffIdleStrategy
 /**
  * What carries passive-target epochs while the target computes outside MPI: rail-core runs the target side of RMA and
  * atomics inside its domain's progress, so while a process has a window, this daemon thread drives that progress
- * (`Domain.progress`, which is thread-safe: it takes the domain lock) whenever nobody else finds work. It drives only
- * the rails: completions of this process's own operations stay in its completion queue for the application's next MPI
- * call, so the thread level the application asked for is kept.
+ * (`Domain.progress`, which is thread-safe: it takes the domain lock) whenever the application has not driven it since
+ * the servant's last look (so the two do not contend for the domain lock while the application is in MPI). It drives
+ * only the rails: completions of this process's own operations stay in its completion queue for the application's next
+ * MPI call, so the thread level the application asked for is kept.
  *
  * Cost to the target: one thread per process with windows, parked between [MIN_PARK_NANOS] and [MAX_PARK_NANOS] when
  * idle (so a request that arrives while the target computes waits at most about [MAX_PARK_NANOS] before it is served),
@@ -21,14 +22,22 @@ internal class WindowServant private constructor(private val mpi: Mpi) : Runnabl
 
     override fun run() {
         val idle = BackoffIdleStrategy(0, 0, MIN_PARK_NANOS, MAX_PARK_NANOS)
+        var seen = mpi.progressCalls
         while (running && !mpi.finalized) {
+            val calls = mpi.progressCalls
             val work =
-                try {
-                    mpi.domain.progress()
-                } catch (e: RuntimeException) {
-                    if (mpi.finalized) break
-                    1 // a rail's failure is the domain's to report; keep serving the others
-                }
+                if (calls != seen) {
+                    // The application drove progress since the last look: it serves the peers itself, and a second
+                    // driver would only contend for the domain lock (and park the application's thread on it).
+                    seen = calls
+                    0
+                } else
+                    try {
+                        mpi.domain.progress()
+                    } catch (e: RuntimeException) {
+                        if (mpi.finalized) break
+                        1 // a rail's failure is the domain's to report; keep serving the others
+                    }
             idle.idle(work)
         }
     }

@@ -76,7 +76,7 @@ class HydraCrossHostIT :
     })
 
 /** `mpiexec.mpich` running 4 ranks over [net]'s hosts through [script], with [options] and the hosts' tcp interface. */
-private fun hydraAcross(net: NetnsHosts, script: File, options: List<String>): (List<String>) -> List<String> =
+internal fun hydraAcross(net: NetnsHosts, script: File, options: List<String>): (List<String>) -> List<String> =
     { rank ->
         listOf(
             "mpiexec.mpich",
@@ -96,7 +96,7 @@ private fun hydraAcross(net: NetnsHosts, script: File, options: List<String>): (
  * netns exec` in the namespace host whose address is HOST, with that host's `BRAID_HOST_ID` (so its ranks count as
  * being on another machine).
  */
-private fun sshScript(net: NetnsHosts, file: File): File {
+internal fun sshScript(net: NetnsHosts, file: File): File {
     file.writeText(
         buildString {
             append("#!/bin/sh\n# Hydra's ssh launcher calls: SCRIPT [ssh options] HOST COMMAND...\n")

@@ -17,6 +17,7 @@ import java.nio.ByteOrder
  * each followed by a flush; a window of 64 puts then one flush (bandwidth); and fetchAndOp (one long, SUM) + flush.
  * Rank 1 waits in a barrier meanwhile. Rank 0 prints `put SIZE USEC`, `get SIZE USEC`, `acc SIZE USEC`, `putbw SIZE
  * MBPS` and `fop 8 USEC` lines. Each row has the C's warm-up; the whole run is first done once unrecorded for the JIT.
+ * A third argument N divides every row's iterations by N (a quick look).
  */
 object MpiRmaBench {
     private const val MAX = 1 shl 20
@@ -81,11 +82,17 @@ object MpiRmaBench {
             }
 
             val sizes = generateSequence(8) { it * 2 }.takeWhile { it <= MAX }.toList()
-            // A first pass unrecorded (a tenth of the iterations), for the JIT; then the measured one.
-            for ((report, scale) in listOf(false to 10, true to 1)) {
-                for (kind in listOf("put", "get", "acc")) for (s in sizes) latency(kind, s, report, scale)
-                for (s in sizes) bandwidth(s, report, scale)
-                latency("fop", 8, report, scale)
+            // A first pass unrecorded (a tenth of the iterations), for the JIT; then the measured one. An optional
+            // third
+            // argument divides every row's iterations, for a quick look: `MpiRmaBench DIR RANK 100`.
+            val divide = args.getOrNull(2)?.toInt() ?: 1
+            // A fourth picks the rows: `MpiRmaBench DIR RANK 10 acc,fop`.
+            val kinds = args.getOrNull(3)?.split(',') ?: listOf("put", "get", "acc", "putbw", "fop")
+            for ((report, scale) in listOf(false to 10 * divide, true to divide)) {
+                for (kind in listOf("put", "get", "acc")) if (kind in kinds)
+                    for (s in sizes) latency(kind, s, report, scale)
+                if ("putbw" in kinds) for (s in sizes) bandwidth(s, report, scale)
+                if ("fop" in kinds) latency("fop", 8, report, scale)
             }
             win.free()
         }

@@ -16,8 +16,9 @@ import kotlin.system.exitProcess
 
 /**
  * One rank of a one-sided job. `WindowRankMain SCENARIO` inits from its launcher (`braid run`); `WindowRankMain file
- * DIR RANK SIZE SCENARIO` from a [FileBootstrap] directory. Scenarios: `all` ([WindowChecks], every one), `contention`
- * (the concurrent-update ones), `peer-death`. Prints `OK rank R of N: one-sided SCENARIO` and exits 0 when it passes.
+ * DIR RANK SIZE SCENARIO` from a [FileBootstrap] directory. Scenarios: `all` ([WindowChecks], every one), `cross-host`
+ * (all but the shared window, which is refused), `contention` (the concurrent-update ones), `peer-death`. Prints `OK
+ * rank R of N: one-sided SCENARIO` and exits 0 when it passes.
  */
 object WindowRankMain {
     @JvmStatic
@@ -44,6 +45,17 @@ object WindowRankMain {
                         WindowChecks.dynamic(mpi)
                         WindowChecks.shared(mpi)
                         WindowChecks.badCalls(mpi)
+                    }
+                    "cross-host" -> {
+                        WindowChecks.putGetFence(mpi)
+                        WindowChecks.contention(mpi)
+                        WindowChecks.everyOpEverySyncMode(mpi)
+                        WindowChecks.casLock(mpi)
+                        WindowChecks.passiveBusyTarget(mpi)
+                        WindowChecks.pscw(mpi)
+                        WindowChecks.dynamic(mpi)
+                        WindowChecks.badCalls(mpi)
+                        WindowChecks.sharedRefusedAcrossHosts(mpi)
                     }
                     "contention" -> {
                         WindowChecks.contention(mpi)

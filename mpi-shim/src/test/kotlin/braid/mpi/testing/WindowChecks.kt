@@ -361,6 +361,14 @@ object WindowChecks {
                 it.message shouldContain "freed"
             }
     }
+
+    /** A shared window over ranks on several hosts is refused on every rank with MPI_ERR_RMA_SHARED, nothing hangs. */
+    fun sharedRefusedAcrossHosts(mpi: Mpi) {
+        val e = shouldThrow<MPIException> { Window.allocateShared(16, 4, mpi.world) }
+        e.errorClass shouldBe ErrorClass.ERR_RMA_SHARED
+        e.message shouldContain "another host"
+        mpi.world.barrier()
+    }
 }
 
 /** How a test case opens and closes the epoch in which rank 1 reaches rank 0. */
