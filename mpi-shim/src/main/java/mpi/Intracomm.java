@@ -215,7 +215,7 @@ public class Intracomm extends Comm {
     public final Intercomm accept(String port, int root) throws MPIException {
         braid.mpi.Intracomm b = intra();
         try {
-            return new Intercomm(b.accept(port, root));
+            return new Intercomm(b.accept(port == null ? "" : port, root)); // significant at the root only
         } catch (braid.mpi.MPIException e) {
             throw Err.of(e);
         }
@@ -229,7 +229,7 @@ public class Intracomm extends Comm {
     public final Intercomm connect(String port, int root) throws MPIException {
         braid.mpi.Intracomm b = intra();
         try {
-            return new Intercomm(b.connect(port, root));
+            return new Intercomm(b.connect(port == null ? "" : port, root)); // significant at the root only
         } catch (braid.mpi.MPIException e) {
             throw Err.of(e);
         }

@@ -58,6 +58,8 @@ public final class Checks {
             case "fatal": fatal(); break;
             case "abort": abort(Integer.parseInt(args[1])); break;
             case "file": file(args[1]); break;
+            case "port-server": portServer(args[1]); break;
+            case "port-client": portClient(args[1]); break;
             default: throw new IllegalArgumentException("mode " + mode);
         }
         System.out.println("OK " + mode + " rank " + rank + " of " + size);
@@ -755,6 +757,49 @@ public final class Checks {
         check(inter.isNull(), "disconnected");
         if (rank == 0) Intracomm.closePort(port);
         world.barrier();
+    }
+
+    /** One job opens a port and writes its name to [file]; the other job reads it and connects. */
+    static void portServer(String file) throws Exception {
+        String port = null;
+        if (rank == 0) {
+            port = Intracomm.openPort();
+            java.nio.file.Path tmp = java.nio.file.Paths.get(file + ".tmp");
+            java.nio.file.Files.writeString(tmp, port);
+            java.nio.file.Files.move(tmp, java.nio.file.Paths.get(file), java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        }
+        Intercomm inter = world.accept(port, 0);
+        betweenJobs(inter, 1);
+        if (rank == 0) Intracomm.closePort(port);
+    }
+
+    static void portClient(String file) throws Exception {
+        java.nio.file.Path path = java.nio.file.Paths.get(file);
+        long deadline = System.nanoTime() + 120_000_000_000L;
+        while (!java.nio.file.Files.exists(path)) {
+            check(System.nanoTime() < deadline, "no port name in " + file + " after 120 s");
+            Thread.sleep(20);
+        }
+        String port = java.nio.file.Files.readString(path);
+        Intercomm inter = world.connect(port, 0);
+        betweenJobs(inter, 2);
+    }
+
+    /** Both jobs: each rank sends its job's mark to the same rank of the other job, and a reduction over both. */
+    static void betweenJobs(Intercomm inter, int mark) throws MPIException {
+        int peer = rank % inter.getRemoteSize();
+        int[] got = new int[1];
+        Request r = inter.iRecv(MPI.newIntBuffer(1), 1, MPI.INT, MPI.ANY_SOURCE, 4);
+        if (rank < inter.getRemoteSize()) inter.send(new int[] {mark * 100 + rank}, 1, MPI.INT, peer, 4);
+        if (rank < inter.getRemoteSize()) {
+            Status s = r.waitStatus();
+            check(s.getSource() == rank, "message between jobs from " + s.getSource());
+        } else r.cancel();
+        int[] sum = new int[1];
+        inter.allReduce(new int[] {mark}, sum, 1, MPI.INT, MPI.SUM);
+        eq((3 - mark) * inter.getRemoteSize(), sum[0], "allreduce between jobs sums the other job's marks");
+        inter.disconnect();
+        System.out.println("between jobs: rank " + rank + " of job " + mark + " done");
     }
 
     // ## Errors ##

@@ -86,6 +86,32 @@ class OmpiProgramsIT :
                 }
             }
 
+            if (launcher != Launcher.OPEN_MPI)
+                test("two jobs under ${launcher.title} (2 and 3 ranks) join through a port: messages and an allreduce")
+                    .config(enabledOrReasonIf = enabled) {
+                        val file = File(dir, "port-${launcher.name}")
+                        fun start(mode: String, ranks: Int) =
+                            braid.bootstrap.job(
+                                launcher,
+                                ranks,
+                                listOf(mode, file.path),
+                                File(dir, "$mode-${launcher.name}.log"),
+                                checks,
+                            )
+                        start("port-server", 2).use { server ->
+                            start("port-client", 3).use { client ->
+                                val c = client.awaitExit(Duration.ofSeconds(300))
+                                val s = server.awaitExit(Duration.ofSeconds(300))
+                                withClue(server.output() + client.output()) {
+                                    s shouldBe 0
+                                    c shouldBe 0
+                                    for (r in 0 until 2) server.output() shouldContain "OK port-server rank $r of 2"
+                                    for (r in 0 until 3) client.output() shouldContain "OK port-client rank $r of 3"
+                                }
+                            }
+                        }
+                    }
+
             test("a program that loads the mpi classes and returns without Init exits under ${launcher.title}").config(
                 enabledOrReasonIf = enabled
             ) {
