@@ -19,14 +19,14 @@ class MpijavacIT :
         val dir = Files.createTempDirectory("braid-mpijavac").toFile()
         afterSpec { dir.deleteRecursively() }
 
-        test("bin/mpijavac compiles the README's RingAllreduce, which runs under bin/braid run -n 2") {
-            val source = readmeRingAllreduce(File(dir, "src"))
-            val classes = File(dir, "classes")
+        /**
+         * Compiles [source] with bin/mpijavac and runs its class [main] under `bin/braid run -n 2`; returns the output.
+         */
+        fun compileAndRun(source: File, main: String, classes: File): String {
             val (javac, log) = mpijavac("-d", classes.path, source.path)
             withClue(log) { javac shouldBe 0 }
-            File(classes, "RingAllreduce.class").isFile shouldBe true
-
-            ChildProcess.command(
+            File(classes, "$main.class").isFile shouldBe true
+            return ChildProcess.command(
                     File(SOURCE_ROOT, "bin/braid").path,
                     "run",
                     "-n",
@@ -35,20 +35,33 @@ class MpijavacIT :
                     "-Xmx128m",
                     "-cp",
                     "${BRAID_JAR.path}${File.pathSeparator}${classes.path}",
-                    "RingAllreduce",
+                    main,
                 )
-                .name("braid run -n 2 RingAllreduce")
+                .name("braid run -n 2 $main")
                 .withoutEnv { it.startsWith("BRAID_") || it.startsWith("PMI") }
                 .start()
                 .use { job ->
                     val code = job.awaitExit(Duration.ofSeconds(180))
                     val out = job.output()
-                    withClue(out) {
-                        code shouldBe 0
-                        out shouldContain "rank 0 of 2: got 1 from 1, sum 3.0, strided 2 3"
-                        out shouldContain "rank 1 of 2: got 0 from 0, sum 3.0, strided 2 0"
-                    }
+                    withClue(out) { code shouldBe 0 }
+                    out
                 }
+        }
+
+        test("bin/mpijavac compiles the README's RingAllreduce, which runs under bin/braid run -n 2") {
+            val out = compileAndRun(readmeRingAllreduce(File(dir, "src")), "RingAllreduce", File(dir, "classes"))
+            withClue(out) {
+                out shouldContain "rank 0 of 2: got 1 from 1, sum 3.0, strided 2 3"
+                out shouldContain "rank 1 of 2: got 0 from 0, sum 3.0, strided 2 0"
+            }
+        }
+
+        test("bin/mpijavac compiles a program written for Open MPI's Java bindings, unchanged, and it runs") {
+            val out = compileAndRun(readmeOmpiRing(File(dir, "ompi-src")), "Ring", File(dir, "ompi-classes"))
+            withClue(out) {
+                out shouldContain "rank 0 of 2: got 1 and 10, sum 1"
+                out shouldContain "rank 1 of 2: got 0 and 0, sum 1"
+            }
         }
 
         test("bin/mpijavac keeps a class path given with -cp and adds braid.jar after it; --showme runs nothing") {
