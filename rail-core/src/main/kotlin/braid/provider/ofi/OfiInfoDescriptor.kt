@@ -89,6 +89,7 @@ internal object OfiInfoDescriptor {
     const val FI_MR_LOCAL = 1 shl 2
     const val FI_CONTEXT = 1L shl 59
     const val FI_CONTEXT2 = 1L shl 52
+    const val FI_ORDER_SAS = 1L shl 8
 
     /** One native entry, read once into Java values (the native struct is freed with its list). */
     data class Entry(
@@ -158,6 +159,9 @@ internal object OfiInfoDescriptor {
      */
     fun fillHints(hints: Long, caps: Long, provName: String?, domainName: String?) {
         putLong(hints + CAPS, caps)
+        // Braid keeps each sender's order across its rails: only providers that keep send-after-send order serve.
+        putLong(getLong(hints + TX_ATTR) + TX_MSG_ORDER, FI_ORDER_SAS)
+        putLong(getLong(hints + RX_ATTR) + RX_MSG_ORDER, FI_ORDER_SAS)
         putLong(hints + MODE, FI_CONTEXT or FI_CONTEXT2)
         putInt(getLong(hints + EP_ATTR) + EP_TYPE, FI_EP_RDM)
         val dom = getLong(hints + DOMAIN_ATTR)

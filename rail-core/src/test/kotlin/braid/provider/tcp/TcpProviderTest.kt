@@ -22,7 +22,7 @@ import java.net.NetworkInterface
 class TcpProviderTest :
     FunSpec({
         test("getInfo offers one tcp entry per interface that is up, loopback last, after shm in the provider order") {
-            Braid.providerNames() shouldBe listOf("shm", "tcp", "link")
+            Braid.providerNames() shouldBe listOf("shm", "tcp", "link", "ofi")
             // Settings.NONE: the caller's BRAID_TCP_IFACE (or _ADDR) must not choose the interfaces offered.
             val infos = Braid.getInfo(Hints(provider = "tcp", caps = Caps.TAGGED, settings = Settings.NONE))
             val up =
