@@ -44,7 +44,9 @@ internal class LinkRail(
  * that reaches it and the operation is posted there; the rail that failed is not tried for that peer again until the
  * address vector changes. Operations already in flight on the failed rail complete in error (naming the peer and the
  * rail), as they do on a one-rail link; one that was refused is never carried twice, so an atomic is applied at most
- * once. When no rail to the peer is left, the operation is refused with the last rail's error, naming the rails tried.
+ * once. When no rail to the peer is left, the operation is refused (`-EHOSTDOWN`), and [describeRoute] names the rails
+ * tried for the refusal's message. A rail that loses a peer another rail still reaches neither fails the receives
+ * directed at it nor reports it down ([LinkRailHost]).
  */
 internal class LinkTransport(
     private val host: RailHost,
