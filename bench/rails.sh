@@ -12,7 +12,7 @@
 # sum (striping one message over both rails is not built yet; docs/link.md). A failover's cost
 # is not measured here: failover moves a peer between operations, and a pingpong in flight on a
 # cut rail fails. Needs root, iproute2 and tc, and mvn -q -B package -DskipTests.
-# Usage: sudo bench/rails.sh [ROUNDS] [RATE_MBIT] [ITERS_64B] [ITERS_4MIB]
+# Usage: bench/rails.sh [ROUNDS] [RATE_MBIT] [ITERS_64B] [ITERS_4MIB]   (as root)
 set -euo pipefail
 . "$(dirname "$0")/usage.sh"
 cd "$(dirname "$0")/.."

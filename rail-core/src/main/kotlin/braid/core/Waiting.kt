@@ -423,7 +423,18 @@ internal object Waiting {
                 Errno.EIO -> "the connection to the peer at ${op.addr} failed (corrupt or truncated traffic)"
                 else -> "refused by the rail (${Errno.name(rc)})"
             }
-        return FabricException(-rc, "${op.describe()}: $why")
+        // A link of several rails says which it tried (read under the lock its rails keep their state under).
+        val route =
+            when (-rc) {
+                Errno.EHOSTDOWN,
+                Errno.EHOSTUNREACH,
+                Errno.ECONNREFUSED,
+                Errno.ECONNRESET ->
+                    runCatching { synchronized(op.ep.domain.lock) { op.ep.transport.describeRoute(op.addr) } }
+                        .getOrNull()
+                else -> null
+            }
+        return FabricException(-rc, "${op.describe()}: $why" + if (route != null) "; $route" else "")
     }
 
     private fun notGranted(op: PendingOp, cap: String): String =

@@ -169,6 +169,12 @@ internal interface Transport : SrxPeer, AutoCloseable {
      */
     fun send(buffer: DirectBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int
 
+    /**
+     * For the message of an operation to [addr] this transport refused: which of its rails it tried and how each stood
+     * (a link of several network rails), or null when it has nothing to add.
+     */
+    fun describeRoute(addr: Long): String? = null
+
     /** Whether this rail has declared [addr]'s peer gone (a link asks before counting on it). */
     fun peerGone(addr: Long): Boolean = false
 

@@ -44,7 +44,9 @@ internal class LinkRail(
  * that reaches it and the operation is posted there; the rail that failed is not tried for that peer again until the
  * address vector changes. Operations already in flight on the failed rail complete in error (naming the peer and the
  * rail), as they do on a one-rail link; one that was refused is never carried twice, so an atomic is applied at most
- * once. When no rail to the peer is left, the operation is refused with the last rail's error, naming the rails tried.
+ * once. When no rail to the peer is left, the operation is refused (`-EHOSTDOWN`), and [describeRoute] names the rails
+ * tried for the refusal's message. A rail that loses a peer another rail still reaches neither fails the receives
+ * directed at it nor reports it down ([LinkRailHost]).
  */
 internal class LinkTransport(
     private val host: RailHost,
@@ -258,11 +260,14 @@ internal class LinkTransport(
     }
 
     /**
-     * Why [route] found no rail for [dest]: `-EINVAL` (no AV, not a link address) or `-EHOSTUNREACH` (none reaches it,
-     * or every one that did has failed it).
+     * Why [route] found no rail for [dest]: `-EINVAL` (no AV, not a link address), `-EHOSTDOWN` (every rail that
+     * reaches it has failed it) or `-EHOSTUNREACH` (none reaches it).
      */
-    private fun unrouted(dest: Long): Int =
-        if (av.bound && av.peer(dest) is LinkAddress) -Errno.EHOSTUNREACH else -Errno.EINVAL
+    private fun unrouted(dest: Long): Int {
+        if (!av.bound || av.peer(dest) !is LinkAddress) return -Errno.EINVAL
+        for (i in networks.indices) if (networks[i].av.query(dest) != null) return -Errno.EHOSTDOWN
+        return -Errno.EHOSTUNREACH
+    }
 
     /**
      * Whether a network rail other than [rail] still reaches [addr]'s peer: it has a part for it, has not failed it and
@@ -278,6 +283,26 @@ internal class LinkTransport(
             if (r.av.query(addr) != null && !r.transport.peerGone(addr)) return true
         }
         return false
+    }
+
+    override fun describeRoute(addr: Long): String? {
+        if (networks.size < 2) return null
+        val skip = failed.get(addr)
+        val tried =
+            networks.indices
+                .filter { networks[it].av.query(addr) != null }
+                .joinToString { i ->
+                    val r = networks[i]
+                    val state =
+                        when {
+                            r.transport.peerGone(addr) -> "peer gone"
+                            skip and (1L shl i) != 0L -> "failed"
+                            else -> "up"
+                        }
+                    "'${r.name}' ($state)"
+                }
+        return if (tried.isEmpty()) "no rail of link '${info.domainName}' has a part of its address"
+        else "rails of link '${info.domainName}' tried: $tried"
     }
 
     /** The transport of the rail named [name] (for tests and diagnostics), or null. */

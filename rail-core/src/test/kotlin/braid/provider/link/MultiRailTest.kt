@@ -12,6 +12,7 @@ import braid.core.Settings
 import braid.core.TestFabric
 import braid.core.buf
 import braid.core.driveUntil
+import braid.core.sendAsync
 import braid.provider.AddressHeader
 import braid.provider.link.LinkShapeProblem.Kind
 import braid.provider.tcp.TcpTransport
@@ -184,6 +185,15 @@ class MultiRailTest :
                     val other = link.rail(second) as TcpTransport
                     driveUntil("a sees b gone on rail $second", listOf(a, b)) { other.peerFor(toB)?.dead == true }
                     (a.ep.tryTsend(buf("third"), 0, 5, toB, 7, null) < 0) shouldBe true
+                    // The refusal names the peer and every rail tried.
+                    val refusal =
+                        shouldThrow<java.util.concurrent.ExecutionException> {
+                                a.ep.sendAsync(buf("third"), 0, 5, toB).get()
+                            }
+                            .cause!!
+                            .message!!
+                    refusal shouldContain "the peer at $toB is down"
+                    refusal shouldContain "tried: 'tcp:lo' (peer gone), 'tcp:eth0' (peer gone)"
                     // No rail reaches b now: the receive directed at it fails, naming it.
                     a.await(1).single().let {
                         (it as braid.core.CompletionError).err shouldBe braid.core.Errno.EHOSTDOWN
