@@ -4,6 +4,9 @@ import braid.core.CoreParams
 import braid.core.Endpoint
 import java.lang.management.ManagementFactory
 import java.lang.ref.WeakReference
+import java.util.concurrent.LinkedBlockingQueue
+import java.util.concurrent.ThreadPoolExecutor
+import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicLong
 import javax.management.InstanceAlreadyExistsException
 import javax.management.InstanceNotFoundException
@@ -31,16 +34,30 @@ public object Telemetry {
     private val registered = HashMap<ObjectName, WeakReference<Endpoint>>()
     private val byEndpoint = java.util.WeakHashMap<Endpoint, List<ObjectName>>()
 
-    /** The name of [endpoint]'s bean, or null when it is not published (telemetry off, not enabled, or closed). */
+    /**
+     * The name of [endpoint]'s bean, or null when it is not published (telemetry off, not enabled, closed, or not yet:
+     * publishing follows `enable()` by a moment).
+     */
     @JvmStatic
     public fun objectName(endpoint: Endpoint): ObjectName? = synchronized(this) { byEndpoint[endpoint]?.firstOrNull() }
 
-    /** Publishes [endpoint] (called when it is enabled). */
+    /** The thread that registers and unregisters, in the order asked; it ends after 2 s without work. */
+    private val worker =
+        ThreadPoolExecutor(0, 1, 2, TimeUnit.SECONDS, LinkedBlockingQueue()) { r ->
+            Thread(r, "io.braid.telemetry").apply { isDaemon = true }
+        }
+
+    /** Publishes [endpoint] soon (called when it is enabled). */
     @JvmSynthetic
     internal fun endpointEnabled(endpoint: Endpoint) {
         if (!endpoint.info.settings[CoreParams.TELEMETRY]) return
+        worker.execute { publish(endpoint) }
+    }
+
+    private fun publish(endpoint: Endpoint) {
         val server = ManagementFactory.getPlatformMBeanServer()
-        val rails = endpoint.stats().rails.map { it.rail } // before this object's lock: the domain lock comes first
+        // Before this object's lock: the domain lock comes first. A closed endpoint has nothing to publish.
+        val rails = runCatching { endpoint.stats().rails.map { it.rail } }.getOrNull() ?: return
         synchronized(this) {
             sweep()
             val id = ids.incrementAndGet()
@@ -56,10 +73,11 @@ public object Telemetry {
         }
     }
 
-    /** Withdraws [endpoint]'s beans (called when it closes, outside the domain lock). */
+    /** Withdraws [endpoint]'s beans soon (called when it closes), after its registration if that is still to come. */
     @JvmSynthetic
     internal fun endpointClosed(endpoint: Endpoint) {
-        synchronized(this) { byEndpoint.remove(endpoint)?.forEach(::unregister) }
+        if (!endpoint.info.settings[CoreParams.TELEMETRY]) return
+        worker.execute { synchronized(this) { byEndpoint.remove(endpoint)?.forEach(::unregister) } }
     }
 
     /**

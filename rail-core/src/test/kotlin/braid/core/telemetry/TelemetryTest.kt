@@ -3,6 +3,7 @@ package braid.core.telemetry
 import braid.core.CoreParams
 import braid.core.TestFabric
 import braid.core.buf
+import braid.testsupport.Deadline
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldContain
 import io.kotest.matchers.longs.shouldBeGreaterThanOrEqual
@@ -28,7 +29,13 @@ class TelemetryTest :
         test("an enabled endpoint and its rail are MBeans whose counters move with the traffic, gone after close") {
             TestFabric(2).use { f ->
                 val (a, b) = f.nodes
-                val name = Telemetry.objectName(a.ep).shouldNotBeNull()
+                fun published(n: TestFabric.Node): ObjectName {
+                    Deadline.await("the endpoint's MBean", Duration.ofSeconds(30)) {
+                        Telemetry.objectName(n.ep) != null
+                    }
+                    return Telemetry.objectName(n.ep)!!
+                }
+                val name = published(a)
                 name.domain shouldBe "io.braid"
                 server.isRegistered(name) shouldBe true
                 server.getAttribute(name, "Provider") shouldBe "shm"
@@ -46,7 +53,7 @@ class TelemetryTest :
                 server.getAttribute(name, "MessagesSent") shouldBe sentBefore + 3
                 (server.getAttribute(name, "BytesSent") as Long) shouldBeGreaterThanOrEqual 15L
                 server.getAttribute(rail, "MessagesSent") shouldBe sentBefore + 3
-                val bName = Telemetry.objectName(b.ep).shouldNotBeNull()
+                val bName = published(b)
                 server.getAttribute(bName, "MessagesReceived") shouldBe 3L
                 // An unexpected message is held until a receive takes it.
                 a.ep.tryTsend(buf("early"), 0, 5, f.addrs[0][1], 9, "early") shouldBe 0
@@ -56,15 +63,26 @@ class TelemetryTest :
                 server.getAttribute(bName, "DeferredWorkQueued") shouldBe 0
 
                 a.ep.close()
-                server.isRegistered(name) shouldBe false
+                Deadline.await("the closed endpoint's MBean to go", Duration.ofSeconds(30)) {
+                    !server.isRegistered(name)
+                }
                 server.isRegistered(rail) shouldBe false
                 Telemetry.objectName(a.ep).shouldBeNull()
             }
         }
 
         test("with telemetry off in the settings, no MBean is registered") {
+            val before = server.queryNames(ObjectName("io.braid:type=Endpoint,*"), null).size
             TestFabric(2, settings = TestFabric.SETTINGS.with(CoreParams.TELEMETRY, false)).use { f ->
-                Telemetry.objectName(f.nodes[0].ep).shouldBeNull()
+                // Publishing is asynchronous: an endpoint with telemetry on, opened after these, marks when it is done.
+                TestFabric(1).use { marker ->
+                    Deadline.await("a marker endpoint's MBean", Duration.ofSeconds(30)) {
+                        Telemetry.objectName(marker.nodes[0].ep) != null
+                    }
+                    Telemetry.objectName(f.nodes[0].ep).shouldBeNull()
+                    Telemetry.objectName(f.nodes[1].ep).shouldBeNull()
+                    server.queryNames(ObjectName("io.braid:type=Endpoint,*"), null).size shouldBe before + 1
+                }
             }
         }
 

@@ -253,8 +253,13 @@ internal class CoreLayer private constructor(private val boot: Bootstrap, privat
 
     // ## Posting and waiting ##
 
-    private fun send(peer: Long, tag: Long, buffer: UnsafeBuffer, bytes: Int) {
-        if (bytes < injectSize) {
+    /**
+     * Sends [bytes] of [buffer]: injected below the inject size (as fi_pingpong does) unless [control], when the send
+     * is always one whose completion is awaited: a rank closes its endpoint right after its last control message, and a
+     * message injected but not yet written would be lost with it.
+     */
+    private fun send(peer: Long, tag: Long, buffer: UnsafeBuffer, bytes: Int, control: Boolean = tag != DATA) {
+        if (bytes < injectSize && !control) {
             post("a $bytes-byte inject", counts = false) { ep.tryTinject(buffer, 0, bytes, peer, tag) }
         } else {
             post("a $bytes-byte send") { ep.tryTsend(buffer, 0, bytes, peer, tag, CONTEXT) }
