@@ -42,6 +42,7 @@ class OmpiProgramsIT :
                 "ports" to 4,
                 "errors" to 2,
                 "file" to 3,
+                "win" to 3,
             )
         val everywhere = setOf("p2p", "coll", "struct")
 
