@@ -854,7 +854,7 @@ public final class Checks {
         IntBuffer pscw = MPI.newIntBuffer(1).put(0, 500 + rank);
         win.put(pscw, 1, MPI.INT, next, 0, 1, MPI.INT);
         win.complete();
-        win.waitFor();
+        while (!win.test()) Thread.onSpinWait(); // MPI_Win_test until the exposure epoch ends
         eq(500 + prev, mem.get(0), "put in post/start/complete/wait");
 
         // Exclusive lock: rGet and rAccumulate, then unlock.
@@ -866,11 +866,20 @@ public final class Checks {
         ra.waitFor();
         IntBuffer before = MPI.newIntBuffer(1);
         win.getAccumulate(MPI.newIntBuffer(1), 1, MPI.INT, before, 1, MPI.INT, next, 2, 1, MPI.INT, MPI.NO_OP);
+        IntBuffer replaced = MPI.newIntBuffer(1);
+        Request rga = win.rGetAccumulate(MPI.newIntBuffer(1).put(0, -1), 1, MPI.INT, replaced, 1, MPI.INT, next, 1, 1,
+                MPI.INT, MPI.REPLACE);
+        rga.waitFor();
+        win.flushLocal(next);
+        win.flushLocalAll();
+        win.flushAll();
         win.unlock(next);
+        eq(rank * 10, replaced.get(0), "rGetAccumulate REPLACE returns the old value");
         eq(500 + rank, got.get(0), "rGet under an exclusive lock");
         world.barrier();
         eq(prev * 10 + 2, mem.get(2), "rAccumulate under an exclusive lock");
         eq(rank * 10 + 2, before.get(0), "getAccumulate NO_OP reads the target");
+        eq(-1, mem.get(1), "rGetAccumulate REPLACE wrote the target");
 
         // Errors: an access outside an epoch, outside the target's window, an unlock without a lock.
         win.setErrhandler(MPI.ERRORS_RETURN);
