@@ -49,6 +49,19 @@ final class Err {
             case ErrorClass.ERR_SERVICE: return MPI.ERR_SERVICE;
             case ErrorClass.ERR_UNSUPPORTED_OPERATION: return MPI.ERR_UNSUPPORTED_OPERATION;
             case ErrorClass.ERR_PROC_FAILED: return 75; // MPI_ERR_PROC_FAILED
+            case ErrorClass.ERR_WIN: return MPI.ERR_WIN;
+            case ErrorClass.ERR_BASE: return MPI.ERR_BASE;
+            case ErrorClass.ERR_LOCKTYPE: return MPI.ERR_LOCKTYPE;
+            case ErrorClass.ERR_RMA_CONFLICT: return MPI.ERR_RMA_CONFLICT;
+            case ErrorClass.ERR_RMA_SYNC: return MPI.ERR_RMA_SYNC;
+            case ErrorClass.ERR_SIZE: return MPI.ERR_SIZE;
+            case ErrorClass.ERR_ASSERT: return MPI.ERR_ASSERT;
+            case ErrorClass.ERR_DISP: return MPI.ERR_DISP;
+            // Open MPI's mpi.h numbers; its Java API names no constant for them.
+            case ErrorClass.ERR_RMA_RANGE: return 55; // MPI_ERR_RMA_RANGE
+            case ErrorClass.ERR_RMA_ATTACH: return 56; // MPI_ERR_RMA_ATTACH
+            case ErrorClass.ERR_RMA_FLAVOR: return 57; // MPI_ERR_RMA_FLAVOR
+            case ErrorClass.ERR_RMA_SHARED: return 58; // MPI_ERR_RMA_SHARED
             default: return braidClass;
         }
     }
@@ -90,12 +103,5 @@ final class Err {
             }
         }
         return ompi >= 0 && ompi < 128 && toBraid[ompi] >= 0 ? toBraid[ompi] : ompi;
-    }
-
-    /** The error a member of Win raises until one-sided windows are wired (issue 24). */
-    static MPIException winUnsupported(String call) {
-        return of(
-                MPI.ERR_UNSUPPORTED_OPERATION,
-                call + ": one-sided windows (mpi.Win) are not wired to braid.mpi yet; issue 24 adds them");
     }
 }

@@ -60,6 +60,7 @@ public final class Checks {
             case "file": file(args[1]); break;
             case "port-server": portServer(args[1]); break;
             case "port-client": portClient(args[1]); break;
+            case "win": windows(); break;
             default: throw new IllegalArgumentException("mode " + mode);
         }
         System.out.println("OK " + mode + " rank " + rank + " of " + size);
@@ -819,14 +820,173 @@ public final class Checks {
         d.free();
         expect(MPI.ERR_COMM, () -> d.barrier());
         expect(MPI.ERR_INFO_NOKEY, () -> new Info().delete("missing"));
-        expect(MPI.ERR_UNSUPPORTED_OPERATION, () -> new Win(MPI.newByteBuffer(8), 8, 1, MPI.INFO_NULL, world));
-        try {
-            new Win(MPI.newByteBuffer(8), 8, 1, MPI.INFO_NULL, world);
-        } catch (MPIException e) {
-            check(e.getMessage().contains("issue 24"), "Win's message names issue 24: " + e.getMessage());
-        }
+        Win freed = new Win(MPI.newIntBuffer(2), 8, 4, MPI.INFO_NULL, world);
+        freed.free();
+        expect(MPI.ERR_WIN, () -> freed.fence(0));
         world.setErrhandler(MPI.ERRORS_ARE_FATAL);
         world.barrier();
+    }
+
+    // ## One-sided windows ##
+
+    /** Windows made every way, every communication call in every kind of epoch, and the errors of misuse. */
+    static void windows() throws MPIException {
+        int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+
+        // A created window over the caller's IntBuffer; put and get in fence epochs.
+        IntBuffer mem = MPI.newIntBuffer(4);
+        Win win = new Win(mem, 4 * 4, 4, MPI.INFO_NULL, world);
+        check(win.getGroup().getSize() == size, "window group");
+        eq(16L, win.getAttr(MPI.WIN_SIZE), "WIN_SIZE");
+        eq(4, win.getAttr(MPI.WIN_DISP_UNIT), "WIN_DISP_UNIT");
+        win.setName("ints");
+        eq("ints", win.getName(), "window name");
+        IntBuffer out = MPI.newIntBuffer(2);
+        out.put(0, rank * 10).put(1, rank * 10 + 1);
+        win.fence(MPI.MODE_NOPRECEDE);
+        win.put(out, 2, MPI.INT, next, 1, 2, MPI.INT); // into next's elements 1 and 2
+        win.fence(0);
+        eq(new int[] {0, prev * 10, prev * 10 + 1, 0}, ints(mem), "put in fence");
+        IntBuffer in = MPI.newIntBuffer(2);
+        win.get(in, 2, MPI.INT, next, 1, 2, MPI.INT);
+        win.fence(0);
+        eq(new int[] {rank * 10, rank * 10 + 1}, ints(in), "get in fence");
+
+        // Accumulate from every rank into rank 0's element 0, atomically.
+        IntBuffer one = MPI.newIntBuffer(1).put(0, rank + 1);
+        win.accumulate(one, 1, MPI.INT, 0, 0, 1, MPI.INT, MPI.SUM);
+        win.fence(0);
+        if (rank == 0) eq(size * (size + 1) / 2, mem.get(0), "accumulate SUM");
+        win.fence(0);
+
+        // fetchAndOp: a distributed counter at rank 0's element 3; every rank's ticket is distinct.
+        IntBuffer inc = MPI.newIntBuffer(1).put(0, 1), ticket = MPI.newIntBuffer(1);
+        win.fetchAndOp(inc, ticket, MPI.INT, 0, 3, MPI.SUM);
+        win.fence(0);
+        int[] tickets = new int[size];
+        world.allGather(new int[] {ticket.get(0)}, 1, MPI.INT, tickets, 1, MPI.INT);
+        Arrays.sort(tickets);
+        for (int r = 0; r < size; r++) eq(r, tickets[r], "fetchAndOp ticket");
+        if (rank == 0) eq(size, mem.get(3), "counter after fetchAndOp");
+
+        // compareAndSwap: only one rank swaps 0 for its rank + 100 in rank 0's element 0 (reset first).
+        if (rank == 0) mem.put(0, 0);
+        win.fence(0);
+        IntBuffer mine = MPI.newIntBuffer(1).put(0, rank + 100), zero = MPI.newIntBuffer(1), old =
+                MPI.newIntBuffer(1);
+        win.compareAndSwap(mine, zero, old, MPI.INT, 0, 0);
+        win.fence(MPI.MODE_NOSUCCEED);
+        int[] won = new int[size];
+        world.allGather(new int[] {old.get(0) == 0 ? 1 : 0}, 1, MPI.INT, won, 1, MPI.INT);
+        eq(1, Arrays.stream(won).sum(), "exactly one compareAndSwap wins");
+
+        // Request-based put and get inside lockAll, completed by the requests and flush.
+        win.lockAll(0);
+        IntBuffer v = MPI.newIntBuffer(1).put(0, 7000 + rank);
+        Request rp = win.rPut(v, 1, MPI.INT, next, 3, 1, MPI.INT);
+        rp.waitFor();
+        win.flush(next);
+        win.unlockAll();
+        world.barrier();
+        eq(7000 + prev, mem.get(3), "rPut under lockAll");
+        world.barrier();
+
+        // Post/start/complete/wait: each rank exposes to prev and accesses next.
+        Group wg = world.getGroup();
+        Group toNext = wg.incl(new int[] {next}), fromPrev = wg.incl(new int[] {prev});
+        win.post(fromPrev, 0);
+        win.start(toNext, 0);
+        IntBuffer pscw = MPI.newIntBuffer(1).put(0, 500 + rank);
+        win.put(pscw, 1, MPI.INT, next, 0, 1, MPI.INT);
+        win.complete();
+        while (!win.test()) Thread.onSpinWait(); // MPI_Win_test until the exposure epoch ends
+        eq(500 + prev, mem.get(0), "put in post/start/complete/wait");
+
+        // Exclusive lock: rGet and rAccumulate, then unlock.
+        win.lock(MPI.LOCK_EXCLUSIVE, next, 0);
+        IntBuffer got = MPI.newIntBuffer(1);
+        Request rg = win.rGet(got, 1, MPI.INT, next, 0, 1, MPI.INT);
+        rg.waitFor();
+        Request ra = win.rAccumulate(MPI.newIntBuffer(1).put(0, 1), 1, MPI.INT, next, 2, 1, MPI.INT, MPI.SUM);
+        ra.waitFor();
+        IntBuffer before = MPI.newIntBuffer(1);
+        win.getAccumulate(MPI.newIntBuffer(1), 1, MPI.INT, before, 1, MPI.INT, next, 2, 1, MPI.INT, MPI.NO_OP);
+        IntBuffer replaced = MPI.newIntBuffer(1);
+        Request rga = win.rGetAccumulate(MPI.newIntBuffer(1).put(0, -1), 1, MPI.INT, replaced, 1, MPI.INT, next, 1, 1,
+                MPI.INT, MPI.REPLACE);
+        rga.waitFor();
+        win.flushLocal(next);
+        win.flushLocalAll();
+        win.flushAll();
+        win.unlock(next);
+        eq(rank * 10, replaced.get(0), "rGetAccumulate REPLACE returns the old value");
+        eq(500 + rank, got.get(0), "rGet under an exclusive lock");
+        world.barrier();
+        eq(prev * 10 + 2, mem.get(2), "rAccumulate under an exclusive lock");
+        eq(rank * 10 + 2, before.get(0), "getAccumulate NO_OP reads the target");
+        eq(-1, mem.get(1), "rGetAccumulate REPLACE wrote the target");
+
+        // Errors: an access outside an epoch, outside the target's window, an unlock without a lock.
+        win.setErrhandler(MPI.ERRORS_RETURN);
+        expect(MPI.ERR_RMA_SYNC, () -> win.put(out, 1, MPI.INT, next, 0, 1, MPI.INT));
+        expect(MPI.ERR_RMA_SYNC, () -> win.unlock(next));
+        win.fence(0);
+        expect(55 /* MPI_ERR_RMA_RANGE */, () -> win.put(out, 2, MPI.INT, next, 3, 2, MPI.INT));
+        win.fence(0);
+        win.free();
+        expect(MPI.ERR_WIN, () -> win.fence(0));
+        world.setErrhandler(MPI.ERRORS_RETURN);
+        expect(MPI.ERR_DISP, () -> new Win(MPI.newIntBuffer(1), 4, 0, MPI.INFO_NULL, world));
+        check(throwsIllegalArgument(() -> new Win(IntBuffer.allocate(1), 4, 4, MPI.INFO_NULL, world)),
+                "a heap base buffer is refused");
+        world.setErrhandler(MPI.ERRORS_ARE_FATAL);
+
+        // An allocated window: its memory is getAttr(MPI.WIN_BASE).
+        Win alloc = new Win(8 * 2, 8, MPI.INFO_NULL, world, MPI.newByteBuffer(8), Win.FLAVOR_PRIVATE);
+        ByteBuffer base = (ByteBuffer) alloc.getAttr(MPI.WIN_BASE);
+        alloc.fence(0);
+        alloc.put(MPI.newLongBuffer(1).put(0, 1L << 40 | rank), 1, MPI.LONG, next, 1, 1, MPI.LONG);
+        alloc.fence(0);
+        eq(1L << 40 | prev, base.getLong(8), "put into an allocated window");
+        alloc.free();
+
+        // A shared window: every rank stores into its own part, reads its neighbour's directly.
+        Intracomm host = world.splitType(Comm.TYPE_SHARED, 0, new Info());
+        Win shared = new Win(4, 4, MPI.INFO_NULL, host, MPI.newByteBuffer(8), Win.FLAVOR_SHARED);
+        int hr = host.getRank(), hs = host.getSize();
+        shared.sharedQuery(hr).putInt(0, 900 + hr);
+        shared.sync();
+        host.barrier();
+        shared.sync();
+        eq(900 + (hr + 1) % hs, shared.sharedQuery((hr + 1) % hs).getInt(0), "sharedQuery sees the neighbour's store");
+        host.barrier();
+        shared.free();
+        host.free();
+
+        // A dynamic window: attach and detach (Open MPI's int displacements cannot carry an address to put at).
+        Win dyn = new Win(MPI.INFO_NULL, world);
+        IntBuffer att = MPI.newIntBuffer(2);
+        dyn.attach(att, 8);
+        dyn.fence(0);
+        dyn.fence(0);
+        dyn.detach(att);
+        dyn.free();
+        world.barrier();
+    }
+
+    static int[] ints(IntBuffer b) {
+        int[] a = new int[b.capacity()];
+        for (int i = 0; i < a.length; i++) a[i] = b.get(i);
+        return a;
+    }
+
+    static boolean throwsIllegalArgument(Call call) throws MPIException {
+        try {
+            call.run();
+        } catch (IllegalArgumentException e) {
+            return true;
+        }
+        return false;
     }
 
     interface Call {

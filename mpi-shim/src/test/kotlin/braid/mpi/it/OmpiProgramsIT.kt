@@ -42,6 +42,7 @@ class OmpiProgramsIT :
                 "ports" to 4,
                 "errors" to 2,
                 "file" to 3,
+                "win" to 3,
             )
         val everywhere = setOf("p2p", "coll", "struct")
 
@@ -111,6 +112,20 @@ class OmpiProgramsIT :
                             }
                         }
                     }
+
+            test("the README's one-sided example under ${launcher.title} with 3 ranks").config(
+                enabledOrReasonIf = enabled
+            ) {
+                val (code, out) = run(launcher, 3, "braid.mpi.ompi.example.Counter", emptyList(), "readme-counter")
+                withClue(out) {
+                    code shouldBe 0
+                    out shouldContain "counter 3"
+                    for (r in 0 until 3) out shouldContain
+                        Regex("rank $r of 3: ticket [0-2], ghosts ${(r + 2) % 3 * 10 + 4}.0 ${(r + 1) % 3 * 10 + 1}.0")
+                    val tickets = Regex("ticket ([0-9]+)").findAll(out).map { it.groupValues[1].toInt() }.toSet()
+                    tickets shouldBe setOf(0, 1, 2)
+                }
+            }
 
             test("a program that loads the mpi classes and returns without Init exits under ${launcher.title}").config(
                 enabledOrReasonIf = enabled
