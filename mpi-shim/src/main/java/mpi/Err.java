@@ -57,11 +57,11 @@ final class Err {
             case ErrorClass.ERR_SIZE: return MPI.ERR_SIZE;
             case ErrorClass.ERR_ASSERT: return MPI.ERR_ASSERT;
             case ErrorClass.ERR_DISP: return MPI.ERR_DISP;
-            // Open MPI's mpi.h numbers; its Java API names no constant for them.
-            case ErrorClass.ERR_RMA_RANGE: return 55; // MPI_ERR_RMA_RANGE
-            case ErrorClass.ERR_RMA_ATTACH: return 56; // MPI_ERR_RMA_ATTACH
-            case ErrorClass.ERR_RMA_FLAVOR: return 57; // MPI_ERR_RMA_FLAVOR
-            case ErrorClass.ERR_RMA_SHARED: return 58; // MPI_ERR_RMA_SHARED
+            // Open MPI's mpi.h numbers (ompi/include/mpi.h.in; MPICH's differ); its Java API names no constant for them.
+            case ErrorClass.ERR_RMA_RANGE: return 68; // MPI_ERR_RMA_RANGE
+            case ErrorClass.ERR_RMA_ATTACH: return 69; // MPI_ERR_RMA_ATTACH
+            case ErrorClass.ERR_RMA_FLAVOR: return 70; // MPI_ERR_RMA_FLAVOR
+            case ErrorClass.ERR_RMA_SHARED: return 71; // MPI_ERR_RMA_SHARED
             default: return braidClass;
         }
     }

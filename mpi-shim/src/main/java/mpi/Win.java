@@ -10,7 +10,7 @@ import java.nio.ByteBuffer;
  * elements of their datatype, a target displacement is in the target's displacement unit, and sizes given to the
  * constructors and {@link #attach} are in bytes. Errors are {@link MPIException}s of Open MPI's classes ({@link
  * MPI#ERR_RMA_SYNC} for an operation outside an epoch, {@link MPI#ERR_WIN} for a freed window, Open MPI's {@code
- * MPI_ERR_RMA_RANGE} (55) for an access outside the target's window, …).
+ * MPI_ERR_RMA_RANGE} (68 in Open MPI) for an access outside the target's window, …).
  *
  * <p>The window memory of {@link #Win(int, int, Info, Comm, Buffer, int)} is allocated by the window (Java cannot
  * return an address through a buffer): read it with {@code getAttr(MPI.WIN_BASE)} (a native-order {@link
