@@ -37,7 +37,7 @@ internal object AddressHeader {
             "shm" -> KIND_SHM
             "tcp" -> KIND_TCP
             "link" -> KIND_LINK
-            else -> if (provider == "ofi" || provider.startsWith("ofi:")) KIND_OFI else -1
+            else -> if (braid.provider.ofi.OfiInfos.isNativeName(provider)) KIND_OFI else -1
         }
 
     /** The rail whose addresses have [kind], or null. */

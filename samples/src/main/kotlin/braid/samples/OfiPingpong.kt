@@ -10,6 +10,7 @@ import braid.core.FiAddr
 import braid.core.Hints
 import braid.core.OpFlags
 import braid.provider.ofi.OfiAddresses
+import braid.provider.ofi.OfiInfos
 import braid.provider.ofi.OfiParams
 import java.io.PrintStream
 import java.nio.ByteBuffer
@@ -33,7 +34,7 @@ internal object OfiPingpong {
     private const val SEED = 7
     private const val STALL_NANOS = 30_000_000_000L
 
-    fun isNative(provider: String): Boolean = provider == "ofi" || provider.startsWith("ofi:")
+    fun isNative(provider: String): Boolean = OfiInfos.isNativeName(provider)
 
     fun execute(
         options: PingpongOptions,

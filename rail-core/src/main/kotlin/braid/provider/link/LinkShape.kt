@@ -31,10 +31,7 @@ public object LinkShape {
      */
     @JvmStatic
     public fun isNetworkRail(provider: String): Boolean =
-        provider in NETWORK_RAILS ||
-            provider == "ofi" ||
-            provider.startsWith("ofi:") ||
-            (provider != SHM && provider != LINK && Braid.hasProvider(provider))
+        provider in NETWORK_RAILS || (provider != SHM && provider != LINK && Braid.hasProvider(provider))
 
     /** shm for peers on this host, the one network rail for every other (LNX's shape: one network rail only). */
     public const val LOCALITY: String = "LOCALITY"

@@ -7,6 +7,12 @@ public object OfiInfos {
     /** Whether [info] is a native rail's (`ofi`). */
     @JvmStatic public fun isNative(info: Info): Boolean = info.provider == OfiProvider.name
 
+    /**
+     * Whether [provider] names the native rail explicitly: `ofi` or `ofi:PROV[:DOMAIN]` (a bare native name such as
+     * `verbs` is the native rail only where libfabric has it: [braid.core.Braid.hasProvider] answers that).
+     */
+    @JvmStatic public fun isNativeName(provider: String): Boolean = provider == "ofi" || provider.startsWith("ofi:")
+
     /** The name a native rail's [info] goes by: `ofi:` and the native provider (`ofi:tcp;ofi_rxm`). */
     @JvmStatic public fun name(info: Info): String = "ofi:" + OfiProvider.nativeName(info)
 

@@ -63,7 +63,7 @@ internal object OfiProvider : Provider {
     private val nativeNames = ConcurrentHashMap<String, Boolean>()
 
     override fun answersTo(name: String): Boolean {
-        if (name == this.name || name.startsWith("ofi:")) return true
+        if (OfiInfos.isNativeName(name)) return true
         val prov = name.substringBefore(':')
         if (prov.isEmpty() || prov in Braid.providerNames()) return false
         if (!OfiLibrary.available) return false
