@@ -72,18 +72,14 @@ private constructor(
     /** Spent sends and receives ready for reuse (see [Request.recycle]); under [lock]. */
     private val sendPool = ArrayDeque<SendOp>()
     private val recvPool = ArrayDeque<RecvOp>()
-    /** Progress calls so far: the event queue is read on every [EQ_EVERY]th (and tests count rounds with it). */
+    /**
+     * Progress calls so far: the event queue is read on every [EQ_EVERY]th. Tests count rounds with it, and
+     * [WindowServant] reads it without synchronisation to tell whether the application is driving progress itself (then
+     * the servant stays out of the domain lock).
+     */
     @get:JvmSynthetic
     internal var polls: Int = 0
         private set
-
-    /**
-     * [polls], read without synchronisation by [WindowServant] to tell whether the application is driving progress
-     * itself (then the servant stays out of the domain lock).
-     */
-    @get:JvmSynthetic
-    internal val progressCalls: Int
-        get() = polls
 
     /** Serializes communicator construction in this process (context ids are agreed one at a time). */
     @get:JvmSynthetic internal val constructLock = ReentrantLock()

@@ -22,9 +22,9 @@ internal class WindowServant private constructor(private val mpi: Mpi) : Runnabl
 
     override fun run() {
         val idle = BackoffIdleStrategy(0, 0, MIN_PARK_NANOS, MAX_PARK_NANOS)
-        var seen = mpi.progressCalls
+        var seen = mpi.polls
         while (running && !mpi.finalized) {
-            val calls = mpi.progressCalls
+            val calls = mpi.polls
             val work =
                 if (calls != seen) {
                     // The application drove progress since the last look: it serves the peers itself, and a second
