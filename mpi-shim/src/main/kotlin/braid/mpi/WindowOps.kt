@@ -1,0 +1,169 @@
+package braid.mpi
+
+import java.nio.ByteBuffer
+import org.agrona.concurrent.UnsafeBuffer
+
+/**
+ * The data movement of a [Window]: [put] is the rail's RMA write and [get] its read, one per contiguous run of the
+ * target datatype ([WindowTargets.runs]), carried by one [WindowRequest]; [prologue] is the check every communication
+ * call makes first (the window, the epoch, the target, the buffers). A plain operation ([reporting]) leaves its failure
+ * for the next synchronisation; a request-based one raises it from its request.
+ */
+internal class WindowOps(
+    private val win: Window,
+    private val targets: WindowTargets,
+    private val epochs: WindowEpochs,
+    private val errors: WindowErrors,
+) {
+    /** Set while a plain operation builds its request, whose failure then goes to the window's pending errors. */
+    var reporting = false
+
+    /** The checks every communication call makes: the window, the epoch, the target, the buffers. */
+    fun prologue(
+        call: String,
+        target: Int,
+        buf: ByteBuffer,
+        count: Int,
+        type: Datatype,
+        targetCount: Int,
+        targetType: Datatype,
+        receive: Boolean,
+    ) {
+        win.checkUsable(call)
+        if (target == Mpi.PROC_NULL) return
+        errors.checkRank(call, target)
+        epochs.checkAccess(call, target)
+        errors.checkOrigin(call, buf, count, type, targetCount, targetType, receive)
+    }
+
+    fun put(
+        origin: ByteBuffer,
+        originCount: Int,
+        originType: Datatype,
+        targetRank: Int,
+        targetDisp: Long,
+        targetCount: Int,
+        targetType: Datatype,
+    ): Request {
+        val call = "MPI_Put"
+        prologue(call, targetRank, origin, originCount, originType, targetCount, targetType, false)
+        if (targetRank == Mpi.PROC_NULL) return done()
+        val (local, localBase) = originBytes(origin, originCount, originType)
+        return transfer(
+            call,
+            WindowRequest.PUT,
+            targetRank,
+            targetDisp,
+            targetCount,
+            targetType,
+            local,
+            localBase,
+            null,
+        )
+    }
+
+    fun get(
+        origin: ByteBuffer,
+        originCount: Int,
+        originType: Datatype,
+        targetRank: Int,
+        targetDisp: Long,
+        targetCount: Int,
+        targetType: Datatype,
+    ): Request {
+        val call = "MPI_Get"
+        prologue(call, targetRank, origin, originCount, originType, targetCount, targetType, true)
+        if (targetRank == Mpi.PROC_NULL) return done()
+        if (originType.isContiguous && !origin.isReadOnly) {
+            val local = UnsafeBuffer(origin)
+            val at = if (originCount == 0) 0 else originType.trueLb.toInt()
+            return transfer(call, WindowRequest.GET, targetRank, targetDisp, targetCount, targetType, local, at, null)
+        }
+        val staging = ByteBuffer.allocateDirect(packedBytes(originCount, originType))
+        val unpack = Runnable { originType.unpackFrom(staging, 0, origin, 0, originCount) }
+        return transfer(
+            call,
+            WindowRequest.GET,
+            targetRank,
+            targetDisp,
+            targetCount,
+            targetType,
+            UnsafeBuffer(staging),
+            0,
+            unpack,
+        )
+    }
+
+    fun done(): Request = DoneRequest(win.mpi, win.comm, Status.EMPTY)
+
+    fun packedBytes(count: Int, type: Datatype): Int = (count * type.size).toInt()
+
+    /** The origin's data as one run: the caller's buffer where its layout is contiguous, else a packed copy. */
+    fun originBytes(origin: ByteBuffer, count: Int, type: Datatype): Pair<UnsafeBuffer, Int> {
+        if (type.isContiguous) return UnsafeBuffer(origin) to (if (count == 0) 0 else type.trueLb.toInt())
+        val staging = ByteBuffer.allocateDirect(packedBytes(count, type))
+        type.packInto(origin, 0, count, staging, 0)
+        return UnsafeBuffer(staging) to 0
+    }
+
+    private fun transfer(
+        call: String,
+        kind: Int,
+        target: Int,
+        disp: Long,
+        count: Int,
+        type: Datatype,
+        local: UnsafeBuffer,
+        localBase: Int,
+        finisher: Runnable?,
+    ): Request {
+        val runs = targets.runs(call, target, disp, count, type, MAX_RUN)
+        val r =
+            WindowRequest(
+                win,
+                call,
+                target,
+                kind,
+                local,
+                localBase,
+                null,
+                null,
+                null,
+                null,
+                runs.at,
+                runs.len,
+                runs.remote,
+                runs.keys,
+                finisher,
+            )
+        r.report = reporting
+        return targets.submit(r)
+    }
+
+    /** One run of bytes for the accumulate lock's read-modify-write. */
+    fun piece(call: String, kind: Int, target: Int, local: UnsafeBuffer, at: Pair<Long, Long>): WindowRequest =
+        targets.submit(
+            WindowRequest(
+                win,
+                call,
+                target,
+                kind,
+                local,
+                0,
+                null,
+                null,
+                null,
+                null,
+                intArrayOf(0),
+                intArrayOf(local.capacity()),
+                longArrayOf(at.first),
+                longArrayOf(at.second),
+                null,
+            )
+        )
+
+    companion object {
+        /** The longest run one RMA piece carries. */
+        const val MAX_RUN = 1 shl 20
+    }
+}

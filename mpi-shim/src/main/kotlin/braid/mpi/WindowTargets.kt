@@ -1,0 +1,218 @@
+package braid.mpi
+
+import java.nio.ByteBuffer
+import java.nio.ByteOrder
+import java.util.concurrent.atomic.AtomicIntegerArray
+import org.agrona.BufferUtil
+import org.agrona.concurrent.UnsafeBuffer
+
+/**
+ * What one process of a [Window] knows of every process of it, and how it addresses them: each one's memory key, size,
+ * displacement unit, control-region key and shared-segment offset (exchanged when the window is made), a dynamic
+ * window's attach tables as last read, the operations in flight to each, and the first failure of a plain operation to
+ * each, which the next synchronisation raises.
+ *
+ * [runs] and [byteTarget] turn a target displacement and datatype into checked target byte runs (`MPI_ERR_RMA_RANGE`
+ * before anything is sent); [submit] posts a [WindowRequest] counting it in flight; [flushTarget] waits for them.
+ */
+internal class WindowTargets(private val win: Window, private val n: Int) {
+    val keys = LongArray(n)
+    val sizes = LongArray(n)
+    val units = IntArray(n)
+    val controlKeys = LongArray(n)
+    val segmentOffsets = LongArray(n)
+    private val inflight = AtomicIntegerArray(n)
+    /** Per target, the first failure of a plain (not request-based) operation, raised by the next synchronisation. */
+    private val pendingErrors = arrayOfNulls<MPIException>(n)
+    /** Each target's attach table as last read (address, length, key triples); cleared at every synchronisation. */
+    private val remoteTables = arrayOfNulls<LongArray>(n)
+
+    /** Every process's (memory key, size, unit, control key, segment offset), from an allgather over the window. */
+    fun exchange(key: Long, size: Long, dispUnit: Int, controlKey: Long, segmentOffset: Long) {
+        val mine = ByteBuffer.allocate(5 * 8).order(ByteOrder.nativeOrder())
+        mine.putLong(0, key).putLong(8, size).putLong(16, dispUnit.toLong())
+        mine.putLong(24, controlKey).putLong(32, segmentOffset)
+        val all = ByteBuffer.allocate(n * 5 * 8).order(ByteOrder.nativeOrder())
+        win.comm.allgather(mine, 5, Datatype.LONG, all, 5, Datatype.LONG)
+        for (r in 0 until n) {
+            keys[r] = all.getLong(r * 40)
+            sizes[r] = all.getLong(r * 40 + 8)
+            units[r] = all.getLong(r * 40 + 16).toInt()
+            controlKeys[r] = all.getLong(r * 40 + 24)
+            segmentOffsets[r] = all.getLong(r * 40 + 32)
+        }
+    }
+
+    // ## In flight ##
+
+    fun started(target: Int) {
+        inflight.incrementAndGet(target)
+    }
+
+    fun finished(target: Int) {
+        inflight.decrementAndGet(target)
+    }
+
+    /** Posts [r], counted in flight to its target until it completes. */
+    fun submit(r: WindowRequest): WindowRequest {
+        started(r.target)
+        win.mpi.submit(r)
+        return r
+    }
+
+    /** Waits for [r] and raises its error (for the window's internal steps). */
+    fun await(r: Request) {
+        if (!r.isComplete) win.mpi.progressUntil { r.isComplete }
+        r.waitFor(Status.IGNORED)
+    }
+
+    fun flushTarget(t: Int) {
+        if (inflight.get(t) == 0) return
+        win.mpi.progressUntil { inflight.get(t) == 0 }
+    }
+
+    fun flushEverything() {
+        for (t in 0 until n) flushTarget(t)
+    }
+
+    fun noteError(target: Int, e: MPIException) {
+        if (pendingErrors[target] == null) pendingErrors[target] = e
+    }
+
+    /** Raises the failure pending for [target] (-1: for any target), if there is one. */
+    fun raisePending(call: String, target: Int = -1) {
+        val t = if (target >= 0) target else pendingErrors.indexOfFirst { it != null }
+        if (t < 0) return
+        val e = pendingErrors[t] ?: return
+        pendingErrors[t] = null
+        throw MPIException.of(e.errorClass, call, e.message ?: "")
+    }
+
+    // ## Addressing ##
+
+    /** Forgets every attach table read (a synchronisation: peers may have attached or detached since). */
+    fun resetTables() {
+        for (i in remoteTables.indices) remoteTables[i] = null
+    }
+
+    /** Forgets rank [t]'s attach table (its lock epoch ended). */
+    fun forgetTable(t: Int) {
+        remoteTables[t] = null
+    }
+
+    /** Rank [t]'s attach table, read once per epoch. */
+    private fun remoteTable(t: Int): LongArray {
+        remoteTables[t]?.let {
+            return it
+        }
+        val buf = UnsafeBuffer(BufferUtil.allocateDirectAligned(WindowControl.LENGTH, 64))
+        val r =
+            WindowRequest(
+                win,
+                "MPI_Win (attach table)",
+                t,
+                WindowRequest.GET,
+                buf,
+                0,
+                null,
+                null,
+                null,
+                null,
+                intArrayOf(0),
+                intArrayOf(WindowControl.LENGTH),
+                longArrayOf(0),
+                longArrayOf(controlKeys[t]),
+                null,
+            )
+        await(submit(r))
+        val count = buf.getLong(WindowControl.ATTACH_COUNT).toInt().coerceIn(0, WindowControl.ATTACH_MAX)
+        val table = LongArray(count * 3)
+        for (i in 0 until count) for (j in 0 until 3) table[i * 3 + j] =
+            buf.getLong(WindowControl.ATTACH + i * WindowControl.ENTRY + j * 8)
+        remoteTables[t] = table
+        return table
+    }
+
+    /**
+     * The target runs of [count] × [type] at [disp] on [target]: (packed offset, length, target offset, key) per run,
+     * each checked against the target's window (`MPI_ERR_RMA_RANGE`) and at most [maxRun] bytes.
+     */
+    fun runs(call: String, target: Int, disp: Long, count: Int, type: Datatype, maxRun: Int): Runs {
+        if (count == 0 || type.size == 0L) return NO_RUNS
+        val dynamic = win.flavor == Window.FLAVOR_DYNAMIC
+        if (disp >= 0 && type.segDisp.size == 1 && (count == 1 || type.isContiguous)) {
+            // One run (the common case): no lists.
+            val total = count * type.size
+            if (total <= maxRun) {
+                val first = (if (dynamic) disp else disp * units[target]) + type.segDisp[0]
+                val (rOff, key) = byteTarget(call, target, first, total, raw = true)
+                return Runs(intArrayOf(0), intArrayOf(total.toInt()), longArrayOf(rOff), longArrayOf(key))
+            }
+        }
+        val at = ArrayList<Int>()
+        val lens = ArrayList<Int>()
+        val remote = ArrayList<Long>()
+        val rkeys = ArrayList<Long>()
+        var packed = 0
+        val startByte = if (dynamic) disp else disp * units[target]
+        if (disp < 0)
+            throw MPIException.of(
+                ErrorClass.ERR_RMA_RANGE,
+                call,
+                "${win.name()}: target displacement $disp at rank $target is negative",
+            )
+        for (i in 0 until count) {
+            for (s in type.segDisp.indices) {
+                var off = startByte + i * type.extent + type.segDisp[s]
+                var len = type.segLen[s]
+                while (len > 0) {
+                    val piece = minOf(len, maxRun.toLong()).toInt()
+                    val (rOff, key) = byteTarget(call, target, off, piece.toLong(), raw = true)
+                    at += packed
+                    lens += piece
+                    remote += rOff
+                    rkeys += key
+                    packed += piece
+                    off += piece
+                    len -= piece
+                }
+            }
+        }
+        return Runs(at.toIntArray(), lens.toIntArray(), remote.toLongArray(), rkeys.toLongArray())
+    }
+
+    /** Target runs: per run, its offset in the packed local data, its length, the target offset and the region key. */
+    class Runs(val at: IntArray, val len: IntArray, val remote: LongArray, val keys: LongArray)
+
+    private val NO_RUNS = Runs(IntArray(0), IntArray(0), LongArray(0), LongArray(0))
+
+    /**
+     * Target offset and key of [len] bytes at [offset] on [target] ([offset] is in displacement units unless [raw]),
+     * checked against its window.
+     */
+    fun byteTarget(call: String, target: Int, offset: Long, len: Long, raw: Boolean = false): Pair<Long, Long> {
+        if (win.flavor == Window.FLAVOR_DYNAMIC) {
+            val table = remoteTable(target)
+            var i = 0
+            while (i < table.size) {
+                val a = table[i]
+                val l = table[i + 1]
+                if (offset >= a && offset + len <= a + l) return (offset - a) to table[i + 2]
+                i += 3
+            }
+            throw MPIException.of(
+                ErrorClass.ERR_RMA_RANGE,
+                call,
+                "${win.name()}: [$offset, ${offset + len}) at rank $target is not inside memory it has attached",
+            )
+        }
+        val b = if (raw) offset else offset * units[target]
+        if (b < 0 || b + len > sizes[target])
+            throw MPIException.of(
+                ErrorClass.ERR_RMA_RANGE,
+                call,
+                "${win.name()}: bytes [$b, ${b + len}) at rank $target fall outside its window of ${sizes[target]} bytes",
+            )
+        return b to keys[target]
+    }
+}
