@@ -9,7 +9,7 @@ package braid.mpi
  *   0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
  *  +---------------------------------------------------------------+
  *  |  LOCK: passive-target lock word (INT64): shared holders in    |  0
- *  |  the low 32 bits, 1 << 32 while an exclusive holder has it    |
+ *  |  the low 32 bits; the exclusive holder's rank + 1 in the high |
  *  +---------------------------------------------------------------+
  *  |  ACC_LOCK (INT64): 0 free, else the holder's rank + 1         |  8
  *  +---------------------------------------------------------------+

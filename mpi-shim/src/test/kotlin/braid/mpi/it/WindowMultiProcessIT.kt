@@ -72,26 +72,37 @@ class WindowMultiProcessIT :
             }
 
         test("a rank killed during epochs: the others' lock and flush fail naming it, they go on, nothing hangs") {
-            val jobDir = File(dir, "death").apply { mkdirs() }
-            val logs = List(3) { File(jobDir, "rank$it.log") }
-            val procs =
-                List(3) { r ->
-                    ChildProcess.jvm(WindowRankMain::class.java.name, "file", jobDir.path, "$r", "3", "peer-death")
-                        .name("rank $r")
-                        .output(logs[r])
-                        .start()
-                }
-            try {
-                val deadline = Deadline.of("the 3 ranks to exit", Duration.ofSeconds(120))
-                val codes = procs.map { it.awaitExit(deadline) }
-                val out = logs.mapIndexed { r, f -> "--- rank $r ---\n" + f.readText() }.joinToString("\n")
-                withClue(out) {
-                    codes shouldBe listOf(0, 0, 9)
-                    logs[0].readText() shouldContain "failed as expected"
-                    logs[1].readText() shouldContain "failed as expected"
-                }
-            } finally {
-                procs.forEach { it.close() }
-            }
+            runDeath(dir, "death", "peer-death")
+        }
+
+        test(
+            "a rank killed holding an exclusive lock: the others' waits for it fail naming it and the window, nothing hangs"
+        ) {
+            runDeath(dir, "holder-death", "holder-death")
         }
     })
+
+/** Ranks 0..2 of [scenario] through a file bootstrap; rank 2 dies (exit 9), 0 and 1 see its failures and exit 0. */
+private fun runDeath(dir: File, name: String, scenario: String) {
+    val jobDir = File(dir, name).apply { mkdirs() }
+    val logs = List(3) { File(jobDir, "rank$it.log") }
+    val procs =
+        List(3) { r ->
+            ChildProcess.jvm(WindowRankMain::class.java.name, "file", jobDir.path, "$r", "3", scenario)
+                .name("rank $r")
+                .output(logs[r])
+                .start()
+        }
+    try {
+        val deadline = Deadline.of("the 3 ranks to exit", Duration.ofSeconds(120))
+        val codes = procs.map { it.awaitExit(deadline) }
+        val out = logs.mapIndexed { r, f -> "--- rank $r ---\n" + f.readText() }.joinToString("\n")
+        withClue(out) {
+            codes shouldBe listOf(0, 0, 9)
+            logs[0].readText() shouldContain "failed as expected"
+            logs[1].readText() shouldContain "failed as expected"
+        }
+    } finally {
+        procs.forEach { it.close() }
+    }
+}
