@@ -167,7 +167,7 @@ internal class WindowAccumulate(
             val ep = win.mpi.ep
             val max = (if (fetch) ep.fetchAtomicValid(native, aop) else ep.atomicValid(native, aop)) * native.size
             if (max > 0) {
-                val runs = targets.runs(call, target, disp, count, type, max - max % native.size)
+                val runs = targets.runs(call, target, disp, count, type, max, native.size)
                 val kind = if (fetch) WindowRequest.FETCH else WindowRequest.ACC
                 val r =
                     WindowRequest(
@@ -192,7 +192,7 @@ internal class WindowAccumulate(
             }
         }
         // No rail atomic for these elements: read, combine and write back under the target's accumulate lock.
-        val runs = targets.runs(call, target, disp, count, type, WindowOps.MAX_RUN)
+        val runs = targets.runs(call, target, disp, count, type, WindowOps.MAX_RUN, basic.size)
         val elementType = datatypeOf(basic)
         locks.underAccumulateLock(target) {
             for (i in runs.at.indices) {

@@ -135,50 +135,96 @@ internal class WindowTargets(private val win: Window, private val n: Int) {
 
     /**
      * The target runs of [count] × [type] at [disp] on [target]: (packed offset, length, target offset, key) per run,
-     * each checked against the target's window (`MPI_ERR_RMA_RANGE`) and at most [maxRun] bytes.
+     * each checked against the target's window (`MPI_ERR_RMA_RANGE`). Adjacent bytes are one run (a contiguous range is
+     * one, whatever its element count), split only where a run passes [maxRun] bytes, at a multiple of [unit] (the
+     * element size an atomic or a combine must keep whole).
      */
-    fun runs(call: String, target: Int, disp: Long, count: Int, type: Datatype, maxRun: Int): Runs {
+    fun runs(call: String, target: Int, disp: Long, count: Int, type: Datatype, maxRun: Int, unit: Int = 1): Runs {
         if (count == 0 || type.size == 0L) return NO_RUNS
         val dynamic = win.flavor == Window.FLAVOR_DYNAMIC
-        if (disp >= 0 && type.segDisp.size == 1 && (count == 1 || type.isContiguous)) {
+        val total = count * type.size
+        val contiguous = type.segDisp.size == 1 && (count == 1 || type.isContiguous)
+        if (disp >= 0 && contiguous && total <= maxRun) {
             // One run (the common case): no lists.
-            val total = count * type.size
-            if (total <= maxRun) {
-                val first = (if (dynamic) disp else disp * units[target]) + type.segDisp[0]
-                val (rOff, key) = byteTarget(call, target, first, total, raw = true)
-                return Runs(intArrayOf(0), intArrayOf(total.toInt()), longArrayOf(rOff), longArrayOf(key))
-            }
+            val first = (if (dynamic) disp else disp * units[target]) + type.segDisp[0]
+            val (rOff, key) = byteTarget(call, target, first, total, raw = true)
+            return Runs(intArrayOf(0), intArrayOf(total.toInt()), longArrayOf(rOff), longArrayOf(key))
         }
-        val at = ArrayList<Int>()
-        val lens = ArrayList<Int>()
-        val remote = ArrayList<Long>()
-        val rkeys = ArrayList<Long>()
-        var packed = 0
-        val startByte = if (dynamic) disp else disp * units[target]
         if (disp < 0)
             throw MPIException.of(
                 ErrorClass.ERR_RMA_RANGE,
                 call,
                 "${win.name()}: target displacement $disp at rank $target is negative",
             )
-        for (i in 0 until count) {
-            for (s in type.segDisp.indices) {
-                var off = startByte + i * type.extent + type.segDisp[s]
-                var len = type.segLen[s]
-                while (len > 0) {
-                    val piece = minOf(len, maxRun.toLong()).toInt()
-                    val (rOff, key) = byteTarget(call, target, off, piece.toLong(), raw = true)
-                    at += packed
-                    lens += piece
-                    remote += rOff
-                    rkeys += key
-                    packed += piece
-                    off += piece
-                    len -= piece
+        val limit = maxOf(unit, maxRun - maxRun % unit)
+        val out = RunList(this, call, target, limit)
+        val startByte = if (dynamic) disp else disp * units[target]
+        if (contiguous) out.add(startByte + type.segDisp[0], total, 0)
+        else {
+            var packed = 0L
+            for (i in 0 until count) {
+                for (s in type.segDisp.indices) {
+                    out.add(startByte + i * type.extent + type.segDisp[s], type.segLen[s], packed)
+                    packed += type.segLen[s]
                 }
             }
         }
-        return Runs(at.toIntArray(), lens.toIntArray(), remote.toLongArray(), rkeys.toLongArray())
+        return out.finish()
+    }
+
+    /** Builds [Runs]: byte ranges in packed order, merged where one starts where the last ended, split at [limit]. */
+    private class RunList(
+        private val targets: WindowTargets,
+        private val call: String,
+        private val target: Int,
+        private val limit: Int,
+    ) {
+        private var at = IntArray(4)
+        private var len = IntArray(4)
+        private var remote = LongArray(4)
+        private var keys = LongArray(4)
+        private var size = 0
+        private var runStart = 0L
+        private var runLen = 0L
+        private var runPacked = 0L
+
+        fun add(off: Long, length: Long, packed: Long) {
+            if (length == 0L) return
+            if (runLen > 0 && off == runStart + runLen) {
+                runLen += length
+                return
+            }
+            flush()
+            runStart = off
+            runLen = length
+            runPacked = packed
+        }
+
+        private fun flush() {
+            while (runLen > 0) {
+                val piece = minOf(runLen, limit.toLong()).toInt()
+                val (rOff, key) = targets.byteTarget(call, target, runStart, piece.toLong(), raw = true)
+                if (size == at.size) {
+                    at = at.copyOf(size * 2)
+                    len = len.copyOf(size * 2)
+                    remote = remote.copyOf(size * 2)
+                    keys = keys.copyOf(size * 2)
+                }
+                at[size] = runPacked.toInt()
+                len[size] = piece
+                remote[size] = rOff
+                keys[size] = key
+                size++
+                runStart += piece
+                runLen -= piece
+                runPacked += piece
+            }
+        }
+
+        fun finish(): Runs {
+            flush()
+            return Runs(at.copyOf(size), len.copyOf(size), remote.copyOf(size), keys.copyOf(size))
+        }
     }
 
     /** Target runs: per run, its offset in the packed local data, its length, the target offset and the region key. */

@@ -14,6 +14,10 @@ class WindowTest :
             runRanks(4, seconds = 120) { WindowChecks.contention(it) }
         }
 
+        test("accumulates of thousands of elements from every rank, contiguous, strided and locked, add up exactly") {
+            runRanks(4, seconds = 120) { WindowChecks.largeAccumulate(it) }
+        }
+
         test(
             "accumulate and getAccumulate apply every predefined op to every basic type it takes, in every sync mode, exactly"
         ) {

@@ -38,6 +38,7 @@ object WindowRankMain {
                     "all" -> {
                         WindowChecks.putGetFence(mpi)
                         WindowChecks.contention(mpi)
+                        WindowChecks.largeAccumulate(mpi)
                         WindowChecks.everyOpEverySyncMode(mpi)
                         WindowChecks.casLock(mpi)
                         WindowChecks.passiveBusyTarget(mpi)

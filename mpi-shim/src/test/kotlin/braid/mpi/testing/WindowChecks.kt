@@ -109,6 +109,52 @@ object WindowChecks {
     }
 
     /**
+     * Accumulates of many elements from every rank on one range add up exactly: ints well past one rail atomic (split
+     * into whole elements), a strided target, shorts (the locked read-modify-write), and getAccumulate's old values.
+     */
+    fun largeAccumulate(mpi: Mpi) {
+        val w = mpi.world
+        val n = w.size
+        val ints = 3000
+        val shorts = 3001
+        val rounds = 3
+        // Bytes [0, 12000): the ints; [12000, 18002): the shorts; [20000, 44000): the strided ints (3 of every 4).
+        val win = Window.allocate(44_000, 1, w)
+        win.setErrhandler(ErrorHandler.ERRORS_RETURN)
+        val src = direct(4500 * 4).also { b -> for (i in 0 until 4500) b.putInt(i * 4, (w.rank + 1) * (i % 7 + 1)) }
+        val srcShorts =
+            direct(shorts * 2).also { b -> for (i in 0 until shorts) b.putShort(i * 2, (i % 5 + 1).toShort()) }
+        val strided = Datatype.vector(1500, 3, 4, Datatype.INT).commit()
+        val old = direct(ints * 4)
+        win.lockAll(0)
+        repeat(rounds) {
+            win.accumulate(src, ints, Datatype.INT, 0, 0, ints, Datatype.INT, Op.SUM)
+            win.accumulate(srcShorts, shorts, Datatype.SHORT, 0, 12_000, shorts, Datatype.SHORT, Op.SUM)
+            win.accumulate(src, 4500, Datatype.INT, 0, 20_000, 1, strided, Op.SUM)
+            win.flush(0)
+        }
+        win.unlockAll()
+        w.barrier()
+        // Every rank has added; an atomic read of the whole int range returns each element's total.
+        win.lockAll(0)
+        win.getAccumulate(src, ints, Datatype.INT, old, ints, Datatype.INT, 0, 0, ints, Datatype.INT, Op.NO_OP)
+        win.unlockAll()
+        val ranks = n * (n + 1) / 2
+        for (i in 0 until ints) old.getInt(i * 4) shouldBe rounds * ranks * (i % 7 + 1)
+        w.barrier()
+        if (w.rank == 0) {
+            val b = win.base!!
+            for (i in 0 until shorts) b.getShort(12_000 + i * 2) shouldBe (rounds * n * (i % 5 + 1)).toShort()
+            for (k in 0 until 1500) for (j in 0 until 4) {
+                val at = 20_000 + (4 * k + j) * 4
+                val expect = if (j < 3) rounds * ranks * ((3 * k + j) % 7 + 1) else 0
+                b.getInt(at) shouldBe expect
+            }
+        }
+        win.free()
+    }
+
+    /**
      * Accumulate and getAccumulate apply every predefined op to every basic type it takes, in every sync mode, exactly.
      */
     fun everyOpEverySyncMode(mpi: Mpi) {
