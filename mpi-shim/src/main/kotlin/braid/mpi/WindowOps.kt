@@ -17,6 +17,7 @@ internal class WindowOps(
 ) {
     /** Set while a plain operation builds its request, whose failure then goes to the window's pending errors. */
     var reporting = false
+    private val pool = WindowRequests(win)
 
     /** The checks every communication call makes: the window, the epoch, the target, the buffers. */
     fun prologue(
@@ -48,6 +49,12 @@ internal class WindowOps(
         val call = "MPI_Put"
         prologue(call, targetRank, origin, originCount, originType, targetCount, targetType, false)
         if (targetRank == Mpi.PROC_NULL) return done()
+        if (reporting && originType.isContiguous) {
+            val at = if (originCount == 0) 0 else originType.trueLb.toInt()
+            pooled(call, WindowRequest.PUT, targetRank, targetDisp, targetCount, targetType, origin, at)?.let {
+                return it
+            }
+        }
         val (local, localBase) = originBytes(origin, originCount, originType)
         return transfer(
             call,
@@ -75,8 +82,12 @@ internal class WindowOps(
         prologue(call, targetRank, origin, originCount, originType, targetCount, targetType, true)
         if (targetRank == Mpi.PROC_NULL) return done()
         if (originType.isContiguous && !origin.isReadOnly) {
-            val local = UnsafeBuffer(origin)
             val at = if (originCount == 0) 0 else originType.trueLb.toInt()
+            if (reporting)
+                pooled(call, WindowRequest.GET, targetRank, targetDisp, targetCount, targetType, origin, at)?.let {
+                    return it
+                }
+            val local = UnsafeBuffer(origin)
             return transfer(call, WindowRequest.GET, targetRank, targetDisp, targetCount, targetType, local, at, null)
         }
         val staging = ByteBuffer.allocateDirect(packedBytes(originCount, originType))
@@ -91,6 +102,27 @@ internal class WindowOps(
             UnsafeBuffer(staging),
             0,
             unpack,
+        )
+    }
+
+    /**
+     * A plain put or get that is one run, through a pooled request (allocation-free once warm); null where it is more
+     * runs, for [transfer].
+     */
+    private fun pooled(
+        call: String,
+        kind: Int,
+        target: Int,
+        disp: Long,
+        count: Int,
+        type: Datatype,
+        buffer: ByteBuffer,
+        at: Int,
+    ): Request? {
+        if (!targets.oneRun(call, target, disp, count, type, MAX_RUN)) return null
+        val r = pool.take()
+        return targets.submit(
+            r.rearm(pool, call, kind, target, buffer, at, targets.oneLen, targets.oneRemote, targets.oneKey)
         )
     }
 

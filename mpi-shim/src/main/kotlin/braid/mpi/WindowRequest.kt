@@ -22,26 +22,36 @@ import org.agrona.concurrent.UnsafeBuffer
  */
 internal class WindowRequest(
     private val win: Window,
-    private val call: String,
+    private var call: String,
     /** The target's rank in the window's group. */
-    @get:JvmSynthetic internal val target: Int,
-    private val kind: Int,
+    target: Int,
+    private var kind: Int,
     /** The origin data (put, accumulate operands, compare-and-swap's new value), or the read buffer (get). */
-    private val local: UnsafeBuffer,
-    private val localBase: Int,
+    private var local: UnsafeBuffer,
+    private var localBase: Int,
     /** Where fetched values go ([kind] FETCH and CAS); indexed as [local]. */
     private val result: UnsafeBuffer?,
     private val compare: UnsafeBuffer?,
     private val type: AtomicDatatype?,
     private val aop: AtomicOp?,
     /** Per piece: its offset in the packed local data, its length in bytes, the target offset and the region key. */
-    private val pieceAt: IntArray,
-    private val pieceLen: IntArray,
-    private val remoteAt: LongArray,
-    private val keys: LongArray,
+    private var pieceAt: IntArray,
+    private var pieceLen: IntArray,
+    private var remoteAt: LongArray,
+    private var keys: LongArray,
     /** Run at completion (unpacking a staging buffer into the caller's); null: nothing to do. */
     private val finisher: Runnable?,
 ) : Request(win.mpi, win.comm) {
+    /** The target's rank in the window's group. */
+    @get:JvmSynthetic
+    internal var target: Int = target
+        private set
+
+    /** Where this request goes back once complete (a plain put or get the window pools); null: not pooled. */
+    private var home: WindowRequests? = null
+    /** The caller's memory, as a pooled request wraps it (its own view, so re-arming allocates nothing). */
+    private val view = UnsafeBuffer(0, 0)
+
     private var next = 0
     private var posted = 0
     private var completed = 0
@@ -155,9 +165,60 @@ internal class WindowRequest(
             counted = false
             win.finished(target)
         }
+        home?.let {
+            home = null
+            local = WindowRequest.EMPTY
+            view.wrap(0, 0) // lets go of the caller's memory while pooled
+            it.give(this)
+        }
     }
 
     @JvmSynthetic override fun peer(): String = "$call to rank $target of window ${win.name()}"
+
+    /**
+     * Makes this pooled request a new one-run [PUT] or [GET] of [len] bytes between the caller's contiguous [buffer] at
+     * [at] and [remote] in region [key] of [target], which goes back to [pool] once complete. A plain operation's
+     * failure is left with the window for its next synchronisation.
+     */
+    @JvmSynthetic
+    internal fun rearm(
+        pool: WindowRequests,
+        call: String,
+        kind: Int,
+        target: Int,
+        buffer: java.nio.ByteBuffer,
+        at: Int,
+        len: Int,
+        remote: Long,
+        key: Long,
+    ): WindowRequest {
+        reset()
+        this.call = call
+        this.kind = kind
+        this.target = target
+        view.wrap(buffer)
+        local = view
+        localBase = at
+        if (pieceAt.size != 1) {
+            pieceAt = IntArray(1)
+            pieceLen = IntArray(1)
+            remoteAt = LongArray(1)
+            keys = LongArray(1)
+        }
+        pieceAt[0] = 0
+        pieceLen[0] = len
+        remoteAt[0] = remote
+        keys[0] = key
+        next = 0
+        posted = 0
+        completed = 0
+        firstErrno = 0
+        errorText = ""
+        counted = true
+        report = true
+        home = pool
+        return this
+    }
 
     internal companion object {
         const val PUT = 0
@@ -178,5 +239,42 @@ internal class WindowRequest(
 
         /** An empty buffer for requests that carry no data. */
         val EMPTY: UnsafeBuffer = UnsafeBuffer(ByteBuffer.allocateDirect(0))
+    }
+}
+
+/**
+ * The window's pool of one-run requests for plain `put` and `get` (whose requests the caller never sees), so a warm put
+ * or get allocates nothing: taken by the calling thread, given back by whichever thread completes the request.
+ */
+internal class WindowRequests(private val win: Window) {
+    private val idle = ArrayDeque<WindowRequest>()
+
+    fun take(): WindowRequest =
+        synchronized(idle) { idle.removeLastOrNull() }
+            ?: WindowRequest(
+                win,
+                "",
+                0,
+                WindowRequest.PUT,
+                WindowRequest.EMPTY,
+                0,
+                null,
+                null,
+                null,
+                null,
+                IntArray(1),
+                IntArray(1),
+                LongArray(1),
+                LongArray(1),
+                null,
+            )
+
+    fun give(r: WindowRequest) {
+        synchronized(idle) { if (idle.size < MAX_IDLE) idle.addLast(r) }
+    }
+
+    private companion object {
+        /** The most idle requests kept (a window of puts before one flush needs one each). */
+        const val MAX_IDLE = 1024
     }
 }

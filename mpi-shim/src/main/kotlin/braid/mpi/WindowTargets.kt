@@ -237,13 +237,30 @@ internal class WindowTargets(private val win: Window, private val n: Int) {
      * checked against its window.
      */
     fun byteTarget(call: String, target: Int, offset: Long, len: Long, raw: Boolean = false): Pair<Long, Long> {
+        val b = if (raw || win.flavor == Window.FLAVOR_DYNAMIC) offset else offset * units[target]
+        val at = resolve(call, target, b, len)
+        return at to resolvedKey
+    }
+
+    /** The key of the region [resolve] last found. */
+    private var resolvedKey = 0L
+
+    /**
+     * The target offset of [len] bytes at byte [offset] on [target] (a dynamic window's: an address), checked against
+     * its window or its attached memory; the region's key is left in [resolvedKey]. Allocates nothing once a dynamic
+     * target's attach table is read.
+     */
+    private fun resolve(call: String, target: Int, offset: Long, len: Long): Long {
         if (win.flavor == Window.FLAVOR_DYNAMIC) {
             val table = remoteTable(target)
             var i = 0
             while (i < table.size) {
                 val a = table[i]
                 val l = table[i + 1]
-                if (offset >= a && offset + len <= a + l) return (offset - a) to table[i + 2]
+                if (offset >= a && offset + len <= a + l) {
+                    resolvedKey = table[i + 2]
+                    return offset - a
+                }
                 i += 3
             }
             throw MPIException.of(
@@ -252,13 +269,39 @@ internal class WindowTargets(private val win: Window, private val n: Int) {
                 "${win.name()}: [$offset, ${offset + len}) at rank $target is not inside memory it has attached",
             )
         }
-        val b = if (raw) offset else offset * units[target]
-        if (b < 0 || b + len > sizes[target])
+        if (offset < 0 || offset + len > sizes[target])
             throw MPIException.of(
                 ErrorClass.ERR_RMA_RANGE,
                 call,
-                "${win.name()}: bytes [$b, ${b + len}) at rank $target fall outside its window of ${sizes[target]} bytes",
+                "${win.name()}: bytes [$offset, ${offset + len}) at rank $target fall outside its window of ${sizes[target]} bytes",
             )
-        return b to keys[target]
+        resolvedKey = keys[target]
+        return offset
+    }
+
+    /** [oneRun]'s answer: the run's target offset, key and length. */
+    var oneRemote = 0L
+        private set
+
+    var oneKey = 0L
+        private set
+
+    var oneLen = 0
+        private set
+
+    /**
+     * [runs] where [count] × [type] at [disp] is one run of at most [maxRun] bytes, without allocating: true with
+     * [oneRemote], [oneKey] and [oneLen] set (range-checked as [runs] checks), false where it is not one run.
+     */
+    fun oneRun(call: String, target: Int, disp: Long, count: Int, type: Datatype, maxRun: Int): Boolean {
+        if (count == 0 || type.size == 0L || disp < 0) return false
+        if (type.segDisp.size != 1 || !(count == 1 || type.isContiguous)) return false
+        val total = count * type.size
+        if (total > maxRun) return false
+        val first = (if (win.flavor == Window.FLAVOR_DYNAMIC) disp else disp * units[target]) + type.segDisp[0]
+        oneRemote = resolve(call, target, first, total)
+        oneKey = resolvedKey
+        oneLen = total.toInt()
+        return true
     }
 }
