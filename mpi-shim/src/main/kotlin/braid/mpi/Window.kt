@@ -426,11 +426,16 @@ private constructor(
     /** `MPI_Win_flush_all`. */
     public fun flushAll(): Unit = guard { epochs.flushAll("MPI_Win_flush_all") }
 
-    /** `MPI_Win_flush_local`: the origin buffers of operations to [rank] may be reused (here: as [flush]). */
-    public fun flushLocal(rank: Int): Unit = flush(rank)
+    /**
+     * `MPI_Win_flush_local`: once it returns, the origin (and result) buffers of every operation to [rank] started so
+     * far may be reused; the operations may not be complete at [rank] yet. Puts of up to 512 bytes, and puts and
+     * accumulates from a non-contiguous origin, carry a copy of their data, so they are locally complete when called;
+     * the others complete locally when they complete.
+     */
+    public fun flushLocal(rank: Int): Unit = guard { epochs.flushLocal("MPI_Win_flush_local", rank) }
 
-    /** `MPI_Win_flush_local_all` (here: as [flushAll]). */
-    public fun flushLocalAll(): Unit = flushAll()
+    /** `MPI_Win_flush_local_all`: [flushLocal] for every rank. */
+    public fun flushLocalAll(): Unit = guard { epochs.flushLocalAll("MPI_Win_flush_local_all") }
 
     /** `MPI_Win_sync`: orders this process's loads and stores on window memory against others' (a full fence). */
     public fun sync(): Unit = guard {
@@ -468,7 +473,7 @@ private constructor(
 
     @JvmSynthetic internal fun noteError(target: Int, e: MPIException): Unit = targets.noteError(target, e)
 
-    @JvmSynthetic internal fun finished(target: Int): Unit = targets.finished(target)
+    @JvmSynthetic internal fun finished(target: Int, borrowed: Boolean): Unit = targets.finished(target, borrowed)
 
     @JvmSynthetic
     internal fun checkUsable(call: String) {

@@ -48,6 +48,7 @@ internal class WindowAccumulate(
             null,
             null,
             null,
+            borrowsOrigin = originType.isContiguous,
         )
     }
 
@@ -159,6 +160,8 @@ internal class WindowAccumulate(
         result: UnsafeBuffer?,
         compare: UnsafeBuffer?,
         finisher: Runnable?,
+        /** Whether [local] is the caller's origin buffer rather than a packed copy. */
+        borrowsOrigin: Boolean = true,
     ): Request {
         val native = atomicTypeOf(basic)
         if (native != null) {
@@ -188,6 +191,8 @@ internal class WindowAccumulate(
                         finisher,
                     )
                 r.report = ops.reporting
+                // An accumulate from a packed copy, fetching nothing, leaves the caller's memory free at once.
+                r.borrows = result != null || borrowsOrigin
                 return targets.submit(r)
             }
         }

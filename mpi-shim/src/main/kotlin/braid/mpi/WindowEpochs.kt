@@ -7,6 +7,11 @@ import java.nio.ByteBuffer
  * ([fence]), generalised active target ([start]/[complete] at the origin, [post]/[waitFor]/[test] at the target), and
  * passive target ([lock]/[unlock], [lockAll]/[unlockAll], the flushes) over [WindowLocks]' lock words. [checkAccess] is
  * what every operation asks first: an epoch open to its target, else `MPI_ERR_RMA_SYNC`.
+ *
+ * The modes do not mix: a fence while a lock, start or post epoch is open, or a lock, start or post while the fence
+ * epoch the last fence opened has operations in it, raises `MPI_ERR_RMA_SYNC` naming the window and the rank. A fence
+ * epoch nothing was started in ends quietly at the next lock, start or post (MPI's "fence ... lock" idiom, where the
+ * fence only separates phases).
  */
 internal class WindowEpochs(
     private val win: Window,
@@ -16,6 +21,8 @@ internal class WindowEpochs(
     private val errors: WindowErrors,
 ) {
     private var fenceOpen = false
+    /** Whether an operation was started in the fence epoch now open (which then only a fence may end). */
+    private var fenceUsed = false
     private var accessGroup: IntArray? = null
     private var exposureGroup: IntArray? = null
     private var exposureRequests: Array<Request>? = null
@@ -39,6 +46,20 @@ internal class WindowEpochs(
                 call,
                 "$name: no access epoch is open to rank $target; open one with fence, start or lock",
             )
+        if (fenceOpen) fenceUsed = true
+    }
+
+    /** Ends an unused fence epoch before [call] opens another kind on [rank]; a used one is an error. */
+    private fun leaveFence(call: String, rank: String) {
+        if (!fenceOpen) return
+        if (fenceUsed)
+            throw MPIException.of(
+                ErrorClass.ERR_RMA_SYNC,
+                call,
+                "$name: $rank: operations were started in the fence epoch the last fence opened; end it with " +
+                    "fence(MODE_NOSUCCEED) before mixing in lock, start or post epochs",
+            )
+        fenceOpen = false
     }
 
     fun fence(call: String, assertion: Int) {
@@ -48,15 +69,19 @@ internal class WindowEpochs(
             assertion,
             Window.MODE_NOSTORE or Window.MODE_NOPUT or Window.MODE_NOPRECEDE or Window.MODE_NOSUCCEED,
         )
-        if (accessGroup != null || exposureGroup != null || lockedCount > 0 || lockAllState != LOCK_NONE)
-            throw MPIException.of(
-                ErrorClass.ERR_RMA_SYNC,
-                call,
-                "$name: a start/post or lock epoch is open; close it before fencing",
-            )
+        val open =
+            when {
+                lockAllState != LOCK_NONE -> "every rank is locked by lockAll; unlockAll"
+                lockedCount > 0 -> "rank ${lockState.indexOfFirst { it != LOCK_NONE }} is locked; unlock it"
+                accessGroup != null -> "an access epoch to ranks ${accessGroup!!.joinToString()} is open; complete it"
+                exposureGroup != null -> "an exposure epoch to ranks ${exposureGroup!!.joinToString()} is open; wait"
+                else -> null
+            }
+        if (open != null) throw MPIException.of(ErrorClass.ERR_RMA_SYNC, call, "$name: $open before fencing")
         targets.flushEverything()
         win.comm.barrier()
         fenceOpen = assertion and Window.MODE_NOSUCCEED == 0
+        fenceUsed = false
         targets.resetTables()
         targets.raisePending(call)
     }
@@ -71,6 +96,7 @@ internal class WindowEpochs(
                 "$name: an access epoch started by start is still open; complete it first",
             )
         val ranks = errors.ranksOf(call, group)
+        leaveFence(call, "ranks ${ranks.joinToString()}")
         if (assertion and Window.MODE_NOCHECK == 0)
             for (r in ranks) win.comm.recv(NOTHING, 0, Datatype.BYTE, r, TAG_POST)
         accessGroup = ranks
@@ -102,6 +128,7 @@ internal class WindowEpochs(
                 "$name: an exposure epoch is still open; wait for it first",
             )
         val ranks = errors.ranksOf(call, group)
+        leaveFence(call, "ranks ${ranks.joinToString()}")
         exposureRequests =
             Array(ranks.size) { win.comm.irecv(ByteBuffer.allocate(0), 0, Datatype.BYTE, ranks[it], TAG_DONE) }
         if (assertion and Window.MODE_NOCHECK == 0)
@@ -152,6 +179,7 @@ internal class WindowEpochs(
                 call,
                 "$name: rank $rank is already locked by this process; unlock it first",
             )
+        leaveFence(call, "rank $rank")
         if (assertion and Window.MODE_NOCHECK == 0) locks.acquire(call, rank, lockType == Window.LOCK_EXCLUSIVE)
         lockState[rank] = if (assertion and Window.MODE_NOCHECK != 0) LOCK_NOCHECK else lockType
         lockedCount++
@@ -188,6 +216,7 @@ internal class WindowEpochs(
                 call,
                 "$name: this process already holds locks in it; unlock them first",
             )
+        leaveFence(call, "every rank")
         if (assertion and Window.MODE_NOCHECK == 0) {
             for (r in 0 until n) locks.acquire(call, r, false)
             lockAllState = Window.LOCK_SHARED
@@ -230,6 +259,18 @@ internal class WindowEpochs(
     fun flushAll(call: String) {
         checkPassive(call, -1)
         targets.flushEverything()
+        targets.raisePending(call)
+    }
+
+    fun flushLocal(call: String, rank: Int) {
+        checkPassive(call, rank)
+        targets.flushLocal(rank)
+        targets.raisePending(call, rank)
+    }
+
+    fun flushLocalAll(call: String) {
+        checkPassive(call, -1)
+        for (t in 0 until n) targets.flushLocal(t)
         targets.raisePending(call)
     }
 

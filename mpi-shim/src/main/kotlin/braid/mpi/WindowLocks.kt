@@ -119,22 +119,23 @@ internal class WindowLocks(private val win: Window, private val targets: WindowT
         probe =
             targets.submit(
                 WindowRequest(
-                    win,
-                    "MPI_Win_lock (is rank $holder alive?)",
-                    holder,
-                    WindowRequest.GET,
-                    probeBuf,
-                    0,
-                    null,
-                    null,
-                    null,
-                    null,
-                    intArrayOf(0),
-                    intArrayOf(8),
-                    longArrayOf(WindowControl.VERSION.toLong()),
-                    longArrayOf(targets.controlKeys[holder]),
-                    null,
-                )
+                        win,
+                        "MPI_Win_lock (is rank $holder alive?)",
+                        holder,
+                        WindowRequest.GET,
+                        probeBuf,
+                        0,
+                        null,
+                        null,
+                        null,
+                        null,
+                        intArrayOf(0),
+                        intArrayOf(8),
+                        longArrayOf(WindowControl.VERSION.toLong()),
+                        longArrayOf(targets.controlKeys[holder]),
+                        null,
+                    )
+                    .also { it.borrows = false }
             )
         return null
     }
@@ -174,6 +175,7 @@ internal class WindowLocks(private val win: Window, private val targets: WindowT
                 longArrayOf(targets.controlKeys[target]),
                 null,
             )
+        r.borrows = false
         targets.await(targets.submit(r))
         return wordResult.getLong(0)
     }

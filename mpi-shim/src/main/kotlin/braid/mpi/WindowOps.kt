@@ -66,6 +66,7 @@ internal class WindowOps(
             local,
             localBase,
             null,
+            borrows = originType.isContiguous,
         )
     }
 
@@ -148,6 +149,8 @@ internal class WindowOps(
         local: UnsafeBuffer,
         localBase: Int,
         finisher: Runnable?,
+        /** Whether [local] is the caller's memory (not a packed copy), used until the request completes. */
+        borrows: Boolean = true,
     ): Request {
         val runs = targets.runs(call, target, disp, count, type, MAX_RUN)
         val r =
@@ -169,6 +172,7 @@ internal class WindowOps(
                 finisher,
             )
         r.report = reporting
+        r.borrows = borrows
         return targets.submit(r)
     }
 
@@ -176,22 +180,23 @@ internal class WindowOps(
     fun piece(call: String, kind: Int, target: Int, local: UnsafeBuffer, at: Pair<Long, Long>): WindowRequest =
         targets.submit(
             WindowRequest(
-                win,
-                call,
-                target,
-                kind,
-                local,
-                0,
-                null,
-                null,
-                null,
-                null,
-                intArrayOf(0),
-                intArrayOf(local.capacity()),
-                longArrayOf(at.first),
-                longArrayOf(at.second),
-                null,
-            )
+                    win,
+                    call,
+                    target,
+                    kind,
+                    local,
+                    0,
+                    null,
+                    null,
+                    null,
+                    null,
+                    intArrayOf(0),
+                    intArrayOf(local.capacity()),
+                    longArrayOf(at.first),
+                    longArrayOf(at.second),
+                    null,
+                )
+                .also { it.borrows = false }
         )
 
     companion object {

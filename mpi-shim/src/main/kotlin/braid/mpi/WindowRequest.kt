@@ -51,6 +51,8 @@ internal class WindowRequest(
     private var home: WindowRequests? = null
     /** The caller's memory, as a pooled request wraps it (its own view, so re-arming allocates nothing). */
     private val view = UnsafeBuffer(0, 0)
+    /** A pooled put's copy of a small origin (made once, on its first small put). */
+    private var inline: UnsafeBuffer? = null
 
     private var next = 0
     private var posted = 0
@@ -59,6 +61,8 @@ internal class WindowRequest(
     private var errorText = ""
     /** Whether a failure is also left with the window for its next synchronisation (a plain put, get or accumulate). */
     @get:JvmSynthetic @set:JvmSynthetic internal var report: Boolean = false
+    /** Whether this request uses the caller's memory (not a copy of it) until it completes: see `flushLocal`. */
+    @get:JvmSynthetic @set:JvmSynthetic internal var borrows: Boolean = true
     /** Whether this request still counts in its window's operations in flight to [target]. */
     private var counted = true
 
@@ -163,7 +167,7 @@ internal class WindowRequest(
         }
         if (counted) {
             counted = false
-            win.finished(target)
+            win.finished(target, borrows)
         }
         home?.let {
             home = null
@@ -196,9 +200,20 @@ internal class WindowRequest(
         this.call = call
         this.kind = kind
         this.target = target
-        view.wrap(buffer)
-        local = view
-        localBase = at
+        if (kind == PUT && len <= INLINE) {
+            // A small put carries a copy: the caller's buffer is free again at once (flushLocal waits for nothing).
+            val copy =
+                inline ?: UnsafeBuffer(org.agrona.BufferUtil.allocateDirectAligned(INLINE, 64)).also { inline = it }
+            copy.putBytes(0, buffer, at, len)
+            local = copy
+            localBase = 0
+            borrows = false
+        } else {
+            view.wrap(buffer)
+            local = view
+            localBase = at
+            borrows = true
+        }
         if (pieceAt.size != 1) {
             pieceAt = IntArray(1)
             pieceLen = IntArray(1)
@@ -226,6 +241,8 @@ internal class WindowRequest(
         const val ACC = 2
         const val FETCH = 3
         const val CAS = 4
+        /** The largest put a pooled request copies rather than reads from the caller's buffer. */
+        const val INLINE = 512
 
         /** What a failed piece's errno means for a window operation. */
         fun classOf(errno: Int): Int =

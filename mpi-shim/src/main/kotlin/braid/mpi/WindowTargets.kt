@@ -22,6 +22,8 @@ internal class WindowTargets(private val win: Window, private val n: Int) {
     val controlKeys = LongArray(n)
     val segmentOffsets = LongArray(n)
     private val inflight = AtomicIntegerArray(n)
+    /** Per target, the operations in flight that still use the caller's memory (its origin or result buffer). */
+    private val borrowing = AtomicIntegerArray(n)
     /** Per target, the first failure of a plain (not request-based) operation, raised by the next synchronisation. */
     private val pendingErrors = arrayOfNulls<MPIException>(n)
     /** Each target's attach table as last read (address, length, key triples); cleared at every synchronisation. */
@@ -45,17 +47,15 @@ internal class WindowTargets(private val win: Window, private val n: Int) {
 
     // ## In flight ##
 
-    fun started(target: Int) {
-        inflight.incrementAndGet(target)
-    }
-
-    fun finished(target: Int) {
+    fun finished(target: Int, borrowed: Boolean) {
+        if (borrowed) borrowing.decrementAndGet(target)
         inflight.decrementAndGet(target)
     }
 
-    /** Posts [r], counted in flight to its target until it completes. */
+    /** Posts [r], counted in flight to its target (and as using the caller's memory, if it does) until it completes. */
     fun submit(r: WindowRequest): WindowRequest {
-        started(r.target)
+        inflight.incrementAndGet(r.target)
+        if (r.borrows) borrowing.incrementAndGet(r.target)
         win.mpi.submit(r)
         return r
     }
@@ -73,6 +73,15 @@ internal class WindowTargets(private val win: Window, private val n: Int) {
 
     fun flushEverything() {
         for (t in 0 until n) flushTarget(t)
+    }
+
+    /**
+     * Local completion at [t]: waits until no operation to it still uses the caller's memory (operations that carry a
+     * copy of their origin may still be on their way).
+     */
+    fun flushLocal(t: Int) {
+        if (borrowing.get(t) == 0) return
+        win.mpi.progressUntil { borrowing.get(t) == 0 }
     }
 
     fun noteError(target: Int, e: MPIException) {
@@ -124,6 +133,7 @@ internal class WindowTargets(private val win: Window, private val n: Int) {
                 longArrayOf(controlKeys[t]),
                 null,
             )
+        r.borrows = false
         await(submit(r))
         val count = buf.getLong(WindowControl.ATTACH_COUNT).toInt().coerceIn(0, WindowControl.ATTACH_MAX)
         val table = LongArray(count * 3)

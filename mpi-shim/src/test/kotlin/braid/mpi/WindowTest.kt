@@ -18,6 +18,14 @@ class WindowTest :
             runRanks(4, seconds = 120) { WindowChecks.largeAccumulate(it) }
         }
 
+        test("flushLocal leaves origin buffers reusable at once, and a get's data in place") {
+            runRanks(3) { WindowChecks.flushLocal(it) }
+        }
+
+        test("a lock under a used fence epoch, or a fence under a lock, is MPI_ERR_RMA_SYNC naming window and rank") {
+            runRanks(2) { WindowChecks.epochMixing(it) }
+        }
+
         test(
             "accumulate and getAccumulate apply every predefined op to every basic type it takes, in every sync mode, exactly"
         ) {

@@ -39,6 +39,8 @@ object WindowRankMain {
                         WindowChecks.putGetFence(mpi)
                         WindowChecks.contention(mpi)
                         WindowChecks.largeAccumulate(mpi)
+                        WindowChecks.flushLocal(mpi)
+                        WindowChecks.epochMixing(mpi)
                         WindowChecks.everyOpEverySyncMode(mpi)
                         WindowChecks.casLock(mpi)
                         WindowChecks.passiveBusyTarget(mpi)

@@ -155,6 +155,76 @@ object WindowChecks {
     }
 
     /**
+     * flushLocal leaves every origin buffer reusable: puts (small, large, from a strided origin) whose origins are
+     * overwritten right after it land with the data they were called with, and a get's data is in place when it
+     * returns.
+     */
+    fun flushLocal(mpi: Mpi) {
+        val w = mpi.world
+        val n = w.size
+        val next = (w.rank + 1) % n
+        val prev = (w.rank + n - 1) % n
+        val big = 200_000
+        val win = Window.allocate(2L * big, 1, w)
+        win.setErrhandler(ErrorHandler.ERRORS_RETURN)
+        val origin = direct(big)
+        val strided = direct(2 * 64 * 4)
+        val vec = Datatype.vector(64, 1, 2, Datatype.INT).commit()
+        win.lock(Window.LOCK_SHARED, next, 0)
+        for ((k, size) in listOf(8, 4096, big).withIndex()) {
+            for (i in 0 until size / 4) origin.putInt(i * 4, 1_000_000 * (w.rank + 1) + 10 * i + k)
+            win.put(origin, size, Datatype.BYTE, next, 0, size, Datatype.BYTE)
+            win.flushLocal(next)
+            for (i in 0 until size / 4) origin.putInt(i * 4, -1) // reusable: the put must not see this
+            win.flush(next)
+            val got = direct(size)
+            win.get(got, size, Datatype.BYTE, next, 0, size, Datatype.BYTE)
+            win.flushLocal(next)
+            for (i in 0 until size / 4) got.getInt(i * 4) shouldBe 1_000_000 * (w.rank + 1) + 10 * i + k
+        }
+        for (i in 0 until 64) strided.putInt(2 * i * 4, 7 * i + w.rank)
+        win.put(strided, 1, vec, next, big.toLong(), 64, Datatype.INT)
+        win.flushLocalAll()
+        for (i in 0 until 64) strided.putInt(2 * i * 4, -1)
+        win.unlock(next)
+        w.barrier()
+        val b = win.base!!
+        for (i in 0 until 64) b.getInt(big + i * 4) shouldBe 7 * i + prev
+        win.free()
+    }
+
+    /**
+     * Sync modes do not mix: a lock (or lockAll) while a fence epoch has operations in it, and a fence inside a lock
+     * epoch, raise MPI_ERR_RMA_SYNC naming the window and the rank; a fence epoch with nothing in it ends at a lock.
+     */
+    fun epochMixing(mpi: Mpi) {
+        val w = mpi.world
+        val other = (w.rank + 1) % w.size
+        val win = Window.allocate(64, 4, w)
+        win.setErrhandler(ErrorHandler.ERRORS_RETURN)
+        val one = intsN(1)
+        win.fence(0)
+        win.put(one, 1, Datatype.INT, other, 0, 1, Datatype.INT)
+        val underFence = shouldThrow<MPIException> { win.lock(Window.LOCK_SHARED, other, 0) }
+        underFence.errorClass shouldBe ErrorClass.ERR_RMA_SYNC
+        underFence.message shouldContain win.getName()
+        underFence.message shouldContain "rank $other"
+        shouldThrow<MPIException> { win.lockAll(0) }.errorClass shouldBe ErrorClass.ERR_RMA_SYNC
+        win.fence(0) // completes the put; the epoch it opens has nothing in it
+        win.lock(Window.LOCK_SHARED, other, 0)
+        val inLock = shouldThrow<MPIException> { win.fence(0) }
+        inLock.errorClass shouldBe ErrorClass.ERR_RMA_SYNC
+        inLock.message shouldContain win.getName()
+        inLock.message shouldContain "rank $other"
+        win.put(one, 1, Datatype.INT, other, 1, 1, Datatype.INT)
+        win.unlock(other)
+        w.barrier()
+        win.base!!.getInt(0) shouldBe 1
+        win.base!!.getInt(4) shouldBe 1
+        win.free()
+    }
+
+    /**
      * Accumulate and getAccumulate apply every predefined op to every basic type it takes, in every sync mode, exactly.
      */
     fun everyOpEverySyncMode(mpi: Mpi) {
@@ -243,6 +313,8 @@ object WindowChecks {
             val view = UnsafeBuffer(win.base!!)
             val deadline = System.nanoTime() + 30_000_000_000L
             var spins = 0L
+            // Tell the origin the loop starts now, so its epoch runs while this thread computes (not before it).
+            w.send(direct(0), 0, Datatype.BYTE, 0, 77)
             while (view.getLongVolatile(0) != 42L) {
                 spins++
                 if (System.nanoTime() > deadline) error("the origin's put never arrived while the target computed")
@@ -251,6 +323,7 @@ object WindowChecks {
             view.getLongVolatile(16) shouldBe 5L
             check(spins > 0) { "the target never computed" }
         } else if (w.rank == 0) {
+            w.recv(direct(0), 0, Datatype.BYTE, 1, 77)
             win.lock(Window.LOCK_EXCLUSIVE, 1, 0)
             val got = direct(8)
             win.get(got, 1, Datatype.LONG, 1, 1, 1, Datatype.LONG)
