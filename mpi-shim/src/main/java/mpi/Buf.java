@@ -160,6 +160,15 @@ final class Buf {
     }
 
     /**
+     * {@link #stage(Object, long, boolean, int)} for [count] elements of [t] (null: the whole buffer); a direct buffer
+     * skips working out the reach.
+     */
+    static Staged stage(Object buf, Datatype t, int count, boolean out, int slot) {
+        if (t == null || buf instanceof Buffer && ((Buffer) buf).isDirect()) return stage(buf, -1, out, slot);
+        return stage(buf, t.spanBytes(count), out, slot);
+    }
+
+    /**
      * A caller's buffer as the bytes a blocking call uses: [Staged#bytes] to pass, [Staged#done] after the call
      * (copies back what was received when [out]). [spanBytes] is how far the call reaches from the first element, -1
      * for the whole buffer. The record returned is the thread's own for [slot]: one call uses a slot once.

@@ -35,11 +35,11 @@ public class Comm implements Freeable, Cloneable {
     // ## Staging helpers ##
 
     private static Buf.Staged in(Object buf, Datatype t, int count) {
-        return Buf.stage(buf, t == null ? -1 : t.spanBytes(count), false, 0);
+        return Buf.stage(buf, t, count, false, 0);
     }
 
     private static Buf.Staged out(Object buf, Datatype t, int count) {
-        return Buf.stage(buf, t == null ? -1 : t.spanBytes(count), true, 1);
+        return Buf.stage(buf, t, count, true, 1);
     }
 
     private static Buf.Staged inAll(Object buf) {
