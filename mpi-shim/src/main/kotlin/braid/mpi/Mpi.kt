@@ -207,6 +207,14 @@ private constructor(
     /** `MPI_Unpublish_name`. */
     public fun unpublishName(service: String, port: String): Unit = ports.unpublish(service, port)
 
+    /**
+     * `MPI_Grequest_start`: a request for an operation the caller carries out and then [GeneralizedRequest.complete]s.
+     */
+    public fun startGeneralizedRequest(): GeneralizedRequest {
+        checkLive("MPI_Grequest_start")
+        return GeneralizedRequest(this)
+    }
+
     /** Throws `MPI_ERR_OTHER` if finalized. */
     @JvmSynthetic
     internal fun checkLive(call: String) {

@@ -1042,6 +1042,42 @@ public final class Checks {
         f.read(fourth, 1, MPI.INT);
         eq(4, fourth[0], "a view of ints counts in ints");
         expect(MPI.ERR_UNSUPPORTED_OPERATION, () -> f.readShared(new int[1], 1, MPI.INT));
+        expect(MPI.ERR_UNSUPPORTED_OPERATION, () -> f.readOrdered(new int[1], 1, MPI.INT));
+        // Nonblocking forms (direct buffers), with explicit offsets and the individual pointer, in ints of the view.
+        IntBuffer nb = MPI.newIntBuffer(2);
+        nb.put(0, 10 * rank).put(1, 11 * rank);
+        Request w = f.iWriteAt(6, nb, 2, MPI.INT);
+        Status ws = w.waitStatus();
+        eq(2, ws.getCount(MPI.INT), "iWriteAt count");
+        check(w.isNull(), "an iWriteAt's request is null once waited for");
+        IntBuffer got = MPI.newIntBuffer(2);
+        Request r = f.iReadAt(6, got, 2, MPI.INT);
+        eq(2, r.waitStatus().getCount(MPI.INT), "iReadAt count");
+        eq(11 * rank, got.get(1), "iReadAt reads what iWriteAt wrote");
+        f.seek(0, MPI.SEEK_SET);
+        IntBuffer two = MPI.newIntBuffer(2);
+        Request[] both = {f.iRead(two, 2, MPI.INT), f.iReadAll(MPI.slice(got, 1), 1, MPI.INT)};
+        Request.waitAll(both);
+        eq(1, two.get(0), "iRead at the pointer");
+        eq(3, got.get(1), "iReadAll goes on from where iRead left the pointer");
+        eq(3L, f.getPosition(), "the pointer after iRead and iReadAll");
+        f.seek(8, MPI.SEEK_SET);
+        eq(0, Request.waitAny(new Request[] {f.iWrite(nb, 1, MPI.INT)}), "iWrite's request in a waitAny");
+        eq(9L, f.getPosition(), "the pointer after iWrite");
+        check(throwsIllegalArgument(() -> f.iReadAt(0, IntBuffer.allocate(1), 1, MPI.INT)),
+                "a nonblocking read into a heap buffer throws IllegalArgumentException");
+        // Explicit-offset collectives and split collectives, every rank of COMM_SELF's file at once.
+        f.writeAtAll(9, new int[] {rank + 100}, 1, MPI.INT);
+        int[] one = new int[1];
+        f.readAtAll(9, one, 1, MPI.INT);
+        eq(rank + 100, one[0], "readAtAll reads what writeAtAll wrote");
+        f.writeAtAllBegin(10, new int[] {rank + 200}, 1, MPI.INT);
+        expect(MPI.ERR_OTHER, () -> f.readAllBegin(one, 1, MPI.INT));
+        eq(1, f.writeAtAllEnd(null).getCount(MPI.INT), "writeAtAllEnd's count");
+        f.readAtAllBegin(10, one, 1, MPI.INT);
+        eq(1, f.readAtAllEnd(one).getCount(MPI.INT), "readAtAllEnd's count");
+        eq(rank + 200, one[0], "a split collective read");
+        expect(MPI.ERR_OTHER, () -> f.readAllEnd(one));
         f.close();
         expect(MPI.ERR_NO_SUCH_FILE, () -> new File(MPI.COMM_SELF, dir + "/missing-" + rank, MPI.MODE_RDONLY));
         File.delete(name);
