@@ -61,6 +61,8 @@ public final class Checks {
             case "port-server": portServer(args[1]); break;
             case "port-client": portClient(args[1]); break;
             case "win": windows(); break;
+            case "spawn": spawn(); break;
+            case "spawn-child": spawnChild(); break;
             default: throw new IllegalArgumentException("mode " + mode);
         }
         System.out.println("OK " + mode + " rank " + rank + " of " + size);
@@ -1015,6 +1017,47 @@ public final class Checks {
         world.barrier();
         if (rank == 1 % size) world.abort(code);
         world.recv(new int[1], 1, MPI.INT, MPI.ANY_SOURCE, 78); // the others wait to be ended
+    }
+
+    // ## Spawn ##
+
+    /**
+     * The parents (this job) spawn 3 children running {@link #spawnChild}, the same JVM and class path: root 0 sends
+     * each child its rank times 10 over the intercommunicator, the children add their world's sum and send it back to
+     * every parent; then both sides disconnect. A command that does not exist raises ERR_SPAWN on every parent.
+     */
+    static void spawn() throws MPIException {
+        String java = System.getProperty("java.home") + "/bin/java";
+        String[] argv = {"-Xmx128m", "-cp", System.getProperty("java.class.path"), Checks.class.getName(),
+                "spawn-child"};
+        check(Intercomm.getParent().isNull(), "a job the launcher started has no parent");
+        int[] errcodes = new int[3];
+        Intercomm children = world.spawn(java, argv, 3, MPI.INFO_NULL, 0, errcodes);
+        eq(3, children.getRemoteSize(), "the children's group");
+        eq(size, children.getSize(), "the parents' group");
+        eq(new int[] {MPI.SUCCESS, MPI.SUCCESS, MPI.SUCCESS}, errcodes, "errcodes");
+        if (rank == 0) for (int c = 0; c < 3; c++) children.send(new int[] {10 * c}, 1, MPI.INT, c, 5);
+        int[] got = new int[1];
+        for (int c = 0; c < 3; c++) {
+            children.recv(got, 1, MPI.INT, c, 6);
+            eq(30 + 10 * c, got[0], "child " + c + "'s answer");
+        }
+        children.disconnect();
+        world.setErrhandler(MPI.ERRORS_RETURN);
+        expect(MPI.ERR_SPAWN, () -> world.spawn("/nonexistent/braid-child", new String[0], 2, MPI.INFO_NULL, 0, null));
+        world.setErrhandler(MPI.ERRORS_ARE_FATAL);
+    }
+
+    static void spawnChild() throws MPIException {
+        Intercomm parent = Intercomm.getParent();
+        check(!parent.isNull(), "a spawned process has a parent");
+        int[] mine = new int[1];
+        parent.recv(mine, 1, MPI.INT, 0, 5);
+        eq(10 * rank, mine[0], "what the parents' root sent");
+        int[] sum = new int[1];
+        world.allReduce(mine, sum, 1, MPI.INT, MPI.SUM);
+        for (int p = 0; p < parent.getRemoteSize(); p++) parent.send(new int[] {sum[0] + mine[0]}, 1, MPI.INT, p, 6);
+        parent.disconnect();
     }
 
     // ## Files ##
