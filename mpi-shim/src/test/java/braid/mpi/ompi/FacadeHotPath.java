@@ -30,7 +30,7 @@ public final class FacadeHotPath {
         MPI.Init(args);
         rank = MPI.COMM_WORLD.getRank();
         peer = 1 - rank;
-        int[][] sizes = {{64, 20_000}, {65_536, 3_000}, {256 * 1024, 600}};
+        int[][] sizes = {{64, 10_000}, {65_536, 1_000}, {256 * 1024, 300}};
         for (int[] sn : sizes) {
             int size = sn[0], n = sn[1];
             byte[] outArr = new byte[size], inArr = new byte[size];

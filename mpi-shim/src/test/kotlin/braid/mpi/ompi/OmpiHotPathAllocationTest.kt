@@ -3,11 +3,12 @@ package braid.mpi.ompi
 import braid.bootstrap.Launcher
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
-import io.kotest.matchers.doubles.shouldBeLessThanOrEqual
+import io.kotest.matchers.doubles.shouldBeLessThan
 import io.kotest.matchers.shouldBe
 import java.io.File
 import java.nio.file.Files
 import java.time.Duration
+import kotlin.time.Duration.Companion.minutes
 
 /**
  * Once warm, the `mpi` package adds no allocation of its own to point-to-point: [FacadeHotPath] runs a 2-rank ping-pong
@@ -23,12 +24,15 @@ class OmpiHotPathAllocationTest :
         val dir = Files.createTempDirectory("braid-ompi-alloc").toFile()
         afterSpec { dir.deleteRecursively() }
 
-        test("a warm ping-pong through the mpi package allocates only the Status and Requests the API returns") {
+        // Two JVMs warming up four loops: minutes on a machine busy with other builds.
+        test("a warm ping-pong through the mpi package allocates only the Status and Requests the API returns").config(
+            timeout = 10.minutes
+        ) {
             val log = File(dir, "facade-hot-path.log")
             val (code, out) =
                 braid.bootstrap.job(Launcher.BRAID_RUN, 2, emptyList(), log, "braid.mpi.ompi.FacadeHotPath").use { job
                     ->
-                    job.awaitExit(Duration.ofSeconds(300)) to job.output()
+                    job.awaitExit(Duration.ofSeconds(540)) to job.output()
                 }
             withClue(out) {
                 code shouldBe 0
@@ -43,7 +47,9 @@ class OmpiHotPathAllocationTest :
                     )
                 lines.size shouldBe budget.size * 3 * 2 // every mode, size and rank reported
                 for ((_, mode, size, bytes, rank) in lines) withClue("$mode, $size B, rank $rank") {
-                    bytes.toDouble() shouldBeLessThanOrEqual budget.getValue(mode)
+                    // An object allocated every round is 16 bytes at least; less than 8 over the budget is a one-off
+                    // in the window (a pool growing, the JIT's bookkeeping), not a per-call allocation.
+                    bytes.toDouble() shouldBeLessThan budget.getValue(mode) + 8
                 }
             }
         }
