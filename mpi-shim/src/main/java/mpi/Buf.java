@@ -82,120 +82,239 @@ final class Buf {
 
     // ## Staging of arrays and heap buffers ##
 
-    /** The two staging buffers of a thread: one a call reads from (slot 0), one it writes into (slot 1). */
-    private static final ThreadLocal<ByteBuffer[]> staging = ThreadLocal.withInitial(() -> new ByteBuffer[2]);
+    /**
+     * A thread's staging, made once: two direct buffers (slot 0 a call reads from, slot 1 one it writes into), their
+     * typed views, and the two {@link Staged} records a call hands back, so a warm blocking call with an array
+     * allocates nothing.
+     */
+    private static final class Stage {
+        final ByteBuffer[] bytes = new ByteBuffer[2];
+        final Buffer[][] views = new Buffer[2][8];
+        final Staged[] staged = {new Staged(), new Staged()};
+        final braid.mpi.Status status = new braid.mpi.Status();
+        braid.mpi.Request[] requests = new braid.mpi.Request[0];
+    }
 
-    static ByteBuffer scratch(int slot, int bytes) {
-        ByteBuffer[] slots = staging.get();
-        ByteBuffer b = slots[slot];
+    private static final ThreadLocal<Stage> staging = ThreadLocal.withInitial(Stage::new);
+
+    /**
+     * The calling thread's status for the braid.mpi calls that fill one: read it before the thread's next call (a
+     * receive builds the caller's {@link Status} from it), so a warm receive needs no braid.mpi status object.
+     */
+    static braid.mpi.Status scratchStatus() {
+        return staging.get().status;
+    }
+
+    /**
+     * The calling thread's array of at least [n] braid.mpi requests, every entry null: for a wait on an array of
+     * requests, which puts the first [n] in, makes the call and nulls them again.
+     */
+    static braid.mpi.Request[] scratchRequests(int n) {
+        Stage st = staging.get();
+        if (st.requests.length < n) st.requests = new braid.mpi.Request[Math.max(n, 2 * st.requests.length)];
+        return st.requests;
+    }
+
+    private static ByteBuffer scratch(Stage st, int slot, int bytes) {
+        ByteBuffer b = st.bytes[slot];
         if (b == null || b.capacity() < bytes) {
             b = ByteBuffer.allocateDirect(Math.max(bytes, 64)).order(NATIVE);
-            slots[slot] = b;
+            st.bytes[slot] = b;
+            java.util.Arrays.fill(st.views[slot], null);
         }
         return b;
     }
 
+    /** The view of slot [slot]'s staging buffer for elements of kind [k] (see {@link #kind}), made once per buffer. */
+    private static Buffer view(Stage st, int slot, int k) {
+        Buffer v = st.views[slot][k];
+        if (v == null) {
+            ByteBuffer b = st.bytes[slot];
+            switch (k) {
+                case CHAR: v = b.asCharBuffer(); break;
+                case SHORT: v = b.asShortBuffer(); break;
+                case INT: v = b.asIntBuffer(); break;
+                case LONG: v = b.asLongBuffer(); break;
+                case FLOAT: v = b.asFloatBuffer(); break;
+                case DOUBLE: v = b.asDoubleBuffer(); break;
+                default: v = b;
+            }
+            st.views[slot][k] = v;
+        }
+        return v;
+    }
+
+    private static final int BYTE = 0, BOOLEAN = 1, CHAR = 2, SHORT = 3, INT = 4, LONG = 5, FLOAT = 6, DOUBLE = 7;
+
+    /** The element kind of Java array [a], or -1 when it is not a primitive array. */
+    private static int kind(Object a) {
+        if (a instanceof byte[]) return BYTE;
+        if (a instanceof int[]) return INT;
+        if (a instanceof double[]) return DOUBLE;
+        if (a instanceof long[]) return LONG;
+        if (a instanceof float[]) return FLOAT;
+        if (a instanceof char[]) return CHAR;
+        if (a instanceof short[]) return SHORT;
+        if (a instanceof boolean[]) return BOOLEAN;
+        return -1;
+    }
+
+    /**
+     * {@link #stage(Object, long, boolean, int)} for [count] elements of [t] (null: the whole buffer); a direct buffer
+     * skips working out the reach.
+     */
+    static Staged stage(Object buf, Datatype t, int count, boolean out, int slot) {
+        if (t == null || buf instanceof Buffer && ((Buffer) buf).isDirect()) return stage(buf, -1, out, slot);
+        return stage(buf, t.spanBytes(count), out, slot);
+    }
+
     /**
      * A caller's buffer as the bytes a blocking call uses: [Staged#bytes] to pass, [Staged#done] after the call
-     * (copies back what was received when [out]). [spanBytes] is how far the call reaches from the first element,
-     * -1 for the whole buffer.
+     * (copies back what was received when [out]). [spanBytes] is how far the call reaches from the first element, -1
+     * for the whole buffer. The record returned is the thread's own for [slot]: one call uses a slot once.
      */
     static Staged stage(Object buf, long spanBytes, boolean out, int slot) {
         if (buf == null) return Staged.NONE;
-        if (buf instanceof Buffer && ((Buffer) buf).isDirect()) return new Staged(buf, direct((Buffer) buf), false);
+        Stage st = staging.get();
+        Staged s = st.staged[slot];
+        if (buf instanceof Buffer && ((Buffer) buf).isDirect())
+            return s.set(buf, direct((Buffer) buf), null, null, 0, 0, -1, false);
+        Object array = buf;
+        int offset = 0, available;
+        if (buf instanceof Buffer) {
+            Buffer hb = (Buffer) buf;
+            available = hb.capacity();
+            if (hb.hasArray()) {
+                array = hb.array();
+                offset = hb.arrayOffset();
+            } else array = null; // a read-only heap buffer: copied through its own views
+        } else available = arrayLength(buf);
+        int k = array == null ? -1 : kind(array);
         int elem = elementSize(buf);
-        int available = arrayLength(buf);
         int n = spanBytes < 0 ? available : (int) Math.min(available, (spanBytes + elem - 1) / elem);
-        ByteBuffer b = scratch(slot, n * elem);
-        copyIn(buf, b, n);
-        Staged s = new Staged(buf, b, out);
-        s.elements = n;
-        return s;
+        ByteBuffer b = scratch(st, slot, n * elem);
+        Buffer v = k >= 0 ? view(st, slot, k) : null;
+        if (v != null) copyIn(array, offset, v, k, n);
+        else copyInBuffer((Buffer) buf, b, n);
+        return s.set(buf, b, v, k >= 0 ? array : null, offset, n, k, out);
     }
 
+    /** What one call staged (the thread's record for one slot; see {@link #stage}). */
     static final class Staged {
-        static final Staged NONE = new Staged(null, null, false);
-        final Object user;
-        final ByteBuffer bytes;
-        final boolean out;
-        int elements;
+        static final Staged NONE = new Staged();
+        Object user;
+        ByteBuffer bytes;
+        private Object array;
+        private int offset, elements, kind;
+        private boolean out;
+        private Buffer outView;
 
-        Staged(Object user, ByteBuffer bytes, boolean out) {
+        Staged set(Object user, ByteBuffer bytes, Buffer view, Object array, int offset, int elements, int kind,
+                boolean out) {
             this.user = user;
             this.bytes = bytes;
+            this.outView = view;
+            this.array = array;
+            this.offset = offset;
+            this.elements = elements;
+            this.kind = kind;
             this.out = out;
+            return this;
         }
 
-        /** After the call: what was received goes back to the caller's array. */
+        /** After the call: what was received goes back to the caller's array; the record lets go of it. */
         void done() {
-            if (out && user != null) copyOut(bytes, user, elements);
-            Reference.reachabilityFence(user);
+            if (this == NONE) return;
+            Object u = user;
+            if (out && u != null) {
+                if (array != null) copyOut(outView, kind, array, offset, elements);
+                else copyOutBuffer(bytes, u, elements);
+            }
+            user = null;
+            array = null;
+            outView = null;
+            Reference.reachabilityFence(u);
         }
     }
 
     private static int arrayLength(Object buf) {
-        if (buf instanceof Buffer) return ((Buffer) buf).capacity();
         if (buf instanceof byte[]) return ((byte[]) buf).length;
-        if (buf instanceof boolean[]) return ((boolean[]) buf).length;
-        if (buf instanceof char[]) return ((char[]) buf).length;
-        if (buf instanceof short[]) return ((short[]) buf).length;
         if (buf instanceof int[]) return ((int[]) buf).length;
+        if (buf instanceof double[]) return ((double[]) buf).length;
         if (buf instanceof long[]) return ((long[]) buf).length;
         if (buf instanceof float[]) return ((float[]) buf).length;
-        if (buf instanceof double[]) return ((double[]) buf).length;
+        if (buf instanceof char[]) return ((char[]) buf).length;
+        if (buf instanceof short[]) return ((short[]) buf).length;
+        if (buf instanceof boolean[]) return ((boolean[]) buf).length;
         return elementSize(buf); // throws
     }
 
-    /** Copies the first [n] elements of array or heap buffer [src] into [dst] from byte 0. */
-    static void copyIn(Object src, ByteBuffer dst, int n) {
-        ByteBuffer d = dst.duplicate().order(NATIVE);
-        d.clear();
-        if (src instanceof Buffer) {
-            Buffer b = ((Buffer) src).duplicate();
-            b.clear();
-            b.limit(n);
-            if (b instanceof ByteBuffer) d.put((ByteBuffer) b);
-            else if (b instanceof CharBuffer) d.asCharBuffer().put((CharBuffer) b);
-            else if (b instanceof ShortBuffer) d.asShortBuffer().put((ShortBuffer) b);
-            else if (b instanceof IntBuffer) d.asIntBuffer().put((IntBuffer) b);
-            else if (b instanceof LongBuffer) d.asLongBuffer().put((LongBuffer) b);
-            else if (b instanceof FloatBuffer) d.asFloatBuffer().put((FloatBuffer) b);
-            else if (b instanceof DoubleBuffer) d.asDoubleBuffer().put((DoubleBuffer) b);
-        } else if (src instanceof byte[]) d.put((byte[]) src, 0, n);
-        else if (src instanceof boolean[]) {
-            boolean[] a = (boolean[]) src;
-            for (int i = 0; i < n; i++) d.put(i, a[i] ? (byte) 1 : (byte) 0);
-        } else if (src instanceof char[]) d.asCharBuffer().put((char[]) src, 0, n);
-        else if (src instanceof short[]) d.asShortBuffer().put((short[]) src, 0, n);
-        else if (src instanceof int[]) d.asIntBuffer().put((int[]) src, 0, n);
-        else if (src instanceof long[]) d.asLongBuffer().put((long[]) src, 0, n);
-        else if (src instanceof float[]) d.asFloatBuffer().put((float[]) src, 0, n);
-        else if (src instanceof double[]) d.asDoubleBuffer().put((double[]) src, 0, n);
+    /** Copies [n] elements of array [src] (kind [k]) from [off] into [view] (the staging buffer's) from index 0. */
+    private static void copyIn(Object src, int off, Buffer view, int k, int n) {
+        switch (k) {
+            case BYTE: ((ByteBuffer) view).put(0, (byte[]) src, off, n); break;
+            case BOOLEAN: {
+                boolean[] a = (boolean[]) src;
+                ByteBuffer d = (ByteBuffer) view;
+                for (int i = 0; i < n; i++) d.put(i, a[off + i] ? (byte) 1 : (byte) 0);
+                break;
+            }
+            case CHAR: ((CharBuffer) view).put(0, (char[]) src, off, n); break;
+            case SHORT: ((ShortBuffer) view).put(0, (short[]) src, off, n); break;
+            case INT: ((IntBuffer) view).put(0, (int[]) src, off, n); break;
+            case LONG: ((LongBuffer) view).put(0, (long[]) src, off, n); break;
+            case FLOAT: ((FloatBuffer) view).put(0, (float[]) src, off, n); break;
+            default: ((DoubleBuffer) view).put(0, (double[]) src, off, n);
+        }
     }
 
-    /** Copies the first [n] elements from [src]'s byte 0 into array or heap buffer [dst]. */
-    static void copyOut(ByteBuffer src, Object dst, int n) {
+    /** Copies [n] elements from index 0 of [view] (the staging buffer's) into array [dst] (kind [k]) from [off]. */
+    private static void copyOut(Buffer view, int k, Object dst, int off, int n) {
+        switch (k) {
+            case BYTE: ((ByteBuffer) view).get(0, (byte[]) dst, off, n); break;
+            case BOOLEAN: {
+                boolean[] a = (boolean[]) dst;
+                ByteBuffer s = (ByteBuffer) view;
+                for (int i = 0; i < n; i++) a[off + i] = s.get(i) != 0;
+                break;
+            }
+            case CHAR: ((CharBuffer) view).get(0, (char[]) dst, off, n); break;
+            case SHORT: ((ShortBuffer) view).get(0, (short[]) dst, off, n); break;
+            case INT: ((IntBuffer) view).get(0, (int[]) dst, off, n); break;
+            case LONG: ((LongBuffer) view).get(0, (long[]) dst, off, n); break;
+            case FLOAT: ((FloatBuffer) view).get(0, (float[]) dst, off, n); break;
+            default: ((DoubleBuffer) view).get(0, (double[]) dst, off, n);
+        }
+    }
+
+    /** Copies the first [n] elements of a heap buffer without an accessible array into [dst] from byte 0. */
+    private static void copyInBuffer(Buffer src, ByteBuffer dst, int n) {
+        ByteBuffer d = dst.duplicate().order(NATIVE);
+        d.clear();
+        Buffer b = src.duplicate();
+        b.clear();
+        b.limit(n);
+        if (b instanceof ByteBuffer) d.put((ByteBuffer) b);
+        else if (b instanceof CharBuffer) d.asCharBuffer().put((CharBuffer) b);
+        else if (b instanceof ShortBuffer) d.asShortBuffer().put((ShortBuffer) b);
+        else if (b instanceof IntBuffer) d.asIntBuffer().put((IntBuffer) b);
+        else if (b instanceof LongBuffer) d.asLongBuffer().put((LongBuffer) b);
+        else if (b instanceof FloatBuffer) d.asFloatBuffer().put((FloatBuffer) b);
+        else if (b instanceof DoubleBuffer) d.asDoubleBuffer().put((DoubleBuffer) b);
+    }
+
+    /** Copies the first [n] elements from [src]'s byte 0 into a heap buffer without an accessible array. */
+    private static void copyOutBuffer(ByteBuffer src, Object dst, int n) {
         ByteBuffer s = src.duplicate().order(NATIVE);
         s.clear();
-        if (dst instanceof Buffer) {
-            Buffer b = ((Buffer) dst).duplicate();
-            b.clear();
-            if (b instanceof ByteBuffer) ((ByteBuffer) b).put((ByteBuffer) s.limit(n));
-            else if (b instanceof CharBuffer) ((CharBuffer) b).put((CharBuffer) s.asCharBuffer().limit(n));
-            else if (b instanceof ShortBuffer) ((ShortBuffer) b).put((ShortBuffer) s.asShortBuffer().limit(n));
-            else if (b instanceof IntBuffer) ((IntBuffer) b).put((IntBuffer) s.asIntBuffer().limit(n));
-            else if (b instanceof LongBuffer) ((LongBuffer) b).put((LongBuffer) s.asLongBuffer().limit(n));
-            else if (b instanceof FloatBuffer) ((FloatBuffer) b).put((FloatBuffer) s.asFloatBuffer().limit(n));
-            else if (b instanceof DoubleBuffer) ((DoubleBuffer) b).put((DoubleBuffer) s.asDoubleBuffer().limit(n));
-        } else if (dst instanceof byte[]) s.get((byte[]) dst, 0, n);
-        else if (dst instanceof boolean[]) {
-            boolean[] a = (boolean[]) dst;
-            for (int i = 0; i < n; i++) a[i] = s.get(i) != 0;
-        } else if (dst instanceof char[]) s.asCharBuffer().get((char[]) dst, 0, n);
-        else if (dst instanceof short[]) s.asShortBuffer().get((short[]) dst, 0, n);
-        else if (dst instanceof int[]) s.asIntBuffer().get((int[]) dst, 0, n);
-        else if (dst instanceof long[]) s.asLongBuffer().get((long[]) dst, 0, n);
-        else if (dst instanceof float[]) s.asFloatBuffer().get((float[]) dst, 0, n);
-        else if (dst instanceof double[]) s.asDoubleBuffer().get((double[]) dst, 0, n);
+        Buffer b = ((Buffer) dst).duplicate();
+        b.clear();
+        if (b instanceof ByteBuffer) ((ByteBuffer) b).put((ByteBuffer) s.limit(n));
+        else if (b instanceof CharBuffer) ((CharBuffer) b).put((CharBuffer) s.asCharBuffer().limit(n));
+        else if (b instanceof ShortBuffer) ((ShortBuffer) b).put((ShortBuffer) s.asShortBuffer().limit(n));
+        else if (b instanceof IntBuffer) ((IntBuffer) b).put((IntBuffer) s.asIntBuffer().limit(n));
+        else if (b instanceof LongBuffer) ((LongBuffer) b).put((LongBuffer) s.asLongBuffer().limit(n));
+        else if (b instanceof FloatBuffer) ((FloatBuffer) b).put((FloatBuffer) s.asFloatBuffer().limit(n));
+        else if (b instanceof DoubleBuffer) ((DoubleBuffer) b).put((DoubleBuffer) s.asDoubleBuffer().limit(n));
     }
 }

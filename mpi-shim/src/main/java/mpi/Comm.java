@@ -35,11 +35,11 @@ public class Comm implements Freeable, Cloneable {
     // ## Staging helpers ##
 
     private static Buf.Staged in(Object buf, Datatype t, int count) {
-        return Buf.stage(buf, t == null ? -1 : t.spanBytes(count), false, 0);
+        return Buf.stage(buf, t, count, false, 0);
     }
 
     private static Buf.Staged out(Object buf, Datatype t, int count) {
-        return Buf.stage(buf, t == null ? -1 : t.spanBytes(count), true, 1);
+        return Buf.stage(buf, t, count, true, 1);
     }
 
     private static Buf.Staged inAll(Object buf) {
@@ -228,7 +228,7 @@ public class Comm implements Freeable, Cloneable {
         braid.mpi.Datatype t = type.braid();
         Buf.Staged s = out(buf, type, count);
         try {
-            return Status.of(b.recv(nn(s.bytes), count, t, source, tag));
+            return Status.of(b.recv(nn(s.bytes), count, t, source, tag, Buf.scratchStatus()));
         } catch (braid.mpi.MPIException e) {
             throw Err.of(e);
         } finally {
@@ -241,10 +241,15 @@ public class Comm implements Freeable, Cloneable {
         braid.mpi.Comm b = braid();
         braid.mpi.Datatype st = sendtype.braid(), rt = recvtype.braid();
         Buf.Staged s = in(sendbuf, sendtype, sendcount), r = out(recvbuf, recvtype, recvcount);
-        braid.mpi.Status[] got = new braid.mpi.Status[1];
-        run(() -> got[0] = b.sendRecv(nn(s.bytes), sendcount, st, dest, sendtag, nn(r.bytes), recvcount, rt, source,
-                recvtag), s, r);
-        return Status.of(got[0]);
+        try {
+            return Status.of(b.sendRecv(nn(s.bytes), sendcount, st, dest, sendtag, nn(r.bytes), recvcount, rt, source,
+                    recvtag));
+        } catch (braid.mpi.MPIException e) {
+            throw Err.of(e);
+        } finally {
+            s.done();
+            r.done();
+        }
     }
 
     public final Status sendRecvReplace(Object buf, int count, Datatype type, int dest, int sendtag, int source,
@@ -252,67 +257,94 @@ public class Comm implements Freeable, Cloneable {
         braid.mpi.Comm b = braid();
         braid.mpi.Datatype t = type.braid();
         Buf.Staged s = out(buf, type, count);
-        braid.mpi.Status[] got = new braid.mpi.Status[1];
-        run(() -> got[0] = b.sendRecvReplace(nn(s.bytes), count, t, dest, sendtag, source, recvtag), s, null);
-        return Status.of(got[0]);
+        try {
+            return Status.of(b.sendRecvReplace(nn(s.bytes), count, t, dest, sendtag, source, recvtag));
+        } catch (braid.mpi.MPIException e) {
+            throw Err.of(e);
+        } finally {
+            s.done();
+        }
+    }
+
+    private static final int STANDARD = 0, BUFFERED = 1, SYNCHRONOUS = 2, READY = 3;
+
+    /** The blocking sends: one path, no lambda, so a warm one allocates nothing. */
+    private void sendIn(int mode, Object buf, int count, Datatype type, int dest, int tag) throws MPIException {
+        braid.mpi.Comm b = braid();
+        braid.mpi.Datatype t = type.braid();
+        Buf.Staged s = in(buf, type, count);
+        try {
+            ByteBuffer bytes = nn(s.bytes);
+            switch (mode) {
+                case BUFFERED: b.bsend(bytes, count, t, dest, tag); break;
+                case SYNCHRONOUS: b.ssend(bytes, count, t, dest, tag); break;
+                default: b.rsend(bytes, count, t, dest, tag);
+            }
+        } catch (braid.mpi.MPIException e) {
+            throw Err.of(e);
+        } finally {
+            s.done();
+        }
     }
 
     public final void bSend(Object buf, int count, Datatype type, int dest, int tag) throws MPIException {
-        braid.mpi.Comm b = braid();
-        braid.mpi.Datatype t = type.braid();
-        Buf.Staged s = in(buf, type, count);
-        run(() -> b.bsend(nn(s.bytes), count, t, dest, tag), s, null);
+        sendIn(BUFFERED, buf, count, type, dest, tag);
     }
 
     public final void sSend(Object buf, int count, Datatype type, int dest, int tag) throws MPIException {
-        braid.mpi.Comm b = braid();
-        braid.mpi.Datatype t = type.braid();
-        Buf.Staged s = in(buf, type, count);
-        run(() -> b.ssend(nn(s.bytes), count, t, dest, tag), s, null);
+        sendIn(SYNCHRONOUS, buf, count, type, dest, tag);
     }
 
     public final void rSend(Object buf, int count, Datatype type, int dest, int tag) throws MPIException {
-        braid.mpi.Comm b = braid();
-        braid.mpi.Datatype t = type.braid();
-        Buf.Staged s = in(buf, type, count);
-        run(() -> b.rsend(nn(s.bytes), count, t, dest, tag), s, null);
+        sendIn(READY, buf, count, type, dest, tag);
     }
 
     // ## Point-to-point, nonblocking and persistent ##
 
-    public final Request iSend(Buffer buf, int count, Datatype type, int dest, int tag) throws MPIException {
+    /** The nonblocking sends: one path, no lambda (the {@link Request} returned is what a warm one allocates). */
+    private Request iSendIn(int mode, Buffer buf, int count, Datatype type, int dest, int tag) throws MPIException {
         braid.mpi.Comm b = braid();
         braid.mpi.Datatype t = type.braid();
-        ByteBuffer bb = d(buf);
-        return req(() -> b.isend(nn(bb), count, t, dest, tag), buf, null);
+        ByteBuffer bb = nn(d(buf));
+        try {
+            braid.mpi.Request r;
+            switch (mode) {
+                case STANDARD: r = b.isend(bb, count, t, dest, tag); break;
+                case BUFFERED: r = b.ibsend(bb, count, t, dest, tag); break;
+                case SYNCHRONOUS: r = b.issend(bb, count, t, dest, tag); break;
+                default: r = b.irsend(bb, count, t, dest, tag);
+            }
+            return Request.of(r, buf, null);
+        } catch (braid.mpi.MPIException e) {
+            throw Err.of(e);
+        }
+    }
+
+    public final Request iSend(Buffer buf, int count, Datatype type, int dest, int tag) throws MPIException {
+        return iSendIn(STANDARD, buf, count, type, dest, tag);
     }
 
     public final Request ibSend(Buffer buf, int count, Datatype type, int dest, int tag) throws MPIException {
-        braid.mpi.Comm b = braid();
-        braid.mpi.Datatype t = type.braid();
-        ByteBuffer bb = d(buf);
-        return req(() -> b.ibsend(nn(bb), count, t, dest, tag), buf, null);
+        return iSendIn(BUFFERED, buf, count, type, dest, tag);
     }
 
     public final Request isSend(Buffer buf, int count, Datatype type, int dest, int tag) throws MPIException {
-        braid.mpi.Comm b = braid();
-        braid.mpi.Datatype t = type.braid();
-        ByteBuffer bb = d(buf);
-        return req(() -> b.issend(nn(bb), count, t, dest, tag), buf, null);
+        return iSendIn(SYNCHRONOUS, buf, count, type, dest, tag);
     }
 
     public final Request irSend(Buffer buf, int count, Datatype type, int dest, int tag) throws MPIException {
-        braid.mpi.Comm b = braid();
-        braid.mpi.Datatype t = type.braid();
-        ByteBuffer bb = d(buf);
-        return req(() -> b.irsend(nn(bb), count, t, dest, tag), buf, null);
+        return iSendIn(READY, buf, count, type, dest, tag);
     }
 
     public final Request iRecv(Buffer buf, int count, Datatype type, int source, int tag) throws MPIException {
         braid.mpi.Comm b = braid();
         braid.mpi.Datatype t = type.braid();
-        ByteBuffer bb = d(buf);
-        return req(() -> b.irecv(nn(bb), count, t, source, tag), null, buf);
+        ByteBuffer bb = nn(d(buf));
+        try {
+            return Request.of(b.irecv(bb, count, t, source, tag), null, buf);
+        } catch (braid.mpi.MPIException e) {
+            throw Err.of(e);
+        }
     }
 
     private interface PStarter {

@@ -47,6 +47,7 @@ final class Err {
             case ErrorClass.ERR_NOT_SAME: return MPI.ERR_NOT_SAME;
             case ErrorClass.ERR_PORT: return MPI.ERR_PORT;
             case ErrorClass.ERR_SERVICE: return MPI.ERR_SERVICE;
+            case ErrorClass.ERR_SPAWN: return MPI.ERR_SPAWN;
             case ErrorClass.ERR_UNSUPPORTED_OPERATION: return MPI.ERR_UNSUPPORTED_OPERATION;
             case ErrorClass.ERR_PROC_FAILED: return 75; // MPI_ERR_PROC_FAILED
             case ErrorClass.ERR_WIN: return MPI.ERR_WIN;

@@ -20,9 +20,12 @@ import java.util.Set;
  * file system is shared as that file system shares it) and reads, writes and seeks with its own file pointer, in
  * etypes of the view ({@link MPI#BYTE} until {@link #setView} says otherwise). Supported: open and close, {@link
  * #delete}, size, the explicit-offset and individual-pointer reads and writes (the {@code …All} forms do the same:
- * collective I/O gives the same result as independent I/O), {@link #seek}, {@link #getPosition}, a view whose file type
- * is its etype. Anything else (nonblocking, shared and ordered pointers, split collectives, other views, atomicity)
- * raises {@link MPIException} of class {@link MPI#ERR_UNSUPPORTED_OPERATION} saying it is not supported.
+ * collective I/O gives the same result as independent I/O), their nonblocking forms ({@code iRead}, {@code iReadAt},
+ * {@code iWriteAll} …) and split collectives ({@code readAtAllBegin}/{@code End} …), {@link #seek}, {@link
+ * #getPosition}, a view whose file type is its etype. A nonblocking or split call does its I/O when called (MPI lets it
+ * complete at any time before its wait or end): its request is complete at once. Anything else (shared and ordered
+ * file pointers, other views, atomicity) raises {@link MPIException} of class {@link MPI#ERR_UNSUPPORTED_OPERATION}
+ * saying it is not supported.
  */
 public final class File {
     private final Comm comm;
@@ -33,6 +36,7 @@ public final class File {
     private FileView view = new FileView(0, MPI.BYTE, MPI.BYTE, "native");
     private Info info;
     private Errhandler errhandler = MPI.ERRORS_RETURN;
+    private Status split; // the status of a split collective begun and not yet ended
 
     /** {@code MPI_File_open} with [amode] of {@link MPI#MODE_RDONLY} … ; every process of [comm] calls it. */
     public File(Comm comm, String filename, int amode) throws MPIException {
@@ -88,7 +92,9 @@ public final class File {
 
     private MPIException unsupported(String call) throws MPIException {
         return fail(MPI.ERR_UNSUPPORTED_OPERATION, "File." + call + " is not supported by Braid's mpi package "
-                + "(independent open, read, write, seek and close on a local file system are)");
+                + "(shared and ordered file pointers, views other than their etype and atomic mode are not; reads, "
+                + "writes and seeks with explicit offsets and individual pointers, blocking, nonblocking and "
+                + "split-collective, are)");
     }
 
     private FileChannel open(String call) throws MPIException {
@@ -266,19 +272,53 @@ public final class File {
     }
 
     public Request iReadAt(long offset, Buffer buf, int count, Datatype type) throws MPIException {
-        throw unsupported("iReadAt");
+        Buf.assertDirect(buf);
+        return completed(readBytes("MPI_File_iread_at", byteOffset(offset), buf, count, type), buf);
     }
 
     public Request iReadAtAll(long offset, Buffer buf, int count, Datatype type) throws MPIException {
-        throw unsupported("iReadAtAll");
+        Buf.assertDirect(buf);
+        return completed(readBytes("MPI_File_iread_at_all", byteOffset(offset), buf, count, type), buf);
     }
 
     public Request iWriteAt(long offset, Buffer buf, int count, Datatype type) throws MPIException {
-        throw unsupported("iWriteAt");
+        Buf.assertDirect(buf);
+        return completed(writeBytes("MPI_File_iwrite_at", byteOffset(offset), buf, count, type), buf);
     }
 
     public Request iWriteAtAll(long offset, Buffer buf, int count, Datatype type) throws MPIException {
-        throw unsupported("iWriteAtAll");
+        Buf.assertDirect(buf);
+        return completed(writeBytes("MPI_File_iwrite_at_all", byteOffset(offset), buf, count, type), buf);
+    }
+
+    /**
+     * A nonblocking call's request: the I/O was done by the call (MPI lets an operation complete at any time before its
+     * wait), so the request is complete at once, its status carrying the bytes moved.
+     */
+    private static Request completed(long bytes, Buffer buf) throws MPIException {
+        try {
+            braid.mpi.GeneralizedRequest g = MPI.mpi().startGeneralizedRequest();
+            g.complete(bytes);
+            return Request.of(g, null, buf);
+        } catch (braid.mpi.MPIException e) {
+            throw Err.of(e);
+        }
+    }
+
+    /** A split collective's begin: done by the begin call (see {@link #completed}); its end returns the status. */
+    private void begin(String call) throws MPIException {
+        open(call);
+        if (split != null)
+            throw fail(MPI.ERR_OTHER, call + ": a split collective on " + filename + " has begun and not ended (one at "
+                    + "a time per file)");
+    }
+
+    private Status end(String call) throws MPIException {
+        open(call);
+        Status s = split;
+        if (s == null) throw fail(MPI.ERR_OTHER, call + ": no split collective on " + filename + " has begun");
+        split = null;
+        return s;
     }
 
     private Status readHere(String call, Object buf, int count, Datatype type) throws MPIException {
@@ -310,19 +350,23 @@ public final class File {
     }
 
     public Request iRead(Buffer buf, int count, Datatype type) throws MPIException {
-        throw unsupported("iRead");
+        Buf.assertDirect(buf);
+        return completed(readHere("MPI_File_iread", buf, count, type).bytes(), buf);
     }
 
     public Request iReadAll(Buffer buf, int count, Datatype type) throws MPIException {
-        throw unsupported("iReadAll");
+        Buf.assertDirect(buf);
+        return completed(readHere("MPI_File_iread_all", buf, count, type).bytes(), buf);
     }
 
     public Request iWrite(Buffer buf, int count, Datatype type) throws MPIException {
-        throw unsupported("iWrite");
+        Buf.assertDirect(buf);
+        return completed(writeHere("MPI_File_iwrite", buf, count, type).bytes(), buf);
     }
 
     public Request iWriteAll(Buffer buf, int count, Datatype type) throws MPIException {
-        throw unsupported("iWriteAll");
+        Buf.assertDirect(buf);
+        return completed(writeHere("MPI_File_iwrite_all", buf, count, type).bytes(), buf);
     }
 
     /** {@code MPI_File_seek}: moves this process's pointer, in etypes, from {@link MPI#SEEK_SET}, _CUR or _END. */
@@ -385,35 +429,39 @@ public final class File {
     }
 
     public void readAtAllBegin(long offset, Object buf, int count, Datatype type) throws MPIException {
-        throw unsupported("readAtAllBegin");
+        begin("MPI_File_read_at_all_begin");
+        split = Status.ofBytes(readBytes("MPI_File_read_at_all_begin", byteOffset(offset), buf, count, type));
     }
 
     public Status readAtAllEnd(Object buf) throws MPIException {
-        throw unsupported("readAtAllEnd");
+        return end("MPI_File_read_at_all_end");
     }
 
     public void writeAtAllBegin(long offset, Object buf, int count, Datatype type) throws MPIException {
-        throw unsupported("writeAtAllBegin");
+        begin("MPI_File_write_at_all_begin");
+        split = Status.ofBytes(writeBytes("MPI_File_write_at_all_begin", byteOffset(offset), buf, count, type));
     }
 
     public Status writeAtAllEnd(Object buf) throws MPIException {
-        throw unsupported("writeAtAllEnd");
+        return end("MPI_File_write_at_all_end");
     }
 
     public void readAllBegin(Object buf, int count, Datatype type) throws MPIException {
-        throw unsupported("readAllBegin");
+        begin("MPI_File_read_all_begin");
+        split = readHere("MPI_File_read_all_begin", buf, count, type);
     }
 
     public Status readAllEnd(Object buf) throws MPIException {
-        throw unsupported("readAllEnd");
+        return end("MPI_File_read_all_end");
     }
 
     public void writeAllBegin(Object buf, int count, Datatype type) throws MPIException {
-        throw unsupported("writeAllBegin");
+        begin("MPI_File_write_all_begin");
+        split = writeHere("MPI_File_write_all_begin", buf, count, type);
     }
 
     public Status writeAllEnd(Object buf) throws MPIException {
-        throw unsupported("writeAllEnd");
+        return end("MPI_File_write_all_end");
     }
 
     public void readOrderedBegin(Object buf, int count, Datatype type) throws MPIException {

@@ -57,9 +57,11 @@ public final class Intercomm extends Comm {
         }
     }
 
-    /** {@code MPI_Comm_get_parent}: processes are never spawned here, so this is always a null communicator. */
+    /**
+     * {@code MPI_Comm_get_parent}: in processes a {@link Intracomm#spawn} started, the intercommunicator to the
+     * processes that spawned them; else a null communicator.
+     */
     public static Intercomm getParent() throws MPIException {
-        MPI.check();
-        return new Intercomm(null);
+        return new Intercomm(MPI.mpi().getParent());
     }
 }

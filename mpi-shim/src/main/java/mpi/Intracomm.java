@@ -275,18 +275,44 @@ public class Intracomm extends Comm {
         return lookupName(service);
     }
 
-    /** {@code MPI_Comm_spawn}: not supported (Braid starts no processes; launchers do). */
+    /**
+     * {@code MPI_Comm_spawn}: starts [maxprocs] copies of [command] with [argv] on this machine as a job of their own,
+     * as {@code braid run} starts ranks, and returns the intercommunicator to them ({@link Intercomm#getParent} in the
+     * children). [info] is not read.
+     */
     public final Intercomm spawn(String command, String[] argv, int maxprocs, Info info, int root, int[] errcodes)
             throws MPIException {
-        braid();
-        throw Err.of(MPI.ERR_SPAWN, "MPI_Comm_spawn is not supported by Braid's mpi package: start every process "
-                + "with the launcher (mpiexec, srun, braid run) and join them with ports");
+        braid.mpi.Intracomm b = (braid.mpi.Intracomm) braid();
+        try {
+            return new Intercomm(b.spawn(command, argv == null ? new String[0] : argv, maxprocs, root, errcodes));
+        } catch (braid.mpi.MPIException e) {
+            throw Err.of(e);
+        }
     }
 
+    /**
+     * {@code MPI_Comm_spawn_multiple}, where every command and its arguments are the same ({@link #spawn} of the sum of
+     * [maxprocs]): one job has one command here. Different commands raise {@link MPI#ERR_SPAWN}.
+     */
     public final Intercomm spawnMultiple(String[] commands, String[][] argv, int[] maxprocs, Info[] info, int root,
             int[] errcodes) throws MPIException {
         braid();
-        throw Err.of(MPI.ERR_SPAWN, "MPI_Comm_spawn_multiple is not supported by Braid's mpi package: start every "
-                + "process with the launcher (mpiexec, srun, braid run) and join them with ports");
+        int total = 0;
+        boolean same = true;
+        for (int i = 0; i < commands.length; i++) {
+            total += maxprocs[i];
+            same &= commands[i].equals(commands[0])
+                    && java.util.Arrays.equals(argv == null ? null : argv[i], argv == null ? null : argv[0]);
+        }
+        if (getRank() == root && (commands.length == 0 || !same)) {
+            try {
+                spawn("", null, -1, null, root, errcodes); // fails on every rank: the others learn it from the root
+            } catch (MPIException e) {
+                throw Err.of(MPI.ERR_SPAWN, "MPI_Comm_spawn_multiple: Braid starts one command per spawned job; "
+                        + "give the same command and arguments for every entry (or call spawn)");
+            }
+        }
+        return spawn(commands.length == 0 ? "" : commands[0], argv == null ? null : argv[0], total, null, root,
+                errcodes);
     }
 }

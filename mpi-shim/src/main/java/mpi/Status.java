@@ -40,6 +40,11 @@ public final class Status {
         return st;
     }
 
+    /** The bytes the operation moved. */
+    long bytes() {
+        return bytes;
+    }
+
     /** The number of [datatype] elements received, or {@link MPI#UNDEFINED} if not a whole number. */
     public int getCount(Datatype datatype) throws MPIException {
         MPI.check();

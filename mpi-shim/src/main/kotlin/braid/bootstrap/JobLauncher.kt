@@ -224,6 +224,12 @@ public constructor(
         }
     }
 
+    /**
+     * Throws [BootstrapException] naming the command's program when it is neither an executable file nor on PATH, as
+     * [run] does first: for a caller that must know before it waits for the ranks (`MPI_Comm_spawn`).
+     */
+    public fun checkCommand(): Unit = checkRunnable(command.first())
+
     /** Fails naming [program] when it is neither an executable file nor one on PATH. */
     private fun checkRunnable(program: String) {
         val found = if ('/' in program) File(program).let { it.isFile && it.canExecute() } else onPath(program) != null
@@ -263,6 +269,7 @@ public constructor(
                 "BRAID_RUN",
                 "BRAID_BOOTSTRAP",
                 "BRAID_PMI_VERSION",
+                "BRAID_MPI_PARENT_PORT", // a spawned process's; its own ranks were not spawned
                 "HYDI_CONTROL_FD",
             )
     }

@@ -106,7 +106,7 @@ internal fun CommCollectives.ireduceScatterBlock(
     val input = scatterInput(call, send, recv, total, recvCount, type, op)
     val builtin = op.reduceOp
     val b = type.basic
-    if (builtin != null && b != null && CollBlocks.isDirect(type)) {
+    if (builtin != null && b != null && CollBlocks.isDirect(type) && !op.isComplexProduct(type)) {
         val n = recvCount * (type.size / b.size).toInt()
         return direct(call, blocking) {
             group.startReduceScatterBlock(
@@ -238,6 +238,7 @@ private fun CommCollectives.reduction(
         builtin != null &&
             b != null &&
             CollBlocks.isDirect(type) &&
+            !op.isComplexProduct(type) &&
             (kind == ReductionKind.REDUCE || kind == ReductionKind.ALLREDUCE)
     ) {
         val n = count * (type.size / b.size).toInt()
@@ -338,6 +339,7 @@ private fun fold(
 /** How [op] runs on the module for [type], or null when only allgather and fold can keep it right. */
 internal fun plan(type: Datatype, op: Op): ReductionPlan? {
     val b = type.basic
+    if (op.isComplexProduct(type)) return null // the module's kernels are element-wise
     if (op.isPredefined) return ReductionPlan(b!!.element, (type.size / b.size).toInt(), op.reduceOp!!, null)
     if (b != null && type.size == b.size.toLong()) return ReductionPlan(b.element, 1, null, op.asReduction(type))
     return null

@@ -29,6 +29,26 @@ private constructor(
     /** Built-in types are predefined: never freed, always committed. */
     public val isPredefined: Boolean,
 ) {
+    /**
+     * Whether every element of this type is a complex number ([C_FLOAT_COMPLEX], [C_DOUBLE_COMPLEX] or types made of
+     * them only): `MPI_PROD` is then the complex product, and only SUM and PROD apply.
+     */
+    @get:JvmSynthetic
+    internal var complex: Boolean = false
+        private set
+
+    /** Whether some elements are complex numbers and others real ones of the same [basic] kind. */
+    @get:JvmSynthetic
+    internal var partlyComplex: Boolean = false
+        private set
+
+    /** Marks this new type as made of complex numbers only ([all]) or in part ([some]); returns it. */
+    private fun complexLike(all: Boolean, some: Boolean): Datatype {
+        complex = all
+        partlyComplex = some && !all
+        return this
+    }
+
     @Volatile private var committed: Boolean = isPredefined
     @Volatile private var freed: Boolean = false
 
@@ -73,7 +93,7 @@ private constructor(
     }
 
     /** `MPI_Type_dup`. */
-    public fun dup(): Datatype = derived("dup($name)", size, lb, extent, segDisp, segLen, basic, alignment)
+    public fun dup(): Datatype = derived("dup($name)", size, lb, extent, segDisp, segLen, basic, alignment, this)
 
     /** Checks this type may be used by [call] in communication: not freed, committed. */
     @JvmSynthetic
@@ -227,15 +247,16 @@ private constructor(
         @JvmField public val FLOAT_INT: Datatype = predefined("MPI_FLOAT_INT", BasicType.PAIR_FLOAT_INT)
         @JvmField public val DOUBLE_INT: Datatype = predefined("MPI_DOUBLE_INT", BasicType.PAIR_DOUBLE_INT)
         /**
-         * `MPI_C_FLOAT_COMPLEX`: (real, imaginary) as two floats. Element-wise ops (SUM, REPLACE) apply to it as to its
-         * floats; PROD is not a complex product here.
+         * `MPI_C_FLOAT_COMPLEX`: (real, imaginary) as two floats. `MPI_SUM` adds them, `MPI_PROD` is the complex
+         * product; no other built-in reduction op applies (`MPI_ERR_OP`).
          */
         @JvmField
-        public val C_FLOAT_COMPLEX: Datatype = contiguous(2, FLOAT).also { it.setName("MPI_C_FLOAT_COMPLEX") }.commit()
+        public val C_FLOAT_COMPLEX: Datatype =
+            contiguous(2, FLOAT).also { it.setName("MPI_C_FLOAT_COMPLEX") }.complexLike(true, false).commit()
         /** `MPI_C_DOUBLE_COMPLEX`: (real, imaginary) as two doubles, as [C_FLOAT_COMPLEX]. */
         @JvmField
         public val C_DOUBLE_COMPLEX: Datatype =
-            contiguous(2, DOUBLE).also { it.setName("MPI_C_DOUBLE_COMPLEX") }.commit()
+            contiguous(2, DOUBLE).also { it.setName("MPI_C_DOUBLE_COMPLEX") }.complexLike(true, false).commit()
 
         /** `MPI_ORDER_C` for [subarray]: the last dimension varies fastest. */
         public const val ORDER_C: Int = 0
@@ -370,6 +391,7 @@ private constructor(
                 old.segLen,
                 old.basic,
                 old.alignment,
+                old,
             )
 
         /**
@@ -431,6 +453,7 @@ private constructor(
                 inner.segLen,
                 inner.basic,
                 inner.alignment,
+                inner,
             )
         }
 
@@ -443,7 +466,11 @@ private constructor(
             l: LongArray,
             basic: BasicType?,
             alignment: Int,
-        ): Datatype = Datatype(name, size, lb, extent, d, l, basic, alignment, false)
+            /** The type whose elements these are, for its complex marks. */
+            of: Datatype? = null,
+        ): Datatype =
+            Datatype(name, size, lb, extent, d, l, basic, alignment, false)
+                .complexLike(of?.complex == true, of?.partlyComplex == true)
 
         /** Blocks of `counts[i]` consecutive `types[i]` at byte displacement `disps[i]`, in type-map order. */
         private fun build(
@@ -462,6 +489,8 @@ private constructor(
             var basic: BasicType? = null
             var mixed = false
             var align = 1
+            var complexBlocks = 0
+            var realBlocks = 0
             for (b in disps.indices) {
                 val t = types[b]
                 val c = counts[b]
@@ -472,6 +501,8 @@ private constructor(
                 if (t.size > 0) {
                     if (t.basic == null || (basic != null && basic != t.basic)) mixed = true
                     basic = basic ?: t.basic
+                    if (t.complex) complexBlocks++ else realBlocks++
+                    if (t.partlyComplex) complexBlocks++
                 }
                 align = maxOf(align, t.alignment)
                 for (j in 0 until c) {
@@ -495,6 +526,7 @@ private constructor(
             var extent = ub - lb
             if (isStruct && extent % align != 0L) extent += align - extent % align
             return derived(name, size, lb, extent, d.toArray(), l.toArray(), if (mixed) null else basic, align)
+                .complexLike(complexBlocks > 0 && realBlocks == 0, complexBlocks > 0)
         }
 
         private fun nonNegative(call: String, what: String, v: Int) {

@@ -47,6 +47,8 @@ public object ErrorClass {
     public const val ERR_NOT_SAME: Int = 35
     public const val ERR_PORT: Int = 38
     public const val ERR_SERVICE: Int = 41
+    /** `MPI_ERR_SPAWN`: [Intracomm.spawn] could not start the processes. */
+    public const val ERR_SPAWN: Int = 42
     public const val ERR_UNSUPPORTED_OPERATION: Int = 44
     // One-sided communication.
     public const val ERR_WIN: Int = 45
@@ -109,6 +111,7 @@ public object ErrorClass {
             ERR_PORT to Described("MPI_ERR_PORT", "invalid port"),
             ERR_SERVICE to Described("MPI_ERR_SERVICE", "invalid service"),
             ERR_UNSUPPORTED_OPERATION to Described("MPI_ERR_UNSUPPORTED_OPERATION", "unsupported operation"),
+            ERR_SPAWN to Described("MPI_ERR_SPAWN", "error in spawning processes"),
             ERR_WIN to Described("MPI_ERR_WIN", "invalid window"),
             ERR_BASE to Described("MPI_ERR_BASE", "invalid base address"),
             ERR_LOCKTYPE to Described("MPI_ERR_LOCKTYPE", "invalid lock type"),

@@ -312,6 +312,21 @@ public class Intracomm internal constructor(mpi: Mpi, context: Int, group: Group
     public fun connect(port: String, root: Int): Intercomm =
         construct("MPI_Comm_connect") { mpi.ports.connect(this, port, root) }
 
+    /**
+     * `MPI_Comm_spawn`: starts [maxprocs] copies of [command] with [argv] on this machine as a job of their own, the
+     * way `braid run` starts ranks (the root's arguments count; collective over this communicator), and returns the
+     * intercommunicator to them; in the children, [Mpi.parent] is its other side. [errcodes] (null: ignored) get
+     * `SUCCESS` for each process. A command that cannot be started raises `MPI_ERR_SPAWN` on every rank.
+     */
+    @JvmOverloads
+    public fun spawn(
+        command: String,
+        argv: Array<String>,
+        maxprocs: Int,
+        root: Int,
+        errcodes: IntArray? = null,
+    ): Intercomm = Spawn.spawn(this, command, argv, maxprocs, root, errcodes)
+
     /** Agrees a context id over this communicator and reserves it. */
     @JvmSynthetic
     internal fun agree(call: String): Int {

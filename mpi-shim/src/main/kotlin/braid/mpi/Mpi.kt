@@ -157,6 +157,8 @@ private constructor(
     /** `MPI_Finalize`: finishes pending buffered sends, closes the endpoint and leaves the bootstrap. */
     public fun finalizeMpi() {
         if (closed) return
+        // As mpirun waits for the processes MPI_Comm_spawn started, a parent ends once its children have.
+        for (t in synchronized(spawned) { spawned.toList() }) t.join()
         buffered.drain()
         closed = true
         ep.close()
@@ -206,6 +208,38 @@ private constructor(
 
     /** `MPI_Unpublish_name`. */
     public fun unpublishName(service: String, port: String): Unit = ports.unpublish(service, port)
+
+    /**
+     * `MPI_Grequest_start`: a request for an operation the caller carries out and then [GeneralizedRequest.complete]s.
+     */
+    public fun startGeneralizedRequest(): GeneralizedRequest {
+        checkLive("MPI_Grequest_start")
+        return GeneralizedRequest(this)
+    }
+
+    /**
+     * `MPI_Comm_get_parent`: the intercommunicator to the processes whose [Intracomm.spawn] started this job (its
+     * remote group), or null when nothing spawned it.
+     */
+    public var parent: Intercomm? = null
+        private set
+
+    /**
+     * The threads running the jobs [Intracomm.spawn] started from this process (each a [braid.bootstrap.JobLauncher]).
+     */
+    private val spawned = ArrayList<Thread>()
+
+    @JvmSynthetic
+    internal fun spawned(job: Thread) {
+        synchronized(spawned) { spawned += job }
+    }
+
+    /** A spawned job's `MPI_Init` ends by connecting its world to the port its parents accept on. */
+    private fun joinParent(): Mpi {
+        val port = settings[MpiParams.PARENT_PORT].trim()
+        if (port.isNotEmpty()) parent = world.connect(port, 0)
+        return this
+    }
 
     /** Throws `MPI_ERR_OTHER` if finalized. */
     @JvmSynthetic
@@ -490,7 +524,7 @@ private constructor(
             bootstrap: Bootstrap,
             required: ThreadLevel = ThreadLevel.SINGLE,
             options: MpiOptions = MpiOptions(),
-        ): Mpi = Mpi(bootstrap, required, options)
+        ): Mpi = Mpi(bootstrap, required, options).joinParent()
 
         /**
          * `MPI_Init`: the world the launcher started this process in ([Bootstrap.detect]: Hydra's PMI-1/PMI-2, Open
@@ -508,7 +542,7 @@ private constructor(
         public fun initThread(required: ThreadLevel, options: MpiOptions = MpiOptions()): Mpi {
             val boot = Bootstrap.detect()
             return try {
-                Mpi(boot, required, options)
+                Mpi(boot, required, options).joinParent()
             } catch (t: Throwable) {
                 runCatching { boot.close() }
                 throw t

@@ -91,7 +91,22 @@ public class MpiParams : ModuleParams {
                 "the directory MPI_Publish_name and MPI_Lookup_name share (empty: braid-mpi-names-<user> in java.io.tmpdir)",
             )
 
+        /**
+         * `BRAID_MPI_PARENT_PORT`: set by [Intracomm.spawn] for the processes it starts, the port their `MPI_Init`
+         * connects to ([Mpi.parent]); empty in a process nothing spawned.
+         */
+        @JvmField
+        public val PARENT_PORT: Param<String> =
+            Param.string(
+                "mpi",
+                "parent_port",
+                "BRAID_MPI_PARENT_PORT",
+                "",
+                "set by MPI_Comm_spawn for the processes it starts: the port MPI_Init connects to as the parent's intercommunicator (leave unset)",
+            )
+
         /** Every `braid.mpi` parameter. */
-        @JvmField public val ALL: List<Param<*>> = listOf(PROVIDER, LINK, SPIN_POLLS, YIELD_POLLS, NAME_DIR)
+        @JvmField
+        public val ALL: List<Param<*>> = listOf(PROVIDER, LINK, SPIN_POLLS, YIELD_POLLS, NAME_DIR, PARENT_PORT)
     }
 }

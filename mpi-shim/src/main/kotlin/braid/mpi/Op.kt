@@ -94,7 +94,25 @@ private constructor(
                 )
         if (b == BasicType.OPAQUE || !b.element.supports(reduceOp!!))
             throw MPIException.of(ErrorClass.ERR_OP, call, "$name is not defined on $type (elements of kind $b)")
+        if ((type.complex || type.partlyComplex) && k != Kind.SUM && k != Kind.PROD)
+            throw MPIException.of(
+                ErrorClass.ERR_OP,
+                call,
+                "$name is not defined on complex numbers ($type): SUM and PROD are",
+            )
+        if (type.partlyComplex && k == Kind.PROD)
+            throw MPIException.of(
+                ErrorClass.ERR_OP,
+                call,
+                "$name on $type, which mixes complex and real elements, has no one meaning: use a user-defined op",
+            )
     }
+
+    /**
+     * Whether this op on [type] is the complex product, which the collectives module's element-wise kernels cannot
+     * compute: a reduction then gathers the contributions and folds them with [combinePacked].
+     */
+    @JvmSynthetic internal fun isComplexProduct(type: Datatype): Boolean = builtin == Kind.PROD && type.complex
 
     /**
      * `inout = in op inout` for [count] elements of [type] at byte offsets [inOffset] of [input] and [inoutOffset] of
@@ -161,7 +179,42 @@ private constructor(
             null -> user!!.call(viewOf(input, inOffset, bytes), viewOf(inout, inoutOffset, bytes), count, type)
             else -> {
                 val b = type.basic!!
-                reduceOp!!.reduceLocal(input, inOffset, inout, inoutOffset, bytes / b.size, b.element)
+                if (builtin == Kind.PROD && type.complex) complexProduct(input, inOffset, inout, inoutOffset, bytes, b)
+                else reduceOp!!.reduceLocal(input, inOffset, inout, inoutOffset, bytes / b.size, b.element)
+            }
+        }
+    }
+
+    /**
+     * `inout = in × inout` over the packed complex numbers (real, imaginary) of [bytes] bytes, parts of kind [part]
+     * (FLOAT32 or FLOAT64): (a + bi)(c + di) = (ac − bd) + (ad + bc)i.
+     */
+    private fun complexProduct(
+        input: DirectBuffer,
+        inOffset: Int,
+        inout: MutableDirectBuffer,
+        inoutOffset: Int,
+        bytes: Int,
+        part: BasicType,
+    ) {
+        val order = ByteOrder.nativeOrder()
+        if (part == BasicType.FLOAT32) {
+            for (o in 0 until bytes step 8) {
+                val a = input.getFloat(inOffset + o, order)
+                val b = input.getFloat(inOffset + o + 4, order)
+                val c = inout.getFloat(inoutOffset + o, order)
+                val d = inout.getFloat(inoutOffset + o + 4, order)
+                inout.putFloat(inoutOffset + o, a * c - b * d, order)
+                inout.putFloat(inoutOffset + o + 4, a * d + b * c, order)
+            }
+        } else {
+            for (o in 0 until bytes step 16) {
+                val a = input.getDouble(inOffset + o, order)
+                val b = input.getDouble(inOffset + o + 8, order)
+                val c = inout.getDouble(inoutOffset + o, order)
+                val d = inout.getDouble(inoutOffset + o + 8, order)
+                inout.putDouble(inoutOffset + o, a * c - b * d, order)
+                inout.putDouble(inoutOffset + o + 8, a * d + b * c, order)
             }
         }
     }

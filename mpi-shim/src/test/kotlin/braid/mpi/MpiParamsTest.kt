@@ -26,6 +26,7 @@ class MpiParamsTest :
                     "BRAID_MPI_SPIN_POLLS",
                     "BRAID_MPI_YIELD_POLLS",
                     "BRAID_MPI_NAME_DIR",
+                    "BRAID_MPI_PARENT_PORT",
                     "BRAID_BOOTSTRAP",
                     "BRAID_PMI_VERSION",
                     "BRAID_ADDRESS_DIR",

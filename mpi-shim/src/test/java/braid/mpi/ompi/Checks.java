@@ -61,6 +61,8 @@ public final class Checks {
             case "port-server": portServer(args[1]); break;
             case "port-client": portClient(args[1]); break;
             case "win": windows(); break;
+            case "spawn": spawn(); break;
+            case "spawn-child": spawnChild(); break;
             default: throw new IllegalArgumentException("mode " + mode);
         }
         System.out.println("OK " + mode + " rank " + rank + " of " + size);
@@ -1017,6 +1019,47 @@ public final class Checks {
         world.recv(new int[1], 1, MPI.INT, MPI.ANY_SOURCE, 78); // the others wait to be ended
     }
 
+    // ## Spawn ##
+
+    /**
+     * The parents (this job) spawn 3 children running {@link #spawnChild}, the same JVM and class path: root 0 sends
+     * each child its rank times 10 over the intercommunicator, the children add their world's sum and send it back to
+     * every parent; then both sides disconnect. A command that does not exist raises ERR_SPAWN on every parent.
+     */
+    static void spawn() throws MPIException {
+        String java = System.getProperty("java.home") + "/bin/java";
+        String[] argv = {"-Xmx128m", "-cp", System.getProperty("java.class.path"), Checks.class.getName(),
+                "spawn-child"};
+        check(Intercomm.getParent().isNull(), "a job the launcher started has no parent");
+        int[] errcodes = new int[3];
+        Intercomm children = world.spawn(java, argv, 3, MPI.INFO_NULL, 0, errcodes);
+        eq(3, children.getRemoteSize(), "the children's group");
+        eq(size, children.getSize(), "the parents' group");
+        eq(new int[] {MPI.SUCCESS, MPI.SUCCESS, MPI.SUCCESS}, errcodes, "errcodes");
+        if (rank == 0) for (int c = 0; c < 3; c++) children.send(new int[] {10 * c}, 1, MPI.INT, c, 5);
+        int[] got = new int[1];
+        for (int c = 0; c < 3; c++) {
+            children.recv(got, 1, MPI.INT, c, 6);
+            eq(30 + 10 * c, got[0], "child " + c + "'s answer");
+        }
+        children.disconnect();
+        world.setErrhandler(MPI.ERRORS_RETURN);
+        expect(MPI.ERR_SPAWN, () -> world.spawn("/nonexistent/braid-child", new String[0], 2, MPI.INFO_NULL, 0, null));
+        world.setErrhandler(MPI.ERRORS_ARE_FATAL);
+    }
+
+    static void spawnChild() throws MPIException {
+        Intercomm parent = Intercomm.getParent();
+        check(!parent.isNull(), "a spawned process has a parent");
+        int[] mine = new int[1];
+        parent.recv(mine, 1, MPI.INT, 0, 5);
+        eq(10 * rank, mine[0], "what the parents' root sent");
+        int[] sum = new int[1];
+        world.allReduce(mine, sum, 1, MPI.INT, MPI.SUM);
+        for (int p = 0; p < parent.getRemoteSize(); p++) parent.send(new int[] {sum[0] + mine[0]}, 1, MPI.INT, p, 6);
+        parent.disconnect();
+    }
+
     // ## Files ##
 
     static void file(String dir) throws MPIException {
@@ -1042,6 +1085,42 @@ public final class Checks {
         f.read(fourth, 1, MPI.INT);
         eq(4, fourth[0], "a view of ints counts in ints");
         expect(MPI.ERR_UNSUPPORTED_OPERATION, () -> f.readShared(new int[1], 1, MPI.INT));
+        expect(MPI.ERR_UNSUPPORTED_OPERATION, () -> f.readOrdered(new int[1], 1, MPI.INT));
+        // Nonblocking forms (direct buffers), with explicit offsets and the individual pointer, in ints of the view.
+        IntBuffer nb = MPI.newIntBuffer(2);
+        nb.put(0, 10 * rank).put(1, 11 * rank);
+        Request w = f.iWriteAt(6, nb, 2, MPI.INT);
+        Status ws = w.waitStatus();
+        eq(2, ws.getCount(MPI.INT), "iWriteAt count");
+        check(w.isNull(), "an iWriteAt's request is null once waited for");
+        IntBuffer got = MPI.newIntBuffer(2);
+        Request r = f.iReadAt(6, got, 2, MPI.INT);
+        eq(2, r.waitStatus().getCount(MPI.INT), "iReadAt count");
+        eq(11 * rank, got.get(1), "iReadAt reads what iWriteAt wrote");
+        f.seek(0, MPI.SEEK_SET);
+        IntBuffer two = MPI.newIntBuffer(2);
+        Request[] both = {f.iRead(two, 2, MPI.INT), f.iReadAll(MPI.slice(got, 1), 1, MPI.INT)};
+        Request.waitAll(both);
+        eq(1, two.get(0), "iRead at the pointer");
+        eq(3, got.get(1), "iReadAll goes on from where iRead left the pointer");
+        eq(3L, f.getPosition(), "the pointer after iRead and iReadAll");
+        f.seek(8, MPI.SEEK_SET);
+        eq(0, Request.waitAny(new Request[] {f.iWrite(nb, 1, MPI.INT)}), "iWrite's request in a waitAny");
+        eq(9L, f.getPosition(), "the pointer after iWrite");
+        check(throwsIllegalArgument(() -> f.iReadAt(0, IntBuffer.allocate(1), 1, MPI.INT)),
+                "a nonblocking read into a heap buffer throws IllegalArgumentException");
+        // Explicit-offset collectives and split collectives, every rank of COMM_SELF's file at once.
+        f.writeAtAll(9, new int[] {rank + 100}, 1, MPI.INT);
+        int[] one = new int[1];
+        f.readAtAll(9, one, 1, MPI.INT);
+        eq(rank + 100, one[0], "readAtAll reads what writeAtAll wrote");
+        f.writeAtAllBegin(10, new int[] {rank + 200}, 1, MPI.INT);
+        expect(MPI.ERR_OTHER, () -> f.readAllBegin(one, 1, MPI.INT));
+        eq(1, f.writeAtAllEnd(null).getCount(MPI.INT), "writeAtAllEnd's count");
+        f.readAtAllBegin(10, one, 1, MPI.INT);
+        eq(1, f.readAtAllEnd(one).getCount(MPI.INT), "readAtAllEnd's count");
+        eq(rank + 200, one[0], "a split collective read");
+        expect(MPI.ERR_OTHER, () -> f.readAllEnd(one));
         f.close();
         expect(MPI.ERR_NO_SUCH_FILE, () -> new File(MPI.COMM_SELF, dir + "/missing-" + rank, MPI.MODE_RDONLY));
         File.delete(name);

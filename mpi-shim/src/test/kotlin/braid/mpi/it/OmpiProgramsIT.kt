@@ -43,6 +43,7 @@ class OmpiProgramsIT :
                 "errors" to 2,
                 "file" to 3,
                 "win" to 3,
+                "spawn" to 2,
             )
         val everywhere = setOf("p2p", "coll", "struct")
 
@@ -58,6 +59,7 @@ class OmpiProgramsIT :
                     withClue(out) {
                         code shouldBe 0
                         for (r in 0 until ranks) out shouldContain "OK $mode rank $r of $ranks"
+                        if (mode == "spawn") for (c in 0 until 3) out shouldContain "OK spawn-child rank $c of 3"
                     }
                 }
             }
