@@ -160,10 +160,10 @@ internal class WindowRequest(
             complete(target, Mpi.ANY_TAG, pieceLen.sum().toLong(), ErrorClass.SUCCESS)
         } else {
             val cls = classOf(firstErrno)
-            val msg = "$call to rank $target of window ${win.name()} failed: $errorText"
+            val msg = "$call to rank $target of ${win.messageName()} failed: $errorText"
             complete(target, Mpi.ANY_TAG, 0, cls, message = msg)
             if (report)
-                win.noteError(target, MPIException.of(cls, call, "rank $target of window ${win.name()}: $errorText"))
+                win.noteError(target, MPIException.of(cls, call, "rank $target of ${win.messageName()}: $errorText"))
         }
         if (counted) {
             counted = false
@@ -177,7 +177,7 @@ internal class WindowRequest(
         }
     }
 
-    @JvmSynthetic override fun peer(): String = "$call to rank $target of window ${win.name()}"
+    @JvmSynthetic override fun peer(): String = "$call to rank $target of ${win.messageName()}"
 
     /**
      * Makes this pooled request a new one-run [PUT] or [GET] of [len] bytes between the caller's contiguous [buffer] at
@@ -295,3 +295,6 @@ internal class WindowRequests(private val win: Window) {
         const val MAX_IDLE = 1024
     }
 }
+
+/** The window as messages name it: its own name, which says "window" unless the user renamed it. */
+private fun Window.messageName(): String = name().let { if (it.startsWith("window")) it else "window $it" }
