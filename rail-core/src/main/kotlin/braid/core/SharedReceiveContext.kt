@@ -391,6 +391,9 @@ internal class MatchQueue(val tagged: Boolean) {
      * scans in arrival order.
      */
     fun findUnexpected(src: Long, tag: Long, ignore: Long): RxEntry? {
+        // Every unexpected message is in unexpectedAll: a receive posted ahead of its message (the common case of a
+        // window of receives) looks no further, not even at a hash map.
+        if (unexpectedAll.isEmpty()) return null
         if (tagged && ignore == 0L && src == FiAddr.UNSPEC) {
             examined++
             return unexpectedByTag.get(tag)?.head
