@@ -331,7 +331,8 @@ internal class MatchQueue(val tagged: Boolean) {
     /** The earliest-posted receive that matches a message from [addr] with [tag], removed. */
     fun takePosted(addr: Long, tag: Long): RxEntry? {
         val directed =
-            if (addr == FiAddr.NOTAVAIL) null
+            // Receives that name no source (all of braid.mpi's) leave the map empty: no hash look-up per arrival.
+            if (addr == FiAddr.NOTAVAIL || postedBySource.isEmpty()) null
             else
                 postedBySource.get(addr)?.first {
                     examined++
