@@ -84,6 +84,13 @@ private constructor(
     /** Serializes communicator construction in this process (context ids are agreed one at a time). */
     @get:JvmSynthetic internal val constructLock = ReentrantLock()
     private val backlog = ArrayDeque<Request>()
+    /**
+     * The largest send posted as an inject, which completes at its post ([SendOp.post]); -1: none. Only over shm, whose
+     * rings take an inject at once or refuse it: other rails may queue an inject's copy (tcp, before its connection is
+     * up), and a copy queued that way could no longer report its failure to the request.
+     */
+    @get:JvmSynthetic internal val injectSize: Int
+
     private val completions = Array(COMPLETION_BATCH) { Completion() }
     private val error = CompletionError()
     @get:JvmSynthetic internal val contexts = ContextIdPool()
@@ -129,6 +136,7 @@ private constructor(
                 bind(eq)
                 enable()
             }
+        injectSize = if (ep.info.provider == "shm") ep.info.txAttr.injectSize else -1
         val n = bootstrap.size
         if (n - 1 > MatchBitsDescriptor.RANK_MAX)
             throw MPIException.of(

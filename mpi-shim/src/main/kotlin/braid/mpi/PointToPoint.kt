@@ -87,8 +87,27 @@ internal class SendOp(mpi: Mpi) : Request(mpi, null) {
         return this
     }
 
-    override fun post(): Int =
-        mpi.ep.trySendmsg(region.view, 0, region.view.capacity(), dest, bits, 0, OpFlags.TAGGED or flags, this)
+    /**
+     * A send the endpoint can inject (up to [Mpi.injectSize], not synchronous) goes as `FI_INJECT`: the rail copies it
+     * into the ring before returning and writes no completion for it, so the request completes here, at its post, with
+     * no completion entry written, read and dispatched for it (MPI's eager sends complete locally, as MPICH's do). When
+     * the ring has no room the inject is refused (shm never queues one) and the send is posted as any other, queued by
+     * the rail with this request as its context, so a send that could not leave at once still reports its failure.
+     */
+    override fun post(): Int {
+        val n = region.view.capacity()
+        if (flags and OpFlags.DELIVERY_COMPLETE == 0L && n <= mpi.injectSize) {
+            val rc =
+                mpi.ep.trySendmsg(region.view, 0, n, dest, bits, 0, OpFlags.TAGGED or OpFlags.INJECT or flags, null)
+            if (rc == 0) {
+                onDone?.run()
+                complete(Mpi.ANY_SOURCE, Mpi.ANY_TAG, n.toLong(), ErrorClass.SUCCESS)
+                return 0
+            }
+            if (rc != -Errno.EAGAIN) return rc
+        }
+        return mpi.ep.trySendmsg(region.view, 0, n, dest, bits, 0, OpFlags.TAGGED or flags, this)
+    }
 
     override fun onCompletion(c: Completion) {
         onDone?.run()

@@ -331,7 +331,8 @@ internal class MatchQueue(val tagged: Boolean) {
     /** The earliest-posted receive that matches a message from [addr] with [tag], removed. */
     fun takePosted(addr: Long, tag: Long): RxEntry? {
         val directed =
-            if (addr == FiAddr.NOTAVAIL) null
+            // Receives that name no source (all of braid.mpi's) leave the map empty: no hash look-up per arrival.
+            if (addr == FiAddr.NOTAVAIL || postedBySource.isEmpty()) null
             else
                 postedBySource.get(addr)?.first {
                     examined++
@@ -391,6 +392,9 @@ internal class MatchQueue(val tagged: Boolean) {
      * scans in arrival order.
      */
     fun findUnexpected(src: Long, tag: Long, ignore: Long): RxEntry? {
+        // Every unexpected message is in unexpectedAll: a receive posted ahead of its message (the common case of a
+        // window of receives) looks no further, not even at a hash map.
+        if (unexpectedAll.isEmpty()) return null
         if (tagged && ignore == 0L && src == FiAddr.UNSPEC) {
             examined++
             return unexpectedByTag.get(tag)?.head
