@@ -170,12 +170,16 @@ internal class TcpInbound(
             a.flags and FLAG_DATA != 0,
             a.data,
             count,
+            a.seq,
+            a.stripe,
         )
     }
 
     private fun onEagerHeader(p: TcpPeer, a: TcpFrameAdapter): Int {
         val len = a.payloadLength
         if (a.value != len.toLong()) return a.fail("EAGER frame of $len payload bytes for a message of ${a.value}")
+        // A link sends each part of a striped message larger than the eager size, so that it lands in place.
+        if (a.stripe != 0L) return a.fail("EAGER frame carrying a part of a striped message (parts travel as RTS)")
         admit(p, a, frameCost(len))?.let {
             return a.fail(it)
         }
