@@ -16,8 +16,9 @@ constructor(
     val messagesReceived: Long,
     val bytesReceived: Long,
     val failovers: Long = 0,
-    /** Parts of striped messages this rail sent (each also counts as a message sent). */
+    /** Parts of striped messages this rail sent (each also counts as a message sent), and their bytes. */
     val fragments: Long = 0,
+    val fragmentBytes: Long = 0,
     /**
      * Message heads this rail received that a link's reorder stage held for their turn (early ones and parts of striped
      * messages), and the most it held at once.
@@ -72,8 +73,9 @@ internal class RailCounters(private val rail: String) {
     var bytesReceived = 0L
     /** Peers moved off this rail because they were gone on it (a link's failover). */
     var failovers = 0L
-    /** Parts of striped messages sent on this rail. */
+    /** Parts of striped messages sent on this rail, and their bytes. */
     var fragments = 0L
+    var fragmentBytes = 0L
 
     fun sent(bytes: Int) {
         messagesSent++
@@ -86,7 +88,7 @@ internal class RailCounters(private val rail: String) {
     }
 
     fun snapshot(): RailStats =
-        RailStats(rail, messagesSent, bytesSent, messagesReceived, bytesReceived, failovers, fragments)
+        RailStats(rail, messagesSent, bytesSent, messagesReceived, bytesReceived, failovers, fragments, fragmentBytes)
 
     private var paused: RailStats? = null
 
@@ -106,6 +108,7 @@ internal class RailCounters(private val rail: String) {
         bytesReceived = p.bytesReceived
         failovers = p.failovers
         fragments = p.fragments
+        fragmentBytes = p.fragmentBytes
         paused = null
     }
 }

@@ -272,6 +272,7 @@ internal class MessageEngine(
         if (count) counters.received(size)
         path.seq = seq
         path.stripe = stripe
+        if (seq > path.unresolvedSeq && path.fiAddr == FiAddr.NOTAVAIL) path.unresolvedSeq = seq
         val order = if (seq != 0L) ep.order else null
         val early = order != null && (stripe != 0L || !order.isNext(path.fiAddr, seq))
         val srx = ep.srx
@@ -445,6 +446,8 @@ internal class MessageEngine(
      */
     fun resolved(path: RecvPath, addr: Long) {
         path.fiAddr = addr
+        // Its sequenced messages so far passed as they came (no sender to order them by): the next ones follow them.
+        if (path.unresolvedSeq != 0L) ep.order?.passed(addr, path.unresolvedSeq)
         ep.srx.foreachUnspecAddr { e -> if ((e.peerContext as? MsgHeld)?.path === path) addr else FiAddr.NOTAVAIL }
     }
 

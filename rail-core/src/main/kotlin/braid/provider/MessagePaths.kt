@@ -126,6 +126,8 @@ internal class RecvPath(val outlet: ControlOutlet, val peer: PeerName) {
     /** The link sequence number and stripe word of the head being decoded (see [MessageEngine.arrived]). */
     internal var seq = 0L
     internal var stripe = 0L
+    /** The highest link sequence number that arrived while the source was not in the AV (they pass unordered). */
+    internal var unresolvedSeq = 0L
     val inflight = Long2ObjectHashMap<MsgInbound>()
     internal val pendingControl = TripleQueue()
     var dead = false

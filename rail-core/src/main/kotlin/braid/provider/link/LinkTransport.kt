@@ -177,6 +177,12 @@ internal class LinkTransport(
      * taken only once its rail (or its first part's) accepted it, so a refused send leaves no gap.
      */
     private fun sendSpread(buffer: DirectBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int {
+        // Each rail takes its messages in sequence order: none overtakes a part still waiting for room. (One that did
+        // would be held early at the receiver, on the credit of the very rail the part it waits for needs.)
+        if (pendingParts.isNotEmpty()) {
+            sendPendingParts()
+            if (pendingParts.isNotEmpty()) return -Errno.EAGAIN
+        }
         val seq = nextSeq.get(dest)
         val length = buffer.capacity()
         if (policy == LinkShape.STRIPE && length > stripeThreshold && flags and OpFlags.INJECT == 0L) {
@@ -239,6 +245,7 @@ internal class LinkTransport(
                     rail,
                 )
             rail.transport.counters.fragments++
+            rail.transport.counters.fragmentBytes += n
             offset += n
             if (k == 0) {
                 // The first part decides: refused, nothing of the message went.

@@ -180,14 +180,16 @@ internal class ReorderStage(private val host: RailHost) : ArrivalOrder, SrxPeer 
                 if (h.tagged) srx.queueTag(e, this) else srx.queueMsg(e, this)
             }
         }
-        passed(src, h.seq)
         if (join == null) {
             // A part whose message never began here (its first part was lost with a rail): drop it.
+            passed(src, h.seq)
             discardPart(h)
             return
         }
+        // Attached before it passes: the parts and messages after it may begin the sender's next striped message.
         join.attach(h)
-        if (join.covered >= join.total) s.stripe = null
+        if (join.covered >= join.total && s.stripe === join) s.stripe = null
+        passed(src, h.seq)
     }
 
     private fun lookUp(src: Long, tagged: Boolean, tag: Long, size: Long, hasData: Boolean, data: Long): RxEntry {

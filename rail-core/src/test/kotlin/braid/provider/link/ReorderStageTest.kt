@@ -167,10 +167,29 @@ class ReorderStageTest :
             stage.arrive(src, 2, LinkTransport.stripeWord(32, 48), true, 1, 16, false, 0, b, 2)
             host.srx.unexpectedCount shouldBe 0
             stage.arrive(src, 1, LinkTransport.stripeWord(0, 48), true, 1, 32, false, 0, a, 1)
-            host.completed shouldContainExactly listOf("small" to 8L, "big" to 48L)
+            host.completed shouldContainExactly listOf("big" to 48L, "small" to 8L)
             (0 until 48).map { big.getByte(it).toInt() } shouldBe List(32) { 1 } + List(16) { 2 }
             stage.rail("a").handed shouldBe 2
             stage.rail("b").depthMax shouldBe 1
+        }
+
+        test("two striped messages in a row: the second's parts join it, whichever arrives when") {
+            val host = Host()
+            val stage = ReorderStage(host)
+            val a = Rail(LinkRailHost(host, "a", stage), "a")
+            val first = UnsafeBuffer(ByteArray(40))
+            val second = UnsafeBuffer(ByteArray(30))
+            post(host, "first", into = first)
+            post(host, "second", into = second)
+            // The first's second part and the second's first part come before the first's first part.
+            stage.arrive(src, 2, LinkTransport.stripeWord(20, 40), true, 1, 20, false, 0, a, 2)
+            stage.arrive(src, 3, LinkTransport.stripeWord(0, 30), true, 1, 10, false, 0, a, 3)
+            stage.arrive(src, 1, LinkTransport.stripeWord(0, 40), true, 1, 20, false, 0, a, 1)
+            host.completed shouldContainExactly listOf("first" to 40L)
+            stage.arrive(src, 4, LinkTransport.stripeWord(10, 30), true, 1, 20, false, 0, a, 4)
+            host.completed shouldContainExactly listOf("first" to 40L, "second" to 30L)
+            a.discarded shouldBe emptyList()
+            (0 until 30).map { second.getByte(it).toInt() } shouldBe List(10) { 3 } + List(20) { 4 }
         }
 
         test("a striped message that arrives before its receive waits whole, and is discarded whole") {
