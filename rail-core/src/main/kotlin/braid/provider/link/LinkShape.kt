@@ -7,8 +7,9 @@ import braid.core.Braid
  * network rails): a link has at least one rail; shm appears at most once and has one domain, `shm`; a link is not a
  * rail of a link; every other rail is one of [NETWORK_RAILS]; no two network rails of one provider open the same
  * interface (or both the provider's first); every weight is finite and > 0; the policy is one of [POLICIES], and under
- * [LOCALITY] a link joins at most one network rail (several need a policy that spreads traffic over them, [PER_PEER]);
- * and shm goes first ([ordered]).
+ * [LOCALITY] a link joins at most one network rail (several need a policy that spreads traffic over them, [PER_PEER],
+ * [ROUND_ROBIN] or [STRIPE], and the last two only rails that carry sequence numbers, [SEQUENCED_RAILS]); and shm goes
+ * first ([ordered]). A striping threshold is at least the eager size ([thresholdProblem]).
  *
  * The link provider checks link strings (`BRAID_LINKS`) with [problems]; the topology DSL checks its specs with the
  * same call and places each problem at its file path (`links[0]` + [LinkShapeProblem.path]). Rules that depend on the
@@ -223,7 +224,7 @@ public object LinkShape {
                         LinkShapeProblem.Kind.UNSEQUENCED_RAIL,
                         "rails[$i].provider",
                         i,
-                        "rail '${r.name}' (${r.provider}) cannot carry the sequence numbers that keep one peer's messages in order under policy $chosen",
+                        "provider '${r.provider}' cannot carry the sequence numbers that keep one peer's messages in order under policy $chosen",
                         "use policy $PER_PEER with this rail, or only ${SEQUENCED_RAILS.joinToString()} rails",
                     )
             }

@@ -39,8 +39,10 @@ internal class LinkRail(
  * route picks — shm when the peer's host identity is this host's and both have shm, else a network rail — so one peer
  * is reached over one rail at a time and its messages keep their order. With several network rails the policy
  * ([LinkShape.PER_PEER]) pins each peer to one, choosing for a new peer the rail whose pinned peers are fewest for its
- * weight (the least `(pinned + 1) / weight`), among the rails the peer's address has a part for. Receives never pass
- * through here: each rail matches against the endpoint's shared receive context and completes into its CQ, so an
+ * weight (the least `(pinned + 1) / weight`), among the rails the peer's address has a part for. Under
+ * [LinkShape.ROUND_ROBIN] and [LinkShape.STRIPE] a peer's messages are spread instead, each with this endpoint's
+ * sequence number for the peer ([sendSpread]), and the peer's [ReorderStage] puts them back in order. Receives never
+ * pass through here: each rail matches against the endpoint's shared receive context and completes into its CQ, so an
  * any-source receive is matched exactly once whichever rail's message arrives first (all run under the domain lock).
  *
  * Failover, between operations: when a rail refuses a send, RMA or atomic because its peer there is gone (its

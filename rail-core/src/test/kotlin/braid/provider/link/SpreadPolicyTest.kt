@@ -11,7 +11,9 @@ import braid.core.Rail
 import braid.core.RailAttr
 import braid.core.Settings
 import braid.core.TestFabric
+import braid.core.buf
 import braid.core.driveUntil
+import braid.core.sendAsync
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.longs.shouldBeGreaterThan
@@ -165,6 +167,62 @@ class SpreadPolicyTest :
             } finally {
                 fabric.close()
             }
+        }
+
+        test(
+                "ROUND_ROBIN: after a rail is reset, messages go on over the other in order; with none left the send is refused naming the rails"
+            )
+            .config(enabled = haveEth0) {
+                TestFabric(rail = Rail.link(twoRails, twoRails), settings = settings(LinkShape.ROUND_ROBIN)).use { f ->
+                    val (a, b) = f.nodes
+                    val toB = f.addrs[0][1]
+                    val rx = UnsafeBuffer(ByteArray(16))
+                    fun exchange(from: Int, until: Int) {
+                        for (i in from until until) {
+                            a.ep.tryTsenddata(buf("m$i"), 0, 2 + i / 10, i.toLong(), toB, 3, null) shouldBe 0
+                        }
+                        for (i in from until until) {
+                            b.ep.tryTrecv(rx, 0, 16, FiAddr.UNSPEC, 3, 0, "r$i") shouldBe 0
+                            (b.await(1, others = listOf(a)).single() as Completion).data shouldBe i.toLong()
+                        }
+                        a.await(until - from, others = listOf(b))
+                    }
+                    exchange(0, 4)
+                    // tcp:lo's connection is reset under both ends.
+                    val link = a.ep.transport as LinkTransport
+                    val mine = link.rail("tcp:lo") as braid.provider.tcp.TcpTransport
+                    mine.peerFor(toB)!!.conn!!.channel.close()
+                    val theirs = (b.ep.transport as LinkTransport).rail("tcp:lo") as braid.provider.tcp.TcpTransport
+                    driveUntil("both ends see tcp:lo gone", listOf(a, b)) {
+                        mine.peerFor(toB)?.dead == true && theirs.peerFor(f.addrs[1][0])?.dead == true
+                    }
+                    exchange(4, 12)
+                    a.ep.stats().rail("tcp:lo")!!.failovers shouldBe 1
+                    (b.ep.transport as LinkTransport).rail("tcp:eth0")!!.close()
+                    val other = link.rail("tcp:eth0") as braid.provider.tcp.TcpTransport
+                    driveUntil("a sees b gone on tcp:eth0", listOf(a, b)) { other.peerFor(toB)?.dead == true }
+                    val refusal =
+                        shouldThrow<java.util.concurrent.ExecutionException> {
+                                a.ep.sendAsync(buf("last"), 0, 4, toB).get()
+                            }
+                            .cause!!
+                            .message!!
+                    refusal shouldContain "tried: 'tcp:lo' (peer gone), 'tcp:eth0' (peer gone)"
+                }
+            }
+
+        test("ROUND_ROBIN and STRIPE refuse a rail that cannot carry the sequence numbers, naming it and the fix") {
+            val rails = listOf(LinkShape.Rail("tcp:eth0", "tcp", listOf("eth0")), LinkShape.Rail("fast", "ofi"))
+            for (policy in listOf(LinkShape.ROUND_ROBIN, LinkShape.STRIPE)) {
+                val p = LinkShape.problems(rails, policy).single { it.kind == LinkShapeProblem.Kind.UNSEQUENCED_RAIL }
+                p.path shouldBe "rails[1].provider"
+                p.message("x", rails) shouldContain
+                    "rail 'fast' in link 'x': provider 'ofi' cannot carry the sequence numbers"
+                p.hint shouldContain "use policy PER_PEER"
+            }
+            LinkShape.problems(rails, LinkShape.PER_PEER).none {
+                it.kind == LinkShapeProblem.Kind.UNSEQUENCED_RAIL
+            } shouldBe true
         }
 
         test("a striping threshold below the eager size is refused naming the setting, the value and the fix").config(
