@@ -148,6 +148,7 @@ internal class LinkTransport(
         if (shm == null || networks.isEmpty()) {
             var work = 0
             for (i in all.indices) work += all[i].transport.progress()
+            if (stage?.watching == true) stage.tick(System.nanoTime())
             return work
         }
         val work = shm.progress()
@@ -157,6 +158,7 @@ internal class LinkTransport(
         var w = 0
         for (i in networks.indices) w += networks[i].transport.progress()
         schedule.polled(now, w)
+        if (stage?.watching == true) stage.tick(now)
         return work + w
     }
 

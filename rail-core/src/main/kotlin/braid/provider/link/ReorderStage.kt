@@ -39,7 +39,14 @@ internal class ReorderStage(private val host: RailHost) : ArrivalOrder, SrxPeer 
         var draining = false
         /** The striped message whose parts are arriving now. */
         var stripe: StripeJoin? = null
+        /** A rail to this sender died: a gap may never fill. */
+        var lossy = false
+        /** When the stage last saw this sender's next message (or its gap begin), for [tick]. */
+        var waitingSince = 0L
     }
+
+    /** Senders a rail lost, whose gaps [tick] gives up on after [GAP_TIMEOUT_NANOS]. */
+    private val lossy = ArrayList<Long>(2)
 
     /** A message the receive context may not see yet. */
     internal class Held(
@@ -93,7 +100,10 @@ internal class ReorderStage(private val host: RailHost) : ArrivalOrder, SrxPeer 
     override fun passed(src: Long, seq: Long) {
         if (src == FiAddr.NOTAVAIL) return
         val s = sender(src)
-        if (seq >= s.expected) s.expected = seq + 1
+        if (seq >= s.expected) {
+            s.expected = seq + 1
+            s.waitingSince = 0L // progress: a gap the timer watches starts again
+        }
         drain(src, s)
     }
 
@@ -126,7 +136,12 @@ internal class ReorderStage(private val host: RailHost) : ArrivalOrder, SrxPeer 
     }
 
     override fun skipGaps(src: Long) {
-        val s = senders.get(src) ?: return
+        val s = sender(src)
+        if (!s.lossy) {
+            s.lossy = true
+            lossy += src
+        }
+        s.waitingSince = 0L
         while (!s.held.isEmpty()) {
             var lowest = Long.MAX_VALUE
             for (k in s.held.keys) if (k < lowest) lowest = k
@@ -134,6 +149,38 @@ internal class ReorderStage(private val host: RailHost) : ArrivalOrder, SrxPeer 
             drain(src, s)
         }
     }
+
+    /**
+     * Gives up on the gaps of senders a rail lost ([skipGaps]) once nothing has filled them for [GAP_TIMEOUT_NANOS]:
+     * what the dead rail had in flight when the sender's end noticed (an eager send tcp completed at the socket write,
+     * say) is lost, and the messages after it must not wait for ever. [now] is the caller's clock (nanoseconds).
+     */
+    fun tick(now: Long) {
+        for (i in 0 until lossy.size) {
+            val src = lossy[i]
+            val s = senders.get(src) ?: continue
+            if (s.held.isEmpty()) {
+                s.waitingSince = 0L
+                continue
+            }
+            if (s.waitingSince == 0L) {
+                s.waitingSince = now
+                continue
+            }
+            if (now - s.waitingSince >= GAP_TIMEOUT_NANOS) {
+                gapsGivenUp++
+                skipGaps(src)
+            }
+        }
+    }
+
+    /** Whether [tick] has senders to watch (a rail to some sender died). */
+    val watching: Boolean
+        get() = lossy.isNotEmpty()
+
+    /** Gaps [tick] gave up on. */
+    var gapsGivenUp: Long = 0
+        private set
 
     /** Presents the held messages that are next, in order (a presented one passes, and so lets its follower go). */
     private fun drain(src: Long, s: Sender) {
@@ -279,6 +326,11 @@ internal class ReorderStage(private val host: RailHost) : ArrivalOrder, SrxPeer 
     }
 
     override fun toString(): String = "reorder stage: $depth held (at most $depthMax)"
+
+    internal companion object {
+        /** How long a gap left by a lost rail may stay open before the messages after it go on. */
+        const val GAP_TIMEOUT_NANOS: Long = 2_000_000_000L
+    }
 }
 
 /**

@@ -223,4 +223,28 @@ class ReorderStageTest :
             rail.started.map { it.second } shouldContainExactly listOf(2, 4, 6)
             stage.isNext(src, 7) shouldBe true
         }
+
+        test("after a rail to a sender died, a gap nothing fills is given up on after the gap time-out, not before") {
+            val host = Host()
+            val stage = ReorderStage(host)
+            val rail = Rail(host)
+            for (k in 1..3) post(host, "r$k")
+            stage.whole(rail, 1, 1)
+            stage.watching shouldBe false
+            stage.skipGaps(src) // the sender's rail died with message 2 in flight, nothing held yet
+            stage.whole(rail, 3, 3)
+            val t0 = 1_000L
+            stage.tick(t0)
+            stage.tick(t0 + ReorderStage.GAP_TIMEOUT_NANOS - 1)
+            rail.started.map { it.second } shouldContainExactly listOf(1)
+            stage.tick(t0 + ReorderStage.GAP_TIMEOUT_NANOS)
+            rail.started.map { it.second } shouldContainExactly listOf(1, 3)
+            stage.gapsGivenUp shouldBe 1
+            // A gap that fills in time costs nothing.
+            stage.whole(rail, 5, 5)
+            stage.tick(t0 * 5)
+            stage.whole(rail, 4, 4)
+            stage.tick(t0 * 5 + ReorderStage.GAP_TIMEOUT_NANOS)
+            stage.gapsGivenUp shouldBe 1
+        }
     })
