@@ -42,6 +42,9 @@ internal interface ArrivalOrder {
         held: Any,
     )
 
+    /** [src] says its message [seq] failed on one of its rails: nothing comes under that number. */
+    fun skip(src: Long, seq: Long)
+
     /**
      * A rail lost [src]: what the sender had in flight on it will not come, so the messages held after the gaps it
      * leaves are presented now, in their order.

@@ -188,6 +188,14 @@ internal class MessageEngine(
     fun onDiscarded(path: SendPath, msgId: Long): Boolean =
         (path.waitingCts.remove(msgId) ?: path.waitingAck.remove(msgId))?.let { completeOp(it) } != null
 
+    /** Tells [path]'s receiver not to wait for the link's message [seq] (it failed on another rail); false: no room. */
+    fun sendSkip(path: SendPath, seq: Long): Boolean = path.dead || path.outlet.writeSkip(seq)
+
+    /** [path]'s sender says its link message [seq] failed on another rail: the reorder stage stops waiting for it. */
+    fun skipped(path: RecvPath, seq: Long) {
+        if (path.fiAddr != FiAddr.NOTAVAIL) ep.order?.skip(path.fiAddr, seq)
+    }
+
     /** [path]'s peer is gone: every send waiting on it fails with [err]; [msg] names the peer and why. */
     fun failSend(path: SendPath, err: Int, msg: String) {
         path.dead = true

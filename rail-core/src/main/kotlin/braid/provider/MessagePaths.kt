@@ -50,6 +50,12 @@ internal interface SendOutlet {
     /** Writes as many of [op]'s accepted bytes as there is room for; true once all of them are out. */
     fun stream(op: MsgTxOp): Boolean
 
+    /**
+     * Tells the receiver that the link's message [seq], sent over another rail, failed there ([ArrivalOrder.skip]);
+     * false if there is no room now. A rail that carries no sequence numbers never gets one.
+     */
+    fun writeSkip(seq: Long): Boolean = false
+
     companion object {
         const val HEAD_NONE = 0
         const val HEAD_EAGER = 1

@@ -191,6 +191,13 @@ internal interface Transport : SrxPeer, AutoCloseable {
     ): Int = -Errno.ENOSYS
 
     /**
+     * Tells [dest] that this endpoint's link message [seq] failed on another rail, so that its reorder stage stops
+     * waiting for it: 0, `-EAGAIN` (no room now), or the refusal of a peer gone here. `-ENOSYS` where [carriesSequence]
+     * is false.
+     */
+    fun sendSkip(dest: Long, seq: Long): Int = -Errno.ENOSYS
+
+    /**
      * For the message of an operation to [addr] this transport refused: which of its rails it tried and how each stood
      * (a link of several network rails), or null when it has nothing to add.
      */

@@ -24,12 +24,13 @@ internal class LinkRailHost(private val inner: RailHost, private val rail: Strin
         get() = stage
 
     override fun txComplete(context: Any?, flags: Long, len: Long, tag: Long) {
-        if (context is StripeSend) context.partDone(0, null) else inner.txComplete(context, flags, len, tag)
+        val ctx = if (context is Flight) link!!.flightDone(context) else context
+        if (ctx is StripeSend) ctx.partDone(0, null) else inner.txComplete(ctx, flags, len, tag)
     }
 
     override fun txError(context: Any?, flags: Long, len: Long, tag: Long, err: Int, message: String) {
-        if (context is StripeSend) context.partDone(err, message)
-        else inner.txError(context, flags, len, tag, err, message)
+        val ctx = if (context is Flight) link!!.flightFailed(context) else context
+        if (ctx is StripeSend) ctx.partDone(err, message) else inner.txError(ctx, flags, len, tag, err, message)
     }
 
     override fun rxComplete(e: RxEntry, msgSize: Long) {
@@ -84,4 +85,15 @@ internal class StripeSend(
         if (this.err == 0) host.txComplete(context, flags, length, tag)
         else host.txError(context, flags, length, tag, this.err, "striped send: ${this.message}")
     }
+}
+
+/**
+ * A sequenced message on its rail, as the rail's context for it: what it stands for ([context]: the application's, or a
+ * striped send's [StripeSend]) and its place in its destination's sequence, so that when its rail fails it the link can
+ * tell the destination not to wait for it ([LinkTransport.flightFailed]). Pooled by the link.
+ */
+internal class Flight {
+    var context: Any? = null
+    var dest = 0L
+    var seq = 0L
 }

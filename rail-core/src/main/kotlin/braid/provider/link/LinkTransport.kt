@@ -144,6 +144,7 @@ internal class LinkTransport(
      */
     override fun progress(): Int {
         if (pendingParts.isNotEmpty()) sendPendingParts()
+        if (!skips.isEmpty()) sendSkips()
         val shm = shm
         if (shm == null || networks.isEmpty()) {
             var work = 0
@@ -194,13 +195,68 @@ internal class LinkTransport(
             if (rc != NOT_STRIPED) return rc
         }
         var rail = nextRail(dest) ?: return unrouted(dest)
+        // An inject has no completion, and no error to announce: it goes as it is.
+        val ctx: Any? = if (flags and OpFlags.INJECT != 0L) context else flight(context, dest, seq)
         while (true) {
-            val rc = rail.transport.sendSequenced(buffer, dest, tag, data, flags, context, seq, 0)
+            val rc = rail.transport.sendSequenced(buffer, dest, tag, data, flags, ctx, seq, 0)
             if (rc == 0) {
                 nextSeq.put(dest, seq + 1)
                 return 0
             }
-            rail = failSpread(dest, rail, rc) ?: return rc
+            val next = failSpread(dest, rail, rc)
+            if (next == null) {
+                if (ctx is Flight) release(ctx)
+                return rc
+            }
+            rail = next
+        }
+    }
+
+    // ## Flights: a sequenced message's completion, and a SKIP for its number when its rail fails it ##
+
+    private val flights = ArrayDeque<Flight>()
+
+    private fun flight(context: Any?, dest: Long, seq: Long): Flight {
+        val f = flights.removeLastOrNull() ?: Flight()
+        f.context = context
+        f.dest = dest
+        f.seq = seq
+        return f
+    }
+
+    private fun release(f: Flight) {
+        f.context = null
+        flights.addLast(f)
+    }
+
+    /** [f]'s rail completed it: what it stood for (the application's context, or a striped send's join). */
+    internal fun flightDone(f: Flight): Any? = f.context.also { release(f) }
+
+    /**
+     * [f]'s rail failed it (its error completion follows): the destination is told over another rail, from [progress],
+     * not to wait for its sequence number (a SKIP), so the messages after it are not held for ever.
+     */
+    internal fun flightFailed(f: Flight): Any? {
+        skips.add(f.dest, f.seq, 0)
+        return flightDone(f)
+    }
+
+    /** SKIPs to send: destination, sequence number. */
+    private val skips = braid.provider.TripleQueue()
+
+    private fun sendSkips() {
+        while (!skips.isEmpty()) {
+            val dest = skips.first(0)
+            val seq = skips.first(1)
+            var rc = -Errno.EHOSTDOWN
+            for (i in networks.indices) {
+                val r = networks[i]
+                if (!r.transport.carriesSequence || r.av.query(dest) == null || r.transport.peerGone(dest)) continue
+                rc = r.transport.sendSkip(dest, seq)
+                if (rc == 0 || rc == -Errno.EAGAIN) break
+            }
+            if (rc == -Errno.EAGAIN) return
+            skips.removeFirst() // sent, or no rail reaches the peer any more
         }
     }
 
@@ -255,7 +311,17 @@ internal class LinkTransport(
                 // The first part decides: refused, nothing of the message went.
                 var r = rail
                 while (true) {
-                    val rc = r.transport.sendSequenced(part.buffer, dest, tag, data, flags, join, part.seq, part.stripe)
+                    val rc =
+                        r.transport.sendSequenced(
+                            part.buffer,
+                            dest,
+                            tag,
+                            data,
+                            flags,
+                            flight(join, dest, part.seq),
+                            part.seq,
+                            part.stripe,
+                        )
                     if (rc == 0) break
                     r = failSpread(dest, r, rc) ?: return rc
                 }
@@ -277,7 +343,7 @@ internal class LinkTransport(
                     part.tag,
                     part.data,
                     part.flags,
-                    part.join,
+                    flight(part.join, part.dest, part.seq),
                     part.seq,
                     part.stripe,
                 )
@@ -531,6 +597,10 @@ internal class LinkTransport(
 
     /** The transport of the rail named [name] (for tests and diagnostics), or null. */
     internal fun rail(name: String): Transport? = rails.firstOrNull { it.name == name }?.transport
+
+    /** The reorder stage (for tests and diagnostics), or null. */
+    internal val reorder: ReorderStage?
+        get() = stage
 
     /** The rail [dest] is routed to now, by name (for tests and diagnostics), or null. */
     internal fun routeName(dest: Long): String? = route(dest)?.name

@@ -135,6 +135,25 @@ internal class ReorderStage(private val host: RailHost) : ArrivalOrder, SrxPeer 
         present(src, h)
     }
 
+    override fun skip(src: Long, seq: Long) {
+        if (src == FiAddr.NOTAVAIL) return
+        val s = sender(src)
+        when {
+            seq < s.expected -> return
+            seq == s.expected -> passed(src, seq)
+            else -> {
+                s.held.put(seq, Held(seq, SKIPPED, false, 0, 0, false, 0, this, SKIPPED))
+                depth++
+                if (depth > depthMax) depthMax = depth
+            }
+        }
+        skipped++
+    }
+
+    /** Sequence numbers their senders said failed on a rail ([skip]). */
+    var skipped: Long = 0
+        private set
+
     override fun skipGaps(src: Long) {
         val s = sender(src)
         if (!s.lossy) {
@@ -201,6 +220,11 @@ internal class ReorderStage(private val host: RailHost) : ArrivalOrder, SrxPeer 
 
     /** [h]'s turn: into the receive context (a whole message), or onto its striped message. */
     private fun present(src: Long, h: Held) {
+        if (h.stripe == SKIPPED) {
+            // A number its sender said failed (a rail of its own held nothing for it): the next may follow.
+            passed(src, h.seq)
+            return
+        }
         if (h.stripe == 0L) {
             val e = lookUp(src, h.tagged, h.tag, h.size, h.hasData, h.data)
             e.peerContext = h.held
@@ -325,9 +349,13 @@ internal class ReorderStage(private val host: RailHost) : ArrivalOrder, SrxPeer 
         join.discard()
     }
 
-    override fun toString(): String = "reorder stage: $depth held (at most $depthMax)"
+    override fun toString(): String =
+        "reorder stage: $depth held (at most $depthMax), $skipped skipped, $gapsGivenUp gaps given up"
 
     internal companion object {
+        /** The stripe word of a place held for a number its sender said failed ([skip]); no message has it. */
+        const val SKIPPED: Long = -1L
+
         /** How long a gap left by a lost rail may stay open before the messages after it go on. */
         const val GAP_TIMEOUT_NANOS: Long = 2_000_000_000L
     }

@@ -64,6 +64,8 @@ import org.agrona.concurrent.UnsafeBuffer
  * - RECLAIM (11): receiver → sender: give back up to `value` bytes of the credit lent you.
  * - GIVEBACK (12): sender → receiver: `value` bytes of unspent credit given back (the answer to a RECLAIM; 0 if none
  *   was left). Both added in version 3.
+ * - SKIP (13): sender → receiver: the message with link sequence number `link sequence`, sent to this receiver over
+ *   another rail of the link, failed there; the receiver's reorder stage stops waiting for it. Not charged credit.
  * - Version 4 added the link sequence and stripe words (16 bytes more per header), which the rail carries for a link
  *   ([braid.provider.link.ReorderStage]) and does not read itself.
  *
@@ -98,6 +100,7 @@ internal object TcpFrameDescriptor {
     const val RMA = 10
     const val RECLAIM = 11
     const val GIVEBACK = 12
+    const val SKIP = 13
     const val HELLO = 16
     const val CHALLENGE = 17
     const val AUTH = 18
@@ -153,6 +156,7 @@ internal object TcpFrameDescriptor {
             RMA -> "RMA"
             RECLAIM -> "RECLAIM"
             GIVEBACK -> "GIVEBACK"
+            SKIP -> "SKIP"
             HELLO -> "HELLO"
             CHALLENGE -> "CHALLENGE"
             AUTH -> "AUTH"
@@ -161,7 +165,7 @@ internal object TcpFrameDescriptor {
             else -> "type $type"
         }
 
-    fun isKnownType(type: Int): Boolean = type in EAGER..GIVEBACK || type in HELLO..REJECT
+    fun isKnownType(type: Int): Boolean = type in EAGER..SKIP || type in HELLO..REJECT
 
     /**
      * The largest payload a frame of [type] may carry after the handshake, to a receiver lending [window]; -1: not
@@ -179,7 +183,8 @@ internal object TcpFrameDescriptor {
             HEARTBEAT,
             BYE,
             RECLAIM,
-            GIVEBACK -> 0
+            GIVEBACK,
+            SKIP -> 0
             RMA -> MAX_RMA_PAYLOAD
             else -> -1
         }

@@ -20,6 +20,7 @@ import braid.provider.tcp.TcpFrameDescriptor.HEARTBEAT
 import braid.provider.tcp.TcpFrameDescriptor.RECLAIM
 import braid.provider.tcp.TcpFrameDescriptor.RMA
 import braid.provider.tcp.TcpFrameDescriptor.RTS
+import braid.provider.tcp.TcpFrameDescriptor.SKIP
 import braid.provider.tcp.TcpFrameDescriptor.frameCost
 
 /**
@@ -144,6 +145,11 @@ internal class TcpInbound(
                 CONTINUE
             }
             GIVEBACK -> p.lender.gaveBack(a.value)?.let { a.fail(it) } ?: CONTINUE
+            SKIP -> {
+                peers.resolve(p)
+                engine.skipped(p.recvPath, a.seq)
+                CONTINUE
+            }
             RMA -> rma.onFrame(p, a)
             else -> a.fail("${a.typeName()} frame after the handshake")
         }

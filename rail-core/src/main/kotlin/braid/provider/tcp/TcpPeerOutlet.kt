@@ -143,6 +143,14 @@ internal class TcpPeerOutlet(private val p: TcpPeer, private val eagerSize: Int,
         return true
     }
 
+    override fun writeSkip(seq: Long): Boolean {
+        if (p.dead) return true
+        if (!p.established || !p.ensureRoom(HEADER_LENGTH)) return false
+        busy.mark(p)
+        p.putHeader(TcpFrameDescriptor.SKIP, 0, 0, 0, 0, 0, 0, seq)
+        return true
+    }
+
     override fun writeControl(type: Int, msgId: Long, value: Long): Boolean {
         if (p.dead) return true // nothing more goes to a dead peer
         busy.mark(p)

@@ -137,6 +137,14 @@ internal class TcpTransport(
     override val carriesSequence: Boolean
         get() = true
 
+    override fun sendSkip(dest: Long, seq: Long): Int {
+        val p = peers.peerFor(dest) ?: return -Errno.EINVAL
+        if (p.dead) return refusal(p)
+        if (!engine.sendSkip(p.sendPath, seq)) return -Errno.EAGAIN
+        writeNow(p)
+        return 0
+    }
+
     override fun sendSequenced(
         buffer: DirectBuffer,
         dest: Long,

@@ -224,6 +224,23 @@ class ReorderStageTest :
             stage.isNext(src, 7) shouldBe true
         }
 
+        test("a number its sender says failed is skipped, whether the SKIP comes before or after what follows it") {
+            val host = Host()
+            val stage = ReorderStage(host)
+            val rail = Rail(host)
+            for (k in 1..3) post(host, "r$k")
+            stage.whole(rail, 1, 1)
+            stage.skip(src, 3) // ahead of its turn: holds the place of 3
+            stage.whole(rail, 4, 4)
+            rail.started.map { it.second } shouldContainExactly listOf(1)
+            stage.skip(src, 2)
+            rail.started.map { it.second } shouldContainExactly listOf(1, 4)
+            stage.skip(src, 2) // once is enough: a second is ignored
+            stage.whole(rail, 5, 5)
+            rail.started.map { it.second } shouldContainExactly listOf(1, 4, 5)
+            stage.skipped shouldBe 2
+        }
+
         test("after a rail to a sender died, a gap nothing fills is given up on after the gap time-out, not before") {
             val host = Host()
             val stage = ReorderStage(host)
