@@ -138,16 +138,16 @@ internal class ReorderStage(private val host: RailHost) : ArrivalOrder, SrxPeer 
     override fun skip(src: Long, seq: Long) {
         if (src == FiAddr.NOTAVAIL) return
         val s = sender(src)
-        when {
-            seq < s.expected -> return
-            seq == s.expected -> passed(src, seq)
-            else -> {
-                s.held.put(seq, Held(seq, SKIPPED, false, 0, 0, false, 0, this, SKIPPED))
-                depth++
-                if (depth > depthMax) depthMax = depth
-            }
-        }
+        if (seq < s.expected || s.held.containsKey(seq)) return
         skipped++
+        val h = Held(seq, SKIPPED, false, 0, 0, false, 0, this, SKIPPED)
+        if (seq == s.expected) {
+            present(src, h)
+        } else {
+            s.held.put(seq, h)
+            depth++
+            if (depth > depthMax) depthMax = depth
+        }
     }
 
     /** Sequence numbers their senders said failed on a rail ([skip]). */
@@ -209,7 +209,7 @@ internal class ReorderStage(private val host: RailHost) : ArrivalOrder, SrxPeer 
             while (true) {
                 val h = s.held.remove(s.expected) ?: break
                 depth--
-                railOf(h.peer).depth--
+                if (h.stripe != SKIPPED) railOf(h.peer).depth--
                 present(src, h)
                 if (s.expected <= h.seq) s.expected = h.seq + 1
             }
@@ -221,7 +221,13 @@ internal class ReorderStage(private val host: RailHost) : ArrivalOrder, SrxPeer 
     /** [h]'s turn: into the receive context (a whole message), or onto its striped message. */
     private fun present(src: Long, h: Held) {
         if (h.stripe == SKIPPED) {
-            // A number its sender said failed (a rail of its own held nothing for it): the next may follow.
+            // A number its sender said failed (a rail of its own held nothing for it): the next may follow. While a
+            // striped message is open, the number was one of its parts: that message fails, once its others are done.
+            val s = sender(src)
+            s.stripe?.let {
+                s.stripe = null
+                it.partLost(h.seq)
+            }
             passed(src, h.seq)
             return
         }
@@ -416,6 +422,16 @@ internal class StripeJoin(private val stage: ReorderStage, val src: Long, val to
     fun partDone(bytes: Long) {
         outstanding--
         received += bytes
+        finishIfDone()
+    }
+
+    /** Part [seq] failed at its sender: this message cannot complete whole; it fails once its other parts are done. */
+    fun partLost(seq: Long) {
+        if (err == 0) {
+            err = braid.core.Errno.EIO
+            errMessage = "part $seq of this striped message failed on its sender's rail; the other parts were received"
+        }
+        covered = total
         finishIfDone()
     }
 

@@ -11,6 +11,7 @@ import braid.provider.UnexpectedBounds
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldContainExactly
 import io.kotest.matchers.shouldBe
+import io.kotest.matchers.string.shouldContain
 import org.agrona.concurrent.UnsafeBuffer
 
 /**
@@ -239,6 +240,22 @@ class ReorderStageTest :
             stage.whole(rail, 5, 5)
             rail.started.map { it.second } shouldContainExactly listOf(1, 4, 5)
             stage.skipped shouldBe 2
+        }
+
+        test("a striped message one of whose parts its sender says failed completes in error, naming the part") {
+            val host = Host()
+            val stage = ReorderStage(host)
+            val a = Rail(LinkRailHost(host, "a", stage), "a")
+            post(host, "striped", into = UnsafeBuffer(ByteArray(40)))
+            post(host, "next")
+            stage.arrive(src, 1, LinkTransport.stripeWord(0, 40), true, 1, 20, false, 0, a, 1)
+            stage.skip(src, 2)
+            stage.whole(a, 3, 3)
+            host.failed.single().let { (context, message) ->
+                context shouldBe "striped"
+                message shouldContain "part 2 of this striped message failed"
+            }
+            host.completed shouldContainExactly listOf("next" to 8L)
         }
 
         test("after a rail to a sender died, a gap nothing fills is given up on after the gap time-out, not before") {
