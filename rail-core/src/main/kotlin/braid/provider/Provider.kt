@@ -169,6 +169,34 @@ internal interface Transport : SrxPeer, AutoCloseable {
      */
     fun send(buffer: DirectBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int
 
+    /** Whether [sendSequenced] carries a link's sequence number and stripe word to the peer's [ArrivalOrder] (tcp). */
+    val carriesSequence: Boolean
+        get() = false
+
+    /**
+     * [send] for a link that spreads one peer's messages over several rails: the message carries the link's sequence
+     * number [seq] (per destination, from 1) and, for a part of a striped message, [stripe] (its offset in the message
+     * in the high 32 bits, the message's length in the low 32), which the peer's rail hands to its [ArrivalOrder].
+     * `-ENOSYS` where [carriesSequence] is false.
+     */
+    fun sendSequenced(
+        buffer: DirectBuffer,
+        dest: Long,
+        tag: Long,
+        data: Long,
+        flags: Long,
+        context: Any?,
+        seq: Long,
+        stripe: Long,
+    ): Int = -Errno.ENOSYS
+
+    /**
+     * Tells [dest] that this endpoint's link message [seq] failed on another rail, so that its reorder stage stops
+     * waiting for it: 0, `-EAGAIN` (no room now), or the refusal of a peer gone here. `-ENOSYS` where [carriesSequence]
+     * is false.
+     */
+    fun sendSkip(dest: Long, seq: Long): Int = -Errno.ENOSYS
+
     /**
      * For the message of an operation to [addr] this transport refused: which of its rails it tried and how each stood
      * (a link of several network rails), or null when it has nothing to add.

@@ -73,6 +73,13 @@ internal interface RailHost {
      */
     fun lostEverywhere(addr: Long): Boolean = true
 
+    /**
+     * The reorder stage in front of [srx] for messages that carry a link's sequence number (a link's rails; null
+     * elsewhere, and those messages pass as they come).
+     */
+    val order: ArrivalOrder?
+        get() = null
+
     /** A control-path failure the application should hear of (a refused peer, a foreign file): an error event. */
     fun eventError(err: Int, message: String)
 

@@ -223,9 +223,25 @@ internal class LinkDomain(private val domain: Domain, private val info: Info) : 
             rails.map { (i, _) ->
                 LinkShape.Rail(i.rail?.name ?: i.provider, i.provider, listOf(i.domainName), i.rail?.weight ?: 1.0)
             }
-        val policy = domain.info.settings.overlay(info.settings)[LinkParams.POLICY]
+        val linkSettings = domain.info.settings.overlay(info.settings)
+        val policy = linkSettings[LinkParams.POLICY]
+        val networkEager =
+            rails.filter { it.first.provider != LinkShape.SHM }.maxOfOrNull { it.first.endpointAttr.eagerSize } ?: 0
         val problem =
             LinkShape.problems(shape, policy).firstOrNull()
+                ?: (if (LinkShape.policyOf(policy) == LinkShape.STRIPE)
+                    LinkShape.thresholdProblem(
+                        linkSettings[LinkParams.STRIPE_THRESHOLD].toLong(),
+                        networkEager,
+                        linkSettings.resolve(LinkParams.STRIPE_THRESHOLD).let {
+                            when (it.source) {
+                                ParamSource.ENVIRONMENT -> it.param.env
+                                ParamSource.FILE -> "${it.origin}: ${it.param.key}"
+                                else -> it.param.key
+                            }
+                        },
+                    )
+                else null)
                 ?: shape
                     .groupBy { it.name }
                     .values
@@ -282,6 +298,7 @@ internal class LinkDomain(private val domain: Domain, private val info: Info) : 
     override fun openEndpoint(host: RailHost, info: Info, av: RailAv): Transport {
         val opened = ArrayList<LinkRail>()
         val hosts = ArrayList<LinkRailHost>()
+        val stage = ReorderStage(host)
         try {
             for ((k, pair) in rails.withIndex()) {
                 val (railInfo, provider) = pair
@@ -289,7 +306,7 @@ internal class LinkDomain(private val domain: Domain, private val info: Info) : 
                 val rail = railInfo.copy(rxAttr = railInfo.rxAttr.copy(unexpectedLimit = info.rxAttr.unexpectedLimit))
                 val sole = rails.count { it.first.provider == railInfo.provider } == 1
                 val railAv = av.forRail(names[k], railInfo.provider, sole)
-                val railHost = LinkRailHost(host, names[k])
+                val railHost = LinkRailHost(host, names[k], stage)
                 hosts += railHost
                 opened +=
                     LinkRail(
@@ -298,6 +315,7 @@ internal class LinkDomain(private val domain: Domain, private val info: Info) : 
                         railInfo.rail?.weight ?: 1.0,
                         railAv,
                         provider.openEndpoint(railHost, rail, railAv),
+                        rail.endpointAttr.eagerSize,
                     )
             }
         } catch (e: Exception) {
@@ -313,6 +331,9 @@ internal class LinkDomain(private val domain: Domain, private val info: Info) : 
                 opened,
                 useSrq = settings[LinkParams.USE_SRQ],
                 dumpStats = settings[LinkParams.DUMP_STATS],
+                policy = LinkShape.policyOf(settings[LinkParams.POLICY])!!,
+                stripeThreshold = settings[LinkParams.STRIPE_THRESHOLD],
+                stage = stage,
             )
             .also { link -> hosts.forEach { it.link = link } }
     }

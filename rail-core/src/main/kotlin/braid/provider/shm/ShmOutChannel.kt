@@ -123,7 +123,17 @@ internal class ShmOutChannel(
         return work
     }
 
-    override fun writeHead(buffer: DirectBuffer, length: Int, tag: Long, data: Long, flags: Long, msgId: Long): Int {
+    /** shm carries no link sequence: a link never spreads a same-host peer's messages over several rails. */
+    override fun writeHead(
+        buffer: DirectBuffer,
+        length: Int,
+        tag: Long,
+        data: Long,
+        flags: Long,
+        msgId: Long,
+        seq: Long,
+        stripe: Long,
+    ): Int {
         val wire =
             (if (flags and OpFlags.TAGGED != 0L) FLAG_TAGGED else 0) or
                 (if (flags and OpFlags.REMOTE_CQ_DATA != 0L) FLAG_DATA else 0) or
