@@ -734,6 +734,22 @@ private constructor(
     public fun trySend(region: MemoryRegion, offset: Long, length: Int, dest: Long, context: Any?): Int =
         postStaged(region, offset, length, dest, 0, OpFlags.MSG, context)
 
+    /** Starts [op], a suspend, future or blocking form's operation on [region]. Caller holds the lock. */
+    @JvmSynthetic
+    internal fun postRegion(op: PendingOp, region: MemoryRegion): Int {
+        val at = op.regionOffset
+        val c = OpFlags.COMPLETION
+        return when (op.kind) {
+            PendingOp.SEND -> postStaged(region, at, op.length, op.addr, 0, OpFlags.MSG or c, op)
+            PendingOp.TSEND -> postStaged(region, at, op.length, op.addr, op.tag, OpFlags.TAGGED or c, op)
+            PendingOp.RECV -> postStagedRecv(false, region, at, op.length, op.addr, 0, -1L, op, c)
+            PendingOp.TRECV -> postStagedRecv(true, region, at, op.length, op.addr, op.tag, op.ignore, op, c)
+            PendingOp.WRITE -> tryWrite(region, at, op.length, op.addr, op.remoteOffset, op.key, op, c)
+            PendingOp.READ -> tryRead(region, at, op.length, op.addr, op.remoteOffset, op.key, op, c)
+            else -> -Errno.EOPNOTSUPP
+        }
+    }
+
     /** Sends `region[offset, offset+length)` to [dest] as a tagged message (`fi_tsend` with `desc`). */
     public fun tryTsend(region: MemoryRegion, offset: Long, length: Int, dest: Long, tag: Long, context: Any?): Int =
         postStaged(region, offset, length, dest, tag, OpFlags.TAGGED, context)
@@ -835,9 +851,10 @@ private constructor(
         tag: Long,
         ignore: Long,
         context: Any?,
+        flags: Long = 0,
     ): Int {
         if (region.iface.isSystem)
-            return postRecv(tagged, region.buffer, offset.toInt(), length, src, tag, ignore, 0, context)
+            return postRecv(tagged, region.buffer, offset.toInt(), length, src, tag, ignore, flags, context)
         val bad = checkRegion(region, offset, length)
         if (bad != 0) return bad
         synchronized(domain.lock) {
@@ -845,7 +862,7 @@ private constructor(
             if (rc != 0) return rc
             val mask = PeerTags.applicationMask(peerTransferOpen, ignore)
             val s = sink.staging.stage(region, offset, length, context)
-            srx.post(tagged, src, tag, mask, rxOpFlags, s, s.view, 0, length)
+            srx.post(tagged, src, tag, mask, flags or rxOpFlags, s, s.view, 0, length)
             return 0
         }
     }

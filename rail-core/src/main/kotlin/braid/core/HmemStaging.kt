@@ -18,6 +18,12 @@ internal class HmemStage {
     var bounce: UnsafeBuffer? = null
     /** The copy functions' iov scratch. */
     val iov = LongArray(2)
+
+    companion object {
+        /** Whether a posted receive's [posted] context is [context], or a stage carrying it (cancel finds either). */
+        fun carries(posted: Any?, context: Any): Boolean =
+            posted === context || (posted is HmemStage && posted.context === context)
+    }
 }
 
 /**

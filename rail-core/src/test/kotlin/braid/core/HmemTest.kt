@@ -8,6 +8,13 @@ import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldContain
 import java.nio.ByteBuffer
 import java.nio.ByteOrder
+import java.util.concurrent.TimeUnit
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.async
+import kotlinx.coroutines.isActive
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.yield
 import org.agrona.concurrent.UnsafeBuffer
 
 /**
@@ -173,6 +180,61 @@ class HmemTest :
                         }
                     }
                 }
+            }
+        }
+
+        test("the suspend, future and blocking forms take device memory too, RMA included") {
+            TestFabric(rail = Rail.SHM, eagerSize = eager).use { f ->
+                val (a, b) = f.nodes
+                val ca = device.copies().also { it.setOn(a.domain) }
+                val cb = device.copies().also { it.setOn(b.domain) }
+                val toB = f.addrs[0][1]
+                val toA = f.addrs[1][0]
+                val size = 50_000
+                val src = device.alloc(size)
+                val dst = device.alloc(size)
+                val out = a.domain.registerMemory(device.iface, 0, src, size, MrAccess.SEND or MrAccess.WRITE)
+                val into = b.domain.registerMemory(device.iface, 0, dst, size, MrAccess.RECV or MrAccess.REMOTE)
+                // suspend
+                device.put(src, pattern(size, 11))
+                runBlocking {
+                    val r = async(Dispatchers.Default) { b.ep.trecv(into, 0, size, toA, 4) }
+                    a.ep.tsend(out, 0, size, toB, 4).len shouldBe size.toLong()
+                    r.await().len shouldBe size.toLong()
+                }
+                device.get(dst, size).contentEquals(pattern(size, 11)) shouldBe true
+                // future
+                device.put(src, pattern(size, 12))
+                val rf = b.ep.recvAsync(into, 0, size, toA)
+                a.ep.sendAsync(out, 0, size, toB).get(10, TimeUnit.SECONDS)
+                rf.get(10, TimeUnit.SECONDS).len shouldBe size.toLong()
+                device.get(dst, size).contentEquals(pattern(size, 12)) shouldBe true
+                // blocking, and a future receive cancelled while staged
+                val never = b.ep.trecvAsync(into, 0, size, toA, 999, 0)
+                never.cancel(true) shouldBe true
+                device.put(src, pattern(size, 13))
+                val rb = b.ep.trecvAsync(into, 0, size, toA, 5, 0)
+                a.ep.tsendBlocking(out, 0, size, toB, 5, 10_000)
+                rb.get(10, TimeUnit.SECONDS).len shouldBe size.toLong()
+                device.get(dst, size).contentEquals(pattern(size, 13)) shouldBe true
+                // suspend RMA
+                device.put(src, pattern(size, 14))
+                runBlocking {
+                    val target =
+                        launch(Dispatchers.Default) { // serves the write
+                            while (isActive) {
+                                b.domain.progress()
+                                yield()
+                            }
+                        }
+                    a.ep.write(out, 0, size, toB, 0, into.key)
+                    target.cancel()
+                }
+                device.get(dst, size).contentEquals(pattern(size, 14)) shouldBe true
+                ca.toBytes.get() shouldBe 0L
+                cb.fromBytes.get() shouldBe 0L
+                ca.fromBytes.get() shouldBe 4L * size
+                cb.toBytes.get() shouldBe 4L * size
             }
         }
 
