@@ -730,6 +730,52 @@ private constructor(
         return 0
     }
 
+    /**
+     * Copies `region[offset, offset+length)` into `dst[dstOffset…]` through this endpoint's copy service (its override,
+     * else its domain's, else the built-in copy), for a layer above that works on device memory host-side (a
+     * collective's reduction). Returns 0, or the failed copy's negated errno (`-ENOSYS`: no copy function; see
+     * [HmemCopy]), or `-EINVAL` for a range outside the region.
+     */
+    public fun copyFromRegion(
+        region: MemoryRegion,
+        offset: Long,
+        dst: MutableDirectBuffer,
+        dstOffset: Int,
+        length: Int,
+    ): Int {
+        if (offset < 0 || length < 0 || offset + length > region.length) return -Errno.EINVAL
+        if (dstOffset < 0 || dstOffset.toLong() + length > dst.capacity()) return -Errno.EINVAL
+        synchronized(domain.lock) {
+            val n = HmemCopy.fromRegion(sink.hmemOps, region, offset, dst, dstOffset, length, hmemIov)
+            return if (n < 0) n.toInt() else 0
+        }
+    }
+
+    /** [copyFromRegion] into [dst]'s position..limit (its length is the copy's). */
+    public fun copyFromRegion(region: MemoryRegion, offset: Long, dst: ByteBuffer): Int {
+        if (dst.isReadOnly) return -Errno.EINVAL
+        val v = UnsafeBuffer(dst, dst.position(), dst.remaining())
+        return copyFromRegion(region, offset, v, 0, v.capacity())
+    }
+
+    /** Copies `src[srcOffset, srcOffset+length)` into [region] at [offset]; see [copyFromRegion]. */
+    public fun copyToRegion(region: MemoryRegion, offset: Long, src: DirectBuffer, srcOffset: Int, length: Int): Int {
+        if (offset < 0 || length < 0 || offset + length > region.length) return -Errno.EINVAL
+        if (srcOffset < 0 || srcOffset.toLong() + length > src.capacity()) return -Errno.EINVAL
+        synchronized(domain.lock) {
+            val n = HmemCopy.toRegion(sink.hmemOps, region, offset, src, srcOffset, length, hmemIov)
+            return if (n < 0) n.toInt() else 0
+        }
+    }
+
+    /** [copyToRegion] from [src]'s position..limit. */
+    public fun copyToRegion(region: MemoryRegion, offset: Long, src: ByteBuffer): Int {
+        val v = UnsafeBuffer(src, src.position(), src.remaining())
+        return copyToRegion(region, offset, v, 0, v.capacity())
+    }
+
+    private val hmemIov = LongArray(2)
+
     /** Sends `region[offset, offset+length)` to [dest] (`fi_send` with the region as `desc`). */
     public fun trySend(region: MemoryRegion, offset: Long, length: Int, dest: Long, context: Any?): Int =
         postStaged(region, offset, length, dest, 0, OpFlags.MSG, context)
