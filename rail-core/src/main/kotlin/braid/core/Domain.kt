@@ -144,7 +144,8 @@ internal constructor(
      * not a fatal error, the built-in copy stays. [fn] null removes the override.
      */
     public fun setOp(op: HmemOp, fn: HmemCopyFunction?): Int {
-        if (!HmemOverrides.honoured(info.caps)) return -Errno.ENOSYS
+        val rc = provider.hmemOverride(op, info)
+        if (rc != 0) return rc
         hmemOps.set(op, fn)
         return 0
     }
