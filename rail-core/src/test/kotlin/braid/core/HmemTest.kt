@@ -314,8 +314,10 @@ class HmemTest :
             }
         }
 
-        test("a warm ping-pong between device buffers allocates nothing per message") {
-            TestFabric(rail = Rail.SHM, eagerSize = eager).use { f ->
+        for (rail in listOf(Rail.SHM, Rail.TCP)) test(
+            "$rail: a warm ping-pong between device buffers allocates nothing per message"
+        ) {
+            TestFabric(rail = rail, eagerSize = eager).use { f ->
                 val (a, b) = f.nodes
                 device.copies().setOn(a.domain)
                 device.copies().setOn(b.domain)
