@@ -113,7 +113,55 @@ internal constructor(
         return register(UnsafeBuffer(buffer, 0, buffer.capacity()), access, requestedKey)
     }
 
-    private fun register(view: UnsafeBuffer, access: Int, requestedKey: Long): MemoryRegion =
+    /**
+     * Registers [length] bytes of [iface] memory at [address] on [device] (`fi_mr_regattr` with `iface` and `device`):
+     * a device buffer the rails cannot address. Data operations given the region move its bytes through the copy
+     * service: the override set with [setOp], else the built-in copy of [iface] (CUDA: `libcudart`). System memory is
+     * registered with the ByteBuffer forms instead.
+     */
+    @JvmOverloads
+    public fun registerMemory(
+        iface: HmemIface,
+        device: Long,
+        address: Long,
+        length: Int,
+        access: Int,
+        requestedKey: Long = 0,
+    ): MemoryRegion {
+        if (iface.isSystem) {
+            throw FabricException.invalid(
+                "domain '$name': registerMemory: SYSTEM memory is registered as a ByteBuffer or UnsafeBuffer; pass the buffer instead of an address"
+            )
+        }
+        if (length < 0) throw FabricException.invalid("domain '$name': registerMemory: length $length must be ≥ 0")
+        return register(EMPTY, access, requestedKey, iface, device, address, length)
+    }
+
+    /**
+     * Overrides [op] for every endpoint of this domain, now and later, unless the endpoint sets its own (the seed's
+     * `fi_set_op` on a domain; libfabric's `FI_SET_OPS_HMEM_OVERRIDE` is both copies at once). Returns 0 when the
+     * domain's rail honours the override, or `-ENOSYS` when it cannot ([Caps.HMEM] not offered, e.g. the native rail):
+     * not a fatal error, the built-in copy stays. [fn] null removes the override.
+     */
+    public fun setOp(op: HmemOp, fn: HmemCopyFunction?): Int {
+        val rc = provider.hmemOverride(op, info)
+        if (rc != 0) return rc
+        hmemOps.set(op, fn)
+        return 0
+    }
+
+    /** The overrides set on this domain; endpoints read them through their own. */
+    @get:JvmSynthetic internal val hmemOps: HmemOverrides = HmemOverrides(null)
+
+    private fun register(
+        view: UnsafeBuffer,
+        access: Int,
+        requestedKey: Long,
+        iface: HmemIface = HmemIface.SYSTEM,
+        device: Long = 0,
+        address: Long = 0,
+        length: Int = 0,
+    ): MemoryRegion =
         synchronized(lock) {
             checkOpen()
             if (requestedKey < 0) throw FabricException.invalid("domain '$name': memory key $requestedKey must be ≥ 0")
@@ -130,7 +178,7 @@ internal constructor(
                     "domain '$name': memory key $key is already registered; request another or pass 0",
                 )
             }
-            val mr = MemoryRegion(this, view, access, key)
+            val mr = MemoryRegion(this, view, access, key, iface, device, address, length)
             regions.put(key, mr)
             mr
         }
@@ -413,5 +461,8 @@ internal constructor(
         }
 
         private val log: System.Logger = System.getLogger("braid.core")
+
+        /** What a device region's [MemoryRegion.buffer] is: nothing the rails can address. */
+        private val EMPTY = UnsafeBuffer(0L, 0)
     }
 }

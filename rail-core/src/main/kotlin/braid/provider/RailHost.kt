@@ -30,6 +30,9 @@ internal interface RailHost {
      */
     val bounds: UnexpectedBounds
 
+    /** The endpoint's copy overrides (over its domain's): what a rail copies into or out of device memory with. */
+    val hmemOps: braid.core.HmemOverrides
+
     fun txComplete(context: Any?, flags: Long, len: Long, tag: Long)
 
     fun txError(context: Any?, flags: Long, len: Long, tag: Long, err: Int, message: String)

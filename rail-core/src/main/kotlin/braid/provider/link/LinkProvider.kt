@@ -155,6 +155,7 @@ internal object LinkProvider : Provider {
                 Caps.SOURCE or
                 Caps.DIRECTED_RECV or
                 Caps.RMA_ALL or
+                Caps.HMEM or
                 Caps.TRIGGER
         var caps = common
         for (r in rails) caps = caps and r.caps
