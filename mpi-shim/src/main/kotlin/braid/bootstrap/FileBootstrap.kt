@@ -1,19 +1,15 @@
-package braid.mpi.testing
+package braid.bootstrap
 
-import braid.bootstrap.Bootstrap
-import braid.bootstrap.BootstrapException
-import braid.testsupport.Deadline
 import java.io.File
-import java.time.Duration
 import kotlin.system.exitProcess
 
 /**
  * A bootstrap for ranks in separate processes on one host, through a shared directory: a put becomes a file at the next
  * fence, the fence is one marker file per rank and round. Abort writes `abort` (code and message) and exits; every rank
- * watches for that file and exits with the same code, as a launcher ends the whole job. For tests and the bench only;
- * real jobs use the launchers of `braid.bootstrap`.
+ * watches for that file and exits with the same code, as a launcher ends the whole job. For tests and the benchmark
+ * programs that start their ranks themselves (`braid.mpi.bench`); real jobs use a launcher ([Bootstrap.detect]).
  */
-class FileBootstrap(private val dir: File, override val rank: Int, override val size: Int) : Bootstrap {
+public class FileBootstrap(private val dir: File, override val rank: Int, override val size: Int) : Bootstrap {
     override val kind: String = "file"
     private val pending = LinkedHashMap<String, ByteArray>()
     private var round = 0
@@ -58,9 +54,9 @@ class FileBootstrap(private val dir: File, override val rank: Int, override val 
         pending.clear()
         round++
         File(dir, "fence/$round.$rank").createNewFile()
-        val deadline = Deadline.of("rank $rank: fence $round", Duration.ofSeconds(60))
+        val deadline = System.nanoTime() + FENCE_NANOS
         while ((0 until size).any { !File(dir, "fence/$round.$it").exists() }) {
-            if (deadline.expired())
+            if (System.nanoTime() > deadline)
                 throw BootstrapException(
                     "rank $rank: fence $round timed out after 60 s; missing ranks ${(0 until size).filter { !File(dir, "fence/$round.$it").exists() }}"
                 )
@@ -84,4 +80,8 @@ class FileBootstrap(private val dir: File, override val rank: Int, override val 
     }
 
     override fun close() {}
+
+    private companion object {
+        const val FENCE_NANOS = 60_000_000_000L
+    }
 }

@@ -2,8 +2,6 @@ package braid.bench
 
 import braid.core.Completion
 import braid.core.Errno
-import braid.core.Rail
-import braid.core.TestFabric
 import java.nio.ByteBuffer
 import org.agrona.concurrent.UnsafeBuffer
 
@@ -16,24 +14,24 @@ import org.agrona.concurrent.UnsafeBuffer
  *
  * Each row is the median of [ROUNDS] batches, shm and link batches alternating. With both in one JVM the domain's call
  * into its transport sees two classes (a process using one sees one), so `shm` or `link` as the second argument
- * measures one alone. Run from the repository root after `mvn -o -pl rail-core test-compile`:
+ * measures one alone. After the README's build:
  * ```
- * mvn -q -o -pl rail-core dependency:build-classpath -Dmdep.outputFile=/tmp/cp.txt -Dmdep.includeScope=test
- * java -cp rail-core/target/classes:rail-core/target/test-classes:$(cat /tmp/cp.txt) braid.bench.LinkPathBench [BATCH] [shm,link]
+ * java -cp samples/target/braid.jar braid.bench.LinkPathBench [BATCH] [shm,link]
  * ```
  */
-object LinkPathBench {
+public object LinkPathBench {
     private const val ROUNDS = 15
 
     @JvmStatic
-    fun main(args: Array<String>) {
+    public fun main(args: Array<String>) {
         val batch = args.getOrNull(0)?.toInt() ?: 1_000_000
         val rails = args.getOrNull(1)?.split(",") ?: listOf("shm", "link")
-        TestFabric().use { shm ->
-            TestFabric(rail = Rail.LINK).use { link ->
+        LocalEndpoints(2, LocalEndpoints.info("shm")).use { shm ->
+            LocalEndpoints(2, LocalEndpoints.info("link")).use { link ->
                 val polls = rails.associateWith { LongArray(ROUNDS) }
                 val messages = rails.associateWith { LongArray(ROUNDS) }
-                val fabrics = linkedMapOf<String, TestFabric>("shm" to shm, "link" to link).filterKeys { it in rails }
+                val fabrics =
+                    linkedMapOf<String, LocalEndpoints>("shm" to shm, "link" to link).filterKeys { it in rails }
                 for (warm in 0 until 3) for ((_, f) in fabrics) {
                     idlePolls(f, batch)
                     messages(f, batch / 10)
@@ -60,7 +58,7 @@ object LinkPathBench {
         }
     }
 
-    private fun idlePolls(f: TestFabric, n: Int): Long {
+    private fun idlePolls(f: LocalEndpoints, n: Int): Long {
         val c = Completion()
         val cq = f.nodes[0].cq
         val t0 = System.nanoTime()
@@ -71,10 +69,10 @@ object LinkPathBench {
     private val out = UnsafeBuffer(ByteBuffer.allocateDirect(64))
     private val rx = UnsafeBuffer(ByteBuffer.allocateDirect(64))
 
-    private fun messages(f: TestFabric, n: Int): Long {
+    private fun messages(f: LocalEndpoints, n: Int): Long {
         val (a, b) = f.nodes
-        val toB = f.addrs[0][1]
-        val toA = f.addrs[1][0]
+        val toB = f.addr(0, 1)
+        val toA = f.addr(1, 0)
         val c = Completion()
         val t0 = System.nanoTime()
         for (i in 0 until n) {

@@ -17,12 +17,14 @@ import java.util.Locale
  * - `cq_readfrom PROV`: an empty duty cycle of an open native endpoint (`Domain.progress`, whose native part is one
  *   `fi_cq_readfrom` on an empty CQ plus the provider's own progress), for each native rail named.
  *
- * Usage: `java -cp CP braid.bench.OfiCallCostBench CALLS ROUNDS PROV...`, every argument optional
- * (bench/ofi-pingpong.sh runs it).
+ * After the README's build (needs libfabric), every argument optional:
+ * ```
+ * java -cp samples/target/braid.jar braid.bench.OfiCallCostBench CALLS ROUNDS PROV...
+ * ```
  */
-object OfiCallCostBench {
+public object OfiCallCostBench {
     @JvmStatic
-    fun main(args: Array<String>) {
+    public fun main(args: Array<String>) {
         val calls = args.getOrNull(0)?.toInt() ?: 2_000_000
         val rounds = args.getOrNull(1)?.toInt() ?: 3
         val provs = args.drop(2).ifEmpty { listOf("ofi:tcp:lo", "ofi:shm") }

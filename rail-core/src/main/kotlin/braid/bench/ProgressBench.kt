@@ -37,16 +37,15 @@ import org.agrona.concurrent.UnsafeBuffer
  * 4. the CPU cost of one message through each API, with one thread playing both sides (no waiting for a peer: every
  *    operation completes at its first poll).
  *
- * Run from the repository root after `mvn -o -pl rail-core test-compile`:
+ * After the README's build:
  * ```
- * mvn -q -o -pl rail-core dependency:build-classpath -Dmdep.outputFile=/tmp/cp.txt -Dmdep.includeScope=test
- * java -Xmx1g -XX:+UseParallelGC -cp rail-core/target/classes:rail-core/target/test-classes:$(cat /tmp/cp.txt) \
+ * java -Xmx1g -XX:+UseParallelGC -cp samples/target/braid.jar \
  *     braid.bench.ProgressBench [IDLE_SECONDS] [PINGPONG_ROUNDS] [idle,memory,pingpong,overhead]
  * ```
  */
-object ProgressBench {
+public object ProgressBench {
     @JvmStatic
-    fun main(args: Array<String>) {
+    public fun main(args: Array<String>) {
         val idleSeconds = args.getOrNull(0)?.toLong() ?: 10
         val rounds = args.getOrNull(1)?.toInt() ?: 200_000
         val sections = args.getOrNull(2)?.split(",")?.toSet() ?: setOf("idle", "memory", "pingpong", "overhead")

@@ -18,14 +18,14 @@ import org.agrona.concurrent.UnsafeBuffer
  *    unexpected messages of other tags (and, for comparison, a directed receive, and a masked any-source receive, which
  *    must scan).
  *
- * Run from the repository root after `mvn -o -pl rail-core -am test-compile`:
+ * After the README's build:
  * ```
- * bench/scale-bench.sh [av,anysource]
+ * java -Xmx3g -cp samples/target/braid.jar braid.bench.ScaleBench [av,anysource]
  * ```
  */
-object ScaleBench {
+public object ScaleBench {
     @JvmStatic
-    fun main(args: Array<String>) {
+    public fun main(args: Array<String>) {
         val what = (args.getOrNull(0) ?: "av,anysource").split(',')
         if ("av" in what) av()
         if ("anysource" in what) anySource()

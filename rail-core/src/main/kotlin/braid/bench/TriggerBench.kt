@@ -1,55 +1,40 @@
 package braid.bench
 
-import braid.core.AtomicDatatype
-import braid.core.AtomicOp
 import braid.core.Completion
-import braid.core.CompletionError
 import braid.core.DeferredOp
 import braid.core.DeferredWork
-import braid.core.Errno
 import braid.core.FiAddr
 import braid.core.OpFlags
-import braid.core.TestFabric
-import braid.it.PeerMain
-import braid.it.Rendezvous
-import braid.testsupport.ChildProcess
+import braid.provider.shm.ShmParams
 import java.nio.ByteBuffer
-import java.nio.file.Files
-import java.time.Duration
 import java.util.Locale
 import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * Measurements of triggered operations, the deferred work queue and atomics (a program that prints numbers, not a
- * test):
+ * Measurements of triggered operations and the deferred work queue (a program that prints numbers, not a test):
  * 1. `issue`: from a counter reaching a threshold to the triggered 8-byte send being in the shm ring (`counter.add`
  *    returns once it is), against posting the same send directly;
  * 2. `pingpong`: in-process round trip of 8-byte tagged messages where the echo is a triggered send (the receive
  *    counter fires it) against an echo posted by the application;
  * 3. `queue`: queueing and firing one request with 0 and with 100,000 others pending (over 1,000 counters), and
  *    queueing then firing 100,000 at once;
- * 4. `atomic`: fetch-add round trip to a target in another process, over shm, tcp (loopback) and the link, one at a
- *    time.
  *
- * Run from the repository root after `mvn -o -pl rail-core test-compile`:
+ * The fetch-add round trip to another process is `braid bench fop_latency -p shm|tcp|link`. After the README's build:
  * ```
- * mvn -q -o -pl rail-core dependency:build-classpath -Dmdep.outputFile=/tmp/cp.txt -Dmdep.includeScope=test
- * java -Xmx2g -cp rail-core/target/classes:rail-core/target/test-classes:$(cat /tmp/cp.txt) \
- *     braid.bench.TriggerBench [ROUNDS] [issue,pingpong,queue,atomic]
+ * java -Xmx2g -cp samples/target/braid.jar braid.bench.TriggerBench [ROUNDS] [issue,pingpong,queue]
  * ```
  */
-object TriggerBench {
+public object TriggerBench {
     @JvmStatic
-    fun main(args: Array<String>) {
+    public fun main(args: Array<String>) {
         val rounds = args.getOrNull(0)?.toInt() ?: 200_000
-        val sections = args.getOrNull(1)?.split(",")?.toSet() ?: setOf("issue", "pingpong", "queue", "atomic")
+        val sections = args.getOrNull(1)?.split(",")?.toSet() ?: setOf("issue", "pingpong", "queue")
         println(
             "Braid trigger bench: ${Runtime.getRuntime().availableProcessors()} CPUs, ${System.getProperty("java.vm.name")} ${System.getProperty("java.version")}"
         )
         if ("issue" in sections) issue(rounds)
         if ("pingpong" in sections) pingpong(rounds / 2)
         if ("queue" in sections) queue()
-        if ("atomic" in sections) for (p in listOf("shm", "tcp", "link")) atomic(p, rounds / 10)
     }
 
     private fun line(what: String, nanos: Double) =
@@ -61,9 +46,9 @@ object TriggerBench {
         println(
             "1. issue: counter reaches the threshold -> 8-byte tsend in the shm ring, vs posting it directly ($rounds sends each, batches of 256)"
         )
-        TestFabric(ringCapacity = 1 shl 20).use { f ->
+        LocalEndpoints(2, LocalEndpoints.info("shm").with(ShmParams.RING_SIZE, 1 shl 20)).use { f ->
             val (a, b) = f.nodes
-            val dest = f.addrs[0][1]
+            val dest = f.addr(0, 1)
             val payload = UnsafeBuffer(ByteBuffer.allocateDirect(8))
             val rx = UnsafeBuffer(ByteBuffer.allocateDirect(8))
             val counter = a.domain.counter()
@@ -118,11 +103,11 @@ object TriggerBench {
             "2. pingpong: in-process 8-byte tagged round trip over shm, one thread driving both ends ($rounds rounds)"
         )
         for (triggered in listOf(false, true, false, true)) {
-            TestFabric().use { f ->
+            LocalEndpoints(2, LocalEndpoints.info("shm")).use { f ->
                 val (a, b) = f.nodes
                 val recvs = b.domain.counter()
-                val ab = f.addrs[0][1]
-                val ba = f.addrs[1][0]
+                val ab = f.addr(0, 1)
+                val ba = f.addr(1, 0)
                 val buf = UnsafeBuffer(ByteBuffer.allocateDirect(8))
                 val bufB = UnsafeBuffer(ByteBuffer.allocateDirect(8))
                 val c = Completion()
@@ -165,7 +150,7 @@ object TriggerBench {
         println(
             "3. queue: queue one request and fire it (a counter add to a sink), alone and beside 100,000 pending over 1,000 counters"
         )
-        TestFabric(1).use { f ->
+        LocalEndpoints(1, LocalEndpoints.info("shm")).use { f ->
             val d = f.nodes[0].domain
             val dw = d.deferredWork
             val sink = d.counter()
@@ -212,73 +197,6 @@ object TriggerBench {
                 (System.nanoTime() - t0).toDouble() / pending.size,
             )
             check(dw.queued == 0) { "still queued: ${dw.queued}" }
-        }
-    }
-
-    // ## 4. Atomic fetch-add round trip to another process ##
-
-    private fun atomic(provider: String, rounds: Int) {
-        val dir = Files.createTempDirectory("braid-trigger-bench")
-        val kid =
-            ChildProcess.jvm(PeerMain::class.java.name, PeerMain.args(provider, "rma-serve", dir, "target"))
-                .output(dir.resolve("target.log"))
-                .start()
-        try {
-            PeerMain.Node(provider, dir, "initiator").use { node ->
-                val (_, cq, av, ep) = node
-                val dest = av.insert(Rendezvous.lookup(dir, "target"))
-                val one = UnsafeBuffer(ByteBuffer.allocateDirect(8)).also { it.putLong(0, 1) }
-                val result = UnsafeBuffer(ByteBuffer.allocateDirect(8))
-                val c = Completion()
-                val e = CompletionError()
-                val samples = LongArray(rounds)
-                fun once(): Long {
-                    val t0 = System.nanoTime()
-                    if (
-                        ep.tryFetchAtomic(
-                            one,
-                            0,
-                            1,
-                            result,
-                            0,
-                            dest,
-                            0,
-                            PeerMain.Rma.KEY,
-                            AtomicDatatype.INT64,
-                            AtomicOp.SUM,
-                            null,
-                        ) != 0
-                    )
-                        error("fetch-add refused")
-                    while (true) when (cq.read(c)) {
-                        1 -> return System.nanoTime() - t0
-                        -Errno.EAVAIL -> {
-                            cq.readErr(e)
-                            error("fetch-add failed: ${e.message}")
-                        }
-                    }
-                }
-                repeat(rounds) { once() } // warm-up
-                for (i in 0 until rounds) samples[i] = once()
-                samples.sort()
-                val mean = samples.average() / 1000
-                println(
-                    String.format(
-                        Locale.ROOT,
-                        "4. atomic fetch-add INT64 round trip over %-4s to another process: mean %6.2f us, p50 %6.2f us, p99 %6.2f us (%d rounds; last old value %d)",
-                        provider,
-                        mean,
-                        samples[rounds / 2] / 1000.0,
-                        samples[rounds * 99 / 100] / 1000.0,
-                        rounds,
-                        result.getLong(0),
-                    )
-                )
-            }
-        } finally {
-            Rendezvous.mark(dir, "stop")
-            kid.awaitExit(Duration.ofSeconds(30))
-            kid.close()
         }
     }
 }

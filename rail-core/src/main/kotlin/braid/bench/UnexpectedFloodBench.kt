@@ -1,8 +1,10 @@
 package braid.bench
 
+import braid.core.Completion
 import braid.core.FiAddr
-import braid.core.Rail
-import braid.core.TestFabric
+import braid.core.Info
+import braid.provider.shm.ShmParams
+import braid.provider.tcp.TcpParams
 import org.agrona.concurrent.UnsafeBuffer
 
 /**
@@ -11,35 +13,39 @@ import org.agrona.concurrent.UnsafeBuffer
  * good); the receiver's endpoint-wide count of held unexpected bytes is sampled, then every message is received to
  * prove none was lost.
  *
- * Run with `bench/unexpected-flood.sh [COUNT]`.
+ * After the README's build: `java -Xmx1g -cp samples/target/braid.jar braid.bench.UnexpectedFloodBench [COUNT]`
+ * (`BRAID_UNEXPECTED_BYTES` sets the bound).
  */
-object UnexpectedFloodBench {
+public object UnexpectedFloodBench {
     private const val SIZE = 16 shl 10
 
     @JvmStatic
-    fun main(args: Array<String>) {
+    public fun main(args: Array<String>) {
         val count = args.getOrNull(0)?.toInt() ?: 2000
         println("rail   messages  held max (bytes)  bound (bytes)  received  held max per rail (bytes)")
-        // The bound, passed through the API (the test fabrics ignore the environment otherwise); 0: the default.
-        val bound = System.getenv("BRAID_UNEXPECTED_BYTES")?.toLong() ?: 0L
-        run("shm", count) { TestFabric(5, ringCapacity = 4 shl 20, eagerSize = SIZE, unexpectedBytes = bound) }
-        run("tcp", count) { TestFabric(5, Rail.TCP, bufferSize = 1 shl 20, eagerSize = SIZE, unexpectedBytes = bound) }
+        // The bound is the settings' (BRAID_UNEXPECTED_BYTES in the environment; default: an eighth of the heap).
+        run("shm", count) { LocalEndpoints(5, eager(LocalEndpoints.info("shm").with(ShmParams.RING_SIZE, 4 shl 20))) }
+        run("tcp", count) { LocalEndpoints(5, eager(LocalEndpoints.info("tcp").with(TcpParams.BUFFER_SIZE, 1 shl 20))) }
         // Two senders on this host (shm) and two that the link reaches over its tcp rail.
         run("link", count) {
-            TestFabric(
-                rail = Rail.link("shm+tcp:lo", "shm+tcp:lo", "shm+tcp:lo", "tcp:lo", "tcp:lo"),
-                eagerSize = SIZE,
-                unexpectedBytes = bound,
-            )
+            val strings = listOf("shm+tcp:lo", "shm+tcp:lo", "shm+tcp:lo", "tcp:lo", "tcp:lo")
+            LocalEndpoints(strings.map { links -> eagerRails(LocalEndpoints.info("link", links = links)) })
         }
     }
 
-    private fun run(rail: String, count: Int, open: () -> TestFabric) {
+    /** [info] with an eager limit of one message. */
+    private fun eager(info: Info): Info = info.copy(endpointAttr = info.endpointAttr.copy(eagerSize = SIZE))
+
+    /** A link's [info] with every rail's eager limit one message. */
+    private fun eagerRails(info: Info): Info = info.copy(rails = info.rails.map(::eager))
+
+    private fun run(rail: String, count: Int, open: () -> LocalEndpoints) {
         open().use { f ->
             val rx = f.nodes[0]
             val senders = f.nodes.drop(1)
             val payload = UnsafeBuffer(ByteArray(SIZE))
             val sent = IntArray(senders.size)
+            val entry = Completion()
             var idle = 0
             // Flood until every message is posted, or no sender got one in for a long while (pushed back).
             while (sent.any { it < count } && idle < 200_000) {
@@ -47,13 +53,13 @@ object UnexpectedFloodBench {
                 for ((s, node) in senders.withIndex()) {
                     if (
                         sent[s] < count &&
-                            node.ep.tryTsend(payload, 0, SIZE, f.addrs[s + 1][0], (s + 1).toLong(), null) == 0
+                            node.ep.tryTsend(payload, 0, SIZE, f.addr(s + 1, 0), (s + 1).toLong(), null) == 0
                     ) {
                         sent[s]++
                         moved = true
                     }
                     node.domain.progress()
-                    node.cq.readFrom(node.entry)
+                    node.cq.readFrom(entry)
                 }
                 rx.domain.progress()
                 idle = if (moved) 0 else idle + 1
@@ -61,7 +67,7 @@ object UnexpectedFloodBench {
             repeat(10_000) {
                 senders.forEach {
                     it.domain.progress()
-                    it.cq.readFrom(it.entry)
+                    it.cq.readFrom(entry)
                 }
                 rx.domain.progress()
             }
@@ -77,10 +83,10 @@ object UnexpectedFloodBench {
             while (received < total && System.nanoTime() < deadline) {
                 senders.forEach {
                     it.domain.progress()
-                    it.cq.readFrom(it.entry)
+                    it.cq.readFrom(entry)
                 }
                 rx.domain.progress()
-                while (rx.cq.readFrom(rx.entry) == 1) received++
+                while (rx.cq.readFrom(entry) == 1) received++
             }
             val perRail = rx.ep.sink.bounds.rails.joinToString(" ") { "${it.rail} ${it.heldBytesMax}" }
             println(

@@ -13,7 +13,7 @@ import java.net.InetSocketAddress
  * address blobs of that rail numbered 0, 1, 2, … (distinct peers; no endpoint behind them: an AV insert does not
  * contact its peer).
  */
-object AvScale {
+internal object AvScale {
     val rails: List<String> = listOf("shm", "tcp", "link")
 
     private val host = 0x5eed_0000_0000_0001L

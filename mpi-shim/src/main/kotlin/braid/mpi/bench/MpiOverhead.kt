@@ -1,14 +1,15 @@
 package braid.mpi.bench
 
+import braid.bench.LocalEndpoints
+import braid.bootstrap.FileBootstrap
 import braid.core.Completion
 import braid.core.Errno
-import braid.core.TestFabric
 import braid.mpi.Datatype
 import braid.mpi.Mpi
 import braid.mpi.MpiOptions
-import braid.mpi.testing.MemoryJob
 import java.lang.management.ManagementFactory
 import java.nio.ByteBuffer
+import java.nio.file.Files
 import kotlin.concurrent.thread
 import org.agrona.concurrent.UnsafeBuffer
 
@@ -17,20 +18,23 @@ import org.agrona.concurrent.UnsafeBuffer
  * eager ping-pong (each message is in the ring before its receive is posted, so nothing waits), and the thread's CPU
  * time per round trip is printed for raw rail-core tagged messages on two shm endpoints and for braid.mpi's blocking
  * send/recv and isend/irecv + wait on two ranks. The difference is what braid.mpi adds per round trip (two messages).
- * Uses only calls every braid.mpi version has, so it runs unchanged against an older tree. `MpiOverhead [SIZE]
- * [ROUNDS]`; prints `overhead KIND SIZE NS_PER_ROUND_TRIP`.
+ * Uses only calls every braid.mpi version has, so it runs unchanged against an older tree. The two ranks are two
+ * threads of this process on a [FileBootstrap] in a temporary directory. After the README's build: `java -cp
+ * samples/target/braid.jar braid.mpi.bench.MpiOverhead [SIZE] [ROUNDS]`; prints `overhead KIND SIZE NS_PER_ROUND_TRIP`.
  */
-object MpiOverhead {
+public object MpiOverhead {
     private val cpu = ManagementFactory.getThreadMXBean()
 
     @JvmStatic
-    fun main(args: Array<String>) {
+    public fun main(args: Array<String>) {
         val size = args.getOrNull(0)?.toInt() ?: 64
         val rounds = args.getOrNull(1)?.toInt() ?: 200_000
         println("overhead raw $size ${measureRaw(rounds) { raw(size) }}")
-        val job = MemoryJob(2)
+        val dir = Files.createTempDirectory("braid-mpi-overhead").toFile()
         val opened = arrayOfNulls<Mpi>(2)
-        List(2) { r -> thread { opened[r] = Mpi.init(job.rank(r), options = MpiOptions().provider("shm")) } }
+        List(2) { r ->
+                thread { opened[r] = Mpi.init(FileBootstrap(dir, r, 2), options = MpiOptions().provider("shm")) }
+            }
             .forEach { it.join() }
         val (a, b) = opened.map { it!! }
         try {
@@ -60,6 +64,7 @@ object MpiOverhead {
         } finally {
             a.close()
             b.close()
+            dir.deleteRecursively()
         }
     }
 
@@ -76,18 +81,18 @@ object MpiOverhead {
         }
     }
 
-    private var rawFabric: TestFabric? = null
+    private var rawFabric: LocalEndpoints? = null
 
     private fun raw(size: Int): (Int) -> Unit {
-        val f = TestFabric().also { rawFabric = it }
+        val f = LocalEndpoints(2, LocalEndpoints.info("shm")).also { rawFabric = it }
         val (a, b) = f.nodes
-        val toB = f.addrs[0][1]
-        val toA = f.addrs[1][0]
+        val toB = f.addr(0, 1)
+        val toA = f.addr(1, 0)
         val out = UnsafeBuffer(ByteBuffer.allocateDirect(maxOf(size, 1)))
         val inb = UnsafeBuffer(ByteBuffer.allocateDirect(maxOf(size, 1)))
         val c = Completion()
         val ctx = Any()
-        fun drain(n: TestFabric.Node, count: Int) {
+        fun drain(n: LocalEndpoints.Node, count: Int) {
             var got = 0
             while (got < count) {
                 val rc = n.cq.read(c)

@@ -1,11 +1,11 @@
 package braid.mpi.bench
 
+import braid.bootstrap.FileBootstrap
 import braid.mpi.Datatype
 import braid.mpi.Mpi
 import braid.mpi.MpiOptions
 import braid.mpi.Request
 import braid.mpi.Status
-import braid.mpi.testing.FileBootstrap
 import java.io.File
 import java.nio.ByteBuffer
 
@@ -20,11 +20,11 @@ import java.nio.ByteBuffer
  * arguments pick the part (`lat`, `bw`, `mr` or `all`) and the sizes (comma-separated), for profiling one row:
  * `MpiPingPong DIR RANK bw 64,1048576`.
  */
-object MpiPingPong {
+public object MpiPingPong {
     private const val WINDOW = 64
 
     @JvmStatic
-    fun main(args: Array<String>) {
+    public fun main(args: Array<String>) {
         val provider = System.getenv("BRAID_MPI_PROVIDER") ?: "shm"
         Mpi.init(FileBootstrap(File(args[0]), args[1].toInt(), 2), options = MpiOptions().provider(provider)).use { mpi
             ->

@@ -1,11 +1,11 @@
 package braid.mpi.bench
 
+import braid.bootstrap.FileBootstrap
 import braid.mpi.Datatype
 import braid.mpi.Mpi
 import braid.mpi.MpiOptions
 import braid.mpi.Op
 import braid.mpi.Window
-import braid.mpi.testing.FileBootstrap
 import java.io.File
 import java.nio.ByteBuffer
 import java.nio.ByteOrder
@@ -19,12 +19,12 @@ import java.nio.ByteOrder
  * MBPS` and `fop 8 USEC` lines. Each row has the C's warm-up; the whole run is first done once unrecorded for the JIT.
  * A third argument N divides every row's iterations by N (a quick look).
  */
-object MpiRmaBench {
+public object MpiRmaBench {
     private const val MAX = 1 shl 20
     private const val WINDOW = 64
 
     @JvmStatic
-    fun main(args: Array<String>) {
+    public fun main(args: Array<String>) {
         val provider = System.getenv("BRAID_MPI_PROVIDER") ?: "shm"
         Mpi.init(FileBootstrap(File(args[0]), args[1].toInt(), 2), options = MpiOptions().provider(provider)).use { mpi
             ->

@@ -1,5 +1,6 @@
 package braid.collectives
 
+import braid.bench.LocalEndpoints
 import braid.core.Braid
 import braid.core.Endpoint
 import braid.core.Hints
@@ -11,8 +12,9 @@ import java.nio.file.Path
 import kotlin.system.exitProcess
 
 /**
- * The benchmark behind `bench/coll-vs-mpich.sh` and `bench/coll-crossovers.sh` (programs that print numbers, not
- * tests).
+ * The collectives' benchmark program (it prints numbers; it is not a test), behind `bench/coll-crossovers.sh`; against
+ * MPICH, `bench/side-by-side.sh` compares `braid bench allreduce|bcast|barrier --layer mpi` with the same OSU loops in
+ * C. After the README's build: `java -cp samples/target/braid.jar braid.collectives.CollBench run 4`.
  * - `run N`: N processes over shm (this one is rank 0 and starts the others), OSU-style averages of allreduce (SUM of
  *   doubles) and broadcast at 8 B, 4 KiB, 64 KiB and 1 MiB and of barrier; prints `OP BYTES USEC P50` lines (the
  *   slowest rank's average and median per call) as the C loop prints `OP BYTES USEC`. The cases run in passes, at least
@@ -27,12 +29,12 @@ import kotlin.system.exitProcess
  *
  * Ranks wait with the SPIN idle policy when every rank has a core (as MPICH's ranks do), YIELD when they share them.
  */
-object CollBench {
+public object CollBench {
     /** The `loop` mode's arguments (after N), passed on to the children. */
     private var loopArgs: List<String> = emptyList()
 
     @JvmStatic
-    fun main(args: Array<String>) {
+    public fun main(args: Array<String>) {
         when (args[0]) {
             "run",
             "crossovers" -> spawn(args[0], args[1].toInt())
@@ -86,7 +88,7 @@ object CollBench {
         ManagementFactory.getRuntimeMXBean().inputArguments.filter { it.startsWith("-X") }.toTypedArray()
 
     /** One rank's endpoint over shm, its AV holding every rank; [join] joins a group over all of them. */
-    class Rank(private val me: RankEndpoint, val idle: IdlePolicy) : AutoCloseable {
+    internal class Rank(private val me: RankEndpoint, val idle: IdlePolicy) : AutoCloseable {
         val rank: Int
             get() = me.rank
 
@@ -126,7 +128,7 @@ object CollBench {
      * Times [iters] calls of [call] after a barrier: the mean (from the loop's wall time), the median and the 99th
      * percentile per call, in µs.
      */
-    class Timer(val g: CollectiveGroup, maxIters: Int) {
+    internal class Timer(val g: CollectiveGroup, maxIters: Int) {
         private val lat = LongArray(maxIters)
         var mean = 0.0
             private set
@@ -172,10 +174,10 @@ object CollBench {
         val p2p = rk.join()
         val paired = rk.join(offload = braid.collectives.offload.ShmOffload.DEFAULT.withMaxBytes(Int.MAX_VALUE))
         check(paired.offload != null) { "the offload did not pair with a one-host group" }
-        val send = Reference.buffer(1 shl 20)
-        val recv = Reference.buffer(1 shl 20)
-        val mine = Reference.buffer(24)
-        val worst = Reference.buffer(24)
+        val send = benchBuffer(1 shl 20)
+        val recv = benchBuffer(1 shl 20)
+        val mine = benchBuffer(24)
+        val worst = benchBuffer(24)
         val paths = listOf("p2p" to p2p, "offload" to paired)
         val timers = paths.map { Timer(it.second, 10_000) }
         // The last pass is reported; the others warm the JIT up, for at least this many passes and seconds.
@@ -250,8 +252,8 @@ object CollBench {
             if (args.getOrNull(3) == "offload")
                 rk.join(tuning, braid.collectives.offload.ShmOffload.DEFAULT.withMaxBytes(Int.MAX_VALUE))
             else rk.join(tuning)
-        val send = Reference.buffer(maxOf(bytes, 8))
-        val recv = Reference.buffer(maxOf(bytes, 8))
+        val send = benchBuffer(maxOf(bytes, 8))
+        val recv = benchBuffer(maxOf(bytes, 8))
         val count = bytes / 8
         val call: () -> Unit =
             when (op) {
@@ -268,8 +270,8 @@ object CollBench {
         val timer = Timer(g, 10_000)
         val end = System.nanoTime() + (seconds * 1e9).toLong()
         var calls = 0L
-        val flag = Reference.buffer(8)
-        val any = Reference.buffer(8)
+        val flag = benchBuffer(8)
+        val any = benchBuffer(8)
         val batch = if (bytes <= 4096) 10_000 else if (bytes <= 65536) 1000 else 100
         while (true) {
             timer.time(batch) { call() }
@@ -288,15 +290,16 @@ object CollBench {
 
     private fun build() {
         val threads = ManagementFactory.getThreadMXBean() as com.sun.management.ThreadMXBean
-        val f = collectiveFabric(1)
+        val f = LocalEndpoints(1, LocalEndpoints.info("shm"))
         val ep = f.nodes[0].ep
+        val set = f.nodes[0].av.let { av -> av.avSet(*LongArray(av.count) { it.toLong() }) }
         println(
             "%-34s %6s %10s %9s %8s %12s %12s"
                 .format("schedule", "ranks", "build us", "requests", "rounds", "heap bytes", "scratch B")
         )
         for (p in intArrayOf(16, 64, 256, 1024)) {
             val members = LongArray(p) { it.toLong() }
-            val g = CollectiveGroup(ep, f.nodes[0].set, members, 0, 1, CollectiveTuning.DEFAULT, 0)
+            val g = CollectiveGroup(ep, set, members, 0, 1, CollectiveTuning.DEFAULT, 0)
             for ((name, key) in
                 listOf(
                     "allreduce 8 B (recursive doubling)" to
@@ -377,7 +380,7 @@ object CollBench {
         )
         for (p in intArrayOf(2, 4)) for (algorithm in
             listOf(CollectiveAlgorithm.RECURSIVE_DOUBLING, CollectiveAlgorithm.RABENSEIFNER)) for (r in 0 until p) {
-            val g = CollectiveGroup(ep, f.nodes[0].set, LongArray(p) { it.toLong() }, r, 1, CollectiveTuning.DEFAULT, 0)
+            val g = CollectiveGroup(ep, set, LongArray(p) { it.toLong() }, r, 1, CollectiveTuning.DEFAULT, 0)
             val s =
                 g.compile(ShapeKey().set(CollectiveOp.ALLREDUCE, algorithm, Datatype.DOUBLE, ReduceOp.SUM, 1, 0, false))
             println(

@@ -15,7 +15,7 @@ import java.nio.file.Path
  * address published in a directory through rail-core's [Rendezvous], and every rank's address inserted in rank order
  * ([members]).
  */
-class RankEndpoint
+internal class RankEndpoint
 private constructor(
     val rank: Int,
     val size: Int,
@@ -52,3 +52,7 @@ private constructor(
         }
     }
 }
+
+/** A direct buffer of [bytes] (at least 1) for the benchmark programs' sends and receives. */
+internal fun benchBuffer(bytes: Int): org.agrona.concurrent.UnsafeBuffer =
+    org.agrona.concurrent.UnsafeBuffer(java.nio.ByteBuffer.allocateDirect(maxOf(bytes, 1)))

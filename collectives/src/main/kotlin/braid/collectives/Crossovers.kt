@@ -15,12 +15,12 @@ import braid.collectives.CollectiveAlgorithm.SCATTER_ALLGATHER
  * ranks sharing cores with anything) deschedules a rank for whole milliseconds now and then, which swamps a mean and
  * says nothing about the algorithm.
  */
-class Crossovers(private val rk: CollBench.Rank) {
+internal class Crossovers(private val rk: CollBench.Rank) {
     private val sizes = intArrayOf(8, 32, 128, 512, 2048, 8192, 32768, 131072, 524288, 2 shl 20, 4 shl 20)
-    private val send = Reference.buffer(4 shl 20)
-    private val recv = Reference.buffer(4 shl 20)
-    private val mine = Reference.buffer(8)
-    private val worst = Reference.buffer(8)
+    private val send = benchBuffer(4 shl 20)
+    private val recv = benchBuffer(4 shl 20)
+    private val mine = benchBuffer(8)
+    private val worst = benchBuffer(8)
     private val p = rk.n
 
     private val groups = HashMap<Pair<CollectiveOp, CollectiveAlgorithm>, CollectiveGroup>()

@@ -6,7 +6,7 @@ import braid.collectives.Datatype
 import braid.collectives.JoinOptions
 import braid.collectives.RankEndpoint
 import braid.collectives.ReduceOp
-import braid.collectives.Reference
+import braid.collectives.benchBuffer
 import braid.core.Braid
 import braid.core.Hints
 import braid.core.IdlePolicy
@@ -23,9 +23,9 @@ import kotlin.system.exitProcess
  * (three rounds each, the first a warm-up): `OP BYTES MAIN_MEAN MAIN_P50 OFFLOAD_MEAN OFFLOAD_P50`. What
  * [ShmOffload.DEFAULT]'s `maxBytes` is chosen from.
  */
-object OffloadBench {
+public object OffloadBench {
     @JvmStatic
-    fun main(args: Array<String>) {
+    public fun main(args: Array<String>) {
         when (args[0]) {
             "run" -> run(args[1].toInt())
             "child" -> {
@@ -80,10 +80,10 @@ object OffloadBench {
                 JoinOptions.DEFAULT.withOffload(ShmOffload.DEFAULT.withMaxBytes(Int.MAX_VALUE)),
             )
         check(off.offload != null && main.offload == null)
-        val send = Reference.buffer(1 shl 20)
-        val recv = Reference.buffer(1 shl 20)
-        val mine = Reference.buffer(16)
-        val worst = Reference.buffer(16)
+        val send = benchBuffer(1 shl 20)
+        val recv = benchBuffer(1 shl 20)
+        val mine = benchBuffer(16)
+        val worst = benchBuffer(16)
         val timers = listOf(CollBench.Timer(main, 10_000), CollBench.Timer(off, 10_000))
         val best = Array(2) { DoubleArray(2) }
         fun slowest(k: Int) {

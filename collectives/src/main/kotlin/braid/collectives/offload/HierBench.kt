@@ -5,10 +5,10 @@ import braid.collectives.Collectives
 import braid.collectives.Datatype
 import braid.collectives.JoinOptions
 import braid.collectives.RankEndpoint
-import braid.collectives.RankMain
 import braid.collectives.ReduceOp
-import braid.collectives.Reference
+import braid.collectives.benchBuffer
 import braid.core.Braid
+import braid.core.Hints
 import braid.core.IdlePolicy
 import java.io.File
 import java.nio.file.Files
@@ -23,9 +23,9 @@ import kotlin.system.exitProcess
  * the OSU-style average time of the slowest rank on each: `OP BYTES FLAT_USEC HIER_USEC`. Loopback tcp between "hosts"
  * is far cheaper than a network, so this shows what the segment saves inside a host, not what a network would cost.
  */
-object HierBench {
+public object HierBench {
     @JvmStatic
-    fun main(args: Array<String>) {
+    public fun main(args: Array<String>) {
         when (args[0]) {
             "run" -> run(args[1].toInt(), args[2].toInt())
             "child" -> {
@@ -80,7 +80,9 @@ object HierBench {
     private fun rank(dir: Path, rank: Int, n: Int) {
         val idle = if (n <= Runtime.getRuntime().availableProcessors()) IdlePolicy.SPIN else IdlePolicy.YIELD
         val info =
-            Braid.getInfo(RankMain.hints("tcp")).first().let { it.copy(domainAttr = it.domainAttr.copy(idle = idle)) }
+            Braid.getInfo(Hints(provider = "tcp", domainName = "lo")).first().let {
+                it.copy(domainAttr = it.domainAttr.copy(idle = idle))
+            }
         val me = RankEndpoint.open(info, dir, rank, n)
         val flat = Collectives.join(me.ep, me.set, 60_000)
         val hier = Collectives.join(me.ep, me.set, 60_000, JoinOptions.DEFAULT.withOffload(ShmOffload.DEFAULT))
@@ -88,10 +90,10 @@ object HierBench {
         check(flat.offload == null && o.isHierarchical) {
             "rank $rank: expected one flat group and one hierarchical: $o"
         }
-        val send = Reference.buffer(1 shl 20)
-        val recv = Reference.buffer(n shl 20)
-        val mine = Reference.buffer(8)
-        val worst = Reference.buffer(8)
+        val send = benchBuffer(1 shl 20)
+        val recv = benchBuffer(n shl 20)
+        val mine = benchBuffer(8)
+        val worst = benchBuffer(8)
         fun slowest(usec: Double): Double {
             mine.putDouble(0, usec)
             flat.startReduce(mine, 0, worst, 0, 1, Datatype.DOUBLE, ReduceOp.MAX, 0).waitFor(60_000)
