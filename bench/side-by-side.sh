@@ -58,6 +58,8 @@ fi
 out=${2:-bench/out}
 layers=${LAYERS-mpi java-mpi}
 mkdir -p "$out"
+work=$(mktemp -d) # the C anchor's binary and the scratch files, kept out of OUT
+trap 'rm -rf "$work"' EXIT
 raw="$out/raw.txt"
 : > "$raw"
 export BRAID_TCP_IFACE=lo FI_TCP_IFACE=lo
@@ -74,7 +76,7 @@ fi
 if pgrep -f KotlinCompileDaemon >/dev/null; then
   echo "side-by-side: a Kotlin compile daemon is running and takes a core from these runs; stop it first (pkill -f KotlinCompileDaemon)" >&2
 fi
-mpicc.mpich -O2 -o "$out/osu-mpich" bench/osu-mpich.c
+mpicc.mpich -O2 -Wno-stringop-overflow -o "$work/osu-mpich" bench/osu-mpich.c
 
 bytes() { # 64 4k 1m -> bytes
   local s=${1,,}
@@ -105,7 +107,7 @@ rail_braid() { # rail round: one launch per size, as for fi_pingpong
 rail_anchor() { # rail round: fi_pingpong takes one size per launch
   for s in ${rail_sizes//,/ }; do
     local port=$((20000 + RANDOM % 20000))
-    fi_pingpong -p "$(fi_rail "$1")" -e rdm -S "$(bytes "$s")" -I "$(iters_of "$s")" -B "$port" > "$out/fi_pingpong-server.txt" 2>&1 &
+    fi_pingpong -p "$(fi_rail "$1")" -e rdm -S "$(bytes "$s")" -I "$(iters_of "$s")" -B "$port" > "$work/fi_pingpong-server.txt" 2>&1 &
     local server=$!
     sleep 1
     fi_pingpong -p "$(fi_rail "$1")" -e rdm -S "$(bytes "$s")" -I "$(iters_of "$s")" -P "$port" 127.0.0.1 | record fi_pingpong "$1" "$2"
@@ -140,7 +142,7 @@ mpi_braid() { # name ranks layer round
 
 mpi_anchor() { # name ranks round: one MPICH run, recorded under every layer's case
   local rows
-  rows=$(mpiexec.mpich -n "$2" "$out/osu-mpich" "$1" "$(sizes_of "$1")" 0 "" 64)
+  rows=$(mpiexec.mpich -n "$2" "$work/osu-mpich" "$1" "$(sizes_of "$1")" 0 "" 64)
   for layer in $layers; do
     awk -v c="$(case_of "$1" "$2" "$layer")" -v mr="$([[ $1 == mbw_mr ]] && echo 1 || echo 0)" -v r="$3" \
       '{print c, "mpich", r, $1, (mr ? $3 : $2)}' <<< "$rows" >> "$raw"
@@ -199,7 +201,7 @@ awk '$3 > 0 {k = $1 SUBSEP $2 SUBSEP $4; v[k] = v[k] " " $5; cases[$1] = 1; size
 cat "$table"
 
 # One plot: the median cost against size, one line per case (the barrier has no size: left out).
-plot_table="$out/plot-table.txt"
+plot_table="$work/plot-table.txt"
 awk 'NR > 2 && $2 > 0 {cost[$1, $2] = $8; cs[$1] = 1; ss[$2] = 1}
   END {
     printf "size"; for (c in cs) printf " %s", c; printf "\n"
@@ -209,11 +211,11 @@ java -cp samples/target/braid.jar braid.samples.bench.BenchPlot "$out/side-by-si
   "Braid's cost over fi_pingpong and MPICH (median over $rounds round(s))" "cost (1 = parity, above = slower)" "$plot_table"
 # One plot per case: each tool's median against size (log axes).
 mkdir -p "$out/plots"
+rm -f "$out"/plots/*.png
 awk 'NR > 2 && $2 > 0 {print $1}' "$table" | sort -u | while read -r c; do
-  awk -v c="$c" 'NR > 2 && $1 == c && $2 > 0 {if (!h++) printf "size braid %s\n", $9; printf "%s %s %s\n", $2, $6, $7}' "$table" > "$out/plots/$c.txt"
-  unit=${c##*-}
-  java -cp samples/target/braid.jar braid.samples.bench.BenchPlot "$out/plots/${c//\//_}.png" \
-    "$c: Braid and its anchor (median over $rounds round(s))" "$unit" "$out/plots/$c.txt"
-  rm "$out/plots/$c.txt"
+  file=${c//\//_} # bw-MB/s -> bw-MB_s
+  awk -v c="$c" 'NR > 2 && $1 == c && $2 > 0 {if (!h++) printf "size braid %s\n", $9; printf "%s %s %s\n", $2, $6, $7}' "$table" > "$work/$file.txt"
+  java -cp samples/target/braid.jar braid.samples.bench.BenchPlot "$out/plots/$file.png" \
+    "$c: Braid and its anchor (median over $rounds round(s))" "${c##*-}" "$work/$file.txt"
 done
 echo "side-by-side: wrote $table, $out/side-by-side.png and $out/plots/" >&2
