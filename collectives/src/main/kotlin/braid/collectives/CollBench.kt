@@ -139,6 +139,7 @@ public object CollBench {
         var p99 = 0.0
             private set
 
+        @JvmSynthetic
         inline fun time(iters: Int, call: () -> Unit) {
             g.barrier()
             val t0 = System.nanoTime()

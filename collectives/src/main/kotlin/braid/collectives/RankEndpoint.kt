@@ -35,6 +35,7 @@ private constructor(
 
     companion object {
         /** Opens rank [rank] of [size] from [info], publishing its address in [dir] under [key] of its rank. */
+        @JvmSynthetic
         fun open(info: Info, dir: Path, rank: Int, size: Int, key: (Int) -> String = { "$it" }): RankEndpoint {
             val fabric = Braid.fabric(info)
             val domain = fabric.domain(info)
