@@ -6,5 +6,5 @@
 set -euo pipefail
 . "$(dirname "$0")/usage.sh"
 cd "$(dirname "$0")/.."
-cp=$(bench/rail-core-cp.sh)
+cp="$(braid_jar):rail-core/target/test-classes"   # HmemBench uses the tests' TestDevice and TestFabric
 exec java -Xmx2g -XX:MaxDirectMemorySize=2g -cp "$cp" braid.bench.HmemBench "${1:-20000}"

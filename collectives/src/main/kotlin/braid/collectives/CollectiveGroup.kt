@@ -69,7 +69,18 @@ internal constructor(
      * [endpoint].
      */
     public var offload: OffloadBinding? = null
-        @JvmSynthetic internal set
+        @JvmSynthetic
+        internal set(value) {
+            field = value
+            // Its calls show on the endpoint's JMX bean (OffloadCalls) until the group closes.
+            if (value != null)
+                braid.core.telemetry.Telemetry.addCounter(
+                    endpoint,
+                    braid.core.telemetry.Telemetry.OFFLOAD_CALLS,
+                    this,
+                    java.util.function.LongSupplier { value.offloadCalls },
+                )
+        }
 
     /** Schedules built so far (cache misses). */
     public var schedulesBuilt: Int = 0
@@ -1197,6 +1208,7 @@ internal constructor(
             binding = offload
         }
         binding?.close()
+        if (binding != null) braid.core.telemetry.Telemetry.removeCounters(endpoint, this)
         return 0
     }
 

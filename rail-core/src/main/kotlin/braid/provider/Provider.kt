@@ -224,6 +224,12 @@ internal interface Transport : SrxPeer, AutoCloseable {
     /** One entry per rail under this transport: its own, or each linked rail's. */
     fun railStats(): List<RailStats> = listOf(counters.snapshot())
 
+    /**
+     * What this rail counts beyond [railStats], by name, for JMX ([braid.core.telemetry.Telemetry]): tcp's committed
+     * credit, shm's split copies. Read under the domain lock; a link sums its rails'.
+     */
+    fun telemetry(): Map<String, Long> = emptyMap()
+
     /** Stops ([pause]) or resumes counting traffic in [railStats] ([braid.core.Endpoint.pauseStats]). */
     fun pauseStats(pause: Boolean) {
         counters.pause(pause)

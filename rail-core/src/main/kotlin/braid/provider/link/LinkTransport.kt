@@ -129,6 +129,12 @@ internal class LinkTransport(
             }
         }
 
+    override fun telemetry(): Map<String, Long> {
+        val sum = HashMap<String, Long>()
+        for (r in rails) for ((k, v) in r.transport.telemetry()) sum.merge(k, v, Long::plus)
+        return sum
+    }
+
     override fun pauseStats(pause: Boolean) {
         counters.pause(pause)
         rails.forEach { it.transport.pauseStats(pause) }

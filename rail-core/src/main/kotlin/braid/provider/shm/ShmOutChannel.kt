@@ -95,7 +95,7 @@ internal class ShmOutChannel(
         get() = if (refused) -Errno.EACCES else -Errno.EHOSTDOWN
 
     /** This channel's split slot, sender side. */
-    private val split = ShmSplitCopy(file.buffer)
+    val split = ShmSplitCopy(file.buffer)
     private val receiverPid = owner.pid.toInt()
     private val ctrlHandler = MessageHandler { type, buffer, index, length ->
         if (type == MSG_RMA_REPLY) t.rma.onReply(rmaPath, buffer, index, length) else onCtrl(type, buffer, index)

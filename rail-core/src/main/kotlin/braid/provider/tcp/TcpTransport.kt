@@ -329,6 +329,9 @@ internal class TcpTransport(
 
     // ## Close and diagnostics ##
 
+    /** The credit this side has committed to its senders now (bytes they may send unasked). */
+    override fun telemetry(): Map<String, Long> = mapOf(braid.core.telemetry.Telemetry.CREDIT to stats.committedTotal)
+
     override fun close() {
         if (closed) return
         closed = true
