@@ -26,6 +26,7 @@ class ReorderStageTest :
             override val srx = SharedReceiveContext(1000)
             override val av: AddressVector? = null
             override val bounds = UnexpectedBounds(1 shl 20, { srx }, 10)
+            override val hmemOps = braid.core.HmemOverrides(null)
             val completed = ArrayList<Pair<Any?, Long>>()
             val failed = ArrayList<Pair<Any?, String>>()
 
