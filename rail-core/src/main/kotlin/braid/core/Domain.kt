@@ -130,12 +130,27 @@ internal constructor(
                     "domain '$name': memory key $key is already registered; request another or pass 0",
                 )
             }
-            val mr = MemoryRegion(this, view, access, key)
-            regions.put(key, mr)
+            // A native rail registers the memory itself; its key (FI_MR_PROV_KEY) may differ from Braid's.
+            val native = provider.registerMemory(view, access, key, requestedKey != 0L)
+            val filed = native?.key ?: key
+            if (filed != key && regions.containsKey(filed)) {
+                native!!.close()
+                throw FabricException(
+                    Errno.ENOKEY,
+                    "domain '$name': the provider's key $filed is already registered here; deregister that region first",
+                )
+            }
+            val mr = MemoryRegion(this, view, access, filed, native)
+            regions.put(filed, mr)
             mr
         }
 
-    @JvmSynthetic internal fun deregister(mr: MemoryRegion): Unit = synchronized(lock) { regions.remove(mr.key) }
+    @JvmSynthetic
+    internal fun deregister(mr: MemoryRegion): Unit =
+        synchronized(lock) {
+            if (regions.get(mr.key) === mr) regions.remove(mr.key)
+            mr.native?.close()
+        }
 
     /** The region registered under [key], or null. Caller holds the lock. */
     @JvmSynthetic internal fun region(key: Long): MemoryRegion? = regions.get(key)
@@ -387,6 +402,11 @@ internal constructor(
         closed = true
         if (owner != null) synchronized(lock) { owner.peers = owner.peers.filter { it !== this }.toTypedArray() }
         hub.engine?.close()
+        // Native registrations go before the native domain they belong to.
+        synchronized(lock) {
+            for (mr in regions.values) mr.native?.close()
+            regions.clear()
+        }
         provider.close()
     }
 

@@ -26,6 +26,8 @@ internal constructor(
     public val buffer: UnsafeBuffer,
     public val access: Int,
     public val key: Long,
+    /** The provider's own registration of this memory ([braid.provider.DomainProvider.registerMemory]), or null. */
+    @get:JvmSynthetic internal val native: braid.provider.ProviderRegion? = null,
     @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden(),
 ) : AutoCloseable {
     /** The native address of the region's first byte. */

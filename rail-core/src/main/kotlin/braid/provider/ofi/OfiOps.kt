@@ -67,9 +67,11 @@ internal object OfiOps {
     // ## struct fi_ops_rma ##
     const val RMA_READ = 8
     const val RMA_WRITE = 32
+    const val RMA_WRITEMSG = 48
 
     // ## struct fi_ops_atomic ##
     const val ATOMIC_WRITE = 8
+    const val ATOMIC_WRITEMSG = 24
     const val ATOMIC_READWRITE = 40
     const val ATOMIC_COMPWRITE = 64
     const val ATOMIC_WRITEVALID = 88

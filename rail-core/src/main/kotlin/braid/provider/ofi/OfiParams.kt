@@ -57,6 +57,18 @@ public object OfiParams {
             Param.atLeast(1, "one operation"),
         )
 
+    @JvmField
+    public val MR_CACHE_SIZE: Param<Int> =
+        Param.int(
+            "ofi",
+            "mr_cache_size",
+            "BRAID_OFI_MR_CACHE_SIZE",
+            64,
+            "registrations",
+            "native registrations of local buffers the registration cache keeps (least recently used go first)",
+            Param.atLeast(1, "one registration"),
+        )
+
     /**
      * The libfabric shared library to load, a name or a path; empty for the system's (`libfabric.so.1`). Read once,
      * from the process's settings, when a native rail is first asked for.
@@ -71,5 +83,5 @@ public object OfiParams {
             "the libfabric shared library to load (a name or a path); empty for the system's libfabric.so.1",
         )
 
-    @JvmField public val ALL: List<Param<*>> = listOf(PROVIDER, RECV_SIZE, RECV_COUNT, TX_SLOTS, LIBRARY)
+    @JvmField public val ALL: List<Param<*>> = listOf(PROVIDER, RECV_SIZE, RECV_COUNT, TX_SLOTS, MR_CACHE_SIZE, LIBRARY)
 }

@@ -1,5 +1,8 @@
 package braid.provider.ofi
 
+import braid.core.AtomicDatatype
+import braid.core.AtomicForm
+import braid.core.AtomicOp
 import braid.core.Errno
 import braid.core.FiAddr
 import braid.core.Info
@@ -9,6 +12,7 @@ import braid.core.RxEntry
 import braid.provider.HostIdentity
 import braid.provider.RailAv
 import braid.provider.RailHost
+import braid.provider.RmaDescriptor
 import braid.provider.Transport
 import braid.provider.UnexpectedBounds
 import com.sun.jna.Function
@@ -16,6 +20,7 @@ import com.sun.jna.Memory
 import com.sun.jna.Pointer
 import java.nio.ByteBuffer
 import org.agrona.DirectBuffer
+import org.agrona.MutableDirectBuffer
 import org.agrona.collections.IntArrayList
 import org.agrona.collections.Long2LongHashMap
 import org.agrona.concurrent.UnsafeBuffer
@@ -57,10 +62,12 @@ internal class OfiTransport(
     private val account: UnexpectedBounds.Account = host.bounds.account(rail)
 
     // ## Native memory: one arena for contexts and call arguments, one for receive buffers ##
-    private val arena = Memory((slots * CONTEXT_SIZE + SCRATCH).toLong()).also { it.clear() }
+    private val arena = Memory((slots * CONTEXT_SIZE + txSlots * MSG_AREA + SCRATCH).toLong()).also { it.clear() }
     private val base = Pointer.nativeValue(arena)
     private val ctxBase = base
-    private val cqBuf = base + slots * CONTEXT_SIZE
+    /** Per tx slot: the `fi_msg_rma`/`fi_msg_atomic` of a write or update atomic, its iovec, rma iov and desc. */
+    private val msgBase = base + slots * CONTEXT_SIZE
+    private val cqBuf = msgBase + txSlots * MSG_AREA
     private val srcBuf = cqBuf + CQ_BATCH * CQ_ENTRY
     private val errBuf = srcBuf + CQ_BATCH * 8
     private val outPtr = errBuf + ERR_ENTRY
@@ -85,6 +92,20 @@ internal class OfiTransport(
     private lateinit var fnReadErr: Function
     private var fnStrError: Function? = null
     private lateinit var fnAvInsert: Function
+    private var fnRead: Function? = null
+    private var fnWriteMsg: Function? = null
+    private var fnAtomicMsg: Function? = null
+    private var fnFetch: Function? = null
+    private var fnCompare: Function? = null
+
+    /** The RMA and atomic capabilities this rail carries natively ([OfiDomain.rmaCaps]). */
+    override val rmaCaps: Long = domain.rmaCaps
+    private val mrLocal = domain.mrLocal
+    private val cache = domain.cache
+    /** The most elements per native atomic, by form and datatype code (`fi_atomicvalid` and its kin, asked once). */
+    private val atomicMax = Array(3) { IntArray(16) }
+    /** The registration of the native receive buffers, when the provider needs local descriptors. */
+    private var bounceMr: OfiRegion? = null
 
     // ## Operation slots: tx slots first, then the receive buffers (untagged, then tagged) ##
     private val txContext = arrayOfNulls<Any>(txSlots)
@@ -94,6 +115,20 @@ internal class OfiTransport(
     private val txLen = LongArray(txSlots)
     private val txAddr = LongArray(txSlots)
     private val txDest = LongArray(txSlots)
+    /** What the slot carries: a send, or one of the RMA and atomic kinds. */
+    private val txKind = IntArray(txSlots)
+    private val txRemote = LongArray(txSlots)
+    private val txKey = LongArray(txSlots)
+    /** Atomics: the native datatype and op (`type shl 8 or op`), the element count, compare and result addresses. */
+    private val txAtomic = IntArray(txSlots)
+    private val txCount = IntArray(txSlots)
+    private val txCmp = LongArray(txSlots)
+    private val txRes = LongArray(txSlots)
+    /** Where a staged read or fetch is copied back to at completion (a heap buffer's), else null. */
+    private val txBack = arrayOfNulls<UnsafeBuffer>(txSlots)
+    private val txBackAt = IntArray(txSlots)
+    /** The cached registration the slot's local buffer holds (FI_MR_LOCAL providers), else null. */
+    private val txMr = arrayOfNulls<OfiMrCache.Entry>(txSlots)
     private val txStage = arrayOfNulls<UnsafeBuffer>(txSlots)
     private val txFree = IntArrayList(txSlots, -1)
     /** Sends native `-FI_EAGAIN` refused, retried in order by [progress]. */
@@ -151,6 +186,36 @@ internal class OfiTransport(
         fnReadErr = need(cq, OfiOps.CQ_OPS, OfiOps.CQ_READERR, "fi_cq_readerr")
         fnStrError = OfiOps.function(cq, OfiOps.CQ_OPS, OfiOps.CQ_STRERROR)
         fnAvInsert = need(nav, OfiOps.AV_OPS, OfiOps.AV_INSERT, "fi_av_insert")
+        if (rmaCaps and OfiGetInfo.RMA_CAPS != 0L) {
+            fnRead = need(ep, OfiOps.EP_RMA, OfiOps.RMA_READ, "fi_read")
+            fnWriteMsg = need(ep, OfiOps.EP_RMA, OfiOps.RMA_WRITEMSG, "fi_writemsg")
+        }
+        if (rmaCaps and OfiGetInfo.ATOMIC_CAPS != 0L) {
+            fnAtomicMsg = need(ep, OfiOps.EP_ATOMIC, OfiOps.ATOMIC_WRITEMSG, "fi_atomicmsg")
+            fnFetch = need(ep, OfiOps.EP_ATOMIC, OfiOps.ATOMIC_READWRITE, "fi_fetch_atomic")
+            fnCompare = need(ep, OfiOps.EP_ATOMIC, OfiOps.ATOMIC_COMPWRITE, "fi_compare_atomic")
+            queryAtomics()
+        }
+        if (mrLocal)
+            bounceMr = domain.memory.registerLocal(bounceBase, bounce.capacity().toLong(), braid.core.MrAccess.RECV)
+    }
+
+    /**
+     * Asks the provider once how many elements one atomic of each datatype carries, per form (`fi_atomicvalid`,
+     * `fi_fetch_atomicvalid`, `fi_compare_atomicvalid` with SUM, SUM and CSWAP); 0 where it refuses.
+     */
+    private fun queryAtomics() {
+        val slots = intArrayOf(OfiOps.ATOMIC_WRITEVALID, OfiOps.ATOMIC_READWRITEVALID, OfiOps.ATOMIC_COMPWRITEVALID)
+        for (form in 0 until 3) {
+            val f = OfiOps.function(ep, OfiOps.EP_ATOMIC, slots[form]) ?: continue
+            val op = if (form == 2) AtomicOp.CSWAP.code else AtomicOp.SUM.code
+            for (t in AtomicDatatype.entries) {
+                OfiOps.putLong(outPtr, 0)
+                val rc = f.invokeInt(arrayOf<Any>(ep, t.code, op, outPtr))
+                atomicMax[form][t.code] =
+                    if (rc == 0) minOf(OfiOps.getLong(outPtr), Int.MAX_VALUE.toLong()).toInt() else 0
+            }
+        }
     }
 
     /** Opens a domain child through the domain ops slot [slot] (`fi_av_open`, `fi_cq_open`, `fi_endpoint`). */
@@ -260,6 +325,7 @@ internal class OfiTransport(
         if (nd < 0) return -Errno.EINVAL
         if (txFree.isEmpty()) return -Errno.EAGAIN
         val s = txFree.removeAt(txFree.size - 1)
+        txKind[s] = KIND_SEND
         txContext[s] = context
         txFlags[s] = flags
         txTag[s] = tag
@@ -274,6 +340,10 @@ internal class OfiTransport(
                 if (len > 0) stage.putBytes(0, buffer, 0, len)
                 stage.addressOffset()
             }
+        if (mrLocal && len > 0)
+            txMr[s] =
+                if (txAddr[s] == buffer.addressOffset()) cache.acquire(buffer, len, braid.core.MrAccess.SEND)
+                else cache.acquire(txStage[s]!!, len, braid.core.MrAccess.SEND)
         counters.sent(len)
         if (txPending.isEmpty()) {
             val rc = post(s)
@@ -296,19 +366,319 @@ internal class OfiTransport(
     /** Posts tx slot [s] natively; the native return code. */
     private fun post(s: Int): Long {
         val ctx = ctxBase + s.toLong() * CONTEXT_SIZE
+        val desc = txMr[s]?.descriptor ?: 0L
+        when (txKind[s]) {
+            KIND_SEND -> {}
+            KIND_WRITE -> return fnWriteMsg!!.invokeLong(arrayOf(ep, message(s, desc, ctx, false), DELIVERED))
+            KIND_READ ->
+                return fnRead!!.invokeLong(
+                    arrayOf(ep, txAddr[s], txLen[s], desc, txDest[s], txRemote[s], txKey[s], ctx)
+                )
+            else -> return postAtomic(s, desc, ctx)
+        }
         val flags = txFlags[s]
         val tagged = flags and OpFlags.TAGGED != 0L
         val withData = flags and OpFlags.REMOTE_CQ_DATA != 0L
         return when {
             tagged && withData ->
-                fnTSendData.invokeLong(arrayOf(ep, txAddr[s], txLen[s], 0L, txData[s], txDest[s], txTag[s], ctx))
-            tagged -> fnTSend.invokeLong(arrayOf(ep, txAddr[s], txLen[s], 0L, txDest[s], txTag[s], ctx))
-            withData -> fnSendData.invokeLong(arrayOf(ep, txAddr[s], txLen[s], 0L, txData[s], txDest[s], ctx))
-            else -> fnSend.invokeLong(arrayOf(ep, txAddr[s], txLen[s], 0L, txDest[s], ctx))
+                fnTSendData.invokeLong(arrayOf(ep, txAddr[s], txLen[s], desc, txData[s], txDest[s], txTag[s], ctx))
+            tagged -> fnTSend.invokeLong(arrayOf(ep, txAddr[s], txLen[s], desc, txDest[s], txTag[s], ctx))
+            withData -> fnSendData.invokeLong(arrayOf(ep, txAddr[s], txLen[s], desc, txData[s], txDest[s], ctx))
+            else -> fnSend.invokeLong(arrayOf(ep, txAddr[s], txLen[s], desc, txDest[s], ctx))
         }
     }
 
+    private fun postAtomic(s: Int, desc: Long, ctx: Long): Long {
+        val type = txAtomic[s] ushr 8
+        val op = txAtomic[s] and 0xff
+        val n = txCount[s].toLong()
+        return when (txKind[s]) {
+            KIND_ATOMIC -> fnAtomicMsg!!.invokeLong(arrayOf(ep, message(s, desc, ctx, true), DELIVERED))
+            KIND_FETCH ->
+                fnFetch!!.invokeLong(
+                    arrayOf(ep, txAddr[s], n, desc, txRes[s], desc, txDest[s], txRemote[s], txKey[s], type, op, ctx)
+                )
+            else ->
+                fnCompare!!.invokeLong(
+                    arrayOf(
+                        ep,
+                        txAddr[s],
+                        n,
+                        desc,
+                        txCmp[s],
+                        desc,
+                        txRes[s],
+                        desc,
+                        txDest[s],
+                        txRemote[s],
+                        txKey[s],
+                        type,
+                        op,
+                        ctx,
+                    )
+                )
+        }
+    }
+
+    /**
+     * Fills slot [s]'s `fi_msg_rma` (or, for an [atomic], `fi_msg_atomic`) for a write or an update atomic, posted with
+     * FI_DELIVERY_COMPLETE: Braid completes a write once the target holds the bytes, and a provider's default
+     * (transmit-complete, tcp's) would complete it when they left. Returns its address.
+     *
+     * ```
+     *  fi_msg_rma:    msg_iov@0 desc@8 iov_count@16 addr@24 rma_iov@32 rma_iov_count@40 context@48 data@56
+     *  fi_msg_atomic: msg_iov@0 desc@8 iov_count@16 addr@24 rma_iov@32 rma_iov_count@40 datatype@48 op@52
+     *                 context@56 data@64
+     *  then at 72 the iovec / fi_ioc {addr, len|count}, at 88 fi_rma_iov / fi_rma_ioc {addr, len|count, key},
+     *  at 112 the one-entry desc array.
+     * ```
+     */
+    private fun message(s: Int, desc: Long, ctx: Long, atomic: Boolean): Long {
+        val m = msgBase + s.toLong() * MSG_AREA
+        val n = if (atomic) txCount[s].toLong() else txLen[s]
+        OfiOps.putLong(m + 72, txAddr[s])
+        OfiOps.putLong(m + 80, n)
+        OfiOps.putLong(m + 88, txRemote[s])
+        OfiOps.putLong(m + 96, n)
+        OfiOps.putLong(m + 104, txKey[s])
+        OfiOps.putLong(m + 112, desc)
+        OfiOps.putLong(m, m + 72)
+        OfiOps.putLong(m + 8, m + 112)
+        OfiOps.putLong(m + 16, 1)
+        OfiOps.putLong(m + 24, txDest[s])
+        OfiOps.putLong(m + 32, m + 88)
+        OfiOps.putLong(m + 40, 1)
+        if (atomic) {
+            OfiOps.putInt(m + 48, txAtomic[s] ushr 8)
+            OfiOps.putInt(m + 52, txAtomic[s] and 0xff)
+            OfiOps.putLong(m + 56, ctx)
+            OfiOps.putLong(m + 64, 0)
+        } else {
+            OfiOps.putLong(m + 48, ctx)
+            OfiOps.putLong(m + 56, 0)
+        }
+        return m
+    }
+
+    // ## RMA and atomics ##
+
+    override fun write(
+        buffer: DirectBuffer,
+        dest: Long,
+        remoteOffset: Long,
+        key: Long,
+        flags: Long,
+        context: Any?,
+    ): Int = startRma(KIND_WRITE, buffer, null, dest, remoteOffset, key, flags, context)
+
+    override fun read(
+        buffer: MutableDirectBuffer,
+        src: Long,
+        remoteOffset: Long,
+        key: Long,
+        flags: Long,
+        context: Any?,
+    ): Int = startRma(KIND_READ, buffer, buffer, src, remoteOffset, key, flags, context)
+
+    private fun startRma(
+        kind: Int,
+        buffer: DirectBuffer,
+        into: MutableDirectBuffer?,
+        dest: Long,
+        remoteOffset: Long,
+        key: Long,
+        flags: Long,
+        context: Any?,
+    ): Int {
+        if (rmaCaps and OfiGetInfo.RMA_CAPS == 0L) return -Errno.ENOSYS
+        dead?.let {
+            return -Errno.ECONNRESET
+        }
+        val len = buffer.capacity()
+        val s = claim(dest) ?: return lastRefusal
+        txKind[s] = kind
+        txContext[s] = context
+        txFlags[s] = flags
+        txLen[s] = len.toLong()
+        txRemote[s] = remoteOffset
+        txKey[s] = key
+        val direct = buffer.byteArray() == null && buffer.addressOffset() != 0L
+        if (direct) {
+            txAddr[s] = buffer.addressOffset()
+            if (mrLocal && len > 0) txMr[s] = cache.acquire(buffer, len, localAccess(kind))
+        } else {
+            val stage = stage(s, len)
+            if (kind == KIND_WRITE && len > 0) stage.putBytes(0, buffer, 0, len)
+            if (into != null) backTo(s, into, 0)
+            txAddr[s] = stage.addressOffset()
+            if (mrLocal && len > 0) txMr[s] = cache.acquire(stage, len, localAccess(kind))
+        }
+        return launch(s, if (kind == KIND_WRITE) "fi_write" else "fi_read")
+    }
+
+    override fun atomic(
+        operand: DirectBuffer,
+        compare: DirectBuffer?,
+        result: MutableDirectBuffer?,
+        dest: Long,
+        remoteOffset: Long,
+        key: Long,
+        type: AtomicDatatype,
+        op: AtomicOp,
+        count: Int,
+        flags: Long,
+        context: Any?,
+    ): Int {
+        if (rmaCaps and OfiGetInfo.ATOMIC_CAPS == 0L) return -Errno.ENOSYS
+        dead?.let {
+            return -Errno.ECONNRESET
+        }
+        val form =
+            if (compare != null) AtomicForm.COMPARE else if (result != null) AtomicForm.FETCH else AtomicForm.UPDATE
+        if (count > maxAtomicCount(type, form)) return -Errno.EMSGSIZE
+        val n = count * type.size
+        val s = claim(dest) ?: return lastRefusal
+        txKind[s] =
+            when (form) {
+                AtomicForm.UPDATE -> KIND_ATOMIC
+                AtomicForm.FETCH -> KIND_FETCH
+                AtomicForm.COMPARE -> KIND_COMPARE
+            }
+        txContext[s] = context
+        txFlags[s] = flags
+        txLen[s] = n.toLong()
+        txRemote[s] = remoteOffset
+        txKey[s] = key
+        txAtomic[s] = (type.code shl 8) or op.code
+        txCount[s] = count
+        // Operand, compare and result go through the slot's staging buffer: one registration serves all three, and a
+        // heap buffer needs the copy anyway. An atomic carries a few elements; the copies cost little.
+        val stage = stage(s, 3 * n)
+        stage.putBytes(0, operand, 0, n)
+        if (compare != null) stage.putBytes(n, compare, 0, n)
+        val at = stage.addressOffset()
+        txAddr[s] = at
+        txCmp[s] = at + n
+        txRes[s] = at + 2L * n
+        if (result != null) backTo(s, result, 2 * n)
+        if (mrLocal) txMr[s] = cache.acquire(stage, 3 * n, braid.core.MrAccess.READ or braid.core.MrAccess.WRITE)
+        return launch(
+            s,
+            "fi_${if (form == AtomicForm.COMPARE) "compare_" else if (form == AtomicForm.FETCH) "fetch_" else ""}atomic",
+        )
+    }
+
+    /**
+     * What the native provider carries, within the limits every Braid rail keeps ([RmaDescriptor.MAX_ATOMIC_BYTES] per
+     * atomic, half of it for compare-and-swap), so that a caller sizing atomics by [AtomicForm] gets the same answer on
+     * every rail.
+     */
+    override fun maxAtomicCount(type: AtomicDatatype, form: AtomicForm): Int {
+        if (rmaCaps and OfiGetInfo.ATOMIC_CAPS == 0L) return 0
+        val braid = RmaDescriptor.MAX_ATOMIC_BYTES / type.size
+        return minOf(atomicMax[form.ordinal][type.code], if (form == AtomicForm.COMPARE) braid / 2 else braid)
+    }
+
+    /** Why [claim] refused: a negated errno. */
+    private var lastRefusal = 0
+
+    /** A free tx slot for an operation to [dest], its native address set; null with [lastRefusal] if none. */
+    private fun claim(dest: Long): Int? {
+        val nd = nativeDest(dest)
+        if (nd < 0) {
+            lastRefusal = -Errno.EINVAL
+            return null
+        }
+        if (txFree.isEmpty()) {
+            lastRefusal = -Errno.EAGAIN
+            return null
+        }
+        val s = txFree.removeAt(txFree.size - 1)
+        txDest[s] = nd
+        return s
+    }
+
+    private fun backTo(s: Int, into: MutableDirectBuffer, at: Int) {
+        val b = txBack[s] ?: UnsafeBuffer(0L, 0).also { txBack[s] = it }
+        b.wrap(into, 0, into.capacity())
+        txBackAt[s] = at
+    }
+
+    private fun localAccess(kind: Int): Int =
+        if (kind == KIND_READ) braid.core.MrAccess.WRITE or braid.core.MrAccess.RECV
+        else braid.core.MrAccess.READ or braid.core.MrAccess.SEND
+
+    /**
+     * Posts RMA slot [s] now, or queues it behind the sends and RMA that native `-FI_EAGAIN` held back. A native
+     * refusal at once is the return code (`-EOPNOTSUPP` for an atomic the provider does not carry on that type).
+     */
+    private fun launch(s: Int, call: String): Int {
+        if (txPending.isNotEmpty()) {
+            txPending.addInt(s)
+            return 0
+        }
+        val rc = post(s)
+        if (rc == -OfiOps.FI_EAGAIN.toLong()) {
+            txPending.addInt(s)
+            return 0
+        }
+        if (rc < 0) {
+            releaseTx(s)
+            return rc.toInt()
+        }
+        return 0
+    }
+
+    /** An RMA or atomic slot completed: results copied back where staged, then the completion. */
+    private fun rmaDone(s: Int) {
+        val back = txBack[s]
+        val kind = txKind[s]
+        if (back != null && back.capacity() > 0) {
+            val n = txLen[s].toInt()
+            val from = txStage[s]!!
+            back.putBytes(0, from, txBackAt[s], minOf(n, back.capacity()))
+        }
+        val ctx = txContext[s]
+        val flags = rmaFlags(s)
+        val len = txLen[s]
+        releaseTx(s)
+        host.rmaComplete(ctx, flags, len)
+    }
+
+    private fun rmaFlags(s: Int): Long =
+        (txFlags[s] and OpFlags.COMPLETION) or
+            when (txKind[s]) {
+                KIND_WRITE -> OpFlags.RMA or OpFlags.WRITE
+                KIND_READ -> OpFlags.RMA or OpFlags.READ
+                KIND_ATOMIC -> OpFlags.ATOMIC or OpFlags.WRITE
+                else -> OpFlags.ATOMIC or OpFlags.READ
+            }
+
+    private fun describeRma(s: Int): String {
+        val what =
+            when (txKind[s]) {
+                KIND_WRITE -> "RMA write of ${txLen[s]} bytes to"
+                KIND_READ -> "RMA read of ${txLen[s]} bytes from"
+                else -> {
+                    val t = AtomicDatatype.of(txAtomic[s] ushr 8)
+                    val o = AtomicOp.of(txAtomic[s] and 0xff)
+                    val form =
+                        when (txKind[s]) {
+                            KIND_COMPARE -> "compare-atomic"
+                            KIND_FETCH -> "fetch-atomic"
+                            else -> "atomic"
+                        }
+                    "$form $o of ${txCount[s]} $t on"
+                }
+            }
+        return "$rail: $what native peer ${txDest[s]} at key ${txKey[s]}, offset ${txRemote[s]}"
+    }
+
     private fun fail(s: Int, rc: Int, call: String) {
+        if (txKind[s] != KIND_SEND) {
+            failRma(s, errnoOf(rc), "${describeRma(s)}: $call failed: ${OfiLibrary.strerror(rc)} ($rc)")
+            return
+        }
         val ctx = txContext[s]
         val flags = txFlags[s]
         val len = txLen[s]
@@ -324,8 +694,18 @@ internal class OfiTransport(
         )
     }
 
+    private fun failRma(s: Int, err: Int, message: String) {
+        val ctx = txContext[s]
+        val flags = rmaFlags(s)
+        releaseTx(s)
+        host.rmaError(ctx, flags, 0, err, message)
+    }
+
     private fun releaseTx(s: Int) {
         txContext[s] = null
+        txMr[s]?.let { cache.release(it) }
+        txMr[s] = null
+        txBack[s]?.wrap(0L, 0)
         txFree.addInt(s)
     }
 
@@ -465,6 +845,10 @@ internal class OfiTransport(
         val s = slotOf(OfiOps.getLong(entry))
         if (s < 0) return
         if (s < txSlots) {
+            if (txKind[s] != KIND_SEND) {
+                rmaDone(s)
+                return
+            }
             val ctx = txContext[s]
             val flags = txFlags[s]
             val len = txLen[s]
@@ -496,6 +880,8 @@ internal class OfiTransport(
         val text = describe(err, provErrno, OfiOps.getLong(errBuf + 64))
         if (s < 0) {
             host.eventError(errnoOf(-err), "$rail: $text")
+        } else if (s < txSlots && txKind[s] != KIND_SEND) {
+            failRma(s, errnoOf(-err), "${describeRma(s)} failed: $text")
         } else if (s < txSlots) {
             val ctx = txContext[s]
             val flags = txFlags[s]
@@ -533,6 +919,10 @@ internal class OfiTransport(
     }
 
     private fun failNow(s: Int, err: Int, why: String) {
+        if (txKind[s] != KIND_SEND) {
+            failRma(s, err, "${describeRma(s)} not carried out: $why")
+            return
+        }
         val ctx = txContext[s]
         val flags = txFlags[s]
         val len = txLen[s]
@@ -552,6 +942,8 @@ internal class OfiTransport(
         OfiOps.close(ep)
         OfiOps.close(cq)
         OfiOps.close(nav)
+        bounceMr?.close()
+        bounceMr = null
         ep = 0
         cq = 0
         nav = 0
@@ -572,5 +964,14 @@ internal class OfiTransport(
         const val FI_CQ_FORMAT_TAGGED = 4
         const val FI_WAIT_NONE = 0
         const val FI_ADDR_UNSPEC = -1L
+        const val KIND_SEND = 0
+        const val MSG_AREA = 128L
+        /** FI_COMPLETION | FI_DELIVERY_COMPLETE: the flags of a write and an update atomic. */
+        const val DELIVERED = (1L shl 24) or (1L shl 28)
+        const val KIND_WRITE = 1
+        const val KIND_READ = 2
+        const val KIND_ATOMIC = 3
+        const val KIND_FETCH = 4
+        const val KIND_COMPARE = 5
     }
 }
