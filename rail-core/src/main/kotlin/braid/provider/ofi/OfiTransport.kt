@@ -82,21 +82,23 @@ internal class OfiTransport(
     private var cq = 0L
     private var nav = 0L
     private var ep = 0L
-    private lateinit var fnSend: Function
-    private lateinit var fnSendData: Function
-    private lateinit var fnRecv: Function
-    private lateinit var fnTSend: Function
-    private lateinit var fnTSendData: Function
-    private lateinit var fnTRecv: Function
-    private lateinit var fnReadFrom: Function
+    // The hot calls go through libffi directly (OfiCall: no boxing, no argument array); the rest through Function.
+    private lateinit var fnSend: OfiCall
+    private lateinit var fnSendData: OfiCall
+    private lateinit var fnRecv: OfiCall
+    private lateinit var fnTSend: OfiCall
+    private lateinit var fnTSendData: OfiCall
+    private lateinit var fnTRecv: OfiCall
+    private lateinit var fnReadFrom: OfiCall
     private lateinit var fnReadErr: Function
     private var fnStrError: Function? = null
     private lateinit var fnAvInsert: Function
-    private var fnRead: Function? = null
-    private var fnWriteMsg: Function? = null
-    private var fnAtomicMsg: Function? = null
-    private var fnFetch: Function? = null
-    private var fnCompare: Function? = null
+    private var fnRead: OfiCall? = null
+    private var fnWriteMsg: OfiCall? = null
+    private var fnAtomicMsg: OfiCall? = null
+    private var fnFetch: OfiCall? = null
+    private var fnCompare: OfiCall? = null
+    private val calls = ArrayList<OfiCall>()
 
     /** The RMA and atomic capabilities this rail carries natively ([OfiDomain.rmaCaps]). */
     override val rmaCaps: Long = domain.rmaCaps
@@ -106,6 +108,8 @@ internal class OfiTransport(
     private val atomicMax = Array(3) { IntArray(16) }
     /** The registration of the native receive buffers, when the provider needs local descriptors. */
     private var bounceMr: OfiRegion? = null
+    private val bounceDesc: Long
+        get() = bounceMr?.descriptor ?: 0L
 
     // ## Operation slots: tx slots first, then the receive buffers (untagged, then tagged) ##
     private val txContext = arrayOfNulls<Any>(txSlots)
@@ -176,24 +180,27 @@ internal class OfiTransport(
         check("fi_ep_bind(av)", OfiOps.bind(ep, nav, 0))
         check("fi_ep_bind(cq)", OfiOps.bind(ep, cq, OpFlags.SEND or OpFlags.RECV))
         check("fi_enable", OfiOps.control(ep, OfiOps.FI_ENABLE, 0))
-        fnSend = need(ep, OfiOps.EP_MSG, OfiOps.XFER_SEND, "fi_send")
-        fnSendData = need(ep, OfiOps.EP_MSG, OfiOps.XFER_SENDDATA, "fi_senddata")
-        fnRecv = need(ep, OfiOps.EP_MSG, OfiOps.XFER_RECV, "fi_recv")
-        fnTSend = need(ep, OfiOps.EP_TAGGED, OfiOps.XFER_SEND, "fi_tsend")
-        fnTSendData = need(ep, OfiOps.EP_TAGGED, OfiOps.XFER_SENDDATA, "fi_tsenddata")
-        fnTRecv = need(ep, OfiOps.EP_TAGGED, OfiOps.XFER_RECV, "fi_trecv")
-        fnReadFrom = need(cq, OfiOps.CQ_OPS, OfiOps.CQ_READFROM, "fi_cq_readfrom")
+        // Signatures: L a 64-bit integer or pointer, I an int; the last letter is the return type (ssize_t).
+        fnSend = hot(ep, OfiOps.EP_MSG, OfiOps.XFER_SEND, "fi_send", "LLLLLLL")
+        fnSendData = hot(ep, OfiOps.EP_MSG, OfiOps.XFER_SENDDATA, "fi_senddata", "LLLLLLLL")
+        fnRecv = hot(ep, OfiOps.EP_MSG, OfiOps.XFER_RECV, "fi_recv", "LLLLLLL")
+        fnTSend = hot(ep, OfiOps.EP_TAGGED, OfiOps.XFER_SEND, "fi_tsend", "LLLLLLLL")
+        fnTSendData = hot(ep, OfiOps.EP_TAGGED, OfiOps.XFER_SENDDATA, "fi_tsenddata", "LLLLLLLLL")
+        fnTRecv = hot(ep, OfiOps.EP_TAGGED, OfiOps.XFER_RECV, "fi_trecv", "LLLLLLLLL")
+        fnReadFrom = hot(cq, OfiOps.CQ_OPS, OfiOps.CQ_READFROM, "fi_cq_readfrom", "LLLLL")
+        // fi_cq_readfrom(cq, buf, count, src_addr) always reads into the same place: set once.
+        fnReadFrom.arg(0, cq).arg(1, cqBuf).arg(2, CQ_BATCH.toLong()).arg(3, srcBuf)
         fnReadErr = need(cq, OfiOps.CQ_OPS, OfiOps.CQ_READERR, "fi_cq_readerr")
         fnStrError = OfiOps.function(cq, OfiOps.CQ_OPS, OfiOps.CQ_STRERROR)
         fnAvInsert = need(nav, OfiOps.AV_OPS, OfiOps.AV_INSERT, "fi_av_insert")
         if (rmaCaps and OfiGetInfo.RMA_CAPS != 0L) {
-            fnRead = need(ep, OfiOps.EP_RMA, OfiOps.RMA_READ, "fi_read")
-            fnWriteMsg = need(ep, OfiOps.EP_RMA, OfiOps.RMA_WRITEMSG, "fi_writemsg")
+            fnRead = hot(ep, OfiOps.EP_RMA, OfiOps.RMA_READ, "fi_read", "LLLLLLLLL")
+            fnWriteMsg = hot(ep, OfiOps.EP_RMA, OfiOps.RMA_WRITEMSG, "fi_writemsg", "LLLL")
         }
         if (rmaCaps and OfiGetInfo.ATOMIC_CAPS != 0L) {
-            fnAtomicMsg = need(ep, OfiOps.EP_ATOMIC, OfiOps.ATOMIC_WRITEMSG, "fi_atomicmsg")
-            fnFetch = need(ep, OfiOps.EP_ATOMIC, OfiOps.ATOMIC_READWRITE, "fi_fetch_atomic")
-            fnCompare = need(ep, OfiOps.EP_ATOMIC, OfiOps.ATOMIC_COMPWRITE, "fi_compare_atomic")
+            fnAtomicMsg = hot(ep, OfiOps.EP_ATOMIC, OfiOps.ATOMIC_WRITEMSG, "fi_atomicmsg", "LLLL")
+            fnFetch = hot(ep, OfiOps.EP_ATOMIC, OfiOps.ATOMIC_READWRITE, "fi_fetch_atomic", "LLLLLLLLLIIL" + "L")
+            fnCompare = hot(ep, OfiOps.EP_ATOMIC, OfiOps.ATOMIC_COMPWRITE, "fi_compare_atomic", "LLLLLLLLLLLIIL" + "L")
             queryAtomics()
         }
         if (mrLocal)
@@ -224,6 +231,11 @@ internal class OfiTransport(
         OfiOps.putLong(outPtr, 0)
         check(call, f.invokeInt(arrayOf(d, attr, outPtr, 0L)))
         return OfiOps.getLong(outPtr)
+    }
+
+    private fun hot(obj: Long, table: Int, slot: Int, call: String, signature: String): OfiCall {
+        need(obj, table, slot, call)
+        return OfiCall.of(obj, table, slot, signature)!!.also { calls += it }
     }
 
     private fun need(obj: Long, table: Int, slot: Int, call: String): Function =
@@ -369,11 +381,18 @@ internal class OfiTransport(
         val desc = txMr[s]?.descriptor ?: 0L
         when (txKind[s]) {
             KIND_SEND -> {}
-            KIND_WRITE -> return fnWriteMsg!!.invokeLong(arrayOf(ep, message(s, desc, ctx, false), DELIVERED))
+            KIND_WRITE -> return fnWriteMsg!!.arg(0, ep).arg(1, message(s, desc, ctx, false)).arg(2, DELIVERED).call()
             KIND_READ ->
-                return fnRead!!.invokeLong(
-                    arrayOf(ep, txAddr[s], txLen[s], desc, txDest[s], txRemote[s], txKey[s], ctx)
-                )
+                return fnRead!!
+                    .arg(0, ep)
+                    .arg(1, txAddr[s])
+                    .arg(2, txLen[s])
+                    .arg(3, desc)
+                    .arg(4, txDest[s])
+                    .arg(5, txRemote[s])
+                    .arg(6, txKey[s])
+                    .arg(7, ctx)
+                    .call()
             else -> return postAtomic(s, desc, ctx)
         }
         val flags = txFlags[s]
@@ -381,10 +400,38 @@ internal class OfiTransport(
         val withData = flags and OpFlags.REMOTE_CQ_DATA != 0L
         return when {
             tagged && withData ->
-                fnTSendData.invokeLong(arrayOf(ep, txAddr[s], txLen[s], desc, txData[s], txDest[s], txTag[s], ctx))
-            tagged -> fnTSend.invokeLong(arrayOf(ep, txAddr[s], txLen[s], desc, txDest[s], txTag[s], ctx))
-            withData -> fnSendData.invokeLong(arrayOf(ep, txAddr[s], txLen[s], desc, txData[s], txDest[s], ctx))
-            else -> fnSend.invokeLong(arrayOf(ep, txAddr[s], txLen[s], desc, txDest[s], ctx))
+                fnTSendData
+                    .arg(0, ep)
+                    .arg(1, txAddr[s])
+                    .arg(2, txLen[s])
+                    .arg(3, desc)
+                    .arg(4, txData[s])
+                    .arg(5, txDest[s])
+                    .arg(6, txTag[s])
+                    .arg(7, ctx)
+                    .call()
+            tagged ->
+                fnTSend
+                    .arg(0, ep)
+                    .arg(1, txAddr[s])
+                    .arg(2, txLen[s])
+                    .arg(3, desc)
+                    .arg(4, txDest[s])
+                    .arg(5, txTag[s])
+                    .arg(6, ctx)
+                    .call()
+            withData ->
+                fnSendData
+                    .arg(0, ep)
+                    .arg(1, txAddr[s])
+                    .arg(2, txLen[s])
+                    .arg(3, desc)
+                    .arg(4, txData[s])
+                    .arg(5, txDest[s])
+                    .arg(6, ctx)
+                    .call()
+            else ->
+                fnSend.arg(0, ep).arg(1, txAddr[s]).arg(2, txLen[s]).arg(3, desc).arg(4, txDest[s]).arg(5, ctx).call()
         }
     }
 
@@ -393,30 +440,39 @@ internal class OfiTransport(
         val op = txAtomic[s] and 0xff
         val n = txCount[s].toLong()
         return when (txKind[s]) {
-            KIND_ATOMIC -> fnAtomicMsg!!.invokeLong(arrayOf(ep, message(s, desc, ctx, true), DELIVERED))
+            KIND_ATOMIC -> fnAtomicMsg!!.arg(0, ep).arg(1, message(s, desc, ctx, true)).arg(2, DELIVERED).call()
             KIND_FETCH ->
-                fnFetch!!.invokeLong(
-                    arrayOf(ep, txAddr[s], n, desc, txRes[s], desc, txDest[s], txRemote[s], txKey[s], type, op, ctx)
-                )
+                fnFetch!!
+                    .arg(0, ep)
+                    .arg(1, txAddr[s])
+                    .arg(2, n)
+                    .arg(3, desc)
+                    .arg(4, txRes[s])
+                    .arg(5, desc)
+                    .arg(6, txDest[s])
+                    .arg(7, txRemote[s])
+                    .arg(8, txKey[s])
+                    .arg(9, type.toLong())
+                    .arg(10, op.toLong())
+                    .arg(11, ctx)
+                    .call()
             else ->
-                fnCompare!!.invokeLong(
-                    arrayOf(
-                        ep,
-                        txAddr[s],
-                        n,
-                        desc,
-                        txCmp[s],
-                        desc,
-                        txRes[s],
-                        desc,
-                        txDest[s],
-                        txRemote[s],
-                        txKey[s],
-                        type,
-                        op,
-                        ctx,
-                    )
-                )
+                fnCompare!!
+                    .arg(0, ep)
+                    .arg(1, txAddr[s])
+                    .arg(2, n)
+                    .arg(3, desc)
+                    .arg(4, txCmp[s])
+                    .arg(5, desc)
+                    .arg(6, txRes[s])
+                    .arg(7, desc)
+                    .arg(8, txDest[s])
+                    .arg(9, txRemote[s])
+                    .arg(10, txKey[s])
+                    .arg(11, type.toLong())
+                    .arg(12, op.toLong())
+                    .arg(13, ctx)
+                    .call()
         }
     }
 
@@ -729,8 +785,26 @@ internal class OfiTransport(
         val ctx = ctxBase + (txSlots + i).toLong() * CONTEXT_SIZE
         val buf = bounceBase + i.toLong() * recvSize
         val rc =
-            if (i < recvCount) fnRecv.invokeLong(arrayOf(ep, buf, recvSize.toLong(), 0L, FI_ADDR_UNSPEC, ctx))
-            else fnTRecv.invokeLong(arrayOf(ep, buf, recvSize.toLong(), 0L, FI_ADDR_UNSPEC, 0L, -1L, ctx))
+            if (i < recvCount)
+                fnRecv
+                    .arg(0, ep)
+                    .arg(1, buf)
+                    .arg(2, recvSize.toLong())
+                    .arg(3, bounceDesc)
+                    .arg(4, FI_ADDR_UNSPEC)
+                    .arg(5, ctx)
+                    .call()
+            else
+                fnTRecv
+                    .arg(0, ep)
+                    .arg(1, buf)
+                    .arg(2, recvSize.toLong())
+                    .arg(3, bounceDesc)
+                    .arg(4, FI_ADDR_UNSPEC)
+                    .arg(5, 0L)
+                    .arg(6, -1L)
+                    .arg(7, ctx)
+                    .call()
         if (rc == 0L) return true
         if (rc != -OfiOps.FI_EAGAIN.toLong())
             host.eventError(
@@ -814,7 +888,7 @@ internal class OfiTransport(
         sweep()
         var work = retryPending() + repostParked()
         while (true) {
-            val n = fnReadFrom.invokeLong(arrayOf(cq, cqBuf, CQ_BATCH.toLong(), srcBuf))
+            val n = fnReadFrom.call()
             if (n > 0) {
                 for (k in 0 until n.toInt()) completion(cqBuf + k * CQ_ENTRY, OfiOps.getLong(srcBuf + k * 8L))
                 work += n.toInt()
@@ -944,6 +1018,8 @@ internal class OfiTransport(
         OfiOps.close(nav)
         bounceMr?.close()
         bounceMr = null
+        for (c in calls) c.close()
+        calls.clear()
         ep = 0
         cq = 0
         nav = 0
