@@ -57,6 +57,23 @@ public object OfiParams {
             Param.atLeast(1, "one operation"),
         )
 
+    /**
+     * The liveness timeout: a native send, receive-side rendezvous or RMA the native provider has not completed in this
+     * long fails with ETIMEDOUT, so a killed peer ends in an error completion, never a hang (rxm reports a reset
+     * connection itself; shm's queue to a dead process just stays full). 0: none.
+     */
+    @JvmField
+    public val TX_TIMEOUT: Param<Long> =
+        Param.long(
+            "ofi",
+            "tx_timeout",
+            "BRAID_OFI_TX_TIMEOUT",
+            30_000L,
+            "ms",
+            "a native operation not completed in this long fails with ETIMEDOUT (a dead peer); 0 for none",
+            Param.atLeast(0L, "ms"),
+        )
+
     @JvmField
     public val MR_CACHE_SIZE: Param<Int> =
         Param.int(
@@ -83,5 +100,7 @@ public object OfiParams {
             "the libfabric shared library to load (a name or a path); empty for the system's libfabric.so.1",
         )
 
-    @JvmField public val ALL: List<Param<*>> = listOf(PROVIDER, RECV_SIZE, RECV_COUNT, TX_SLOTS, MR_CACHE_SIZE, LIBRARY)
+    @JvmField
+    public val ALL: List<Param<*>> =
+        listOf(PROVIDER, RECV_SIZE, RECV_COUNT, TX_SLOTS, TX_TIMEOUT, MR_CACHE_SIZE, LIBRARY)
 }

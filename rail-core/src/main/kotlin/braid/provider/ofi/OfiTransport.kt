@@ -56,6 +56,8 @@ internal class OfiTransport(
     private val recvSize = info.settings[OfiParams.RECV_SIZE]
     private val recvCount = info.settings[OfiParams.RECV_COUNT]
     private val txSlots = info.settings[OfiParams.TX_SLOTS]
+    /** [OfiParams.TX_TIMEOUT] in ns; 0: no liveness timeout. */
+    private val txTimeout = info.settings[OfiParams.TX_TIMEOUT] * 1_000_000L
     private val slots = txSlots + 2 * recvCount
 
     override val counters: RailCounters = RailCounters(rail)
@@ -131,6 +133,15 @@ internal class OfiTransport(
     /** Where a staged read or fetch is copied back to at completion (a heap buffer's), else null. */
     private val txBack = arrayOfNulls<UnsafeBuffer>(txSlots)
     private val txBackAt = IntArray(txSlots)
+    /** Whether the slot holds an operation (its context may be null), and since when ([System.nanoTime]). */
+    private val txBusy = BooleanArray(txSlots)
+    private val txSince = LongArray(txSlots)
+    /**
+     * Failed by the liveness timeout while the native provider still holds it: the slot is not reused until its native
+     * completion or error arrives, which is then dropped (a later operation must not receive it).
+     */
+    private val txZombie = BooleanArray(txSlots)
+    private var lastLivenessCheck = 0L
     /** The cached registration the slot's local buffer holds (FI_MR_LOCAL providers), else null. */
     private val txMr = arrayOfNulls<OfiMrCache.Entry>(txSlots)
     private val txStage = arrayOfNulls<UnsafeBuffer>(txSlots)
@@ -337,6 +348,8 @@ internal class OfiTransport(
         if (nd < 0) return -Errno.EINVAL
         if (txFree.isEmpty()) return -Errno.EAGAIN
         val s = txFree.removeAt(txFree.size - 1)
+        txBusy[s] = true
+        txSince[s] = System.nanoTime()
         txKind[s] = KIND_SEND
         txContext[s] = context
         txFlags[s] = flags
@@ -650,6 +663,8 @@ internal class OfiTransport(
             return null
         }
         val s = txFree.removeAt(txFree.size - 1)
+        txBusy[s] = true
+        txSince[s] = System.nanoTime()
         txDest[s] = nd
         return s
     }
@@ -758,6 +773,8 @@ internal class OfiTransport(
     }
 
     private fun releaseTx(s: Int) {
+        txBusy[s] = false
+        txZombie[s] = false
         txContext[s] = null
         txMr[s]?.let { cache.release(it) }
         txMr[s] = null
@@ -887,6 +904,7 @@ internal class OfiTransport(
         if (closed) return 0
         sweep()
         var work = retryPending() + repostParked()
+        if (txTimeout > 0) work += checkLiveness()
         while (true) {
             val n = fnReadFrom.call()
             if (n > 0) {
@@ -908,6 +926,49 @@ internal class OfiTransport(
         return work
     }
 
+    /**
+     * The liveness timeout ([OfiParams.TX_TIMEOUT]): an operation the native provider has not completed, or that its
+     * `-FI_EAGAIN` has held back, for that long fails with ETIMEDOUT naming the peer — a killed peer on a provider that
+     * never says so (shm's queue to a dead process fills and stays full) ends in an error, never a hang. Looked at a
+     * few times per period, so it costs nothing per operation.
+     */
+    private fun checkLiveness(): Int {
+        val now = System.nanoTime()
+        if (now - lastLivenessCheck < txTimeout / 4) return 0
+        lastLivenessCheck = now
+        var failed = 0
+        for (s in 0 until txSlots) {
+            if (!txBusy[s] || txZombie[s] || now - txSince[s] < txTimeout) continue
+            val why =
+                "no completion from native peer ${braidSource(txDest[s]).let { if (it == FiAddr.NOTAVAIL) "?" else it }} " +
+                    "in ${txTimeout / 1_000_000} ms (ofi.tx_timeout, BRAID_OFI_TX_TIMEOUT): the peer is gone or " +
+                    "unreachable"
+            val queued = txPending.indexOf(s)
+            if (queued >= 0) txPending.removeAt(queued) else txZombie[s] = true
+            failTimedOut(s, why, zombie = queued < 0)
+            failed++
+        }
+        return failed
+    }
+
+    /** Reports slot [s] failed by the liveness timeout; a [zombie] keeps its slot until the native answer comes. */
+    private fun failTimedOut(s: Int, why: String, zombie: Boolean) {
+        val ctx = txContext[s]
+        val err = Errno.ETIMEDOUT
+        if (txKind[s] != KIND_SEND) {
+            val message = "${describeRma(s)} timed out: $why"
+            val flags = rmaFlags(s)
+            if (zombie) txContext[s] = null else releaseTx(s)
+            host.rmaError(ctx, flags, 0, err, message)
+        } else {
+            val flags = txFlags[s]
+            val len = txLen[s]
+            val tag = txTag[s]
+            if (zombie) txContext[s] = null else releaseTx(s)
+            host.txError(ctx, flags, len, tag, err, "$rail: send of $len bytes timed out: $why")
+        }
+    }
+
     private fun slotOf(opContext: Long): Int {
         val off = opContext - ctxBase
         if (off < 0 || off % CONTEXT_SIZE != 0L) return -1
@@ -919,6 +980,10 @@ internal class OfiTransport(
         val s = slotOf(OfiOps.getLong(entry))
         if (s < 0) return
         if (s < txSlots) {
+            if (txZombie[s]) {
+                releaseTx(s) // failed by the liveness timeout already; its late completion is dropped
+                return
+            }
             if (txKind[s] != KIND_SEND) {
                 rmaDone(s)
                 return
@@ -954,6 +1019,8 @@ internal class OfiTransport(
         val text = describe(err, provErrno, OfiOps.getLong(errBuf + 64))
         if (s < 0) {
             host.eventError(errnoOf(-err), "$rail: $text")
+        } else if (s < txSlots && txZombie[s]) {
+            releaseTx(s)
         } else if (s < txSlots && txKind[s] != KIND_SEND) {
             failRma(s, errnoOf(-err), "${describeRma(s)} failed: $text")
         } else if (s < txSlots) {
@@ -988,7 +1055,7 @@ internal class OfiTransport(
     override fun abort(err: Int, why: String) {
         dead = why
         host.eventError(err, "$rail endpoint ${host.name}: $why")
-        for (s in 0 until txSlots) if (txContext[s] != null) failNow(s, err, why)
+        for (s in 0 until txSlots) if (txBusy[s] && !txZombie[s]) failNow(s, err, why)
         txPending.clear()
     }
 
