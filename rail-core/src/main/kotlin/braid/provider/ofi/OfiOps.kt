@@ -61,6 +61,7 @@ internal object OfiOps {
     // ## struct fi_ops_msg and fi_ops_tagged (same shape) ##
     const val XFER_RECV = 8
     const val XFER_SEND = 32
+    const val XFER_SENDMSG = 48
     const val XFER_INJECT = 56
     const val XFER_SENDDATA = 64
 

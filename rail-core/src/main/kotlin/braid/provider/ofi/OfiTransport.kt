@@ -95,6 +95,8 @@ internal class OfiTransport(
     private lateinit var fnReadErr: Function
     private var fnStrError: Function? = null
     private lateinit var fnAvInsert: Function
+    private lateinit var fnSendMsg: OfiCall
+    private lateinit var fnTSendMsg: OfiCall
     private var fnRead: OfiCall? = null
     private var fnWriteMsg: OfiCall? = null
     private var fnAtomicMsg: OfiCall? = null
@@ -199,6 +201,8 @@ internal class OfiTransport(
         fnTSendData = hot(ep, OfiOps.EP_TAGGED, OfiOps.XFER_SENDDATA, "fi_tsenddata", "LLLLLLLLL")
         fnTRecv = hot(ep, OfiOps.EP_TAGGED, OfiOps.XFER_RECV, "fi_trecv", "LLLLLLLLL")
         fnReadFrom = hot(cq, OfiOps.CQ_OPS, OfiOps.CQ_READFROM, "fi_cq_readfrom", "LLLLL")
+        fnSendMsg = hot(ep, OfiOps.EP_MSG, OfiOps.XFER_SENDMSG, "fi_sendmsg", "LLLL")
+        fnTSendMsg = hot(ep, OfiOps.EP_TAGGED, OfiOps.XFER_SENDMSG, "fi_tsendmsg", "LLLL")
         // fi_cq_readfrom(cq, buf, count, src_addr) always reads into the same place: set once.
         fnReadFrom.arg(0, cq).arg(1, cqBuf).arg(2, CQ_BATCH.toLong()).arg(3, srcBuf)
         fnReadErr = need(cq, OfiOps.CQ_OPS, OfiOps.CQ_READERR, "fi_cq_readerr")
@@ -411,6 +415,7 @@ internal class OfiTransport(
         val flags = txFlags[s]
         val tagged = flags and OpFlags.TAGGED != 0L
         val withData = flags and OpFlags.REMOTE_CQ_DATA != 0L
+        if (flags and OpFlags.DELIVERY_COMPLETE != 0L) return postDelivered(s, desc, ctx, tagged, withData)
         return when {
             tagged && withData ->
                 fnTSendData
@@ -445,6 +450,40 @@ internal class OfiTransport(
                     .call()
             else ->
                 fnSend.arg(0, ep).arg(1, txAddr[s]).arg(2, txLen[s]).arg(3, desc).arg(4, txDest[s]).arg(5, ctx).call()
+        }
+    }
+
+    /**
+     * A send asked for FI_DELIVERY_COMPLETE goes as `fi_sendmsg`/`fi_tsendmsg` with that flag, so the native provider
+     * completes it once the message has landed in the peer's native receive buffer (rxm and shm honour it; a provider
+     * that cannot refuses the call, and the send fails naming it).
+     *
+     * ```
+     *  fi_msg:        msg_iov@0 desc@8 iov_count@16 addr@24 context@32 data@40
+     *  fi_msg_tagged: msg_iov@0 desc@8 iov_count@16 addr@24 tag@32 ignore@40 context@48 data@56
+     *  then at 72 the iovec {base, len}, at 112 the one-entry desc array.
+     * ```
+     */
+    private fun postDelivered(s: Int, desc: Long, ctx: Long, tagged: Boolean, withData: Boolean): Long {
+        val m = msgBase + s.toLong() * MSG_AREA
+        OfiOps.putLong(m + 72, txAddr[s])
+        OfiOps.putLong(m + 80, txLen[s])
+        OfiOps.putLong(m + 112, desc)
+        OfiOps.putLong(m, m + 72)
+        OfiOps.putLong(m + 8, m + 112)
+        OfiOps.putLong(m + 16, 1)
+        OfiOps.putLong(m + 24, txDest[s])
+        val nativeFlags = DELIVERED or (if (withData) OpFlags.REMOTE_CQ_DATA else 0L)
+        return if (tagged) {
+            OfiOps.putLong(m + 32, txTag[s])
+            OfiOps.putLong(m + 40, 0)
+            OfiOps.putLong(m + 48, ctx)
+            OfiOps.putLong(m + 56, txData[s])
+            fnTSendMsg.arg(0, ep).arg(1, m).arg(2, nativeFlags).call()
+        } else {
+            OfiOps.putLong(m + 32, ctx)
+            OfiOps.putLong(m + 40, txData[s])
+            fnSendMsg.arg(0, ep).arg(1, m).arg(2, nativeFlags).call()
         }
     }
 
