@@ -178,12 +178,28 @@ internal constructor(
                     "domain '$name': memory key $key is already registered; request another or pass 0",
                 )
             }
-            val mr = MemoryRegion(this, view, access, key, iface, device, address, length)
-            regions.put(key, mr)
+            // A native rail registers host memory itself; its key (FI_MR_PROV_KEY) may differ from Braid's. Device
+            // memory is staged through host bounce buffers, so no provider sees its address.
+            val native = if (iface.isSystem) provider.registerMemory(view, access, key, requestedKey != 0L) else null
+            val filed = native?.key ?: key
+            if (filed != key && regions.containsKey(filed)) {
+                native!!.close()
+                throw FabricException(
+                    Errno.ENOKEY,
+                    "domain '$name': the provider's key $filed is already registered here; deregister that region first",
+                )
+            }
+            val mr = MemoryRegion(this, view, access, filed, iface, device, address, length, native)
+            regions.put(filed, mr)
             mr
         }
 
-    @JvmSynthetic internal fun deregister(mr: MemoryRegion): Unit = synchronized(lock) { regions.remove(mr.key) }
+    @JvmSynthetic
+    internal fun deregister(mr: MemoryRegion): Unit =
+        synchronized(lock) {
+            if (regions.get(mr.key) === mr) regions.remove(mr.key)
+            mr.native?.close()
+        }
 
     /** The region registered under [key], or null. Caller holds the lock. */
     @JvmSynthetic internal fun region(key: Long): MemoryRegion? = regions.get(key)
@@ -435,6 +451,11 @@ internal constructor(
         closed = true
         if (owner != null) synchronized(lock) { owner.peers = owner.peers.filter { it !== this }.toTypedArray() }
         hub.engine?.close()
+        // Native registrations go before the native domain they belong to.
+        synchronized(lock) {
+            for (mr in regions.values) mr.native?.close()
+            regions.clear()
+        }
         provider.close()
     }
 

@@ -37,6 +37,8 @@ internal constructor(
     public val device: Long,
     private val deviceAddress: Long,
     private val deviceLength: Int,
+    /** The provider's own registration of this memory ([braid.provider.DomainProvider.registerMemory]), or null. */
+    @get:JvmSynthetic internal val native: braid.provider.ProviderRegion? = null,
     @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden(),
 ) : AutoCloseable {
     /** The native address of the region's first byte (a device address for device memory). */

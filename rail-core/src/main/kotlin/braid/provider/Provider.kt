@@ -15,6 +15,7 @@ import braid.core.RailStats
 import braid.core.SrxPeer
 import org.agrona.DirectBuffer
 import org.agrona.MutableDirectBuffer
+import org.agrona.concurrent.UnsafeBuffer
 
 /**
  * A provider (a rail): one transport under the object model. It offers [infos], parses the addresses of its peers, and
@@ -52,6 +53,12 @@ internal interface Provider {
     val canBePeer: Boolean
         get() = false
 
+    /**
+     * What an entry [info] of this provider carries as a link's rail: its caps, unless the provider carries some only
+     * when it stands alone (the native rail's RMA needs its own registrations, which a link's regions do not make).
+     */
+    fun capsAsRail(info: Info): Long = info.caps
+
     /** The host identity a peer address blob of this provider carries, or null if [address] is not one. */
     fun hostIdOf(address: ByteArray): Long? = null
 
@@ -81,6 +88,27 @@ internal interface DomainProvider : AutoCloseable {
      */
     fun hmemOverride(op: braid.core.HmemOp, info: Info): Int =
         if (braid.core.HmemOverrides.honoured(info.caps)) 0 else -braid.core.Errno.ENOSYS
+
+    /**
+     * The registration hook: registers [buffer] (the whole view) with the provider's own memory registration
+     * (`fi_mr_reg`) for [access], under [key] (Braid's choice, or the caller's when [requested]), or returns null when
+     * the provider has none and Braid's own key serves (every rail that carries RMA itself). A provider that makes its
+     * own keys (FI_MR_PROV_KEY) answers with another [ProviderRegion.key], and the domain files the region under it.
+     * Throws [braid.core.FabricException] naming the provider and what it refused. Called with the domain lock held.
+     */
+    fun registerMemory(buffer: UnsafeBuffer, access: Int, key: Long, requested: Boolean): ProviderRegion? = null
+}
+
+/** A provider's own registration of a [braid.core.MemoryRegion] ([DomainProvider.registerMemory]). */
+internal interface ProviderRegion {
+    /** The key peers present: the one asked for, or the provider's own (FI_MR_PROV_KEY). */
+    val key: Long
+
+    /** The local descriptor operations on this memory pass (`fi_mr_desc`), or 0 when the provider needs none. */
+    val descriptor: Long
+
+    /** Deregisters it (`fi_close` of the `fid_mr`); once only, further calls do nothing. */
+    fun close()
 }
 
 /** A parsed peer address. [key] identifies the peer endpoint uniquely on the fabric. */

@@ -158,7 +158,7 @@ internal object LinkProvider : Provider {
                 Caps.HMEM or
                 Caps.TRIGGER
         var caps = common
-        for (r in rails) caps = caps and r.caps
+        for (r in rails) caps = caps and Braid.provider(r.provider).capsAsRail(r)
         for (r in rails) caps = caps or (r.caps and (Caps.LOCAL_COMM or Caps.REMOTE_COMM))
         return Info(
             provider = name,
