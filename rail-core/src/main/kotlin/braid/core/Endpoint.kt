@@ -744,7 +744,7 @@ private constructor(
         dstOffset: Int,
         length: Int,
     ): Int {
-        if (offset < 0 || length < 0 || offset + length > region.length) return -Errno.EINVAL
+        if (!inRegion(region, offset, length)) return -Errno.EINVAL
         if (dstOffset < 0 || dstOffset.toLong() + length > dst.capacity()) return -Errno.EINVAL
         synchronized(domain.lock) {
             val n = HmemCopy.fromRegion(sink.hmemOps, region, offset, dst, dstOffset, length, hmemIov)
@@ -761,7 +761,7 @@ private constructor(
 
     /** Copies `src[srcOffset, srcOffset+length)` into [region] at [offset]; see [copyFromRegion]. */
     public fun copyToRegion(region: MemoryRegion, offset: Long, src: DirectBuffer, srcOffset: Int, length: Int): Int {
-        if (offset < 0 || length < 0 || offset + length > region.length) return -Errno.EINVAL
+        if (!inRegion(region, offset, length)) return -Errno.EINVAL
         if (srcOffset < 0 || srcOffset.toLong() + length > src.capacity()) return -Errno.EINVAL
         synchronized(domain.lock) {
             val n = HmemCopy.toRegion(sink.hmemOps, region, offset, src, srcOffset, length, hmemIov)
@@ -844,11 +844,15 @@ private constructor(
         flags: Long = 0,
     ): Int = postStagedRma(false, region, offset, length, src, remoteOffset, key, context, flags)
 
+    /** Whether `region[offset, offset+length)` lies inside [region]. */
+    private fun inRegion(region: MemoryRegion, offset: Long, length: Int): Boolean =
+        offset >= 0 && length >= 0 && offset + length <= region.length
+
     /** 0 if `region[offset, offset+length)` may be staged on this endpoint, else the refusal. */
     private fun checkRegion(region: MemoryRegion, offset: Long, length: Int): Int =
         when {
             region.domain !== domain -> -Errno.EINVAL
-            offset < 0 || length < 0 || offset + length > region.length -> -Errno.EINVAL
+            !inRegion(region, offset, length) -> -Errno.EINVAL
             length > MAX_STAGED -> -Errno.EMSGSIZE
             !HmemOverrides.honoured(info.caps) -> -Errno.EOPNOTSUPP
             else -> 0
