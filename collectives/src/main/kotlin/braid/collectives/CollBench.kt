@@ -18,11 +18,11 @@ import kotlin.system.exitProcess
  * - `run N`: N processes over shm (this one is rank 0 and starts the others), OSU-style averages of allreduce (SUM of
  *   doubles) and broadcast at 8 B, 4 KiB, 64 KiB and 1 MiB and of barrier; prints `OP BYTES USEC P50` lines (the
  *   slowest rank's average and median per call) as the C loop prints `OP BYTES USEC`. The cases run in passes, at least
- *   5 and for at least 10 s (`BRAID_BENCH_PASSES`, `BRAID_BENCH_WARMUP_SECONDS`), and the last pass is reported: the
- *   others are the JIT's warm-up. A loop measured while the compiler threads still work shares the cores with them, and
- *   on 2 cores that costs whole scheduler slices: with 2 passes the 8 B allreduce's mean was 9–17 µs against a steady
- *   0.5; 5 passes took 2 s, and the first window of a pass still took stalls of milliseconds, which put its mean at up
- *   to twice its median.
+ *   5 and for at least 10 s (`run N PASSES SECONDS` changes both), and the last pass is reported: the others are the
+ *   JIT's warm-up. A loop measured while the compiler threads still work shares the cores with them, and on 2 cores
+ *   that costs whole scheduler slices: with 2 passes the 8 B allreduce's mean was 9–17 µs against a steady 0.5; 5
+ *   passes took 2 s, and the first window of a pass still took stalls of milliseconds, which put its mean at up to
+ *   twice its median.
  * - `crossovers N`: [Crossovers] — every algorithm of allreduce, broadcast and allgather forced in turn at 8 B … 4 MiB.
  * - `build`: builds schedules on a simulated group (one real endpoint, made-up member addresses; nothing is queued or
  *   sent) and prints the build time, requests, rounds and memory.
@@ -33,10 +33,18 @@ public object CollBench {
     /** The `loop` mode's arguments (after N), passed on to the children. */
     private var loopArgs: List<String> = emptyList()
 
+    /** The `run` mode's least number of passes and seconds before the reported one (rank 0's decide). */
+    private var minPasses = 5
+    private var warmupSeconds = 10.0
+
     @JvmStatic
     public fun main(args: Array<String>) {
         when (args[0]) {
-            "run",
+            "run" -> {
+                args.getOrNull(2)?.let { minPasses = positive("PASSES", it).toInt() }
+                args.getOrNull(3)?.let { warmupSeconds = positive("SECONDS", it) }
+                spawn("run", args[1].toInt())
+            }
             "crossovers" -> spawn(args[0], args[1].toInt())
             "loop" -> {
                 loopArgs = args.drop(2)
@@ -48,9 +56,16 @@ public object CollBench {
                 exitProcess(0)
             }
             "build" -> build()
-            else -> error("usage: CollBench run N | crossovers N | loop N OP BYTES SECONDS [offload] | build")
+            else -> error(USAGE)
         }
     }
+
+    private const val USAGE =
+        "usage: CollBench run N [PASSES [SECONDS]] | crossovers N | loop N OP BYTES SECONDS [offload] | build"
+
+    private fun positive(what: String, text: String): Double =
+        text.toDoubleOrNull()?.takeIf { it >= 0 }
+            ?: throw IllegalArgumentException("CollBench run: $what '$text' is not a number ≥ 0; $USAGE")
 
     /** Starts ranks 1..n-1 as child JVMs and runs rank 0 here. */
     private fun spawn(mode: String, n: Int) {
@@ -182,8 +197,7 @@ public object CollBench {
         val paths = listOf("p2p" to p2p, "offload" to paired)
         val timers = paths.map { Timer(it.second, 10_000) }
         // The last pass is reported; the others warm the JIT up, for at least this many passes and seconds.
-        val minPasses = System.getenv("BRAID_BENCH_PASSES")?.toInt() ?: 5
-        val warmupNs = (System.getenv("BRAID_BENCH_WARMUP_SECONDS")?.toDouble() ?: 10.0).times(1e9).toLong()
+        val warmupNs = (warmupSeconds * 1e9).toLong()
         val lines = ArrayList<String>()
         fun report(op: String, bytes: Int, path: Int) {
             val timer = timers[path]

@@ -25,9 +25,9 @@ public object MpiRmaBench {
 
     @JvmStatic
     public fun main(args: Array<String>) {
-        val provider = System.getenv("BRAID_MPI_PROVIDER") ?: "shm"
-        Mpi.init(FileBootstrap(File(args[0]), args[1].toInt(), 2), options = MpiOptions().provider(provider)).use { mpi
-            ->
+        // The provider is MpiOptions' own: BRAID_MPI_PROVIDER through the settings registry, else auto (shm on one
+        // host).
+        Mpi.init(FileBootstrap(File(args[0]), args[1].toInt(), 2), options = MpiOptions()).use { mpi ->
             val w = mpi.world
             val win = Window.allocate(MAX.toLong(), 1, w)
             val buf = ByteBuffer.allocateDirect(MAX).order(ByteOrder.nativeOrder())

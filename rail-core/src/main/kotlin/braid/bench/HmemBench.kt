@@ -1,14 +1,10 @@
 package braid.bench
 
-import braid.core.Completion
-import braid.core.Errno
 import braid.core.HmemCopyFunction
 import braid.core.HmemOp
+import braid.core.Info
 import braid.core.MemoryRegion
 import braid.core.MrAccess
-import braid.core.Rail
-import braid.core.TestDevice
-import braid.core.TestFabric
 import java.nio.ByteBuffer
 import java.util.Locale
 import org.agrona.concurrent.UnsafeBuffer
@@ -17,17 +13,20 @@ import org.agrona.concurrent.UnsafeBuffer
  * What device memory and override ops cost (a program that prints numbers, not a test), over shm in one process:
  * 1. `pingpong`: tagged ping-pong (best of 5 alternated runs) of host memory at 64 B and 1 MiB with no override set,
  *    then with a trivial override set on both domains (system memory never calls it: the ratio should be ≤ 1.05), then
- *    of [TestDevice] memory through the override (every byte staged through the bounce buffers);
- * 2. `stream`: 64 MiB device-to-device messages of the test device, staged through bounce buffers: GB/s.
+ *    of [SegmentDevice] memory through the override (every byte staged through the bounce buffers);
+ * 2. `stream`: 64 MiB (or `STREAM_MIB`) device-to-device messages of the device, staged through bounce buffers: GB/s.
  *
- * Run from the repository root: `bench/hmem-bench.sh [ROUNDS]`.
+ * Two [LocalEndpoints] over shm (eager up to 8 KiB), driven by this one thread. After the README's build: `java -cp
+ * samples/target/braid.jar braid.bench.HmemBench [ROUNDS [STREAM_MIB]]` (20,000 and 64 by default), or
+ * `bench/hmem-bench.sh [ROUNDS]`.
  */
-object HmemBench {
+public object HmemBench {
     @JvmStatic
-    fun main(args: Array<String>) {
+    public fun main(args: Array<String>) {
         val rounds = args.getOrNull(0)?.toInt() ?: 20_000
+        val streamMiB = args.getOrNull(1)?.toInt() ?: 64
         for (size in listOf(64, 1 shl 20)) {
-            val n = if (size > 4096) maxOf(rounds / 50, 200) else rounds
+            val n = if (size > 4096) maxOf(rounds / 50, minOf(rounds, 200)) else rounds
             // Alternated and repeated, best of each: the first runs pay for warming up the JIT.
             var none = Double.MAX_VALUE
             var set = Double.MAX_VALUE
@@ -49,7 +48,7 @@ object HmemBench {
                 )
             )
         }
-        stream(64 shl 20, maxOf(rounds / 2000, 5))
+        stream(streamMiB shl 20, maxOf(rounds / 2000, 5))
     }
 
     private const val REPEATS = 5
@@ -58,7 +57,7 @@ object HmemBench {
 
     /** Microseconds per round trip of [size]-byte host messages. */
     private fun hostPingPong(size: Int, n: Int, override: Boolean): Double =
-        TestFabric(rail = Rail.SHM, eagerSize = 8192).use { f ->
+        LocalEndpoints(2, shm()).use { f ->
             if (override) {
                 for (node in f.nodes) {
                     check(node.domain.setOp(HmemOp.COPY_TO_HMEM_IOV, trivial) == 0)
@@ -74,8 +73,8 @@ object HmemBench {
 
     /** Microseconds per round trip of [size]-byte device messages through the override. */
     private fun devicePingPong(size: Int, n: Int): Double {
-        val dev = TestDevice(2 * size + 64)
-        return TestFabric(rail = Rail.SHM, eagerSize = 8192).use { f ->
+        val dev = SegmentDevice(2 * size + 64)
+        return LocalEndpoints(2, shm()).use { f ->
             for (node in f.nodes) dev.copies().setOn(node.domain)
             val ma =
                 f.nodes[0].domain.registerMemory(dev.iface, 0, dev.alloc(size), size, MrAccess.SEND or MrAccess.RECV)
@@ -85,20 +84,15 @@ object HmemBench {
         }
     }
 
-    private fun time(f: TestFabric, ma: MemoryRegion, mb: MemoryRegion, size: Int, n: Int): Double {
+    /** shm's offer, progressed by this thread, with an 8 KiB eager limit. */
+    private fun shm(): Info =
+        LocalEndpoints.info("shm").let { it.copy(endpointAttr = it.endpointAttr.copy(eagerSize = 8192)) }
+
+    private fun time(f: LocalEndpoints, ma: MemoryRegion, mb: MemoryRegion, size: Int, n: Int): Double {
         val (a, b) = f.nodes
-        val toB = f.addrs[0][1]
-        val toA = f.addrs[1][0]
-        val c = Completion()
-        fun drain(node: TestFabric.Node, count: Int) {
-            var got = 0
-            while (got < count) {
-                val rc = node.cq.read(c)
-                if (rc == 1) got++ else check(rc == -Errno.EAGAIN) { "cq read returned ${Errno.name(rc)}" }
-                a.domain.progress()
-                b.domain.progress()
-            }
-        }
+        val toB = f.addr(0, 1)
+        val toA = f.addr(1, 0)
+        fun drain(node: LocalEndpoints.Node, count: Int) = node.await(count, a, b)
         fun round() {
             check(b.ep.tryTrecv(mb, 0, size, toA, 1, 0, null) == 0)
             check(a.ep.tryTrecv(ma, 0, size, toB, 2, 0, null) == 0)
@@ -116,23 +110,18 @@ object HmemBench {
 
     /** 64 MiB device-to-device messages staged through bounce buffers: GB/s, one message at a time. */
     private fun stream(size: Int, n: Int) {
-        val dev = TestDevice(2 * size + 64)
-        TestFabric(rail = Rail.SHM, eagerSize = 8192).use { f ->
+        val dev = SegmentDevice(2 * size + 64)
+        LocalEndpoints(2, shm()).use { f ->
             val (a, b) = f.nodes
             val copies = f.nodes.map { dev.copies().also { c -> c.setOn(it.domain) } }
             val src = a.domain.registerMemory(dev.iface, 0, dev.alloc(size), size, MrAccess.SEND)
             val dst = b.domain.registerMemory(dev.iface, 0, dev.alloc(size), size, MrAccess.RECV)
-            val c = Completion()
             fun one() {
-                check(b.ep.tryTrecv(dst, 0, size, f.addrs[1][0], 3, 0, null) == 0)
-                check(a.ep.tryTsend(src, 0, size, f.addrs[0][1], 3, null) == 0)
-                var got = 0
-                while (got < 2) {
-                    if (b.cq.read(c) == 1) got++
-                    if (a.cq.read(c) == 1) got++
-                    a.domain.progress()
-                    b.domain.progress()
-                }
+                check(b.ep.tryTrecv(dst, 0, size, f.addr(1, 0), 3, 0, null) == 0)
+                check(a.ep.tryTsend(src, 0, size, f.addr(0, 1), 3, null) == 0)
+                // Both ends' completions, each driving both domains (the send's may come first or last).
+                b.await(1, a, b)
+                a.await(1, a, b)
             }
             one()
             copies.forEach { it.reset() }

@@ -13,7 +13,8 @@ import mpi.Request;
  * [ROUNDS]}, KIND one of {@code braid} (braid.mpi's {@code send}/{@code recv(…, status)} on a direct buffer), {@code
  * mpi} (the same through package mpi), {@code mpi-array} (package mpi with {@code byte[]}) and {@code mpi-nonblocking}
  * ({@code iSend}/{@code iRecv} + {@code waitFor}); prints {@code overhead KIND SIZE NS}. Run each kind in its own JVM
- * (package mpi and braid.mpi cannot both initialise one process).
+ * (package mpi and braid.mpi cannot both initialise one process); after the README's build: {@code java -cp
+ * samples/target/braid.jar braid.mpi.ompi.bench.FacadeOverhead mpi 64 300000}.
  */
 public final class FacadeOverhead {
     private static final java.lang.management.ThreadMXBean CPU = ManagementFactory.getThreadMXBean();

@@ -1,14 +1,14 @@
 package braid.mpi.bench
 
-import braid.core.Settings
+import braid.bootstrap.FileBootstrap
 import braid.mpi.Datatype
 import braid.mpi.Mpi
 import braid.mpi.MpiOptions
 import braid.mpi.Request
 import braid.mpi.ThreadLevel
-import braid.mpi.testing.MemoryJob
 import java.lang.management.ManagementFactory
 import java.nio.ByteBuffer
+import java.nio.file.Files
 import java.util.concurrent.CompletableFuture
 
 /**
@@ -17,21 +17,24 @@ import java.util.concurrent.CompletableFuture
  * for all, and the requests are recycled: `MpiPingPong bw`'s window without its acknowledgement and without a second
  * core. Nothing waits for another process, so the thread's CPU time per message is the per-message cost of both sides
  * together, which a loaded machine measures far more steadily than a rate. Prints `cpu SIZE NS_PER_MSG
- * BYTES_ALLOCATED_PER_MSG` (the least of 5 batches). `MpiWindowCpu [SIZES] [ITERS]`.
+ * BYTES_ALLOCATED_PER_MSG` (the least of 5 batches). The two ranks are two threads of this process on a [FileBootstrap]
+ * in a temporary directory. After the README's build: `java -cp samples/target/braid.jar braid.mpi.bench.MpiWindowCpu
+ * [SIZES] [ITERS]` (sizes up to 8 KiB, comma-separated; 1,64,1024 and 4000 by default).
  */
-object MpiWindowCpu {
+public object MpiWindowCpu {
     private const val WINDOW = 64
 
     @JvmStatic
-    fun main(args: Array<String>) {
+    public fun main(args: Array<String>) {
         val sizes =
             args.getOrNull(0)?.split(',')?.map { it.trim().toInt() }?.filter { it <= 8192 } ?: listOf(1, 64, 1024)
         val iters = args.getOrNull(1)?.toInt() ?: 4000
-        val job = MemoryJob(2)
+        val dir = Files.createTempDirectory("braid-window-cpu").toFile()
+        // Each rank's init waits in the bootstrap's fence for the other's: two threads.
         val opened =
             List(2) { r ->
                 CompletableFuture.supplyAsync {
-                    Mpi.init(job.rank(r), ThreadLevel.SINGLE, MpiOptions().settings(Settings.NONE).provider("shm"))
+                    Mpi.init(FileBootstrap(dir, r, 2), ThreadLevel.SINGLE, MpiOptions().provider("shm"))
                 }
             }
         val mpis = opened.map { it.join() }
@@ -72,6 +75,7 @@ object MpiWindowCpu {
         } finally {
             // Closed together: each close says goodbye to the other rank.
             mpis.map { m -> CompletableFuture.runAsync { m.close() } }.forEach { it.join() }
+            dir.deleteRecursively()
         }
     }
 }
