@@ -17,15 +17,20 @@
 # (OUT/plots/CASE.png: both tools' medians against size) and OUT/raw.txt.
 # --quick: one round after the warm-up round, 2 s of JIT warm-up, fewer cases and sizes: about 3
 # minutes on 2 cores (rails: shm; MPI: latency, bw, allreduce and put_latency at both layers).
+# The run prints its estimated duration first (everything, three rounds: about 40 minutes on a quiet
+# 2-core machine), then one progress line per step. A step that fails or outlives STEP_TIMEOUT
+# seconds (600) is noted in OUT/failures.txt and the run goes on; the tables and plots are written
+# from what ran, and the exit status is 1 if any step failed.
 # Needs: the README's build (mvn -q -B package -DskipTests; built here with the Kotlin daemon off if
 # samples/target/braid.jar is missing), fi_pingpong (apt-get install libfabric-bin), mpicc.mpich and
-# mpiexec.mpich (apt-get install mpich). Runs offline.
+# mpiexec.mpich (apt-get install mpich). Runs offline: nothing is downloaded.
 # Usage: bench/side-by-side.sh [--quick] [ROUNDS] [OUT]     (defaults: 3, bench/out)
 #   e.g. bench/side-by-side.sh --quick docs/bench           (the committed tables and plots)
 #   env: WARMUP=seconds, NAMES="latency bw ..." (the MPI cases; empty: none), LAYERS="mpi java-mpi",
 #        RAILS="shm tcp" (empty: none; add ofi:tcp ofi:shm for the native rail), COLL_RANKS="2 4",
 #        RAIL_SIZES=64,4k,64k,1m (SMALL_ITERS=20000 up to 64k, LARGE_ITERS=2000 above)
 #        P2P_SIZES=1,64,4096,65536,1048576  COLL_SIZES=8,1024,65536  RMA_SIZES=8,4096,65536
+#        STEP_TIMEOUT=600 (seconds one launch may take)
 set -euo pipefail
 . "$(dirname "$0")/usage.sh"
 cd "$(dirname "$0")/.."
@@ -62,6 +67,9 @@ work=$(mktemp -d) # the C anchor's binary and the scratch files, kept out of OUT
 trap 'rm -rf "$work"' EXIT
 raw="$out/raw.txt"
 : > "$raw"
+failures="$out/failures.txt"
+rm -f "$failures"
+step_timeout=${STEP_TIMEOUT:-600}
 export BRAID_TCP_IFACE=lo FI_TCP_IFACE=lo
 # MPICH polls without ever sleeping; so do braid.mpi's waits here.
 export BRAID_MPI_SPIN_POLLS="${BRAID_MPI_SPIN_POLLS:-2000000000}"
@@ -98,20 +106,73 @@ iters_of() { local b; b=$(bytes "$1"); if ((b <= 65536)); then echo "${SMALL_ITE
 braid_rail() { case $1 in ofi:tcp) echo ofi:tcp:lo ;; *) echo "$1" ;; esac; } # -p for braid
 fi_rail() { echo "${1#ofi:}"; }                                                   # -p for fi_pingpong
 
+step_no=0
+started=$SECONDS
+progress() { # what: one line per step, with how far the run is
+  step_no=$((step_no + 1))
+  local t=$((SECONDS - started))
+  printf 'side-by-side: [%d/%d] %02d:%02d %s\n' "$step_no" "$steps" $((t / 60)) $((t % 60)) "$1" >&2
+}
+
+fail() { # what rc errfile: notes a failed step in OUT/failures.txt; the run goes on without its rows
+  local why="exit $2"
+  (($2 == 124 || $2 == 137)) && why="timed out after ${step_timeout}s"
+  { echo "$1: $why"; head -n 6 "$3" 2>/dev/null | sed 's/^/    /'; } >> "$failures"
+  echo "side-by-side: FAILED ($why): $1; going on without it" >&2
+}
+
+# step WHAT CMD...: runs CMD within STEP_TIMEOUT, its stdout to $work/step.txt; false (and noted) if it failed.
+step() {
+  local what=$1 rc=0
+  shift
+  timeout --kill-after=10 "$step_timeout" "$@" > "$work/step.txt" 2> "$work/step.err" || rc=$?
+  ((rc == 0)) || fail "$what" "$rc" "$work/step.err"
+  return "$rc"
+}
+
 rail_braid() { # rail round: one launch per size, as for fi_pingpong
   for s in ${rail_sizes//,/ }; do
-    bin/braid demo -p "$(braid_rail "$1")" -S "$(bytes "$s")" -I "$(iters_of "$s")" | record braid "$1" "$2"
+    progress "round $2: braid demo -p $(braid_rail "$1") -S $s"
+    if step "round $2: braid demo -p $(braid_rail "$1") -S $s" \
+      bin/braid demo -p "$(braid_rail "$1")" -S "$(bytes "$s")" -I "$(iters_of "$s")"; then
+      record braid "$1" "$2" < "$work/step.txt"
+    fi
   done
 }
 
-rail_anchor() { # rail round: fi_pingpong takes one size per launch
+listening() { # port: true once something listens on it (at most 10 s)
+  local i
+  for i in $(seq 50); do
+    [[ -n $(ss -Hltn "sport = :$1" 2>/dev/null) ]] && return 0
+    sleep 0.2
+  done
+  return 1
+}
+
+rail_anchor() { # rail round: fi_pingpong takes one size per launch; a second try on another port
+  local s try port server rc what
   for s in ${rail_sizes//,/ }; do
-    local port=$((20000 + RANDOM % 20000))
-    fi_pingpong -p "$(fi_rail "$1")" -e rdm -S "$(bytes "$s")" -I "$(iters_of "$s")" -B "$port" > "$work/fi_pingpong-server.txt" 2>&1 &
-    local server=$!
-    sleep 1
-    fi_pingpong -p "$(fi_rail "$1")" -e rdm -S "$(bytes "$s")" -I "$(iters_of "$s")" -P "$port" 127.0.0.1 | record fi_pingpong "$1" "$2"
-    wait "$server"
+    what="round $2: fi_pingpong -p $(fi_rail "$1") -S $s"
+    progress "$what"
+    for try in 1 2; do
+      port=$((20000 + RANDOM % 20000))
+      timeout --kill-after=10 "$step_timeout" fi_pingpong -p "$(fi_rail "$1")" -e rdm -S "$(bytes "$s")" \
+        -I "$(iters_of "$s")" -B "$port" > "$work/fi_pingpong-server.txt" 2>&1 &
+      server=$!
+      listening "$port" || true
+      rc=0
+      timeout --kill-after=10 "$step_timeout" fi_pingpong -p "$(fi_rail "$1")" -e rdm -S "$(bytes "$s")" \
+        -I "$(iters_of "$s")" -P "$port" 127.0.0.1 > "$work/step.txt" 2> "$work/step.err" || rc=$?
+      if ((rc == 0)); then
+        wait "$server" || true
+        record fi_pingpong "$1" "$2" < "$work/step.txt"
+        break
+      fi
+      kill "$server" 2>/dev/null || true
+      wait "$server" 2>/dev/null || true
+      cat "$work/fi_pingpong-server.txt" >> "$work/step.err"
+      if ((try == 2)); then fail "$what" "$rc" "$work/step.err"; fi
+    done
   done
 }
 
@@ -135,14 +196,19 @@ case_of() { # name ranks layer
 }
 
 mpi_braid() { # name ranks layer round
-  bin/braid bench "$1" --layer "$3" -n "$2" -S "$(sizes_of "$1")" --warmup "$warmup" --format csv |
-    awk -F, -v c="$(case_of "$1" "$2" "$3")" -v mr="$([[ $1 == mbw_mr ]] && echo 1 || echo 0)" -v r="$4" \
-      'NR > 1 {print c, "braid", r, $5, (mr ? $7 : $6)}' >> "$raw"
+  local what="round $4: braid bench $1 --layer $3 -n $2"
+  progress "$what"
+  step "$what" bin/braid bench "$1" --layer "$3" -n "$2" -S "$(sizes_of "$1")" --warmup "$warmup" --format csv ||
+    return 0
+  awk -F, -v c="$(case_of "$1" "$2" "$3")" -v mr="$([[ $1 == mbw_mr ]] && echo 1 || echo 0)" -v r="$4" \
+    'NR > 1 {print c, "braid", r, $5, (mr ? $7 : $6)}' "$work/step.txt" >> "$raw"
 }
 
 mpi_anchor() { # name ranks round: one MPICH run, recorded under every layer's case
-  local rows
-  rows=$(mpiexec.mpich -n "$2" "$work/osu-mpich" "$1" "$(sizes_of "$1")" 0 "" 64)
+  local rows what="round $3: mpiexec.mpich -n $2 osu-mpich $1"
+  progress "$what"
+  step "$what" mpiexec.mpich -n "$2" "$work/osu-mpich" "$1" "$(sizes_of "$1")" 0 "" 64 || return 0
+  rows=$(cat "$work/step.txt")
   for layer in $layers; do
     awk -v c="$(case_of "$1" "$2" "$layer")" -v mr="$([[ $1 == mbw_mr ]] && echo 1 || echo 0)" -v r="$3" \
       '{print c, "mpich", r, $1, (mr ? $3 : $2)}' <<< "$rows" >> "$raw"
@@ -158,6 +224,29 @@ mpi_case() { # name ranks round: both tools, taking turns
     for layer in $layers; do mpi_braid "$1" "$2" "$layer" "$3"; done
   fi
 }
+
+# The steps, and what they take on a quiet 2-core machine (measured per launch; the JIT warm-up of
+# every braid bench run included), for the estimate printed before the first.
+n_rails=$(wc -w <<< "$rails")
+n_rail_sizes=$(wc -w <<< "${rail_sizes//,/ }")
+n_layers=$(wc -w <<< "$layers")
+n_cases=0
+n_coll4=0 # collectives on more than 2 ranks: on 2 cores each rank has half a core, and the runs are slower
+for name in $names; do
+  if collective "$name"; then
+    for n in $coll_ranks; do
+      n_cases=$((n_cases + 1))
+      ((n > 2)) && n_coll4=$((n_coll4 + 1))
+    done
+  else
+    n_cases=$((n_cases + 1))
+  fi
+done
+((n_layers > 0)) || { n_cases=0; n_coll4=0; }
+steps=$(((rounds + 1) * (n_rails * n_rail_sizes * 2 + n_cases * (n_layers + 1))))
+per_round=$((n_rails * n_rail_sizes * (4 + 2) + n_cases * (n_layers * (5 + warmup) + 2) + n_coll4 * (n_layers + 1) * 10))
+estimate=$(((rounds + 1) * per_round + 20))
+echo "side-by-side: $((rounds + 1)) rounds (round 0 a warm-up), $steps steps; about $(((estimate + 59) / 60)) minutes on a quiet 2-core machine" >&2
 
 for r in $(seq 0 "$rounds"); do
   if ((r == 0)); then echo "side-by-side: round 0 (warm-up, thrown away)" >&2; else echo "side-by-side: round $r of $rounds" >&2; fi
@@ -208,7 +297,8 @@ awk 'NR > 2 && $2 > 0 {cost[$1, $2] = $8; cs[$1] = 1; ss[$2] = 1}
     for (s in ss) { printf "%s", s; for (c in cs) printf " %s", ((c, s) in cost ? cost[c, s] : "-"); printf "\n" }
   }' "$table" > "$plot_table"
 java -cp samples/target/braid.jar braid.samples.bench.BenchPlot "$out/side-by-side.png" \
-  "Braid's cost over fi_pingpong and MPICH (median over $rounds round(s))" "cost (1 = parity, above = slower)" "$plot_table"
+  "Braid's cost over fi_pingpong and MPICH (median over $rounds round(s))" "cost (1 = parity, above = slower)" \
+  "$plot_table" 2> "$work/plot.err" || fail "the plot of the costs" $? "$work/plot.err"
 # One plot per case: each tool's median against size (log axes).
 mkdir -p "$out/plots"
 rm -f "$out"/plots/*.png
@@ -216,6 +306,13 @@ awk 'NR > 2 && $2 > 0 {print $1}' "$table" | sort -u | while read -r c; do
   file=${c//\//_} # bw-MB/s -> bw-MB_s
   awk -v c="$c" 'NR > 2 && $1 == c && $2 > 0 {if (!h++) printf "size braid %s\n", $9; printf "%s %s %s\n", $2, $6, $7}' "$table" > "$work/$file.txt"
   java -cp samples/target/braid.jar braid.samples.bench.BenchPlot "$out/plots/$file.png" \
-    "$c: Braid and its anchor (median over $rounds round(s))" "${c##*-}" "$work/$file.txt"
+    "$c: Braid and its anchor (median over $rounds round(s))" "${c##*-}" "$work/$file.txt" 2> "$work/plot.err" ||
+    fail "the plot of $c" $? "$work/plot.err"
 done
-echo "side-by-side: wrote $table, $out/side-by-side.png and $out/plots/" >&2
+t=$((SECONDS - started))
+echo "side-by-side: wrote $table, $out/side-by-side.png and $out/plots/ in $((t / 60)) min $((t % 60)) s" >&2
+if [[ -s $failures ]]; then
+  echo "side-by-side: some steps failed (their rows are missing from the table); $failures:" >&2
+  cat "$failures" >&2
+  exit 1
+fi
