@@ -2,7 +2,6 @@ package braid.mpi
 
 import braid.core.MemoryRegion
 import braid.core.MrAccess
-import braid.core.shm.ShmSegment
 import java.nio.ByteBuffer
 import java.nio.ByteOrder
 import org.agrona.BufferUtil
@@ -51,9 +50,8 @@ private constructor(
     base: ByteBuffer?,
     size: Long,
     dispUnit: Int,
-    private val segment: ShmSegment?,
-    /** This process's offset in [segment] (shared windows). */
-    segmentOffset: Long,
+    /** The segment this process shares with the others of its host ([WindowCreation.hostPart]). */
+    private val host: WindowCreation.HostPart,
 ) {
     @get:JvmSynthetic internal val mpi: Mpi = parent.mpi
     /** The window's own communicator: its synchronisation traffic is apart from the caller's. */
@@ -69,7 +67,7 @@ private constructor(
     /** This process's displacement unit (`MPI_WIN_DISP_UNIT`). */
     public val dispUnit: Int = dispUnit
 
-    private val control: ByteBuffer = BufferUtil.allocateDirectAligned(WindowControl.LENGTH, 64)
+    private val control: ByteBuffer = host.control
     private val controlMr: MemoryRegion = mpi.domain.registerMemory(control, MrAccess.REMOTE)
     private val baseMr: MemoryRegion? =
         if (base != null && size > 0)
@@ -81,14 +79,16 @@ private constructor(
     private val errors = WindowErrors(this, n)
     private val attachments = WindowAttachments(this, UnsafeBuffer(control))
     private val locks = WindowLocks(this, targets)
+    private val direct = WindowDirect(this, targets, locks)
     private val epochs = WindowEpochs(this, n, targets, locks, errors)
-    private val ops = WindowOps(this, targets, epochs, errors)
-    private val accumulates = WindowAccumulate(this, targets, ops, locks, errors)
+    private val ops = WindowOps(this, targets, epochs, errors, direct)
+    private val accumulates = WindowAccumulate(this, targets, ops, locks, errors, direct)
     private val attributes = HashMap<Int, Any?>()
     @Volatile private var freed = false
 
     init {
-        targets.exchange(baseMr?.key ?: 0, size, dispUnit, controlMr.key, segmentOffset)
+        targets.exchange(baseMr?.key ?: 0, size, dispUnit, controlMr.key)
+        if (mpi.settings[MpiParams.WIN_DIRECT]) targets.mapHost(host.segment.buffer, host.dataAt, host.controlAt)
         WindowServant.acquire(mpi)
     }
 
@@ -159,7 +159,7 @@ private constructor(
      */
     public fun sharedQuery(rank: Int): ByteBuffer = guard {
         checkUsable("MPI_Win_shared_query")
-        if (flavor != FLAVOR_SHARED || segment == null)
+        if (flavor != FLAVOR_SHARED)
             throw MPIException.of(
                 ErrorClass.ERR_RMA_FLAVOR,
                 "MPI_Win_shared_query",
@@ -171,8 +171,8 @@ private constructor(
                 errors.checkRank("MPI_Win_shared_query", rank)
                 rank
             }
-        val whole = segment.buffer.byteBuffer()!!.duplicate().clear()
-        whole.position(targets.segmentOffsets[r].toInt()).limit((targets.segmentOffsets[r] + targets.sizes[r]).toInt())
+        val whole = host.segment.buffer.byteBuffer()!!.duplicate().clear()
+        whole.position(host.dataAt[r].toInt()).limit((host.dataAt[r] + targets.sizes[r]).toInt())
         whole.slice().order(ByteOrder.nativeOrder())
     }
 
@@ -458,10 +458,7 @@ private constructor(
         baseMr?.close()
         controlMr.close()
         attachments.close()
-        segment?.let {
-            it.unmap()
-            it.delete()
-        }
+        host.segment.unmap()
         comm.free()
     }
 
@@ -551,18 +548,22 @@ private constructor(
                         call,
                         "size $size exceeds the base buffer's ${base.capacity()} bytes",
                     )
-                Window(comm, FLAVOR_CREATE, base, size, dispUnit, null, 0)
+                val host = WindowCreation.hostPart(call, comm, size, withData = false, oneHost = false)
+                Window(comm, FLAVOR_CREATE, base, size, dispUnit, host)
             }
 
-        /** `MPI_Win_allocate` (collective): [size] bytes of new direct memory, native order, as [base]. */
+        /**
+         * `MPI_Win_allocate` (collective): [size] bytes of new direct memory, native order, as [base]. The memory is in
+         * a segment the processes of this host share, so those of them that target it read, write and update it
+         * directly (loads, stores and the CPU's atomics), as MPICH serves a window on one node from shared memory.
+         */
         @JvmStatic
         public fun allocate(size: Long, dispUnit: Int, comm: Intracomm): Window =
             comm.guard {
-                WindowCreation.checkArgs("MPI_Win_allocate", comm, size, dispUnit)
-                val mem =
-                    BufferUtil.allocateDirectAligned(WindowCreation.alignUp(maxOf(size, 1)).toInt(), 64)
-                        .order(ByteOrder.nativeOrder())
-                Window(comm, FLAVOR_ALLOCATE, mem, size, dispUnit, null, 0)
+                val call = "MPI_Win_allocate"
+                WindowCreation.checkArgs(call, comm, size, dispUnit)
+                val host = WindowCreation.hostPart(call, comm, size, withData = true, oneHost = false)
+                Window(comm, FLAVOR_ALLOCATE, host.buffer, size, dispUnit, host)
             }
 
         /**
@@ -574,16 +575,17 @@ private constructor(
             comm.guard {
                 val call = "MPI_Win_allocate_shared"
                 WindowCreation.checkArgs(call, comm, size, dispUnit)
-                val part = WindowCreation.sharedPart(call, size, comm)
-                Window(comm, FLAVOR_SHARED, part.buffer, size, dispUnit, part.segment, part.offset)
+                val host = WindowCreation.hostPart(call, comm, size, withData = true, oneHost = true)
+                Window(comm, FLAVOR_SHARED, host.buffer, size, dispUnit, host)
             }
 
         /** `MPI_Win_create_dynamic` (collective): a window with no memory until [attach]. */
         @JvmStatic
         public fun createDynamic(comm: Intracomm): Window =
             comm.guard {
-                comm.checkUsable("MPI_Win_create_dynamic")
-                Window(comm, FLAVOR_DYNAMIC, null, 0, 1, null, 0)
+                val call = "MPI_Win_create_dynamic"
+                comm.checkUsable(call)
+                Window(comm, FLAVOR_DYNAMIC, null, 0, 1, WindowCreation.hostPart(call, comm, 0, false, false))
             }
     }
 }
