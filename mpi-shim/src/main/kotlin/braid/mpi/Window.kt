@@ -20,16 +20,21 @@ import org.agrona.concurrent.UnsafeBuffer
  *
  * How it is carried: every process registers its window memory with rail-core (a [MemoryRegion] with remote read and
  * write) and a small control region (the lock words and the attach table, [WindowControl]); the keys are exchanged when
- * the window is made. [put] is the rail's RMA write, [get] its read; [accumulate] and the fetching ops on 32- and
- * 64-bit integers, floats and doubles are the rail's atomics, which the target applies under its domain's lock, so
- * updates from any number of origins are atomic per element. Types the rail has no atomic for (bytes, shorts, chars,
+ * the window is made. The control regions, and the memory of [allocate] and [allocateShared] windows, are in a segment
+ * the processes of each host share and map ([WindowCreation.hostPart]). To a target on its host a process does the
+ * operation itself on that mapping ([WindowDirect]): copies for [put] and [get], the CPU's compare-and-swap per element
+ * for the accumulates and the lock words. To any other target, [put] is the rail's RMA write, [get] its read;
+ * [accumulate] and the fetching ops on 32- and 64-bit integers, floats and doubles are the rail's atomics, which the
+ * target applies under its domain's lock by the same compare-and-swap ([braid.core.AtomicOps]), so updates from any
+ * number of origins, direct or remote, are atomic per element. Types the rail has no atomic for (bytes, shorts, chars,
  * booleans, the MAXLOC pairs) are updated under an accumulate lock word in the target's control region, taken by
  * compare-and-swap, so they are never lost either: read, combine, write back, release.
  *
- * Passive target: the rail's target side runs inside the target process's progress. While any window of a process
- * lives, a [WindowServant] thread drives that progress whenever the application does not, so a lock epoch completes
- * while the target computes outside MPI. It costs the target one daemon thread that parks between 1 µs and 200 µs when
- * idle (about 5,000 wake-ups a second at most), and the domain lock for each request it serves.
+ * Passive target: a direct operation needs nothing of the target. The rail's target side runs inside the target
+ * process's progress: while any window of a process lives, a [WindowServant] thread drives that progress whenever the
+ * application does not, so a lock epoch completes while the target computes outside MPI. It costs the target one daemon
+ * thread that parks between 1 µs and 200 µs when idle (about 5,000 wake-ups a second at most), and the domain lock for
+ * each request it serves.
  *
  * Errors go through the window's error handler (the communicator's at creation; [setErrhandler]): an access outside the
  * target's window raises `MPI_ERR_RMA_RANGE` before anything is sent; an operation outside an epoch, or an unlock
@@ -37,10 +42,11 @@ import org.agrona.concurrent.UnsafeBuffer
  * displacement unit `MPI_ERR_DISP`. Failures of operations in flight (a dead target) are raised by the next
  * synchronisation call (or the request's wait) naming the target.
  *
- * This class is the API; the work is by concern: [WindowCreation] (creation, shared segments, [WindowAttachments] for
+ * This class is the API; the work is by concern: [WindowCreation] (creation, host segments, [WindowAttachments] for
  * dynamic windows), [WindowTargets] (what is known of every process, addressing, operations in flight), [WindowOps]
- * (put and get), [WindowAccumulate] (the accumulate paths), [WindowEpochs] (synchronisation), [WindowLocks] (the lock
- * words, [WindowControl] their layout) and [WindowErrors] (argument checks).
+ * (put and get), [WindowAccumulate] (the accumulate paths), [WindowDirect] (both, on a same-host target's mapping),
+ * [WindowEpochs] (synchronisation), [WindowLocks] (the lock words, [WindowControl] their layout) and [WindowErrors]
+ * (argument checks).
  */
 public class Window
 private constructor(
