@@ -76,13 +76,11 @@ internal class WindowAccumulate(
         val basic = errors.checkAccumulate(call, op, if (noOp) targetType else originType, targetType)
         if (targetRank == Mpi.PROC_NULL) return ops.done()
         val base = targets.directData(targetRank)
-        if (base >= 0 && resultType.isContiguous) {
-            // Same host: the old values go straight into the caller's result buffer.
-            val res = UnsafeBuffer(result)
+        if (base >= 0 && resultType.isContiguous && (noOp || originType.isContiguous)) {
+            // Same host, both buffers contiguous: straight from the origin into the caller's result buffer.
             val resAt = if (resultCount == 0) 0 else resultType.trueLb.toInt()
-            val (local, localBase) = if (noOp) res to resAt else ops.originBytes(origin, originCount, originType)
-            val native = railAtomic(basic, op, fetch = true)
-            return direct.update(
+            val originAt = if (noOp || originCount == 0) 0 else originType.trueLb.toInt()
+            return direct.fetchUpdate(
                 call,
                 targetRank,
                 base,
@@ -90,13 +88,12 @@ internal class WindowAccumulate(
                 targetCount,
                 targetType,
                 basic,
-                native,
+                railAtomic(basic, op, fetch = true),
                 op,
-                local,
-                localBase,
-                res,
+                if (noOp) null else origin,
+                originAt,
+                result,
                 resAt,
-                reporting = false,
             )
         }
         val bytes = ops.packedBytes(targetCount, targetType)

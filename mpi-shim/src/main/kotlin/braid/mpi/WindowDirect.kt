@@ -194,6 +194,46 @@ internal class WindowDirect(
         return done(reporting)
     }
 
+    /**
+     * [update] from and into the caller's buffers, wrapped, not copied: [origin] contiguous from [originAt] (null for
+     * [Op.NO_OP]), the old values into [result] contiguous from [resultAt].
+     */
+    fun fetchUpdate(
+        call: String,
+        target: Int,
+        base: Long,
+        disp: Long,
+        count: Int,
+        type: Datatype,
+        basic: BasicType,
+        native: AtomicDatatype?,
+        op: Op,
+        origin: ByteBuffer?,
+        originAt: Int,
+        result: ByteBuffer,
+        resultAt: Int,
+    ): Request {
+        resultView.wrap(result)
+        val operand = if (origin == null) resultView else originView.also { it.wrap(origin) }
+        val at = if (origin == null) resultAt else originAt
+        return update(
+            call,
+            target,
+            base,
+            disp,
+            count,
+            type,
+            basic,
+            native,
+            op,
+            operand,
+            at,
+            resultView,
+            resultAt,
+            false,
+        )
+    }
+
     private fun count(native: AtomicDatatype): Int = targets.oneLen / native.size
 
     /**
