@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # One-sided latency (put, get, accumulate: 8 B - 1 MiB; fetch-and-op) and put bandwidth (64 puts per
-# flush) between 2 ranks on this machine, passive target (lock, op, flush): braid.mpi's Window over
-# shm (two JVMs, file bootstrap) against MPICH's C (mpicc.mpich, mpiexec.mpich -n 2), the same loops
-# (bench/mpi-rma.c, OSU's shapes), printed side by side with the ratio braid.mpi / MPICH.
-# Usage: bench/rma-vs-mpich.sh        (BRAID_MPI_PROVIDER=link|tcp to measure another rail)
+# flush) between 2 ranks on this machine, passive target (lock, op, flush): braid.mpi's Window (two
+# JVMs, file bootstrap; the target on the same host, so operations are done on the shared mapping of
+# its window, as MPICH does on one node) against MPICH's C (mpicc.mpich, mpiexec.mpich -n 2), the same
+# loops (bench/mpi-rma.c, OSU's shapes), printed side by side with the ratio braid.mpi / MPICH.
+# Usage: bench/rma-vs-mpich.sh        (BRAID_MPI_WIN_DIRECT=false: through the rail instead;
+#                                      with it, BRAID_MPI_PROVIDER=link|tcp to measure another rail)
 set -euo pipefail
 . "$(dirname "$0")/usage.sh"
 cd "$(dirname "$0")/.."

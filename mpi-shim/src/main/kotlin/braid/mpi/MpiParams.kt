@@ -105,8 +105,24 @@ public class MpiParams : ModuleParams {
                 "set by MPI_Comm_spawn for the processes it starts: the port MPI_Init connects to as the parent's intercommunicator (leave unset)",
             )
 
+        /**
+         * `BRAID_MPI_WIN_DIRECT`: whether a window reaches the memory and lock words of processes on this host directly
+         * (copies and the CPU's atomics on the segment they share) rather than through the rail.
+         */
+        @JvmField
+        public val WIN_DIRECT: Param<Boolean> =
+            Param.bool(
+                "mpi",
+                "win_direct",
+                "BRAID_MPI_WIN_DIRECT",
+                true,
+                "whether one-sided operations to a process on this host are done on the shared mapping of its window " +
+                    "(copies, CPU atomics; no progress needed at the target) rather than through the rail",
+            )
+
         /** Every `braid.mpi` parameter. */
         @JvmField
-        public val ALL: List<Param<*>> = listOf(PROVIDER, LINK, SPIN_POLLS, YIELD_POLLS, NAME_DIR, PARENT_PORT)
+        public val ALL: List<Param<*>> =
+            listOf(PROVIDER, LINK, SPIN_POLLS, YIELD_POLLS, NAME_DIR, PARENT_PORT, WIN_DIRECT)
     }
 }

@@ -2,7 +2,6 @@ package braid.mpi
 
 import braid.core.MemoryRegion
 import braid.core.MrAccess
-import braid.core.shm.ShmSegment
 import java.nio.ByteBuffer
 import java.nio.ByteOrder
 import org.agrona.BufferUtil
@@ -21,16 +20,21 @@ import org.agrona.concurrent.UnsafeBuffer
  *
  * How it is carried: every process registers its window memory with rail-core (a [MemoryRegion] with remote read and
  * write) and a small control region (the lock words and the attach table, [WindowControl]); the keys are exchanged when
- * the window is made. [put] is the rail's RMA write, [get] its read; [accumulate] and the fetching ops on 32- and
- * 64-bit integers, floats and doubles are the rail's atomics, which the target applies under its domain's lock, so
- * updates from any number of origins are atomic per element. Types the rail has no atomic for (bytes, shorts, chars,
+ * the window is made. The control regions, and the memory of [allocate] and [allocateShared] windows, are in a segment
+ * the processes of each host share and map ([WindowCreation.hostPart]). To a target on its host a process does the
+ * operation itself on that mapping ([WindowDirect]): copies for [put] and [get], the CPU's compare-and-swap per element
+ * for the accumulates and the lock words. To any other target, [put] is the rail's RMA write, [get] its read;
+ * [accumulate] and the fetching ops on 32- and 64-bit integers, floats and doubles are the rail's atomics, which the
+ * target applies under its domain's lock by the same compare-and-swap ([braid.core.AtomicOps]), so updates from any
+ * number of origins, direct or remote, are atomic per element. Types the rail has no atomic for (bytes, shorts, chars,
  * booleans, the MAXLOC pairs) are updated under an accumulate lock word in the target's control region, taken by
  * compare-and-swap, so they are never lost either: read, combine, write back, release.
  *
- * Passive target: the rail's target side runs inside the target process's progress. While any window of a process
- * lives, a [WindowServant] thread drives that progress whenever the application does not, so a lock epoch completes
- * while the target computes outside MPI. It costs the target one daemon thread that parks between 1 µs and 200 µs when
- * idle (about 5,000 wake-ups a second at most), and the domain lock for each request it serves.
+ * Passive target: a direct operation needs nothing of the target. The rail's target side runs inside the target
+ * process's progress: while any window of a process lives, a [WindowServant] thread drives that progress whenever the
+ * application does not, so a lock epoch completes while the target computes outside MPI. It costs the target one daemon
+ * thread that parks between 1 µs and 200 µs when idle (about 5,000 wake-ups a second at most), and the domain lock for
+ * each request it serves.
  *
  * Errors go through the window's error handler (the communicator's at creation; [setErrhandler]): an access outside the
  * target's window raises `MPI_ERR_RMA_RANGE` before anything is sent; an operation outside an epoch, or an unlock
@@ -38,10 +42,11 @@ import org.agrona.concurrent.UnsafeBuffer
  * displacement unit `MPI_ERR_DISP`. Failures of operations in flight (a dead target) are raised by the next
  * synchronisation call (or the request's wait) naming the target.
  *
- * This class is the API; the work is by concern: [WindowCreation] (creation, shared segments, [WindowAttachments] for
+ * This class is the API; the work is by concern: [WindowCreation] (creation, host segments, [WindowAttachments] for
  * dynamic windows), [WindowTargets] (what is known of every process, addressing, operations in flight), [WindowOps]
- * (put and get), [WindowAccumulate] (the accumulate paths), [WindowEpochs] (synchronisation), [WindowLocks] (the lock
- * words, [WindowControl] their layout) and [WindowErrors] (argument checks).
+ * (put and get), [WindowAccumulate] (the accumulate paths), [WindowDirect] (both, on a same-host target's mapping),
+ * [WindowEpochs] (synchronisation), [WindowLocks] (the lock words, [WindowControl] their layout) and [WindowErrors]
+ * (argument checks).
  */
 public class Window
 private constructor(
@@ -51,9 +56,8 @@ private constructor(
     base: ByteBuffer?,
     size: Long,
     dispUnit: Int,
-    private val segment: ShmSegment?,
-    /** This process's offset in [segment] (shared windows). */
-    segmentOffset: Long,
+    /** The segment this process shares with the others of its host ([WindowCreation.hostPart]). */
+    private val host: WindowCreation.HostPart,
 ) {
     @get:JvmSynthetic internal val mpi: Mpi = parent.mpi
     /** The window's own communicator: its synchronisation traffic is apart from the caller's. */
@@ -69,7 +73,7 @@ private constructor(
     /** This process's displacement unit (`MPI_WIN_DISP_UNIT`). */
     public val dispUnit: Int = dispUnit
 
-    private val control: ByteBuffer = BufferUtil.allocateDirectAligned(WindowControl.LENGTH, 64)
+    private val control: ByteBuffer = host.control
     private val controlMr: MemoryRegion = mpi.domain.registerMemory(control, MrAccess.REMOTE)
     private val baseMr: MemoryRegion? =
         if (base != null && size > 0)
@@ -81,14 +85,16 @@ private constructor(
     private val errors = WindowErrors(this, n)
     private val attachments = WindowAttachments(this, UnsafeBuffer(control))
     private val locks = WindowLocks(this, targets)
+    private val direct = WindowDirect(this, targets, locks)
     private val epochs = WindowEpochs(this, n, targets, locks, errors)
-    private val ops = WindowOps(this, targets, epochs, errors)
-    private val accumulates = WindowAccumulate(this, targets, ops, locks, errors)
+    private val ops = WindowOps(this, targets, epochs, errors, direct)
+    private val accumulates = WindowAccumulate(this, targets, ops, locks, errors, direct)
     private val attributes = HashMap<Int, Any?>()
     @Volatile private var freed = false
 
     init {
-        targets.exchange(baseMr?.key ?: 0, size, dispUnit, controlMr.key, segmentOffset)
+        targets.exchange(baseMr?.key ?: 0, size, dispUnit, controlMr.key)
+        if (mpi.settings[MpiParams.WIN_DIRECT]) targets.mapHost(host.segment.buffer, host.dataAt, host.controlAt)
         WindowServant.acquire(mpi)
     }
 
@@ -159,7 +165,7 @@ private constructor(
      */
     public fun sharedQuery(rank: Int): ByteBuffer = guard {
         checkUsable("MPI_Win_shared_query")
-        if (flavor != FLAVOR_SHARED || segment == null)
+        if (flavor != FLAVOR_SHARED)
             throw MPIException.of(
                 ErrorClass.ERR_RMA_FLAVOR,
                 "MPI_Win_shared_query",
@@ -171,8 +177,8 @@ private constructor(
                 errors.checkRank("MPI_Win_shared_query", rank)
                 rank
             }
-        val whole = segment.buffer.byteBuffer()!!.duplicate().clear()
-        whole.position(targets.segmentOffsets[r].toInt()).limit((targets.segmentOffsets[r] + targets.sizes[r]).toInt())
+        val whole = host.segment.buffer.byteBuffer()!!.duplicate().clear()
+        whole.position(host.dataAt[r].toInt()).limit((host.dataAt[r] + targets.sizes[r]).toInt())
         whole.slice().order(ByteOrder.nativeOrder())
     }
 
@@ -458,10 +464,7 @@ private constructor(
         baseMr?.close()
         controlMr.close()
         attachments.close()
-        segment?.let {
-            it.unmap()
-            it.delete()
-        }
+        host.segment.unmap()
         comm.free()
     }
 
@@ -551,18 +554,22 @@ private constructor(
                         call,
                         "size $size exceeds the base buffer's ${base.capacity()} bytes",
                     )
-                Window(comm, FLAVOR_CREATE, base, size, dispUnit, null, 0)
+                val host = WindowCreation.hostPart(call, comm, size, withData = false, oneHost = false)
+                Window(comm, FLAVOR_CREATE, base, size, dispUnit, host)
             }
 
-        /** `MPI_Win_allocate` (collective): [size] bytes of new direct memory, native order, as [base]. */
+        /**
+         * `MPI_Win_allocate` (collective): [size] bytes of new direct memory, native order, as [base]. The memory is in
+         * a segment the processes of this host share, so those of them that target it read, write and update it
+         * directly (loads, stores and the CPU's atomics), as MPICH serves a window on one node from shared memory.
+         */
         @JvmStatic
         public fun allocate(size: Long, dispUnit: Int, comm: Intracomm): Window =
             comm.guard {
-                WindowCreation.checkArgs("MPI_Win_allocate", comm, size, dispUnit)
-                val mem =
-                    BufferUtil.allocateDirectAligned(WindowCreation.alignUp(maxOf(size, 1)).toInt(), 64)
-                        .order(ByteOrder.nativeOrder())
-                Window(comm, FLAVOR_ALLOCATE, mem, size, dispUnit, null, 0)
+                val call = "MPI_Win_allocate"
+                WindowCreation.checkArgs(call, comm, size, dispUnit)
+                val host = WindowCreation.hostPart(call, comm, size, withData = true, oneHost = false)
+                Window(comm, FLAVOR_ALLOCATE, host.buffer, size, dispUnit, host)
             }
 
         /**
@@ -574,16 +581,17 @@ private constructor(
             comm.guard {
                 val call = "MPI_Win_allocate_shared"
                 WindowCreation.checkArgs(call, comm, size, dispUnit)
-                val part = WindowCreation.sharedPart(call, size, comm)
-                Window(comm, FLAVOR_SHARED, part.buffer, size, dispUnit, part.segment, part.offset)
+                val host = WindowCreation.hostPart(call, comm, size, withData = true, oneHost = true)
+                Window(comm, FLAVOR_SHARED, host.buffer, size, dispUnit, host)
             }
 
         /** `MPI_Win_create_dynamic` (collective): a window with no memory until [attach]. */
         @JvmStatic
         public fun createDynamic(comm: Intracomm): Window =
             comm.guard {
-                comm.checkUsable("MPI_Win_create_dynamic")
-                Window(comm, FLAVOR_DYNAMIC, null, 0, 1, null, 0)
+                val call = "MPI_Win_create_dynamic"
+                comm.checkUsable(call)
+                Window(comm, FLAVOR_DYNAMIC, null, 0, 1, WindowCreation.hostPart(call, comm, 0, false, false))
             }
     }
 }

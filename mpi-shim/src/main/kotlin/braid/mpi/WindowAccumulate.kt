@@ -11,7 +11,10 @@ import org.agrona.concurrent.UnsafeBuffer
  * element from any number of origins: on 32- and 64-bit integers, floats and doubles they are the rail's atomics, which
  * the target applies under its domain's lock, one [WindowRequest] of pieces no longer than one atomic carries; on the
  * elements the rail has no atomic for (bytes, shorts, chars, booleans, the MAXLOC pairs) they read, combine and write
- * back under the target's accumulate lock word ([WindowLocks.underAccumulateLock]).
+ * back under the target's accumulate lock word ([WindowLocks.underAccumulateLock]). To a target whose memory this
+ * process maps ([WindowTargets.directData]) they are the same two schemes done here ([WindowDirect]): the CPU's
+ * compare-and-swap per element, the code the rail applies ([braid.core.AtomicOps]), chosen for exactly the elements and
+ * ops the rail path uses atomics for ([railAtomic]), and the same accumulate lock word otherwise.
  */
 internal class WindowAccumulate(
     private val win: Window,
@@ -19,6 +22,7 @@ internal class WindowAccumulate(
     private val ops: WindowOps,
     private val locks: WindowLocks,
     private val errors: WindowErrors,
+    private val direct: WindowDirect,
 ) {
     fun accumulate(
         origin: ByteBuffer,
@@ -71,6 +75,27 @@ internal class WindowAccumulate(
         if (!noOp) errors.checkOrigin(call, origin, originCount, originType, targetCount, targetType, false)
         val basic = errors.checkAccumulate(call, op, if (noOp) targetType else originType, targetType)
         if (targetRank == Mpi.PROC_NULL) return ops.done()
+        val base = targets.directData(targetRank)
+        if (base >= 0 && resultType.isContiguous && (noOp || originType.isContiguous)) {
+            // Same host, both buffers contiguous: straight from the origin into the caller's result buffer.
+            val resAt = if (resultCount == 0) 0 else resultType.trueLb.toInt()
+            val originAt = if (noOp || originCount == 0) 0 else originType.trueLb.toInt()
+            return direct.fetchUpdate(
+                call,
+                targetRank,
+                base,
+                targetDisp,
+                targetCount,
+                targetType,
+                basic,
+                railAtomic(basic, op, fetch = true),
+                op,
+                if (noOp) null else origin,
+                originAt,
+                result,
+                resAt,
+            )
+        }
         val bytes = ops.packedBytes(targetCount, targetType)
         val (local, localBase) =
             if (noOp) UnsafeBuffer(ByteBuffer.allocateDirect(bytes)) to 0
@@ -108,12 +133,18 @@ internal class WindowAccumulate(
         val b = errors.checkSwappable(call, type)
         if (targetRank == Mpi.PROC_NULL) return
         val len = b.size
+        val native = atomicTypeOf(b)
+        val base = targets.directData(targetRank)
+        if (base >= 0) {
+            val at = targets.byteTarget(call, targetRank, targetDisp, len.toLong()).first
+            direct.compareAndSwap(targetRank, base, at, len, native, origin, compare, result)
+            return
+        }
         val o = UnsafeBuffer(ByteBuffer.allocateDirect(len)).also { it.putBytes(0, origin, 0, len) }
         val c = UnsafeBuffer(ByteBuffer.allocateDirect(len)).also { it.putBytes(0, compare, 0, len) }
         val res = UnsafeBuffer(ByteBuffer.allocateDirect(len))
         val finish = Runnable { res.getBytes(0, result, 0, len) }
         val at = targets.byteTarget(call, targetRank, targetDisp, len.toLong())
-        val native = atomicTypeOf(b)
         if (native != null) {
             val r =
                 WindowRequest(
@@ -163,38 +194,57 @@ internal class WindowAccumulate(
         /** Whether [local] is the caller's origin buffer rather than a packed copy. */
         borrowsOrigin: Boolean = true,
     ): Request {
-        val native = atomicTypeOf(basic)
+        val fetch = result != null
+        val native = railAtomic(basic, op, fetch)
+        val base = targets.directData(target)
+        if (base >= 0) {
+            val r =
+                direct.update(
+                    call,
+                    target,
+                    base,
+                    disp,
+                    count,
+                    type,
+                    basic,
+                    native,
+                    op,
+                    local,
+                    localBase,
+                    result,
+                    0,
+                    ops.reporting,
+                )
+            finisher?.run()
+            return r
+        }
         if (native != null) {
             val aop = atomicOpOf(op)
-            val fetch = result != null
-            val ep = win.mpi.ep
-            val max = (if (fetch) ep.fetchAtomicValid(native, aop) else ep.atomicValid(native, aop)) * native.size
-            if (max > 0) {
-                val runs = targets.runs(call, target, disp, count, type, max, native.size)
-                val kind = if (fetch) WindowRequest.FETCH else WindowRequest.ACC
-                val r =
-                    WindowRequest(
-                        win,
-                        call,
-                        target,
-                        kind,
-                        local,
-                        localBase,
-                        result,
-                        compare,
-                        native,
-                        aop,
-                        runs.at,
-                        runs.len,
-                        runs.remote,
-                        runs.keys,
-                        finisher,
-                    )
-                r.report = ops.reporting
-                // An accumulate from a packed copy, fetching nothing, leaves the caller's memory free at once.
-                r.borrows = result != null || borrowsOrigin
-                return targets.submit(r)
-            }
+            val max = atomicElements(native, aop, fetch) * native.size
+            val runs = targets.runs(call, target, disp, count, type, max, native.size)
+            val kind = if (fetch) WindowRequest.FETCH else WindowRequest.ACC
+            val r =
+                WindowRequest(
+                    win,
+                    call,
+                    target,
+                    kind,
+                    local,
+                    localBase,
+                    result,
+                    compare,
+                    native,
+                    aop,
+                    runs.at,
+                    runs.len,
+                    runs.remote,
+                    runs.keys,
+                    finisher,
+                )
+            r.report = ops.reporting
+            // An accumulate from a packed copy, fetching nothing, leaves the caller's memory free at once.
+            r.borrows = result != null || borrowsOrigin
+            return targets.submit(r)
         }
         // No rail atomic for these elements: read, combine and write back under the target's accumulate lock.
         val runs = targets.runs(call, target, disp, count, type, WindowOps.MAX_RUN, basic.size)
@@ -217,7 +267,23 @@ internal class WindowAccumulate(
         return ops.done()
     }
 
-    private companion object {
+    /**
+     * The rail's atomic type for [basic] elements under [op] where the rail path applies the update as its atomics (and
+     * the same-host path as the CPU's, the same code), or null where both read, combine and write back under the
+     * accumulate lock. One decision for both paths, so updates of one element from both never use different schemes.
+     */
+    fun railAtomic(basic: BasicType, op: Op, fetch: Boolean): AtomicDatatype? {
+        val native = atomicTypeOf(basic) ?: return null
+        return if (atomicElements(native, atomicOpOf(op), fetch) > 0) native else null
+    }
+
+    /** How many [native] elements one of the rail's atomics carries under [aop] (0: it has none). */
+    private fun atomicElements(native: AtomicDatatype, aop: AtomicOp, fetch: Boolean): Int {
+        val ep = win.mpi.ep
+        return if (fetch) ep.fetchAtomicValid(native, aop) else ep.atomicValid(native, aop)
+    }
+
+    companion object {
         /** The rail's atomic type for elements of [b], or null where it has none. */
         fun atomicTypeOf(b: BasicType): AtomicDatatype? =
             when (b) {

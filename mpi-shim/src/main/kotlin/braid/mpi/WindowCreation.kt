@@ -10,8 +10,9 @@ import java.nio.ByteOrder
 import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * How a [Window]'s memory comes to be: the checks every creation call makes ([checkArgs]), the shared-memory segment of
- * `MPI_Win_allocate_shared` ([sharedPart]), and a dynamic window's attachments ([WindowAttachments]).
+ * How a [Window]'s memory comes to be: the checks every creation call makes ([checkArgs]), the shared-memory segment
+ * the processes of one host share ([hostPart]: their control regions, and their window memory for `MPI_Win_allocate`
+ * and `MPI_Win_allocate_shared`), and a dynamic window's attachments ([WindowAttachments]).
  */
 internal object WindowCreation {
     fun checkArgs(call: String, comm: Intracomm, size: Long, dispUnit: Int) {
@@ -28,53 +29,87 @@ internal object WindowCreation {
 
     fun alignUp(v: Long): Long = (v + 63) and 63L.inv()
 
-    /** This process's part of a shared window: the segment, its offset there, and the part as a buffer. */
-    class SharedPart(val segment: ShmSegment, val offset: Long, val buffer: ByteBuffer)
+    /**
+     * What a process of a window has in its host's segment: the segment, its own window memory there (null where the
+     * memory is the caller's: `create`, dynamic windows), its control region, and where every process of the same host
+     * has its memory ([dataAt]) and control region ([controlAt]) in the segment (-1: on another host, or not there).
+     */
+    class HostPart(
+        val segment: ShmSegment,
+        val buffer: ByteBuffer?,
+        val control: ByteBuffer,
+        val dataAt: LongArray,
+        val controlAt: LongArray,
+    )
 
     /**
-     * The segment every process of [comm] (one host) shares, parts in rank order: rank 0 names and creates it, the name
-     * travels in a broadcast; the file is unlinked when the window is freed.
+     * The segment the processes of [comm] on this host share for a window: each one's memory of [size] bytes when
+     * [withData] (`allocate`, `allocateShared`: parts in rank order, each from a 64-byte boundary), then each one's
+     * control region. Every process maps it whole, so it reaches the memory and lock words of the others on its host by
+     * loads, stores and the CPU's atomics. With [oneHost] (`allocateShared`) every process of [comm] must be on this
+     * host. The lowest rank of each host creates the segment and names it in an allgather; the name is removed once
+     * every process has mapped it, so nothing is left behind whatever ends the processes.
      */
-    fun sharedPart(call: String, size: Long, comm: Intracomm): SharedPart {
+    fun hostPart(call: String, comm: Intracomm, size: Long, withData: Boolean, oneHost: Boolean): HostPart {
         val n = comm.size
         val info = ByteBuffer.allocate(16).order(ByteOrder.nativeOrder()).putLong(0, HostIdentity.id).putLong(8, size)
         val all = ByteBuffer.allocate(16 * n).order(ByteOrder.nativeOrder())
         comm.allgather(info, 2, Datatype.LONG, all, 2, Datatype.LONG)
-        val offsets = LongArray(n + 1)
-        for (r in 0 until n) {
-            if (all.getLong(r * 16) != HostIdentity.id)
-                throw MPIException.of(
-                    ErrorClass.ERR_RMA_SHARED,
-                    call,
-                    "rank $r of ${comm.getName()} is on another host; split the communicator by host (COMM_TYPE_SHARED) first",
-                )
-            offsets[r + 1] = offsets[r] + alignUp(all.getLong(r * 16 + 8))
+        val local = (0 until n).filter { all.getLong(it * 16) == HostIdentity.id }
+        if (oneHost && local.size != n) {
+            val r = (0 until n).first { it !in local }
+            throw MPIException.of(
+                ErrorClass.ERR_RMA_SHARED,
+                call,
+                "rank $r of ${comm.getName()} is on another host; split the communicator by host (COMM_TYPE_SHARED) first",
+            )
         }
-        val nameBuf = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder())
+        val dataAt = LongArray(n) { -1 }
+        val controlAt = LongArray(n) { -1 }
+        var at = 0L
+        if (withData)
+            for (r in local) {
+                dataAt[r] = at
+                at += alignUp(all.getLong(r * 16 + 8))
+            }
+        for (r in local) {
+            controlAt[r] = at
+            at += WindowControl.length(n)
+        }
+        val length = maxOf(at, 8)
         val dir = SharedMemoryDir.of(comm.mpi.settings)
+        fun pathOf(id: Long) = dir.resolve("braid-win-${java.lang.Long.toHexString(id)}.seg")
+        val me = comm.rank
+        val leader = local[0]
         var seg: ShmSegment? = null
-        if (comm.rank == 0) {
-            val id = java.util.concurrent.ThreadLocalRandom.current().nextLong() and Long.MAX_VALUE
-            seg =
-                ShmSegment.create(dir.resolve("braid-win-${java.lang.Long.toHexString(id)}.seg"), maxOf(offsets[n], 8))
-            nameBuf.putLong(0, id)
+        val id = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder())
+        if (me == leader) {
+            val name = java.util.concurrent.ThreadLocalRandom.current().nextLong() and Long.MAX_VALUE
+            seg = ShmSegment.create(pathOf(name), length)
+            id.putLong(0, name)
         }
-        comm.bcast(nameBuf, 1, Datatype.LONG, 0)
-        if (comm.rank != 0) {
-            val path = dir.resolve("braid-win-${java.lang.Long.toHexString(nameBuf.getLong(0))}.seg")
+        val ids = ByteBuffer.allocate(8 * n).order(ByteOrder.nativeOrder())
+        comm.allgather(id, 1, Datatype.LONG, ids, 1, Datatype.LONG)
+        if (me != leader) {
+            val path = pathOf(ids.getLong(leader * 8))
             seg =
-                ShmSegment.open(path, maxOf(offsets[n], 8))
+                ShmSegment.open(path, length)
                     ?: throw MPIException.of(
                         ErrorClass.ERR_RMA_SHARED,
                         call,
-                        "the segment $path rank 0 made cannot be opened here",
+                        "the segment $path rank $leader made cannot be opened here",
                     )
         }
         comm.barrier()
-        val me = comm.rank
-        val whole = seg!!.buffer.byteBuffer()!!.duplicate().clear()
-        whole.position(offsets[me].toInt()).limit((offsets[me] + maxOf(size, 0)).toInt())
-        return SharedPart(seg, offsets[me], whole.slice().order(ByteOrder.nativeOrder()))
+        seg!!.delete()
+        val whole = seg.buffer.byteBuffer()!!
+        fun slice(from: Long, len: Long): ByteBuffer {
+            val b = whole.duplicate().clear()
+            b.position(from.toInt()).limit((from + len).toInt())
+            return b.slice().order(ByteOrder.nativeOrder())
+        }
+        val buffer = if (withData) slice(dataAt[me], maxOf(size, 0)) else null
+        return HostPart(seg, buffer, slice(controlAt[me], WindowControl.length(n).toLong()), dataAt, controlAt)
     }
 }
 

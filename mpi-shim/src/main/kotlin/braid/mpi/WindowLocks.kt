@@ -1,22 +1,30 @@
 package braid.mpi
 
 import braid.core.AtomicDatatype
+import braid.core.AtomicDatatype.INT64
 import braid.core.AtomicOp
+import braid.core.AtomicOps
 import org.agrona.BufferUtil
 import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * The lock words of a [Window], in each target's control region ([WindowControl]), taken by the rail's 64-bit atomics:
- * the passive-target lock ([acquire], [release]: exclusive by compare-and-swap from 0 to the holder's rank + 1 in the
- * high 32 bits, shared by adding 1 to the low 32) and the accumulate lock ([underAccumulateLock]: 0 to the holder's
- * rank + 1) that serialises the read-modify-write of elements the rail has no atomic for.
+ * The lock words of a [Window], in each target's control region ([WindowControl]), taken by 64-bit atomics: the CPU's
+ * on the host segment where the target is on this host, the rail's elsewhere (both apply [AtomicOps]' compare-and-swap,
+ * so they mix): the passive-target lock ([acquire], [release]: exclusive by compare-and-swap from 0 to the holder's
+ * rank
+ * + 1 in the high 32 bits, shared by adding 1 to the low 32, the holder's bit in the shared-holder set first) and the
+ *   accumulate lock ([underAccumulateLock]: 0 to the holder's rank + 1) that serialises the read-modify-write of
+ *   elements the rail has no atomic for.
  *
  * A wait on a word drives this process's progress between attempts, and ends with `MPIX_ERR_PROC_FAILED` when the
  * target is found dead, or when the holder the word names is: the waiter asks the rail about it every [PROBE_NANOS] (an
  * 8-byte RMA read of the holder's control region, which the rail fails once the holder's process is gone, and which
  * makes the rail report it dead to every later look). The dead holder's lock is not taken over: the memory it guarded
  * may be half written, so every wait on it fails the same way, naming the holder, the target and the window. Shared
- * holders are counted, not named: a dead shared holder is not detected.
+ * holders are counted in the word and named in the target's shared-holder set ([WindowControl.SHARED_HOLDERS]): a
+ * waiter for the exclusive lock reads the set every [PROBE_NANOS] and asks about each holder in turn. A holder's bit is
+ * set before its count is added and cleared after it is taken back, so a counted holder is always named; a process that
+ * dies between the two leaves a bit without a count, which misleads a waiter only while live holders keep the count up.
  */
 internal class WindowLocks(private val win: Window, private val targets: WindowTargets) {
     /** Small direct buffers for the lock words' atomics (one operation at a time: window calls are serial). */
@@ -31,6 +39,13 @@ internal class WindowLocks(private val win: Window, private val targets: WindowT
     /** Why each holder a probe found dead is (null: not found so): a later wait on it fails at once. */
     private val deadHolders = arrayOfNulls<String>(win.comm.size)
 
+    /** The shared-holder set as last read (its ranks), the next one to ask about, and when to read the set again. */
+    private val holderWords = WindowControl.holderWords(win.comm.size)
+    private val holderSet = UnsafeBuffer(BufferUtil.allocateDirectAligned(8 * holderWords, 8))
+    private var sharedHolders = IntArray(0)
+    private var sharedNext = 0
+    private var sharedScanNext = 0L
+
     /**
      * Takes [target]'s passive-target lock word: exclusive by compare-and-swap from 0 to this rank's mark, shared by
      * adding 1 (and taking it back while an exclusive holder has it).
@@ -42,13 +57,16 @@ internal class WindowLocks(private val win: Window, private val targets: WindowT
             while (true) {
                 val old = casWord(call, target, WindowControl.LOCK, 0, mine)
                 if (old == 0L) return
-                backOff(call, target, if (old >= EXCLUSIVE_UNIT) exclusiveHolder(old) else -1, "the exclusive lock")
+                if (old >= EXCLUSIVE_UNIT) backOff(call, target, exclusiveHolder(old), "the exclusive lock")
+                else backOff(call, target, sharedHolder(call, target), "a shared lock")
             }
         } else {
             while (true) {
+                markShared(call, target, true)
                 val old = addWord(call, target, WindowControl.LOCK, 1)
                 if (old < EXCLUSIVE_UNIT) return
                 addWord(call, target, WindowControl.LOCK, -1)
+                markShared(call, target, false)
                 backOff(call, target, exclusiveHolder(old), "the exclusive lock")
             }
         }
@@ -56,6 +74,73 @@ internal class WindowLocks(private val win: Window, private val targets: WindowT
 
     fun release(call: String, target: Int, exclusive: Boolean) {
         addWord(call, target, WindowControl.LOCK, if (exclusive) -exclusiveMark(win.comm.rank) else -1)
+        if (!exclusive) markShared(call, target, false)
+    }
+
+    /** Sets ([on]) or clears this rank's bit in [target]'s shared-holder set. */
+    private fun markShared(call: String, target: Int, on: Boolean) {
+        val me = win.comm.rank
+        val at = WindowControl.SHARED_HOLDERS + 8 * (me / 64)
+        val bit = 1L shl (me % 64)
+        wordOperand.putLong(0, if (on) bit else bit.inv())
+        word(call, target, at, WindowRequest.FETCH, if (on) AtomicOp.BOR else AtomicOp.BAND)
+    }
+
+    /**
+     * The holder of a shared lock on [target] to ask about now (-1: none known): the set is read every [PROBE_NANOS],
+     * and each read moves on to the next holder in it, so every holder is asked about in turn.
+     */
+    private fun sharedHolder(call: String, target: Int): Int {
+        val now = System.nanoTime()
+        if (now - sharedScanNext >= 0) {
+            sharedScanNext = now + PROBE_NANOS
+            readHolderSet(call, target)
+            val found = ArrayList<Int>()
+            for (w in 0 until holderWords) {
+                var bits = holderSet.getLong(8 * w)
+                while (bits != 0L) {
+                    val r = w * 64 + java.lang.Long.numberOfTrailingZeros(bits)
+                    if (r != win.comm.rank) found += r
+                    bits = bits and (bits - 1)
+                }
+            }
+            sharedHolders = found.toIntArray()
+            sharedNext++
+        }
+        if (sharedHolders.isEmpty()) return -1
+        return sharedHolders[sharedNext % sharedHolders.size]
+    }
+
+    /** Reads [target]'s shared-holder set into [holderSet]: from the mapping on this host, else by the rail. */
+    private fun readHolderSet(call: String, target: Int) {
+        val c = targets.directControl(target)
+        if (c >= 0) {
+            for (w in 0 until holderWords) holderSet.putLong(
+                8 * w,
+                targets.shm.getLongVolatile((c + WindowControl.SHARED_HOLDERS + 8 * w).toInt()),
+            )
+            return
+        }
+        val r =
+            WindowRequest(
+                win,
+                "$call (who holds shared locks?)",
+                target,
+                WindowRequest.GET,
+                holderSet,
+                0,
+                null,
+                null,
+                null,
+                null,
+                intArrayOf(0),
+                intArrayOf(8 * holderWords),
+                longArrayOf(WindowControl.SHARED_HOLDERS.toLong()),
+                longArrayOf(targets.controlKeys[target]),
+                null,
+            )
+        r.borrows = false
+        targets.await(targets.submit(r))
     }
 
     /** Runs [block] holding [target]'s accumulate lock word (a compare-and-swap spin lock in its control region). */
@@ -76,6 +161,7 @@ internal class WindowLocks(private val win: Window, private val targets: WindowT
 
     fun beginWait() {
         probeNext = System.nanoTime() + PROBE_NANOS
+        sharedScanNext = probeNext
     }
 
     /**
@@ -157,6 +243,12 @@ internal class WindowLocks(private val win: Window, private val targets: WindowT
     }
 
     private fun word(call: String, target: Int, at: Int, kind: Int, aop: AtomicOp): Long {
+        val c = targets.directControl(target)
+        if (c >= 0) {
+            val where = (c + at).toInt()
+            AtomicOps.execute(targets.shm, where, wordOperand, 0, wordCompare, 0, wordResult, 0, INT64, aop, 1)
+            return wordResult.getLong(0)
+        }
         val r =
             WindowRequest(
                 win,

@@ -4,16 +4,18 @@ import java.nio.ByteBuffer
 import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * The data movement of a [Window]: [put] is the rail's RMA write and [get] its read, one per contiguous run of the
- * target datatype ([WindowTargets.runs]), carried by one [WindowRequest]; [prologue] is the check every communication
- * call makes first (the window, the epoch, the target, the buffers). A plain operation ([reporting]) leaves its failure
- * for the next synchronisation; a request-based one raises it from its request.
+ * The data movement of a [Window]: to a target on this host whose memory is in the shared segment, [put] and [get] are
+ * copies on the mapping ([WindowDirect]); to any other, [put] is the rail's RMA write and [get] its read, one per
+ * contiguous run of the target datatype ([WindowTargets.runs]), carried by one [WindowRequest]; [prologue] is the check
+ * every communication call makes first (the window, the epoch, the target, the buffers). A plain operation
+ * ([reporting]) leaves its failure for the next synchronisation; a request-based one raises it from its request.
  */
 internal class WindowOps(
     private val win: Window,
     private val targets: WindowTargets,
     private val epochs: WindowEpochs,
     private val errors: WindowErrors,
+    private val direct: WindowDirect,
 ) {
     /** Set while a plain operation builds its request, whose failure then goes to the window's pending errors. */
     var reporting = false
@@ -49,6 +51,25 @@ internal class WindowOps(
         val call = "MPI_Put"
         prologue(call, targetRank, origin, originCount, originType, targetCount, targetType, false)
         if (targetRank == Mpi.PROC_NULL) return done()
+        val base = targets.directData(targetRank)
+        if (base >= 0) {
+            if (originType.isContiguous) {
+                val at = if (originCount == 0) 0 else originType.trueLb.toInt()
+                return direct.putFrom(
+                    call,
+                    targetRank,
+                    base,
+                    origin,
+                    at,
+                    targetDisp,
+                    targetCount,
+                    targetType,
+                    reporting,
+                )
+            }
+            val (local, localBase) = originBytes(origin, originCount, originType)
+            return direct.put(call, targetRank, base, local, localBase, targetDisp, targetCount, targetType, reporting)
+        }
         if (reporting && originType.isContiguous) {
             val at = if (originCount == 0) 0 else originType.trueLb.toInt()
             pooled(call, WindowRequest.PUT, targetRank, targetDisp, targetCount, targetType, origin, at)?.let {
@@ -82,8 +103,21 @@ internal class WindowOps(
         val call = "MPI_Get"
         prologue(call, targetRank, origin, originCount, originType, targetCount, targetType, true)
         if (targetRank == Mpi.PROC_NULL) return done()
+        val base = targets.directData(targetRank)
         if (originType.isContiguous && !origin.isReadOnly) {
             val at = if (originCount == 0) 0 else originType.trueLb.toInt()
+            if (base >= 0)
+                return direct.getInto(
+                    call,
+                    targetRank,
+                    base,
+                    origin,
+                    at,
+                    targetDisp,
+                    targetCount,
+                    targetType,
+                    reporting,
+                )
             if (reporting)
                 pooled(call, WindowRequest.GET, targetRank, targetDisp, targetCount, targetType, origin, at)?.let {
                     return it
@@ -93,6 +127,19 @@ internal class WindowOps(
         }
         val staging = ByteBuffer.allocateDirect(packedBytes(originCount, originType))
         val unpack = Runnable { originType.unpackFrom(staging, 0, origin, 0, originCount) }
+        if (base >= 0)
+            return direct.get(
+                call,
+                targetRank,
+                base,
+                UnsafeBuffer(staging),
+                0,
+                targetDisp,
+                targetCount,
+                targetType,
+                unpack,
+                reporting,
+            )
         return transfer(
             call,
             WindowRequest.GET,

@@ -4,11 +4,13 @@ import java.nio.ByteBuffer
 import java.nio.ByteOrder
 import java.util.concurrent.atomic.AtomicIntegerArray
 import org.agrona.BufferUtil
+import org.agrona.concurrent.AtomicBuffer
 import org.agrona.concurrent.UnsafeBuffer
 
 /**
  * What one process of a [Window] knows of every process of it, and how it addresses them: each one's memory key, size,
- * displacement unit, control-region key and shared-segment offset (exchanged when the window is made), a dynamic
+ * displacement unit and control-region key (exchanged when the window is made), where the processes of its host have
+ * their memory and control region in the mapping it shares with them ([mapHost]: those it reaches directly), a dynamic
  * window's attach tables as last read, the operations in flight to each, and the first failure of a plain operation to
  * each, which the next synchronisation raises.
  *
@@ -20,7 +22,15 @@ internal class WindowTargets(private val win: Window, private val n: Int) {
     val sizes = LongArray(n)
     val units = IntArray(n)
     val controlKeys = LongArray(n)
-    val segmentOffsets = LongArray(n)
+
+    /** The host segment's mapping here (every process of this host's memory and control region). */
+    var shm: AtomicBuffer = UnsafeBuffer(ByteArray(0))
+        private set
+
+    /** Per rank, where its window memory is in [shm] (-1: not there, reach it through the rail). */
+    private var dataAt = LongArray(n) { -1 }
+    /** Per rank, where its control region is in [shm] (-1: on another host). */
+    private var controlAt = LongArray(n) { -1 }
     private val inflight = AtomicIntegerArray(n)
     /** Per target, the operations in flight that still use the caller's memory (its origin or result buffer). */
     private val borrowing = AtomicIntegerArray(n)
@@ -29,20 +39,43 @@ internal class WindowTargets(private val win: Window, private val n: Int) {
     /** Each target's attach table as last read (address, length, key triples); cleared at every synchronisation. */
     private val remoteTables = arrayOfNulls<LongArray>(n)
 
-    /** Every process's (memory key, size, unit, control key, segment offset), from an allgather over the window. */
-    fun exchange(key: Long, size: Long, dispUnit: Int, controlKey: Long, segmentOffset: Long) {
-        val mine = ByteBuffer.allocate(5 * 8).order(ByteOrder.nativeOrder())
-        mine.putLong(0, key).putLong(8, size).putLong(16, dispUnit.toLong())
-        mine.putLong(24, controlKey).putLong(32, segmentOffset)
-        val all = ByteBuffer.allocate(n * 5 * 8).order(ByteOrder.nativeOrder())
-        win.comm.allgather(mine, 5, Datatype.LONG, all, 5, Datatype.LONG)
+    /** Every process's (memory key, size, unit, control key), from an allgather over the window. */
+    fun exchange(key: Long, size: Long, dispUnit: Int, controlKey: Long) {
+        val mine = ByteBuffer.allocate(4 * 8).order(ByteOrder.nativeOrder())
+        mine.putLong(0, key).putLong(8, size).putLong(16, dispUnit.toLong()).putLong(24, controlKey)
+        val all = ByteBuffer.allocate(n * 4 * 8).order(ByteOrder.nativeOrder())
+        win.comm.allgather(mine, 4, Datatype.LONG, all, 4, Datatype.LONG)
         for (r in 0 until n) {
-            keys[r] = all.getLong(r * 40)
-            sizes[r] = all.getLong(r * 40 + 8)
-            units[r] = all.getLong(r * 40 + 16).toInt()
-            controlKeys[r] = all.getLong(r * 40 + 24)
-            segmentOffsets[r] = all.getLong(r * 40 + 32)
+            keys[r] = all.getLong(r * 32)
+            sizes[r] = all.getLong(r * 32 + 8)
+            units[r] = all.getLong(r * 32 + 16).toInt()
+            controlKeys[r] = all.getLong(r * 32 + 24)
         }
+    }
+
+    /** The host segment [shm] and where each process of this host has its memory and control region in it. */
+    fun mapHost(shm: AtomicBuffer, dataAt: LongArray, controlAt: LongArray) {
+        this.shm = shm
+        this.dataAt = dataAt
+        this.controlAt = controlAt
+    }
+
+    /**
+     * Where rank [t]'s window memory starts in [shm], if this process reaches it directly (same host, memory in the
+     * segment: `allocate` and `allocateShared` windows), else -1. A target known dead is not reached directly: its
+     * operations go to the rail, which fails them naming it.
+     */
+    fun directData(t: Int): Long {
+        val at = dataAt[t]
+        if (at < 0 || win.mpi.deadPeer(win.addrOf(t)) != null) return -1
+        return at
+    }
+
+    /** Where rank [t]'s control region starts in [shm] if it is on this host and alive, else -1. */
+    fun directControl(t: Int): Long {
+        val at = controlAt[t]
+        if (at < 0 || win.mpi.deadPeer(win.addrOf(t)) != null) return -1
+        return at
     }
 
     // ## In flight ##
@@ -67,6 +100,9 @@ internal class WindowTargets(private val win: Window, private val n: Int) {
     }
 
     fun flushTarget(t: Int) {
+        // What was done on the mapping (same-host targets) is complete already; the fence orders it before what
+        // follows.
+        java.lang.invoke.VarHandle.fullFence()
         if (inflight.get(t) == 0) return
         win.mpi.progressUntil { inflight.get(t) == 0 }
     }
@@ -114,7 +150,7 @@ internal class WindowTargets(private val win: Window, private val n: Int) {
         remoteTables[t]?.let {
             return it
         }
-        val buf = UnsafeBuffer(BufferUtil.allocateDirectAligned(WindowControl.LENGTH, 64))
+        val buf = UnsafeBuffer(BufferUtil.allocateDirectAligned(WindowControl.SHARED_HOLDERS, 64))
         val r =
             WindowRequest(
                 win,
@@ -128,7 +164,7 @@ internal class WindowTargets(private val win: Window, private val n: Int) {
                 null,
                 null,
                 intArrayOf(0),
-                intArrayOf(WindowControl.LENGTH),
+                intArrayOf(WindowControl.SHARED_HOLDERS),
                 longArrayOf(0),
                 longArrayOf(controlKeys[t]),
                 null,

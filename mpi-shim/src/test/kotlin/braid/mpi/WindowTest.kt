@@ -1,5 +1,6 @@
 package braid.mpi
 
+import braid.core.Settings
 import braid.mpi.testing.WindowChecks
 import braid.mpi.testing.runRanks
 import io.kotest.core.spec.style.FunSpec
@@ -58,5 +59,28 @@ class WindowTest :
             "bad calls raise MPI's error classes naming the window, the target and the value, and leave target memory alone"
         ) {
             runRanks(2) { WindowChecks.badCalls(it) }
+        }
+
+        // Rank 0 reaches the others through the rail (its rail's atomics), the others reach each other and rank 0 on
+        // the shared mapping (the CPU's): updates of one element from both schemes must still never be lost.
+        val railForRank0 = { r: Int -> if (r == 0) Settings.NONE.with(MpiParams.WIN_DIRECT, false) else Settings.NONE }
+
+        test(
+            "same-host direct atomics and the rail's atomics on one location, mixed, add up exactly on every type and op"
+        ) {
+            runRanks(4, seconds = 120, settings = railForRank0) {
+                WindowChecks.contention(it)
+                WindowChecks.largeAccumulate(it)
+                WindowChecks.casLock(it)
+            }
+        }
+
+        test("every op in every sync mode, one rank through the rail and one direct, exactly; bad calls the same") {
+            runRanks(2, seconds = 120, settings = railForRank0) {
+                WindowChecks.putGetFence(it)
+                WindowChecks.everyOpEverySyncMode(it)
+                WindowChecks.passiveBusyTarget(it)
+                WindowChecks.badCalls(it)
+            }
         }
     })

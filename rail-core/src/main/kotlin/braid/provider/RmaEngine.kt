@@ -3,6 +3,7 @@ package braid.provider
 import braid.core.AtomicDatatype
 import braid.core.AtomicForm
 import braid.core.AtomicOp
+import braid.core.AtomicOps
 import braid.core.Errno
 import braid.core.HmemCopy
 import braid.core.MemoryRegion

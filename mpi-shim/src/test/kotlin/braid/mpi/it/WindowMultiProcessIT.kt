@@ -80,6 +80,12 @@ class WindowMultiProcessIT :
         ) {
             runDeath(dir, "holder-death", "holder-death")
         }
+
+        test(
+            "a rank killed holding a shared lock: the others' waits for the exclusive lock fail naming it and the window"
+        ) {
+            runDeath(dir, "shared-holder-death", "shared-holder-death")
+        }
     })
 
 /** Ranks 0..2 of [scenario] through a file bootstrap; rank 2 dies (exit 9), 0 and 1 see its failures and exit 0. */

@@ -18,7 +18,7 @@ import kotlin.system.exitProcess
  * One rank of a one-sided job. `WindowRankMain SCENARIO` inits from its launcher (`braid run`); `WindowRankMain file
  * DIR RANK SIZE SCENARIO` from a [FileBootstrap] directory. Scenarios: `all` ([WindowChecks], every one), `cross-host`
  * (all but the shared window, which is refused), `contention` (the concurrent-update ones), `peer-death`,
- * `holder-death`. Prints `OK rank R of N: one-sided SCENARIO` and exits 0 when it passes.
+ * `holder-death`, `shared-holder-death`. Prints `OK rank R of N: one-sided SCENARIO` and exits 0 when it passes.
  */
 object WindowRankMain {
     @JvmStatic
@@ -66,6 +66,7 @@ object WindowRankMain {
                     }
                     "peer-death" -> peerDeath(mpi)
                     "holder-death" -> holderDeath(mpi)
+                    "shared-holder-death" -> sharedHolderDeath(mpi)
                     else -> error("unknown scenario $scenario")
                 }
                 println("OK rank ${mpi.world.rank} of ${mpi.world.size}: one-sided $scenario")
@@ -147,6 +148,37 @@ object WindowRankMain {
         expectFailedNaming2(win.getName()) { win.lock(Window.LOCK_EXCLUSIVE, 0, 0) }
         expectFailedNaming2(win.getName()) { win.lock(Window.LOCK_SHARED, 0, 0) }
         // The survivors go on with the lock of rank 1, which nobody dead holds: each adds 1 there under it.
+        win.lock(Window.LOCK_EXCLUSIVE, 1, 0)
+        win.accumulate(one, 1, Datatype.LONG, 1, 0, 1, Datatype.LONG, braid.mpi.Op.SUM)
+        win.unlock(1)
+        if (w.rank == 1) {
+            val deadline = System.nanoTime() + 30_000_000_000L
+            while (win.base!!.getLong(0) != 2L) {
+                if (System.nanoTime() > deadline)
+                    throw AssertionError("rank 1's counter is ${win.base!!.getLong(0)}, not 2")
+                Thread.onSpinWait()
+            }
+        }
+        val other = 1 - w.rank
+        w.sendRecv(ByteBuffer.allocate(4), 1, Datatype.INT, other, 3, ByteBuffer.allocate(4), 1, Datatype.INT, other, 3)
+    }
+
+    /**
+     * Rank 2 takes a shared lock on rank 0 and dies holding it: ranks 0 and 1, waiting for rank 0's exclusive lock, get
+     * MPIX_ERR_PROC_FAILED naming rank 2 and the window instead of waiting for ever, every time they ask; shared locks
+     * on rank 0 are still granted (they do not conflict), and rank 1's lock serves them both.
+     */
+    private fun sharedHolderDeath(mpi: Mpi) {
+        val w = mpi.world
+        val win = Window.allocate(64, 8, w)
+        val one = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder()).putLong(0, 1)
+        if (w.rank == 2) win.lock(Window.LOCK_SHARED, 0, 0)
+        w.barrier() // rank 2 holds a shared lock on rank 0
+        if (w.rank == 2) Runtime.getRuntime().halt(9)
+        expectFailedNaming2(win.getName()) { win.lock(Window.LOCK_EXCLUSIVE, 0, 0) }
+        expectFailedNaming2(win.getName()) { win.lock(Window.LOCK_EXCLUSIVE, 0, 0) }
+        win.lock(Window.LOCK_SHARED, 0, 0)
+        win.unlock(0)
         win.lock(Window.LOCK_EXCLUSIVE, 1, 0)
         win.accumulate(one, 1, Datatype.LONG, 1, 0, 1, Datatype.LONG, braid.mpi.Op.SUM)
         win.unlock(1)

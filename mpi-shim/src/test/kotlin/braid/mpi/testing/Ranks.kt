@@ -13,13 +13,15 @@ import java.util.concurrent.atomic.AtomicReferenceArray
  * Runs [body] as each of [n] ranks of one [MemoryJob], one thread per rank, each rank with its own shm endpoint; fails
  * with every rank's exception, or names the ranks still running after [seconds]. The world's error handler is
  * ERRORS_RETURN, so bad calls throw. Each rank asks for [level] (below MULTIPLE, the body must keep its rank's calls on
- * its one thread).
+ * its one thread). [settings] gives each rank's settings (none by default).
  */
 fun runRanks(
     n: Int,
     seconds: Long = 60,
     job: MemoryJob = MemoryJob(n),
     level: ThreadLevel = ThreadLevel.MULTIPLE,
+    /** Each rank's settings (by rank). */
+    settings: (Int) -> Settings = { Settings.NONE },
     body: (Mpi) -> Unit,
 ) {
     val errors = AtomicReferenceArray<Throwable?>(n)
@@ -30,7 +32,7 @@ fun runRanks(
                         try {
                             // Settings.NONE: the caller's BRAID_* variables do not reach the ranks; tests set values
                             // through the API.
-                            Mpi.init(job.rank(r), level, MpiOptions().settings(Settings.NONE).provider("shm")).use { mpi
+                            Mpi.init(job.rank(r), level, MpiOptions().settings(settings(r)).provider("shm")).use { mpi
                                 ->
                                 mpi.world.setErrhandler(ErrorHandler.ERRORS_RETURN)
                                 body(mpi)

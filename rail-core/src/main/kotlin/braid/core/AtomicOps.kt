@@ -1,21 +1,30 @@
-package braid.provider
+package braid.core
 
-import braid.core.AtomicDatatype
-import braid.core.AtomicOp
 import org.agrona.DirectBuffer
 import org.agrona.MutableDirectBuffer
+import org.agrona.concurrent.AtomicBuffer
 
 /**
- * Executes an atomic operation on memory, element by element, the same for every rail: the target's rail calls it on
- * the registered region while it holds the target domain's lock, so operations arriving from any number of processes
- * through that domain are atomic with respect to each other. (They are not atomic with respect to plain loads and
- * stores the target process itself makes on the region, as with any NIC.)
+ * Executes an atomic operation on memory, element by element, the same for every rail and for processes that map the
+ * memory themselves: each element is read, combined and written back by one compare-and-swap of the CPU (retried if the
+ * element changed in between), never by a plain read and store. So operations applied here are atomic per element with
+ * respect to each other whoever applies them: a target's rail applying operations that arrive from any number of
+ * processes (under the target domain's lock), and processes on the same host applying theirs directly on a shared
+ * mapping of the same memory (`braid.mpi`'s windows). They are not atomic with respect to plain stores the target
+ * process makes on the memory, as with any NIC.
  *
- * Elements are in native byte order. [result], when given, receives each element's old value.
+ * Elements are in native byte order and should be naturally aligned (an element that straddles a cache line is still
+ * updated atomically on x86, but slowly). [result], when given, receives each element's old value.
  */
-internal object AtomicOps {
-    fun execute(
-        target: MutableDirectBuffer,
+public object AtomicOps {
+    /**
+     * Applies [op] to [count] elements of [type] at byte [at] of [target]: `new = old op operand` (the operand at
+     * [operandAt] of [operand]; for [AtomicOp.CSWAP], only where `old == compare`), each element's old value to
+     * [result] at [resultAt] when given.
+     */
+    @JvmStatic
+    public fun execute(
+        target: AtomicBuffer,
         at: Int,
         operand: DirectBuffer,
         operandAt: Int,
@@ -36,36 +45,54 @@ internal object AtomicOps {
             when (type) {
                 AtomicDatatype.INT64,
                 AtomicDatatype.UINT64 -> {
-                    val old = target.getLong(t)
-                    val new = long(old, operand.getLong(o), compare?.getLong(c) ?: 0L, op, type.unsigned)
-                    if (new != old) target.putLong(t, new)
+                    val x = operand.getLong(o)
+                    val cmp = compare?.getLong(c) ?: 0L
+                    var old: Long
+                    do {
+                        old = target.getLongVolatile(t)
+                        val new = long(old, x, cmp, op, type.unsigned)
+                    } while (new != old && !target.compareAndSetLong(t, old, new))
                     result?.putLong(r, old)
                 }
                 AtomicDatatype.INT32,
                 AtomicDatatype.UINT32 -> {
-                    val old = target.getInt(t)
-                    val new = int(old, operand.getInt(o), compare?.getInt(c) ?: 0, op, type.unsigned)
-                    if (new != old) target.putInt(t, new)
+                    val x = operand.getInt(o)
+                    val cmp = compare?.getInt(c) ?: 0
+                    var old: Int
+                    do {
+                        old = target.getIntVolatile(t)
+                        val new = int(old, x, cmp, op, type.unsigned)
+                    } while (new != old && !target.compareAndSetInt(t, old, new))
                     result?.putInt(r, old)
                 }
                 AtomicDatatype.DOUBLE -> {
-                    val old = target.getDouble(t)
-                    val new = double(old, operand.getDouble(o), compare?.getDouble(c) ?: 0.0, op)
-                    if (op != AtomicOp.ATOMIC_READ) target.putDouble(t, new)
-                    result?.putDouble(r, old)
+                    val x = operand.getDouble(o)
+                    val cmp = compare?.getDouble(c) ?: 0.0
+                    var oldBits: Long
+                    do {
+                        oldBits = target.getLongVolatile(t)
+                        val newBits = java.lang.Double.doubleToRawLongBits(double(Double.fromBits(oldBits), x, cmp, op))
+                    } while (
+                        op != AtomicOp.ATOMIC_READ &&
+                            newBits != oldBits &&
+                            !target.compareAndSetLong(t, oldBits, newBits)
+                    )
+                    result?.putLong(r, oldBits)
                 }
                 AtomicDatatype.FLOAT -> {
-                    val old = target.getFloat(t)
-                    val new =
-                        double(
-                                old.toDouble(),
-                                operand.getFloat(o).toDouble(),
-                                compare?.getFloat(c)?.toDouble() ?: 0.0,
-                                op,
-                            )
-                            .toFloat()
-                    if (op != AtomicOp.ATOMIC_READ) target.putFloat(t, new)
-                    result?.putFloat(r, old)
+                    val x = operand.getFloat(o).toDouble()
+                    val cmp = compare?.getFloat(c)?.toDouble() ?: 0.0
+                    var oldBits: Int
+                    do {
+                        oldBits = target.getIntVolatile(t)
+                        val new = double(Float.fromBits(oldBits).toDouble(), x, cmp, op).toFloat()
+                        val newBits = java.lang.Float.floatToRawIntBits(new)
+                    } while (
+                        op != AtomicOp.ATOMIC_READ &&
+                            newBits != oldBits &&
+                            !target.compareAndSetInt(t, oldBits, newBits)
+                    )
+                    result?.putInt(r, oldBits)
                 }
             }
         }

@@ -1,0 +1,269 @@
+package braid.mpi
+
+import braid.core.AtomicDatatype
+import braid.core.AtomicOp
+import braid.core.AtomicOps
+import java.nio.ByteBuffer
+import org.agrona.DirectBuffer
+import org.agrona.MutableDirectBuffer
+import org.agrona.concurrent.UnsafeBuffer
+
+/**
+ * The same-host path of a [Window]: where the target's window memory is in the segment this process shares with it
+ * ([WindowTargets.directData]: `allocate` and `allocateShared` windows, a target on this host), an operation is done
+ * here and now on the mapping, as MPICH's shared-memory RMA does it. [put] and [get] are copies; the accumulates on
+ * elements the rail has atomics for are [AtomicOps]' compare-and-swap per element, the very code the target's rail runs
+ * for operations that arrive from other hosts, on the same memory, so the two mix without a lost update; the other
+ * elements are read, combined and written back under the target's accumulate lock word, which remote origins take by
+ * the rail's compare-and-swap on the same word. Each operation is complete at the target when it returns, so the target
+ * makes no call and drives no progress for it, and a flush has nothing left to wait for.
+ */
+internal class WindowDirect(
+    private val win: Window,
+    private val targets: WindowTargets,
+    private val locks: WindowLocks,
+) {
+    /** The completed request plain operations return (their caller drops it). */
+    private val doneShared: Request = DoneRequest(win.mpi, win.comm, Status.EMPTY)
+    /** Views over callers' buffers, rewrapped per call (window calls are serial). */
+    private val originView = UnsafeBuffer(ByteArray(0))
+    private val compareView = UnsafeBuffer(ByteArray(0))
+    private val resultView = UnsafeBuffer(ByteArray(0))
+
+    private fun done(reporting: Boolean): Request =
+        if (reporting) doneShared else DoneRequest(win.mpi, win.comm, Status.EMPTY)
+
+    fun put(
+        call: String,
+        target: Int,
+        base: Long,
+        local: DirectBuffer,
+        localBase: Int,
+        disp: Long,
+        count: Int,
+        type: Datatype,
+        reporting: Boolean,
+    ): Request {
+        val shm = targets.shm
+        if (targets.oneRun(call, target, disp, count, type, Int.MAX_VALUE))
+            shm.putBytes((base + targets.oneRemote).toInt(), local, localBase, targets.oneLen)
+        else {
+            val runs = targets.runs(call, target, disp, count, type, WindowOps.MAX_RUN)
+            for (i in runs.at.indices) shm.putBytes(
+                (base + runs.remote[i]).toInt(),
+                local,
+                localBase + runs.at[i],
+                runs.len[i],
+            )
+        }
+        return done(reporting)
+    }
+
+    /** A put straight from [origin] (contiguous from byte [at]): no view, no copy but the one into the target. */
+    fun putFrom(
+        call: String,
+        target: Int,
+        base: Long,
+        origin: ByteBuffer,
+        at: Int,
+        disp: Long,
+        count: Int,
+        type: Datatype,
+        reporting: Boolean,
+    ): Request {
+        if (!targets.oneRun(call, target, disp, count, type, Int.MAX_VALUE)) {
+            originView.wrap(origin)
+            return put(call, target, base, originView, at, disp, count, type, reporting)
+        }
+        targets.shm.putBytes((base + targets.oneRemote).toInt(), origin, at, targets.oneLen)
+        return done(reporting)
+    }
+
+    /** A get into [local] from byte [localBase] (packed), then [finisher] (an unpack into a non-contiguous origin). */
+    fun get(
+        call: String,
+        target: Int,
+        base: Long,
+        local: MutableDirectBuffer,
+        localBase: Int,
+        disp: Long,
+        count: Int,
+        type: Datatype,
+        finisher: Runnable?,
+        reporting: Boolean,
+    ): Request {
+        val shm = targets.shm
+        if (targets.oneRun(call, target, disp, count, type, Int.MAX_VALUE))
+            shm.getBytes((base + targets.oneRemote).toInt(), local, localBase, targets.oneLen)
+        else {
+            val runs = targets.runs(call, target, disp, count, type, WindowOps.MAX_RUN)
+            for (i in runs.at.indices) shm.getBytes(
+                (base + runs.remote[i]).toInt(),
+                local,
+                localBase + runs.at[i],
+                runs.len[i],
+            )
+        }
+        finisher?.run()
+        return done(reporting)
+    }
+
+    /** A get straight into [origin] (contiguous from byte [at]). */
+    fun getInto(
+        call: String,
+        target: Int,
+        base: Long,
+        origin: ByteBuffer,
+        at: Int,
+        disp: Long,
+        count: Int,
+        type: Datatype,
+        reporting: Boolean,
+    ): Request {
+        if (!targets.oneRun(call, target, disp, count, type, Int.MAX_VALUE)) {
+            resultView.wrap(origin)
+            return get(call, target, base, resultView, at, disp, count, type, null, reporting)
+        }
+        targets.shm.getBytes((base + targets.oneRemote).toInt(), origin, at, targets.oneLen)
+        return done(reporting)
+    }
+
+    /**
+     * `target = target op origin` on [count] × [type] at [disp], the old values to [result] (packed, from [resultAt])
+     * when given: by [AtomicOps] on [native] elements (null: under the accumulate lock, [basic] elements).
+     */
+    fun update(
+        call: String,
+        target: Int,
+        base: Long,
+        disp: Long,
+        count: Int,
+        type: Datatype,
+        basic: BasicType,
+        native: AtomicDatatype?,
+        op: Op,
+        origin: DirectBuffer,
+        originAt: Int,
+        result: MutableDirectBuffer?,
+        resultAt: Int,
+        reporting: Boolean,
+    ): Request {
+        val shm = targets.shm
+        if (native != null) {
+            val aop = WindowAccumulate.atomicOpOf(op)
+            // NO_OP reads no operand; the result buffer stands in for it.
+            val operand = if (op === Op.NO_OP) result!! else origin
+            val operandAt = if (op === Op.NO_OP) resultAt else originAt
+            if (targets.oneRun(call, target, disp, count, type, Int.MAX_VALUE)) {
+                val at = (base + targets.oneRemote).toInt()
+                AtomicOps.execute(shm, at, operand, operandAt, null, 0, result, resultAt, native, aop, count(native))
+            } else {
+                val runs = targets.runs(call, target, disp, count, type, WindowOps.MAX_RUN, native.size)
+                for (i in runs.at.indices) {
+                    val at = (base + runs.remote[i]).toInt()
+                    val n = runs.len[i] / native.size
+                    AtomicOps.execute(
+                        shm,
+                        at,
+                        operand,
+                        operandAt + runs.at[i],
+                        null,
+                        0,
+                        result,
+                        resultAt + runs.at[i],
+                        native,
+                        aop,
+                        n,
+                    )
+                }
+            }
+            return done(reporting)
+        }
+        val runs = targets.runs(call, target, disp, count, type, WindowOps.MAX_RUN, basic.size)
+        val elementType = WindowAccumulate.datatypeOf(basic)
+        locks.underAccumulateLock(target) {
+            for (i in runs.at.indices) {
+                val at = (base + runs.remote[i]).toInt()
+                val len = runs.len[i]
+                result?.putBytes(resultAt + runs.at[i], shm, at, len)
+                // target = target op origin: combinePacked computes inout = input op inout.
+                if (op !== Op.NO_OP)
+                    op.combinePacked(origin, originAt + runs.at[i], shm, at, len / basic.size, elementType)
+            }
+        }
+        return done(reporting)
+    }
+
+    /**
+     * [update] from and into the caller's buffers, wrapped, not copied: [origin] contiguous from [originAt] (null for
+     * [Op.NO_OP]), the old values into [result] contiguous from [resultAt].
+     */
+    fun fetchUpdate(
+        call: String,
+        target: Int,
+        base: Long,
+        disp: Long,
+        count: Int,
+        type: Datatype,
+        basic: BasicType,
+        native: AtomicDatatype?,
+        op: Op,
+        origin: ByteBuffer?,
+        originAt: Int,
+        result: ByteBuffer,
+        resultAt: Int,
+    ): Request {
+        resultView.wrap(result)
+        val operand = if (origin == null) resultView else originView.also { it.wrap(origin) }
+        val at = if (origin == null) resultAt else originAt
+        return update(
+            call,
+            target,
+            base,
+            disp,
+            count,
+            type,
+            basic,
+            native,
+            op,
+            operand,
+            at,
+            resultView,
+            resultAt,
+            false,
+        )
+    }
+
+    private fun count(native: AtomicDatatype): Int = targets.oneLen / native.size
+
+    /**
+     * `MPI_Compare_and_swap` on one element of [len] bytes at byte [at] of the target's memory: [AtomicOps]' CSWAP on
+     * [native] elements, else compared and replaced under the accumulate lock.
+     */
+    fun compareAndSwap(
+        target: Int,
+        base: Long,
+        at: Long,
+        len: Int,
+        native: AtomicDatatype?,
+        origin: ByteBuffer,
+        compare: ByteBuffer,
+        result: ByteBuffer,
+    ) {
+        val shm = targets.shm
+        val where = (base + at).toInt()
+        originView.wrap(origin)
+        compareView.wrap(compare)
+        resultView.wrap(result)
+        if (native != null) {
+            AtomicOps.execute(shm, where, originView, 0, compareView, 0, resultView, 0, native, AtomicOp.CSWAP, 1)
+            return
+        }
+        locks.underAccumulateLock(target) {
+            resultView.putBytes(0, shm, where, len)
+            var same = true
+            for (i in 0 until len) if (shm.getByte(where + i) != compareView.getByte(i)) same = false
+            if (same) shm.putBytes(where, originView, 0, len)
+        }
+    }
+}
