@@ -98,11 +98,40 @@ final class Buf {
     private static final ThreadLocal<Stage> staging = ThreadLocal.withInitial(Stage::new);
 
     /**
+     * The one staging below {@code MPI_THREAD_MULTIPLE}, where no two threads are in the package at once (a field, not
+     * a thread-local lookup on every call); null under {@code MPI_THREAD_MULTIPLE}, where each thread has its own.
+     */
+    private static volatile Stage shared = new Stage();
+
+    /** {@link MPI#Init}: whether threads may call the package at once ([multiple]: each gets its own staging). */
+    static void threadLevel(boolean multiple) {
+        shared = multiple ? null : new Stage();
+    }
+
+    private static Stage stage() {
+        Stage s = shared;
+        return s != null ? s : staging.get();
+    }
+
+    /**
      * The calling thread's status for the braid.mpi calls that fill one: read it before the thread's next call (a
      * receive builds the caller's {@link Status} from it), so a warm receive needs no braid.mpi status object.
      */
     static braid.mpi.Status scratchStatus() {
-        return staging.get().status;
+        return stage().status;
+    }
+
+    /**
+     * [buf] as braid.mpi takes it when it can be used in place, with no staging: a direct buffer (a {@code
+     * ByteBuffer} in native order as it is); null for an array or a heap buffer, which {@link #stage} copies.
+     */
+    static ByteBuffer inPlace(Object buf) {
+        if (buf instanceof ByteBuffer) {
+            ByteBuffer b = (ByteBuffer) buf;
+            if (b.isDirect()) return b.order() == NATIVE ? b : b.duplicate().order(NATIVE);
+            return null;
+        }
+        return buf instanceof Buffer && ((Buffer) buf).isDirect() ? direct((Buffer) buf) : null;
     }
 
     /**
@@ -110,7 +139,7 @@ final class Buf {
      * requests, which puts the first [n] in, makes the call and nulls them again.
      */
     static braid.mpi.Request[] scratchRequests(int n) {
-        Stage st = staging.get();
+        Stage st = stage();
         if (st.requests.length < n) st.requests = new braid.mpi.Request[Math.max(n, 2 * st.requests.length)];
         return st.requests;
     }
@@ -175,7 +204,7 @@ final class Buf {
      */
     static Staged stage(Object buf, long spanBytes, boolean out, int slot) {
         if (buf == null) return Staged.NONE;
-        Stage st = staging.get();
+        Stage st = stage();
         Staged s = st.staged[slot];
         if (buf instanceof Buffer && ((Buffer) buf).isDirect())
             return s.set(buf, direct((Buffer) buf), null, null, 0, 0, -1, false);

@@ -213,6 +213,15 @@ public class Comm implements Freeable, Cloneable {
     public final void send(Object buf, int count, Datatype type, int dest, int tag) throws MPIException {
         braid.mpi.Comm b = braid();
         braid.mpi.Datatype t = type.braid();
+        ByteBuffer direct = Buf.inPlace(buf);
+        if (direct != null) { // no staging: the buffer goes to braid.mpi as it is
+            try {
+                b.send(direct, count, t, dest, tag);
+            } catch (braid.mpi.MPIException e) {
+                throw Err.of(e);
+            }
+            return;
+        }
         Buf.Staged s = in(buf, type, count);
         try {
             b.send(nn(s.bytes), count, t, dest, tag);
@@ -223,12 +232,31 @@ public class Comm implements Freeable, Cloneable {
         }
     }
 
+    /**
+     * Small on purpose, so that it inlines into its caller together with the {@link Status} it makes: a caller that
+     * ignores the status then allocates nothing (the JIT's escape analysis drops it).
+     */
     public final Status recv(Object buf, int count, Datatype type, int source, int tag) throws MPIException {
+        return Status.filled(recvInto(buf, count, type, source, tag));
+    }
+
+    /** The receive of {@link #recv}; returns the thread's braid.mpi scratch status it filled. */
+    private braid.mpi.Status recvInto(Object buf, int count, Datatype type, int source, int tag)
+            throws MPIException {
         braid.mpi.Comm b = braid();
         braid.mpi.Datatype t = type.braid();
+        braid.mpi.Status st = Buf.scratchStatus();
+        ByteBuffer direct = Buf.inPlace(buf);
+        if (direct != null) {
+            try {
+                return b.recv(direct, count, t, source, tag, st);
+            } catch (braid.mpi.MPIException e) {
+                throw Err.of(e);
+            }
+        }
         Buf.Staged s = out(buf, type, count);
         try {
-            return Status.of(b.recv(nn(s.bytes), count, t, source, tag, Buf.scratchStatus()));
+            return b.recv(nn(s.bytes), count, t, source, tag, st);
         } catch (braid.mpi.MPIException e) {
             throw Err.of(e);
         } finally {

@@ -287,32 +287,36 @@ public class Intracomm extends Comm {
             return new Intercomm(b.spawn(command, argv == null ? new String[0] : argv, maxprocs, root, errcodes));
         } catch (braid.mpi.MPIException e) {
             throw Err.of(e);
+        } finally {
+            ompiCodes(errcodes);
         }
     }
 
+    /** braid.mpi fills a spawn's error codes with its error classes: Open MPI's numbers here. */
+    private static void ompiCodes(int[] errcodes) {
+        if (errcodes != null) for (int i = 0; i < errcodes.length; i++) errcodes[i] = Err.ompiClass(errcodes[i]);
+    }
+
     /**
-     * {@code MPI_Comm_spawn_multiple}, where every command and its arguments are the same ({@link #spawn} of the sum of
-     * [maxprocs]): one job has one command here. Different commands raise {@link MPI#ERR_SPAWN}.
+     * {@code MPI_Comm_spawn_multiple}: [maxprocs][i] processes of [commands][i] with [argv][i] (null: no arguments) for
+     * each i, as one job of their own on this machine, ranked in that order; entry i's processes see {@code
+     * MPI.APPNUM} i. [info] is not read.
      */
     public final Intercomm spawnMultiple(String[] commands, String[][] argv, int[] maxprocs, Info[] info, int root,
             int[] errcodes) throws MPIException {
-        braid();
-        int total = 0;
-        boolean same = true;
-        for (int i = 0; i < commands.length; i++) {
-            total += maxprocs[i];
-            same &= commands[i].equals(commands[0])
-                    && java.util.Arrays.equals(argv == null ? null : argv[i], argv == null ? null : argv[0]);
+        braid.mpi.Intracomm b = (braid.mpi.Intracomm) braid();
+        String[][] args = null;
+        if (argv != null) {
+            args = new String[argv.length][];
+            for (int i = 0; i < argv.length; i++) args[i] = argv[i] == null ? new String[0] : argv[i];
         }
-        if (getRank() == root && (commands.length == 0 || !same)) {
-            try {
-                spawn("", null, -1, null, root, errcodes); // fails on every rank: the others learn it from the root
-            } catch (MPIException e) {
-                throw Err.of(MPI.ERR_SPAWN, "MPI_Comm_spawn_multiple: Braid starts one command per spawned job; "
-                        + "give the same command and arguments for every entry (or call spawn)");
-            }
+        try {
+            return new Intercomm(b.spawnMultiple(commands == null ? new String[0] : commands, args,
+                    maxprocs == null ? new int[0] : maxprocs, root, errcodes));
+        } catch (braid.mpi.MPIException e) {
+            throw Err.of(e);
+        } finally {
+            ompiCodes(errcodes);
         }
-        return spawn(commands.length == 0 ? "" : commands[0], argv == null ? null : argv[0], total, null, root,
-                errcodes);
     }
 }

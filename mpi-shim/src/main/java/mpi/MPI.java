@@ -190,6 +190,7 @@ public final class MPI {
             throw Err.of(e);
         }
         mpi = m;
+        Buf.threadLevel(m.getThreadLevel() == ThreadLevel.MULTIPLE);
         COMM_WORLD.c = m.getWorld();
         COMM_SELF.c = m.getSelf();
         initialized = true;

@@ -23,10 +23,17 @@ public final class Status {
     }
 
     static Status of(braid.mpi.Status s) {
-        return s == null
-                ? null
-                : new Status(s.getSource(), s.getTag(), Err.ompiClass(s.getError()), s.isCancelled(), s.getBytes(),
-                        s.getIndex());
+        return s == null ? null : filled(s);
+    }
+
+    /**
+     * [s] (not null) in this package's terms. Small and without a null branch, so that it inlines where it is called
+     * and a caller that ignores the result allocates nothing (see {@link Comm#recv}).
+     */
+    static Status filled(braid.mpi.Status s) {
+        int e = s.getError();
+        return new Status(s.getSource(), s.getTag(), e == 0 ? MPI.SUCCESS : Err.ompiClass(e), s.isCancelled(),
+                s.getBytes(), s.getIndex());
     }
 
     /** A status of an I/O call that moved [bytes]. */

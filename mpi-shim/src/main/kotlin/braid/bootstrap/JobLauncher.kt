@@ -27,14 +27,26 @@ import java.util.concurrent.TimeUnit
  * are removed so the ranks do not talk to it.
  */
 public class JobLauncher
-@JvmOverloads
-public constructor(
-    private val ranks: Int,
-    private val command: List<String>,
-    private val out: PrintStream = System.out,
-    private val err: PrintStream = System.err,
-    private val environment: Map<String, String> = emptyMap(),
+private constructor(
+    /** Each rank's command (`MPI_Comm_spawn_multiple` gives ranks different ones; `braid run` one for all). */
+    private val commands: List<List<String>>,
+    /** Each rank's application number, `MPI_APPNUM` (the entry of `MPI_Comm_spawn_multiple` that started it). */
+    private val appnums: IntArray,
+    private val out: PrintStream,
+    private val err: PrintStream,
+    private val environment: Map<String, String>,
 ) {
+    @JvmOverloads
+    public constructor(
+        ranks: Int,
+        command: List<String>,
+        out: PrintStream = System.out,
+        err: PrintStream = System.err,
+        environment: Map<String, String> = emptyMap(),
+    ) : this(List(checkRanks(ranks)) { command }, IntArray(ranks), out, err, environment)
+
+    private val ranks: Int = commands.size
+
     /**
      * Whether each line a rank prints is prefixed with its rank (`[2] …`), as `braid run --tag-output` (`-l`) asks; by
      * default lines pass through unchanged, byte for byte, as under `mpirun` and `mpiexec`.
@@ -42,8 +54,7 @@ public constructor(
     public var tagOutput: Boolean = false
 
     init {
-        if (ranks < 1) throw BootstrapException("braid run: -n $ranks; give 1 or more ranks")
-        if (command.isEmpty()) throw BootstrapException("braid run: no command to run")
+        if (commands.any { it.isEmpty() }) throw BootstrapException("braid run: no command to run")
     }
 
     private sealed interface Event {
@@ -56,21 +67,21 @@ public constructor(
     public fun run(): Int {
         val events = LinkedBlockingQueue<Event>()
         val job = "braid-run-${ProcessHandle.current().pid()}-${System.nanoTime() % 1_000_000}"
-        PmiServer(ranks, job) { rank, code -> events += Event.Aborted(rank, code) }
+        PmiServer(ranks, job, appnums) { rank, code -> events += Event.Aborted(rank, code) }
             .use { server ->
                 val processes = ArrayList<Process>(ranks)
                 val pumps = ArrayList<Thread>(2 * ranks)
                 val hook = Thread({ processes.forEach { kill(it) } }, "braid-run-cleanup")
                 Runtime.getRuntime().addShutdownHook(hook)
                 try {
-                    checkRunnable(command.first())
+                    checkCommand()
                     for (r in 0 until ranks) {
                         val p =
                             try {
                                 start(r, server.port, job)
                             } catch (e: IOException) {
                                 throw BootstrapException(
-                                    "braid run: cannot start rank $r (${command.first()}): ${e.message}",
+                                    "braid run: cannot start rank $r (${commands[r].first()}): ${e.message}",
                                     e,
                                 )
                             }
@@ -98,6 +109,7 @@ public constructor(
         // Each rank in a session of its own, as Hydra's proxy does (setsid): the terminal's Ctrl-C
         // reaches the launcher alone, which ends the ranks; and under the kernel's autogroup
         // scheduling each rank gets a share of the CPU like any other session, not one share for all.
+        val command = commands[rank]
         val pb = ProcessBuilder(if (SETSID != null) listOf(SETSID) + command else command)
         val env = pb.environment()
         env.keys.removeIf { k ->
@@ -228,20 +240,50 @@ public constructor(
      * Throws [BootstrapException] naming the command's program when it is neither an executable file nor on PATH, as
      * [run] does first: for a caller that must know before it waits for the ranks (`MPI_Comm_spawn`).
      */
-    public fun checkCommand(): Unit = checkRunnable(command.first())
+    public fun checkCommand() {
+        for (r in commands.indices) if (r == 0 || commands[r] !== commands[r - 1]) checkRunnable(r, commands[r].first())
+    }
 
-    /** Fails naming [program] when it is neither an executable file nor one on PATH. */
-    private fun checkRunnable(program: String) {
+    /** Fails naming [program] (rank [rank]'s) when it is neither an executable file nor one on PATH. */
+    private fun checkRunnable(rank: Int, program: String) {
         val found = if ('/' in program) File(program).let { it.isFile && it.canExecute() } else onPath(program) != null
         if (!found)
             throw BootstrapException(
-                "braid run: cannot start rank 0 ($program): not an executable file or a program on PATH"
+                "braid run: cannot start rank $rank ($program): not an executable file or a program on PATH"
             )
     }
 
-    private companion object {
+    internal companion object {
+        /**
+         * The job of `MPI_Comm_spawn_multiple`: entry `i` runs `counts[i]` ranks of `commands[i]` (program and
+         * arguments), numbered on from the ranks of the entries before it, with application number `i`.
+         */
+        @JvmSynthetic
+        fun multiple(
+            commands: List<List<String>>,
+            counts: IntArray,
+            out: PrintStream,
+            err: PrintStream,
+            environment: Map<String, String>,
+        ): JobLauncher {
+            require(commands.size == counts.size) { "${commands.size} commands but ${counts.size} counts" }
+            checkRanks(counts.sum())
+            val perRank = ArrayList<List<String>>()
+            val appnums = ArrayList<Int>()
+            for ((i, c) in commands.withIndex()) repeat(counts[i]) {
+                perRank += c
+                appnums += i
+            }
+            return JobLauncher(perRank, appnums.toIntArray(), out, err, environment)
+        }
+
+        private fun checkRanks(ranks: Int): Int {
+            if (ranks < 1) throw BootstrapException("braid run: -n $ranks; give 1 or more ranks")
+            return ranks
+        }
+
         /** [program] on the PATH the ranks inherit (read, as every variable, through [braid.core.Settings]). */
-        fun onPath(program: String): String? =
+        private fun onPath(program: String): String? =
             braid.core.Settings.DEFAULT.environmentValue("PATH")
                 .orEmpty()
                 .split(File.pathSeparator)
@@ -251,10 +293,10 @@ public constructor(
                 ?.path
 
         /** util-linux's `setsid`, which execs the rank in a new session (keeping its pid); null if absent. */
-        val SETSID: String? = onPath("setsid")
+        private val SETSID: String? = onPath("setsid")
 
         /** Variables of a launcher that may have started `braid run` itself; its ranks must not see them. */
-        val INHERITED_LAUNCHER_VARIABLES =
+        private val INHERITED_LAUNCHER_VARIABLES =
             listOf(
                 "PMI_FD",
                 "PMI_PORT",

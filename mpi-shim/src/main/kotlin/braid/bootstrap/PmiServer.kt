@@ -19,8 +19,13 @@ import java.util.concurrent.ConcurrentHashMap
  *
  * One thread per connection (a job on one machine has few ranks); [listener] hears aborts.
  */
-internal class PmiServer(private val size: Int, private val kvsname: String, private val listener: Listener) :
-    AutoCloseable {
+internal class PmiServer(
+    private val size: Int,
+    private val kvsname: String,
+    /** Each rank's `get_appnum` answer (`MPI_APPNUM`); 0 for ranks beyond it. */
+    private val appnums: IntArray = IntArray(0),
+    private val listener: Listener,
+) : AutoCloseable {
     /** What the launcher must act on. */
     fun interface Listener {
         /** [rank] asked for the job to end with [exitCode]. */
@@ -147,7 +152,7 @@ internal class PmiServer(private val size: Int, private val kvsname: String, pri
                             "vallen_max" to MAX_VALUE,
                         )
                     )
-                "get_appnum" -> send(PmiLine.of("cmd" to "appnum", "appnum" to 0))
+                "get_appnum" -> send(PmiLine.of("cmd" to "appnum", "appnum" to (appnums.getOrNull(rank) ?: 0)))
                 "get_universe_size" -> send(PmiLine.of("cmd" to "universe_size", "size" to size))
                 "get_my_kvsname" -> send(PmiLine.of("cmd" to "my_kvsname", "kvsname" to kvsname))
                 "put" -> put(m)

@@ -31,12 +31,26 @@ internal class CommBootstrapCollectives(
     }
 
     /** Receives a message of any length from [source] (or any, with [Mpi.ANY_SOURCE]) with [tag]. */
-    fun recv(source: Int, tag: Int): ByteArray {
+    fun recv(source: Int, tag: Int): ByteArray = recvUnless(source, tag) { false }!!
+
+    /**
+     * [recv], unless [stop] says to give up first (asked between looks, so a message already there is taken): then
+     * null, and nothing was received.
+     */
+    fun recvUnless(source: Int, tag: Int, stop: () -> Boolean): ByteArray? {
         val any = source == Mpi.ANY_SOURCE
         val bits = MatchBitsDescriptor.bits(context, sub, if (any) 0 else source, tag)
         val ignore = MatchBitsDescriptor.ignore(any, false)
         val probe = ProbeOp(mpi, null, claim = true)
-        mpi.lookUntil { probe.look(bits, ignore) }
+        var found = false
+        mpi.lookUntil {
+            found = probe.look(bits, ignore)
+            if (!found && stop()) {
+                found = probe.look(bits, ignore) // a last look: what arrived as the reason to stop came is taken
+                true
+            } else found
+        }
+        if (!found) return null
         val out = ByteArray(probe.bytes.toInt())
         probe.receive(Region().set(ByteBuffer.wrap(out), out.size, Datatype.BYTE, packNow = false))
         probe.waitFor()

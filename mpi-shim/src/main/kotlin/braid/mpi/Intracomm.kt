@@ -316,7 +316,8 @@ public class Intracomm internal constructor(mpi: Mpi, context: Int, group: Group
      * `MPI_Comm_spawn`: starts [maxprocs] copies of [command] with [argv] on this machine as a job of their own, the
      * way `braid run` starts ranks (the root's arguments count; collective over this communicator), and returns the
      * intercommunicator to them; in the children, [Mpi.parent] is its other side. [errcodes] (null: ignored) get
-     * `SUCCESS` for each process. A command that cannot be started raises `MPI_ERR_SPAWN` on every rank.
+     * `SUCCESS` for each process. A command that cannot be started, or children that end before they connect (one died,
+     * or the program never calls `MPI_Init`), raise `MPI_ERR_SPAWN` on every rank.
      */
     @JvmOverloads
     public fun spawn(
@@ -325,7 +326,32 @@ public class Intracomm internal constructor(mpi: Mpi, context: Int, group: Group
         maxprocs: Int,
         root: Int,
         errcodes: IntArray? = null,
-    ): Intercomm = Spawn.spawn(this, command, argv, maxprocs, root, errcodes)
+    ): Intercomm = Spawn.spawn(this, listOf(Spawn.App(command, argv, maxprocs)), root, errcodes, "MPI_Comm_spawn")
+
+    /**
+     * `MPI_Comm_spawn_multiple`: one job of `maxprocs[i]` processes of `commands[i]` with `argv[i]` (null: no arguments
+     * for any) for each `i`, ranked in that order, entry `i`'s processes with `MPI_APPNUM` `i`; otherwise as [spawn].
+     */
+    @JvmOverloads
+    public fun spawnMultiple(
+        commands: Array<String>,
+        argv: Array<Array<String>>?,
+        maxprocs: IntArray,
+        root: Int,
+        errcodes: IntArray? = null,
+    ): Intercomm {
+        // Only the root's arguments count: the others pass theirs unread.
+        val mismatch = maxprocs.size != commands.size || argv != null && argv.size != commands.size
+        val apps =
+            if (rank != root || mismatch) emptyList()
+            else commands.indices.map { Spawn.App(commands[it], argv?.get(it) ?: emptyArray(), maxprocs[it]) }
+        val refuse =
+            if (rank == root && mismatch)
+                "${commands.size} commands, ${maxprocs.size} maxprocs and ${argv?.size ?: "no"} argument lists; " +
+                    "give one of each per command"
+            else ""
+        return Spawn.spawn(this, apps, root, errcodes, "MPI_Comm_spawn_multiple", refuse)
+    }
 
     /** Agrees a context id over this communicator and reserves it. */
     @JvmSynthetic
@@ -343,8 +369,27 @@ public class Intracomm internal constructor(mpi: Mpi, context: Int, group: Group
     @JvmSynthetic
     internal fun intercommFrom(root: Int, name: String, lead: (ByteArray) -> Array<ByteArray>): Intercomm {
         val mask = coll.andMasks(mpi.contexts.mask())
-        val payload = if (rank == root) CommBootstrapCollectives.join(lead(mask)) else null
-        return fromAgreement(CommBootstrapCollectives.split(coll.bcastBytes(root, payload)), name)
+        if (rank == root) {
+            val agreed =
+                try {
+                    lead(mask)
+                } catch (e: MPIException) {
+                    // The others wait for the root's broadcast: they get the failure instead of waiting for ever.
+                    val why = arrayOf(ByteArray(0), intBytes(e.errorClass), e.message.orEmpty().toByteArray())
+                    coll.bcastBytes(root, CommBootstrapCollectives.join(why))
+                    throw e
+                }
+            coll.bcastBytes(root, CommBootstrapCollectives.join(agreed))
+            return fromAgreement(agreed, name)
+        }
+        val got = CommBootstrapCollectives.split(coll.bcastBytes(root, null))
+        if (got[0].isEmpty()) // the root's failure: [empty, error class, message]
+            throw MPIException.of(
+                java.nio.ByteBuffer.wrap(got[1]).getInt(),
+                name,
+                "failed at the root (rank $root): ${String(got[2])}",
+            )
+        return fromAgreement(got, name)
     }
 
     /** Builds the intercommunicator from a leader's broadcast: [id, remote address blobs…]. */

@@ -50,7 +50,11 @@ internal class Ports(private val mpi: Mpi) {
     private fun leader(addr: Long) =
         CommBootstrapCollectives(mpi, ContextIdPool.PORTS, MatchBitsDescriptor.SUB_LEADERS, 0, longArrayOf(addr))
 
-    fun accept(comm: Intracomm, port: String, root: Int): Intercomm {
+    /**
+     * `MPI_Comm_accept`. [gaveUp] (at the root, asked while it waits for the connection) is the error to end the wait
+     * with, or null to go on waiting: how [Spawn] stops waiting for children that died.
+     */
+    fun accept(comm: Intracomm, port: String, root: Int, gaveUp: () -> MPIException? = { null }): Intercomm {
         val call = "MPI_Comm_accept"
         checkRoot(call, comm, root)
         return comm.intercommFrom(root, "accept($port)") { mask ->
@@ -61,7 +65,9 @@ internal class Ports(private val mpi: Mpi) {
                     call,
                     "port '$port' is not open in this process (open it with openPort)",
                 )
-            val req = CommBootstrapCollectives.split(leader(0).recv(Mpi.ANY_SOURCE, portId))
+            var failure: MPIException? = null
+            val got = leader(0).recvUnless(Mpi.ANY_SOURCE, portId) { gaveUp().also { failure = it } != null }
+            val req = CommBootstrapCollectives.split(got ?: throw failure!!)
             val replyTag = ByteBuffer.wrap(req[0]).getInt()
             ContextIdPool.and(mask, req[1])
             val id = Intracomm.intBytes(mpi.contexts.lowest(mask, call))

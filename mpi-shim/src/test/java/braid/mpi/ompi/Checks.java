@@ -63,6 +63,7 @@ public final class Checks {
             case "win": windows(); break;
             case "spawn": spawn(); break;
             case "spawn-child": spawnChild(); break;
+            case "spawn-multiple-child": spawnMultipleChild(args[1]); break;
             default: throw new IllegalArgumentException("mode " + mode);
         }
         System.out.println("OK " + mode + " rank " + rank + " of " + size);
@@ -1043,9 +1044,57 @@ public final class Checks {
             eq(30 + 10 * c, got[0], "child " + c + "'s answer");
         }
         children.disconnect();
+        spawnMultiple(java, argv);
         world.setErrhandler(MPI.ERRORS_RETURN);
         expect(MPI.ERR_SPAWN, () -> world.spawn("/nonexistent/braid-child", new String[0], 2, MPI.INFO_NULL, 0, null));
+        // Children that end before they connect: a failing one, and one that never calls MPI_Init.
+        int[] codes = new int[2];
+        expect(MPI.ERR_SPAWN, () -> world.spawn("/bin/sh", new String[] {"-c", "exit 3"}, 2, MPI.INFO_NULL, 0, codes));
+        eq(new int[] {MPI.ERR_SPAWN, MPI.ERR_SPAWN}, codes, "errcodes of children that died");
+        expect(MPI.ERR_SPAWN, () -> world.spawn("/bin/sh", new String[] {"-c", "true"}, 1, MPI.INFO_NULL, 0, null));
+        expect(MPI.ERR_SPAWN, () -> world.spawnMultiple(new String[] {"/bin/sh", "/bin/sh"},
+                new String[][] {{"-c", "true"}}, new int[] {1, 1}, null, 0, null)); // one argument list for two
         world.setErrhandler(MPI.ERRORS_ARE_FATAL);
+    }
+
+    /**
+     * {@code spawnMultiple} of two different commands: 2 processes of {@code java … spawn-multiple-child a} and 1 of
+     * {@code /bin/sh -c 'exec "$@"' sh java … spawn-multiple-child b}; each child reports its entry's label, its
+     * {@code APPNUM} and its rank in the children's world to every parent.
+     */
+    static void spawnMultiple(String java, String[] argv) throws MPIException {
+        String[] a = Arrays.copyOf(argv, argv.length + 1);
+        a[argv.length - 1] = "spawn-multiple-child";
+        a[argv.length] = "a";
+        String[] b = new String[a.length + 4];
+        b[0] = "-c";
+        b[1] = "exec \"$@\"";
+        b[2] = "sh";
+        b[3] = java;
+        System.arraycopy(a, 0, b, 4, a.length);
+        b[b.length - 1] = "b";
+        int[] errcodes = new int[3];
+        Intercomm children = world.spawnMultiple(new String[] {java, "/bin/sh"}, new String[][] {a, b},
+                new int[] {2, 1}, new Info[] {MPI.INFO_NULL, MPI.INFO_NULL}, 0, errcodes);
+        eq(3, children.getRemoteSize(), "the children's group of both commands");
+        eq(new int[] {MPI.SUCCESS, MPI.SUCCESS, MPI.SUCCESS}, errcodes, "errcodes");
+        int[] got = new int[3];
+        for (int c = 0; c < 3; c++) {
+            children.recv(got, 3, MPI.INT, c, 7);
+            int label = c < 2 ? 'a' : 'b';
+            eq(new int[] {label, c < 2 ? 0 : 1, c}, got, "child " + c + ": its command's label, APPNUM, rank");
+        }
+        children.disconnect();
+    }
+
+    static void spawnMultipleChild(String label) throws MPIException {
+        Intercomm parent = Intercomm.getParent();
+        check(!parent.isNull(), "a spawned process has a parent");
+        eq(3, size, "the children's world holds both commands' processes");
+        int appnum = (Integer) world.getAttr(MPI.APPNUM);
+        for (int p = 0; p < parent.getRemoteSize(); p++)
+            parent.send(new int[] {label.charAt(0), appnum, rank}, 3, MPI.INT, p, 7);
+        parent.disconnect();
     }
 
     static void spawnChild() throws MPIException {
