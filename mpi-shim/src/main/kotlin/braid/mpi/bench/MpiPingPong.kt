@@ -46,6 +46,9 @@ public object MpiPingPong {
                     w.send(buf, size, Datatype.BYTE, peer, 1)
                 }
             }
+            fun roundTrips(size: Int, n: Int) {
+                for (i in 0 until n) roundTrip(size)
+            }
             // The JIT's warm-up before the first row: 1,000,000 round trips of 0 B to 1 KiB with a
             // barrier every 25,000, the shapes the rows run. With only each row's own warm-up the
             // first rows measured C2 recompiling the progress loop after the row's barrier (on 2
@@ -53,20 +56,17 @@ public object MpiPingPong {
             if (sizes.isNotEmpty())
                 for (j in 0 until 40) {
                     val warmSize = intArrayOf(0, 8, 64, 1024)[j % 4]
-                    for (i in 0 until 25_000) roundTrip(warmSize)
+                    roundTrips(warmSize, 25_000)
                     w.barrier()
                 }
             for (size in sizes) {
                 val iters = if (size <= 8192) 20_000 else if (size <= 131072) 2_000 else 500
-                val warm = iters / 10
-                var t0 = 0.0
-                for (i in 0 until warm + iters) {
-                    if (i == warm) {
-                        w.barrier()
-                        t0 = Mpi.wtime()
-                    }
-                    roundTrip(size)
-                }
+                // Warm-up and timed round trips as two calls of one loop: an `i == warm` test inside it, never taken
+                // while the JIT compiled the loop, would throw the compiled loop away when the timing starts.
+                roundTrips(size, iters / 10)
+                w.barrier()
+                val t0 = Mpi.wtime()
+                roundTrips(size, iters)
                 val t = Mpi.wtime() - t0
                 if (w.rank == 0) println("lat $size ${"%.2f".format(t * 1e6 / (2 * iters))}")
             }
@@ -74,16 +74,11 @@ public object MpiPingPong {
             val bufs = Array(WINDOW) { ByteBuffer.allocateDirect(1 shl 20) }
             val reqs = arrayOfNulls<Request>(WINDOW)
             /**
-             * [iters] timed windows of [size] bytes after [warm] untimed: rank 0 posts 64 isends, rank 1 64 irecvs,
-             * both wait for all of them, then rank 1 acknowledges with 4 bytes. Returns the seconds of the timed ones.
+             * [n] windows of [size] bytes: rank 0 posts 64 isends, rank 1 64 irecvs, both wait for all of them, then
+             * rank 1 acknowledges with 4 bytes.
              */
-            fun windows(size: Int, iters: Int, warm: Int): Double {
-                var t0 = 0.0
-                for (i in 0 until warm + iters) {
-                    if (i == warm) {
-                        w.barrier()
-                        t0 = Mpi.wtime()
-                    }
+            fun windowLoop(size: Int, n: Int) {
+                for (i in 0 until n) {
                     if (w.rank == 0) {
                         for (k in 0 until WINDOW) reqs[k] = w.isend(bufs[k], size, Datatype.BYTE, peer, 2)
                         Request.waitAll(reqs, null)
@@ -96,6 +91,16 @@ public object MpiPingPong {
                         w.send(ack, 1, Datatype.INT, peer, 3)
                     }
                 }
+            }
+            /** [iters] timed windows of [size] bytes after [warm] untimed; returns the seconds of the timed ones. */
+            fun windows(size: Int, iters: Int, warm: Int): Double {
+                // The warm-up and the timed windows are two calls of one loop with no branch between them: a
+                // `warm == i` test inside it, never taken while the JIT compiled the loop, threw the compiled loop
+                // away at the first timed window of the first row (JFR: jdk.Deoptimization, unstable_if).
+                windowLoop(size, warm)
+                w.barrier()
+                val t0 = Mpi.wtime()
+                windowLoop(size, iters)
                 return Mpi.wtime() - t0
             }
             val bwSizes =

@@ -104,6 +104,7 @@ internal class ShmTransport(
     }
 
     override fun enable() {
+        ShmRingWarmup.start()
         if (ringCapacity < 1024 || Integer.bitCount(ringCapacity) != 1) {
             throw FabricException.invalid(
                 "shm endpoint: ring capacity $ringCapacity must be a power of two ≥ 1024; set ShmParams.RING_SIZE (BRAID_SHM_RING_SIZE)"
