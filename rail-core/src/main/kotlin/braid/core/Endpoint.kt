@@ -874,8 +874,8 @@ private constructor(
             val rc = checkSend(length, flags)
             if (rc != 0) return rc
             if (PeerTags.refused(peerTransferOpen, flags and OpFlags.TAGGED != 0L, tag)) return -Errno.EINVAL
-            val s = sink.staging.stage(region, offset, length, context)
-            val n = sink.staging.fill(s)
+            val s = sink.staging.stageSend(region, offset, length, context)
+            val n = sink.staging.fillFirst(s)
             if (n < 0) {
                 sink.txError(
                     s,

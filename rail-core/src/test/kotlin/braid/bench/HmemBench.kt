@@ -1,6 +1,7 @@
 package braid.bench
 
 import braid.core.Completion
+import braid.core.CoreParams
 import braid.core.Errno
 import braid.core.HmemCopyFunction
 import braid.core.HmemOp
@@ -9,6 +10,8 @@ import braid.core.MrAccess
 import braid.core.Rail
 import braid.core.TestDevice
 import braid.core.TestFabric
+import braid.provider.shm.ShmParams
+import braid.provider.tcp.TcpParams
 import java.nio.ByteBuffer
 import java.util.Locale
 import org.agrona.concurrent.UnsafeBuffer
@@ -18,15 +21,19 @@ import org.agrona.concurrent.UnsafeBuffer
  * 1. `pingpong`: tagged ping-pong (best of 5 alternated runs) of host memory at 64 B and 1 MiB with no override set,
  *    then with a trivial override set on both domains (system memory never calls it: the ratio should be ≤ 1.05), then
  *    of [TestDevice] memory through the override (every byte staged through the bounce buffers);
- * 2. `stream`: 64 MiB device-to-device messages of the test device, staged through bounce buffers: GB/s.
+ * 2. `stream`: 64 MiB device-to-device messages of the test device over shm and tcp, staged whole through one bounce
+ *    buffer their size ([CoreParams.HMEM_CHUNK] 1 GiB, how they went before chunking) and chunk by chunk (its default):
+ *    GB/s.
  *
- * Run from the repository root: `bench/hmem-bench.sh [ROUNDS]`.
+ * Run from the repository root: `bench/hmem-bench.sh [ROUNDS] [stream]` (`stream`: the second part alone).
  */
 object HmemBench {
     @JvmStatic
     fun main(args: Array<String>) {
         val rounds = args.getOrNull(0)?.toInt() ?: 20_000
+        val streamOnly = args.getOrNull(1) == "stream"
         for (size in listOf(64, 1 shl 20)) {
+            if (streamOnly) break
             val n = if (size > 4096) maxOf(rounds / 50, 200) else rounds
             // Alternated and repeated, best of each: the first runs pay for warming up the JIT.
             var none = Double.MAX_VALUE
@@ -49,8 +56,18 @@ object HmemBench {
                 )
             )
         }
-        stream(64 shl 20, maxOf(rounds / 2000, 5))
+        // Staged whole (one 64 MiB bounce buffer; shm's receiver pulls it with one copy) against chunk by chunk.
+        for (rail in listOf(Rail.SHM, Rail.TCP)) {
+            for (chunk in listOf(WHOLE, CoreParams.HMEM_CHUNK.default)) stream(
+                64 shl 20,
+                maxOf(rounds / 2000, 5),
+                rail,
+                chunk,
+            )
+        }
     }
+
+    private const val WHOLE = 1 shl 30
 
     private const val REPEATS = 5
 
@@ -115,9 +132,13 @@ object HmemBench {
     }
 
     /** 64 MiB device-to-device messages staged through bounce buffers: GB/s, one message at a time. */
-    private fun stream(size: Int, n: Int) {
+    private fun stream(size: Int, n: Int, rail: Rail, chunk: Int) {
         val dev = TestDevice(2 * size + 64)
-        TestFabric(rail = Rail.SHM, eagerSize = 8192).use { f ->
+        val settings = TestFabric.SETTINGS.with(CoreParams.HMEM_CHUNK, chunk)
+        val ring = ShmParams.RING_SIZE.default
+        val buffer = TcpParams.BUFFER_SIZE.default
+        TestFabric(rail = rail, eagerSize = 8192, ringCapacity = ring, bufferSize = buffer, settings = settings).use { f
+            ->
             val (a, b) = f.nodes
             val copies = f.nodes.map { dev.copies().also { c -> c.setOn(it.domain) } }
             val src = a.domain.registerMemory(dev.iface, 0, dev.alloc(size), size, MrAccess.SEND)
@@ -142,8 +163,10 @@ object HmemBench {
             println(
                 String.format(
                     Locale.ROOT,
-                    "stream %d MiB device to device over shm (bounce-staged): %.2f GB/s over %d messages; copies %s / %s",
+                    "stream %d MiB device to device over %s, %s: %.2f GB/s over %d messages; copies %s / %s",
                     size shr 20,
+                    rail,
+                    if (chunk >= size) "staged whole" else "staged in ${chunk shr 10} KiB chunks",
                     size.toDouble() * n / ns,
                     n,
                     copies[0],

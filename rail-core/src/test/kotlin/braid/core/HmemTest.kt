@@ -137,6 +137,52 @@ class HmemTest :
                 }
             }
 
+            test(
+                "$rail: a large device message is staged chunk by chunk through one bounded chunk, every byte intact"
+            ) {
+                val chunk = 16 shl 10
+                val settings = TestFabric.SETTINGS.with(CoreParams.HMEM_CHUNK, chunk)
+                TestFabric(rail = rail, eagerSize = eager, settings = settings).use { f ->
+                    val (a, b) = f.nodes
+                    val ca = device.copies().also { it.setOn(a.domain) }
+                    val cb = device.copies().also { it.setOn(b.domain) }
+                    val toB = f.addrs[0][1]
+                    val toA = f.addrs[1][0]
+                    val size = 200_000
+                    val src = device.alloc(size)
+                    val dst = device.alloc(size)
+                    val out = a.domain.registerMemory(device.iface, 0, src, size, MrAccess.SEND)
+                    val into = b.domain.registerMemory(device.iface, 0, dst, size, MrAccess.RECV)
+                    for (round in 1..3) {
+                        val bytes = pattern(size, 40 + round)
+                        device.put(src, bytes)
+                        ca.reset()
+                        cb.reset()
+                        // Round 2: the fourth chunk's copy fails mid-stream; the send fails, the stream behind goes on.
+                        if (round == 2) ca.failFromAfter.set(3)
+                        b.ep.tryTrecv(into, 0, size, toA, round.toLong(), 0, "r$round") shouldBe 0
+                        a.ep.tryTsend(out, 0, size, toB, round.toLong(), "s$round") shouldBe 0
+                        val sent = a.await(1, others = listOf(b)).single()
+                        val got = b.await(1, others = listOf(a)).single() as Completion
+                        got.context shouldBe "r$round"
+                        got.len shouldBe size.toLong()
+                        withClue("round $round") {
+                            if (round == 2) {
+                                (sent as CompletionError).err shouldBe Errno.EIO
+                                sent.context shouldBe "s2"
+                                sent.message shouldContain "COPY_FROM_HMEM_IOV"
+                            } else {
+                                (sent as Completion).context shouldBe "s$round"
+                                device.get(dst, size).contentEquals(bytes) shouldBe true
+                                ca.fromCalls.get() shouldBe ((size + chunk - 1) / chunk).toLong() // one per chunk
+                                ca.fromBytes.get() shouldBe size.toLong()
+                                cb.toBytes.get() shouldBe size.toLong()
+                            }
+                        }
+                    }
+                }
+            }
+
             test("$rail: a copy function that fails turns its operation into an error completion; the stream goes on") {
                 TestFabric(rail = rail, eagerSize = eager).use { f ->
                     val (a, b) = f.nodes
@@ -315,58 +361,64 @@ class HmemTest :
         }
 
         for (rail in listOf(Rail.SHM, Rail.TCP)) test(
-            "$rail: a warm ping-pong between device buffers allocates nothing per message"
+            "$rail: a warm ping-pong between device buffers allocates nothing per message, staged whole or in chunks"
         ) {
-            TestFabric(rail = rail, eagerSize = eager).use { f ->
-                val (a, b) = f.nodes
-                device.copies().setOn(a.domain)
-                device.copies().setOn(b.domain)
-                val toB = f.addrs[0][1]
-                val toA = f.addrs[1][0]
-                for (size in listOf(64, 64 * 1024)) {
-                    val ma =
-                        a.domain.registerMemory(
-                            device.iface,
-                            0,
-                            device.alloc(size),
-                            size,
-                            MrAccess.SEND or MrAccess.RECV,
-                        )
-                    val mb =
-                        b.domain.registerMemory(
-                            device.iface,
-                            0,
-                            device.alloc(size),
-                            size,
-                            MrAccess.SEND or MrAccess.RECV,
-                        )
-                    val c = Completion()
-                    val ctx = Any()
-                    fun drain(n: TestFabric.Node, count: Int) {
-                        var got = 0
-                        while (got < count) {
-                            val rc = n.cq.read(c)
-                            if (rc == 1) got++ else check(rc == -Errno.EAGAIN) { "cq read returned ${Errno.name(rc)}" }
-                            a.domain.progress()
-                            b.domain.progress()
+            for (chunk in listOf(CoreParams.HMEM_CHUNK.default, 16 shl 10)) TestFabric(
+                    rail = rail,
+                    eagerSize = eager,
+                    settings = TestFabric.SETTINGS.with(CoreParams.HMEM_CHUNK, chunk),
+                )
+                .use { f ->
+                    val (a, b) = f.nodes
+                    device.copies().setOn(a.domain)
+                    device.copies().setOn(b.domain)
+                    val toB = f.addrs[0][1]
+                    val toA = f.addrs[1][0]
+                    for (size in listOf(64, 64 * 1024)) {
+                        val ma =
+                            a.domain.registerMemory(
+                                device.iface,
+                                0,
+                                device.alloc(size),
+                                size,
+                                MrAccess.SEND or MrAccess.RECV,
+                            )
+                        val mb =
+                            b.domain.registerMemory(
+                                device.iface,
+                                0,
+                                device.alloc(size),
+                                size,
+                                MrAccess.SEND or MrAccess.RECV,
+                            )
+                        val c = Completion()
+                        val ctx = Any()
+                        fun drain(n: TestFabric.Node, count: Int) {
+                            var got = 0
+                            while (got < count) {
+                                val rc = n.cq.read(c)
+                                if (rc == 1) got++
+                                else check(rc == -Errno.EAGAIN) { "cq read returned ${Errno.name(rc)}" }
+                                a.domain.progress()
+                                b.domain.progress()
+                            }
+                        }
+                        fun round() {
+                            check(b.ep.tryTrecv(mb, 0, size, toA, 1, 0, ctx) == 0)
+                            check(a.ep.tryTrecv(ma, 0, size, toB, 2, 0, ctx) == 0)
+                            check(a.ep.tryTsend(ma, 0, size, toB, 1, ctx) == 0)
+                            drain(b, 1)
+                            check(b.ep.tryTsend(mb, 0, size, toA, 2, ctx) == 0)
+                            drain(a, 2)
+                            drain(b, 1)
+                        }
+                        val n = 2_000
+                        repeat(n) { round() }
+                        val allocated = SteadyAllocation.least(3, n * 2L - 1) { repeat(n) { round() } }
+                        withClue("$size-byte device messages: $allocated bytes allocated over ${n * 2} messages") {
+                            (allocated / (n * 2)) shouldBeLessThan 1L
                         }
                     }
-                    fun round() {
-                        check(b.ep.tryTrecv(mb, 0, size, toA, 1, 0, ctx) == 0)
-                        check(a.ep.tryTrecv(ma, 0, size, toB, 2, 0, ctx) == 0)
-                        check(a.ep.tryTsend(ma, 0, size, toB, 1, ctx) == 0)
-                        drain(b, 1)
-                        check(b.ep.tryTsend(mb, 0, size, toA, 2, ctx) == 0)
-                        drain(a, 2)
-                        drain(b, 1)
-                    }
-                    val n = 2_000
-                    repeat(n) { round() }
-                    val allocated = SteadyAllocation.least(3, n * 2L - 1) { repeat(n) { round() } }
-                    withClue("$size-byte device messages: $allocated bytes allocated over ${n * 2} messages") {
-                        (allocated / (n * 2)) shouldBeLessThan 1L
-                    }
                 }
-            }
         }
     })

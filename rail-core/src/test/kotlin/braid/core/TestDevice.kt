@@ -58,6 +58,8 @@ class TestDevice(size: Int, name: String = "testdev") : AutoCloseable {
         val fromBytes = AtomicLong()
         /** An errno the next copy in either direction fails with (0: none); it fails once. */
         val failNext = AtomicInteger()
+        /** Copies from the device that succeed before one fails with EIO (0: none fails); counted from [reset]. */
+        val failFromAfter = AtomicLong()
 
         val toHmem = HmemCopyFunction { i, _, iov, count, offset, host, size ->
             check(i === iface) { "copy to $i memory given to the $iface device" }
@@ -74,6 +76,11 @@ class TestDevice(size: Int, name: String = "testdev") : AutoCloseable {
             check(i === iface) { "copy from $i memory given to the $iface device" }
             failure()?.let {
                 return@HmemCopyFunction it
+            }
+            val after = failFromAfter.get()
+            if (after > 0 && fromCalls.get() == after) {
+                failFromAfter.set(0)
+                return@HmemCopyFunction -Errno.EIO.toLong()
             }
             fromCalls.incrementAndGet()
             walk(iov, count, offset, size) { dev, h, n -> UNSAFE.copyMemory(address(dev), host + h, n) }
