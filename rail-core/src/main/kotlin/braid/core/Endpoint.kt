@@ -725,7 +725,7 @@ private constructor(
      * `-ENOSYS` where this endpoint's rail cannot honour it (it does not offer [Caps.HMEM]). [fn] null removes it.
      */
     public fun setOp(op: HmemOp, fn: HmemCopyFunction?): Int {
-        val rc = domain.provider.hmemOverride(op, info)
+        val rc = domain.provider.hmemOverride(op, info, endpoint = true)
         if (rc != 0) return rc
         sink.hmemOps.set(op, fn)
         return 0
