@@ -797,6 +797,17 @@ private constructor(
         }
     }
 
+    /**
+     * Injects `region[offset, offset+length)` to [dest] (`fi_inject` with `desc`): staged through a bounce buffer
+     * before this returns, so the region is reusable at once; no completion. A failed copy returns its negated errno.
+     */
+    public fun tryInject(region: MemoryRegion, offset: Long, length: Int, dest: Long): Int =
+        postStaged(region, offset, length, dest, 0, OpFlags.MSG or OpFlags.INJECT, null)
+
+    /** Injects `region[offset, offset+length)` as a tagged message (`fi_tinject` with `desc`); see [tryInject]. */
+    public fun tryTinject(region: MemoryRegion, offset: Long, length: Int, dest: Long, tag: Long): Int =
+        postStaged(region, offset, length, dest, tag, OpFlags.TAGGED or OpFlags.INJECT, null)
+
     /** Sends `region[offset, offset+length)` to [dest] as a tagged message (`fi_tsend` with `desc`). */
     public fun tryTsend(region: MemoryRegion, offset: Long, length: Int, dest: Long, tag: Long, context: Any?): Int =
         postStaged(region, offset, length, dest, tag, OpFlags.TAGGED, context)
@@ -874,6 +885,13 @@ private constructor(
             val rc = checkSend(length, flags)
             if (rc != 0) return rc
             if (PeerTags.refused(peerTransferOpen, flags and OpFlags.TAGGED != 0L, tag)) return -Errno.EINVAL
+            if (flags and OpFlags.INJECT != 0L) { // reusable on return: staged whole, released at once, no completion
+                val s = sink.staging.stage(region, offset, length, null)
+                val n = sink.staging.fill(s)
+                val sent = if (n < 0) n.toInt() else transport.send(s.view, dest, tag, 0, flags or txOpFlags, null)
+                sink.staging.release(s)
+                return sent
+            }
             val s = sink.staging.stageSend(region, offset, length, context)
             val n = sink.staging.fillFirst(s)
             if (n < 0) {

@@ -183,6 +183,37 @@ class HmemTest :
                 }
             }
 
+            test("$rail: an inject from device memory is staged before it returns and arrives through the overrides") {
+                TestFabric(rail = rail, eagerSize = eager).use { f ->
+                    val (a, b) = f.nodes
+                    val ca = device.copies().also { it.setOn(a.domain) }
+                    val cb = device.copies().also { it.setOn(b.domain) }
+                    val size = 200
+                    val src = device.alloc(size)
+                    val dst = device.alloc(size)
+                    val out = a.domain.registerMemory(device.iface, 0, src, size, MrAccess.SEND)
+                    val into = b.domain.registerMemory(device.iface, 0, dst, size, MrAccess.RECV)
+                    for (tagged in listOf(true, false)) {
+                        val bytes = pattern(size, if (tagged) 5 else 6)
+                        device.put(src, bytes)
+                        ca.reset()
+                        cb.reset()
+                        if (tagged) b.ep.tryTrecv(into, 0, size, f.addrs[1][0], 8, 0, "r") shouldBe 0
+                        else b.ep.tryRecv(into, 0, size, f.addrs[1][0], "r") shouldBe 0
+                        if (tagged) a.ep.tryTinject(out, 0, size, f.addrs[0][1], 8) shouldBe 0
+                        else a.ep.tryInject(out, 0, size, f.addrs[0][1]) shouldBe 0
+                        ca.fromBytes.get() shouldBe size.toLong() // staged before the call returned
+                        device.put(src, ByteArray(size)) // reusable at once
+                        (b.await(1, others = listOf(a)).single() as Completion).context shouldBe "r"
+                        device.get(dst, size).contentEquals(bytes) shouldBe true
+                        cb.toBytes.get() shouldBe size.toLong()
+                    }
+                    // A failed copy is the inject's own return code.
+                    ca.failNext.set(Errno.ENODEV)
+                    a.ep.tryInject(out, 0, size, f.addrs[0][1]) shouldBe -Errno.ENODEV
+                }
+            }
+
             test("$rail: a copy function that fails turns its operation into an error completion; the stream goes on") {
                 TestFabric(rail = rail, eagerSize = eager).use { f ->
                     val (a, b) = f.nodes
