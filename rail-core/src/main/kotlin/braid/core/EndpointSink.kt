@@ -167,8 +167,8 @@ internal class EndpointSink(private val domain: Domain, info: Info) : RailHost {
 
     override fun rmaComplete(staged: Any?, flags: Long, len: Long) {
         var context = staged
-        if (staged is HmemStage) { // a read into device memory landed in its bounce buffer; a write's is done with
-            val rc = if (flags and OpFlags.READ != 0L) staging.drain(staged, staged.length) else 0L
+        if (staged is HmemStage) { // a read's bytes or an atomic's result landed in the bounce buffer; a write's done
+            val rc = staging.drainRma(staged, flags)
             val why = if (rc < 0) staging.explain(staged, HmemOp.COPY_TO_HMEM_IOV, rc) else ""
             context = staging.release(staged)
             if (rc < 0) return rmaError(context, flags, len, (-rc).toInt(), why)

@@ -25,6 +25,8 @@ internal class HmemStage(private val staging: HmemStaging) {
     val iov = LongArray(2)
     /** Bytes of a chunked send staged so far (its window ends here); [length] once staged whole. */
     var stagedTo = 0L
+    /** Where in the bounce buffer the bytes to copy to [region] at completion start (an atomic's result), or -1. */
+    var drainAt = -1
     /** A copy of a window after the first failed: the send completes with this errno and [why]. */
     var err = 0
     var why = ""
@@ -97,6 +99,15 @@ internal class HmemStaging(private val ops: HmemOverrides, private val chunk: In
     /** Copies the bounce buffer's first [n] bytes to the device (after a receive or a read). */
     fun drain(s: HmemStage, n: Int): Long = HmemCopy.toRegion(ops, s.region!!, s.offset, s.view, 0, n, s.iov)
 
+    /** What an RMA or atomic of [s] with [flags] copies to the device at completion: a read's bytes, a result's. */
+    fun drainRma(s: HmemStage, flags: Long): Long =
+        when {
+            s.drainAt >= 0 -> HmemCopy.toRegion(ops, s.region!!, s.offset, s.view, s.drainAt, s.length / 3, s.iov)
+            flags and OpFlags.ATOMIC != 0L -> 0L
+            flags and OpFlags.READ != 0L -> drain(s, s.length)
+            else -> 0L
+        }
+
     /**
      * Stages the window after [s]'s [HmemStage.stagedTo] into its chunk, the view moved so that the message's bytes
      * there show the chunk. A failed copy still moves the window and is kept in [HmemStage.err].
@@ -150,6 +161,7 @@ internal class HmemStaging(private val ops: HmemOverrides, private val chunk: In
         s.why = ""
         s.stagedTo = 0
         s.windowStart = -1
+        s.drainAt = -1
         s.view.wrap(0L, 0)
         stages.add(s)
         return context

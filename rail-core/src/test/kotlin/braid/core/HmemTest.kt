@@ -183,6 +183,55 @@ class HmemTest :
                 }
             }
 
+            test(
+                "$rail: atomics whose operand, compare and result buffers are device memory go through the overrides"
+            ) {
+                TestFabric(rail = rail, eagerSize = eager).use { f ->
+                    val (a, b) = f.nodes
+                    val ca = device.copies().also { it.setOn(a.domain) }
+                    device.copies().setOn(b.domain)
+                    val toB = f.addrs[0][1]
+                    val counter = device.alloc(8)
+                    device.putLong(counter, 40)
+                    val cmr = b.domain.registerMemory(device.iface, 0, counter, 8, MrAccess.REMOTE)
+                    val operand = device.alloc(8)
+                    val compare = device.alloc(8)
+                    val result = device.alloc(8)
+                    val access = MrAccess.READ or MrAccess.WRITE
+                    val om = a.domain.registerMemory(device.iface, 0, operand, 8, access)
+                    val cm = a.domain.registerMemory(device.iface, 0, compare, 8, access)
+                    val rm = a.domain.registerMemory(device.iface, 0, result, 8, access)
+                    val t = AtomicDatatype.INT64
+                    // fetch-add 2: the old value lands in device memory
+                    device.putLong(operand, 2)
+                    a.ep.tryFetchAtomic(om, 0, 1, rm, 0, toB, 0, cmr.key, t, AtomicOp.SUM, "fa") shouldBe 0
+                    (a.await(1, others = listOf(b)).single() as Completion).context shouldBe "fa"
+                    device.getLong(result) shouldBe 40L
+                    device.getLong(counter) shouldBe 42L
+                    // update: add 3, no result
+                    device.putLong(operand, 3)
+                    a.ep.tryAtomic(om, 0, 1, toB, 0, cmr.key, t, AtomicOp.SUM, "add") shouldBe 0
+                    (a.await(1, others = listOf(b)).single() as Completion).context shouldBe "add"
+                    device.getLong(counter) shouldBe 45L
+                    // compare-swap 45 → 7
+                    device.putLong(operand, 7)
+                    device.putLong(compare, 45)
+                    a.ep.tryCompareAtomic(om, 0, 1, cm, 0, rm, 0, toB, 0, cmr.key, t, AtomicOp.CSWAP, "cs") shouldBe 0
+                    (a.await(1, others = listOf(b)).single() as Completion).context shouldBe "cs"
+                    device.getLong(result) shouldBe 45L
+                    device.getLong(counter) shouldBe 7L
+                    ca.fromBytes.get() shouldBe 8L + 8L + 16L // operands and compare
+                    ca.toBytes.get() shouldBe 8L + 8L // the two results
+                    // A failing copy of the operand: an error completion with its errno.
+                    ca.failNext.set(Errno.ENODEV)
+                    a.ep.tryAtomic(om, 0, 1, toB, 0, cmr.key, t, AtomicOp.SUM, "bad") shouldBe 0
+                    val e = a.await(1, others = listOf(b)).single() as CompletionError
+                    e.context shouldBe "bad"
+                    e.err shouldBe Errno.ENODEV
+                    device.getLong(counter) shouldBe 7L
+                }
+            }
+
             test("$rail: an inject from device memory is staged before it returns and arrives through the overrides") {
                 TestFabric(rail = rail, eagerSize = eager).use { f ->
                     val (a, b) = f.nodes
