@@ -364,6 +364,46 @@ class HmemTest :
             }
         }
 
+        test(
+            "a deferred region copy stages device memory through the overrides at its threshold, and fails as errors"
+        ) {
+            TestFabric(1).use { f ->
+                val n = f.nodes[0]
+                val d = n.domain
+                val copies = device.copies().also { it.setOn(d) shouldBe listOf(0, 0) }
+                val size = 4096
+                val devA = d.registerMemory(device.iface, 0, device.alloc(size), size, MrAccess.READ or MrAccess.WRITE)
+                val devB = d.registerMemory(device.iface, 0, device.alloc(size), size, MrAccess.READ or MrAccess.WRITE)
+                val hostIn = UnsafeBuffer(ByteBuffer.allocateDirect(size)).also { b -> b.putBytes(0, pattern(size, 9)) }
+                val hostOut = UnsafeBuffer(ByteBuffer.allocateDirect(size))
+                val hin = d.registerMemory(hostIn, MrAccess.READ)
+                val hout = d.registerMemory(hostOut, MrAccess.WRITE)
+                val start = d.counter()
+                val mid = d.counter()
+                val mid2 = d.counter()
+                val end = d.counter()
+                // host → device A → device B → host, chained by counters
+                d.deferredWork.queue(DeferredWork(start, 1, DeferredOp.RegionCopy(n.ep, hin, 0, devA, 0, size), mid))
+                d.deferredWork.queue(DeferredWork(mid, 1, DeferredOp.RegionCopy(n.ep, devA, 0, devB, 0, size), mid2))
+                d.deferredWork.queue(DeferredWork(mid2, 1, DeferredOp.RegionCopy(n.ep, devB, 0, hout, 0, size), end))
+                copies.toBytes.get() shouldBe 0L
+                start.add(1)
+                end.value shouldBe 1L
+                val back = ByteArray(size).also { hostOut.getBytes(0, it) }
+                back.contentEquals(pattern(size, 9)) shouldBe true
+                copies.toBytes.get() shouldBe 2L * size
+                copies.fromBytes.get() shouldBe 2L * size
+                // A failing copy: the error side of its completion counter.
+                val t = d.counter()
+                val done = d.counter()
+                copies.failNext.set(Errno.ENODEV)
+                d.deferredWork.queue(DeferredWork(t, 1, DeferredOp.RegionCopy(n.ep, devA, 0, hout, 0, size), done))
+                t.add(1)
+                done.errorValue shouldBe 1L
+                done.value shouldBe 0L
+            }
+        }
+
         test("an endpoint's override wins over its domain's, and touches no other endpoint") {
             TestFabric(rail = Rail.SHM, eagerSize = eager).use { f ->
                 val (a, b) = f.nodes
