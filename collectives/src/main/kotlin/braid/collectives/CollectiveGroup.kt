@@ -271,13 +271,17 @@ internal constructor(
             )
             .waitFor(-1)
 
-    /**
-     * Allreduce of memory of any [braid.core.HmemIface] (device memory included): [send] (null: in place, [recv] holds
-     * this rank's input) and [recv] are regions of the group endpoint's domain. The input is copied to host memory
-     * through the endpoint's copy service (its overrides, else the built-in copy), reduced there by the host
-     * algorithms, and the result copied back. A failed copy throws [FabricException] with the copy's errno. Blocking;
-     * one such call at a time per group (the host staging buffer is the group's, kept between calls).
-     */
+    // ## Memory of any interface (device memory included) ##
+    //
+    // The forms below take registered regions of the group endpoint's domain instead of buffers, in memory of any
+    // [braid.core.HmemIface]. They share one staging step ([RegionStaging]): inputs copied to a host buffer the group
+    // keeps, through the endpoint's copy service (its overrides, else the built-in copy), the host algorithm run there,
+    // results copied back. A failed copy throws [FabricException] with the copy's errno. Blocking; one such call at a
+    // time per group.
+
+    private val regions by lazy { RegionStaging(endpoint, "$contextId") }
+
+    /** Allreduce of [count] elements: [send] (null: in place, [recv] holds this rank's input) into [recv]. */
     public fun allreduce(
         send: MemoryRegion?,
         sendOffset: Long,
@@ -287,33 +291,62 @@ internal constructor(
         datatype: Datatype,
         op: ReduceOp,
     ) {
-        val bytes = count.toLong() * datatype.size
-        if (count < 0 || bytes > Int.MAX_VALUE / 2) {
-            throw FabricException.invalid("group $contextId: allreduce of $count $datatype: size out of range")
-        }
-        val n = bytes.toInt()
-        val host = hmemHost(2 * n)
+        val n = regions.bytes("allreduce", count, datatype, 2)
         val input = send ?: recv
-        staged(endpoint.copyFromRegion(input, if (send != null) sendOffset else recvOffset, host, 0, n), "input", input)
-        allreduce(host, 0, host, n, count, datatype, op)
-        staged(endpoint.copyToRegion(recv, recvOffset, host, n, n), "result", recv)
+        val at = if (send != null) sendOffset else recvOffset
+        regions.run("allreduce", input, at, n, recv, recvOffset, n, n) { h ->
+            allreduce(h, 0, h, n, count, datatype, op)
+        }
     }
 
-    private var hmemStaging: UnsafeBuffer? = null
-
-    private fun hmemHost(size: Int): UnsafeBuffer {
-        val b = hmemStaging
-        if (b != null && b.capacity() >= size) return b
-        return UnsafeBuffer(ByteBuffer.allocateDirect(maxOf(size, 4096))).also { hmemStaging = it }
+    /** Broadcasts [count] elements of [region] at [offset] from [root] (its region is read, the others' written). */
+    public fun broadcast(region: MemoryRegion, offset: Long, count: Int, datatype: Datatype, root: Int) {
+        val n = regions.bytes("broadcast", count, datatype)
+        val mine = rank == root
+        regions.run("broadcast", region.takeIf { mine }, offset, n, region.takeIf { !mine }, offset, 0, n) { h ->
+            broadcast(h, 0, count, datatype, root)
+        }
     }
 
-    private fun staged(rc: Int, what: String, region: MemoryRegion) {
-        if (rc != 0) {
-            throw FabricException(
-                -rc,
-                "group $contextId: allreduce: the copy of the $what (memory region ${region.key}, ${region.iface}) failed " +
-                    "with ${braid.core.Errno.name(rc)}; set a copy function with setOp or install the interface's runtime",
-            )
+    /**
+     * Reduces [count] elements of [send] to [root]'s [recv] (null elsewhere is fine; in place at the root: null send).
+     */
+    public fun reduce(
+        send: MemoryRegion?,
+        sendOffset: Long,
+        recv: MemoryRegion?,
+        recvOffset: Long,
+        count: Int,
+        datatype: Datatype,
+        op: ReduceOp,
+        root: Int,
+    ) {
+        val n = regions.bytes("reduce", count, datatype, 2)
+        val input =
+            send
+                ?: recv
+                ?: throw FabricException.invalid(
+                    "group $contextId: reduce: send and recv are both null; give the input"
+                )
+        val at = if (send != null) sendOffset else recvOffset
+        val out = recv.takeIf { rank == root }
+        regions.run("reduce", input, at, n, out, recvOffset, n, n) { h ->
+            reduce(h, 0, h, n, count, datatype, op, root)
+        }
+    }
+
+    /** Gathers [count] elements of every rank's [send] into every rank's [recv], in rank order. */
+    public fun allgather(
+        send: MemoryRegion,
+        sendOffset: Long,
+        recv: MemoryRegion,
+        recvOffset: Long,
+        count: Int,
+        datatype: Datatype,
+    ) {
+        val n = regions.bytes("allgather", count, datatype, size + 1)
+        regions.run("allgather", send, sendOffset, n, recv, recvOffset, n, n * size) { h ->
+            startAllgather(h, 0, h, n, count, datatype).waitFor(-1)
         }
     }
 

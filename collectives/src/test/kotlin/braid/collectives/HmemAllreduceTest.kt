@@ -8,8 +8,9 @@ import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 
 /**
- * Allreduce of device memory (a [TestDevice] no rail can address): the inputs are copied to the host, reduced, and the
- * results copied back, every byte through the copy overrides; a failed copy throws with its errno.
+ * Collectives on device memory (a [TestDevice] no rail can address): the inputs are copied to the host, the host
+ * algorithm runs, and the results are copied back, every byte through the copy overrides; a failed copy throws with its
+ * errno.
  */
 class HmemAllreduceTest :
     FunSpec({
@@ -41,6 +42,54 @@ class HmemAllreduceTest :
                         groups[0].allreduce(sendMrs[0], 0, recvMrs[0], 0, count, Datatype.INT64, ReduceOp.SUM)
                     }
                     .code shouldBe Errno.ENODEV
+            }
+        }
+
+        test("broadcast, reduce and allgather of device memory on 3 ranks move every byte through the overrides") {
+            val device = TestDevice(1 shl 20, "collectives-device-2")
+            collectiveFabric(3).use { f ->
+                val groups = f.join()
+                val copies = f.nodes.map { n -> device.copies().also { it.setOn(n.domain) shouldBe listOf(0, 0) } }
+                val count = 3001
+                val bytes = count * 8
+                val a = f.nodes.map { device.alloc(bytes) }
+                val b = f.nodes.map { device.alloc(bytes * 3) }
+                val mrA = f.nodes.mapIndexed { r, n -> n.domain.registerMemory(device.iface, 0, a[r], bytes, 0) }
+                val mrB = f.nodes.mapIndexed { r, n -> n.domain.registerMemory(device.iface, 0, b[r], bytes * 3, 0) }
+                fun fill() {
+                    for ((r, at) in a.withIndex()) for (i in 0 until count) device.putLong(at + i * 8L, (r + 1L) * i)
+                    copies.forEach { it.reset() }
+                }
+                // broadcast from rank 1: its region is read, the others' written
+                fill()
+                onEveryRank(groups, seconds = 60) { g -> g.broadcast(mrA[g.rank], 0, count, Datatype.INT64, 1) }
+                for (r in 0 until 3) {
+                    for (i in 0 until count) device.getLong(a[r] + i * 8L) shouldBe 2L * i
+                    copies[r].fromBytes.get() shouldBe if (r == 1) bytes.toLong() else 0L
+                    copies[r].toBytes.get() shouldBe if (r == 1) 0L else bytes.toLong()
+                }
+                // reduce to rank 2
+                fill()
+                onEveryRank(groups, seconds = 60) { g ->
+                    g.reduce(mrA[g.rank], 0, mrB[g.rank], 0, count, Datatype.INT64, ReduceOp.SUM, 2)
+                }
+                for (i in 0 until count) device.getLong(b[2] + i * 8L) shouldBe 6L * i
+                for (r in 0 until 3) {
+                    copies[r].fromBytes.get() shouldBe bytes.toLong()
+                    copies[r].toBytes.get() shouldBe if (r == 2) bytes.toLong() else 0L
+                }
+                // allgather
+                fill()
+                onEveryRank(groups, seconds = 60) { g ->
+                    g.allgather(mrA[g.rank], 0, mrB[g.rank], 0, count, Datatype.INT64)
+                }
+                for (r in 0 until 3) {
+                    for (k in 0 until 3) {
+                        for (i in 0 until count) device.getLong(b[r] + (k * count + i) * 8L) shouldBe (k + 1L) * i
+                    }
+                    copies[r].fromBytes.get() shouldBe bytes.toLong()
+                    copies[r].toBytes.get() shouldBe 3L * bytes
+                }
             }
         }
     })

@@ -1,5 +1,6 @@
 package braid.mpi
 
+import braid.core.MemoryRegion
 import braid.core.OpFlags
 import java.nio.ByteBuffer
 
@@ -162,6 +163,36 @@ public sealed class Comm(
         count: Int,
         type: Datatype,
     ): Int = guard { type.unpack(inbuf, position, outbuf, offset, count) }
+
+    /**
+     * `MPI_Pack` from a registered region of memory of any interface (device memory included): the bytes [count]
+     * elements of [type] span at [offset] of [inbuf] are copied to host memory through the endpoint's copy service (its
+     * overrides, else the built-in copy), then packed into [outbuf] at [position]; returns the position after them. A
+     * failed copy raises `MPI_ERR_OTHER` with its errno.
+     */
+    public fun pack(
+        inbuf: MemoryRegion,
+        offset: Long,
+        count: Int,
+        type: Datatype,
+        outbuf: ByteBuffer,
+        position: Int,
+    ): Int = guard { regionPack.pack("MPI_Pack", type, inbuf, offset, count, outbuf, position) }
+
+    /**
+     * `MPI_Unpack` into a registered region of memory of any interface: the bytes the elements span are read from the
+     * region, the packed bytes spread over them host-side, and the span copied back (the gaps keep their bytes).
+     */
+    public fun unpack(
+        inbuf: ByteBuffer,
+        position: Int,
+        outbuf: MemoryRegion,
+        offset: Long,
+        count: Int,
+        type: Datatype,
+    ): Int = guard { regionPack.unpack("MPI_Unpack", type, inbuf, position, outbuf, offset, count) }
+
+    private val regionPack by lazy { RegionPack(mpi.ep) }
 
     /** `MPI_Pack_size` on this communicator: [Datatype.packSize]. */
     public fun packSize(count: Int, type: Datatype): Long = guard { type.packSize(count) }

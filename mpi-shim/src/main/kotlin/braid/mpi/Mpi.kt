@@ -114,7 +114,9 @@ private constructor(
         val provider = if (options.provider == MpiOptions.AUTO) chooseProvider(bootstrap) else options.provider
         val found =
             options.info
-                // RMA and atomics for one-sided windows where the rail has them; without, where it has not.
+                // RMA and atomics for one-sided windows, and device memory (copy overrides), where the rail has them;
+                // without, where it has not.
+                ?: Braid.getInfo(hints(provider, options, Caps.RMA or Caps.ATOMIC or Caps.HMEM)).firstOrNull()
                 ?: Braid.getInfo(hints(provider, options, Caps.RMA or Caps.ATOMIC)).firstOrNull()
                 ?: Braid.getInfo(hints(provider, options)).firstOrNull()
                 ?: throw MPIException.of(

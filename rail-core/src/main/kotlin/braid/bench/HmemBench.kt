@@ -1,10 +1,12 @@
 package braid.bench
 
+import braid.core.CoreParams
 import braid.core.HmemCopyFunction
 import braid.core.HmemOp
 import braid.core.Info
 import braid.core.MemoryRegion
 import braid.core.MrAccess
+import braid.core.Settings
 import java.nio.ByteBuffer
 import java.util.Locale
 import org.agrona.concurrent.UnsafeBuffer
@@ -14,18 +16,23 @@ import org.agrona.concurrent.UnsafeBuffer
  * 1. `pingpong`: tagged ping-pong (best of 5 alternated runs) of host memory at 64 B and 1 MiB with no override set,
  *    then with a trivial override set on both domains (system memory never calls it: the ratio should be ≤ 1.05), then
  *    of [SegmentDevice] memory through the override (every byte staged through the bounce buffers);
- * 2. `stream`: 64 MiB (or `STREAM_MIB`) device-to-device messages of the device, staged through bounce buffers: GB/s.
+ * 2. `stream`: 64 MiB (or `STREAM_MIB`) device-to-device messages of the device over shm and tcp, staged whole through
+ *    one bounce buffer their size ([CoreParams.HMEM_CHUNK] 1 GiB, how they went before chunking) and chunk by chunk
+ *    (its default): GB/s.
  *
  * Two [LocalEndpoints] over shm (eager up to 8 KiB), driven by this one thread. After the README's build: `java -cp
- * samples/target/braid.jar braid.bench.HmemBench [ROUNDS [STREAM_MIB]]` (20,000 and 64 by default), or
- * `bench/hmem-bench.sh [ROUNDS]`.
+ * samples/target/braid.jar braid.bench.HmemBench [ROUNDS [stream] [STREAM_MIB]]` (20,000 and 64 by default; `stream`:
+ * the second part alone), or `bench/hmem-bench.sh [ROUNDS] [stream]`.
  */
 public object HmemBench {
     @JvmStatic
     public fun main(args: Array<String>) {
         val rounds = args.getOrNull(0)?.toInt() ?: 20_000
-        val streamMiB = args.getOrNull(1)?.toInt() ?: 64
+        val rest = args.drop(1)
+        val streamOnly = rest.firstOrNull() == "stream"
+        val streamMiB = rest.lastOrNull()?.toIntOrNull() ?: 64
         for (size in listOf(64, 1 shl 20)) {
+            if (streamOnly) break
             val n = if (size > 4096) maxOf(rounds / 50, minOf(rounds, 200)) else rounds
             // Alternated and repeated, best of each: the first runs pay for warming up the JIT.
             var none = Double.MAX_VALUE
@@ -48,10 +55,17 @@ public object HmemBench {
                 )
             )
         }
-        stream(streamMiB shl 20, maxOf(rounds / 2000, 5))
+        // Staged whole (one bounce buffer the message's size; shm's receiver pulls it with one copy) against chunk by
+        // chunk.
+        for (provider in listOf("shm", "tcp")) {
+            for (chunk in listOf(WHOLE, CoreParams.HMEM_CHUNK.default)) {
+                stream(streamMiB shl 20, maxOf(rounds / 2000, 5), provider, chunk)
+            }
+        }
     }
 
     private const val REPEATS = 5
+    private const val WHOLE = 1 shl 30
 
     private val trivial = HmemCopyFunction { _, _, _, _, _, _, size -> size }
 
@@ -85,8 +99,11 @@ public object HmemBench {
     }
 
     /** shm's offer, progressed by this thread, with an 8 KiB eager limit. */
-    private fun shm(): Info =
-        LocalEndpoints.info("shm").let { it.copy(endpointAttr = it.endpointAttr.copy(eagerSize = 8192)) }
+    private fun shm(): Info = offer("shm", Settings.DEFAULT)
+
+    /** [provider]'s offer under [settings], progressed by this thread, with an 8 KiB eager limit. */
+    private fun offer(provider: String, settings: Settings): Info =
+        LocalEndpoints.info(provider, settings).let { it.copy(endpointAttr = it.endpointAttr.copy(eagerSize = 8192)) }
 
     private fun time(f: LocalEndpoints, ma: MemoryRegion, mb: MemoryRegion, size: Int, n: Int): Double {
         val (a, b) = f.nodes
@@ -109,9 +126,9 @@ public object HmemBench {
     }
 
     /** 64 MiB device-to-device messages staged through bounce buffers: GB/s, one message at a time. */
-    private fun stream(size: Int, n: Int) {
+    private fun stream(size: Int, n: Int, provider: String, chunk: Int) {
         val dev = SegmentDevice(2 * size + 64)
-        LocalEndpoints(2, shm()).use { f ->
+        LocalEndpoints(2, offer(provider, Settings.DEFAULT.with(CoreParams.HMEM_CHUNK, chunk))).use { f ->
             val (a, b) = f.nodes
             val copies = f.nodes.map { dev.copies().also { c -> c.setOn(it.domain) } }
             val src = a.domain.registerMemory(dev.iface, 0, dev.alloc(size), size, MrAccess.SEND)
@@ -131,8 +148,10 @@ public object HmemBench {
             println(
                 String.format(
                     Locale.ROOT,
-                    "stream %d MiB device to device over shm (bounce-staged): %.2f GB/s over %d messages; copies %s / %s",
+                    "stream %d MiB device to device over %s, %s: %.2f GB/s over %d messages; copies %s / %s",
                     size shr 20,
+                    provider,
+                    if (chunk >= size) "staged whole" else "staged in ${chunk shr 10} KiB chunks",
                     size.toDouble() * n / ns,
                     n,
                     copies[0],

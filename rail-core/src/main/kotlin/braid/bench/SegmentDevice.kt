@@ -2,6 +2,7 @@ package braid.bench
 
 import braid.core.Domain
 import braid.core.Endpoint
+import braid.core.Errno
 import braid.core.HmemCopyFunction
 import braid.core.HmemIface
 import braid.core.HmemOp
@@ -72,6 +73,8 @@ public class SegmentDevice @JvmOverloads constructor(size: Int, name: String = "
         public val fromBytes: AtomicLong = AtomicLong()
         /** An errno the next copy in either direction fails with (0: none); it fails once. */
         public val failNext: AtomicInteger = AtomicInteger()
+        /** Copies from the device that succeed before one fails with EIO (0: none fails); counted from [reset]. */
+        public val failFromAfter: AtomicLong = AtomicLong()
 
         /** `COPY_TO_HMEM_IOV`: host memory into the device's segment. */
         public val toHmem: HmemCopyFunction = HmemCopyFunction { i, _, iov, count, offset, host, size ->
@@ -90,6 +93,11 @@ public class SegmentDevice @JvmOverloads constructor(size: Int, name: String = "
             check(i === iface) { "copy from $i memory given to the $iface device" }
             failure()?.let {
                 return@HmemCopyFunction it
+            }
+            val after = failFromAfter.get()
+            if (after > 0 && fromCalls.get() == after) {
+                failFromAfter.set(0)
+                return@HmemCopyFunction -Errno.EIO.toLong()
             }
             fromCalls.incrementAndGet()
             walk(iov, count, offset, size) { dev, h, n -> UNSAFE.copyMemory(address(dev), host + h, n) }

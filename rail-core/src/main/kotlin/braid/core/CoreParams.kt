@@ -146,6 +146,23 @@ public object CoreParams {
             "publish each endpoint and rail as JMX MBeans under io.braid (jconsole, jcmd)",
         )
 
+    /**
+     * The bounce chunk of a device-memory send (`HmemStaging`): a larger one is staged this many bytes at a time while
+     * its earlier chunks stream, through one pooled chunk-size buffer, so the copy out of the device overlaps the
+     * transfer and a message of any length needs no bounce buffer its size.
+     */
+    @JvmField
+    public val HMEM_CHUNK: Param<Int> =
+        Param.size(
+            "core",
+            "hmem_chunk",
+            "BRAID_HMEM_CHUNK",
+            1 shl 20,
+            "bytes of device memory a large device send stages at a time through one pooled bounce chunk, streaming the " +
+                "previous chunk meanwhile; smaller sends are staged whole",
+            Param.atLeast(4096),
+        )
+
     /** Every core parameter. */
     @JvmField
     public val ALL: List<Param<*>> =
@@ -159,6 +176,7 @@ public object CoreParams {
             IDLE,
             IDLE_MAX_PARK_NS,
             TELEMETRY,
+            HMEM_CHUNK,
         )
 
     /**

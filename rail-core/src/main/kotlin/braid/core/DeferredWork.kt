@@ -746,6 +746,74 @@ public sealed class DeferredOp {
     }
 
     /**
+     * Copies `length` bytes between two registered regions of memory of any interface (device memory included), through
+     * [via]'s copy service (its overrides, else its domain's, else the built-in copy): the staging step a schedule puts
+     * before and after host-side work on device bytes (a reduction of device memory is this copy to host memory, a
+     * [Reduce], and this copy back). Device to device goes through a host buffer this step keeps. A failed copy bumps
+     * the error side of the completion counter with its errno.
+     */
+    public class RegionCopy(
+        public val via: Endpoint,
+        public val src: MemoryRegion,
+        public val srcOffset: Long,
+        public val dst: MemoryRegion,
+        public val dstOffset: Long,
+        public val length: Int,
+    ) : DeferredOp() {
+        private var bounce: org.agrona.concurrent.UnsafeBuffer? = null
+
+        override val endpoint: Endpoint?
+            get() = null
+
+        @get:JvmSynthetic
+        override val kind: Kind
+            get() = Kind.LOCAL
+
+        @get:JvmSynthetic
+        override val cqFlags: Long
+            get() = 0
+
+        @JvmSynthetic
+        override fun check() {
+            for ((r, at) in listOf(src to srcOffset, dst to dstOffset)) {
+                if (at < 0 || length < 0 || at + length > r.length) {
+                    throw FabricException.invalid(
+                        "deferred region copy: [$at, ${at + length}) is not inside memory region ${r.key} of ${r.length} bytes"
+                    )
+                }
+                if (r.domain !== via.domain) {
+                    throw FabricException.invalid(
+                        "deferred region copy: memory region ${r.key} belongs to domain '${r.domain.name}', not the endpoint's '${via.domain.name}'"
+                    )
+                }
+            }
+        }
+
+        @JvmSynthetic
+        override fun post(work: DeferredWork, flags: Long): Int {
+            if (length == 0) return DONE
+            val rc =
+                when {
+                    src.iface.isSystem -> via.copyToRegion(dst, dstOffset, src.buffer, srcOffset.toInt(), length)
+                    dst.iface.isSystem -> via.copyFromRegion(src, srcOffset, dst.buffer, dstOffset.toInt(), length)
+                    else -> {
+                        val b =
+                            bounce?.takeIf { it.capacity() >= length }
+                                ?: org.agrona.concurrent.UnsafeBuffer(java.nio.ByteBuffer.allocateDirect(length)).also {
+                                    bounce = it
+                                }
+                        val r = via.copyFromRegion(src, srcOffset, b, 0, length)
+                        if (r != 0) r else via.copyToRegion(dst, dstOffset, b, 0, length)
+                    }
+                }
+            return if (rc == 0) DONE else rc
+        }
+
+        @JvmSynthetic
+        override fun describe(): String = "local copy of $length bytes from ${src.iface} to ${dst.iface} memory"
+    }
+
+    /**
      * Runs [step] (Braid's extension): what a schedule does between its transfers that is neither a reduction nor a
      * copy — noting its own end, checking that its earlier steps succeeded.
      */

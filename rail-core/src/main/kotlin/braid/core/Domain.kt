@@ -144,7 +144,7 @@ internal constructor(
      * not a fatal error, the built-in copy stays. [fn] null removes the override.
      */
     public fun setOp(op: HmemOp, fn: HmemCopyFunction?): Int {
-        val rc = provider.hmemOverride(op, info)
+        val rc = provider.hmemOverride(op, info, endpoint = false)
         if (rc != 0) return rc
         hmemOps.set(op, fn)
         return 0

@@ -725,7 +725,7 @@ private constructor(
      * `-ENOSYS` where this endpoint's rail cannot honour it (it does not offer [Caps.HMEM]). [fn] null removes it.
      */
     public fun setOp(op: HmemOp, fn: HmemCopyFunction?): Int {
-        val rc = domain.provider.hmemOverride(op, info)
+        val rc = domain.provider.hmemOverride(op, info, endpoint = true)
         if (rc != 0) return rc
         sink.hmemOps.set(op, fn)
         return 0
@@ -797,6 +797,17 @@ private constructor(
         }
     }
 
+    /**
+     * Injects `region[offset, offset+length)` to [dest] (`fi_inject` with `desc`): staged through a bounce buffer
+     * before this returns, so the region is reusable at once; no completion. A failed copy returns its negated errno.
+     */
+    public fun tryInject(region: MemoryRegion, offset: Long, length: Int, dest: Long): Int =
+        postStaged(region, offset, length, dest, 0, OpFlags.MSG or OpFlags.INJECT, null)
+
+    /** Injects `region[offset, offset+length)` as a tagged message (`fi_tinject` with `desc`); see [tryInject]. */
+    public fun tryTinject(region: MemoryRegion, offset: Long, length: Int, dest: Long, tag: Long): Int =
+        postStaged(region, offset, length, dest, tag, OpFlags.TAGGED or OpFlags.INJECT, null)
+
     /** Sends `region[offset, offset+length)` to [dest] as a tagged message (`fi_tsend` with `desc`). */
     public fun tryTsend(region: MemoryRegion, offset: Long, length: Int, dest: Long, tag: Long, context: Any?): Int =
         postStaged(region, offset, length, dest, tag, OpFlags.TAGGED, context)
@@ -844,6 +855,180 @@ private constructor(
         flags: Long = 0,
     ): Int = postStagedRma(false, region, offset, length, src, remoteOffset, key, context, flags)
 
+    /**
+     * An atomic update of [dest]'s region [key] at [remoteOffset] whose operand is `count` elements at [offset] of
+     * [region], memory of any interface (`fi_atomic` with `desc`): the operand is staged through a bounce buffer.
+     */
+    @JvmOverloads
+    public fun tryAtomic(
+        region: MemoryRegion,
+        offset: Long,
+        count: Int,
+        dest: Long,
+        remoteOffset: Long,
+        key: Long,
+        type: AtomicDatatype,
+        op: AtomicOp,
+        context: Any?,
+        flags: Long = 0,
+    ): Int =
+        postStagedAtomic(
+            AtomicForm.UPDATE,
+            region,
+            offset,
+            count,
+            null,
+            0,
+            null,
+            0,
+            dest,
+            remoteOffset,
+            key,
+            type,
+            op,
+            context,
+            flags,
+        )
+
+    /**
+     * A fetching atomic whose operand ([region] at [offset]) and result ([result] at [resultOffset]) are memory of any
+     * interface (`fi_fetch_atomic` with `desc` and `result_desc`): the old values are copied into [result] when the
+     * operation completes (a failed copy: an error completion with its errno).
+     */
+    @JvmOverloads
+    public fun tryFetchAtomic(
+        region: MemoryRegion,
+        offset: Long,
+        count: Int,
+        result: MemoryRegion,
+        resultOffset: Long,
+        dest: Long,
+        remoteOffset: Long,
+        key: Long,
+        type: AtomicDatatype,
+        op: AtomicOp,
+        context: Any?,
+        flags: Long = 0,
+    ): Int =
+        postStagedAtomic(
+            AtomicForm.FETCH,
+            region,
+            offset,
+            count,
+            null,
+            0,
+            result,
+            resultOffset,
+            dest,
+            remoteOffset,
+            key,
+            type,
+            op,
+            context,
+            flags,
+        )
+
+    /** A compare-atomic whose operand, [compare] and [result] are memory of any interface; see [tryFetchAtomic]. */
+    @JvmOverloads
+    public fun tryCompareAtomic(
+        region: MemoryRegion,
+        offset: Long,
+        count: Int,
+        compare: MemoryRegion,
+        compareOffset: Long,
+        result: MemoryRegion,
+        resultOffset: Long,
+        dest: Long,
+        remoteOffset: Long,
+        key: Long,
+        type: AtomicDatatype,
+        op: AtomicOp,
+        context: Any?,
+        flags: Long = 0,
+    ): Int =
+        postStagedAtomic(
+            AtomicForm.COMPARE,
+            region,
+            offset,
+            count,
+            compare,
+            compareOffset,
+            result,
+            resultOffset,
+            dest,
+            remoteOffset,
+            key,
+            type,
+            op,
+            context,
+            flags,
+        )
+
+    /**
+     * An atomic whose local operands are regions: operand, compare and result share one bounce buffer (`[operand |
+     * compare | result]`); the operand and compare are copied in now, the result copied out at completion.
+     */
+    private fun postStagedAtomic(
+        form: AtomicForm,
+        region: MemoryRegion,
+        offset: Long,
+        count: Int,
+        compare: MemoryRegion?,
+        compareOffset: Long,
+        result: MemoryRegion?,
+        resultOffset: Long,
+        dest: Long,
+        remoteOffset: Long,
+        key: Long,
+        type: AtomicDatatype,
+        op: AtomicOp,
+        context: Any?,
+        flags: Long,
+    ): Int {
+        if (!form.admits(op) || !op.appliesTo(type) || !granted(Caps.ATOMIC)) return -Errno.EOPNOTSUPP
+        if (count <= 0 || remoteOffset < 0 || count.toLong() * type.size > MAX_STAGED / 3) return -Errno.EINVAL
+        val n = count * type.size
+        for ((r, at) in listOf(region to offset, compare to compareOffset, result to resultOffset)) {
+            if (r != null && (r.domain !== domain || !inRegion(r, at, n))) return -Errno.EINVAL
+        }
+        val device = !region.iface.isSystem || compare?.iface?.isSystem == false || result?.iface?.isSystem == false
+        if (device && !HmemOverrides.honoured(info.caps)) return -Errno.EOPNOTSUPP
+        synchronized(domain.lock) {
+            if (!enabled) return -Errno.EOPBADSTATE
+            val s = sink.staging.stage(result ?: region, if (result != null) resultOffset else offset, 3 * n, context)
+            val b = s.bounce!!
+            var rc = HmemCopy.fromRegion(sink.hmemOps, region, offset, b, 0, n, hmemIov)
+            if (rc >= 0 && compare != null)
+                rc = HmemCopy.fromRegion(sink.hmemOps, compare, compareOffset, b, n, n, hmemIov)
+            if (rc < 0) {
+                val why =
+                    "memory region ${region.key}: " + HmemCopy.explain(region.iface, HmemOp.COPY_FROM_HMEM_IOV, rc)
+                sink.rmaError(s, OpFlags.ATOMIC or flags, n.toLong(), (-rc).toInt(), why)
+                return 0
+            }
+            if (result != null) s.drainAt = 2 * n
+            view.wrap(b, 0, n)
+            if (compare != null) compareView.wrap(b, n, n)
+            if (result != null) resultView.wrap(b, 2 * n, n)
+            val posted =
+                transport.atomic(
+                    view,
+                    if (compare != null) compareView else null,
+                    if (result != null) resultView else null,
+                    dest,
+                    remoteOffset,
+                    key,
+                    type,
+                    op,
+                    count,
+                    flags,
+                    s,
+                )
+            if (posted != 0) sink.staging.release(s)
+            return posted
+        }
+    }
+
     /** Whether `region[offset, offset+length)` lies inside [region]. */
     private fun inRegion(region: MemoryRegion, offset: Long, length: Int): Boolean =
         offset >= 0 && length >= 0 && offset + length <= region.length
@@ -874,8 +1059,15 @@ private constructor(
             val rc = checkSend(length, flags)
             if (rc != 0) return rc
             if (PeerTags.refused(peerTransferOpen, flags and OpFlags.TAGGED != 0L, tag)) return -Errno.EINVAL
-            val s = sink.staging.stage(region, offset, length, context)
-            val n = sink.staging.fill(s)
+            if (flags and OpFlags.INJECT != 0L) { // reusable on return: staged whole, released at once, no completion
+                val s = sink.staging.stage(region, offset, length, null)
+                val n = sink.staging.fill(s)
+                val sent = if (n < 0) n.toInt() else transport.send(s.view, dest, tag, 0, flags or txOpFlags, null)
+                sink.staging.release(s)
+                return sent
+            }
+            val s = sink.staging.stageSend(region, offset, length, context)
+            val n = sink.staging.fillFirst(s)
             if (n < 0) {
                 sink.txError(
                     s,

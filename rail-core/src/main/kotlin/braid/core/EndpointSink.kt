@@ -41,7 +41,7 @@ internal class EndpointSink(private val domain: Domain, info: Info) : RailHost {
     /**
      * Device memory in flight, staged through bounce buffers; a completion whose context is an [HmemStage] ends here.
      */
-    val staging: HmemStaging = HmemStaging(hmemOps)
+    val staging: HmemStaging = HmemStaging(hmemOps, domain.info.settings.overlay(info.settings)[CoreParams.HMEM_CHUNK])
 
     override val bounds: UnexpectedBounds =
         domain.info.settings.overlay(info.settings).let { settings ->
@@ -59,6 +59,8 @@ internal class EndpointSink(private val domain: Domain, info: Info) : RailHost {
         get() = bounds.bytesLimit
 
     override fun txComplete(staged: Any?, flags: Long, len: Long, tag: Long) {
+        // A chunk-staged send whose later window failed to copy went on (its peer's stream stays intact); it failed.
+        if (staged is HmemStage && staged.err != 0) return txError(staged, flags, len, tag, staged.err, staged.why)
         val context = if (staged is HmemStage) staging.release(staged) else staged
         if (context is DeferredWork) {
             domain.deferredWork.succeeded(context, DeferredOp.Kind.TX, flags, len, 0, tag, FiAddr.NOTAVAIL)
@@ -165,8 +167,8 @@ internal class EndpointSink(private val domain: Domain, info: Info) : RailHost {
 
     override fun rmaComplete(staged: Any?, flags: Long, len: Long) {
         var context = staged
-        if (staged is HmemStage) { // a read into device memory landed in its bounce buffer; a write's is done with
-            val rc = if (flags and OpFlags.READ != 0L) staging.drain(staged, staged.length) else 0L
+        if (staged is HmemStage) { // a read's bytes or an atomic's result landed in the bounce buffer; a write's done
+            val rc = staging.drainRma(staged, flags)
             val why = if (rc < 0) staging.explain(staged, HmemOp.COPY_TO_HMEM_IOV, rc) else ""
             context = staging.release(staged)
             if (rc < 0) return rmaError(context, flags, len, (-rc).toInt(), why)

@@ -45,6 +45,11 @@ public class HmemIface private constructor(public val id: Int, public val name: 
         }
 
         private val BUILT_IN = listOf(SYSTEM, CUDA, ROCR, ZE, NEURON, SYNAPSEAI)
+
+        /** The interface numbered [id] (libfabric's number, or one [define] handed out), or null. */
+        @JvmSynthetic
+        internal fun byId(id: Int): HmemIface? =
+            BUILT_IN.firstOrNull { it.id == id } ?: defined.values.firstOrNull { it.id == id }
     }
 }
 

@@ -119,6 +119,11 @@ internal class MessageEngine(
         // An inject completes when copied: nothing waits for its ACK.
         val wire = if (flags and OpFlags.INJECT != 0L) flags and OpFlags.DELIVERY_COMPLETE.inv() else flags
         val msgId = path.nextMsgId
+        // A device message staged chunk by chunk goes so only where its bytes are streamed; elsewhere staged whole now.
+        if (buffer is StagedView && !buffer.whole && !path.outlet.streamsStaged(length)) {
+            buffer.stageAll()
+            queued?.buffer?.wrap(buffer, 0, length)
+        }
         when (path.outlet.writeHead(buffer, length, tag, data, wire, msgId, seq, stripe)) {
             HEAD_EAGER -> {
                 path.nextMsgId++
@@ -147,19 +152,31 @@ internal class MessageEngine(
         var work = 0
         while (path.backlog.isNotEmpty()) {
             val op = path.backlog.first()
-            if (!writeHead(path, op.buffer, op.length, op.tag, op.data, op.flags, op.context, op, op.seq, op.stripe))
-                break
+            val b = op.staged ?: op.buffer
+            if (!writeHead(path, b, op.length, op.tag, op.data, op.flags, op.context, op, op.seq, op.stripe)) break
             path.backlog.removeFirst()
             work++
         }
         while (path.streaming.isNotEmpty()) {
             val op = path.streaming.first()
             if (!path.outlet.stream(op)) break
+            work++
+            if (op.accepted < op.limit) {
+                nextWindow(op) // the rail took this chunk: stage the next one while it travels
+                continue
+            }
             path.streaming.removeFirst()
             finishStream(path, op)
-            work++
         }
         return work
+    }
+
+    /** Stages [op]'s next window (a [StagedView] send) and lets the outlet stream up to its end. */
+    private fun nextWindow(op: MsgTxOp) {
+        val sv = op.staged!!
+        sv.stageNext() // a failed copy still moves the window: the stream goes on, the send completes in error
+        op.buffer.wrap(sv, 0, op.length)
+        op.accepted = minOf(op.limit, sv.staged)
     }
 
     /** A CTS for [msgId] accepting [accepted] bytes: true if a send was waiting for it with at least that many. */
@@ -167,7 +184,10 @@ internal class MessageEngine(
         val op = path.waitingCts.get(msgId) ?: return false
         if (accepted < 0 || accepted > op.length) return false
         path.waitingCts.remove(msgId)
-        op.accepted = accepted
+        op.limit = accepted
+        val sv = op.staged
+        // A send staged chunk by chunk streams its staged window first; [pumpSend] stages the rest as it goes.
+        op.accepted = if (sv != null && !sv.whole) minOf(accepted, sv.staged) else accepted
         op.sent = 0
         if (accepted == 0L) {
             finishStream(path, op)
@@ -233,8 +253,10 @@ internal class MessageEngine(
         op.data = data
         op.flags = flags
         op.context = context
+        op.staged = buffer as? StagedView
         op.msgId = 0
         op.accepted = 0
+        op.limit = 0
         op.sent = 0
         op.seq = 0
         op.stripe = 0
@@ -243,6 +265,7 @@ internal class MessageEngine(
 
     private fun releaseOp(op: MsgTxOp) {
         op.context = null
+        op.staged = null
         op.buffer.wrap(0L, 0)
         op.copy?.let { payloads.release(it) }
         op.copy = null

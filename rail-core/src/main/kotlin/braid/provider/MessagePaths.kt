@@ -47,6 +47,13 @@ internal interface SendOutlet {
      */
     fun streamStarting(op: MsgTxOp) {}
 
+    /**
+     * Whether a message of [length] bytes from a [StagedView] that is not staged whole would go as an RTS whose bytes
+     * are streamed through [stream] (never an eager record, never published for a pull); if not, the engine stages it
+     * whole before [writeHead].
+     */
+    fun streamsStaged(length: Int): Boolean = false
+
     /** Writes as many of [op]'s accepted bytes as there is room for; true once all of them are out. */
     fun stream(op: MsgTxOp): Boolean
 
@@ -154,8 +161,13 @@ internal class MsgTxOp {
     var context: Any? = null
     /** A queued inject's copy of its bytes (pooled), which [buffer] wraps; released with the op. */
     var copy: UnsafeBuffer? = null
+    /** The send's bytes when they are a device message staged chunk by chunk ([StagedView]), else null. */
+    var staged: StagedView? = null
     var msgId = 0L
+    /** Bytes the outlet may stream now: all the CTS accepted, or a staged send's window ([limit] is all). */
     var accepted = 0L
+    /** Bytes the CTS accepted. */
+    var limit = 0L
     var sent = 0L
     /** The link's sequence number and stripe word ([Transport.sendSequenced]), or 0. */
     var seq = 0L

@@ -82,11 +82,12 @@ internal interface DomainProvider : AutoCloseable {
     fun openEndpoint(host: RailHost, info: Info, av: RailAv): Transport
 
     /**
-     * Whether this provider honours an override of [op] for an object of [info] (`Domain.setOp`, `Endpoint.setOp`): 0,
-     * or `-ENOSYS`. Rails that stage device memory through the copy service honour it where they offer Caps.HMEM; the
-     * native rail would ask libfabric (`fi_set_ops` with `FI_SET_OPS_HMEM_OVERRIDE`) and pass its answer on.
+     * Whether this provider honours an override of [op] for an object of [info] (`Domain.setOp`, or `Endpoint.setOp`
+     * when [endpoint]): 0, or `-ENOSYS`. Rails that stage device memory through the copy service honour it where they
+     * offer Caps.HMEM; the native rail asks libfabric (`fi_set_ops` with `FI_SET_OPS_HMEM_OVERRIDE`) and passes its
+     * answer on.
      */
-    fun hmemOverride(op: braid.core.HmemOp, info: Info): Int =
+    fun hmemOverride(op: braid.core.HmemOp, info: Info, endpoint: Boolean): Int =
         if (braid.core.HmemOverrides.honoured(info.caps)) 0 else -braid.core.Errno.ENOSYS
 
     /**

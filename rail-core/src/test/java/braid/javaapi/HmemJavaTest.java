@@ -1,5 +1,7 @@
 package braid.javaapi;
 
+import braid.core.AtomicDatatype;
+import braid.core.AtomicOp;
 import braid.core.Braid;
 import braid.core.Domain;
 import braid.core.Endpoint;
@@ -21,6 +23,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Device memory and override ops as a Java caller writes them: a lambda is a copy function. */
 class HmemJavaTest {
@@ -44,6 +47,9 @@ class HmemJavaTest {
             Endpoint ep = domain.endpoint();
             assertEquals(0, ep.setOp(HmemOp.COPY_TO_HMEM_IOV, null));
             assertEquals(-Errno.EOPBADSTATE, ep.trySend(mr, 0, 64, 0, null));
+            assertEquals(-Errno.EOPBADSTATE, ep.tryInject(mr, 0, 64, 0));
+            // The atomics' region forms, called as Java writes them (not enabled: refused).
+            assertTrue(ep.tryFetchAtomic(mr, 0, 1, mr, 8, 0, 0, 0, AtomicDatatype.INT64, AtomicOp.SUM, null) < 0);
             ep.close();
         }
     }

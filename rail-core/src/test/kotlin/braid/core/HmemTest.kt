@@ -137,6 +137,132 @@ class HmemTest :
                 }
             }
 
+            test(
+                "$rail: a large device message is staged chunk by chunk through one bounded chunk, every byte intact"
+            ) {
+                val chunk = 16 shl 10
+                val settings = TestFabric.SETTINGS.with(CoreParams.HMEM_CHUNK, chunk)
+                TestFabric(rail = rail, eagerSize = eager, settings = settings).use { f ->
+                    val (a, b) = f.nodes
+                    val ca = device.copies().also { it.setOn(a.domain) }
+                    val cb = device.copies().also { it.setOn(b.domain) }
+                    val toB = f.addrs[0][1]
+                    val toA = f.addrs[1][0]
+                    val size = 200_000
+                    val src = device.alloc(size)
+                    val dst = device.alloc(size)
+                    val out = a.domain.registerMemory(device.iface, 0, src, size, MrAccess.SEND)
+                    val into = b.domain.registerMemory(device.iface, 0, dst, size, MrAccess.RECV)
+                    for (round in 1..3) {
+                        val bytes = pattern(size, 40 + round)
+                        device.put(src, bytes)
+                        ca.reset()
+                        cb.reset()
+                        // Round 2: the fourth chunk's copy fails mid-stream; the send fails, the stream behind goes on.
+                        if (round == 2) ca.failFromAfter.set(3)
+                        b.ep.tryTrecv(into, 0, size, toA, round.toLong(), 0, "r$round") shouldBe 0
+                        a.ep.tryTsend(out, 0, size, toB, round.toLong(), "s$round") shouldBe 0
+                        val sent = a.await(1, others = listOf(b)).single()
+                        val got = b.await(1, others = listOf(a)).single() as Completion
+                        got.context shouldBe "r$round"
+                        got.len shouldBe size.toLong()
+                        withClue("round $round") {
+                            if (round == 2) {
+                                (sent as CompletionError).err shouldBe Errno.EIO
+                                sent.context shouldBe "s2"
+                                sent.message shouldContain "COPY_FROM_HMEM_IOV"
+                            } else {
+                                (sent as Completion).context shouldBe "s$round"
+                                device.get(dst, size).contentEquals(bytes) shouldBe true
+                                ca.fromCalls.get() shouldBe ((size + chunk - 1) / chunk).toLong() // one per chunk
+                                ca.fromBytes.get() shouldBe size.toLong()
+                                cb.toBytes.get() shouldBe size.toLong()
+                            }
+                        }
+                    }
+                }
+            }
+
+            test(
+                "$rail: atomics whose operand, compare and result buffers are device memory go through the overrides"
+            ) {
+                TestFabric(rail = rail, eagerSize = eager).use { f ->
+                    val (a, b) = f.nodes
+                    val ca = device.copies().also { it.setOn(a.domain) }
+                    device.copies().setOn(b.domain)
+                    val toB = f.addrs[0][1]
+                    val counter = device.alloc(8)
+                    device.putLong(counter, 40)
+                    val cmr = b.domain.registerMemory(device.iface, 0, counter, 8, MrAccess.REMOTE)
+                    val operand = device.alloc(8)
+                    val compare = device.alloc(8)
+                    val result = device.alloc(8)
+                    val access = MrAccess.READ or MrAccess.WRITE
+                    val om = a.domain.registerMemory(device.iface, 0, operand, 8, access)
+                    val cm = a.domain.registerMemory(device.iface, 0, compare, 8, access)
+                    val rm = a.domain.registerMemory(device.iface, 0, result, 8, access)
+                    val t = AtomicDatatype.INT64
+                    // fetch-add 2: the old value lands in device memory
+                    device.putLong(operand, 2)
+                    a.ep.tryFetchAtomic(om, 0, 1, rm, 0, toB, 0, cmr.key, t, AtomicOp.SUM, "fa") shouldBe 0
+                    (a.await(1, others = listOf(b)).single() as Completion).context shouldBe "fa"
+                    device.getLong(result) shouldBe 40L
+                    device.getLong(counter) shouldBe 42L
+                    // update: add 3, no result
+                    device.putLong(operand, 3)
+                    a.ep.tryAtomic(om, 0, 1, toB, 0, cmr.key, t, AtomicOp.SUM, "add") shouldBe 0
+                    (a.await(1, others = listOf(b)).single() as Completion).context shouldBe "add"
+                    device.getLong(counter) shouldBe 45L
+                    // compare-swap 45 → 7
+                    device.putLong(operand, 7)
+                    device.putLong(compare, 45)
+                    a.ep.tryCompareAtomic(om, 0, 1, cm, 0, rm, 0, toB, 0, cmr.key, t, AtomicOp.CSWAP, "cs") shouldBe 0
+                    (a.await(1, others = listOf(b)).single() as Completion).context shouldBe "cs"
+                    device.getLong(result) shouldBe 45L
+                    device.getLong(counter) shouldBe 7L
+                    ca.fromBytes.get() shouldBe 8L + 8L + 16L // operands and compare
+                    ca.toBytes.get() shouldBe 8L + 8L // the two results
+                    // A failing copy of the operand: an error completion with its errno.
+                    ca.failNext.set(Errno.ENODEV)
+                    a.ep.tryAtomic(om, 0, 1, toB, 0, cmr.key, t, AtomicOp.SUM, "bad") shouldBe 0
+                    val e = a.await(1, others = listOf(b)).single() as CompletionError
+                    e.context shouldBe "bad"
+                    e.err shouldBe Errno.ENODEV
+                    device.getLong(counter) shouldBe 7L
+                }
+            }
+
+            test("$rail: an inject from device memory is staged before it returns and arrives through the overrides") {
+                TestFabric(rail = rail, eagerSize = eager).use { f ->
+                    val (a, b) = f.nodes
+                    val ca = device.copies().also { it.setOn(a.domain) }
+                    val cb = device.copies().also { it.setOn(b.domain) }
+                    val size = 200
+                    val src = device.alloc(size)
+                    val dst = device.alloc(size)
+                    val out = a.domain.registerMemory(device.iface, 0, src, size, MrAccess.SEND)
+                    val into = b.domain.registerMemory(device.iface, 0, dst, size, MrAccess.RECV)
+                    for (tagged in listOf(true, false)) {
+                        val bytes = pattern(size, if (tagged) 5 else 6)
+                        device.put(src, bytes)
+                        ca.reset()
+                        cb.reset()
+                        if (tagged) b.ep.tryTrecv(into, 0, size, f.addrs[1][0], 8, 0, "r") shouldBe 0
+                        else b.ep.tryRecv(into, 0, size, f.addrs[1][0], "r") shouldBe 0
+                        if (tagged) a.ep.tryTinject(out, 0, size, f.addrs[0][1], 8) shouldBe 0
+                        else a.ep.tryInject(out, 0, size, f.addrs[0][1]) shouldBe 0
+                        ca.fromBytes.get() shouldBe size.toLong() // staged before the call returned
+                        device.put(src, ByteArray(size)) // reusable at once
+                        (b.await(1, others = listOf(a)).single() as Completion).context shouldBe "r"
+                        device.get(dst, size).contentEquals(bytes) shouldBe true
+                        cb.toBytes.get() shouldBe size.toLong()
+                    }
+                    // A failed copy is the inject's own return code.
+                    ca.failNext.set(Errno.ENODEV)
+                    a.ep.tryInject(out, 0, size, f.addrs[0][1]) shouldBe -Errno.ENODEV
+                }
+            }
+
             test("$rail: a copy function that fails turns its operation into an error completion; the stream goes on") {
                 TestFabric(rail = rail, eagerSize = eager).use { f ->
                     val (a, b) = f.nodes
@@ -238,6 +364,46 @@ class HmemTest :
             }
         }
 
+        test(
+            "a deferred region copy stages device memory through the overrides at its threshold, and fails as errors"
+        ) {
+            TestFabric(1).use { f ->
+                val n = f.nodes[0]
+                val d = n.domain
+                val copies = device.copies().also { it.setOn(d) shouldBe listOf(0, 0) }
+                val size = 4096
+                val devA = d.registerMemory(device.iface, 0, device.alloc(size), size, MrAccess.READ or MrAccess.WRITE)
+                val devB = d.registerMemory(device.iface, 0, device.alloc(size), size, MrAccess.READ or MrAccess.WRITE)
+                val hostIn = UnsafeBuffer(ByteBuffer.allocateDirect(size)).also { b -> b.putBytes(0, pattern(size, 9)) }
+                val hostOut = UnsafeBuffer(ByteBuffer.allocateDirect(size))
+                val hin = d.registerMemory(hostIn, MrAccess.READ)
+                val hout = d.registerMemory(hostOut, MrAccess.WRITE)
+                val start = d.counter()
+                val mid = d.counter()
+                val mid2 = d.counter()
+                val end = d.counter()
+                // host → device A → device B → host, chained by counters
+                d.deferredWork.queue(DeferredWork(start, 1, DeferredOp.RegionCopy(n.ep, hin, 0, devA, 0, size), mid))
+                d.deferredWork.queue(DeferredWork(mid, 1, DeferredOp.RegionCopy(n.ep, devA, 0, devB, 0, size), mid2))
+                d.deferredWork.queue(DeferredWork(mid2, 1, DeferredOp.RegionCopy(n.ep, devB, 0, hout, 0, size), end))
+                copies.toBytes.get() shouldBe 0L
+                start.add(1)
+                end.value shouldBe 1L
+                val back = ByteArray(size).also { hostOut.getBytes(0, it) }
+                back.contentEquals(pattern(size, 9)) shouldBe true
+                copies.toBytes.get() shouldBe 2L * size
+                copies.fromBytes.get() shouldBe 2L * size
+                // A failing copy: the error side of its completion counter.
+                val t = d.counter()
+                val done = d.counter()
+                copies.failNext.set(Errno.ENODEV)
+                d.deferredWork.queue(DeferredWork(t, 1, DeferredOp.RegionCopy(n.ep, devA, 0, hout, 0, size), done))
+                t.add(1)
+                done.errorValue shouldBe 1L
+                done.value shouldBe 0L
+            }
+        }
+
         test("an endpoint's override wins over its domain's, and touches no other endpoint") {
             TestFabric(rail = Rail.SHM, eagerSize = eager).use { f ->
                 val (a, b) = f.nodes
@@ -315,58 +481,64 @@ class HmemTest :
         }
 
         for (rail in listOf(Rail.SHM, Rail.TCP)) test(
-            "$rail: a warm ping-pong between device buffers allocates nothing per message"
+            "$rail: a warm ping-pong between device buffers allocates nothing per message, staged whole or in chunks"
         ) {
-            TestFabric(rail = rail, eagerSize = eager).use { f ->
-                val (a, b) = f.nodes
-                device.copies().setOn(a.domain)
-                device.copies().setOn(b.domain)
-                val toB = f.addrs[0][1]
-                val toA = f.addrs[1][0]
-                for (size in listOf(64, 64 * 1024)) {
-                    val ma =
-                        a.domain.registerMemory(
-                            device.iface,
-                            0,
-                            device.alloc(size),
-                            size,
-                            MrAccess.SEND or MrAccess.RECV,
-                        )
-                    val mb =
-                        b.domain.registerMemory(
-                            device.iface,
-                            0,
-                            device.alloc(size),
-                            size,
-                            MrAccess.SEND or MrAccess.RECV,
-                        )
-                    val c = Completion()
-                    val ctx = Any()
-                    fun drain(n: TestFabric.Node, count: Int) {
-                        var got = 0
-                        while (got < count) {
-                            val rc = n.cq.read(c)
-                            if (rc == 1) got++ else check(rc == -Errno.EAGAIN) { "cq read returned ${Errno.name(rc)}" }
-                            a.domain.progress()
-                            b.domain.progress()
+            for (chunk in listOf(CoreParams.HMEM_CHUNK.default, 16 shl 10)) TestFabric(
+                    rail = rail,
+                    eagerSize = eager,
+                    settings = TestFabric.SETTINGS.with(CoreParams.HMEM_CHUNK, chunk),
+                )
+                .use { f ->
+                    val (a, b) = f.nodes
+                    device.copies().setOn(a.domain)
+                    device.copies().setOn(b.domain)
+                    val toB = f.addrs[0][1]
+                    val toA = f.addrs[1][0]
+                    for (size in listOf(64, 64 * 1024)) {
+                        val ma =
+                            a.domain.registerMemory(
+                                device.iface,
+                                0,
+                                device.alloc(size),
+                                size,
+                                MrAccess.SEND or MrAccess.RECV,
+                            )
+                        val mb =
+                            b.domain.registerMemory(
+                                device.iface,
+                                0,
+                                device.alloc(size),
+                                size,
+                                MrAccess.SEND or MrAccess.RECV,
+                            )
+                        val c = Completion()
+                        val ctx = Any()
+                        fun drain(n: TestFabric.Node, count: Int) {
+                            var got = 0
+                            while (got < count) {
+                                val rc = n.cq.read(c)
+                                if (rc == 1) got++
+                                else check(rc == -Errno.EAGAIN) { "cq read returned ${Errno.name(rc)}" }
+                                a.domain.progress()
+                                b.domain.progress()
+                            }
+                        }
+                        fun round() {
+                            check(b.ep.tryTrecv(mb, 0, size, toA, 1, 0, ctx) == 0)
+                            check(a.ep.tryTrecv(ma, 0, size, toB, 2, 0, ctx) == 0)
+                            check(a.ep.tryTsend(ma, 0, size, toB, 1, ctx) == 0)
+                            drain(b, 1)
+                            check(b.ep.tryTsend(mb, 0, size, toA, 2, ctx) == 0)
+                            drain(a, 2)
+                            drain(b, 1)
+                        }
+                        val n = 2_000
+                        repeat(n) { round() }
+                        val allocated = SteadyAllocation.least(3, n * 2L - 1) { repeat(n) { round() } }
+                        withClue("$size-byte device messages: $allocated bytes allocated over ${n * 2} messages") {
+                            (allocated / (n * 2)) shouldBeLessThan 1L
                         }
                     }
-                    fun round() {
-                        check(b.ep.tryTrecv(mb, 0, size, toA, 1, 0, ctx) == 0)
-                        check(a.ep.tryTrecv(ma, 0, size, toB, 2, 0, ctx) == 0)
-                        check(a.ep.tryTsend(ma, 0, size, toB, 1, ctx) == 0)
-                        drain(b, 1)
-                        check(b.ep.tryTsend(mb, 0, size, toA, 2, ctx) == 0)
-                        drain(a, 2)
-                        drain(b, 1)
-                    }
-                    val n = 2_000
-                    repeat(n) { round() }
-                    val allocated = SteadyAllocation.least(3, n * 2L - 1) { repeat(n) { round() } }
-                    withClue("$size-byte device messages: $allocated bytes allocated over ${n * 2} messages") {
-                        (allocated / (n * 2)) shouldBeLessThan 1L
-                    }
                 }
-            }
         }
     })

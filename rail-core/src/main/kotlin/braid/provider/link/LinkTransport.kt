@@ -291,6 +291,8 @@ internal class LinkTransport(
             rails.remove(lightest)
         }
         if (rails.size < 2) return NOT_STRIPED
+        // A device message staged chunk by chunk is cut into parts only once it is staged whole (each part a buffer).
+        if (buffer is braid.provider.StagedView && !buffer.whole) buffer.stageAll()
         val sum = rails.sumOf { it.weight }
         val join = StripeSend(host, context, flags, length.toLong(), tag, rails.size)
         var offset = 0

@@ -41,6 +41,7 @@ internal object OfiOps {
     const val FI_CLOSE = 8
     const val FI_BIND = 16
     const val FI_CONTROL = 24
+    const val FI_OPS_SET = 48
 
     // ## struct fi_ops_fabric ##
     const val FABRIC_DOMAIN = 8
@@ -141,6 +142,15 @@ internal object OfiOps {
     fun control(fid: Long, command: Int, arg: Long): Int {
         val f = function(fid, FID_OPS, FI_CONTROL) ?: return -FI_ENOSYS
         return f.invokeInt(arrayOf(fid, command, arg))
+    }
+
+    /**
+     * `fi_set_ops(fid, name, flags, ops, context)`: 0 if the provider took the ops table [ops] named [name], else a
+     * negated libfabric errno (`-FI_ENOSYS` where the fid has no `ops_set` or the provider does not know [name]).
+     */
+    fun setOps(fid: Long, name: String, flags: Long, ops: Long, context: Long): Int {
+        val f = function(fid, FID_OPS, FI_OPS_SET) ?: return -FI_ENOSYS
+        return f.invokeInt(arrayOf(fid, name, flags, ops, context))
     }
 
     /** `fi_ep_bind(ep, bfid, flags)` (and `fi_cntr_bind`-style binds: the fid's own `bind`). */

@@ -222,6 +222,16 @@ internal class OfiDomain(private val domain: Domain, val info: Info) : DomainPro
 
     override fun parseAddress(raw: ByteArray): PeerAddress = OfiAddressDescriptor.parseFor(raw, provName)
 
+    // Lazy: the domain's overrides are made after its provider.
+    private val hmem by lazy { OfiHmemOverride(native.domain, domain.hmemOps) }
+
+    /**
+     * The native answer to `FI_SET_OPS_HMEM_OVERRIDE` for the domain (libfabric's scope): 0 where the provider took the
+     * overrides, `-ENOSYS` where it did not (every Debian 1.17 provider). An endpoint alone cannot be overridden.
+     */
+    override fun hmemOverride(op: braid.core.HmemOp, info: Info, endpoint: Boolean): Int =
+        if (endpoint) -braid.core.Errno.ENOSYS else hmem.set()
+
     override fun openEndpoint(host: RailHost, info: Info, av: RailAv): Transport {
         val settings = domain.info.settings.overlay(info.settings)
         return OfiTransport(host, info.withSettings(settings), av, this)

@@ -12,6 +12,7 @@ import braid.provider.SendOutlet.Companion.HEAD_EAGER
 import braid.provider.SendOutlet.Companion.HEAD_NONE
 import braid.provider.SendOutlet.Companion.HEAD_RTS
 import braid.provider.SendPath
+import braid.provider.StagedView
 import braid.provider.shm.FrameDescriptor.CTRL_MSG_ID_OFFSET
 import braid.provider.shm.FrameDescriptor.CTRL_VALUE_OFFSET
 import braid.provider.shm.FrameDescriptor.DATA_OFFSET
@@ -155,8 +156,8 @@ internal class ShmOutChannel(
         if (STALL_AFTER_CLAIM) stallAfterClaim()
         val b = this.data.buffer()
         putHeader(b, index, wire, tag, data, msgId, length.toLong())
-        // Off-heap memory has a stable address the receiver may read directly.
-        val pullable = t.cma && buffer.byteArray() == null
+        // Off-heap memory has a stable address the receiver may read directly (a chunk-staged device message has not).
+        val pullable = t.cma && buffer.byteArray() == null && (buffer as? StagedView)?.whole != false
         b.putLong(index + SRC_ADDRESS_OFFSET, if (pullable) buffer.addressOffset() else 0L)
         this.data.commit(index)
         return HEAD_RTS
@@ -177,6 +178,9 @@ internal class ShmOutChannel(
         b.putLong(index + MSG_ID_OFFSET, id)
         b.putLong(index + LENGTH_OFFSET, length)
     }
+
+    /** Above the eager size a message is an RTS, streamed unless pullable, and a partly staged one is not pullable. */
+    override fun streamsStaged(length: Int): Boolean = length > t.eagerSize
 
     /** Streams as much of [op] as the bulk ring takes; true once all accepted bytes are in it. */
     override fun stream(op: MsgTxOp): Boolean {

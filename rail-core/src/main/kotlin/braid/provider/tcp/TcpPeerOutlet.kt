@@ -86,6 +86,9 @@ internal class TcpPeerOutlet(private val p: TcpPeer, private val eagerSize: Int,
         return HEAD_NONE
     }
 
+    /** Above the eager limit a message is always an RTS whose bytes are streamed. */
+    override fun streamsStaged(length: Int): Boolean = length > eagerLimit()
+
     private fun eagerLimit(): Int = minOf(eagerSize.toLong(), p.theirWindow / 2 - HEAD_COST).toInt()
 
     override fun streamStarting(op: MsgTxOp) {
