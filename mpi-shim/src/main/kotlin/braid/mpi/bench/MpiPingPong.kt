@@ -4,21 +4,24 @@ import braid.bootstrap.FileBootstrap
 import braid.mpi.Datatype
 import braid.mpi.Mpi
 import braid.mpi.MpiOptions
+import braid.mpi.Op
 import braid.mpi.Request
 import braid.mpi.Status
 import java.io.File
+import java.lang.management.ManagementFactory
 import java.nio.ByteBuffer
+import java.nio.ByteOrder
 
 /**
  * The OSU-style loops bench/mpi-vs-mpich.sh runs against MPICH's C (bench/mpi-pingpong.c, the same loops, plus a JIT
  * warm-up before the latency rows that the C needs none of): `MpiPingPong DIR RANK` for two ranks. Latency: half the
  * round trip of a send/recv pingpong, 0 B to 1 MiB. Bandwidth: rank 0 posts a window of 64 isends, rank 1 64 irecvs,
- * then a 4-byte ack; MB/s = bytes × 64 × iterations / time, after 1,000 windows of warm-up up to 16 KiB (20 above).
- * Message rate (`osu_mbw_mr`'s shape, one pair): the same windows from 1 B to 8 KiB, in messages/s. Rank 0 prints `lat
- * SIZE USEC`, `bw SIZE MBPS` and `mr SIZE MSGS_PER_S` lines. The loops use the allocation-free forms (a reused status,
- * as C passes MPI_STATUS_IGNORE; waitAll into no statuses, then the requests recycled). Optional third and fourth
- * arguments pick the part (`lat`, `bw`, `mr` or `all`) and the sizes (comma-separated), for profiling one row:
- * `MpiPingPong DIR RANK bw 64,1048576`.
+ * then a 4-byte ack; MB/s = bytes × 64 × iterations / time, after 1,000 windows of warm-up up to 16 KiB (20 above) and
+ * then more until neither rank's JIT compiled anything for 250 ms. Message rate (`osu_mbw_mr`'s shape, one pair): the
+ * same windows from 1 B to 8 KiB, in messages/s. Rank 0 prints `lat SIZE USEC`, `bw SIZE MBPS` and `mr SIZE MSGS_PER_S`
+ * lines. The loops use the allocation-free forms (a reused status, as C passes MPI_STATUS_IGNORE; waitAll into no
+ * statuses, then the requests recycled). Optional third and fourth arguments pick the part (`lat`, `bw`, `mr` or `all`)
+ * and the sizes (comma-separated), for profiling one row: `MpiPingPong DIR RANK bw 64,1048576`.
  */
 public object MpiPingPong {
     private const val WINDOW = 64
@@ -92,12 +95,40 @@ public object MpiPingPong {
                     }
                 }
             }
+            val jit = ManagementFactory.getCompilationMXBean()
+            val busy = ByteBuffer.allocateDirect(4).order(ByteOrder.nativeOrder())
+            val busyAny = ByteBuffer.allocateDirect(4).order(ByteOrder.nativeOrder())
+            /**
+             * More windows of [size] bytes, 100 at a time, until neither rank's JIT compiled anything during the last
+             * 250 ms of them (at most 20 s). A fixed warm-up of 1,000 windows (20–60 ms) ends long before C2 has
+             * compiled the window loop on the cores both ranks spin on (JFR jdk.Compilation: seconds of compile time in
+             * the first row, almost none after), so the first row's timed windows ran beside those compilations.
+             */
+            fun warmUntilCompiled(size: Int) {
+                val start = System.nanoTime()
+                var quietSince = start
+                var compiled = jit.totalCompilationTime
+                while (true) {
+                    windowLoop(size, 100)
+                    val now = System.nanoTime()
+                    val total = jit.totalCompilationTime
+                    if (total != compiled) {
+                        compiled = total
+                        quietSince = now
+                    }
+                    // Both ranks run the same windows: they agree on going on (MAX of "still warming").
+                    busy.putInt(0, if (now - quietSince < 250_000_000L && now - start < 20_000_000_000L) 1 else 0)
+                    w.allreduce(busy, busyAny, 1, Datatype.INT, Op.MAX)
+                    if (busyAny.getInt(0) == 0) return
+                }
+            }
             /** [iters] timed windows of [size] bytes after [warm] untimed; returns the seconds of the timed ones. */
             fun windows(size: Int, iters: Int, warm: Int): Double {
                 // The warm-up and the timed windows are two calls of one loop with no branch between them: a
                 // `warm == i` test inside it, never taken while the JIT compiled the loop, threw the compiled loop
                 // away at the first timed window of the first row (JFR: jdk.Deoptimization, unstable_if).
                 windowLoop(size, warm)
+                warmUntilCompiled(size)
                 w.barrier()
                 val t0 = Mpi.wtime()
                 windowLoop(size, iters)
