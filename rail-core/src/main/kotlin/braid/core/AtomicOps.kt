@@ -20,9 +20,9 @@ public object AtomicOps {
     /**
      * Applies [op] to [count] elements of [type] at byte [at] of [target]: `new = old op operand` (the operand at
      * [operandAt] of [operand]; for [AtomicOp.CSWAP], only where `old == compare`), each element's old value to
-     * [result] at [resultAt] when given.
+     * [result] at [resultAt] when given. Kotlin-only (Agrona buffers): the rails and `braid.mpi`'s windows call it.
      */
-    @JvmStatic
+    @JvmSynthetic
     public fun execute(
         target: AtomicBuffer,
         at: Int,
