@@ -145,6 +145,14 @@ internal class TcpTransport(
         return 0
     }
 
+    override fun sendLinkAck(dest: Long, seq: Long): Int {
+        val p = peers.peerFor(dest) ?: return -Errno.EINVAL
+        if (p.dead) return refusal(p)
+        if (!engine.sendLinkAck(p.sendPath, seq)) return -Errno.EAGAIN
+        writeNow(p)
+        return 0
+    }
+
     override fun sendSequenced(
         buffer: DirectBuffer,
         dest: Long,
