@@ -241,6 +241,16 @@ internal interface Transport : SrxPeer, AutoCloseable {
     fun sendLinkAck(dest: Long, seq: Long): Int = -Errno.ENOSYS
 
     /**
+     * A link retrying a rail that lost [dest]'s peer: starts connecting to it again if the rail can
+     * ([RailHost.reconnects] and the peer died of something a new connection may cure); true if it did. [connected]
+     * says when it is up.
+     */
+    fun reconnect(dest: Long): Boolean = false
+
+    /** Whether [dest]'s peer is reached over this transport now (a connection-oriented rail: connected). */
+    fun connected(dest: Long): Boolean = !peerGone(dest)
+
+    /**
      * For the message of an operation to [addr] this transport refused: which of its rails it tried and how each stood
      * (a link of several network rails), or null when it has nothing to add.
      */

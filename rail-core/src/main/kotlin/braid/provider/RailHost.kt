@@ -92,6 +92,13 @@ internal interface RailHost {
     fun linkAcked(addr: Long, seq: Long) {}
 
     /**
+     * Whether a peer this rail lost may be connected again ([Transport.reconnect]): a link that resends what a dead
+     * rail carried retries the rail and re-admits it; a rail alone keeps a dead peer dead.
+     */
+    val reconnects: Boolean
+        get() = false
+
+    /**
      * The reorder stage in front of [srx] for messages that carry a link's sequence number (a link's rails; null
      * elsewhere, and those messages pass as they come).
      */

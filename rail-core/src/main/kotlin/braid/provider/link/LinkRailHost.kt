@@ -28,6 +28,9 @@ internal class LinkRailHost(private val inner: RailHost, private val rail: Strin
         if (l == null) stage.skipGaps(addr) else l.railLost(rail, addr)
     }
 
+    override val reconnects: Boolean
+        get() = link?.reconnects == true
+
     override fun linkAcked(addr: Long, seq: Long) {
         link?.acked(addr, seq)
     }

@@ -165,7 +165,8 @@ internal class LinkTransport(
         if (pendingParts.isNotEmpty()) sendPendingParts()
         if (!skips.isEmpty()) sendSkips()
         if (resendDue.isNotEmpty()) sendResends()
-        if (stage != null && stage.acksDue && (stage.ackUrgent || ackClockDue())) stage.sendAcks(ackSink)
+        if (stage != null && stage.acksDue && stage.ackUrgent) stage.sendAcks(ackSink)
+        if (--clockCountdown <= 0) timed()
         val shm = shm
         if (shm == null || networks.isEmpty()) {
             var work = 0
@@ -465,17 +466,68 @@ internal class LinkTransport(
             !busy
         }
 
-    /** Acknowledgements not yet [ReorderStage.ACK_EVERY] due go when the stream pauses: at most every [ACK_DELAY]. */
-    private var ackCountdown = ACK_POLLS
+    /** Progress calls until the next look at the clock ([timed]). */
+    private var clockCountdown = CLOCK_POLLS
     private var ackedAt = 0L
 
-    private fun ackClockDue(): Boolean {
-        if (--ackCountdown > 0) return false
-        ackCountdown = ACK_POLLS
+    /**
+     * Every [CLOCK_POLLS] progress calls: acknowledgements not yet [ReorderStage.ACK_EVERY] due go when the stream
+     * pauses (at most every [ACK_DELAY]), and failed rails are retried ([readmit]).
+     */
+    private fun timed() {
+        clockCountdown = CLOCK_POLLS
+        val stage = stage ?: return
+        if (!stage.acksDue && (!reconnects || failed.isEmpty())) return
         val now = System.nanoTime()
-        if (now - ackedAt < ACK_DELAY) return false
-        ackedAt = now
-        return true
+        if (stage.acksDue && now - ackedAt >= ACK_DELAY) {
+            ackedAt = now
+            stage.sendAcks(ackSink)
+        }
+        if (reconnects && !failed.isEmpty() && now - retryAt >= 0) readmit(now)
+    }
+
+    // ## Reconnecting a failed rail, and re-admitting it ##
+
+    /** Whether failed rails are retried: a link that resends (a rail that comes back has lost nothing). */
+    internal val reconnects: Boolean = keepLimit >= 0
+
+    private var retryAt = 0L
+    private var retryBackoff = RETRY_MIN
+
+    /**
+     * For each peer with failed rails: a rail connected to it again is re-admitted (the peer's traffic may take it
+     * again; under PER_PEER the peer is pinned afresh); one still down is retried (the rail reconnects) while another
+     * rail still reaches the peer, with a back-off from [RETRY_MIN] doubling to [RETRY_MAX] while any stays down.
+     */
+    private fun readmit(now: Long) {
+        var down = false
+        for (dest in failed.keys.toList()) {
+            var bits = failed.get(dest)
+            for (i in networks.indices) {
+                val bit = 1L shl i
+                if (bits and bit == 0L) continue
+                val r = networks[i]
+                if (r.transport.connected(dest)) {
+                    bits = bits and bit.inv()
+                    routes.get(dest)?.let {
+                        it.pinned--
+                        routes.remove(dest)
+                    }
+                } else if (reachedElsewhere(dest, r.name)) {
+                    r.transport.reconnect(dest)
+                    down = true
+                }
+            }
+            if (bits == 0L) failed.remove(dest) else failed.put(dest, bits)
+        }
+        retryBackoff = if (down) minOf(retryBackoff * 2, RETRY_MAX) else RETRY_MIN
+        retryAt = now + retryBackoff
+    }
+
+    /** Whether [dest] has rail [name] failed now (for tests and diagnostics). */
+    internal fun railFailed(dest: Long, name: String): Boolean {
+        val i = networks.indexOfFirst { it.name == name }
+        return i >= 0 && failed.get(dest) and (1L shl i) != 0L
     }
 
     // ## Flights: a sequenced message's completion, and a SKIP for its number when its rail fails it ##
@@ -865,6 +917,8 @@ internal class LinkTransport(
                     val state =
                         when {
                             r.transport.peerGone(addr) -> "peer gone"
+                            // Failed, and being reconnected: gone until the new connection is up.
+                            skip and (1L shl i) != 0L && !r.transport.connected(addr) -> "peer gone"
                             skip and (1L shl i) != 0L -> "failed"
                             else -> "up"
                         }
@@ -926,8 +980,12 @@ internal class LinkTransport(
         /** Parts but the last are a multiple of this many bytes. */
         private const val ALIGN = 63L
 
-        /** Progress calls between looks at the clock for acknowledgements due ([ackClockDue]). */
-        private const val ACK_POLLS = 64
+        /** Progress calls between looks at the clock ([timed]). */
+        private const val CLOCK_POLLS = 64
+
+        /** The first retry of a failed rail, and the longest back-off between retries (nanoseconds). */
+        private const val RETRY_MIN = 50_000_000L
+        private const val RETRY_MAX = 2_000_000_000L
 
         /** Acknowledgements below [ReorderStage.ACK_EVERY] messages wait at most about this long (nanoseconds). */
         private const val ACK_DELAY = 200_000L

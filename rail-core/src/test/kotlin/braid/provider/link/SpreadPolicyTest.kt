@@ -291,6 +291,41 @@ class SpreadPolicyTest :
                 }
         }
 
+        test("ROUND_ROBIN: a reset rail reconnects, is re-admitted and carries messages again, in order, none lost")
+            .config(enabled = haveEth0) {
+                TestFabric(rail = Rail.link(twoRails, twoRails), settings = settings(LinkShape.ROUND_ROBIN)).use { f ->
+                    val (a, b) = f.nodes
+                    val toB = f.addrs[0][1]
+                    val toA = f.addrs[1][0]
+                    val rx = UnsafeBuffer(ByteArray(16))
+                    fun exchange(from: Int, until: Int) {
+                        for (i in from until until) {
+                            a.ep.tryTsenddata(buf("m$i"), 0, 2 + i / 10, i.toLong(), toB, 3, null) shouldBe 0
+                        }
+                        for (i in from until until) {
+                            b.ep.tryTrecv(rx, 0, 16, FiAddr.UNSPEC, 3, 0, "r$i") shouldBe 0
+                            (b.await(1, others = listOf(a)).single() as Completion).data shouldBe i.toLong()
+                        }
+                        a.await(until - from, others = listOf(b))
+                    }
+                    exchange(0, 4)
+                    val link = a.ep.transport as LinkTransport
+                    val theirLink = b.ep.transport as LinkTransport
+                    val mine = link.rail("tcp:lo") as braid.provider.tcp.TcpTransport
+                    mine.peerFor(toB)!!.conn!!.channel.close()
+                    driveUntil("a's link fails tcp:lo for b", listOf(a, b)) { link.railFailed(toB, "tcp:lo") }
+                    exchange(4, 12)
+                    driveUntil("both links re-admit tcp:lo", listOf(a, b), 30_000) {
+                        !link.railFailed(toB, "tcp:lo") && !theirLink.railFailed(toA, "tcp:lo") && mine.connected(toB)
+                    }
+                    val before = a.ep.stats().rail("tcp:lo")!!.messagesSent
+                    exchange(12, 20)
+                    val stats = a.ep.stats().rail("tcp:lo")!!
+                    (stats.messagesSent - before) shouldBeGreaterThan 0L
+                    stats.failovers shouldBe 1L
+                }
+            }
+
         test("ROUND_ROBIN and STRIPE refuse a rail that cannot carry the sequence numbers, naming it and the fix") {
             val rails = listOf(LinkShape.Rail("tcp:eth0", "tcp", listOf("eth0")), LinkShape.Rail("fast", "ofi"))
             for (policy in listOf(LinkShape.ROUND_ROBIN, LinkShape.STRIPE)) {
