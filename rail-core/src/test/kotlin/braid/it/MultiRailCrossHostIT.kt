@@ -155,9 +155,11 @@ class MultiRailCrossHostIT :
             policy: String,
             count: Int,
             size: Int,
-            lossy: Boolean,
+            how: String,
+            restore: (NetnsHosts) -> Unit = {},
             cut: (NetnsHosts) -> Unit,
         ): List<String> {
+            val lossy = how == "lossy"
             val dir = Files.createTempDirectory("braid-rails-cut-it")
             NetnsHosts(2, nics = 2).use { net ->
                 val links = "link:tcp:${NetnsHosts.nicName(0)}+tcp:${NetnsHosts.nicName(1)}"
@@ -177,16 +179,7 @@ class MultiRailCrossHostIT :
                     net.start(
                         net.hosts[0],
                         PeerMain::class.java.name,
-                        PeerMain.args(
-                            links,
-                            "stream-send",
-                            dir,
-                            "s",
-                            "r",
-                            count,
-                            size,
-                            if (lossy) "lossy" else "whole",
-                        ),
+                        PeerMain.args(links, "stream-send", dir, "s", "r", count, size, how),
                         dir.resolve("s.log").toFile(),
                         env,
                         jvm,
@@ -198,6 +191,13 @@ class MultiRailCrossHostIT :
                 }
                 cut(net)
                 Rendezvous.mark(dir, "cut")
+                if (how == "readmit") {
+                    while (!Rendezvous.marked(dir, "s-failed")) {
+                        deadline.check { "sender log: ${dir.resolve("s.log").toFile().readText()}" }
+                        Thread.sleep(5)
+                    }
+                    restore(net)
+                }
                 val sent = sender.awaitOk(Duration.ofSeconds(400))
                 println("sender ($policy):\n${sent.trim()}")
                 if (lossy) return listOf(sent, "")
@@ -221,7 +221,7 @@ class MultiRailCrossHostIT :
             .config(timeout = 10.minutes) {
                 val count = 1_000_000
                 val (sent, received) =
-                    streamWithCut("ROUND_ROBIN", count, 32, lossy = false) { net ->
+                    streamWithCut("ROUND_ROBIN", count, 32, "whole") { net ->
                         net.resetConnections(net.hosts[0], 1, net.hosts[1])
                     }
                 sent shouldContain "OK stream-send $count"
@@ -231,16 +231,23 @@ class MultiRailCrossHostIT :
             }
 
         test(
-                "PER_PEER: the pinned NIC taken down mid-stream of 1,000,000 messages: after the keepalive time-out the stream goes on over the other rail, every message once and in order"
+                "PER_PEER: the pinned NIC taken down mid-stream of 1,000,000 messages: after the keepalive time-out the stream goes on over the other rail, every message once and in order; the NIC back up, the rail is re-admitted and carries traffic again"
             )
             .config(timeout = 10.minutes) {
                 val count = 1_000_000
                 val (sent, received) =
-                    streamWithCut("PER_PEER", count, 32, lossy = false) { net -> net.unplug(net.hosts[1], 0) }
+                    streamWithCut("PER_PEER", count, 32, "readmit", restore = { net -> net.plug(net.hosts[1], 0) }) {
+                        net ->
+                        net.unplug(net.hosts[1], 0)
+                    }
                 sent shouldContain "OK stream-send $count"
                 received shouldContain "OK stream-received $count"
-                column(sent, "tcp:braid0", "failovers") shouldBe 1L
+                (column(sent, "tcp:braid0", "failovers") >= 1L) shouldBe true
                 (column(sent, "tcp:braid1", "resent") > 0L) shouldBe true
+                // The NIC back up: the rail reconnects, is re-admitted (the peer pinned afresh) and carries traffic.
+                val carried =
+                    Regex("re-admitted rail tcp:braid0 carried (\\d+) of").find(sent)!!.groupValues[1].toLong()
+                (carried > 0L) shouldBe true
             }
 
         test(
@@ -248,7 +255,7 @@ class MultiRailCrossHostIT :
             )
             .config(timeout = 10.minutes) {
                 val (sent, _) =
-                    streamWithCut("ROUND_ROBIN", 1_000_000, 32, lossy = true) { net ->
+                    streamWithCut("ROUND_ROBIN", 1_000_000, 32, "lossy") { net ->
                         net.unplug(net.hosts[1], 0)
                         net.unplug(net.hosts[1], 1)
                     }

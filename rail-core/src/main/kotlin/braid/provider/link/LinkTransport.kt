@@ -45,14 +45,16 @@ internal class LinkRail(
  * pass through here: each rail matches against the endpoint's shared receive context and completes into its CQ, so an
  * any-source receive is matched exactly once whichever rail's message arrives first (all run under the domain lock).
  *
- * Failover, between operations: when a rail refuses a send, RMA or atomic because its peer there is gone (its
- * connection was reset or timed out: `-EHOSTDOWN`, `-ECONNREFUSED`, `-ECONNRESET`), the peer is moved to the next rail
- * that reaches it and the operation is posted there; the rail that failed is not tried for that peer again until the
- * address vector changes. Operations already in flight on the failed rail complete in error (naming the peer and the
- * rail), as they do on a one-rail link; one that was refused is never carried twice, so an atomic is applied at most
- * once. When no rail to the peer is left, the operation is refused (`-EHOSTDOWN`), and [describeRoute] names the rails
- * tried for the refusal's message. A rail that loses a peer another rail still reaches neither fails the receives
- * directed at it nor reports it down ([LinkRailHost]).
+ * Failover without loss: with several network rails that carry sequence numbers, every message to another host is
+ * numbered (under PER_PEER too), and an eager one is kept as a copy ([sendKept], bounded by [LinkParams.RESEND_BYTES])
+ * until the receiver's link acknowledges it ([acked]). When a rail loses a peer ([railLost], [keptFailed]) the rail is
+ * marked failed for it, the copies it carried go again on a surviving rail with the same numbers ([sendResends]), and
+ * the receiver's [ReorderStage] drops any it had. The failed rail is retried and re-admitted once connected again
+ * ([readmit]). Large messages, RMA and atomics fail over between operations only: one refused on a dead rail is posted
+ * on the next (never carried twice, so an atomic is applied at most once); one in flight fails. When no rail to the
+ * peer is left, operations fail and are refused (`-EHOSTDOWN`), and [describeRoute] names the rails tried. A rail that
+ * loses a peer another rail still reaches neither fails the receives directed at it nor reports it down
+ * ([LinkRailHost]).
  */
 internal class LinkTransport(
     private val host: RailHost,
