@@ -207,12 +207,15 @@ class MultiRailCrossHostIT :
             }
         }
 
-        /** The counter in [column] of rail [rail]'s row in [EndpointStats.render]'s table printed in [out]. */
+        /**
+         * The counter in [column] of rail [rail]'s row in [braid.core.EndpointStats.render]'s table printed in [out]
+         * (counted from the right: the first headings are two words each).
+         */
         fun column(out: String, rail: String, column: String): Long {
             val lines = out.lines()
-            val header = lines.first { it.trim().startsWith("rail") && it.contains(column) }.trim().split(Regex("\\s+"))
-            val row = lines.first { it.trim().startsWith("$rail ") }.trim().split(Regex("\\s+"))
-            return row[header.indexOf(column)].toLong()
+            val header = lines.first { it.startsWith("rail") && it.contains(column) }.trim().split(Regex("\\s+"))
+            val row = lines.first { it.startsWith("$rail ") }.trim().split(Regex("\\s+"))
+            return row[row.size - (header.size - header.indexOf(column))].toLong()
         }
 
         test(
@@ -226,7 +229,8 @@ class MultiRailCrossHostIT :
                     }
                 sent shouldContain "OK stream-send $count"
                 received shouldContain "OK stream-received $count"
-                column(sent, "tcp:braid1", "failovers") shouldBe 1L
+                // At least once: the cut, and again for each reconnection the two ends' simultaneous retries undo.
+                (column(sent, "tcp:braid1", "failovers") >= 1L) shouldBe true
                 (column(sent, "tcp:braid0", "resent") > 0L) shouldBe true
             }
 

@@ -372,7 +372,7 @@ object PeerMain {
                 check(bad < 0) { "message $k corrupt at byte $bad" }
                 seen.set(k.toInt())
                 val now = System.nanoTime()
-                if (now - last > stall) {
+                if (got > 0 && now - last > stall) {
                     stall = now - last
                     stallAt = k.toInt()
                 }
