@@ -231,7 +231,9 @@ class MultiRailCrossHostIT :
                 received shouldContain "OK stream-received $count"
                 // At least once: the cut, and again for each reconnection the two ends' simultaneous retries undo.
                 (column(sent, "tcp:braid1", "failovers") >= 1L) shouldBe true
-                (column(sent, "tcp:braid0", "resent") > 0L) shouldBe true
+                // What the reset rail still had unacknowledged went again on braid0 (printed: how many varies, none
+                // when
+                // the receiver had read everything before the reset).
             }
 
         test(
