@@ -9,10 +9,13 @@
 #     the link's sequence number); PER_PEER alongside (one pingpong pair rides one rail);
 #   rails limited 2:1 (braid0 at 2*RATE/3, braid1 at RATE/3) with weights 2:1 (a topology file,
 #     policy STRIPE): the 4 MiB bandwidth against the sum of the rates (target >= 0.9x RATE).
-# The last lines print the ratios. The cost of a failover (cut to traffic again) is measured by
-# MultiRailCrossHostIT's cut test, which prints it ("rail ... lost ... ms after the cut", "second
-# half over ... in ... ms"); a pingpong in flight on a cut rail fails (docs/link.md). Needs root,
-# iproute2 and tc, and mvn -q -B package -DskipTests.
+# The last lines print the ratios. Then the cost of a failover, unlimited rails, ROUND_ROBIN: a
+# stream of FAILOVER_MSGS (default 1000000) 32 B messages from one host to the other, cut a quarter
+# of the way, once by resetting rail braid1's connections (ss -K) and once by taking the receiver's
+# braid1 NIC down (the tcp keepalive, BRAID_TCP_TIMEOUT_MS=1500 here, notices); the receiver checks
+# every message once and in order and prints its longest stall: the time from the cut until
+# traffic flows again. Needs root, iproute2 (ip, ss) and tc, and mvn -q -B package -DskipTests
+# (braid.jar and rail-core's test classes, where the stream's programs are).
 # Usage: bench/rails.sh [ROUNDS] [RATE_MBIT] [ITERS_64B] [ITERS_4MIB]   (as root)
 set -euo pipefail
 . "$(dirname "$0")/usage.sh"
@@ -118,3 +121,41 @@ awk -v rate="$rate" '
     if (m1 && m2) printf "4 MiB bandwidth, two striped rails / one:    %.3f (target >= 1.9)\n", (b2 / m2) / (b1 / m1)
     if (mw) printf "4 MiB bandwidth, 2:1 rails / sum of rates:   %.3f (target >= 0.9; sum %d Mbit/s = %.1f MB/s)\n", (bw / mw) / (rate / 8), rate, rate / 8
   }' "$results"
+
+# The cost of a failover: the stream programs of MultiRailCrossHostIT (rail-core's test classes).
+for k in 0 1; do
+  for h in 0 1; do
+    tc -n "${ns[$h]}" qdisc del dev "braid$k" root 2>/dev/null || true
+    tc qdisc del dev "${tag}v$h$k" root 2>/dev/null || true
+  done
+done
+cp="$(braid_jar):rail-core/target/test-classes:test-support/target/classes"
+msgs=${FAILOVER_MSGS:-1000000}
+for cut in reset down; do
+  dir=$(mktemp -d /tmp/braid-rails-cut-XXXX)
+  envs=(BRAID_TCP_TIMEOUT_MS=1500 BRAID_LINK_POLICY=ROUND_ROBIN BRAID_TCP_IFACE=braid0)
+  links=link:tcp:braid0+tcp:braid1
+  ip netns exec "${ns[1]}" env BRAID_HOST_ID=b "${envs[@]}" java -Xmx256m -cp "$cp" braid.it.PeerMain \
+    "$links" stream-recv "$dir" r s "$msgs" 32 > "$dir/r.log" 2>&1 &
+  receiver=$!
+  ip netns exec "${ns[0]}" env BRAID_HOST_ID=a "${envs[@]}" java -Xmx256m -cp "$cp" braid.it.PeerMain \
+    "$links" stream-send "$dir" s r "$msgs" 32 whole > "$dir/s.log" 2>&1 &
+  sender=$!
+  until [[ -e "$dir/s-phase1.done" ]]; do
+    kill -0 "$sender" 2>/dev/null || { cat "$dir/s.log" >&2; exit 1; }
+    sleep 0.005
+  done
+  if [[ $cut == reset ]]; then
+    ip netns exec "${ns[0]}" ss -K dst 10.88.2.2 > /dev/null
+  else
+    ip link set "${tag}v11" down
+  fi
+  wait "$sender" || { cat "$dir/s.log" >&2; exit 1; }
+  wait "$receiver" || { cat "$dir/r.log" >&2; exit 1; }
+  ip link set "${tag}v11" up
+  stall=$(sed -n 's/^longest stall \([0-9]*\) ms.*/\1/p' "$dir/r.log")
+  resent=$(awk '/^rail/ { for (i = 1; i <= NF; i++) if ($i == "resent") c = i } /^tcp:braid0 / && c { print $c }' "$dir/s.log")
+  printf "failover cost, %-5s %s 32 B messages, ROUND_ROBIN: %s ms from the cut until traffic flows again (%s resent)\n" \
+    "$cut:" "$msgs" "$stall" "${resent:-?}"
+  rm -rf "$dir"
+done

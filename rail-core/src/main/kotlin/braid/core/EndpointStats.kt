@@ -25,6 +25,12 @@ constructor(
      */
     val reordered: Long = 0,
     val reorderDepthMax: Long = 0,
+    /**
+     * Messages a link sent again on this rail because the rail that first carried them died before the receiver
+     * acknowledged them, and the copies of messages this rail received that had come before (dropped).
+     */
+    val retransmissions: Long = 0,
+    val duplicates: Long = 0,
 )
 
 /**
@@ -39,10 +45,10 @@ public data class EndpointStats(val rails: List<RailStats>, val queues: SrxStats
     /** The table `BRAID_LINK_DUMP_STATS` prints. */
     public fun render(): String = buildString {
         val name = "%-" + maxOf(8, rails.maxOfOrNull { it.rail.length } ?: 0) + "s"
-        val failovers = rails.any { it.failovers != 0L }
+        val failovers = rails.any { it.failovers != 0L || it.retransmissions != 0L || it.duplicates != 0L }
         val spread = rails.any { it.fragments != 0L || it.reordered != 0L }
         append(String.format("$name %12s %14s %12s %14s", "rail", "msgs sent", "bytes sent", "msgs recv", "bytes recv"))
-        append(if (failovers) String.format(" %9s", "failovers") else "")
+        append(if (failovers) String.format(" %9s %9s %9s", "failovers", "resent", "dups") else "")
         appendLine(if (spread) String.format(" %9s %9s %9s", "fragments", "reordered", "depth max") else "")
         for (r in rails) {
             append(
@@ -55,7 +61,7 @@ public data class EndpointStats(val rails: List<RailStats>, val queues: SrxStats
                     r.bytesReceived,
                 )
             )
-            append(if (failovers) String.format(" %9d", r.failovers) else "")
+            append(if (failovers) String.format(" %9d %9d %9d", r.failovers, r.retransmissions, r.duplicates) else "")
             appendLine(if (spread) String.format(" %9d %9d %9d", r.fragments, r.reordered, r.reorderDepthMax) else "")
         }
         appendLine(String.format("posted receives:     max %d, average %.2f", queues.postedMax, queues.postedAverage))
@@ -76,6 +82,9 @@ internal class RailCounters(private val rail: String) {
     /** Parts of striped messages sent on this rail, and their bytes. */
     var fragments = 0L
     var fragmentBytes = 0L
+    /** Messages a link re-sent on this rail after another died, and received copies dropped as duplicates. */
+    var retransmissions = 0L
+    var duplicates = 0L
 
     fun sent(bytes: Int) {
         messagesSent++
@@ -88,7 +97,18 @@ internal class RailCounters(private val rail: String) {
     }
 
     fun snapshot(): RailStats =
-        RailStats(rail, messagesSent, bytesSent, messagesReceived, bytesReceived, failovers, fragments, fragmentBytes)
+        RailStats(
+            rail,
+            messagesSent,
+            bytesSent,
+            messagesReceived,
+            bytesReceived,
+            failovers,
+            fragments,
+            fragmentBytes,
+            retransmissions = retransmissions,
+            duplicates = duplicates,
+        )
 
     private var paused: RailStats? = null
 
@@ -109,6 +129,8 @@ internal class RailCounters(private val rail: String) {
         failovers = p.failovers
         fragments = p.fragments
         fragmentBytes = p.fragmentBytes
+        retransmissions = p.retransmissions
+        duplicates = p.duplicates
         paused = null
     }
 }

@@ -22,6 +22,12 @@ internal interface ArrivalOrder {
     /** Whether message [seq] from [src] may go to the receive context now. */
     fun isNext(src: Long, seq: Long): Boolean
 
+    /**
+     * Whether message [seq] from [src] came before (it passed, or is held): a copy its sender's link sent again because
+     * the rail of the first went down before the acknowledgement. The engine drops it.
+     */
+    fun isDuplicate(src: Long, seq: Long): Boolean = false
+
     /** Message [seq] from [src] is in the receive context (matched or queued): the messages after it may follow. */
     fun passed(src: Long, seq: Long)
 
@@ -54,5 +60,8 @@ internal interface ArrivalOrder {
     companion object {
         /** [braid.core.RxEntry.seq] of an entry the engine made for a head the receive context must not see yet. */
         const val OUT_OF_ORDER: Long = -2L
+
+        /** [braid.core.RxEntry.seq] of an entry the engine made for a head [isDuplicate] says came before. */
+        const val DUPLICATE: Long = -3L
     }
 }

@@ -97,7 +97,11 @@ internal class MessageEngine(
             val op = txOp(buffer, buffer.capacity(), tag, data, flags, context)
             op.seq = seq
             op.stripe = stripe
-            path.backlog.addLast(op)
+            // A link's message sent again after its first rail died goes before the later ones still waiting here, so
+            // that the receiver need not hold those early (on this rail's credit) until it comes.
+            var at = path.backlog.size
+            if (seq != 0L) while (at > 0 && path.backlog[at - 1].seq > seq) at--
+            path.backlog.add(at, op)
         }
         counters.sent(buffer.capacity())
         return 0
@@ -216,6 +220,14 @@ internal class MessageEngine(
         if (path.fiAddr != FiAddr.NOTAVAIL) ep.order?.skip(path.fiAddr, seq)
     }
 
+    /** Tells [path]'s receiver that this endpoint's link has its messages up to [seq]; false: no room. */
+    fun sendLinkAck(path: SendPath, seq: Long): Boolean = path.dead || path.outlet.writeLinkAck(seq)
+
+    /** [path]'s peer's link has this endpoint's link messages up to [seq]: its copies kept for resending can go. */
+    fun linkAcked(path: RecvPath, seq: Long) {
+        if (path.fiAddr != FiAddr.NOTAVAIL) ep.linkAcked(path.fiAddr, seq)
+    }
+
     /** [path]'s peer is gone: every send waiting on it fails with [err]; [msg] names the peer and why. */
     fun failSend(path: SendPath, err: Int, msg: String) {
         path.dead = true
@@ -305,6 +317,10 @@ internal class MessageEngine(
         path.stripe = stripe
         if (seq > path.unresolvedSeq && path.fiAddr == FiAddr.NOTAVAIL) path.unresolvedSeq = seq
         val order = if (seq != 0L) ep.order else null
+        // A message its sender's link sent again (its rail died before the acknowledgement) that came the first time.
+        if (order != null && order.isDuplicate(path.fiAddr, seq)) {
+            return outOfOrder(path, tagged, tag, size).also { it.seq = ArrivalOrder.DUPLICATE }
+        }
         val early = order != null && (stripe != 0L || !order.isNext(path.fiAddr, seq))
         val srx = ep.srx
         val e =
@@ -362,6 +378,14 @@ internal class MessageEngine(
         cost: Long,
         srcAddress: Long,
     ) {
+        if (e.seq == ArrivalOrder.DUPLICATE) {
+            // Delivered once already: dropped, its credit returned; a rendezvous' sender is told, so it completes.
+            counters.duplicates++
+            bytes?.let { payloads.release(it) }
+            if (rendezvous) control(path, DISCARDED, msgId, 0)
+            if (cost != 0L) path.outlet.release(cost)
+            return
+        }
         val h = heldPool.removeLastOrNull() ?: MsgHeld()
         h.path = path
         h.bytes = bytes
@@ -487,8 +511,8 @@ internal class MessageEngine(
      * and later starts of its held rendezvous messages fail naming [why]. [msg] names the peer and why.
      */
     fun failRecv(path: RecvPath, err: Int, why: String, msg: String) {
-        // What the sender had in flight on this rail is lost: its later messages on other rails wait no longer.
-        if (path.fiAddr != FiAddr.NOTAVAIL) ep.order?.skipGaps(path.fiAddr)
+        // What the sender had in flight on this rail is lost (or, in a link that resends, comes again on another rail).
+        if (path.fiAddr != FiAddr.NOTAVAIL) ep.railLost(path.fiAddr)
         path.dead = true
         path.deadErr = err
         path.deadWhy = why

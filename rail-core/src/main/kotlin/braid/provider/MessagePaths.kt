@@ -63,6 +63,12 @@ internal interface SendOutlet {
      */
     fun writeSkip(seq: Long): Boolean = false
 
+    /**
+     * Tells the other end, as a receiver of this side's sender, that this endpoint's link has every message it sent up
+     * to [seq] ([braid.provider.link.LinkTransport]'s acknowledgement); false if there is no room now.
+     */
+    fun writeLinkAck(seq: Long): Boolean = false
+
     companion object {
         const val HEAD_NONE = 0
         const val HEAD_EAGER = 1

@@ -235,6 +235,23 @@ internal interface Transport : SrxPeer, AutoCloseable {
     fun sendSkip(dest: Long, seq: Long): Int = -Errno.ENOSYS
 
     /**
+     * Tells [dest] that this endpoint's link has every message [dest] sent it up to sequence number [seq] (a cumulative
+     * acknowledgement, so that [dest]'s link drops the copies it keeps to resend them): 0, `-EAGAIN` (no room now), or
+     * the refusal of a peer gone here. `-ENOSYS` where [carriesSequence] is false.
+     */
+    fun sendLinkAck(dest: Long, seq: Long): Int = -Errno.ENOSYS
+
+    /**
+     * A link retrying a rail that lost [dest]'s peer: starts connecting to it again if the rail can
+     * ([RailHost.reconnects] and the peer died of something a new connection may cure); true if it did. [connected]
+     * says when it is up.
+     */
+    fun reconnect(dest: Long): Boolean = false
+
+    /** Whether [dest]'s peer is reached over this transport now (a connection-oriented rail: connected). */
+    fun connected(dest: Long): Boolean = !peerGone(dest)
+
+    /**
      * For the message of an operation to [addr] this transport refused: which of its rails it tried and how each stood
      * (a link of several network rails), or null when it has nothing to add.
      */

@@ -77,6 +77,28 @@ internal interface RailHost {
     fun lostEverywhere(addr: Long): Boolean = true
 
     /**
+     * The calling rail lost [addr]'s peer (both directions): by default the reorder stage stops waiting for what the
+     * peer had in flight on it ([ArrivalOrder.skipGaps]); a link that resends what a dead rail carried re-sends its own
+     * messages to the peer and waits for the peer's resends instead, until no rail to it is left.
+     */
+    fun railLost(addr: Long) {
+        order?.skipGaps(addr)
+    }
+
+    /**
+     * [addr]'s link has every message of this endpoint's link up to sequence number [seq] (its acknowledgement, over
+     * any rail): nothing where no link keeps copies to resend.
+     */
+    fun linkAcked(addr: Long, seq: Long) {}
+
+    /**
+     * Whether a peer this rail lost may be connected again ([Transport.reconnect]): a link that resends what a dead
+     * rail carried retries the rail and re-admits it; a rail alone keeps a dead peer dead.
+     */
+    val reconnects: Boolean
+        get() = false
+
+    /**
      * The reorder stage in front of [srx] for messages that carry a link's sequence number (a link's rails; null
      * elsewhere, and those messages pass as they come).
      */

@@ -164,6 +164,15 @@ class NetnsHosts @JvmOverloads constructor(count: Int, val nics: Int = 1) : Host
     }
 
     /**
+     * Resets [host]'s tcp connections to [peer]'s NIC [nic] (`ss -K`, in [host]'s namespace): the kernel aborts them
+     * and sends the other end a reset, as a crashed NIC driver or a middlebox would.
+     */
+    fun resetConnections(host: Host, nic: Int, peer: Host) {
+        val ss = File(IP ?: "ip").resolveSibling("ss").takeIf { it.canExecute() }?.path ?: "ss"
+        ip("netns", "exec", host.namespace, ss, "-K", "dst", peer.addresses[nic])
+    }
+
+    /**
      * Limits [host]'s NIC [nic] to [mbit] Mbit/s in both directions (`tc qdisc … tbf` on the host's end and on the
      * bridge's; this kernel runs tbf on veth, not netem).
      */

@@ -33,6 +33,15 @@ import org.agrona.concurrent.UnsafeBuffer
  *   the halves ([Node.failoverSend]).
  * - `stripe-send DIR NAME RECEIVER SENDER_INDEX COUNT`: as `send`, then prints the bytes each rail carried as parts of
  *   striped messages (`striped bytes: tcp:braid0=N …`) and the endpoint's statistics.
+ * - `stream-send DIR NAME RECEIVER COUNT SIZE whole|readmit|lossy`: COUNT messages of SIZE bytes (tag = index,
+ *   [Traffic]'s bytes), 64 in flight; marks `NAME-phase1` a quarter of the way, so a test can cut a rail mid-stream.
+ *   `whole`: every send must succeed, then it waits for the receiver's mark and prints its statistics. `readmit`: as
+ *   `whole`, and it marks `NAME-failed` once a rail failed for the receiver (the test then restores it); it sends the
+ *   last [READMIT_TAIL] messages only once that rail is re-admitted, and prints how many of them the rail carried.
+ *   `lossy` (every rail to the receiver is cut): it stops at the first error completion and prints it and how long
+ *   after the test's `cut` mark it came.
+ * - `stream-recv DIR NAME SENDER COUNT SIZE`: receives them with any-source receives, checking that each arrives once,
+ *   in order, intact; prints the longest stall between two messages and its statistics.
  * - `recv DIR NAME COUNT SENDER…`: receives COUNT messages from each SENDER with any-source receives and checks every
  *   byte, exactly once, in order per sender.
  * - `send-refused DIR NAME RECEIVER`: sends a small and a large message to RECEIVER, which holds another job key; both
@@ -59,6 +68,9 @@ import org.agrona.concurrent.UnsafeBuffer
 object PeerMain {
     const val BIG_TAG = 7L
 
+    /** `stream-send … readmit`: the messages sent once the failed rail is back. */
+    const val READMIT_TAIL = 10_000
+
     @JvmStatic
     fun main(args: Array<String>): Unit = childMain {
         val mode = args[1]
@@ -68,6 +80,8 @@ object PeerMain {
             "failover-send" -> node.failoverSend(args[4], args[5].toInt(), args[6].toInt())
             "stripe-send" -> node.stripeSend(args[4], args[5].toInt(), args[6].toInt())
             "recv" -> node.recv(args[4].toInt(), args.drop(5))
+            "stream-send" -> node.streamSend(args[4], args[5].toInt(), args[6].toInt(), args[7])
+            "stream-recv" -> node.streamRecv(args[4], args[5].toInt(), args[6].toInt())
             "send-refused" -> node.sendRefused(args[4])
             "slow-send" -> node.slowSend(args[4], args[5].toInt())
             "hold" -> node.hold()
@@ -231,6 +245,145 @@ object PeerMain {
             println("second half over $now in ${(System.nanoTime() - resumed) / 1_000_000} ms; ${ep.stats().render()}")
             awaitMark(receiver, deadline)
             println("OK failover-send $count")
+        }
+
+        fun streamSend(receiver: String, count: Int, size: Int, how: String) {
+            val lossy = how == "lossy"
+            val readmit = how == "readmit"
+            val dest = peer(receiver)
+            val link = ep.transport as braid.provider.link.LinkTransport
+            val rails = ep.stats().rails.map { it.rail }
+            var failedRail: String? = null
+            var tailFrom = -1L
+            // Not before the receiver has this sender in its AV: until then its messages pass unordered.
+            val ready = Deadline.of("the receiver's AV", Duration.ofSeconds(120))
+            while (!Rendezvous.marked(dir, "$receiver-ready")) {
+                domain.progress()
+                ready.check { "no mark from '$receiver' yet" }
+                Thread.sleep(1)
+            }
+            val window = 64
+            val slots = Array(window) { UnsafeBuffer(ByteBuffer.allocateDirect(size)) }
+            val contexts = Array(window) { Integer.valueOf(it) }
+            val free = ArrayDeque((0 until window).toList())
+            var seq = 0
+            var done = 0
+            var cutAt = 0L
+            var looked = 0L
+            var refused = false
+            val deadline = Deadline.of("the stream", Duration.ofSeconds(400))
+            while (done < count) {
+                if (readmit && failedRail == null && System.nanoTime() - looked > 5_000_000) {
+                    looked = System.nanoTime()
+                    failedRail = rails.firstOrNull { link.railFailed(dest, it) }
+                    if (failedRail != null) Rendezvous.mark(dir, "$name-failed")
+                }
+                if (readmit && seq == count - READMIT_TAIL && tailFrom < 0) {
+                    // The tail waits for the failed rail to come back.
+                    val rail = checkNotNull(failedRail) { "no rail failed before the tail of the stream" }
+                    val since = System.nanoTime()
+                    while (link.railFailed(dest, rail)) {
+                        domain.progress()
+                        deadline.check { "rail $rail never re-admitted" }
+                    }
+                    println("rail $rail re-admitted ${(System.nanoTime() - since) / 1_000_000} ms after the tail began")
+                    tailFrom = ep.stats().rail(rail)!!.messagesSent
+                }
+                while (seq < count && free.isNotEmpty() && !(readmit && seq == count - READMIT_TAIL && tailFrom < 0)) {
+                    val slot = free.first()
+                    Traffic.fill(slots[slot], 0, seq, size)
+                    val rc = ep.tryTsend(slots[slot], 0, size, dest, seq.toLong(), contexts[slot])
+                    if (rc == -Errno.EAGAIN) break
+                    if (lossy && rc < 0) {
+                        if (!refused) println("send refused after the cut: ${Errno.name(rc)}")
+                        refused = true
+                        break
+                    }
+                    check(rc == 0) { "tsend returned ${Errno.name(rc)}" }
+                    free.removeFirst()
+                    seq++
+                    if (seq == count / 4) Rendezvous.mark(dir, "$name-phase1")
+                }
+                if (lossy && cutAt == 0L && System.nanoTime() - looked > 5_000_000) {
+                    looked = System.nanoTime()
+                    if (Rendezvous.marked(dir, "cut")) cutAt = looked
+                }
+                val rc = cq.readFrom(c)
+                if (rc == -Errno.EAVAIL) {
+                    cq.readErr(e)
+                    check(lossy) { "error completion: ${Errno.name(e.err)} ${e.message}" }
+                    val after = if (cutAt == 0L) -1 else (System.nanoTime() - cutAt) / 1_000_000
+                    println("error completion ${after} ms after the cut: ${Errno.name(e.err)} ${e.message}")
+                    println("OK stream-lost after $done")
+                    return
+                }
+                if (rc != 1) {
+                    check(rc == -Errno.EAGAIN) { "cq read returned $rc" }
+                    deadline.check { "sent $done of $count" }
+                    continue
+                }
+                free.addLast(c.context as Int)
+                done++
+            }
+            check(!lossy) { "every send completed although every rail was cut" }
+            awaitMark(receiver, deadline)
+            if (readmit) {
+                val carried = ep.stats().rail(failedRail!!)!!.messagesSent - tailFrom
+                println("re-admitted rail $failedRail carried $carried of the last $READMIT_TAIL messages")
+            }
+            println(ep.stats().render())
+            println("OK stream-send $count")
+        }
+
+        fun streamRecv(sender: String, count: Int, size: Int) {
+            peer(sender)
+            Rendezvous.mark(dir, "$name-ready")
+            val window = 64
+            val slots = Array(window) { UnsafeBuffer(ByteBuffer.allocateDirect(size)) }
+            val contexts = Array(window) { Integer.valueOf(it) }
+            // Message k must match the k-th receive posted (every receive takes any message): that is the order.
+            val postSeq = LongArray(window)
+            var posts = 0L
+            fun post(slot: Int) {
+                check(ep.tryTrecv(slots[slot], 0, size, FiAddr.UNSPEC, 0, -1L, contexts[slot]) == 0)
+                postSeq[slot] = posts++
+            }
+            for (s in 0 until window) post(s)
+            val seen = java.util.BitSet(count)
+            var got = 0
+            var last = System.nanoTime()
+            var stall = 0L
+            var stallAt = 0
+            val deadline = Deadline.of("every message to arrive", Duration.ofSeconds(400))
+            while (got < count) {
+                val ctx = poll()
+                if (ctx == null) {
+                    deadline.check { "received $got of $count" }
+                    continue
+                }
+                val slot = ctx as Int
+                val k = c.tag
+                check(k in 0 until count && !seen.get(k.toInt())) { "message $k arrived twice" }
+                check(k == postSeq[slot]) {
+                    "message $k matched receive ${postSeq[slot]} (lost, repeated or out of order)"
+                }
+                check(c.len == size.toLong()) { "message $k has ${c.len} bytes, expected $size" }
+                val bad = Traffic.check(slots[slot], 0, k.toInt(), size)
+                check(bad < 0) { "message $k corrupt at byte $bad" }
+                seen.set(k.toInt())
+                val now = System.nanoTime()
+                if (got > 0 && now - last > stall) {
+                    stall = now - last
+                    stallAt = k.toInt()
+                }
+                last = now
+                got++
+                post(slot)
+            }
+            mark()
+            println("longest stall ${stall / 1_000_000} ms, before message $stallAt")
+            println(ep.stats().render())
+            println("OK stream-received $count")
         }
 
         /** Sends messages [from] until [until] of [sender]'s [Traffic] stream to [dest], a window at a time. */

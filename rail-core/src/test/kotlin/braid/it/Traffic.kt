@@ -10,11 +10,12 @@ import org.agrona.MutableDirectBuffer
  * byte without the sender telling it anything.
  */
 object Traffic {
-    const val MAX_SIZE = 4 * 1024 * 1024
+    const val MAX_SIZE = 8 * 1024 * 1024
 
     fun size(sender: Int, seq: Int): Int {
         val r = mix(sender.toLong() * 1_000_003 + seq)
         if (seq % 300 == 299) return 1024 * 1024 + ((r ushr 1) % (3L * 1024 * 1024 + 1)).toInt()
+        if (seq % 300 == 149) return MAX_SIZE
         val u = (r ushr 11).toDouble() / (1L shl 53)
         return (exp(u * ln(65537.0)) - 1).toInt().coerceIn(0, 65536)
     }

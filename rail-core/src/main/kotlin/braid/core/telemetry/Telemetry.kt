@@ -65,13 +65,6 @@ public object Telemetry {
     private fun attachedSum(endpoint: Endpoint, name: String): Long =
         synchronized(attached) { attached[endpoint]?.filter { it.name == name }?.sumOf { it.counter.asLong } ?: 0 }
 
-    /** [RailStats]' counter [name] (a getter the rail helper's stats may add), or 0 where it has none. */
-    private fun byName(stats: braid.core.RailStats, name: String): Long {
-        val getter = "get" + name.replaceFirstChar { it.uppercase() }
-        val m = runCatching { stats.javaClass.getMethod(getter) }.getOrNull() ?: return 0
-        return (runCatching { m.invoke(stats) }.getOrNull() as? Number)?.toLong() ?: 0
-    }
-
     private val ids = AtomicLong()
     private val registered = HashMap<ObjectName, WeakReference<Endpoint>>()
     private val byEndpoint = java.util.WeakHashMap<Endpoint, List<ObjectName>>()
@@ -263,7 +256,7 @@ public object Telemetry {
             get() = ref.get()?.let { attachedSum(it, OFFLOAD_CALLS) } ?: 0
 
         override val retransmissions: Long
-            get() = stats()?.rails?.sumOf { byName(it, "retransmissions") } ?: 0
+            get() = stats()?.rails?.sumOf { it.retransmissions } ?: 0
 
         override val failovers: Long
             get() = stats()?.rails?.sumOf { it.failovers } ?: 0
@@ -285,7 +278,7 @@ public object Telemetry {
             get() = stats()?.bytesReceived ?: 0
 
         override val retransmissions: Long
-            get() = stats()?.let { byName(it, "retransmissions") } ?: 0
+            get() = stats()?.retransmissions ?: 0
 
         override val failovers: Long
             get() = stats()?.failovers ?: 0

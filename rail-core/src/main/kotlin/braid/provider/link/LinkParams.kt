@@ -86,5 +86,23 @@ public object LinkParams {
             "under policy STRIPE, messages larger than this many bytes are split over the network rails by weight (at least the eager size)",
         )
 
-    @JvmField public val ALL: List<Param<*>> = listOf(LINKS, DISABLE_SHM, USE_SRQ, DUMP_STATS, POLICY, STRIPE_THRESHOLD)
+    /**
+     * The bytes of copies a link endpoint keeps of the eager messages it sent over several network rails until their
+     * receivers acknowledge them, to send them again on a surviving rail when the rail that carried them dies (see
+     * docs/link.md, failover); a send past it waits (`-EAGAIN`) for acknowledgements. 0: keep none, and a rail that
+     * dies costs the messages it had in flight.
+     */
+    @JvmField
+    public val RESEND_BYTES: Param<Int> =
+        Param.size(
+            "link",
+            "resend_bytes",
+            "BRAID_LINK_RESEND_BYTES",
+            8 shl 20,
+            "bytes of sent eager messages a link with several network rails keeps until acknowledged, to resend them on a surviving rail when theirs dies (0: none, a dying rail loses what it had in flight)",
+        )
+
+    @JvmField
+    public val ALL: List<Param<*>> =
+        listOf(LINKS, DISABLE_SHM, USE_SRQ, DUMP_STATS, POLICY, STRIPE_THRESHOLD, RESEND_BYTES)
 }

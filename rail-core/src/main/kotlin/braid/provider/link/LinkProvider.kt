@@ -335,6 +335,7 @@ internal class LinkDomain(private val domain: Domain, private val info: Info) : 
                 policy = LinkShape.policyOf(settings[LinkParams.POLICY])!!,
                 stripeThreshold = settings[LinkParams.STRIPE_THRESHOLD],
                 stage = stage,
+                resendBytes = settings[LinkParams.RESEND_BYTES].toLong(),
             )
             .also { link -> hosts.forEach { it.link = link } }
     }

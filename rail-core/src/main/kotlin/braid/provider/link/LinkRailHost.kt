@@ -23,12 +23,26 @@ internal class LinkRailHost(private val inner: RailHost, private val rail: Strin
     override val order: ArrivalOrder
         get() = stage
 
+    override fun railLost(addr: Long) {
+        val l = link
+        if (l == null) stage.skipGaps(addr) else l.railLost(rail, addr)
+    }
+
+    override val reconnects: Boolean
+        get() = link?.reconnects == true
+
+    override fun linkAcked(addr: Long, seq: Long) {
+        link?.acked(addr, seq)
+    }
+
     override fun txComplete(context: Any?, flags: Long, len: Long, tag: Long) {
+        if (context is Kept) return link!!.keptSent(context)
         val ctx = if (context is Flight) link!!.flightDone(context) else context
         if (ctx is StripeSend) ctx.partDone(0, null) else inner.txComplete(ctx, flags, len, tag)
     }
 
     override fun txError(context: Any?, flags: Long, len: Long, tag: Long, err: Int, message: String) {
+        if (context is Kept) return link!!.keptFailed(context)
         val ctx = if (context is Flight) link!!.flightFailed(context) else context
         if (ctx is StripeSend) ctx.partDone(err, message) else inner.txError(ctx, flags, len, tag, err, message)
     }
@@ -96,4 +110,32 @@ internal class Flight {
     var context: Any? = null
     var dest = 0L
     var seq = 0L
+}
+
+/**
+ * A copy of an eager message a link sent with sequence number [seq] to [dest], kept until [dest]'s link acknowledges
+ * it, to be sent again ([pending]) on a surviving rail when [rail] dies first. [onRail]: the rails' operations that
+ * carry it now (the copy is reused only once none does). Pooled by the link ([LinkTransport.sendKept]).
+ */
+internal class Kept {
+    var copy: org.agrona.concurrent.UnsafeBuffer? = null
+    var length = 0
+    var dest = 0L
+    var seq = 0L
+    var tag = 0L
+    var data = 0L
+    /** The flags the application posted with; an inject's copy travels as an ordinary send (it needs its outcome). */
+    var flags = 0L
+    var context: Any? = null
+    var rail: LinkRail? = null
+    var onRail = 0
+    var pending = false
+    var acked = false
+    /** The application's send has its completion (success when first written, or the error once no rail is left). */
+    var completed = false
+    /** No rail to [dest] is left: failed for good. */
+    var dead = false
+
+    val wireFlags: Long
+        get() = flags and braid.core.OpFlags.INJECT.inv()
 }

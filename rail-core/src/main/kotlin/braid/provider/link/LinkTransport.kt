@@ -45,14 +45,16 @@ internal class LinkRail(
  * pass through here: each rail matches against the endpoint's shared receive context and completes into its CQ, so an
  * any-source receive is matched exactly once whichever rail's message arrives first (all run under the domain lock).
  *
- * Failover, between operations: when a rail refuses a send, RMA or atomic because its peer there is gone (its
- * connection was reset or timed out: `-EHOSTDOWN`, `-ECONNREFUSED`, `-ECONNRESET`), the peer is moved to the next rail
- * that reaches it and the operation is posted there; the rail that failed is not tried for that peer again until the
- * address vector changes. Operations already in flight on the failed rail complete in error (naming the peer and the
- * rail), as they do on a one-rail link; one that was refused is never carried twice, so an atomic is applied at most
- * once. When no rail to the peer is left, the operation is refused (`-EHOSTDOWN`), and [describeRoute] names the rails
- * tried for the refusal's message. A rail that loses a peer another rail still reaches neither fails the receives
- * directed at it nor reports it down ([LinkRailHost]).
+ * Failover without loss: with several network rails that carry sequence numbers, every message to another host is
+ * numbered (under PER_PEER too), and an eager one is kept as a copy ([sendKept], bounded by [LinkParams.RESEND_BYTES])
+ * until the receiver's link acknowledges it ([acked]). When a rail loses a peer ([railLost], [keptFailed]) the rail is
+ * marked failed for it, the copies it carried go again on a surviving rail with the same numbers ([sendResends]), and
+ * the receiver's [ReorderStage] drops any it had. The failed rail is retried and re-admitted once connected again
+ * ([readmit]). Large messages, RMA and atomics fail over between operations only: one refused on a dead rail is posted
+ * on the next (never carried twice, so an atomic is applied at most once); one in flight fails. When no rail to the
+ * peer is left, operations fail and are refused (`-EHOSTDOWN`), and [describeRoute] names the rails tried. A rail that
+ * loses a peer another rail still reaches neither fails the receives directed at it nor reports it down
+ * ([LinkRailHost]).
  */
 internal class LinkTransport(
     private val host: RailHost,
@@ -68,6 +70,8 @@ internal class LinkTransport(
     private val stripeThreshold: Int = Int.MAX_VALUE,
     /** The receive side's reorder stage, shared with the rails' hosts ([LinkRailHost]). */
     private val stage: ReorderStage? = null,
+    /** [LinkParams.RESEND_BYTES]: the copies of sent eager messages kept until acknowledged; 0 keeps none. */
+    private val resendBytes: Long = 0,
 ) : Transport {
     private val shmRail: LinkRail? = rails.firstOrNull { it.provider == LinkProvider.SHM }
     private val shm: Transport? = shmRail?.transport
@@ -84,6 +88,17 @@ internal class LinkTransport(
      * [LinkShape.STRIPE]): then each carries this endpoint's sequence number for its destination.
      */
     private val spreads: Boolean = LinkShape.spreadsMessages(policy) && networks.size > 1
+
+    /**
+     * Whether messages to another host carry this endpoint's sequence number for their destination: when they are
+     * spread, and under [LinkShape.PER_PEER] too when the link resends (so that a resent message and its first copy are
+     * told apart, and what follows it on the surviving rail waits for it).
+     */
+    private val sequenced: Boolean =
+        networks.size > 1 && networks.all { it.transport.carriesSequence } && (spreads || resendBytes > 0)
+
+    /** Messages up to this many bytes are kept until acknowledged (the smallest eager size of the rails); -1: none. */
+    private val keepLimit: Int = if (sequenced && resendBytes > 0) networks.minOf { it.eagerSize } else -1
 
     /** Per destination, the sequence number its next message carries (from 1). */
     private val nextSeq = Long2LongHashMap(1L)
@@ -151,6 +166,9 @@ internal class LinkTransport(
     override fun progress(): Int {
         if (pendingParts.isNotEmpty()) sendPendingParts()
         if (!skips.isEmpty()) sendSkips()
+        if (resendDue.isNotEmpty()) sendResends()
+        if (stage != null && stage.acksDue && stage.ackUrgent) stage.sendAcks(ackSink)
+        if (--clockCountdown <= 0) timed()
         val shm = shm
         if (shm == null || networks.isEmpty()) {
             var work = 0
@@ -173,7 +191,7 @@ internal class LinkTransport(
 
     override fun send(buffer: DirectBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int {
         var rail = railFor(dest) ?: return unrouted(dest)
-        if (spreads && rail !== shmRail) return sendSpread(buffer, dest, tag, data, flags, context)
+        if (sequenced && rail !== shmRail) return sendSpread(buffer, dest, tag, data, flags, context)
         while (true) {
             val rc = rail.transport.send(buffer, dest, tag, data, flags, context)
             rail = failover(dest, rail, rc) ?: return rc
@@ -194,13 +212,19 @@ internal class LinkTransport(
             sendPendingParts()
             if (pendingParts.isNotEmpty()) return -Errno.EAGAIN
         }
+        // Nor a message resent after its rail died (it would hold the new one early at the receiver).
+        if (resendDue.isNotEmpty()) {
+            sendResends()
+            if (resendDue.isNotEmpty()) return -Errno.EAGAIN
+        }
         val seq = nextSeq.get(dest)
         val length = buffer.capacity()
         if (policy == LinkShape.STRIPE && length > stripeThreshold && flags and OpFlags.INJECT == 0L) {
             val rc = sendStriped(buffer, dest, tag, data, flags, context, seq)
             if (rc != NOT_STRIPED) return rc
         }
-        var rail = nextRail(dest) ?: return unrouted(dest)
+        var rail = pick(dest) ?: return unrouted(dest)
+        if (length <= keepLimit) return sendKept(buffer, dest, tag, data, flags, context, seq, rail)
         // An inject has no completion, and no error to announce: it goes as it is.
         val ctx: Any? = if (flags and OpFlags.INJECT != 0L) context else flight(context, dest, seq)
         while (true) {
@@ -216,6 +240,296 @@ internal class LinkTransport(
             }
             rail = next
         }
+    }
+
+    /** The rail for [dest]'s next sequenced message: the round robin's next ([spreads]), else the peer's pinned one. */
+    private fun pick(dest: Long): LinkRail? = if (spreads) nextRail(dest) else route(dest)
+
+    // ## Resending: a copy of each eager message kept until its receiver acknowledges it ##
+
+    /** Per destination, the kept messages not yet acknowledged, in sequence order. */
+    private val keptBy = Long2ObjectHashMap<ArrayDeque<Kept>>()
+    private val keptPool = ArrayDeque<Kept>()
+    private val copies = braid.provider.PayloadPool(resendBytes)
+
+    /** Bytes kept now (at most [resendBytes]). */
+    private var keptBytes = 0L
+
+    /** Destinations with kept messages to send again, on a surviving rail. */
+    private val resendDue = ArrayList<Long>(2)
+
+    /**
+     * Sends a copy of [buffer] as message [seq] on [first] (or the next rail if the peer is gone there), keeping the
+     * copy until [dest] acknowledges it. The application's send completes when a rail has written it, as on one rail:
+     * the copy, not its buffer, is what is sent again.
+     */
+    private fun sendKept(
+        buffer: DirectBuffer,
+        dest: Long,
+        tag: Long,
+        data: Long,
+        flags: Long,
+        context: Any?,
+        seq: Long,
+        first: LinkRail,
+    ): Int {
+        val length = buffer.capacity()
+        if (keptBytes + length > resendBytes) return -Errno.EAGAIN // acknowledgements make room
+        val k = keptPool.removeLastOrNull() ?: Kept()
+        val copy = copies.acquire(length)
+        copy.putBytes(0, buffer, 0, length)
+        k.copy = copy
+        k.length = length
+        k.dest = dest
+        k.seq = seq
+        k.tag = tag
+        k.data = data
+        k.flags = flags
+        k.context = context
+        keptBytes += length
+        var rail = first
+        while (true) {
+            k.rail = rail
+            k.onRail = 1
+            val rc = rail.transport.sendSequenced(copy, dest, tag, data, k.wireFlags, k, seq, 0)
+            if (rc == 0) {
+                keptBy.get(dest)?.addLast(k) ?: keptBy.put(dest, ArrayDeque<Kept>().also { it.addLast(k) })
+                nextSeq.put(dest, seq + 1)
+                return 0
+            }
+            k.onRail = 0
+            val next = failSpread(dest, rail, rc)
+            if (next == null) {
+                k.completed = true
+                releaseKept(k)
+                return rc
+            }
+            rail = next
+        }
+    }
+
+    /** [k]'s rail wrote it: the application's send completes (once); the copy stays until acknowledged. */
+    internal fun keptSent(k: Kept) {
+        k.onRail--
+        complete(k)
+        if ((k.acked || k.dead) && k.onRail == 0) releaseKept(k)
+    }
+
+    /** [k]'s rail failed it (the peer died on it): it goes again on another rail, unless the receiver has it. */
+    internal fun keptFailed(k: Kept) {
+        k.onRail--
+        if (k.acked || k.dead) {
+            if (k.acked) complete(k)
+            if (k.onRail == 0) releaseKept(k)
+            return
+        }
+        k.rail?.let { markFailed(k.dest, it) }
+        if (!k.pending) {
+            k.pending = true
+            resendDue(k.dest)
+        }
+    }
+
+    private fun resendDue(dest: Long) {
+        if (!resendDue.contains(dest)) resendDue += dest
+    }
+
+    /** [dest]'s link has every message up to [upTo]: the kept copies up to it go. */
+    internal fun acked(dest: Long, upTo: Long) {
+        val q = keptBy.get(dest) ?: return
+        while (q.isNotEmpty() && q.first().seq <= upTo) {
+            val k = q.removeFirst()
+            k.acked = true
+            k.pending = false
+            if (k.onRail == 0) {
+                complete(k)
+                releaseKept(k)
+            }
+        }
+    }
+
+    /**
+     * Rail [name] lost [addr]'s peer. What it carried to the peer and was not acknowledged goes again on the surviving
+     * rails, with the same sequence numbers (what it had not written yet comes back through [keptFailed]); and the
+     * messages held after the gaps the peer's lost messages leave wait for the peer's resends, unless no rail to it is
+     * left (or this link does not resend): then they go on now.
+     */
+    internal fun railLost(name: String, addr: Long) {
+        val rail = networks.firstOrNull { it.name == name }
+        if (rail != null && keepLimit >= 0) {
+            markFailed(addr, rail)
+            keptBy.get(addr)?.let { q ->
+                var any = false
+                for (k in q) {
+                    if (k.rail === rail && !k.pending && k.onRail == 0) {
+                        k.pending = true
+                        any = true
+                    }
+                }
+                if (any) resendDue(addr)
+            }
+        }
+        if (keepLimit < 0 || !reachedElsewhere(addr, name)) stage?.skipGaps(addr)
+    }
+
+    /** Sends again what is due, in sequence order per destination, as far as the rails take it. */
+    private fun sendResends() {
+        var i = 0
+        while (i < resendDue.size) {
+            if (resendTo(resendDue[i])) resendDue.removeAt(i) else i++
+        }
+    }
+
+    /** Sends [dest]'s pending kept messages again; true when none is left pending. */
+    private fun resendTo(dest: Long): Boolean {
+        val q = keptBy.get(dest) ?: return true
+        for (k in q) {
+            if (!k.pending) continue
+            var rail = pick(dest)
+            while (true) {
+                if (rail == null) {
+                    failKept(dest)
+                    return true
+                }
+                k.rail = rail
+                k.onRail++
+                val rc = rail.transport.sendSequenced(k.copy!!, dest, k.tag, k.data, k.wireFlags, k, k.seq, 0)
+                if (rc == 0) {
+                    k.pending = false
+                    rail.transport.counters.retransmissions++
+                    break
+                }
+                k.onRail--
+                if (rc == -Errno.EAGAIN) return false
+                rail = failSpread(dest, rail, rc)
+            }
+        }
+        return true
+    }
+
+    /** No rail reaches [dest] any more: its kept messages whose sends have not completed fail, naming the rails. */
+    private fun failKept(dest: Long) {
+        val q = keptBy.remove(dest) ?: return
+        val why = describeRoute(dest) ?: "no rail of link '${info.domainName}' reaches it"
+        for (k in q) {
+            k.dead = true
+            k.pending = false
+            if (!k.completed) {
+                k.completed = true
+                if (k.flags and OpFlags.INJECT == 0L)
+                    host.txError(
+                        k.context,
+                        k.flags,
+                        k.length.toLong(),
+                        k.tag,
+                        Errno.EHOSTDOWN,
+                        "link: peer $dest is lost on every rail ($why); send of ${k.length} bytes not delivered",
+                    )
+                k.context = null
+            }
+            if (k.onRail == 0) releaseKept(k)
+        }
+    }
+
+    private fun complete(k: Kept) {
+        if (k.completed) return
+        k.completed = true
+        if (k.flags and OpFlags.INJECT == 0L) host.txComplete(k.context, k.flags, k.length.toLong(), k.tag)
+        k.context = null
+    }
+
+    private fun releaseKept(k: Kept) {
+        keptBytes -= k.length
+        k.copy?.let { copies.release(it) }
+        k.copy = null
+        k.context = null
+        k.rail = null
+        k.onRail = 0
+        k.pending = false
+        k.acked = false
+        k.completed = false
+        k.dead = false
+        keptPool.addLast(k)
+    }
+
+    /**
+     * Sends [upTo] to [src] as its acknowledgement over the first rail that takes it; true if one did (or none can).
+     */
+    private val ackSink =
+        ReorderStage.AckSink { src, upTo ->
+            var busy = false
+            for (i in networks.indices) {
+                val r = networks[i]
+                if (!r.transport.carriesSequence || r.av.query(src) == null || r.transport.peerGone(src)) continue
+                val rc = r.transport.sendLinkAck(src, upTo)
+                if (rc == 0) return@AckSink true
+                if (rc == -Errno.EAGAIN) busy = true
+            }
+            !busy
+        }
+
+    /** Progress calls until the next look at the clock ([timed]). */
+    private var clockCountdown = CLOCK_POLLS
+    private var ackedAt = 0L
+
+    /**
+     * Every [CLOCK_POLLS] progress calls: acknowledgements not yet [ReorderStage.ACK_EVERY] due go when the stream
+     * pauses (at most every [ACK_DELAY]), and failed rails are retried ([readmit]).
+     */
+    private fun timed() {
+        clockCountdown = CLOCK_POLLS
+        val stage = stage ?: return
+        if (!stage.acksDue && (!reconnects || failed.isEmpty())) return
+        val now = System.nanoTime()
+        if (stage.acksDue && now - ackedAt >= ACK_DELAY) {
+            ackedAt = now
+            stage.sendAcks(ackSink)
+        }
+        if (reconnects && !failed.isEmpty() && now - retryAt >= 0) readmit(now)
+    }
+
+    // ## Reconnecting a failed rail, and re-admitting it ##
+
+    /** Whether failed rails are retried: a link that resends (a rail that comes back has lost nothing). */
+    internal val reconnects: Boolean = keepLimit >= 0
+
+    private var retryAt = 0L
+    private var retryBackoff = RETRY_MIN
+
+    /**
+     * For each peer with failed rails: a rail connected to it again is re-admitted (the peer's traffic may take it
+     * again; under PER_PEER the peer is pinned afresh); one still down is retried (the rail reconnects) while another
+     * rail still reaches the peer, with a back-off from [RETRY_MIN] doubling to [RETRY_MAX] while any stays down.
+     */
+    private fun readmit(now: Long) {
+        var down = false
+        for (dest in failed.keys.toList()) {
+            var bits = failed.get(dest)
+            for (i in networks.indices) {
+                val bit = 1L shl i
+                if (bits and bit == 0L) continue
+                val r = networks[i]
+                if (r.transport.connected(dest)) {
+                    bits = bits and bit.inv()
+                    routes.get(dest)?.let {
+                        it.pinned--
+                        routes.remove(dest)
+                    }
+                } else if (reachedElsewhere(dest, r.name)) {
+                    r.transport.reconnect(dest)
+                    down = true
+                }
+            }
+            if (bits == 0L) failed.remove(dest) else failed.put(dest, bits)
+        }
+        retryBackoff = if (down) minOf(retryBackoff * 2, RETRY_MAX) else RETRY_MIN
+        retryAt = now + retryBackoff
+    }
+
+    /** Whether [dest] has rail [name] failed now (for tests and diagnostics). */
+    internal fun railFailed(dest: Long, name: String): Boolean {
+        val i = networks.indexOfFirst { it.name == name }
+        return i >= 0 && failed.get(dest) and (1L shl i) != 0L
     }
 
     // ## Flights: a sequenced message's completion, and a SKIP for its number when its rail fails it ##
@@ -411,12 +725,34 @@ internal class LinkTransport(
      * [rail] refused a spread message to [dest] with [rc]: the next rail to try if the peer is gone on it, else null.
      */
     private fun failSpread(dest: Long, rail: LinkRail, rc: Int): LinkRail? {
-        if (!peerGone(rc)) return null
+        if (!peerGone(rc) || networks.indexOf(rail) < 0) return null
+        markFailed(dest, rail)
+        return pick(dest)
+    }
+
+    /** Routes and failed rails hold for one generation of the AV: a new one starts them afresh. */
+    private fun syncRoutes() {
+        if (av.generation != routesGeneration) {
+            routes.clear()
+            failed.clear()
+            for (r in networks) r.pinned = 0
+            routesGeneration = av.generation
+        }
+    }
+
+    /** [rail] lost [dest]: not tried for it again (until the AV changes), counted once as a failover. */
+    private fun markFailed(dest: Long, rail: LinkRail) {
         val index = networks.indexOf(rail)
-        if (index < 0) return null
-        failed.put(dest, failed.get(dest) or (1L shl index))
+        if (index < 0) return
+        if (av.bound) syncRoutes()
+        val bits = failed.get(dest)
+        if (bits and (1L shl index) != 0L) return
+        failed.put(dest, bits or (1L shl index))
         rail.transport.counters.failovers++
-        return nextRail(dest)
+        if (routes.get(dest) === rail) {
+            routes.remove(dest)
+            rail.pinned--
+        }
     }
 
     // ## RMA and atomics: to the rail the destination's route picks, as sends go; the target's
@@ -505,12 +841,8 @@ internal class LinkTransport(
      */
     private fun failover(dest: Long, rail: LinkRail, rc: Int): LinkRail? {
         if (!peerGone(rc) || rail === shmRail) return null
-        val index = networks.indexOf(rail)
-        if (index < 0) return null
-        failed.put(dest, failed.get(dest) or (1L shl index))
-        routes.remove(dest)
-        rail.pinned--
-        rail.transport.counters.failovers++
+        if (networks.indexOf(rail) < 0) return null
+        markFailed(dest, rail)
         val next = route(dest) ?: return null
         return if (next === rail) null else next
     }
@@ -524,12 +856,7 @@ internal class LinkTransport(
      */
     private fun route(dest: Long): LinkRail? {
         if (!av.bound) return null
-        if (av.generation != routesGeneration) {
-            routes.clear()
-            failed.clear()
-            for (r in networks) r.pinned = 0
-            routesGeneration = av.generation
-        }
+        syncRoutes()
         routes.get(dest)?.let {
             return it
         }
@@ -594,6 +921,8 @@ internal class LinkTransport(
                     val state =
                         when {
                             r.transport.peerGone(addr) -> "peer gone"
+                            // Failed, and being reconnected: gone until the new connection is up.
+                            skip and (1L shl i) != 0L && !r.transport.connected(addr) -> "peer gone"
                             skip and (1L shl i) != 0L -> "failed"
                             else -> "up"
                         }
@@ -654,6 +983,16 @@ internal class LinkTransport(
 
         /** Parts but the last are a multiple of this many bytes. */
         private const val ALIGN = 63L
+
+        /** Progress calls between looks at the clock ([timed]). */
+        private const val CLOCK_POLLS = 64
+
+        /** The first retry of a failed rail, and the longest back-off between retries (nanoseconds). */
+        private const val RETRY_MIN = 50_000_000L
+        private const val RETRY_MAX = 2_000_000_000L
+
+        /** Acknowledgements below [ReorderStage.ACK_EVERY] messages wait at most about this long (nanoseconds). */
+        private const val ACK_DELAY = 200_000L
 
         /** A part's stripe word: its [offset] in the message (high 32 bits) and the message's [length] (low 32). */
         fun stripeWord(offset: Int, length: Int): Long = (offset.toLong() shl 32) or (length.toLong() and 0xffff_ffffL)

@@ -43,6 +43,49 @@ internal class ReorderStage(private val host: RailHost) : ArrivalOrder, SrxPeer 
         var lossy = false
         /** When the stage last saw this sender's next message (or its gap begin), for [tick]. */
         var waitingSince = 0L
+        /** The last acknowledgement sent to this sender (every message up to it passed), and whether one is due. */
+        var acked = 0L
+        var ackDue = false
+    }
+
+    /** Senders with messages passed since their last acknowledgement ([acksDue]). */
+    private val ackList = ArrayList<Long>(4)
+
+    /** Whether some sender has [ACK_EVERY] messages passed since its last acknowledgement: send them now. */
+    var ackUrgent: Boolean = false
+        private set
+
+    /** Whether some sender has messages passed that no acknowledgement covers yet. */
+    val acksDue: Boolean
+        get() = ackList.isNotEmpty()
+
+    /** Where [sendAcks] sends: true if the acknowledgement went. */
+    fun interface AckSink {
+        fun sendAck(src: Long, upTo: Long): Boolean
+    }
+
+    /**
+     * Sends the acknowledgements due through [sink] (the sender, and the sequence number up to which every message of
+     * it passed); those it could not send stay due.
+     */
+    fun sendAcks(sink: AckSink) {
+        ackUrgent = false
+        var i = 0
+        while (i < ackList.size) {
+            val src = ackList[i]
+            val s = senders.get(src)
+            val upTo = if (s == null) 0L else s.expected - 1
+            if (s == null || upTo <= s.acked || sink.sendAck(src, upTo)) {
+                if (s != null) {
+                    if (upTo > s.acked) s.acked = upTo
+                    s.ackDue = false
+                }
+                ackList[i] = ackList[ackList.size - 1]
+                ackList.removeAt(ackList.size - 1)
+            } else {
+                i++
+            }
+        }
     }
 
     /** Senders a rail lost, whose gaps [tick] gives up on after [GAP_TIMEOUT_NANOS]. */
@@ -97,12 +140,25 @@ internal class ReorderStage(private val host: RailHost) : ArrivalOrder, SrxPeer 
 
     override fun isNext(src: Long, seq: Long): Boolean = src == FiAddr.NOTAVAIL || seq <= sender(src).expected
 
+    override fun isDuplicate(src: Long, seq: Long): Boolean {
+        if (src == FiAddr.NOTAVAIL) return false
+        val s = senders.get(src) ?: return false
+        if (seq < s.expected) return true
+        val h = s.held.get(seq)
+        return h != null && h.stripe != SKIPPED
+    }
+
     override fun passed(src: Long, seq: Long) {
         if (src == FiAddr.NOTAVAIL) return
         val s = sender(src)
         if (seq >= s.expected) {
             s.expected = seq + 1
             s.waitingSince = 0L // progress: a gap the timer watches starts again
+            if (!s.ackDue) {
+                s.ackDue = true
+                ackList += src
+            }
+            if (seq - s.acked >= ACK_EVERY) ackUrgent = true
         }
         drain(src, s)
     }
@@ -362,8 +418,15 @@ internal class ReorderStage(private val host: RailHost) : ArrivalOrder, SrxPeer 
         /** The stripe word of a place held for a number its sender said failed ([skip]); no message has it. */
         const val SKIPPED: Long = -1L
 
-        /** How long a gap left by a lost rail may stay open before the messages after it go on. */
+        /**
+         * How long a gap left by a lost rail may stay open before the messages after it go on, in a link that does not
+         * resend ([LinkParams.RESEND_BYTES] 0); one that does waits for the resends until no rail to the sender is
+         * left.
+         */
         const val GAP_TIMEOUT_NANOS: Long = 2_000_000_000L
+
+        /** A sender is acknowledged at least every this many messages passed (and when the stream pauses). */
+        const val ACK_EVERY: Long = 64
     }
 }
 

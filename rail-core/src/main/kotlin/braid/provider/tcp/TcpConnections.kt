@@ -34,6 +34,8 @@ internal class TcpConnections(
     private val peers: TcpPeers,
     private val inbound: TcpInbound,
     private val busy: TcpBusy,
+    /** Whether peers that died may connect again ([braid.provider.RailHost.reconnects]), asked when one does. */
+    private val reconnects: () -> Boolean = { false },
 ) {
     private val timeoutNanos = settings.timeoutMillis * 1_000_000
 
@@ -281,6 +283,7 @@ internal class TcpConnections(
                 return STOP
             }
             val p = peers.byId(theirId) ?: peers.add(theirId)
+            if (peers.revivable(p, reconnects())) peers.revive(p) // a link's rail coming back
             if (p.dead) {
                 return handshake.reject(
                     c,

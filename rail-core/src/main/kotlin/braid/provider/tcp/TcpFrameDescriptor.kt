@@ -66,6 +66,9 @@ import org.agrona.concurrent.UnsafeBuffer
  *   was left). Both added in version 3.
  * - SKIP (13): sender → receiver: the message with link sequence number `link sequence`, sent to this receiver over
  *   another rail of the link, failed there; the receiver's reorder stage stops waiting for it. Not charged credit.
+ * - LACK (14): receiver → sender: the receiver's link has every message of this sender up to `link sequence` (over
+ *   whichever rail it came): the sender's link may drop the copies it keeps for resending them. Cumulative, sent every
+ *   few dozen messages or when the stream pauses, over any rail of the link. Not charged credit.
  * - Version 4 added the link sequence and stripe words (16 bytes more per header), which the rail carries for a link
  *   ([braid.provider.link.ReorderStage]) and does not read itself.
  *
@@ -101,6 +104,7 @@ internal object TcpFrameDescriptor {
     const val RECLAIM = 11
     const val GIVEBACK = 12
     const val SKIP = 13
+    const val LACK = 14
     const val HELLO = 16
     const val CHALLENGE = 17
     const val AUTH = 18
@@ -157,6 +161,7 @@ internal object TcpFrameDescriptor {
             RECLAIM -> "RECLAIM"
             GIVEBACK -> "GIVEBACK"
             SKIP -> "SKIP"
+            LACK -> "LACK"
             HELLO -> "HELLO"
             CHALLENGE -> "CHALLENGE"
             AUTH -> "AUTH"
@@ -165,7 +170,7 @@ internal object TcpFrameDescriptor {
             else -> "type $type"
         }
 
-    fun isKnownType(type: Int): Boolean = type in EAGER..SKIP || type in HELLO..REJECT
+    fun isKnownType(type: Int): Boolean = type in EAGER..LACK || type in HELLO..REJECT
 
     /**
      * The largest payload a frame of [type] may carry after the handshake, to a receiver lending [window]; -1: not
@@ -184,7 +189,8 @@ internal object TcpFrameDescriptor {
             BYE,
             RECLAIM,
             GIVEBACK,
-            SKIP -> 0
+            SKIP,
+            LACK -> 0
             RMA -> MAX_RMA_PAYLOAD
             else -> -1
         }

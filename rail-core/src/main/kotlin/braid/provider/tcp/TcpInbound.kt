@@ -17,6 +17,7 @@ import braid.provider.tcp.TcpFrameDescriptor.FLAG_DATA
 import braid.provider.tcp.TcpFrameDescriptor.FLAG_TAGGED
 import braid.provider.tcp.TcpFrameDescriptor.GIVEBACK
 import braid.provider.tcp.TcpFrameDescriptor.HEARTBEAT
+import braid.provider.tcp.TcpFrameDescriptor.LACK
 import braid.provider.tcp.TcpFrameDescriptor.RECLAIM
 import braid.provider.tcp.TcpFrameDescriptor.RMA
 import braid.provider.tcp.TcpFrameDescriptor.RTS
@@ -148,6 +149,11 @@ internal class TcpInbound(
             SKIP -> {
                 peers.resolve(p)
                 engine.skipped(p.recvPath, a.seq)
+                CONTINUE
+            }
+            LACK -> {
+                peers.resolve(p)
+                engine.linkAcked(p.recvPath, a.seq)
                 CONTINUE
             }
             RMA -> rma.onFrame(p, a)

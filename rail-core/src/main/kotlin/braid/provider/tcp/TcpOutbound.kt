@@ -174,6 +174,15 @@ internal class TcpOutbound(bufferSize: Int) {
         crcView = out.duplicate()
     }
 
+    /** After [discard], for a peer connected again ([TcpPeers.revive]): an empty buffer of [bufferSize] bytes. */
+    fun reopen(bufferSize: Int) {
+        discard()
+        out = ByteBuffer.allocateDirect(bufferSize)
+        view.wrap(out)
+        crcView = out.duplicate()
+        blocked = false
+    }
+
     private companion object {
         val EMPTY: ByteBuffer = ByteBuffer.allocateDirect(0)
     }

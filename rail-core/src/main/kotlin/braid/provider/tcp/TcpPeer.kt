@@ -15,8 +15,9 @@ import org.agrona.concurrent.UnsafeBuffer
  * order), the credit it lent us, what we lend it ([lender], the rules of [TcpCredit]), the frame being read ([rx]), and
  * the message engine's paths each way (sends waiting for credit, a CTS or an ACK; rendezvous receives being filled).
  *
- * A peer has at most one data connection in its life ([conn] once established); when that connection fails the peer is
- * dead for this endpoint, as a process that died stays dead.
+ * A peer has one data connection at a time ([conn] once established); when that connection fails the peer is dead for
+ * this endpoint, as a process that died stays dead — unless the endpoint is a rail of a link of several, which
+ * reconnects it ([TcpPeers.revive]) and re-admits the rail when the new connection is up.
  *
  * Built by [TcpPeers], which attaches the parts that need the peer itself ([attach]).
  */
@@ -90,6 +91,22 @@ internal class TcpPeer(val id: Long, val index: Int, bufferSize: Int) : PeerName
         conn = c
         awaitIncomingUntil = 0
         theirWindow = window
+    }
+
+    /**
+     * A dead peer comes back (a link reconnecting a rail, [TcpPeers.revive]): the next connection starts as the first
+     * did, with no credit and message ids from 1 both ways.
+     */
+    fun revive() {
+        dead = false
+        deadErr = 0
+        deadWhy = ""
+        credit = 0
+        theirWindow = MIN_WINDOW.toLong()
+        giveBack = -1
+        awaitIncomingUntil = 0
+        rx.nextId = 1
+        rx.directPending = 0
     }
 
     /** Marks the peer dead, with the errno and words every later failure names. */

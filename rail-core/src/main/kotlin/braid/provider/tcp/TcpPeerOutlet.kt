@@ -146,11 +146,16 @@ internal class TcpPeerOutlet(private val p: TcpPeer, private val eagerSize: Int,
         return true
     }
 
-    override fun writeSkip(seq: Long): Boolean {
+    override fun writeSkip(seq: Long): Boolean = writeLink(TcpFrameDescriptor.SKIP, seq)
+
+    override fun writeLinkAck(seq: Long): Boolean = writeLink(TcpFrameDescriptor.LACK, seq)
+
+    /** A link control frame ([TcpFrameDescriptor.SKIP], [TcpFrameDescriptor.LACK]) carrying [seq]. */
+    private fun writeLink(type: Int, seq: Long): Boolean {
         if (p.dead) return true
         if (!p.established || !p.ensureRoom(HEADER_LENGTH)) return false
         busy.mark(p)
-        p.putHeader(TcpFrameDescriptor.SKIP, 0, 0, 0, 0, 0, 0, seq)
+        p.putHeader(type, 0, 0, 0, 0, 0, 0, seq)
         return true
     }
 

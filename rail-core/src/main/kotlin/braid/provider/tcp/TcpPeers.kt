@@ -1,5 +1,6 @@
 package braid.provider.tcp
 
+import braid.core.Errno
 import braid.core.FiAddr
 import braid.provider.MessageEngine
 import braid.provider.RailAv
@@ -120,6 +121,24 @@ internal class TcpPeers(
         p.lender.leave()
         failDirected(p)
         engine.peerDown(p.fiAddr, msg)
+    }
+
+    /**
+     * Whether dead [p] may be connected again: the endpoint is a rail of a link that reconnects
+     * ([braid.provider.RailHost.reconnects]) and [p] did not prove it holds another job key.
+     */
+    fun revivable(p: TcpPeer, reconnects: Boolean): Boolean = reconnects && p.dead && p.deadErr != Errno.EACCES
+
+    /** Dead [p] comes back, as if never met: nothing of its old connection is kept (it all failed with it). */
+    fun revive(p: TcpPeer) {
+        p.revive()
+        p.sendPath.dead = false
+        p.sendPath.nextMsgId = 1
+        p.recvPath.dead = false
+        p.recvPath.deadErr = 0
+        p.recvPath.deadWhy = ""
+        p.out.reopen(bufferSize) // the old frames failed with the old connection
+        log.log(Level.DEBUG, "tcp endpoint $self: reconnecting peer $p")
     }
 
     /** Fails the receives posted for dead [p] alone: nothing can arrive for them now. */

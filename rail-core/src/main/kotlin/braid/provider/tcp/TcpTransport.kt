@@ -81,7 +81,8 @@ internal class TcpTransport(
     private val self = TcpAddressDescriptor.parse(address).render()
     private val peers = TcpPeers(self, av, engine, credit, rma, busy, bufferSize, eagerSize)
     private val inbound = TcpInbound(ep, engine, rma, credit, peers, busy, bufferSize)
-    private val connections = TcpConnections(listener, self, id, hostId, window, settings, peers, inbound, busy)
+    private val connections =
+        TcpConnections(listener, self, id, hostId, window, settings, peers, inbound, busy) { ep.reconnects }
     private val keepalive = TcpKeepalive(ep, TcpAddress.idString(id), settings, connections, peers, credit, busy)
     private val timeoutMillis = settings.timeoutMillis
     private val undriven = Runnable { ep.cycle { if (!closed && listener.enabled) progress() } }
@@ -141,6 +142,24 @@ internal class TcpTransport(
         val p = peers.peerFor(dest) ?: return -Errno.EINVAL
         if (p.dead) return refusal(p)
         if (!engine.sendSkip(p.sendPath, seq)) return -Errno.EAGAIN
+        writeNow(p)
+        return 0
+    }
+
+    override fun reconnect(dest: Long): Boolean {
+        val p = peers.peerFor(dest) ?: return false
+        if (!peers.revivable(p, ep.reconnects)) return false
+        peers.revive(p)
+        connections.ensureConnection(p)
+        return true
+    }
+
+    override fun connected(dest: Long): Boolean = peers.peerFor(dest)?.let { !it.dead && it.established } == true
+
+    override fun sendLinkAck(dest: Long, seq: Long): Int {
+        val p = peers.peerFor(dest) ?: return -Errno.EINVAL
+        if (p.dead) return refusal(p)
+        if (!engine.sendLinkAck(p.sendPath, seq)) return -Errno.EAGAIN
         writeNow(p)
         return 0
     }

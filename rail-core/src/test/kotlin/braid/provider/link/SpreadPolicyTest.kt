@@ -212,10 +212,11 @@ class SpreadPolicyTest :
             }
 
         test(
-                "ROUND_ROBIN: a rail that fails the messages it holds: they fail at the sender, the rest arrive once and in order, nothing hangs"
+                "ROUND_ROBIN without resending: a rail that fails the messages it holds: they fail at the sender, the rest arrive once and in order, nothing hangs"
             )
             .config(enabled = haveEth0) {
-                TestFabric(rail = Rail.link(twoRails, twoRails), settings = settings(LinkShape.ROUND_ROBIN)).use { f ->
+                val noResend = settings(LinkShape.ROUND_ROBIN).with(LinkParams.RESEND_BYTES, 0)
+                TestFabric(rail = Rail.link(twoRails, twoRails), settings = noResend).use { f ->
                     val (a, b) = f.nodes
                     val toB = f.addrs[0][1]
                     val n = 200
@@ -248,6 +249,80 @@ class SpreadPolicyTest :
                     got shouldBe got.sorted().distinct()
                     got.map { it.toInt() }.toSet() shouldBe (0 until n).toSet() - failed
                     (b.ep.transport as LinkTransport).reorder!!.skipped shouldBeGreaterThan 0L
+                }
+            }
+
+        for (policy in listOf(LinkShape.ROUND_ROBIN, LinkShape.PER_PEER)) {
+            test(
+                    "$policy: a rail that dies holding messages: they go again on the other rail, every one arrives once and in order, none fails"
+                )
+                .config(enabled = haveEth0) {
+                    TestFabric(rail = Rail.link(twoRails, twoRails), settings = settings(policy)).use { f ->
+                        val (a, b) = f.nodes
+                        val toB = f.addrs[0][1]
+                        val n = 200
+                        val msg = UnsafeBuffer(ByteArray(2000))
+                        // Eager messages (this fabric's eager size is 1 KiB): a link keeps copies of those.
+                        for (i in 0 until n) a.ep.tryTsenddata(msg, 0, 100 + i * 4, i.toLong(), toB, 3, i) shouldBe 0
+                        val link = a.ep.transport as LinkTransport
+                        val first = link.routeName(toB)!!
+                        // Under PER_PEER every message is on the pinned rail; under ROUND_ROBIN half on each.
+                        val cut = if (policy == LinkShape.PER_PEER) first else "tcp:lo"
+                        (link.rail(cut) as braid.provider.tcp.TcpTransport).peerFor(toB)!!.conn?.channel?.close()
+                        val got = ArrayList<Long>()
+                        val rx = UnsafeBuffer(ByteArray(2000))
+                        var posted = 0
+                        val sent = ArrayList<Any>()
+                        driveUntil("every send completes and every message arrives", listOf(a, b), 30_000) {
+                            if (posted == got.size && posted < n) {
+                                b.ep.tryTrecv(rx, 0, 2000, FiAddr.UNSPEC, 3, 0, posted) shouldBe 0
+                                posted++
+                            }
+                            if (b.cq.readFrom(b.entry) == 1) got += b.entry.data
+                            if (sent.size < n) sent.addAll(a.await(1, 30_000, others = listOf(b)))
+                            sent.size == n && got.size == n
+                        }
+                        sent.filterIsInstance<braid.core.CompletionError>() shouldBe emptyList()
+                        got shouldBe (0 until n).map { it.toLong() }
+                        val stats = a.ep.stats()
+                        stats.rails.sumOf { it.retransmissions } shouldBeGreaterThan 0L
+                        stats.rail(cut)!!.failovers shouldBe 1L
+                    }
+                }
+        }
+
+        test("ROUND_ROBIN: a reset rail reconnects, is re-admitted and carries messages again, in order, none lost")
+            .config(enabled = haveEth0) {
+                TestFabric(rail = Rail.link(twoRails, twoRails), settings = settings(LinkShape.ROUND_ROBIN)).use { f ->
+                    val (a, b) = f.nodes
+                    val toB = f.addrs[0][1]
+                    val toA = f.addrs[1][0]
+                    val rx = UnsafeBuffer(ByteArray(16))
+                    fun exchange(from: Int, until: Int) {
+                        for (i in from until until) {
+                            a.ep.tryTsenddata(buf("m$i"), 0, 2 + i / 10, i.toLong(), toB, 3, null) shouldBe 0
+                        }
+                        for (i in from until until) {
+                            b.ep.tryTrecv(rx, 0, 16, FiAddr.UNSPEC, 3, 0, "r$i") shouldBe 0
+                            (b.await(1, others = listOf(a)).single() as Completion).data shouldBe i.toLong()
+                        }
+                        a.await(until - from, others = listOf(b))
+                    }
+                    exchange(0, 4)
+                    val link = a.ep.transport as LinkTransport
+                    val theirLink = b.ep.transport as LinkTransport
+                    val mine = link.rail("tcp:lo") as braid.provider.tcp.TcpTransport
+                    mine.peerFor(toB)!!.conn!!.channel.close()
+                    driveUntil("a's link fails tcp:lo for b", listOf(a, b)) { link.railFailed(toB, "tcp:lo") }
+                    exchange(4, 12)
+                    driveUntil("both links re-admit tcp:lo", listOf(a, b), 30_000) {
+                        !link.railFailed(toB, "tcp:lo") && !theirLink.railFailed(toA, "tcp:lo") && mine.connected(toB)
+                    }
+                    val before = a.ep.stats().rail("tcp:lo")!!.messagesSent
+                    exchange(12, 20)
+                    val stats = a.ep.stats().rail("tcp:lo")!!
+                    (stats.messagesSent - before) shouldBeGreaterThan 0L
+                    stats.failovers shouldBe 1L
                 }
             }
 
