@@ -44,7 +44,9 @@ internal constructor(
     private val endpoints = ArrayList<Endpoint>()
     private val regions = Long2ObjectHashMap<MemoryRegion>()
     private val nextKey = AtomicLong(1)
-    @Volatile private var closed = false
+    @Volatile
+    internal var closed: Boolean = false
+        private set
 
     public val name: String
         get() = info.domainName

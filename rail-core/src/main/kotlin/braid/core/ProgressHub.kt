@@ -253,10 +253,36 @@ internal class ProgressHub(private val domain: Domain) {
      */
     fun asyncWaiterAddedLocked(): Boolean {
         asyncWaiters++
-        if (automatic || driverRunning) return false
+        asyncStarted++
+        futuresUsed = true
+        // A lingering driver takes the role if nobody drives ([linger]); launching one per future would cost a
+        // coroutine and a wake-up of another thread per operation, while the caller usually drives it from join().
+        if (automatic || driverRunning || lingering) return false
         driverRunning = true
         return true
     }
+
+    /** Futures started so far; [linger] looks at it to tell whether futures are in use. Guarded by the lock. */
+    private var asyncStarted = 0L
+
+    /** Futures settled and coroutines resumed so far; [linger] looks at it. Guarded by the lock. */
+    private var settled = 0L
+
+    /** Whether this domain has handed out a future: its driver then lingers ([linger]). Guarded by the lock. */
+    private var futuresUsed = false
+
+    /** Whether the futures' driver lingers without the driver role ([linger]). Guarded by the lock. */
+    private var lingering = false
+
+    /** Drivers launched so far (each a coroutine and a task handed to another thread); read by tests. */
+    @Volatile
+    var driverLaunches: Long = 0
+        private set
+
+    /** Rounds the driver has run, each after a wake-up of its thread (a yield or a timed park); read by tests. */
+    @Volatile
+    var driverRounds: Long = 0
+        private set
 
     /**
      * Counters with futures of [Counter.waitAsync] outstanding, so closing the domain fails them. Guarded by the lock.
@@ -273,11 +299,13 @@ internal class ProgressHub(private val domain: Domain) {
     /** One outstanding future completed (or was withdrawn). Caller holds the lock. */
     fun asyncWaiterDoneLocked() {
         asyncWaiters--
+        settled++
     }
 
     /** Called by [PendingOp] when its coroutine is detached. Caller holds the lock. */
     fun waiterDetached() {
         suspendedWaiters--
+        settled++
     }
 
     /**
@@ -331,6 +359,7 @@ internal class ProgressHub(private val domain: Domain) {
      */
     fun launchDriver(dispatcher: CoroutineDispatcher?) {
         val d = if (dispatcher == null || dispatcher === Dispatchers.Unconfined) Dispatchers.Default else dispatcher
+        driverLaunches++ // one launcher at a time: the role is exclusive
         CoroutineScope(d + CoroutineName("braid-progress-${domain.name}"))
             .launch { driverLoop() }
             .invokeOnCompletion(driverEnded)
@@ -339,7 +368,8 @@ internal class ProgressHub(private val domain: Domain) {
     /** Lets another driver take over from one that was cancelled (or never ran) or whose provider threw. */
     private val driverEnded: (Throwable?) -> Unit = { cause ->
         if (cause != null) {
-            synchronized(lock) { driverRunning = false }
+            // A lingering driver holds no role: it gives up only its lingering.
+            synchronized(lock) { if (lingering) lingering = false else driverRunning = false }
             if (needsDriver && tryAcquireDriver()) launchDriver(Dispatchers.Default)
         }
     }
@@ -347,19 +377,75 @@ internal class ProgressHub(private val domain: Domain) {
     private suspend fun driverLoop() {
         val idle = CoroutineIdle(domain.idlePolicy)
         while (true) {
+            driverRounds++ // one driver at a time
             val lending = blockedDrivers.get() > 0
             val work = if (lending) 0 else domain.progress()
-            // Stop as soon as the last waiter is resumed, before idling: the resumed caller's
-            // next operation then finds no driver and polls inline, without suspending.
-            if (!needsDriver || automatic) {
-                synchronized(lock) {
-                    if (!needsDriver || automatic) {
-                        driverRunning = false
-                        return
+            // Give the role up as soon as the last waiter is resumed, before idling: the resumed
+            // caller's next operation then finds no driver and polls inline, without suspending.
+            // A driver of futures also gives it up to a thread blocked in get() or join(), which
+            // drives, and completes the futures on its own thread.
+            if (lending || !needsDriver || automatic) {
+                when (synchronized(lock) { giveUpLocked(lending) }) {
+                    STOP -> return
+                    LINGER -> {
+                        if (!linger()) return
+                        idle.reset()
+                        continue
                     }
                 }
             }
             if (lending) delay(domain.idlePolicy.maxParkMillis) else idle.idle(work)
+        }
+    }
+
+    /** What the driver does next: KEEP its role, STOP, or LINGER without the role. Caller holds the lock. */
+    private fun giveUpLocked(lending: Boolean): Int {
+        val done = !needsDriver || automatic
+        if (!done && !(lending && futuresUsed)) return KEEP
+        driverRunning = false
+        if (automatic || domain.closed || !futuresUsed || lingering) return STOP // one lingers at most
+        lingering = true
+        return LINGER
+    }
+
+    /**
+     * The futures' driver between its turns: parks for the idle policy's longest park at a time, holding no role (so a
+     * suspend form still polls inline and a blocked `get()` drives alone), and takes the role back only when waiters
+     * need a driver and nothing moved for a whole park — no future started or settled, no thread blocked driving. A
+     * loop that starts futures and joins them thus costs no driver launch, no hand-off and no wake-up per operation:
+     * the joining thread drives and completes them; a future nobody waits for is driven within two parks. Returns true
+     * with the role taken, or false once nothing moved for [LINGER_ROUNDS] parks with no waiter (or the domain closed,
+     * or an engine drives it).
+     */
+    private suspend fun linger(): Boolean {
+        var quiet = 0
+        var seenStarted = -1L
+        var seenSettled = -1L
+        while (true) {
+            delay(domain.idlePolicy.maxParkMillis)
+            driverRounds++
+            synchronized(lock) {
+                if (automatic || domain.closed) {
+                    lingering = false
+                    return false
+                }
+                val moved = asyncStarted != seenStarted || settled != seenSettled || blockedDrivers.get() > 0
+                seenStarted = asyncStarted
+                seenSettled = settled
+                if (needsDriver) {
+                    quiet = 0
+                    if (!moved && !driverRunning) {
+                        lingering = false
+                        driverRunning = true
+                        return true
+                    }
+                } else if (moved) {
+                    quiet = 0
+                } else if (++quiet >= LINGER_ROUNDS) {
+                    lingering = false
+                    return false
+                }
+            }
         }
     }
 
@@ -405,5 +491,13 @@ internal class ProgressHub(private val domain: Domain) {
     private companion object {
         /** Operations the pool keeps at most; more waiters than this at once simply allocate. */
         const val POOL_LIMIT = 256
+
+        /** Parks (of the idle policy's longest) that the futures' driver lingers without a future started. */
+        const val LINGER_ROUNDS = 100
+
+        // What the driver does when it may give its role up (giveUpLocked).
+        const val KEEP = 0
+        const val STOP = 1
+        const val LINGER = 2
     }
 }

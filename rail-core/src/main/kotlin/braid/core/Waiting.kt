@@ -13,6 +13,7 @@ import kotlinx.coroutines.suspendCancellableCoroutine
 import kotlinx.coroutines.withContext
 import kotlinx.coroutines.yield
 import org.agrona.DirectBuffer
+import org.agrona.concurrent.IdleStrategy
 
 /**
  * How callers wait for a [PendingOp]: suspended ([await]), blocked ([block], [runBlocking]), or through an [OpFuture].
@@ -300,7 +301,9 @@ internal object Waiting {
         val domain = op.ep.domain
         val hub = op.hub
         val start = System.nanoTime()
-        val idle = domain.idlePolicy.newStrategy()
+        // This thread's kept strategy (as driveUntil's), taken at the first idle step: a wait that the first
+        // progress call ends allocates nothing, and neither does a later one.
+        var idle: IdleStrategy? = null
         // Only a waiter that may park needs to be unparked; spinning and yielding ones look again soon.
         val mayPark = domain.idlePolicy.kind == IdleKind.BACKOFF
         val timed = timeoutNanos != Long.MAX_VALUE
@@ -316,14 +319,15 @@ internal object Waiting {
                 }
                 val elapsed = if (timed) System.nanoTime() - start else 0L
                 if (elapsed >= timeoutNanos) return false
+                if (!automatic && idle == null) idle = domain.takeIdleStrategy()
                 if (!automatic && !mayPark) {
-                    idle.idle(0)
+                    idle!!.idle(0)
                 } else {
                     op.thread = me // arm, then look again (fi_trywait): PendingOp.finish unparks us
                     try {
                         if (!op.isDone) {
                             if (automatic) LockSupport.parkNanos(op, minOf(timeoutNanos - elapsed, AUTO_PARK_CAP_NANOS))
-                            else idle.idle(0)
+                            else idle!!.idle(0)
                         }
                     } finally {
                         op.thread = null
@@ -343,6 +347,7 @@ internal object Waiting {
             return true
         } finally {
             hub.blockedDrivers.decrementAndGet()
+            if (idle != null) domain.giveIdleStrategy()
             if (interrupted) me.interrupt()
         }
     }

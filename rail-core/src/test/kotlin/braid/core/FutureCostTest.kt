@@ -1,0 +1,92 @@
+package braid.core
+
+import braid.testsupport.SteadyAllocation
+import io.kotest.assertions.withClue
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.longs.shouldBeLessThanOrEqual
+import java.lang.management.ManagementFactory
+import java.util.concurrent.CompletableFuture
+import org.agrona.concurrent.UnsafeBuffer
+
+/**
+ * What the `CompletableFuture` forms cost per operation beyond the raw ones, counted, not timed: in the loop of
+ * `bench/api-overhead.sh` (a receive future started before the send that provokes its message, then joined) no driver
+ * is launched (no coroutine, no task handed to another thread), the future completes on the joining thread, and what
+ * the loop allocates is the futures' own objects.
+ */
+class FutureCostTest :
+    FunSpec({
+        val threads = ManagementFactory.getThreadMXBean() as com.sun.management.ThreadMXBean
+
+        /** One round: a receive future on b, a tinject future from a that provokes its message, both joined. */
+        class Loop(val f: TestFabric) {
+            val a = f.nodes[0]
+            val b = f.nodes[1]
+            val tx = UnsafeBuffer(ByteArray(64))
+            val rx = UnsafeBuffer(ByteArray(64))
+            val toB = f.addrs[0][1]
+
+            fun start(): CompletableFuture<Completion> {
+                val r = b.ep.trecvAsync(rx, 0, 64, FiAddr.UNSPEC, 7)
+                a.ep.tinjectAsync(tx, 0, 64, toB, 7).join()
+                return r
+            }
+
+            fun round() {
+                check(start().join().len == 64L)
+            }
+        }
+
+        test("a joined future launches no driver and completes on the joining thread") {
+            TestFabric().use { f ->
+                val loop = Loop(f)
+                val hub = loop.b.domain.hub
+                repeat(20_000) { loop.round() }
+                val rounds = 20_000
+                val launches = hub.driverLaunches
+                val driverRounds = hub.driverRounds
+                val me = Thread.currentThread()
+                var handOffs = 0L
+                repeat(rounds) {
+                    val r = loop.start()
+                    // The dependent stage runs on the thread that completed the future.
+                    r.whenComplete { _, _ -> if (Thread.currentThread() !== me) handOffs++ }
+                    r.join()
+                }
+                val launched = hub.driverLaunches - launches
+                val woke = hub.driverRounds - driverRounds
+                println("futures: $rounds rounds: $launched driver launches, $handOffs hand-offs, $woke driver rounds")
+                withClue("$launched driver launches over $rounds joined futures") {
+                    launched shouldBeLessThanOrEqual 1L
+                }
+                withClue("$handOffs of $rounds joined futures completed on another thread") {
+                    (handOffs * 100) shouldBeLessThanOrEqual rounds.toLong()
+                }
+            }
+        }
+
+        test("a joined future loop allocates the futures' own objects and nothing else") {
+            TestFabric().use { f ->
+                val loop = Loop(f)
+                repeat(20_000) { loop.round() }
+                val rounds = 20_000
+                val perRound = SteadyAllocation.least(3, 0) { repeat(rounds) { loop.round() } } / rounds
+                // A future's own objects: its operation, the future, and the completion it completes with.
+                val sink = arrayOfNulls<Any>(1)
+                val own =
+                    SteadyAllocation.least(3, 0) {
+                        repeat(rounds) {
+                            val op = PendingOp(loop.b.ep, PendingOp.TRECV, loop.rx, 0, 64, FiAddr.UNSPEC, 7, 0)
+                            op.result = Completion()
+                            sink[0] = OpFuture(op)
+                        }
+                    } / rounds
+                println(
+                    "futures: $perRound bytes per round (a receive and a tinject future), $own bytes a future's own"
+                )
+                withClue("$perRound bytes per round of two futures, each $own bytes of its own") {
+                    perRound shouldBeLessThanOrEqual 2 * own
+                }
+            }
+        }
+    })
