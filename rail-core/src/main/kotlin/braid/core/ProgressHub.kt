@@ -24,8 +24,9 @@ import org.agrona.DirectBuffer
  *   drives progress on the dispatcher of the waiter that started it (the waiters lend their dispatcher to progress; no
  *   thread is created). While futures (or counter waits) handed out by this domain are outstanding ([asyncWaiters]),
  *   the same driver runs on the default dispatcher, so a future completes whether or not anyone calls `get()` on it. It
- *   stops when the last waiter is resumed and the last future completed. Under automatic progress the [ProgressEngine]
- *   does this instead.
+ *   gives the role up when the last waiter is resumed and the last future completed, or to a thread blocked in a
+ *   future's `get()`; a driver of futures then lingers without the role ([linger]) rather than stopping, so a loop of
+ *   futures launches no driver per operation. Under automatic progress the [ProgressEngine] does this instead.
  *
  * Everything here is guarded by the domain lock except the volatile fields read on fast paths.
  */

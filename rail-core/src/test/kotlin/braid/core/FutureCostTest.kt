@@ -1,11 +1,14 @@
 package braid.core
 
+import braid.testsupport.Deadline
 import braid.testsupport.SteadyAllocation
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.longs.shouldBeLessThanOrEqual
+import io.kotest.matchers.shouldBe
 import java.lang.management.ManagementFactory
 import java.util.concurrent.CompletableFuture
+import java.util.concurrent.locks.LockSupport
 import org.agrona.concurrent.UnsafeBuffer
 
 /**
@@ -62,6 +65,23 @@ class FutureCostTest :
                 withClue("$handOffs of $rounds joined futures completed on another thread") {
                     (handOffs * 100) shouldBeLessThanOrEqual rounds.toLong()
                 }
+            }
+        }
+
+        test("after a joined loop, a future nobody waits for still completes on its own, off the caller's thread") {
+            TestFabric().use { f ->
+                val loop = Loop(f)
+                repeat(2_000) { loop.round() } // the futures' driver now lingers without the role
+                val me = Thread.currentThread()
+                val r = loop.start() // the message is in b's ring: only progress on b completes it
+                val by = r.thenApply { Thread.currentThread() }
+                val deadline = Deadline.of("an unwaited receive future to complete with no progress call")
+                while (!r.isDone) {
+                    deadline.check()
+                    LockSupport.parkNanos(100_000)
+                }
+                r.getNow(null).len shouldBe 64L
+                (by.getNow(null) !== me) shouldBe true
             }
         }
 
