@@ -1,5 +1,6 @@
 package braid.core
 
+import java.util.concurrent.CompletableFuture
 import java.util.concurrent.TimeoutException
 import java.util.concurrent.locks.LockSupport
 import kotlin.coroutines.ContinuationInterceptor
@@ -381,23 +382,43 @@ internal object Waiting {
      * [ProgressHub.asyncWaiters], which keeps the domain's driver running until it completes: the future completes
      * whether or not anyone calls `get()` on it.
      */
-    fun runAsync(op: PendingOp): OpFuture {
-        val f = OpFuture(op)
+    fun runAsync(op: PendingOp): CompletableFuture<Completion> {
         val hub = op.hub
         var startDriver = false
+        var f: OpFuture? = null
+        var out: Completion? = null
+        var failure: FabricException? = null
         val rc =
             synchronized(op.ep.domain.lock) {
                 val rc = hub.submitLocked(op)
-                if (rc == 0 && !op.isDone) {
-                    op.asyncCounted = true
-                    startDriver = hub.asyncWaiterAddedLocked()
+                if (rc == 0) {
+                    if (!op.isDone) {
+                        // Made under the lock, before any completion can reach the operation.
+                        f = OpFuture(op)
+                        op.asyncCounted = true
+                        startDriver = hub.asyncWaiterAddedLocked()
+                    } else {
+                        // Done inline (an inject): the future is born complete, with no trip through the
+                        // ready list, and the operation goes to the pool.
+                        out = op.result
+                        if (op.err != 0) failure = op.exception()
+                        hub.recycleLocked(op)
+                    }
                 }
                 rc
             }
         hub.dispatchReady()
         if (startDriver) hub.launchDriver(null)
-        if (rc != 0) f.completeExceptionally(refused(op, rc))
-        return f
+        f?.let {
+            return it
+        }
+        val done = CompletableFuture<Completion>()
+        when {
+            rc != 0 -> done.completeExceptionally(refused(op, rc))
+            failure != null -> done.completeExceptionally(failure)
+            else -> done.complete(out)
+        }
+        return done
     }
 
     fun refused(op: PendingOp, rc: Int): FabricException {
