@@ -100,6 +100,8 @@ public fun Endpoint.trecvAsync(
 
 /**
  * [Endpoint.tryInject] as a future: completes once the rail has copied the message (at once, unless it has no room).
+ * Its operation comes from the domain's pool, and one done at once goes back to it: such a future allocates only itself
+ * and its completion.
  */
 public fun Endpoint.injectAsync(
     buffer: DirectBuffer,
@@ -107,7 +109,7 @@ public fun Endpoint.injectAsync(
     length: Int,
     dest: Long,
 ): CompletableFuture<Completion> =
-    Waiting.runAsync(Ops.of(this, PendingOp.INJECT, buffer, offset, length, dest, 0, false))
+    Waiting.runAsync(Ops.of(this, PendingOp.INJECT, buffer, offset, length, dest, 0, true))
 
 /** [injectAsync] from [buffer]'s position..limit. */
 public fun Endpoint.injectAsync(buffer: ByteBuffer, dest: Long): CompletableFuture<Completion> =
@@ -121,7 +123,7 @@ public fun Endpoint.tinjectAsync(
     dest: Long,
     tag: Long,
 ): CompletableFuture<Completion> =
-    Waiting.runAsync(Ops.of(this, PendingOp.TINJECT, buffer, offset, length, dest, tag, false))
+    Waiting.runAsync(Ops.of(this, PendingOp.TINJECT, buffer, offset, length, dest, tag, true))
 
 /** [tinjectAsync] from [buffer]'s position..limit. */
 public fun Endpoint.tinjectAsync(buffer: ByteBuffer, dest: Long, tag: Long): CompletableFuture<Completion> =
