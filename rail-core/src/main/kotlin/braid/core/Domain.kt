@@ -45,6 +45,7 @@ internal constructor(
     private val regions = Long2ObjectHashMap<MemoryRegion>()
     private val nextKey = AtomicLong(1)
     @Volatile
+    @get:JvmSynthetic
     internal var closed: Boolean = false
         private set
 
