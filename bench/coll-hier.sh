@@ -11,8 +11,7 @@ set -euo pipefail
 . "$(dirname "$0")/usage.sh"
 cd "$(dirname "$0")/.."
 n=${1:-4}; hosts=${2:-2}
-mvn -q -B -Dkotlin.compiler.daemon=false -o -pl collectives -am test-compile
-CP="collectives/target/classes:collectives/target/test-classes:$(bench/rail-core-cp.sh)"
+CP=$(braid_jar)   # samples/target/braid.jar, built offline if missing
 echo "== $n processes on $hosts hosts (usec per call, slowest rank; ratio = hierarchical / flat) =="
 printf '%-10s %9s %12s %12s %7s\n' op bytes flat hier ratio
 java -Xmx256m -cp "$CP" braid.collectives.offload.HierBench run "$n" "$hosts" |

@@ -10,8 +10,7 @@
 set -euo pipefail
 . "$(dirname "$0")/usage.sh"
 cd "$(dirname "$0")/.."
-mvn -q -B -Dkotlin.compiler.daemon=false -o -pl collectives -am test-compile
-CP="collectives/target/classes:collectives/target/test-classes:$(bench/rail-core-cp.sh)"
+CP=$(braid_jar)   # samples/target/braid.jar, built offline if missing
 ns=("$@"); [ ${#ns[@]} -gt 0 ] || ns=(2 4)
 for n in "${ns[@]}"; do
   echo "== $n processes (usec per call, slowest rank; ratio = offload / main, medians) =="

@@ -7,9 +7,7 @@
 set -euo pipefail
 . "$(dirname "$0")/usage.sh"
 cd "$(dirname "$0")/.."
-# One reactor run: the sibling modules resolve to their target/classes; mpi-shim writes the file last.
-mvn -q -B -Dkotlin.compiler.daemon=false -pl mpi-shim -am test-compile org.apache.maven.plugins:maven-dependency-plugin:3.8.1:build-classpath -Dmdep.outputFile="$PWD/mpi-shim/target/bench-classpath.txt" -Dmdep.includeScope=test
-CP="mpi-shim/target/classes:mpi-shim/target/test-classes:$(cat mpi-shim/target/bench-classpath.txt)"
+CP=$(braid_jar)   # samples/target/braid.jar, built offline if missing
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 export BRAID_TCP_IFACE=lo FI_TCP_IFACE=lo

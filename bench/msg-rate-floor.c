@@ -1,4 +1,4 @@
-/* The floor under braid.bench.MessageRateBench's `rate` rows: the same shape (one sender, one receiver,
+/* The floor under `braid bench mbw_mr -p shm` (bench/msg-rate.sh): the same shape (one sender, one receiver,
  * a window of 64 messages, then a 4-byte acknowledgement) in C over the ring shape Braid's shm rail uses
  * (one single-producer single-consumer ring of length-prefixed records per direction in shared memory,
  * records 8-byte aligned, the consumer reading up to a batch limit and publishing its head once per batch,

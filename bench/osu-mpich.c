@@ -7,6 +7,8 @@
  * Build: mpicc.mpich -O2 -o osu-mpich bench/osu-mpich.c
  * Run:   mpiexec.mpich -n 2 ./osu-mpich NAME SIZES ITERS SKIP WINDOW   (ITERS, SKIP 0: OSU's)
  *        NAME: latency bw bibw mbw_mr allreduce reduce bcast barrier allgather alltoall
+ *              put_latency get_latency put_bw fop_latency (OSU's defaults: MPI_Win_allocate, rank 0
+ *              holding a shared lock on rank 1, a flush after each operation, after each window for put_bw)
  *        SIZES: comma-separated bytes */
 #include <mpi.h>
 #include <stdio.h>
@@ -17,9 +19,9 @@
 
 static void plan(const char *name, int size, int iters_arg, int skip_arg, int *iters, int *skip) {
     int large = size > LARGE;
-    if (!strcmp(name, "bw") || !strcmp(name, "bibw") || !strcmp(name, "mbw_mr")) {
+    if (!strcmp(name, "bw") || !strcmp(name, "bibw") || !strcmp(name, "mbw_mr") || !strcmp(name, "put_bw")) {
         *iters = large ? 20 : 100; *skip = large ? 2 : 10;
-    } else if (!strcmp(name, "latency")) {
+    } else if (!strcmp(name, "latency") || strstr(name, "_latency")) {
         *iters = large ? 1000 : 10000; *skip = large ? 10 : 100;
     } else {
         *iters = large ? 100 : 1000; *skip = large ? 10 : 100;
@@ -48,6 +50,11 @@ int main(int argc, char **argv) {
     char *sbuf = calloc(1, (size_t)max * n), *rbuf = calloc(1, (size_t)max * n), ack[4];
     MPI_Request *reqs = malloc(sizeof(MPI_Request) * 2 * window);
     int pairs = n / 2;
+    int one_sided = !strncmp(name, "put_", 4) || !strncmp(name, "get_", 4) || !strncmp(name, "fop_", 4);
+    char *base = NULL;
+    MPI_Win win = MPI_WIN_NULL;
+    long one = 1, old = 0;
+    if (one_sided) MPI_Win_allocate(max, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
     for (int k = 0; k < nsizes; k++) {
         int size = sizes[k], iters, skip;
         plan(name, size, iters_arg, skip_arg, &iters, &skip);
@@ -100,6 +107,23 @@ int main(int argc, char **argv) {
                 MPI_Waitall(2 * window, reqs, MPI_STATUSES_IGNORE);
             }
             if (rank == 0) printf("%d %.2f\n", size, 2.0 * size * window * iters / (MPI_Wtime() - t0) / 1e6);
+        } else if (one_sided) {
+            if (rank == 0) {
+                int put_bw = !strcmp(name, "put_bw");
+                MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+                for (int i = 0; i < skip + iters; i++) {
+                    if (i == skip) t0 = MPI_Wtime();
+                    if (!strcmp(name, "put_latency")) MPI_Put(sbuf, size, MPI_BYTE, 1, 0, size, MPI_BYTE, win);
+                    else if (!strcmp(name, "get_latency")) MPI_Get(rbuf, size, MPI_BYTE, 1, 0, size, MPI_BYTE, win);
+                    else if (put_bw) for (int w = 0; w < window; w++) MPI_Put(sbuf, size, MPI_BYTE, 1, 0, size, MPI_BYTE, win);
+                    else MPI_Fetch_and_op(&one, &old, MPI_LONG, 1, 0, MPI_SUM, win);
+                    MPI_Win_flush(1, win);
+                }
+                double t = MPI_Wtime() - t0;
+                MPI_Win_unlock(1, win);
+                if (put_bw) printf("%d %.2f\n", size, (double)size * window * iters / t / 1e6);
+                else printf("%d %.2f\n", size, t * 1e6 / iters);
+            }
         } else {
             for (int i = 0; i < skip + iters; i++) {
                 double start = MPI_Wtime();
@@ -119,6 +143,7 @@ int main(int argc, char **argv) {
         }
         fflush(stdout);
     }
+    if (one_sided) MPI_Win_free(&win);
     free(sbuf); free(rbuf); free(reqs);
     MPI_Finalize();
     return 0;

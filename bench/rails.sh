@@ -2,16 +2,17 @@
 # Multi-rail links between two hosts: network namespaces, each with two veth NICs (braid0 on
 # 10.88.1.0/24, braid1 on 10.88.2.0/24, each pair of NICs on a bridge of its own), every NIC
 # rate-limited with tc tbf (tbf works on veth here; netem does not). braid pingpong, one after
-# the other, ROUNDS times:
+# the other, ROUNDS times, every figure of a round from that one run:
 #   equal rails (both RATE Mbit/s): a link of one rail (tcp:braid0) against a link of two
-#     (tcp:braid0+tcp:braid1, policy PER_PEER): 64 B one-way latency and 4 MiB bandwidth;
-#   rails limited 2:1 (braid0 at 2*RATE/3, braid1 at RATE/3) with weights 2:1 (a topology file),
-#     the two-rail link's 4 MiB bandwidth against the sum of the rates (RATE).
-# PER_PEER pins each peer to one rail, so one pingpong pair rides one rail: these rows show the
-# two-rail link's overhead, and its bandwidth is that of the rail its peer is pinned to, not the
-# sum (striping one message over both rails is not built yet; docs/link.md). A failover's cost
-# is not measured here: failover moves a peer between operations, and a pingpong in flight on a
-# cut rail fails. Needs root, iproute2 and tc, and mvn -q -B package -DskipTests.
+#     (tcp:braid0+tcp:braid1) under STRIPE: 4 MiB bandwidth (target: two rails >= 1.9x one) and
+#     64 B latency (target: two rails <= 1.1x one; 64 B messages go whole, round robin, each with
+#     the link's sequence number); PER_PEER alongside (one pingpong pair rides one rail);
+#   rails limited 2:1 (braid0 at 2*RATE/3, braid1 at RATE/3) with weights 2:1 (a topology file,
+#     policy STRIPE): the 4 MiB bandwidth against the sum of the rates (target >= 0.9x RATE).
+# The last lines print the ratios. The cost of a failover (cut to traffic again) is measured by
+# MultiRailCrossHostIT's cut test, which prints it ("rail ... lost ... ms after the cut", "second
+# half over ... in ... ms"); a pingpong in flight on a cut rail fails (docs/link.md). Needs root,
+# iproute2 and tc, and mvn -q -B package -DskipTests.
 # Usage: bench/rails.sh [ROUNDS] [RATE_MBIT] [ITERS_64B] [ITERS_4MIB]   (as root)
 set -euo pipefail
 . "$(dirname "$0")/usage.sh"
@@ -80,7 +81,7 @@ weighted=$(mktemp /tmp/braid-rails-XXXX.conf)
 trap 'cleanup; rm -f "$weighted"' EXIT
 cat > "$weighted" <<CONF
 links = [{
-  name = weighted, policy = PER_PEER
+  name = weighted, policy = STRIPE
   rails = [
     { name = a, provider = tcp, domain = braid0, weight = 2 }
     { name = b, provider = tcp, domain = braid1, weight = 1 }
@@ -89,16 +90,31 @@ links = [{
 CONF
 
 echo "bytes   #sent   #ack     total       time     MB/sec    usec/xfer   Mxfers/sec   link"
+results=$(mktemp /tmp/braid-rails-results-XXXX.txt)
+trap 'cleanup; rm -f "$weighted" "$results"' EXIT
 for r in $(seq "$rounds"); do
   limit 0 "$rate"
   limit 1 "$rate"
   for size in 64 4194304; do
     iters=$small; [[ $size == 4194304 ]] && iters=$large
-    run "one rail (tcp:braid0), ${rate} Mbit/s" "tcp:braid0" "$size" "$iters"
+    run "one rail (tcp:braid0), ${rate} Mbit/s" "tcp:braid0" "$size" "$iters" | tee -a "$results"
+    run "two rails, ${rate}+${rate} Mbit/s, STRIPE" "tcp:braid0+tcp:braid1" "$size" "$iters" BRAID_LINK_POLICY=STRIPE | tee -a "$results"
     run "two rails, ${rate}+${rate} Mbit/s, PER_PEER" "tcp:braid0+tcp:braid1" "$size" "$iters" BRAID_LINK_POLICY=PER_PEER
   done
   limit 0 $((rate * 2 / 3))
   limit 1 $((rate / 3))
-  label="two rails, $((rate * 2 / 3))+$((rate / 3)) Mbit/s (sum ${rate}), weights 2:1, PER_PEER"
-  pair "" --config "$weighted" -I "$large" -S 4194304 | sed "s|\$|   $label|"
+  label="two rails, $((rate * 2 / 3))+$((rate / 3)) Mbit/s (sum ${rate}), weights 2:1, STRIPE"
+  pair "" --config "$weighted" -I "$large" -S 4194304 | sed "s|\$|   $label|" | tee -a "$results"
 done
+# Ratios over the rounds' means: column 6 is MB/sec, column 7 usec/xfer.
+awk -v rate="$rate" '
+  /one rail/ && $1 == "64" { l1 += $7; n1++ }
+  /STRIPE/ && !/weights/ && $1 == "64" { l2 += $7; n2++ }
+  /one rail/ && $1 == "4m" { b1 += $6; m1++ }
+  /STRIPE/ && !/weights/ && $1 == "4m" { b2 += $6; m2++ }
+  /weights 2:1/ { bw += $6; mw++ }
+  END {
+    if (n1 && n2) printf "64 B latency, two rails / one rail:          %.3f (target <= 1.1)\n", (l2 / n2) / (l1 / n1)
+    if (m1 && m2) printf "4 MiB bandwidth, two striped rails / one:    %.3f (target >= 1.9)\n", (b2 / m2) / (b1 / m1)
+    if (mw) printf "4 MiB bandwidth, 2:1 rails / sum of rates:   %.3f (target >= 0.9; sum %d Mbit/s = %.1f MB/s)\n", (bw / mw) / (rate / 8), rate, rate / 8
+  }' "$results"

@@ -10,8 +10,7 @@ cd "$(dirname "$0")/.."
 rounds=${1:-2}
 chunks=${2:-65536 131072 262144 524288}
 sizes=${3:-262144,524288,1048576}
-mvn -q -B -Dkotlin.compiler.daemon=false -pl mpi-shim -am test-compile org.apache.maven.plugins:maven-dependency-plugin:3.8.1:build-classpath -Dmdep.outputFile="$PWD/mpi-shim/target/bench-classpath.txt" -Dmdep.includeScope=test
-CP="mpi-shim/target/classes:mpi-shim/target/test-classes:$(cat mpi-shim/target/bench-classpath.txt)"
+CP=$(braid_jar)   # samples/target/braid.jar, built offline if missing
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 export BRAID_MPI_SPIN_POLLS="${BRAID_MPI_SPIN_POLLS:-2000000000}"

@@ -1,35 +1,65 @@
 #!/usr/bin/env bash
 # Braid against the tools people trust, in one run on this machine, on the same sizes, interleaved:
-#   rails: `braid demo -p shm|tcp` (fi_pingpong's protocol and table) against `fi_pingpong -p shm|tcp -e rdm`
-#          (usec/xfer and MB/sec of the same runs);
-#   MPI:   `braid bench NAME --layer mpi` against bench/osu-mpich.c, the same OSU loops in C built with
-#          mpicc.mpich and run under mpiexec.mpich -n 2 (latency, bw, mbw_mr message rate, allreduce,
-#          bcast, barrier; more with NAMES).
+#   rails: `braid demo -p RAIL` (fi_pingpong's protocol and table) against `fi_pingpong -p RAIL -e rdm`
+#          (usec/xfer and MB/sec of the same runs); RAIL shm, tcp, or the native rail ofi:tcp, ofi:shm
+#          (braid -p ofi:tcp:lo, ofi:shm against fi_pingpong -p tcp, shm);
+#   MPI:   `braid bench NAME --layer LAYER` (braid.mpi, and package mpi, Open MPI's Java API) against
+#          bench/osu-mpich.c, the same OSU loops in C built with mpicc.mpich and run under mpiexec.mpich
+#          (latency, bw, mbw_mr message rate, allreduce, bcast, barrier, put_latency, get_latency,
+#          put_bw, fop_latency; more with NAMES); the collectives on each of COLL_RANKS process counts.
 # Each round runs every case once per tool, the tools taking turns (Braid first in odd rounds, the
 # anchor first in even ones); round 0 is a warm-up that is thrown away, and every braid bench run first
 # warms its JIT up for WARMUP seconds (10). On a 2-core VM the latency lands on one of two levels per
 # launch, so the table gives, per case and size, each tool's best row and its median over the rounds
 # and their ratio as Braid's cost over the anchor's (latency: braid/anchor; bandwidth and rate:
 # anchor/braid; 1.00 is parity, above is slower). Writes OUT/side-by-side.txt (the table),
-# OUT/side-by-side.png (the median ratios against size, one line per case) and OUT/raw.txt.
+# OUT/side-by-side.png (the median ratios against size, one line per case), one plot per case
+# (OUT/plots/CASE.png: both tools' medians against size) and OUT/raw.txt.
+# --quick: one round after the warm-up round, 2 s of JIT warm-up, fewer cases and sizes: about 3
+# minutes on 2 cores (rails: shm; MPI: latency, bw, allreduce and put_latency at both layers).
 # Needs: the README's build (mvn -q -B package -DskipTests; built here with the Kotlin daemon off if
 # samples/target/braid.jar is missing), fi_pingpong (apt-get install libfabric-bin), mpicc.mpich and
 # mpiexec.mpich (apt-get install mpich). Runs offline.
-# Usage: bench/side-by-side.sh [ROUNDS] [OUT]     (defaults: 3, bench/out)
-#   env: WARMUP=seconds, NAMES="latency bw ..." (the MPI cases; empty: none), RAILS="shm tcp" (empty: none),
-#        RAIL_SIZES=64,4k,64k,1m (SMALL_ITERS=20000 up to 64k, LARGE_ITERS=2000 above)  P2P_SIZES=1,64,4096,65536,1048576  COLL_SIZES=8,1024,65536
+# Usage: bench/side-by-side.sh [--quick] [ROUNDS] [OUT]     (defaults: 3, bench/out)
+#   e.g. bench/side-by-side.sh --quick docs/bench           (the committed tables and plots)
+#   env: WARMUP=seconds, NAMES="latency bw ..." (the MPI cases; empty: none), LAYERS="mpi java-mpi",
+#        RAILS="shm tcp" (empty: none; add ofi:tcp ofi:shm for the native rail), COLL_RANKS="2 4",
+#        RAIL_SIZES=64,4k,64k,1m (SMALL_ITERS=20000 up to 64k, LARGE_ITERS=2000 above)
+#        P2P_SIZES=1,64,4096,65536,1048576  COLL_SIZES=8,1024,65536  RMA_SIZES=8,4096,65536
 set -euo pipefail
 . "$(dirname "$0")/usage.sh"
 cd "$(dirname "$0")/.."
-rounds=${1:-3}
+quick=0
+if [[ ${1:-} == --quick ]]; then quick=1; shift; fi
+if ((quick)); then
+  # A round count may still be given; an OUT alone is taken as OUT.
+  if [[ $# -eq 1 && ! $1 =~ ^[0-9]+$ ]]; then set -- 1 "$1"; fi
+  rounds=${1:-1}
+  warmup=${WARMUP:-2}
+  names=${NAMES-latency bw allreduce put_latency}
+  rails=${RAILS-shm}
+  coll_ranks=${COLL_RANKS:-2}
+  rail_sizes=${RAIL_SIZES:-64,64k}
+  p2p_sizes=${P2P_SIZES:-8,4096,65536}
+  coll_sizes=${COLL_SIZES:-8,4096}
+  rma_sizes=${RMA_SIZES:-8,4096}
+  export SMALL_ITERS=${SMALL_ITERS:-5000} LARGE_ITERS=${LARGE_ITERS:-500}
+else
+  rounds=${1:-3}
+  warmup=${WARMUP:-10}
+  names=${NAMES-latency bw mbw_mr allreduce bcast barrier put_latency get_latency put_bw fop_latency}
+  rails=${RAILS-shm tcp}
+  coll_ranks=${COLL_RANKS:-2 4}
+  rail_sizes=${RAIL_SIZES:-64,4k,64k,1m}
+  p2p_sizes=${P2P_SIZES:-1,64,4096,65536,1048576}
+  coll_sizes=${COLL_SIZES:-8,1024,65536}
+  rma_sizes=${RMA_SIZES:-8,4096,65536}
+fi
 out=${2:-bench/out}
-warmup=${WARMUP:-10}
-names=${NAMES-latency bw mbw_mr allreduce bcast barrier}
-rails=${RAILS-shm tcp}
-rail_sizes=${RAIL_SIZES:-64,4k,64k,1m}
-p2p_sizes=${P2P_SIZES:-1,64,4096,65536,1048576}
-coll_sizes=${COLL_SIZES:-8,1024,65536}
+layers=${LAYERS-mpi java-mpi}
 mkdir -p "$out"
+work=$(mktemp -d) # the C anchor's binary and the scratch files, kept out of OUT
+trap 'rm -rf "$work"' EXIT
 raw="$out/raw.txt"
 : > "$raw"
 export BRAID_TCP_IFACE=lo FI_TCP_IFACE=lo
@@ -46,7 +76,7 @@ fi
 if pgrep -f KotlinCompileDaemon >/dev/null; then
   echo "side-by-side: a Kotlin compile daemon is running and takes a core from these runs; stop it first (pkill -f KotlinCompileDaemon)" >&2
 fi
-mpicc.mpich -O2 -o "$out/osu-mpich" bench/osu-mpich.c
+mpicc.mpich -O2 -Wno-stringop-overflow -o "$work/osu-mpich" bench/osu-mpich.c
 
 bytes() { # 64 4k 1m -> bytes
   local s=${1,,}
@@ -65,33 +95,68 @@ record() { # tool rail round: fi_pingpong rows on stdin -> raw lines
 
 iters_of() { local b; b=$(bytes "$1"); if ((b <= 65536)); then echo "${SMALL_ITERS:-20000}"; else echo "${LARGE_ITERS:-2000}"; fi; }
 
+braid_rail() { case $1 in ofi:tcp) echo ofi:tcp:lo ;; *) echo "$1" ;; esac; } # -p for braid
+fi_rail() { echo "${1#ofi:}"; }                                                   # -p for fi_pingpong
+
 rail_braid() { # rail round: one launch per size, as for fi_pingpong
   for s in ${rail_sizes//,/ }; do
-    bin/braid demo -p "$1" -S "$(bytes "$s")" -I "$(iters_of "$s")" | record braid "$1" "$2"
+    bin/braid demo -p "$(braid_rail "$1")" -S "$(bytes "$s")" -I "$(iters_of "$s")" | record braid "$1" "$2"
   done
 }
 
 rail_anchor() { # rail round: fi_pingpong takes one size per launch
   for s in ${rail_sizes//,/ }; do
     local port=$((20000 + RANDOM % 20000))
-    fi_pingpong -p "$1" -e rdm -S "$(bytes "$s")" -I "$(iters_of "$s")" -B "$port" > "$out/fi_pingpong-server.txt" 2>&1 &
+    fi_pingpong -p "$(fi_rail "$1")" -e rdm -S "$(bytes "$s")" -I "$(iters_of "$s")" -B "$port" > "$work/fi_pingpong-server.txt" 2>&1 &
     local server=$!
     sleep 1
-    fi_pingpong -p "$1" -e rdm -S "$(bytes "$s")" -I "$(iters_of "$s")" -P "$port" 127.0.0.1 | record fi_pingpong "$1" "$2"
+    fi_pingpong -p "$(fi_rail "$1")" -e rdm -S "$(bytes "$s")" -I "$(iters_of "$s")" -P "$port" 127.0.0.1 | record fi_pingpong "$1" "$2"
     wait "$server"
   done
 }
 
-sizes_of() { case $1 in allreduce | reduce | bcast | allgather | alltoall) echo "$coll_sizes" ;; barrier) echo 0 ;; *) echo "$p2p_sizes" ;; esac; }
-
-mpi_braid() { # name round
-  bin/braid bench "$1" --layer mpi -S "$(sizes_of "$1")" --warmup "$warmup" --format csv |
-    awk -F, -v n="$1" -v r="$2" 'NR > 1 {print n "-" (n == "mbw_mr" ? "msgs/s" : (n == "bw" ? "MB/s" : "usec")), "braid", r, $5, (n == "mbw_mr" ? $7 : $6)}' >> "$raw"
+sizes_of() {
+  case $1 in
+    allreduce | reduce | bcast | allgather | alltoall) echo "$coll_sizes" ;;
+    barrier) echo 0 ;;
+    fop_latency) echo 8 ;;
+    put_latency | get_latency | put_bw) echo "$rma_sizes" ;;
+    *) echo "$p2p_sizes" ;;
+  esac
+}
+collective() { case $1 in allreduce | reduce | bcast | allgather | alltoall | barrier) return 0 ;; *) return 1 ;; esac; }
+unit_of() { case $1 in mbw_mr) echo msgs/s ;; bw | bibw | put_bw) echo MB/s ;; *) echo usec ;; esac; }
+# The case's name in the table: NAME[-nRANKS for collectives on more than 2][@java-mpi]-UNIT.
+case_of() { # name ranks layer
+  local c=$1
+  if collective "$1" && (($2 != 2)); then c="$c-n$2"; fi
+  [[ $3 == mpi ]] || c="$c@$3"
+  echo "$c-$(unit_of "$1")"
 }
 
-mpi_anchor() { # name round
-  mpiexec.mpich -n 2 "$out/osu-mpich" "$1" "$(sizes_of "$1")" 0 "" 64 |
-    awk -v n="$1" -v r="$2" '{print n "-" (n == "mbw_mr" ? "msgs/s" : (n == "bw" ? "MB/s" : "usec")), "mpich", r, $1, (n == "mbw_mr" ? $3 : $2)}' >> "$raw"
+mpi_braid() { # name ranks layer round
+  bin/braid bench "$1" --layer "$3" -n "$2" -S "$(sizes_of "$1")" --warmup "$warmup" --format csv |
+    awk -F, -v c="$(case_of "$1" "$2" "$3")" -v mr="$([[ $1 == mbw_mr ]] && echo 1 || echo 0)" -v r="$4" \
+      'NR > 1 {print c, "braid", r, $5, (mr ? $7 : $6)}' >> "$raw"
+}
+
+mpi_anchor() { # name ranks round: one MPICH run, recorded under every layer's case
+  local rows
+  rows=$(mpiexec.mpich -n "$2" "$work/osu-mpich" "$1" "$(sizes_of "$1")" 0 "" 64)
+  for layer in $layers; do
+    awk -v c="$(case_of "$1" "$2" "$layer")" -v mr="$([[ $1 == mbw_mr ]] && echo 1 || echo 0)" -v r="$3" \
+      '{print c, "mpich", r, $1, (mr ? $3 : $2)}' <<< "$rows" >> "$raw"
+  done
+}
+
+mpi_case() { # name ranks round: both tools, taking turns
+  if (($3 % 2)); then
+    for layer in $layers; do mpi_braid "$1" "$2" "$layer" "$3"; done
+    mpi_anchor "$1" "$2" "$3"
+  else
+    mpi_anchor "$1" "$2" "$3"
+    for layer in $layers; do mpi_braid "$1" "$2" "$layer" "$3"; done
+  fi
 }
 
 for r in $(seq 0 "$rounds"); do
@@ -99,8 +164,13 @@ for r in $(seq 0 "$rounds"); do
   for rail in $rails; do
     if ((r % 2)); then rail_braid "$rail" "$r"; rail_anchor "$rail" "$r"; else rail_anchor "$rail" "$r"; rail_braid "$rail" "$r"; fi
   done
+  [[ -n $layers ]] || continue
   for name in $names; do
-    if ((r % 2)); then mpi_braid "$name" "$r"; mpi_anchor "$name" "$r"; else mpi_anchor "$name" "$r"; mpi_braid "$name" "$r"; fi
+    if collective "$name"; then
+      for n in $coll_ranks; do mpi_case "$name" "$n" "$r"; done
+    else
+      mpi_case "$name" 2 "$r"
+    fi
   done
 done
 
@@ -131,7 +201,7 @@ awk '$3 > 0 {k = $1 SUBSEP $2 SUBSEP $4; v[k] = v[k] " " $5; cases[$1] = 1; size
 cat "$table"
 
 # One plot: the median cost against size, one line per case (the barrier has no size: left out).
-plot_table="$out/plot-table.txt"
+plot_table="$work/plot-table.txt"
 awk 'NR > 2 && $2 > 0 {cost[$1, $2] = $8; cs[$1] = 1; ss[$2] = 1}
   END {
     printf "size"; for (c in cs) printf " %s", c; printf "\n"
@@ -139,4 +209,13 @@ awk 'NR > 2 && $2 > 0 {cost[$1, $2] = $8; cs[$1] = 1; ss[$2] = 1}
   }' "$table" > "$plot_table"
 java -cp samples/target/braid.jar braid.samples.bench.BenchPlot "$out/side-by-side.png" \
   "Braid's cost over fi_pingpong and MPICH (median over $rounds round(s))" "cost (1 = parity, above = slower)" "$plot_table"
-echo "side-by-side: wrote $table and $out/side-by-side.png" >&2
+# One plot per case: each tool's median against size (log axes).
+mkdir -p "$out/plots"
+rm -f "$out"/plots/*.png
+awk 'NR > 2 && $2 > 0 {print $1}' "$table" | sort -u | while read -r c; do
+  file=${c//\//_} # bw-MB/s -> bw-MB_s
+  awk -v c="$c" 'NR > 2 && $1 == c && $2 > 0 {if (!h++) printf "size braid %s\n", $9; printf "%s %s %s\n", $2, $6, $7}' "$table" > "$work/$file.txt"
+  java -cp samples/target/braid.jar braid.samples.bench.BenchPlot "$out/plots/$file.png" \
+    "$c: Braid and its anchor (median over $rounds round(s))" "${c##*-}" "$work/$file.txt"
+done
+echo "side-by-side: wrote $table, $out/side-by-side.png and $out/plots/" >&2

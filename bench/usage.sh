@@ -7,3 +7,15 @@ case "${1:-}" in
     exit 0
     ;;
 esac
+
+# braid_jar: prints the path of samples/target/braid.jar (every benchmark program is in it: braid bench,
+# braid.bench.*, braid.mpi.bench.*, the collectives' CollBench, OffloadBench, HierBench), building it
+# first if it is missing: offline, without the Kotlin daemon (a daemon left behind would take a core
+# from the runs). After changing the sources, rebuild with the README's build.
+braid_jar() {
+  local jar=samples/target/braid.jar
+  if [[ ! -f $jar ]]; then
+    mvn -o -q -B -Dkotlin.compiler.daemon=false package -DskipTests >&2
+  fi
+  echo "$jar"
+}

@@ -3,6 +3,7 @@ package braid.collectives
 import braid.core.AvSet
 import braid.core.Endpoint
 import braid.core.FabricException
+import braid.core.MemoryRegion
 import java.nio.ByteBuffer
 import org.agrona.DirectBuffer
 import org.agrona.MutableDirectBuffer
@@ -68,7 +69,18 @@ internal constructor(
      * [endpoint].
      */
     public var offload: OffloadBinding? = null
-        @JvmSynthetic internal set
+        @JvmSynthetic
+        internal set(value) {
+            field = value
+            // Its calls show on the endpoint's JMX bean (OffloadCalls) until the group closes.
+            if (value != null)
+                braid.core.telemetry.Telemetry.addCounter(
+                    endpoint,
+                    braid.core.telemetry.Telemetry.OFFLOAD_CALLS,
+                    this,
+                    java.util.function.LongSupplier { value.offloadCalls },
+                )
+        }
 
     /** Schedules built so far (cache misses). */
     public var schedulesBuilt: Int = 0
@@ -258,6 +270,52 @@ internal constructor(
                 blocking = true,
             )
             .waitFor(-1)
+
+    /**
+     * Allreduce of memory of any [braid.core.HmemIface] (device memory included): [send] (null: in place, [recv] holds
+     * this rank's input) and [recv] are regions of the group endpoint's domain. The input is copied to host memory
+     * through the endpoint's copy service (its overrides, else the built-in copy), reduced there by the host
+     * algorithms, and the result copied back. A failed copy throws [FabricException] with the copy's errno. Blocking;
+     * one such call at a time per group (the host staging buffer is the group's, kept between calls).
+     */
+    public fun allreduce(
+        send: MemoryRegion?,
+        sendOffset: Long,
+        recv: MemoryRegion,
+        recvOffset: Long,
+        count: Int,
+        datatype: Datatype,
+        op: ReduceOp,
+    ) {
+        val bytes = count.toLong() * datatype.size
+        if (count < 0 || bytes > Int.MAX_VALUE / 2) {
+            throw FabricException.invalid("group $contextId: allreduce of $count $datatype: size out of range")
+        }
+        val n = bytes.toInt()
+        val host = hmemHost(2 * n)
+        val input = send ?: recv
+        staged(endpoint.copyFromRegion(input, if (send != null) sendOffset else recvOffset, host, 0, n), "input", input)
+        allreduce(host, 0, host, n, count, datatype, op)
+        staged(endpoint.copyToRegion(recv, recvOffset, host, n, n), "result", recv)
+    }
+
+    private var hmemStaging: UnsafeBuffer? = null
+
+    private fun hmemHost(size: Int): UnsafeBuffer {
+        val b = hmemStaging
+        if (b != null && b.capacity() >= size) return b
+        return UnsafeBuffer(ByteBuffer.allocateDirect(maxOf(size, 4096))).also { hmemStaging = it }
+    }
+
+    private fun staged(rc: Int, what: String, region: MemoryRegion) {
+        if (rc != 0) {
+            throw FabricException(
+                -rc,
+                "group $contextId: allreduce: the copy of the $what (memory region ${region.key}, ${region.iface}) failed " +
+                    "with ${braid.core.Errno.name(rc)}; set a copy function with setOp or install the interface's runtime",
+            )
+        }
+    }
 
     /** Reduces to [root] and waits; [recv] matters only there (null elsewhere is fine). */
     public fun reduce(
@@ -1150,6 +1208,7 @@ internal constructor(
             binding = offload
         }
         binding?.close()
+        if (binding != null) braid.core.telemetry.Telemetry.removeCounters(endpoint, this)
         return 0
     }
 

@@ -6,6 +6,7 @@ import braid.core.IdlePolicy
 import braid.core.ParamSource
 import braid.core.ProgressModel
 import braid.core.Settings
+import braid.provider.link.LinkParams
 import braid.provider.link.LinkShape
 import braid.provider.link.LinkShapeProblem
 
@@ -156,6 +157,26 @@ internal object SpecRules {
                 // Weights are reported with the rest of their rail's problems ([weight]).
                 if (p.kind == LinkShapeProblem.Kind.UNKNOWN_PROVIDER || p.kind == LinkShapeProblem.Kind.WEIGHT) continue
                 add("$at.${p.path}", p.message(link.name, rails), p.hint)
+            }
+            if (link.policy == RailPolicy.STRIPE) threshold(link, at)
+        }
+
+        /**
+         * [LinkShape.thresholdProblem] for a striping link: its threshold (`settings { link.stripe_threshold }`, else
+         * the default) against the eager size of its network rails (their limits, else the link's, else tcp's default).
+         */
+        fun threshold(link: LinkSpec, at: String) {
+            val param = LinkParams.STRIPE_THRESHOLD
+            val text = link.settings[param.provider]?.get(param.name)
+            val threshold = (text?.let { param.parse(it) } ?: param.default).toLong()
+            val eager =
+                link.rails
+                    .filter { it.provider != LinkShape.SHM }
+                    .maxOfOrNull { r ->
+                        (r.limits.eagerSize ?: link.limits.eagerSize ?: RailParams.eager(r.provider)?.default ?: 0)
+                    } ?: return
+            LinkShape.thresholdProblem(threshold, eager, "$at.settings.${param.key}")?.let {
+                add(it.path, "link '${link.name}' ${it.problem}", it.hint)
             }
         }
 

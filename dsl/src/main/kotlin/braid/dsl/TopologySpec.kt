@@ -200,6 +200,18 @@ public enum class RailPolicy {
      * [RailSpec.weight]s; a peer whose rail fails moves to another for the operations posted after the failure.
      */
     PER_PEER,
+
+    /**
+     * Each message to another host whole over the next network rail, in a round robin weighted by the rails'
+     * [RailSpec.weight]s; the receiver's reorder stage keeps each sender's order. For small messages.
+     */
+    ROUND_ROBIN,
+
+    /**
+     * [ROUND_ROBIN], and a message larger than the link's striping threshold (`settings { link.stripe_threshold = ...
+     * }`, at least the eager size) split over the network rails in proportion to their weights.
+     */
+    STRIPE,
 }
 
 /**

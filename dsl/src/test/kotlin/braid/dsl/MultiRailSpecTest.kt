@@ -106,4 +106,34 @@ class MultiRailSpecTest :
             weight.problems.single().path shouldBe "links[0].rails[1].weight"
             weight.message!! shouldContain "rail 'a' in link 'two': weight -2 must be > 0"
         }
+
+        test(
+            "a file may choose ROUND_ROBIN or STRIPE; a striping threshold below the eager size is refused at its path"
+        ) {
+            val striped =
+                """
+                links = [{
+                  name = two, policy = STRIPE
+                  settings { link.stripe_threshold = "1 MiB" }
+                  rails = [
+                    { name = a, provider = tcp, domain = eth0, weight = 2 }
+                    { name = b, provider = tcp, domain = eth1 }
+                  ]
+                }]
+                """
+                    .trimIndent()
+            TopologyFiles.parse(striped, Format.HOCON, "rails.conf").links[0].policy shouldBe RailPolicy.STRIPE
+            TopologyFiles.parse(striped.replace("STRIPE", "ROUND_ROBIN"), Format.HOCON, "rails.conf")
+                .links[0]
+                .policy shouldBe RailPolicy.ROUND_ROBIN
+            val low =
+                shouldThrow<ConfigFileException> {
+                    TopologyFiles.parse(striped.replace("\"1 MiB\"", "1000"), Format.HOCON, "rails.conf")
+                }
+            low.problems.single().path shouldBe "links[0].settings.link.stripe_threshold"
+            low.message!! shouldContain "rails.conf"
+            low.message!! shouldContain
+                "striping threshold of 1000 bytes, below the eager size of its network rails (16384 bytes)"
+            low.message!! shouldContain "set links[0].settings.link.stripe_threshold to at least 16384"
+        }
     })

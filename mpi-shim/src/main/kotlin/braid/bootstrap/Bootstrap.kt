@@ -79,6 +79,14 @@ public interface Bootstrap : AutoCloseable {
          * [Settings.ofEnvironment] stands in for the launcher's variables too.
          */
         @JvmStatic public fun detect(settings: Settings): Bootstrap = BootstrapSelection(settings).open()
+
+        /**
+         * The [kind] [detect] would open (`pmi1`, `pmi2`, `pmix`, `braid-run` or `singleton`), read from the
+         * environment without connecting: for a program that lets another layer (`MPI.Init`) open the bootstrap itself.
+         */
+        @JvmStatic
+        @JvmOverloads
+        public fun detectedKind(settings: Settings = Settings.DEFAULT): String = BootstrapSelection(settings).kind()
     }
 }
 

@@ -116,7 +116,55 @@ internal constructor(
         return register(UnsafeBuffer(buffer, 0, buffer.capacity()), access, requestedKey)
     }
 
-    private fun register(view: UnsafeBuffer, access: Int, requestedKey: Long): MemoryRegion =
+    /**
+     * Registers [length] bytes of [iface] memory at [address] on [device] (`fi_mr_regattr` with `iface` and `device`):
+     * a device buffer the rails cannot address. Data operations given the region move its bytes through the copy
+     * service: the override set with [setOp], else the built-in copy of [iface] (CUDA: `libcudart`). System memory is
+     * registered with the ByteBuffer forms instead.
+     */
+    @JvmOverloads
+    public fun registerMemory(
+        iface: HmemIface,
+        device: Long,
+        address: Long,
+        length: Int,
+        access: Int,
+        requestedKey: Long = 0,
+    ): MemoryRegion {
+        if (iface.isSystem) {
+            throw FabricException.invalid(
+                "domain '$name': registerMemory: SYSTEM memory is registered as a ByteBuffer or UnsafeBuffer; pass the buffer instead of an address"
+            )
+        }
+        if (length < 0) throw FabricException.invalid("domain '$name': registerMemory: length $length must be ≥ 0")
+        return register(EMPTY, access, requestedKey, iface, device, address, length)
+    }
+
+    /**
+     * Overrides [op] for every endpoint of this domain, now and later, unless the endpoint sets its own (the seed's
+     * `fi_set_op` on a domain; libfabric's `FI_SET_OPS_HMEM_OVERRIDE` is both copies at once). Returns 0 when the
+     * domain's rail honours the override, or `-ENOSYS` when it cannot ([Caps.HMEM] not offered, e.g. the native rail):
+     * not a fatal error, the built-in copy stays. [fn] null removes the override.
+     */
+    public fun setOp(op: HmemOp, fn: HmemCopyFunction?): Int {
+        val rc = provider.hmemOverride(op, info)
+        if (rc != 0) return rc
+        hmemOps.set(op, fn)
+        return 0
+    }
+
+    /** The overrides set on this domain; endpoints read them through their own. */
+    @get:JvmSynthetic internal val hmemOps: HmemOverrides = HmemOverrides(null)
+
+    private fun register(
+        view: UnsafeBuffer,
+        access: Int,
+        requestedKey: Long,
+        iface: HmemIface = HmemIface.SYSTEM,
+        device: Long = 0,
+        address: Long = 0,
+        length: Int = 0,
+    ): MemoryRegion =
         synchronized(lock) {
             checkOpen()
             if (requestedKey < 0) throw FabricException.invalid("domain '$name': memory key $requestedKey must be ≥ 0")
@@ -133,12 +181,28 @@ internal constructor(
                     "domain '$name': memory key $key is already registered; request another or pass 0",
                 )
             }
-            val mr = MemoryRegion(this, view, access, key)
-            regions.put(key, mr)
+            // A native rail registers host memory itself; its key (FI_MR_PROV_KEY) may differ from Braid's. Device
+            // memory is staged through host bounce buffers, so no provider sees its address.
+            val native = if (iface.isSystem) provider.registerMemory(view, access, key, requestedKey != 0L) else null
+            val filed = native?.key ?: key
+            if (filed != key && regions.containsKey(filed)) {
+                native!!.close()
+                throw FabricException(
+                    Errno.ENOKEY,
+                    "domain '$name': the provider's key $filed is already registered here; deregister that region first",
+                )
+            }
+            val mr = MemoryRegion(this, view, access, filed, iface, device, address, length, native)
+            regions.put(filed, mr)
             mr
         }
 
-    @JvmSynthetic internal fun deregister(mr: MemoryRegion): Unit = synchronized(lock) { regions.remove(mr.key) }
+    @JvmSynthetic
+    internal fun deregister(mr: MemoryRegion): Unit =
+        synchronized(lock) {
+            if (regions.get(mr.key) === mr) regions.remove(mr.key)
+            mr.native?.close()
+        }
 
     /** The region registered under [key], or null. Caller holds the lock. */
     @JvmSynthetic internal fun region(key: Long): MemoryRegion? = regions.get(key)
@@ -390,6 +454,11 @@ internal constructor(
         closed = true
         if (owner != null) synchronized(lock) { owner.peers = owner.peers.filter { it !== this }.toTypedArray() }
         hub.engine?.close()
+        // Native registrations go before the native domain they belong to.
+        synchronized(lock) {
+            for (mr in regions.values) mr.native?.close()
+            regions.clear()
+        }
         provider.close()
     }
 
@@ -416,5 +485,8 @@ internal constructor(
         }
 
         private val log: System.Logger = System.getLogger("braid.core")
+
+        /** What a device region's [MemoryRegion.buffer] is: nothing the rails can address. */
+        private val EMPTY = UnsafeBuffer(0L, 0)
     }
 }

@@ -710,6 +710,251 @@ private constructor(
             )
         }
 
+    // ## Device memory ##
+    //
+    // The forms below take a registered region and a byte range of it instead of a buffer: the
+    // region says which memory it is ([MemoryRegion.iface]). System memory goes straight to the
+    // buffer forms; device memory crosses the rail through a pooled host bounce buffer, filled and
+    // drained by the copy service with this endpoint's overrides ([setOp]). A copy that fails turns
+    // the operation into an error completion carrying the copy's errno. Besides the codes of the
+    // buffer forms these return -EINVAL for a range outside the region or a region of another
+    // domain, and -EOPNOTSUPP for device memory on a rail that does not offer Caps.HMEM.
+
+    /**
+     * Overrides [op] for this endpoint alone (its domain's override, if any, applies to the others). Returns 0, or
+     * `-ENOSYS` where this endpoint's rail cannot honour it (it does not offer [Caps.HMEM]). [fn] null removes it.
+     */
+    public fun setOp(op: HmemOp, fn: HmemCopyFunction?): Int {
+        val rc = domain.provider.hmemOverride(op, info)
+        if (rc != 0) return rc
+        sink.hmemOps.set(op, fn)
+        return 0
+    }
+
+    /**
+     * Copies `region[offset, offset+length)` into `dst[dstOffset…]` through this endpoint's copy service (its override,
+     * else its domain's, else the built-in copy), for a layer above that works on device memory host-side (a
+     * collective's reduction). Returns 0, or the failed copy's negated errno (`-ENOSYS`: no copy function; see
+     * [HmemCopy]), or `-EINVAL` for a range outside the region.
+     */
+    public fun copyFromRegion(
+        region: MemoryRegion,
+        offset: Long,
+        dst: MutableDirectBuffer,
+        dstOffset: Int,
+        length: Int,
+    ): Int {
+        if (!inRegion(region, offset, length)) return -Errno.EINVAL
+        if (dstOffset < 0 || dstOffset.toLong() + length > dst.capacity()) return -Errno.EINVAL
+        synchronized(domain.lock) {
+            val n = HmemCopy.fromRegion(sink.hmemOps, region, offset, dst, dstOffset, length, hmemIov)
+            return if (n < 0) n.toInt() else 0
+        }
+    }
+
+    /** [copyFromRegion] into [dst]'s position..limit (its length is the copy's). */
+    public fun copyFromRegion(region: MemoryRegion, offset: Long, dst: ByteBuffer): Int {
+        if (dst.isReadOnly) return -Errno.EINVAL
+        val v = UnsafeBuffer(dst, dst.position(), dst.remaining())
+        return copyFromRegion(region, offset, v, 0, v.capacity())
+    }
+
+    /** Copies `src[srcOffset, srcOffset+length)` into [region] at [offset]; see [copyFromRegion]. */
+    public fun copyToRegion(region: MemoryRegion, offset: Long, src: DirectBuffer, srcOffset: Int, length: Int): Int {
+        if (!inRegion(region, offset, length)) return -Errno.EINVAL
+        if (srcOffset < 0 || srcOffset.toLong() + length > src.capacity()) return -Errno.EINVAL
+        synchronized(domain.lock) {
+            val n = HmemCopy.toRegion(sink.hmemOps, region, offset, src, srcOffset, length, hmemIov)
+            return if (n < 0) n.toInt() else 0
+        }
+    }
+
+    /** [copyToRegion] from [src]'s position..limit. */
+    public fun copyToRegion(region: MemoryRegion, offset: Long, src: ByteBuffer): Int {
+        val v = UnsafeBuffer(src, src.position(), src.remaining())
+        return copyToRegion(region, offset, v, 0, v.capacity())
+    }
+
+    private val hmemIov = LongArray(2)
+
+    /** Sends `region[offset, offset+length)` to [dest] (`fi_send` with the region as `desc`). */
+    public fun trySend(region: MemoryRegion, offset: Long, length: Int, dest: Long, context: Any?): Int =
+        postStaged(region, offset, length, dest, 0, OpFlags.MSG, context)
+
+    /** Starts [op], a suspend, future or blocking form's operation on [region]. Caller holds the lock. */
+    @JvmSynthetic
+    internal fun postRegion(op: PendingOp, region: MemoryRegion): Int {
+        val at = op.regionOffset
+        val c = OpFlags.COMPLETION
+        return when (op.kind) {
+            PendingOp.SEND -> postStaged(region, at, op.length, op.addr, 0, OpFlags.MSG or c, op)
+            PendingOp.TSEND -> postStaged(region, at, op.length, op.addr, op.tag, OpFlags.TAGGED or c, op)
+            PendingOp.RECV -> postStagedRecv(false, region, at, op.length, op.addr, 0, -1L, op, c)
+            PendingOp.TRECV -> postStagedRecv(true, region, at, op.length, op.addr, op.tag, op.ignore, op, c)
+            PendingOp.WRITE -> tryWrite(region, at, op.length, op.addr, op.remoteOffset, op.key, op, c)
+            PendingOp.READ -> tryRead(region, at, op.length, op.addr, op.remoteOffset, op.key, op, c)
+            else -> -Errno.EOPNOTSUPP
+        }
+    }
+
+    /** Sends `region[offset, offset+length)` to [dest] as a tagged message (`fi_tsend` with `desc`). */
+    public fun tryTsend(region: MemoryRegion, offset: Long, length: Int, dest: Long, tag: Long, context: Any?): Int =
+        postStaged(region, offset, length, dest, tag, OpFlags.TAGGED, context)
+
+    /** Receives an untagged message into `region[offset, offset+length)` (`fi_recv` with `desc`). */
+    public fun tryRecv(region: MemoryRegion, offset: Long, length: Int, src: Long, context: Any?): Int =
+        postStagedRecv(false, region, offset, length, src, 0, -1L, context)
+
+    /** Receives a tagged message into `region[offset, offset+length)` (`fi_trecv` with `desc`). */
+    public fun tryTrecv(
+        region: MemoryRegion,
+        offset: Long,
+        length: Int,
+        src: Long,
+        tag: Long,
+        ignore: Long,
+        context: Any?,
+    ): Int = postStagedRecv(true, region, offset, length, src, tag, ignore, context)
+
+    /** Writes `region[offset, offset+length)` into [dest]'s region [key] at [remoteOffset] (`fi_write` with `desc`). */
+    @JvmOverloads
+    public fun tryWrite(
+        region: MemoryRegion,
+        offset: Long,
+        length: Int,
+        dest: Long,
+        remoteOffset: Long,
+        key: Long,
+        context: Any?,
+        flags: Long = 0,
+    ): Int = postStagedRma(true, region, offset, length, dest, remoteOffset, key, context, flags)
+
+    /**
+     * Reads into `region[offset, offset+length)` from [src]'s region [key] at [remoteOffset] (`fi_read` with `desc`).
+     */
+    @JvmOverloads
+    public fun tryRead(
+        region: MemoryRegion,
+        offset: Long,
+        length: Int,
+        src: Long,
+        remoteOffset: Long,
+        key: Long,
+        context: Any?,
+        flags: Long = 0,
+    ): Int = postStagedRma(false, region, offset, length, src, remoteOffset, key, context, flags)
+
+    /** Whether `region[offset, offset+length)` lies inside [region]. */
+    private fun inRegion(region: MemoryRegion, offset: Long, length: Int): Boolean =
+        offset >= 0 && length >= 0 && offset + length <= region.length
+
+    /** 0 if `region[offset, offset+length)` may be staged on this endpoint, else the refusal. */
+    private fun checkRegion(region: MemoryRegion, offset: Long, length: Int): Int =
+        when {
+            region.domain !== domain -> -Errno.EINVAL
+            !inRegion(region, offset, length) -> -Errno.EINVAL
+            length > MAX_STAGED -> -Errno.EMSGSIZE
+            !HmemOverrides.honoured(info.caps) -> -Errno.EOPNOTSUPP
+            else -> 0
+        }
+
+    private fun postStaged(
+        region: MemoryRegion,
+        offset: Long,
+        length: Int,
+        dest: Long,
+        tag: Long,
+        flags: Long,
+        context: Any?,
+    ): Int {
+        if (region.iface.isSystem) return postSend(region.buffer, offset.toInt(), length, dest, tag, 0, flags, context)
+        val bad = checkRegion(region, offset, length)
+        if (bad != 0) return bad
+        synchronized(domain.lock) {
+            val rc = checkSend(length, flags)
+            if (rc != 0) return rc
+            if (PeerTags.refused(peerTransferOpen, flags and OpFlags.TAGGED != 0L, tag)) return -Errno.EINVAL
+            val s = sink.staging.stage(region, offset, length, context)
+            val n = sink.staging.fill(s)
+            if (n < 0) {
+                sink.txError(
+                    s,
+                    flags or txOpFlags,
+                    length.toLong(),
+                    tag,
+                    (-n).toInt(),
+                    sink.staging.explain(s, HmemOp.COPY_FROM_HMEM_IOV, n),
+                )
+                return 0
+            }
+            val sent = transport.send(s.view, dest, tag, 0, flags or txOpFlags, s)
+            if (sent != 0) sink.staging.release(s)
+            return sent
+        }
+    }
+
+    private fun postStagedRecv(
+        tagged: Boolean,
+        region: MemoryRegion,
+        offset: Long,
+        length: Int,
+        src: Long,
+        tag: Long,
+        ignore: Long,
+        context: Any?,
+        flags: Long = 0,
+    ): Int {
+        if (region.iface.isSystem)
+            return postRecv(tagged, region.buffer, offset.toInt(), length, src, tag, ignore, flags, context)
+        val bad = checkRegion(region, offset, length)
+        if (bad != 0) return bad
+        synchronized(domain.lock) {
+            val rc = checkRecv(tagged, src, tag, false)
+            if (rc != 0) return rc
+            val mask = PeerTags.applicationMask(peerTransferOpen, ignore)
+            val s = sink.staging.stage(region, offset, length, context)
+            srx.post(tagged, src, tag, mask, flags or rxOpFlags, s, s.view, 0, length)
+            return 0
+        }
+    }
+
+    private fun postStagedRma(
+        write: Boolean,
+        region: MemoryRegion,
+        offset: Long,
+        length: Int,
+        peer: Long,
+        remoteOffset: Long,
+        key: Long,
+        context: Any?,
+        flags: Long,
+    ): Int {
+        if (region.iface.isSystem)
+            return postRma(write, region.buffer, offset.toInt(), length, peer, remoteOffset, key, context, flags)
+        val bad = checkRegion(region, offset, length)
+        if (bad != 0) return bad
+        if (remoteOffset < 0) return -Errno.EINVAL
+        if (!granted(Caps.RMA)) return -Errno.EOPNOTSUPP
+        synchronized(domain.lock) {
+            if (!enabled) return -Errno.EOPBADSTATE
+            if (length > maxMsgSize) return -Errno.EMSGSIZE
+            val s = sink.staging.stage(region, offset, length, context)
+            if (write) {
+                val n = sink.staging.fill(s)
+                if (n < 0) {
+                    val why = sink.staging.explain(s, HmemOp.COPY_FROM_HMEM_IOV, n)
+                    sink.rmaError(s, OpFlags.RMA or OpFlags.WRITE or flags, length.toLong(), (-n).toInt(), why)
+                    return 0
+                }
+            }
+            val rc =
+                if (write) transport.write(s.view, peer, remoteOffset, key, flags, s)
+                else transport.read(s.view, peer, remoteOffset, key, flags, s)
+            if (rc != 0) sink.staging.release(s)
+            return rc
+        }
+    }
+
     /**
      * A trigger-able alias of this endpoint (`fi_ep_alias` with `FI_TRIGGER`): every data operation posted on it is
      * deferred until [counter] reaches [threshold] (see [TriggeredEndpoint]).
@@ -897,6 +1142,9 @@ private constructor(
 
     internal companion object {
         private fun recvFlags(tagged: Boolean, flags: Long): Long = EndpointSink.recvFlags(tagged, flags)
+
+        /** The largest device-memory operation staged whole through one bounce buffer. */
+        private const val MAX_STAGED = 1 shl 30
 
         /**
          * Opens an endpoint of [domain] for [info] in two phases, so that no half-built endpoint escapes: its

@@ -35,6 +35,14 @@ internal class EndpointSink(private val domain: Domain, info: Info) : RailHost {
     override val name: String
         get() = "endpoint on '${domain.name}'"
 
+    /** The endpoint's copy overrides, over its domain's ([Endpoint.setOp]). */
+    override val hmemOps: HmemOverrides = HmemOverrides(domain.hmemOps)
+
+    /**
+     * Device memory in flight, staged through bounce buffers; a completion whose context is an [HmemStage] ends here.
+     */
+    val staging: HmemStaging = HmemStaging(hmemOps)
+
     override val bounds: UnexpectedBounds =
         domain.info.settings.overlay(info.settings).let { settings ->
             UnexpectedBounds(unexpectedBytesLimit(settings), { srx }, settings[CoreParams.UNEXPECTED_RAIL_FLOOR])
@@ -50,7 +58,8 @@ internal class EndpointSink(private val domain: Domain, info: Info) : RailHost {
     val unexpectedBytesLimit: Long
         get() = bounds.bytesLimit
 
-    override fun txComplete(context: Any?, flags: Long, len: Long, tag: Long) {
+    override fun txComplete(staged: Any?, flags: Long, len: Long, tag: Long) {
+        val context = if (staged is HmemStage) staging.release(staged) else staged
         if (context is DeferredWork) {
             domain.deferredWork.succeeded(context, DeferredOp.Kind.TX, flags, len, 0, tag, FiAddr.NOTAVAIL)
             return
@@ -61,7 +70,8 @@ internal class EndpointSink(private val domain: Domain, info: Info) : RailHost {
         sendCounter?.add(1)
     }
 
-    override fun txError(context: Any?, flags: Long, len: Long, tag: Long, err: Int, message: String) {
+    override fun txError(staged: Any?, flags: Long, len: Long, tag: Long, err: Int, message: String) {
+        val context = if (staged is HmemStage) staging.release(staged) else staged
         if (context is DeferredWork) {
             domain.deferredWork.failed(
                 context,
@@ -84,9 +94,21 @@ internal class EndpointSink(private val domain: Domain, info: Info) : RailHost {
         val capacity = e.buffer.capacity().toLong()
         val flags = recvFlags(e.tagged, e.flags) or (e.flags and OpFlags.REMOTE_CQ_DATA)
         val data = e.data
+        var context = e.context
+        if (context is HmemStage) { // a device buffer's bytes landed in its bounce buffer: copy them over
+            val s = context
+            val rc = staging.drain(s, minOf(msgSize, capacity).toInt())
+            val why = if (rc < 0) staging.explain(s, HmemOp.COPY_TO_HMEM_IOV, rc) else ""
+            context = staging.release(s)
+            if (rc < 0) {
+                rxError(context, flags, 0, data, e.tag, 0, (-rc).toInt(), e.addr, why)
+                srx.freeEntry(e)
+                return
+            }
+        }
         if (msgSize > capacity) {
             rxError(
-                e.context,
+                context,
                 flags,
                 capacity,
                 data,
@@ -97,7 +119,7 @@ internal class EndpointSink(private val domain: Domain, info: Info) : RailHost {
                 "message of $msgSize bytes from ${e.addr} truncated to the posted buffer of $capacity bytes",
             )
         } else {
-            rxSuccess(e.context, flags, msgSize, data, e.tag, e.addr, e.flags)
+            rxSuccess(context, flags, msgSize, data, e.tag, e.addr, e.flags)
         }
         srx.freeEntry(e)
     }
@@ -112,7 +134,7 @@ internal class EndpointSink(private val domain: Domain, info: Info) : RailHost {
     }
 
     override fun rxError(
-        context: Any?,
+        staged: Any?,
         flags: Long,
         len: Long,
         data: Long,
@@ -122,6 +144,7 @@ internal class EndpointSink(private val domain: Domain, info: Info) : RailHost {
         source: Long,
         message: String,
     ) {
+        val context = if (staged is HmemStage) staging.release(staged) else staged
         if (context is DeferredWork) {
             domain.deferredWork.failed(
                 context,
@@ -140,7 +163,14 @@ internal class EndpointSink(private val domain: Domain, info: Info) : RailHost {
         recvCounter?.addErr(1)
     }
 
-    override fun rmaComplete(context: Any?, flags: Long, len: Long) {
+    override fun rmaComplete(staged: Any?, flags: Long, len: Long) {
+        var context = staged
+        if (staged is HmemStage) { // a read into device memory landed in its bounce buffer; a write's is done with
+            val rc = if (flags and OpFlags.READ != 0L) staging.drain(staged, staged.length) else 0L
+            val why = if (rc < 0) staging.explain(staged, HmemOp.COPY_TO_HMEM_IOV, rc) else ""
+            context = staging.release(staged)
+            if (rc < 0) return rmaError(context, flags, len, (-rc).toInt(), why)
+        }
         if (context is DeferredWork) {
             domain.deferredWork.succeeded(context, DeferredOp.Kind.RMA, flags and RMA_FLAGS, len, 0, 0, FiAddr.NOTAVAIL)
             return
@@ -150,7 +180,8 @@ internal class EndpointSink(private val domain: Domain, info: Info) : RailHost {
         (if (flags and OpFlags.READ != 0L) readCounter else writeCounter)?.add(1)
     }
 
-    override fun rmaError(context: Any?, flags: Long, len: Long, err: Int, message: String) {
+    override fun rmaError(staged: Any?, flags: Long, len: Long, err: Int, message: String) {
+        val context = if (staged is HmemStage) staging.release(staged) else staged
         if (context is DeferredWork) {
             domain.deferredWork.failed(
                 context,

@@ -16,6 +16,15 @@ constructor(
     val messagesReceived: Long,
     val bytesReceived: Long,
     val failovers: Long = 0,
+    /** Parts of striped messages this rail sent (each also counts as a message sent), and their bytes. */
+    val fragments: Long = 0,
+    val fragmentBytes: Long = 0,
+    /**
+     * Message heads this rail received that a link's reorder stage held for their turn (early ones and parts of striped
+     * messages), and the most it held at once.
+     */
+    val reordered: Long = 0,
+    val reorderDepthMax: Long = 0,
 )
 
 /**
@@ -31,8 +40,10 @@ public data class EndpointStats(val rails: List<RailStats>, val queues: SrxStats
     public fun render(): String = buildString {
         val name = "%-" + maxOf(8, rails.maxOfOrNull { it.rail.length } ?: 0) + "s"
         val failovers = rails.any { it.failovers != 0L }
+        val spread = rails.any { it.fragments != 0L || it.reordered != 0L }
         append(String.format("$name %12s %14s %12s %14s", "rail", "msgs sent", "bytes sent", "msgs recv", "bytes recv"))
-        appendLine(if (failovers) String.format(" %9s", "failovers") else "")
+        append(if (failovers) String.format(" %9s", "failovers") else "")
+        appendLine(if (spread) String.format(" %9s %9s %9s", "fragments", "reordered", "depth max") else "")
         for (r in rails) {
             append(
                 String.format(
@@ -44,7 +55,8 @@ public data class EndpointStats(val rails: List<RailStats>, val queues: SrxStats
                     r.bytesReceived,
                 )
             )
-            appendLine(if (failovers) String.format(" %9d", r.failovers) else "")
+            append(if (failovers) String.format(" %9d", r.failovers) else "")
+            appendLine(if (spread) String.format(" %9d %9d %9d", r.fragments, r.reordered, r.reorderDepthMax) else "")
         }
         appendLine(String.format("posted receives:     max %d, average %.2f", queues.postedMax, queues.postedAverage))
         append(
@@ -61,6 +73,9 @@ internal class RailCounters(private val rail: String) {
     var bytesReceived = 0L
     /** Peers moved off this rail because they were gone on it (a link's failover). */
     var failovers = 0L
+    /** Parts of striped messages sent on this rail, and their bytes. */
+    var fragments = 0L
+    var fragmentBytes = 0L
 
     fun sent(bytes: Int) {
         messagesSent++
@@ -72,7 +87,8 @@ internal class RailCounters(private val rail: String) {
         bytesReceived += bytes
     }
 
-    fun snapshot(): RailStats = RailStats(rail, messagesSent, bytesSent, messagesReceived, bytesReceived, failovers)
+    fun snapshot(): RailStats =
+        RailStats(rail, messagesSent, bytesSent, messagesReceived, bytesReceived, failovers, fragments, fragmentBytes)
 
     private var paused: RailStats? = null
 
@@ -91,6 +107,8 @@ internal class RailCounters(private val rail: String) {
         messagesReceived = p.messagesReceived
         bytesReceived = p.bytesReceived
         failovers = p.failovers
+        fragments = p.fragments
+        fragmentBytes = p.fragmentBytes
         paused = null
     }
 }

@@ -19,6 +19,11 @@ public object MrAccess {
  * Memory registered with a domain (`fid_mr`): a direct (off-heap) region with access rights and a key that remote peers
  * present to reach it. [descriptor] is what local operations pass as `desc`. Memory that peers may reach must be direct
  * so that the native rail can hand its address to a NIC without a copy.
+ *
+ * A region says where it lives ([iface], [device]): system memory, or an accelerator's (registered with
+ * [Domain.registerMemory] given an interface). Device memory is (iface, device, [address], [length]) and nothing more:
+ * rails never touch it, every byte in or out of it goes through the domain's copy service and its overrides
+ * ([Domain.setOp]), staged through host bounce buffers. Its [buffer] is empty and [byteBuffer] refuses.
  */
 public class MemoryRegion
 internal constructor(
@@ -26,14 +31,22 @@ internal constructor(
     public val buffer: UnsafeBuffer,
     public val access: Int,
     public val key: Long,
+    /** Which memory this is: [HmemIface.SYSTEM], or an accelerator's. */
+    public val iface: HmemIface,
+    /** The device of [iface] (a CUDA device ordinal, a ROCm GPU index…); 0 for system memory. */
+    public val device: Long,
+    private val deviceAddress: Long,
+    private val deviceLength: Int,
+    /** The provider's own registration of this memory ([braid.provider.DomainProvider.registerMemory]), or null. */
+    @get:JvmSynthetic internal val native: braid.provider.ProviderRegion? = null,
     @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden(),
 ) : AutoCloseable {
-    /** The native address of the region's first byte. */
+    /** The native address of the region's first byte (a device address for device memory). */
     public val address: Long
-        get() = buffer.addressOffset()
+        get() = if (iface.isSystem) buffer.addressOffset() else deviceAddress
 
     public val length: Int
-        get() = buffer.capacity()
+        get() = if (iface.isSystem) buffer.capacity() else deviceLength
 
     /**
      * The region as a direct [ByteBuffer] in the native byte order (position 0, limit [length]), sharing its memory:
@@ -42,6 +55,11 @@ internal constructor(
      * position.
      */
     public fun byteBuffer(): ByteBuffer {
+        if (!iface.isSystem) {
+            throw FabricException.invalid(
+                "memory region $key is $iface memory (device $device): it has no ByteBuffer; move its bytes with the data operations or the copy functions"
+            )
+        }
         val bb = buffer.byteBuffer()
         val view =
             if (bb != null) {
@@ -65,7 +83,9 @@ internal constructor(
         domain.deregister(this)
     }
 
-    override fun toString(): String = "MemoryRegion(key=$key, length=$length, access=0x${Integer.toHexString(access)})"
+    override fun toString(): String =
+        "MemoryRegion(key=$key, length=$length, access=0x${Integer.toHexString(access)}" +
+            (if (iface.isSystem) ")" else ", iface=$iface, device=$device)")
 
     internal companion object {
         @JvmSynthetic

@@ -46,6 +46,9 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
     @JvmField var addr: Long = 0
     @JvmField var tag: Long = 0
     @JvmField var ignore: Long = 0
+    /** A device-memory operation's region (libfabric's `desc`) and offset in it; null for a buffer operation. */
+    @JvmField var region: MemoryRegion? = null
+    @JvmField var regionOffset: Long = 0
 
     // ## Send-with-data, RMA and atomics ##
     /** Remote CQ data of a send-with-data. */
@@ -129,6 +132,7 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
         this.addr = addr
         this.tag = tag
         this.ignore = ignore
+        this.region = null
     }
 
     /**
@@ -222,107 +226,117 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
 
     /** Starts the operation on the endpoint; 0, `-EAGAIN` or another negated errno. Caller holds the lock. */
     fun post(): Int =
-        when (kind) {
-            SEND -> ep.trySendmsg(buffer, offset, length, addr, 0, 0, OpFlags.COMPLETION, this)
-            TSEND -> ep.trySendmsg(buffer, offset, length, addr, tag, 0, OpFlags.TAGGED or OpFlags.COMPLETION, this)
-            RECV ->
-                ep.postRecv(
-                    false,
-                    buffer as MutableDirectBuffer,
-                    offset,
-                    length,
-                    addr,
-                    0,
-                    -1L,
-                    OpFlags.COMPLETION,
-                    this,
-                )
-            TRECV ->
-                ep.postRecv(
-                    true,
-                    buffer as MutableDirectBuffer,
-                    offset,
-                    length,
-                    addr,
-                    tag,
-                    ignore,
-                    OpFlags.COMPLETION,
-                    this,
-                )
-            INJECT -> ep.tryInject(buffer, offset, length, addr)
-            TINJECT -> ep.tryTinject(buffer, offset, length, addr, tag)
-            SENDDATA ->
-                ep.trySendmsg(buffer, offset, length, addr, 0, data, OpFlags.REMOTE_CQ_DATA or OpFlags.COMPLETION, this)
-            TSENDDATA ->
-                ep.trySendmsg(
-                    buffer,
-                    offset,
-                    length,
-                    addr,
-                    tag,
-                    data,
-                    OpFlags.TAGGED or OpFlags.REMOTE_CQ_DATA or OpFlags.COMPLETION,
-                    this,
-                )
-            WRITE -> ep.tryWrite(buffer, offset, length, addr, remoteOffset, key, this, OpFlags.COMPLETION)
-            READ ->
-                ep.tryRead(
-                    buffer as MutableDirectBuffer,
-                    offset,
-                    length,
-                    addr,
-                    remoteOffset,
-                    key,
-                    this,
-                    OpFlags.COMPLETION,
-                )
-            ATOMIC ->
-                ep.tryAtomic(
-                    buffer,
-                    offset,
-                    length,
-                    addr,
-                    remoteOffset,
-                    key,
-                    atomicType,
-                    atomicOp,
-                    this,
-                    OpFlags.COMPLETION,
-                )
-            FETCH_ATOMIC ->
-                ep.tryFetchAtomic(
-                    buffer,
-                    offset,
-                    length,
-                    fetch,
-                    fetchOffset,
-                    addr,
-                    remoteOffset,
-                    key,
-                    atomicType,
-                    atomicOp,
-                    this,
-                    OpFlags.COMPLETION,
-                )
-            COMPARE_ATOMIC ->
-                ep.tryCompareAtomic(
-                    buffer,
-                    offset,
-                    length,
-                    compare,
-                    compareOffset,
-                    fetch,
-                    fetchOffset,
-                    addr,
-                    remoteOffset,
-                    key,
-                    atomicType,
-                    atomicOp,
-                    this,
-                    OpFlags.COMPLETION,
-                )
-            else -> error("unknown operation kind $kind")
-        }
+        region?.let { ep.postRegion(this, it) }
+            ?: when (kind) {
+                SEND -> ep.trySendmsg(buffer, offset, length, addr, 0, 0, OpFlags.COMPLETION, this)
+                TSEND -> ep.trySendmsg(buffer, offset, length, addr, tag, 0, OpFlags.TAGGED or OpFlags.COMPLETION, this)
+                RECV ->
+                    ep.postRecv(
+                        false,
+                        buffer as MutableDirectBuffer,
+                        offset,
+                        length,
+                        addr,
+                        0,
+                        -1L,
+                        OpFlags.COMPLETION,
+                        this,
+                    )
+                TRECV ->
+                    ep.postRecv(
+                        true,
+                        buffer as MutableDirectBuffer,
+                        offset,
+                        length,
+                        addr,
+                        tag,
+                        ignore,
+                        OpFlags.COMPLETION,
+                        this,
+                    )
+                INJECT -> ep.tryInject(buffer, offset, length, addr)
+                TINJECT -> ep.tryTinject(buffer, offset, length, addr, tag)
+                SENDDATA ->
+                    ep.trySendmsg(
+                        buffer,
+                        offset,
+                        length,
+                        addr,
+                        0,
+                        data,
+                        OpFlags.REMOTE_CQ_DATA or OpFlags.COMPLETION,
+                        this,
+                    )
+                TSENDDATA ->
+                    ep.trySendmsg(
+                        buffer,
+                        offset,
+                        length,
+                        addr,
+                        tag,
+                        data,
+                        OpFlags.TAGGED or OpFlags.REMOTE_CQ_DATA or OpFlags.COMPLETION,
+                        this,
+                    )
+                WRITE -> ep.tryWrite(buffer, offset, length, addr, remoteOffset, key, this, OpFlags.COMPLETION)
+                READ ->
+                    ep.tryRead(
+                        buffer as MutableDirectBuffer,
+                        offset,
+                        length,
+                        addr,
+                        remoteOffset,
+                        key,
+                        this,
+                        OpFlags.COMPLETION,
+                    )
+                ATOMIC ->
+                    ep.tryAtomic(
+                        buffer,
+                        offset,
+                        length,
+                        addr,
+                        remoteOffset,
+                        key,
+                        atomicType,
+                        atomicOp,
+                        this,
+                        OpFlags.COMPLETION,
+                    )
+                FETCH_ATOMIC ->
+                    ep.tryFetchAtomic(
+                        buffer,
+                        offset,
+                        length,
+                        fetch,
+                        fetchOffset,
+                        addr,
+                        remoteOffset,
+                        key,
+                        atomicType,
+                        atomicOp,
+                        this,
+                        OpFlags.COMPLETION,
+                    )
+                COMPARE_ATOMIC ->
+                    ep.tryCompareAtomic(
+                        buffer,
+                        offset,
+                        length,
+                        compare,
+                        compareOffset,
+                        fetch,
+                        fetchOffset,
+                        addr,
+                        remoteOffset,
+                        key,
+                        atomicType,
+                        atomicOp,
+                        this,
+                        OpFlags.COMPLETION,
+                    )
+                else -> error("unknown operation kind $kind")
+            }
 
     // ## Outcomes (caller holds the domain lock) ##
 

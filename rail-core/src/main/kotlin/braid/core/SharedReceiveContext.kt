@@ -359,10 +359,10 @@ internal class MatchQueue(val tagged: Boolean) {
     }
 
     fun removePosted(context: Any): RxEntry? {
-        var found = postedAny.first { it.context === context }
+        var found = postedAny.first { HmemStage.carries(it.context, context) }
         if (found == null) {
             for (list in postedBySource.values) {
-                found = list.first { it.context === context }
+                found = list.first { HmemStage.carries(it.context, context) }
                 if (found != null) break
             }
         }

@@ -34,7 +34,7 @@ import org.agrona.concurrent.UnsafeBuffer
 internal class MessageEngine(
     private val ep: RailHost,
     /** The rail's name, first word of every error message. */
-    private val rail: String,
+    val rail: String,
     /** Sends one destination may queue before [send] returns `-EAGAIN`. */
     private val backlogLimit: Int,
 ) : SrxPeer {
@@ -65,10 +65,19 @@ internal class MessageEngine(
      * has room, else queued (not for an inject: `-EAGAIN`). Returns 0 or a negated errno. The rail has checked that
      * [path]'s peer is reachable.
      */
-    fun send(path: SendPath, buffer: DirectBuffer, tag: Long, data: Long, flags: Long, context: Any?): Int {
+    fun send(
+        path: SendPath,
+        buffer: DirectBuffer,
+        tag: Long,
+        data: Long,
+        flags: Long,
+        context: Any?,
+        seq: Long = 0,
+        stripe: Long = 0,
+    ): Int {
         val inject = flags and OpFlags.INJECT != 0L
         if (path.backlog.isEmpty() && (inject || path.outlet.open)) {
-            if (writeHead(path, buffer, buffer.capacity(), tag, data, flags, context, null)) {
+            if (writeHead(path, buffer, buffer.capacity(), tag, data, flags, context, null, seq, stripe)) {
                 counters.sent(buffer.capacity())
                 return 0
             }
@@ -81,9 +90,14 @@ internal class MessageEngine(
             copy.putBytes(0, buffer, 0, buffer.capacity())
             val op = txOp(copy, buffer.capacity(), tag, data, flags, context)
             op.copy = copy
+            op.seq = seq
+            op.stripe = stripe
             path.backlog.addLast(op)
         } else {
-            path.backlog.addLast(txOp(buffer, buffer.capacity(), tag, data, flags, context))
+            val op = txOp(buffer, buffer.capacity(), tag, data, flags, context)
+            op.seq = seq
+            op.stripe = stripe
+            path.backlog.addLast(op)
         }
         counters.sent(buffer.capacity())
         return 0
@@ -99,11 +113,13 @@ internal class MessageEngine(
         flags: Long,
         context: Any?,
         queued: MsgTxOp?,
+        seq: Long,
+        stripe: Long,
     ): Boolean {
         // An inject completes when copied: nothing waits for its ACK.
         val wire = if (flags and OpFlags.INJECT != 0L) flags and OpFlags.DELIVERY_COMPLETE.inv() else flags
         val msgId = path.nextMsgId
-        when (path.outlet.writeHead(buffer, length, tag, data, wire, msgId)) {
+        when (path.outlet.writeHead(buffer, length, tag, data, wire, msgId, seq, stripe)) {
             HEAD_EAGER -> {
                 path.nextMsgId++
                 if (wire and OpFlags.DELIVERY_COMPLETE != 0L) {
@@ -131,7 +147,8 @@ internal class MessageEngine(
         var work = 0
         while (path.backlog.isNotEmpty()) {
             val op = path.backlog.first()
-            if (!writeHead(path, op.buffer, op.length, op.tag, op.data, op.flags, op.context, op)) break
+            if (!writeHead(path, op.buffer, op.length, op.tag, op.data, op.flags, op.context, op, op.seq, op.stripe))
+                break
             path.backlog.removeFirst()
             work++
         }
@@ -170,6 +187,14 @@ internal class MessageEngine(
     /** The receiver dropped message [msgId]: true if it was outstanding. */
     fun onDiscarded(path: SendPath, msgId: Long): Boolean =
         (path.waitingCts.remove(msgId) ?: path.waitingAck.remove(msgId))?.let { completeOp(it) } != null
+
+    /** Tells [path]'s receiver not to wait for the link's message [seq] (it failed on another rail); false: no room. */
+    fun sendSkip(path: SendPath, seq: Long): Boolean = path.dead || path.outlet.writeSkip(seq)
+
+    /** [path]'s sender says its link message [seq] failed on another rail: the reorder stage stops waiting for it. */
+    fun skipped(path: RecvPath, seq: Long) {
+        if (path.fiAddr != FiAddr.NOTAVAIL) ep.order?.skip(path.fiAddr, seq)
+    }
 
     /** [path]'s peer is gone: every send waiting on it fails with [err]; [msg] names the peer and why. */
     fun failSend(path: SendPath, err: Int, msg: String) {
@@ -211,6 +236,8 @@ internal class MessageEngine(
         op.msgId = 0
         op.accepted = 0
         op.sent = 0
+        op.seq = 0
+        op.stripe = 0
         return op
     }
 
@@ -233,6 +260,11 @@ internal class MessageEngine(
      * A message head arrived on [path]: its entry in the shared receive context, matched to a posted receive if one
      * takes it ([isMatched]), else to be [hold]-ed (or freed, by a rail that pushes the sender back). [count]: false
      * when the rail looks the same message up again.
+     *
+     * A head that carries a link's sequence number [seq] (and [stripe] word, [Transport.sendSequenced]) goes past the
+     * endpoint's [ArrivalOrder] first: the receive context sees it only in its sender's order. One that may not go
+     * there yet (it is early, or is a part of a striped message) gets an unmatched entry of its own, which the rail
+     * holds as it holds an unexpected message; [hold] then hands it to the reorder stage, booked in this rail's bounds.
      */
     fun arrived(
         path: RecvPath,
@@ -242,14 +274,40 @@ internal class MessageEngine(
         hasData: Boolean,
         data: Long,
         count: Boolean = true,
+        seq: Long = 0,
+        stripe: Long = 0,
     ): RxEntry {
         if (count) counters.received(size)
+        path.seq = seq
+        path.stripe = stripe
+        if (seq > path.unresolvedSeq && path.fiAddr == FiAddr.NOTAVAIL) path.unresolvedSeq = seq
+        val order = if (seq != 0L) ep.order else null
+        val early = order != null && (stripe != 0L || !order.isNext(path.fiAddr, seq))
         val srx = ep.srx
-        val e = if (tagged) srx.getTag(path.fiAddr, tag, size) else srx.getMsg(path.fiAddr, size)
+        val e =
+            when {
+                early -> outOfOrder(path, tagged, tag, size)
+                tagged -> srx.getTag(path.fiAddr, tag, size)
+                else -> srx.getMsg(path.fiAddr, size)
+            }
         if (hasData) {
             e.data = data
             e.flags = e.flags or OpFlags.REMOTE_CQ_DATA
         }
+        // Matched: the receive context has it, and the sender's next messages may follow it there.
+        if (order != null && !early && srx.isMatched(e)) order.passed(path.fiAddr, seq)
+        return e
+    }
+
+    /** An entry the receive context never saw, for a head the reorder stage takes ([hold]); never matched. */
+    private fun outOfOrder(path: RecvPath, tagged: Boolean, tag: Long, size: Long): RxEntry {
+        val e = RxEntry()
+        e.tagged = tagged
+        e.tag = tag
+        e.size = size
+        e.addr = path.fiAddr
+        e.seq = ArrivalOrder.OUT_OF_ORDER
+        e.inUse = true // a rail may free it as it frees an entry it will look up again
         return e
     }
 
@@ -294,8 +352,25 @@ internal class MessageEngine(
         heldBytes += n
         if (heldBytes > heldBytesMax) heldBytesMax = heldBytes
         bounds.held(n.toLong(), 1)
+        val order = if (path.seq != 0L) ep.order else null
+        if (order != null && e.seq == ArrivalOrder.OUT_OF_ORDER) {
+            order.arrive(
+                path.fiAddr,
+                path.seq,
+                path.stripe,
+                e.tagged,
+                e.tag,
+                e.size,
+                e.flags and OpFlags.REMOTE_CQ_DATA != 0L,
+                e.data,
+                this,
+                h,
+            )
+            return
+        }
         e.peerContext = h
         if (e.tagged) ep.srx.queueTag(e, this) else ep.srx.queueMsg(e, this)
+        order?.passed(path.fiAddr, path.seq)
     }
 
     /** Copies an eager message into its matched receive [e] and completes it. */
@@ -379,6 +454,8 @@ internal class MessageEngine(
      */
     fun resolved(path: RecvPath, addr: Long) {
         path.fiAddr = addr
+        // Its sequenced messages so far passed as they came (no sender to order them by): the next ones follow them.
+        if (path.unresolvedSeq != 0L) ep.order?.passed(addr, path.unresolvedSeq)
         ep.srx.foreachUnspecAddr { e -> if ((e.peerContext as? MsgHeld)?.path === path) addr else FiAddr.NOTAVAIL }
     }
 
@@ -387,6 +464,8 @@ internal class MessageEngine(
      * and later starts of its held rendezvous messages fail naming [why]. [msg] names the peer and why.
      */
     fun failRecv(path: RecvPath, err: Int, why: String, msg: String) {
+        // What the sender had in flight on this rail is lost: its later messages on other rails wait no longer.
+        if (path.fiAddr != FiAddr.NOTAVAIL) ep.order?.skipGaps(path.fiAddr)
         path.dead = true
         path.deadErr = err
         path.deadWhy = why

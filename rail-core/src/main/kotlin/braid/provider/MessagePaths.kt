@@ -27,9 +27,19 @@ internal interface SendOutlet {
     /**
      * Writes the head of message [msgId] ([buffer], the whole view, is its payload): an EAGER record carrying the bytes
      * when the rail's eager rules and room allow, otherwise, unless [flags] has INJECT, an RTS carrying only the
-     * length. Returns [HEAD_EAGER], [HEAD_RTS], or [HEAD_NONE] when there is no room (or credit) now.
+     * length. [seq] and [stripe] (0 unless a link sequences the message, see [Transport.sendSequenced]) travel in the
+     * head. Returns [HEAD_EAGER], [HEAD_RTS], or [HEAD_NONE] when there is no room (or credit) now.
      */
-    fun writeHead(buffer: DirectBuffer, length: Int, tag: Long, data: Long, flags: Long, msgId: Long): Int
+    fun writeHead(
+        buffer: DirectBuffer,
+        length: Int,
+        tag: Long,
+        data: Long,
+        flags: Long,
+        msgId: Long,
+        seq: Long,
+        stripe: Long,
+    ): Int
 
     /**
      * A CTS accepted [op]'s bytes and it joins the streaming queue (the queue's first streams; [stream] is called for
@@ -39,6 +49,12 @@ internal interface SendOutlet {
 
     /** Writes as many of [op]'s accepted bytes as there is room for; true once all of them are out. */
     fun stream(op: MsgTxOp): Boolean
+
+    /**
+     * Tells the receiver that the link's message [seq], sent over another rail, failed there ([ArrivalOrder.skip]);
+     * false if there is no room now. A rail that carries no sequence numbers never gets one.
+     */
+    fun writeSkip(seq: Long): Boolean = false
 
     companion object {
         const val HEAD_NONE = 0
@@ -113,6 +129,11 @@ internal class SendPath(val outlet: SendOutlet, val peer: PeerName) {
  */
 internal class RecvPath(val outlet: ControlOutlet, val peer: PeerName) {
     var fiAddr = FiAddr.NOTAVAIL
+    /** The link sequence number and stripe word of the head being decoded (see [MessageEngine.arrived]). */
+    internal var seq = 0L
+    internal var stripe = 0L
+    /** The highest link sequence number that arrived while the source was not in the AV (they pass unordered). */
+    internal var unresolvedSeq = 0L
     val inflight = Long2ObjectHashMap<MsgInbound>()
     internal val pendingControl = TripleQueue()
     var dead = false
@@ -136,6 +157,9 @@ internal class MsgTxOp {
     var msgId = 0L
     var accepted = 0L
     var sent = 0L
+    /** The link's sequence number and stripe word ([Transport.sendSequenced]), or 0. */
+    var seq = 0L
+    var stripe = 0L
 }
 
 /** A matched rendezvous receive whose fragments are arriving. */

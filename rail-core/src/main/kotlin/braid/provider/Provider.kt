@@ -15,6 +15,7 @@ import braid.core.RailStats
 import braid.core.SrxPeer
 import org.agrona.DirectBuffer
 import org.agrona.MutableDirectBuffer
+import org.agrona.concurrent.UnsafeBuffer
 
 /**
  * A provider (a rail): one transport under the object model. It offers [infos], parses the addresses of its peers, and
@@ -52,6 +53,12 @@ internal interface Provider {
     val canBePeer: Boolean
         get() = false
 
+    /**
+     * What an entry [info] of this provider carries as a link's rail: its caps, unless the provider carries some only
+     * when it stands alone (the native rail's RMA needs its own registrations, which a link's regions do not make).
+     */
+    fun capsAsRail(info: Info): Long = info.caps
+
     /** The host identity a peer address blob of this provider carries, or null if [address] is not one. */
     fun hostIdOf(address: ByteArray): Long? = null
 
@@ -73,6 +80,35 @@ internal interface DomainProvider : AutoCloseable {
      * endpoint's address vector.
      */
     fun openEndpoint(host: RailHost, info: Info, av: RailAv): Transport
+
+    /**
+     * Whether this provider honours an override of [op] for an object of [info] (`Domain.setOp`, `Endpoint.setOp`): 0,
+     * or `-ENOSYS`. Rails that stage device memory through the copy service honour it where they offer Caps.HMEM; the
+     * native rail would ask libfabric (`fi_set_ops` with `FI_SET_OPS_HMEM_OVERRIDE`) and pass its answer on.
+     */
+    fun hmemOverride(op: braid.core.HmemOp, info: Info): Int =
+        if (braid.core.HmemOverrides.honoured(info.caps)) 0 else -braid.core.Errno.ENOSYS
+
+    /**
+     * The registration hook: registers [buffer] (the whole view) with the provider's own memory registration
+     * (`fi_mr_reg`) for [access], under [key] (Braid's choice, or the caller's when [requested]), or returns null when
+     * the provider has none and Braid's own key serves (every rail that carries RMA itself). A provider that makes its
+     * own keys (FI_MR_PROV_KEY) answers with another [ProviderRegion.key], and the domain files the region under it.
+     * Throws [braid.core.FabricException] naming the provider and what it refused. Called with the domain lock held.
+     */
+    fun registerMemory(buffer: UnsafeBuffer, access: Int, key: Long, requested: Boolean): ProviderRegion? = null
+}
+
+/** A provider's own registration of a [braid.core.MemoryRegion] ([DomainProvider.registerMemory]). */
+internal interface ProviderRegion {
+    /** The key peers present: the one asked for, or the provider's own (FI_MR_PROV_KEY). */
+    val key: Long
+
+    /** The local descriptor operations on this memory pass (`fi_mr_desc`), or 0 when the provider needs none. */
+    val descriptor: Long
+
+    /** Deregisters it (`fi_close` of the `fid_mr`); once only, further calls do nothing. */
+    fun close()
 }
 
 /** A parsed peer address. [key] identifies the peer endpoint uniquely on the fabric. */
@@ -169,6 +205,34 @@ internal interface Transport : SrxPeer, AutoCloseable {
      */
     fun send(buffer: DirectBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int
 
+    /** Whether [sendSequenced] carries a link's sequence number and stripe word to the peer's [ArrivalOrder] (tcp). */
+    val carriesSequence: Boolean
+        get() = false
+
+    /**
+     * [send] for a link that spreads one peer's messages over several rails: the message carries the link's sequence
+     * number [seq] (per destination, from 1) and, for a part of a striped message, [stripe] (its offset in the message
+     * in the high 32 bits, the message's length in the low 32), which the peer's rail hands to its [ArrivalOrder].
+     * `-ENOSYS` where [carriesSequence] is false.
+     */
+    fun sendSequenced(
+        buffer: DirectBuffer,
+        dest: Long,
+        tag: Long,
+        data: Long,
+        flags: Long,
+        context: Any?,
+        seq: Long,
+        stripe: Long,
+    ): Int = -Errno.ENOSYS
+
+    /**
+     * Tells [dest] that this endpoint's link message [seq] failed on another rail, so that its reorder stage stops
+     * waiting for it: 0, `-EAGAIN` (no room now), or the refusal of a peer gone here. `-ENOSYS` where [carriesSequence]
+     * is false.
+     */
+    fun sendSkip(dest: Long, seq: Long): Int = -Errno.ENOSYS
+
     /**
      * For the message of an operation to [addr] this transport refused: which of its rails it tried and how each stood
      * (a link of several network rails), or null when it has nothing to add.
@@ -187,6 +251,12 @@ internal interface Transport : SrxPeer, AutoCloseable {
 
     /** One entry per rail under this transport: its own, or each linked rail's. */
     fun railStats(): List<RailStats> = listOf(counters.snapshot())
+
+    /**
+     * What this rail counts beyond [railStats], by name, for JMX ([braid.core.telemetry.Telemetry]): tcp's committed
+     * credit, shm's split copies. Read under the domain lock; a link sums its rails'.
+     */
+    fun telemetry(): Map<String, Long> = emptyMap()
 
     /** Stops ([pause]) or resumes counting traffic in [railStats] ([braid.core.Endpoint.pauseStats]). */
     fun pauseStats(pause: Boolean) {

@@ -30,6 +30,9 @@ internal interface RailHost {
      */
     val bounds: UnexpectedBounds
 
+    /** The endpoint's copy overrides (over its domain's): what a rail copies into or out of device memory with. */
+    val hmemOps: braid.core.HmemOverrides
+
     fun txComplete(context: Any?, flags: Long, len: Long, tag: Long)
 
     fun txError(context: Any?, flags: Long, len: Long, tag: Long, err: Int, message: String)
@@ -72,6 +75,13 @@ internal interface RailHost {
      * rails answers for the others ([braid.provider.link.LinkTransport]).
      */
     fun lostEverywhere(addr: Long): Boolean = true
+
+    /**
+     * The reorder stage in front of [srx] for messages that carry a link's sequence number (a link's rails; null
+     * elsewhere, and those messages pass as they come).
+     */
+    val order: ArrivalOrder?
+        get() = null
 
     /** A control-path failure the application should hear of (a refused peer, a foreign file): an error event. */
     fun eventError(err: Int, message: String)

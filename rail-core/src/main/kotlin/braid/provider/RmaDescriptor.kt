@@ -68,6 +68,8 @@ internal object RmaDescriptor {
     const val REASON_ACCESS = 3
     const val REASON_UNSUPPORTED = 4
     const val REASON_MALFORMED = 5
+    /** The target's copy into or out of device memory failed; the detail is its errno. */
+    const val REASON_COPY = 6
 
     const val KIND_OFFSET = 0
     const val DATATYPE_OFFSET = 1

@@ -4,6 +4,7 @@ import braid.core.AtomicDatatype
 import braid.core.AtomicForm
 import braid.core.AtomicOp
 import braid.core.Errno
+import braid.core.HmemCopy
 import braid.core.MemoryRegion
 import braid.core.MrAccess
 import braid.core.OpFlags
@@ -14,6 +15,7 @@ import braid.provider.RmaDescriptor.KIND_WRITE
 import braid.provider.RmaDescriptor.MAX_ATOMIC_BYTES
 import braid.provider.RmaDescriptor.REASON_ACCESS
 import braid.provider.RmaDescriptor.REASON_BOUNDS
+import braid.provider.RmaDescriptor.REASON_COPY
 import braid.provider.RmaDescriptor.REASON_MALFORMED
 import braid.provider.RmaDescriptor.REASON_NO_KEY
 import braid.provider.RmaDescriptor.REASON_UNSUPPORTED
@@ -79,6 +81,9 @@ internal class RmaEngine(
     private val atomicBytes = minOf(MAX_ATOMIC_BYTES, requestMax - REQUEST_HEADER)
     private var checked: MemoryRegion? = null
     private var checkDetail = 0L
+    /** The copy service's iov scratch, and where an atomic on device memory is applied host-side. */
+    private val hmemIov = LongArray(2)
+    private val atomicHost = org.agrona.concurrent.UnsafeBuffer(java.nio.ByteBuffer.allocateDirect(MAX_ATOMIC_BYTES))
 
     /** Operations started and not yet complete. */
     val outstanding: Int
@@ -379,6 +384,8 @@ internal class RmaEngine(
                 REASON_ACCESS ->
                     "the target's region grants ${accessNames(detail.toInt())}; this needs ${accessNames(needed(op.kind, op.aop, op.fetch))}"
                 REASON_UNSUPPORTED -> "the target does not support this operation on this type"
+                REASON_COPY ->
+                    "the target's copy of its device memory failed with errno $detail (${Errno.name(detail.toInt())})"
                 else -> "the target refused the request as malformed"
             }
 
@@ -411,7 +418,19 @@ internal class RmaEngine(
                     return refuse(path, kind, id, REASON_MALFORMED, 0)
                 val reason = check(key, offset, total, MrAccess.REMOTE_WRITE)
                 if (reason != 0) return refuse(path, kind, id, reason, checkDetail)
-                if (payload > 0) checked!!.buffer.putBytes((offset + piece).toInt(), b, i + REQUEST_HEADER, payload)
+                if (payload > 0) {
+                    val rc =
+                        HmemCopy.toRegion(
+                            ep.hmemOps,
+                            checked!!,
+                            offset + piece,
+                            b,
+                            i + REQUEST_HEADER,
+                            payload,
+                            hmemIov,
+                        )
+                    if (rc < 0) return refuse(path, kind, id, REASON_COPY, -rc)
+                }
                 if (piece + payload == total) {
                     ep.remoteAccess(OpFlags.REMOTE_WRITE)
                     reply(path, kind, 0, id, 0)
@@ -465,9 +484,18 @@ internal class RmaEngine(
             refuse(path, KIND_ATOMIC, id, reason, checkDetail)
             return
         }
-        val region = checked!!.buffer
+        // Device memory: fetched into host memory, applied there, copied back (hmemBack) before the reply.
+        val mr = checked!!
         val bytes = n.toInt()
-        val at = offset.toInt()
+        val region = if (mr.iface.isSystem) mr.buffer else atomicHost
+        val at = if (mr.iface.isSystem) offset.toInt() else 0
+        if (!mr.iface.isSystem) {
+            val rc = HmemCopy.fromRegion(ep.hmemOps, mr, offset, atomicHost, 0, bytes, hmemIov)
+            if (rc < 0) {
+                refuse(path, KIND_ATOMIC, id, REASON_COPY, -rc)
+                return
+            }
+        }
         val cmpAt = i + REQUEST_HEADER + bytes
         ep.remoteAccess(if (aop == AtomicOp.ATOMIC_READ) OpFlags.REMOTE_READ else OpFlags.REMOTE_WRITE)
         val replyLength = REPLY_HEADER + if (fetch) bytes else 0
@@ -489,7 +517,17 @@ internal class RmaEngine(
                     aop,
                     count,
                 )
-                RmaDescriptor.putReply(out.buffer, j, KIND_ATOMIC, 0, 0, id, 0, 0)
+                val back = hmemBack(mr, offset, bytes)
+                RmaDescriptor.putReply(
+                    out.buffer,
+                    j,
+                    KIND_ATOMIC,
+                    if (back == 0) 0 else REASON_COPY,
+                    back,
+                    id,
+                    back.toLong(),
+                    0,
+                )
                 out.commit(j, replyLength)
                 return
             }
@@ -510,7 +548,21 @@ internal class RmaEngine(
             count,
         )
         r.byteCount = if (fetch) bytes else 0
+        val back = hmemBack(mr, offset, bytes)
+        if (back != 0) {
+            r.reason = REASON_COPY
+            r.status = back
+            r.detail = back.toLong()
+            r.byteCount = 0
+        }
         path.replies.addLast(r)
+    }
+
+    /** After an atomic applied host-side, copies the result back to [mr]'s device memory: 0, or the copy's errno. */
+    private fun hmemBack(mr: MemoryRegion, offset: Long, bytes: Int): Int {
+        if (mr.iface.isSystem) return 0
+        val rc = HmemCopy.toRegion(ep.hmemOps, mr, offset, atomicHost, 0, bytes, hmemIov)
+        return if (rc < 0) (-rc).toInt() else 0
     }
 
     /**
@@ -537,6 +589,7 @@ internal class RmaEngine(
                 REASON_BOUNDS -> Errno.EINVAL
                 REASON_UNSUPPORTED -> Errno.EOPNOTSUPP
                 REASON_MALFORMED -> Errno.EIO
+                REASON_COPY -> detail.toInt()
                 else -> Errno.EACCES
             }
         val r = newReply(kind, reason, id, detail)
@@ -574,7 +627,23 @@ internal class RmaEngine(
             val i = out.claim(REPLY_HEADER + n)
             if (i < 0) return false
             RmaDescriptor.putReply(out.buffer, i, KIND_READ, 0, 0, r.id, 0, r.sent)
-            if (n > 0) out.buffer.putBytes(i + REPLY_HEADER, r.region!!.buffer, (r.offset + r.sent).toInt(), n)
+            if (n > 0) {
+                val rc =
+                    HmemCopy.fromRegion(
+                        ep.hmemOps,
+                        r.region!!,
+                        r.offset + r.sent,
+                        out.buffer,
+                        i + REPLY_HEADER,
+                        n,
+                        hmemIov,
+                    )
+                if (rc < 0) { // the record claimed carries the refusal instead; the read ends here
+                    RmaDescriptor.putReply(out.buffer, i, KIND_READ, REASON_COPY, (-rc).toInt(), r.id, -rc, r.sent)
+                    out.commit(i, REPLY_HEADER + n)
+                    return true
+                }
+            }
             out.commit(i, REPLY_HEADER + n)
             r.sent += n
         } while (r.sent < r.length)

@@ -2,6 +2,7 @@ package braid.it
 
 import io.kotest.core.annotation.EnabledIf
 import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldContain
 import java.nio.file.Files
 import java.time.Duration
@@ -9,39 +10,89 @@ import kotlin.time.Duration.Companion.minutes
 
 /**
  * Links of two network rails between hosts: processes in network namespaces ([NetnsHosts]) whose hosts have two NICs
- * each, on separate networks, joined as `shm+tcp:braid0+tcp:braid1` under the PER_PEER policy. Needs root (skipped,
- * saying so, without it; CI requires it).
+ * each, on separate networks, joined as `shm+tcp:braid0+tcp:braid1` under each policy that spreads traffic (PER_PEER,
+ * ROUND_ROBIN, STRIPE). Needs root (skipped, saying so, without it; CI requires it).
  */
 @EnabledIf(NetnsUsable::class)
 class MultiRailCrossHostIT :
     FunSpec({
+        for (policy in listOf("PER_PEER", "ROUND_ROBIN", "STRIPE")) {
+            test(
+                    "$policy: four processes on two hosts with two NICs each: every message once and in order, shm for same-host peers, the remote peers' traffic over both network rails"
+                )
+                .config(timeout = 10.minutes) {
+                    val dir = Files.createTempDirectory("braid-rails-it")
+                    val count = 300
+                    NetnsHosts(2, nics = 2).use { net ->
+                        val placement = listOf("a0" to 0, "a1" to 0, "b0" to 1, "b1" to 1)
+                        val all = placement.map { (name, host) -> "$name@$host" }
+                        val links = "link:shm+tcp:${NetnsHosts.nicName(0)}+tcp:${NetnsHosts.nicName(1)}"
+                        val env = mapOf("BRAID_LINK_POLICY" to policy)
+                        val kids =
+                            placement.map { (name, host) ->
+                                net.start(
+                                    net.hosts[host],
+                                    PeerMain::class.java.name,
+                                    PeerMain.args(links, "mesh", dir, name, count, *all.toTypedArray()),
+                                    dir.resolve("$name.log").toFile(),
+                                    env,
+                                    jvmArgs = listOf("-Xmx128m", "-XX:MaxDirectMemorySize=200m"),
+                                )
+                            }
+                        for ((kid, p) in kids.zip(placement)) {
+                            val out = kid.awaitOk(Duration.ofSeconds(540))
+                            println("${p.first} on ${net.hosts[p.second]} ($policy):\n${out.trim()}")
+                            out shouldContain "OK mesh"
+                            out shouldContain "tcp:braid0"
+                            out shouldContain "tcp:braid1"
+                        }
+                    }
+                }
+        }
+
         test(
-                "four processes on two hosts with two NICs each: every message once and in order, shm for same-host peers, the remote peers spread over both network rails"
+                "STRIPE over rails limited 2:1 with weights 2:1: every message once and in order, each rail's bytes within 10 % of its weight's share"
             )
             .config(timeout = 10.minutes) {
-                val dir = Files.createTempDirectory("braid-rails-it")
-                val count = 300
+                val dir = Files.createTempDirectory("braid-rails-stripe-it")
+                // 600 messages of the Traffic stream: two of 1–4 MiB (striped), the rest at most 64 KiB (round robin).
+                val count = 600
                 NetnsHosts(2, nics = 2).use { net ->
-                    val placement = listOf("a0" to 0, "a1" to 0, "b0" to 1, "b1" to 1)
-                    val all = placement.map { (name, host) -> "$name@$host" }
-                    val links = "link:shm+tcp:${NetnsHosts.nicName(0)}+tcp:${NetnsHosts.nicName(1)}"
-                    val kids =
-                        placement.map { (name, host) ->
-                            net.start(
-                                net.hosts[host],
-                                PeerMain::class.java.name,
-                                PeerMain.args(links, "mesh", dir, name, count, *all.toTypedArray()),
-                                dir.resolve("$name.log").toFile(),
-                                jvmArgs = listOf("-Xmx128m", "-XX:MaxDirectMemorySize=200m"),
-                            )
-                        }
-                    for ((kid, p) in kids.zip(placement)) {
-                        val out = kid.awaitOk(Duration.ofSeconds(540))
-                        println("${p.first} on ${net.hosts[p.second]}:\n${out.trim()}")
-                        out shouldContain "OK mesh"
-                        out shouldContain "tcp:braid0"
-                        out shouldContain "tcp:braid1"
+                    for (h in net.hosts) {
+                        net.limit(h, 0, 200)
+                        net.limit(h, 1, 100)
                     }
+                    val links = "link:tcp:${NetnsHosts.nicName(0)}+tcp:${NetnsHosts.nicName(1)}@2,1"
+                    val env = mapOf("BRAID_LINK_POLICY" to "STRIPE", "BRAID_LINK_STRIPE_THRESHOLD" to "65536")
+                    val jvm = listOf("-Xmx128m", "-XX:MaxDirectMemorySize=200m")
+                    val receiver =
+                        net.start(
+                            net.hosts[1],
+                            PeerMain::class.java.name,
+                            PeerMain.args(links, "recv", dir, "r", count, "s"),
+                            dir.resolve("r.log").toFile(),
+                            env,
+                            jvm,
+                        )
+                    val sender =
+                        net.start(
+                            net.hosts[0],
+                            PeerMain::class.java.name,
+                            PeerMain.args(links, "stripe-send", dir, "s", "r", 0, count),
+                            dir.resolve("s.log").toFile(),
+                            env,
+                            jvm,
+                        )
+                    val sent = sender.awaitOk(Duration.ofSeconds(240))
+                    println("sender:\n${sent.trim()}")
+                    receiver.awaitOk(Duration.ofSeconds(240)) shouldContain "OK received $count"
+                    // "striped bytes: RAIL=N ..." lists the bytes each rail carried of the striped messages.
+                    val striped =
+                        Regex("""(tcp:braid\d)=(\d+)""")
+                            .findAll(sent.lines().first { it.startsWith("striped bytes:") })
+                            .associate { it.groupValues[1] to it.groupValues[2].toDouble() }
+                    val share = striped.getValue("tcp:braid0") / striped.values.sum()
+                    (kotlin.math.abs(share - 2.0 / 3) < 0.1 * 2.0 / 3) shouldBe true
                 }
             }
 

@@ -25,12 +25,14 @@ import org.agrona.concurrent.UnsafeBuffer
 /**
  * The other processes of the multi-process tests, on any provider. Usage: `PeerMain PROVIDER MODE DIR NAME ARGS…`;
  * addresses are exchanged through files in DIR. PROVIDER is `shm`, `tcp`, `link` (`shm+tcp`) or `link:LINKS` (a link
- * string, e.g. `link:shm+tcp:braid0+tcp:braid1`); tcp runs on the interface `BRAID_TCP_IFACE` names, `lo` if unset.
- * Every mode prints a line starting OK when it succeeds; [childMain] exits 0 then, or 1 with the failure
- * ([braid.testsupport.ChildProcess.awaitOk] checks both).
+ * string, e.g. `link:shm+tcp:braid0+tcp:braid1`, with `@2,1` after it for the network rails' weights); tcp runs on the
+ * interface `BRAID_TCP_IFACE` names, `lo` if unset. Every mode prints a line starting OK when it succeeds; [childMain]
+ * exits 0 then, or 1 with the failure ([braid.testsupport.ChildProcess.awaitOk] checks both).
  * - `send DIR NAME RECEIVER SENDER_INDEX COUNT`: sends the [Traffic] stream to RECEIVER.
  * - `failover-send DIR NAME RECEIVER SENDER_INDEX COUNT`: as `send`, over a link of several rails, with a cut between
  *   the halves ([Node.failoverSend]).
+ * - `stripe-send DIR NAME RECEIVER SENDER_INDEX COUNT`: as `send`, then prints the bytes each rail carried as parts of
+ *   striped messages (`striped bytes: tcp:braid0=N …`) and the endpoint's statistics.
  * - `recv DIR NAME COUNT SENDER…`: receives COUNT messages from each SENDER with any-source receives and checks every
  *   byte, exactly once, in order per sender.
  * - `send-refused DIR NAME RECEIVER`: sends a small and a large message to RECEIVER, which holds another job key; both
@@ -64,6 +66,7 @@ object PeerMain {
         when (mode) {
             "send" -> node.send(args[4], args[5].toInt(), args[6].toInt())
             "failover-send" -> node.failoverSend(args[4], args[5].toInt(), args[6].toInt())
+            "stripe-send" -> node.stripeSend(args[4], args[5].toInt(), args[6].toInt())
             "recv" -> node.recv(args[4].toInt(), args.drop(5))
             "send-refused" -> node.sendRefused(args[4])
             "slow-send" -> node.slowSend(args[4], args[5].toInt())
@@ -97,6 +100,19 @@ object PeerMain {
                 else error("unknown provider '$provider' (shm, tcp, link, link:LINKSTRING)")
         }
 
+    /**
+     * [info] with the weights a `link:LINKS@W1,W2` provider names given to its network rails, in order (a link string
+     * carries no weights; a topology file would).
+     */
+    fun weighted(provider: String, info: braid.core.Info): braid.core.Info {
+        val weights = provider.substringAfter('@', "").takeIf { it.isNotEmpty() }?.split(',')?.map { it.toDouble() }
+        if (weights == null) return info
+        var k = 0
+        return info.withRails(
+            info.rails.map { r -> if (r.provider == "shm") r else r.withRail(r.rail!!.withWeight(weights[k++])) }
+        )
+    }
+
     /** What the `rma-` modes and their tests share: the target's region and the messages exchanged. */
     object Rma {
         const val KEY = 77L
@@ -121,7 +137,7 @@ object PeerMain {
      * once, or when [publish] is called if [publish] is false here.
      */
     class Node(provider: String, val dir: Path, val name: String, publish: Boolean = true) : AutoCloseable {
-        private val info = Braid.getInfo(hints(provider)).first()
+        private val info = weighted(provider, Braid.getInfo(hints(provider.substringBefore('@'))).first())
         private val fabric = Braid.fabric(info)
         val domain: Domain = fabric.domain(info)
         val cq: CompletionQueue = domain.completionQueue()
@@ -177,6 +193,15 @@ object PeerMain {
             sendRange(peer(receiver), sender, 0, count)
             awaitMark(receiver, Deadline.of("the receiver's mark", Duration.ofSeconds(300)))
             println("OK sent $count")
+        }
+
+        fun stripeSend(receiver: String, sender: Int, count: Int) {
+            sendRange(peer(receiver), sender, 0, count)
+            awaitMark(receiver, Deadline.of("the receiver's mark", Duration.ofSeconds(300)))
+            val stats = ep.stats()
+            println("striped bytes: " + stats.rails.joinToString(" ") { "${it.rail}=${it.fragmentBytes}" })
+            println(stats.render())
+            println("OK stripe-send $count")
         }
 
         /**

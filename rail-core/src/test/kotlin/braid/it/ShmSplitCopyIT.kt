@@ -5,6 +5,7 @@ import braid.core.CompletionError
 import braid.core.Errno
 import braid.core.Settings
 import braid.core.TestFabric
+import braid.provider.shm.ShmSplitCopy
 import braid.testsupport.ChildProcess
 import braid.testsupport.Deadline
 import io.kotest.assertions.withClue
@@ -91,6 +92,9 @@ class ShmSplitCopyIT :
 
         test("split copies land every byte in place across sizes and offsets, and both processes copied chunks") {
             val dir = Files.createTempDirectory("braid-it")
+            // Both copy in every split whatever the scheduler does: the receiver takes its first chunk, then waits for
+            // the sender to push one before it pulls.
+            ShmSplitCopy.testReceiverAwaitsPush = true
             TestFabric(1, settings = settings).use { f ->
                 Rendezvous.publish(dir, "rx", f.nodes[0].ep.address)
                 val rounds = 3
@@ -110,6 +114,7 @@ class ShmSplitCopyIT :
                         counter(f, "chunks pulled") + pushed shouldBe chunks
                     }
                 } finally {
+                    ShmSplitCopy.testReceiverAwaitsPush = false
                     kid.close()
                 }
             }

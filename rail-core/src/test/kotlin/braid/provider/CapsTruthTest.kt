@@ -199,6 +199,23 @@ private fun exerciseAll(info: Info): Long {
                         mr.byteBuffer().getLong(16) shouldBe 2L
                         done = done or Caps.ATOMIC
                     }
+                    if (caps and Caps.HMEM != 0L) {
+                        // Device memory no rail can address, moved only by the override functions.
+                        val dev = braid.core.TestDevice(4096, "caps-truth")
+                        val copies = dev.copies()
+                        copies.setOn(a.domain) shouldBe listOf(0, 0)
+                        copies.setOn(b.domain) shouldBe listOf(0, 0)
+                        val src = dev.alloc(4).also { dev.put(it, "hmem".toByteArray()) }
+                        val dst = dev.alloc(4)
+                        val out = a.domain.registerMemory(dev.iface, 0, src, 4, MrAccess.SEND)
+                        val into = b.domain.registerMemory(dev.iface, 0, dst, 4, MrAccess.RECV)
+                        val r = async(Dispatchers.Default) { b.ep.trecv(into, 0, 4, FiAddr.UNSPEC, 11) }
+                        a.ep.tsend(out, 0, 4, aToB, 11)
+                        r.await().len shouldBe 4L
+                        String(dev.get(dst, 4)) shouldBe "hmem"
+                        copies.toBytes.get() shouldBe 4L
+                        done = done or Caps.HMEM
+                    }
                     if (caps and Caps.TRIGGER != 0L) {
                         val trigger = a.domain.counter()
                         val rx = ByteBuffer.allocate(8)

@@ -41,7 +41,14 @@ internal object TopologyInfo {
         val chosen = surveys.firstOrNull { it.openable }
         for (s in surveys) {
             val link = s.link
-            out.print("link '${link.name}' (${link.linkString}), policy ${link.policy}: ")
+            val stripe =
+                if (link.policy != braid.dsl.RailPolicy.STRIPE) ""
+                else {
+                    val p = braid.provider.link.LinkParams.STRIPE_THRESHOLD
+                    val text = link.settings[p.provider]?.get(p.name)
+                    " (striping threshold ${p.render(text?.let { p.parse(it) } ?: p.default)})"
+                }
+            out.print("link '${link.name}' (${link.linkString}), policy ${link.policy}$stripe: ")
             out.println(
                 if (s.openable) "can open" + (if (s === chosen) " (chosen)" else "") else "cannot open: ${s.problem}"
             )

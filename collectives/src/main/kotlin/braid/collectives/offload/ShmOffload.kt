@@ -62,19 +62,19 @@ private constructor(
      * whole vector, a broadcast one message). [DEFAULT] has 64 KiB. Groups of three or more on a host, and hierarchical
      * groups, use the segment at every size.
      *
-     * Where 64 KiB comes from: `bench/coll-vs-mpich.sh`, 2 ranks, one run at load 1–2 (2026-11-24 09:19; slowest rank's
-     * mean / median µs, point-to-point vs segment): allreduce 8 B 28.6 / 1.24 vs 2.06 / 0.50 (p99 145 vs 1.0), 4 KiB
-     * 4.10 / 1.46 vs 4.14 / 1.20, 64 KiB 47.0 / 15.3 vs 42.5 / 12.3, 1 MiB 329 / 284 vs 717 / 252; broadcast 8 B 1.95 /
-     * 0.28 vs 25.7 / 0.37, 64 KiB 97 / 7.0 vs 24 / 9.1, 1 MiB 86 / 80 vs 198 / 197; barrier 0.94 / 0.38 vs 0.83 / 0.41.
+     * Where 64 KiB comes from: `CollBench run`, 2 ranks, one run at load 1–2 (2026-11-24 09:19; slowest rank's mean /
+     * median µs, point-to-point vs segment): allreduce 8 B 28.6 / 1.24 vs 2.06 / 0.50 (p99 145 vs 1.0), 4 KiB 4.10 /
+     * 1.46 vs 4.14 / 1.20, 64 KiB 47.0 / 15.3 vs 42.5 / 12.3, 1 MiB 329 / 284 vs 717 / 252; broadcast 8 B 1.95 / 0.28
+     * vs 25.7 / 0.37, 64 KiB 97 / 7.0 vs 24 / 9.1, 1 MiB 86 / 80 vs 198 / 197; barrier 0.94 / 0.38 vs 0.83 / 0.41.
      * Under heavy load the small-call medians ranked the other way by 0.1–1.4 µs (below), so a quiet re-run should
      * confirm the crossover.
      *
      * Measured with `bench/coll-offload.sh` (2026-11-24, a 2-core machine under load 10–24 from other builds, so
      * rankings only; slowest rank's median µs, main provider vs segment): 2 ranks (SPIN) — allreduce 8 B 0.73 vs 0.69,
      * 4 KiB 2.86 vs 4.29, 64 KiB 30.5 vs 39.4; broadcast 8 B 0.31 vs 0.60, 64 KiB 7.4 vs 11.1, 1 MiB 99 vs 703; barrier
-     * 0.78 vs 0.85 (`bench/coll-vs-mpich.sh`, three rounds: allreduce 8 B 0.87–0.96 vs 1.09–1.22). 3 ranks (YIELD) —
-     * allreduce 8 B 9.35 vs 8.79 (means 15.1 vs 6.6), 64 KiB 70.8 vs 32.9, 1 MiB 534 vs 438; broadcast 8 B 0.28 vs
-     * 7.65, 64 KiB 20.8 vs 11.3; barrier 9.38 vs 7.70.
+     * 0.78 vs 0.85 (`CollBench run`, three rounds: allreduce 8 B 0.87–0.96 vs 1.09–1.22). 3 ranks (YIELD) — allreduce 8
+     * B 9.35 vs 8.79 (means 15.1 vs 6.6), 64 KiB 70.8 vs 32.9, 1 MiB 534 vs 438; broadcast 8 B 0.28 vs 7.65, 64 KiB
+     * 20.8 vs 11.3; barrier 9.38 vs 7.70.
      */
     @get:JvmName("maxBytes") public val maxBytes: Int,
 ) : CollectiveOffload() {

@@ -9,7 +9,7 @@ import java.time.Duration
 import kotlin.io.path.createTempDirectory
 
 /**
- * Starts [n] child JVMs running [MpiRankMain] with [scenario] over a fresh [braid.mpi.testing.FileBootstrap] directory.
+ * Starts [n] child JVMs running [MpiRankMain] with [scenario] over a fresh [braid.bootstrap.FileBootstrap] directory.
  */
 private class Job(n: Int, scenario: String) : AutoCloseable {
     val dir: File = createTempDirectory("braid-mpi-it").toFile()

@@ -1,11 +1,11 @@
 package braid.mpi.it
 
+import braid.bootstrap.FileBootstrap
 import braid.mpi.Datatype
 import braid.mpi.ErrorHandler
 import braid.mpi.Mpi
 import braid.mpi.MpiOptions
 import braid.mpi.Request
-import braid.mpi.testing.FileBootstrap
 import java.io.File
 import java.nio.ByteBuffer
 import kotlin.system.exitProcess

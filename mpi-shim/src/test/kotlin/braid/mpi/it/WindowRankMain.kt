@@ -1,5 +1,6 @@
 package braid.mpi.it
 
+import braid.bootstrap.FileBootstrap
 import braid.mpi.Datatype
 import braid.mpi.ErrorClass
 import braid.mpi.ErrorHandler
@@ -7,7 +8,6 @@ import braid.mpi.MPIException
 import braid.mpi.Mpi
 import braid.mpi.MpiOptions
 import braid.mpi.Window
-import braid.mpi.testing.FileBootstrap
 import braid.mpi.testing.WindowChecks
 import java.io.File
 import java.nio.ByteBuffer

@@ -8,6 +8,7 @@ import java.util.concurrent.LinkedBlockingQueue
 import java.util.concurrent.ThreadPoolExecutor
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicLong
+import java.util.function.LongSupplier
 import javax.management.InstanceAlreadyExistsException
 import javax.management.InstanceNotFoundException
 import javax.management.ObjectName
@@ -29,6 +30,47 @@ import jdk.jfr.EventType
 public object Telemetry {
     /** The JMX domain of every Braid bean. */
     public const val DOMAIN: String = "io.braid"
+
+    /** Names of the counters a rail keeps beyond its [braid.core.RailStats] (`Transport.telemetry`). */
+    internal const val CREDIT: String = "CreditCommitted"
+    internal const val SPLIT_COPIES: String = "SplitCopies"
+    internal const val SPLIT_CHUNKS_PULLED: String = "SplitChunksPulled"
+    internal const val SPLIT_CHUNKS_PUSHED: String = "SplitChunksPushed"
+
+    /** The counter name under which the collectives' offload pairing reports its calls ([addCounter]). */
+    public const val OFFLOAD_CALLS: String = "OffloadCalls"
+
+    /** Counters other modules attach to an endpoint's bean: by endpoint, each with its owner and name. */
+    private val attached = java.util.WeakHashMap<Endpoint, MutableList<Attached>>()
+
+    private class Attached(val owner: Any, val name: String, val counter: LongSupplier)
+
+    /**
+     * Adds [counter] under [name] to [endpoint]'s bean (summed with the other counters of that name; [OFFLOAD_CALLS] is
+     * one the bean shows), until [removeCounters] for [owner]. For a layer above rail-core that counts work done over
+     * an endpoint, as the collectives' offload pairing counts its calls: nothing is added to its data path, the counter
+     * is read when JMX asks.
+     */
+    @JvmStatic
+    public fun addCounter(endpoint: Endpoint, name: String, owner: Any, counter: LongSupplier) {
+        synchronized(attached) { attached.getOrPut(endpoint) { ArrayList() } += Attached(owner, name, counter) }
+    }
+
+    /** Removes the counters [owner] added to [endpoint]'s bean. */
+    @JvmStatic
+    public fun removeCounters(endpoint: Endpoint, owner: Any) {
+        synchronized(attached) { attached[endpoint]?.removeAll { it.owner === owner } }
+    }
+
+    private fun attachedSum(endpoint: Endpoint, name: String): Long =
+        synchronized(attached) { attached[endpoint]?.filter { it.name == name }?.sumOf { it.counter.asLong } ?: 0 }
+
+    /** [RailStats]' counter [name] (a getter the rail helper's stats may add), or 0 where it has none. */
+    private fun byName(stats: braid.core.RailStats, name: String): Long {
+        val getter = "get" + name.replaceFirstChar { it.uppercase() }
+        val m = runCatching { stats.javaClass.getMethod(getter) }.getOrNull() ?: return 0
+        return (runCatching { m.invoke(stats) }.getOrNull() as? Number)?.toLong() ?: 0
+    }
 
     private val ids = AtomicLong()
     private val registered = HashMap<ObjectName, WeakReference<Endpoint>>()
@@ -198,6 +240,33 @@ public object Telemetry {
 
         override val deferredWorkInFlight: Int
             get() = ref.get()?.domain?.let { d -> synchronized(d.lock) { d.deferredWork.inFlight } } ?: 0
+
+        /** The rails' own counters, by name (`Transport.telemetry`), under the domain lock. */
+        private fun railCounters(): Map<String, Long> =
+            ref.get()?.let { ep ->
+                runCatching { synchronized(ep.domain.lock) { ep.transport.telemetry() } }.getOrNull()
+            } ?: emptyMap()
+
+        override val creditCommitted: Long
+            get() = railCounters()[CREDIT] ?: 0
+
+        override val splitCopies: Long
+            get() = railCounters()[SPLIT_COPIES] ?: 0
+
+        override val splitChunksPulled: Long
+            get() = railCounters()[SPLIT_CHUNKS_PULLED] ?: 0
+
+        override val splitChunksPushed: Long
+            get() = railCounters()[SPLIT_CHUNKS_PUSHED] ?: 0
+
+        override val offloadCalls: Long
+            get() = ref.get()?.let { attachedSum(it, OFFLOAD_CALLS) } ?: 0
+
+        override val retransmissions: Long
+            get() = stats()?.rails?.sumOf { byName(it, "retransmissions") } ?: 0
+
+        override val failovers: Long
+            get() = stats()?.rails?.sumOf { it.failovers } ?: 0
     }
 
     private class RailView(private val ref: WeakReference<Endpoint>, override val rail: String) : RailMXBean {
@@ -214,5 +283,11 @@ public object Telemetry {
 
         override val bytesReceived: Long
             get() = stats()?.bytesReceived ?: 0
+
+        override val retransmissions: Long
+            get() = stats()?.let { byName(it, "retransmissions") } ?: 0
+
+        override val failovers: Long
+            get() = stats()?.failovers ?: 0
     }
 }

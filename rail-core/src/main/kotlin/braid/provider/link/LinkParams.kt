@@ -61,7 +61,7 @@ public object LinkParams {
             "policy",
             "BRAID_LINK_POLICY",
             LinkShape.PER_PEER,
-            "how a link spreads traffic over several network rails: PER_PEER (each peer pinned to one rail, peers spread by weight) or LOCALITY (one network rail only)",
+            "how a link spreads traffic over several network rails: PER_PEER (each peer pinned to one rail, peers spread by weight), ROUND_ROBIN (each message to the next rail by weight), STRIPE (ROUND_ROBIN, and messages above the striping threshold split over the rails by weight) or LOCALITY (one network rail only)",
             ParamRule { v ->
                 if (LinkShape.policyOf(v) != null) null
                 else
@@ -72,5 +72,19 @@ public object LinkParams {
             },
         )
 
-    @JvmField public val ALL: List<Param<*>> = listOf(LINKS, DISABLE_SHM, USE_SRQ, DUMP_STATS, POLICY)
+    /**
+     * Under [LinkShape.STRIPE], the size in bytes above which a message is split over the network rails; at least the
+     * rails' eager size (a smaller value is refused when the domain opens, [LinkShape.thresholdProblem]).
+     */
+    @JvmField
+    public val STRIPE_THRESHOLD: Param<Int> =
+        Param.size(
+            "link",
+            "stripe_threshold",
+            "BRAID_LINK_STRIPE_THRESHOLD",
+            256 * 1024,
+            "under policy STRIPE, messages larger than this many bytes are split over the network rails by weight (at least the eager size)",
+        )
+
+    @JvmField public val ALL: List<Param<*>> = listOf(LINKS, DISABLE_SHM, USE_SRQ, DUMP_STATS, POLICY, STRIPE_THRESHOLD)
 }

@@ -155,9 +155,10 @@ internal object LinkProvider : Provider {
                 Caps.SOURCE or
                 Caps.DIRECTED_RECV or
                 Caps.RMA_ALL or
+                Caps.HMEM or
                 Caps.TRIGGER
         var caps = common
-        for (r in rails) caps = caps and r.caps
+        for (r in rails) caps = caps and Braid.provider(r.provider).capsAsRail(r)
         for (r in rails) caps = caps or (r.caps and (Caps.LOCAL_COMM or Caps.REMOTE_COMM))
         return Info(
             provider = name,
@@ -223,9 +224,25 @@ internal class LinkDomain(private val domain: Domain, private val info: Info) : 
             rails.map { (i, _) ->
                 LinkShape.Rail(i.rail?.name ?: i.provider, i.provider, listOf(i.domainName), i.rail?.weight ?: 1.0)
             }
-        val policy = domain.info.settings.overlay(info.settings)[LinkParams.POLICY]
+        val linkSettings = domain.info.settings.overlay(info.settings)
+        val policy = linkSettings[LinkParams.POLICY]
+        val networkEager =
+            rails.filter { it.first.provider != LinkShape.SHM }.maxOfOrNull { it.first.endpointAttr.eagerSize } ?: 0
         val problem =
             LinkShape.problems(shape, policy).firstOrNull()
+                ?: (if (LinkShape.policyOf(policy) == LinkShape.STRIPE)
+                    LinkShape.thresholdProblem(
+                        linkSettings[LinkParams.STRIPE_THRESHOLD].toLong(),
+                        networkEager,
+                        linkSettings.resolve(LinkParams.STRIPE_THRESHOLD).let {
+                            when (it.source) {
+                                ParamSource.ENVIRONMENT -> it.param.env
+                                ParamSource.FILE -> "${it.origin}: ${it.param.key}"
+                                else -> it.param.key
+                            }
+                        },
+                    )
+                else null)
                 ?: shape
                     .groupBy { it.name }
                     .values
@@ -282,6 +299,7 @@ internal class LinkDomain(private val domain: Domain, private val info: Info) : 
     override fun openEndpoint(host: RailHost, info: Info, av: RailAv): Transport {
         val opened = ArrayList<LinkRail>()
         val hosts = ArrayList<LinkRailHost>()
+        val stage = ReorderStage(host)
         try {
             for ((k, pair) in rails.withIndex()) {
                 val (railInfo, provider) = pair
@@ -289,7 +307,7 @@ internal class LinkDomain(private val domain: Domain, private val info: Info) : 
                 val rail = railInfo.copy(rxAttr = railInfo.rxAttr.copy(unexpectedLimit = info.rxAttr.unexpectedLimit))
                 val sole = rails.count { it.first.provider == railInfo.provider } == 1
                 val railAv = av.forRail(names[k], railInfo.provider, sole)
-                val railHost = LinkRailHost(host, names[k])
+                val railHost = LinkRailHost(host, names[k], stage)
                 hosts += railHost
                 opened +=
                     LinkRail(
@@ -298,6 +316,7 @@ internal class LinkDomain(private val domain: Domain, private val info: Info) : 
                         railInfo.rail?.weight ?: 1.0,
                         railAv,
                         provider.openEndpoint(railHost, rail, railAv),
+                        rail.endpointAttr.eagerSize,
                     )
             }
         } catch (e: Exception) {
@@ -313,6 +332,9 @@ internal class LinkDomain(private val domain: Domain, private val info: Info) : 
                 opened,
                 useSrq = settings[LinkParams.USE_SRQ],
                 dumpStats = settings[LinkParams.DUMP_STATS],
+                policy = LinkShape.policyOf(settings[LinkParams.POLICY])!!,
+                stripeThreshold = settings[LinkParams.STRIPE_THRESHOLD],
+                stage = stage,
             )
             .also { link -> hosts.forEach { it.link = link } }
     }

@@ -7,8 +7,9 @@ import braid.core.Braid
  * network rails): a link has at least one rail; shm appears at most once and has one domain, `shm`; a link is not a
  * rail of a link; every other rail is one of [NETWORK_RAILS]; no two network rails of one provider open the same
  * interface (or both the provider's first); every weight is finite and > 0; the policy is one of [POLICIES], and under
- * [LOCALITY] a link joins at most one network rail (several need a policy that spreads traffic over them, [PER_PEER]);
- * and shm goes first ([ordered]).
+ * [LOCALITY] a link joins at most one network rail (several need a policy that spreads traffic over them, [PER_PEER],
+ * [ROUND_ROBIN] or [STRIPE], and the last two only rails that carry sequence numbers, [SEQUENCED_RAILS]); and shm goes
+ * first ([ordered]). A striping threshold is at least the eager size ([thresholdProblem]).
  *
  * The link provider checks link strings (`BRAID_LINKS`) with [problems]; the topology DSL checks its specs with the
  * same call and places each problem at its file path (`links[0]` + [LinkShapeProblem.path]). Rules that depend on the
@@ -44,8 +45,45 @@ public object LinkShape {
      */
     public const val PER_PEER: String = "PER_PEER"
 
+    /**
+     * shm for peers on this host; every message to another host goes whole over the next network rail in a weighted
+     * round robin (a rail of weight 2 carries two messages for each one of a rail of weight 1), with the link's
+     * per-sender sequence numbers, so that the receiver's reorder stage keeps MPI's order. For small messages.
+     */
+    public const val ROUND_ROBIN: String = "ROUND_ROBIN"
+
+    /**
+     * [ROUND_ROBIN] for messages up to the link's striping threshold (`BRAID_LINK_STRIPE_THRESHOLD`); a larger message
+     * is split into one part per network rail, each rail's part in proportion to its weight, and each part lands
+     * straight in the matched receive's buffer.
+     */
+    public const val STRIPE: String = "STRIPE"
+
     /** The policies a link may name, as `BRAID_LINK_POLICY` and a topology's `policy` write them. */
-    @JvmField public val POLICIES: List<String> = listOf(LOCALITY, PER_PEER)
+    @JvmField public val POLICIES: List<String> = listOf(LOCALITY, PER_PEER, ROUND_ROBIN, STRIPE)
+
+    /** Whether [policy] spreads one peer's messages over several rails (and so sequences them). */
+    @JvmStatic public fun spreadsMessages(policy: String): Boolean = policy == ROUND_ROBIN || policy == STRIPE
+
+    /** The network rails that carry a link's sequence numbers, which [ROUND_ROBIN] and [STRIPE] need on every rail. */
+    @JvmField public val SEQUENCED_RAILS: Set<String> = setOf("tcp")
+
+    /**
+     * The rule for the striping threshold: a message is striped only when it is larger than [threshold] bytes, and each
+     * part travels as a rendezvous, so [threshold] may not be below the rails' eager size [eagerSize]. Null when
+     * [threshold] is sound; [path] is where it was set (`BRAID_LINK_STRIPE_THRESHOLD`, `links[0].stripeThreshold`).
+     */
+    @JvmStatic
+    public fun thresholdProblem(threshold: Long, eagerSize: Int, path: String): LinkShapeProblem? =
+        if (threshold >= eagerSize) null
+        else
+            LinkShapeProblem(
+                LinkShapeProblem.Kind.STRIPE_THRESHOLD,
+                path,
+                -1,
+                "has a striping threshold of $threshold bytes, below the eager size of its network rails ($eagerSize bytes)",
+                "set $path to at least $eagerSize (parts of a striped message travel as rendezvous, larger than the eager size)",
+            )
 
     /** [text] as one of [POLICIES] (case and `-` for `_` ignored), or null if it names none. */
     @JvmStatic
@@ -178,6 +216,19 @@ public object LinkShape {
                     "choose policy $PER_PEER to spread peers over them, keep one, or make each its own link (\"${network.joinToString("|") { "shm+${it.value.part}" }}\")",
                 )
         }
+        if (network.size > 1 && chosen != null && spreadsMessages(chosen)) {
+            for ((i, r) in network) {
+                if (r.provider in SEQUENCED_RAILS) continue
+                out +=
+                    LinkShapeProblem(
+                        LinkShapeProblem.Kind.UNSEQUENCED_RAIL,
+                        "rails[$i].provider",
+                        i,
+                        "provider '${r.provider}' cannot carry the sequence numbers that keep one peer's messages in order under policy $chosen",
+                        "use policy $PER_PEER with this rail, or only ${SEQUENCED_RAILS.joinToString()} rails",
+                    )
+            }
+        }
         return out
     }
 
@@ -224,6 +275,8 @@ internal constructor(
         SAME_INTERFACE,
         WEIGHT,
         UNKNOWN_POLICY,
+        UNSEQUENCED_RAIL,
+        STRIPE_THRESHOLD,
     }
 
     /** Whether [problem] is said of the link (its rails together), not of rail [rail] alone. */
@@ -233,7 +286,8 @@ internal constructor(
                 kind == Kind.SHM_TWICE ||
                 kind == Kind.NETWORK_RAILS ||
                 kind == Kind.SAME_INTERFACE ||
-                kind == Kind.UNKNOWN_POLICY
+                kind == Kind.UNKNOWN_POLICY ||
+                kind == Kind.STRIPE_THRESHOLD
 
     /**
      * The problem with its subject: `link 'x' has …`, or `rail 'r' in link 'x': …` (rails as given to

@@ -7,6 +7,7 @@ import braid.core.Caps
 import braid.core.EndpointStats
 import braid.core.Errno
 import braid.core.Info
+import braid.core.OpFlags
 import braid.core.RailCounters
 import braid.core.RailStats
 import braid.core.RxEntry
@@ -17,6 +18,7 @@ import org.agrona.DirectBuffer
 import org.agrona.MutableDirectBuffer
 import org.agrona.collections.Long2LongHashMap
 import org.agrona.collections.Long2ObjectHashMap
+import org.agrona.concurrent.UnsafeBuffer
 
 /** One rail of a link endpoint: its identity ([name]), [provider], [weight], its view of the AV and its transport. */
 internal class LinkRail(
@@ -25,6 +27,8 @@ internal class LinkRail(
     val weight: Double,
     val av: RailAv,
     val transport: Transport,
+    /** The rail's eager size: a part of a striped message is larger, so it travels as a rendezvous. */
+    val eagerSize: Int = 0,
 ) {
     /** Peers pinned to this rail now (the [LinkShape.PER_PEER] spread). */
     var pinned: Int = 0
@@ -35,8 +39,10 @@ internal class LinkRail(
  * route picks — shm when the peer's host identity is this host's and both have shm, else a network rail — so one peer
  * is reached over one rail at a time and its messages keep their order. With several network rails the policy
  * ([LinkShape.PER_PEER]) pins each peer to one, choosing for a new peer the rail whose pinned peers are fewest for its
- * weight (the least `(pinned + 1) / weight`), among the rails the peer's address has a part for. Receives never pass
- * through here: each rail matches against the endpoint's shared receive context and completes into its CQ, so an
+ * weight (the least `(pinned + 1) / weight`), among the rails the peer's address has a part for. Under
+ * [LinkShape.ROUND_ROBIN] and [LinkShape.STRIPE] a peer's messages are spread instead, each with this endpoint's
+ * sequence number for the peer ([sendSpread]), and the peer's [ReorderStage] puts them back in order. Receives never
+ * pass through here: each rail matches against the endpoint's shared receive context and completes into its CQ, so an
  * any-source receive is matched exactly once whichever rail's message arrives first (all run under the domain lock).
  *
  * Failover, between operations: when a rail refuses a send, RMA or atomic because its peer there is gone (its
@@ -56,6 +62,12 @@ internal class LinkTransport(
     private val rails: List<LinkRail>,
     private val useSrq: Boolean,
     private val dumpStats: Boolean,
+    /** One of [LinkShape.POLICIES]. */
+    private val policy: String = LinkShape.PER_PEER,
+    /** Under [LinkShape.STRIPE], messages larger than this are split over the rails. */
+    private val stripeThreshold: Int = Int.MAX_VALUE,
+    /** The receive side's reorder stage, shared with the rails' hosts ([LinkRailHost]). */
+    private val stage: ReorderStage? = null,
 ) : Transport {
     private val shmRail: LinkRail? = rails.firstOrNull { it.provider == LinkProvider.SHM }
     private val shm: Transport? = shmRail?.transport
@@ -66,6 +78,36 @@ internal class LinkTransport(
     /** Per peer, a bit per network rail that failed it (cleared when the AV changes). */
     private val failed = Long2LongHashMap(0L)
     private var routesGeneration = -1L
+
+    /**
+     * Whether messages to another host are spread over the network rails one by one ([LinkShape.ROUND_ROBIN],
+     * [LinkShape.STRIPE]): then each carries this endpoint's sequence number for its destination.
+     */
+    private val spreads: Boolean = LinkShape.spreadsMessages(policy) && networks.size > 1
+
+    /** Per destination, the sequence number its next message carries (from 1). */
+    private val nextSeq = Long2LongHashMap(1L)
+
+    /** The weighted round robin's running credit per network rail (smooth weighted round robin). */
+    private val rrCredit = DoubleArray(networks.size)
+
+    /**
+     * Parts of striped messages a rail had no room for when they were sent, in sequence order: sent from [progress].
+     */
+    private val pendingParts = ArrayDeque<Part>()
+
+    /** A part of a striped message waiting for room. */
+    private class Part(
+        val buffer: DirectBuffer,
+        val dest: Long,
+        val tag: Long,
+        val data: Long,
+        val flags: Long,
+        val join: StripeSend,
+        val seq: Long,
+        val stripe: Long,
+        var rail: LinkRail,
+    )
 
     override val address: ByteArray =
         LinkAddressDescriptor.encode(
@@ -79,7 +121,19 @@ internal class LinkTransport(
     override val acceptsAnySource: Boolean
         get() = useSrq
 
-    override fun railStats(): List<RailStats> = rails.flatMap { it.transport.railStats() }
+    override fun railStats(): List<RailStats> =
+        rails.flatMap { r ->
+            r.transport.railStats().map { st ->
+                val order = stage?.rail(st.rail) ?: return@map st
+                st.copy(reordered = order.handed, reorderDepthMax = order.depthMax)
+            }
+        }
+
+    override fun telemetry(): Map<String, Long> {
+        val sum = HashMap<String, Long>()
+        for (r in rails) for ((k, v) in r.transport.telemetry()) sum.merge(k, v, Long::plus)
+        return sum
+    }
 
     override fun pauseStats(pause: Boolean) {
         counters.pause(pause)
@@ -95,10 +149,13 @@ internal class LinkTransport(
      * per [NetworkPollSchedule.IDLE_POLL_NANOS]), reading the clock only when the schedule's countdown runs out.
      */
     override fun progress(): Int {
+        if (pendingParts.isNotEmpty()) sendPendingParts()
+        if (!skips.isEmpty()) sendSkips()
         val shm = shm
         if (shm == null || networks.isEmpty()) {
             var work = 0
             for (i in all.indices) work += all[i].transport.progress()
+            if (stage?.watching == true) stage.tick(System.nanoTime())
             return work
         }
         val work = shm.progress()
@@ -108,6 +165,7 @@ internal class LinkTransport(
         var w = 0
         for (i in networks.indices) w += networks[i].transport.progress()
         schedule.polled(now, w)
+        if (stage?.watching == true) stage.tick(now)
         return work + w
     }
 
@@ -115,10 +173,248 @@ internal class LinkTransport(
 
     override fun send(buffer: DirectBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int {
         var rail = railFor(dest) ?: return unrouted(dest)
+        if (spreads && rail !== shmRail) return sendSpread(buffer, dest, tag, data, flags, context)
         while (true) {
             val rc = rail.transport.send(buffer, dest, tag, data, flags, context)
             rail = failover(dest, rail, rc) ?: return rc
         }
+    }
+
+    // ## Spreading one peer's messages: round robin and striping, each message with its sequence number ##
+
+    /**
+     * A message to [dest] under [LinkShape.ROUND_ROBIN] or [LinkShape.STRIPE]: whole over the next rail of the round
+     * robin, or (STRIPE, above the threshold, not an inject) split over the rails by weight. Its sequence number is
+     * taken only once its rail (or its first part's) accepted it, so a refused send leaves no gap.
+     */
+    private fun sendSpread(buffer: DirectBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int {
+        // Each rail takes its messages in sequence order: none overtakes a part still waiting for room. (One that did
+        // would be held early at the receiver, on the credit of the very rail the part it waits for needs.)
+        if (pendingParts.isNotEmpty()) {
+            sendPendingParts()
+            if (pendingParts.isNotEmpty()) return -Errno.EAGAIN
+        }
+        val seq = nextSeq.get(dest)
+        val length = buffer.capacity()
+        if (policy == LinkShape.STRIPE && length > stripeThreshold && flags and OpFlags.INJECT == 0L) {
+            val rc = sendStriped(buffer, dest, tag, data, flags, context, seq)
+            if (rc != NOT_STRIPED) return rc
+        }
+        var rail = nextRail(dest) ?: return unrouted(dest)
+        // An inject has no completion, and no error to announce: it goes as it is.
+        val ctx: Any? = if (flags and OpFlags.INJECT != 0L) context else flight(context, dest, seq)
+        while (true) {
+            val rc = rail.transport.sendSequenced(buffer, dest, tag, data, flags, ctx, seq, 0)
+            if (rc == 0) {
+                nextSeq.put(dest, seq + 1)
+                return 0
+            }
+            val next = failSpread(dest, rail, rc)
+            if (next == null) {
+                if (ctx is Flight) release(ctx)
+                return rc
+            }
+            rail = next
+        }
+    }
+
+    // ## Flights: a sequenced message's completion, and a SKIP for its number when its rail fails it ##
+
+    private val flights = ArrayDeque<Flight>()
+
+    private fun flight(context: Any?, dest: Long, seq: Long): Flight {
+        val f = flights.removeLastOrNull() ?: Flight()
+        f.context = context
+        f.dest = dest
+        f.seq = seq
+        return f
+    }
+
+    private fun release(f: Flight) {
+        f.context = null
+        flights.addLast(f)
+    }
+
+    /** [f]'s rail completed it: what it stood for (the application's context, or a striped send's join). */
+    internal fun flightDone(f: Flight): Any? = f.context.also { release(f) }
+
+    /**
+     * [f]'s rail failed it (its error completion follows): the destination is told over another rail, from [progress],
+     * not to wait for its sequence number (a SKIP), so the messages after it are not held for ever.
+     */
+    internal fun flightFailed(f: Flight): Any? {
+        skips.add(f.dest, f.seq, 0)
+        return flightDone(f)
+    }
+
+    /** SKIPs to send: destination, sequence number. */
+    private val skips = braid.provider.TripleQueue()
+
+    private fun sendSkips() {
+        while (!skips.isEmpty()) {
+            val dest = skips.first(0)
+            val seq = skips.first(1)
+            var rc = -Errno.EHOSTDOWN
+            for (i in networks.indices) {
+                val r = networks[i]
+                if (!r.transport.carriesSequence || r.av.query(dest) == null || r.transport.peerGone(dest)) continue
+                rc = r.transport.sendSkip(dest, seq)
+                if (rc == 0 || rc == -Errno.EAGAIN) break
+            }
+            if (rc == -Errno.EAGAIN) return
+            skips.removeFirst() // sent, or no rail reaches the peer any more
+        }
+    }
+
+    /**
+     * Splits [buffer] over the rails that reach [dest], in proportion to their weights, each part larger than the eager
+     * size (a rail whose share would be smaller gives it to the others); returns [NOT_STRIPED] when fewer than two
+     * parts result. Part k carries sequence number [seq] + k and its stripe word.
+     */
+    private fun sendStriped(
+        buffer: DirectBuffer,
+        dest: Long,
+        tag: Long,
+        data: Long,
+        flags: Long,
+        context: Any?,
+        seq: Long,
+    ): Int {
+        val length = buffer.capacity()
+        val rails = reaching(dest)
+        val minPart = rails.maxOf { it.eagerSize }.toLong() + 1
+        // Drop the lightest rails until every share is larger than the eager size.
+        while (rails.size > 1) {
+            val sum = rails.sumOf { it.weight }
+            val lightest = rails.minBy { it.weight }
+            if ((length * lightest.weight / sum).toLong() >= minPart) break
+            rails.remove(lightest)
+        }
+        if (rails.size < 2) return NOT_STRIPED
+        val sum = rails.sumOf { it.weight }
+        val join = StripeSend(host, context, flags, length.toLong(), tag, rails.size)
+        var offset = 0
+        for ((k, rail) in rails.withIndex()) {
+            val n =
+                if (k == rails.size - 1) length - offset
+                else ((length * rail.weight / sum).toLong() and ALIGN.inv()).toInt()
+            val part =
+                Part(
+                    UnsafeBuffer(buffer, offset, n),
+                    dest,
+                    tag,
+                    data,
+                    flags,
+                    join,
+                    seq + k,
+                    stripeWord(offset, length),
+                    rail,
+                )
+            rail.transport.counters.fragments++
+            rail.transport.counters.fragmentBytes += n
+            offset += n
+            if (k == 0) {
+                // The first part decides: refused, nothing of the message went.
+                var r = rail
+                while (true) {
+                    val rc =
+                        r.transport.sendSequenced(
+                            part.buffer,
+                            dest,
+                            tag,
+                            data,
+                            flags,
+                            flight(join, dest, part.seq),
+                            part.seq,
+                            part.stripe,
+                        )
+                    if (rc == 0) break
+                    r = failSpread(dest, r, rc) ?: return rc
+                }
+                nextSeq.put(dest, seq + rails.size)
+            } else if (pendingParts.isNotEmpty() || !sendPart(part)) {
+                pendingParts.addLast(part)
+            }
+        }
+        return 0
+    }
+
+    /** Sends [part] now: true if a rail took it, or it failed for good (its join then carries the error). */
+    private fun sendPart(part: Part): Boolean {
+        while (true) {
+            val rc =
+                part.rail.transport.sendSequenced(
+                    part.buffer,
+                    part.dest,
+                    part.tag,
+                    part.data,
+                    part.flags,
+                    flight(part.join, part.dest, part.seq),
+                    part.seq,
+                    part.stripe,
+                )
+            if (rc == 0) return true
+            if (rc == -Errno.EAGAIN) return false
+            val next = failSpread(part.dest, part.rail, rc)
+            if (next == null) {
+                part.join.partDone(
+                    -rc,
+                    "part ${part.seq} to ${part.dest} refused: ${describeRoute(part.dest) ?: Errno.name(-rc)}",
+                )
+                return true
+            }
+            part.rail = next
+        }
+    }
+
+    private fun sendPendingParts() {
+        while (pendingParts.isNotEmpty()) {
+            if (!sendPart(pendingParts.first())) return
+            pendingParts.removeFirst()
+        }
+    }
+
+    /** The network rails that reach [dest] and carry sequence numbers, and have not failed it. */
+    private fun reaching(dest: Long): ArrayList<LinkRail> {
+        val skip = failed.get(dest)
+        val out = ArrayList<LinkRail>(networks.size)
+        for (i in networks.indices) {
+            val r = networks[i]
+            if (skip and (1L shl i) == 0L && r.transport.carriesSequence && r.av.query(dest) != null) out += r
+        }
+        return out
+    }
+
+    /**
+     * The next rail of the weighted round robin among those that reach [dest] (smooth weighted round robin: each rail
+     * gains its weight, the richest is chosen and pays the sum, so weights 2:1 give A A B, interleaved).
+     */
+    private fun nextRail(dest: Long): LinkRail? {
+        val skip = failed.get(dest)
+        var best = -1
+        var sum = 0.0
+        for (i in networks.indices) {
+            val r = networks[i]
+            if (skip and (1L shl i) != 0L || !r.transport.carriesSequence || r.av.query(dest) == null) continue
+            rrCredit[i] += r.weight
+            sum += r.weight
+            if (best < 0 || rrCredit[i] > rrCredit[best]) best = i
+        }
+        if (best < 0) return null
+        rrCredit[best] -= sum
+        return networks[best]
+    }
+
+    /**
+     * [rail] refused a spread message to [dest] with [rc]: the next rail to try if the peer is gone on it, else null.
+     */
+    private fun failSpread(dest: Long, rail: LinkRail, rc: Int): LinkRail? {
+        if (!peerGone(rc)) return null
+        val index = networks.indexOf(rail)
+        if (index < 0) return null
+        failed.put(dest, failed.get(dest) or (1L shl index))
+        rail.transport.counters.failovers++
+        return nextRail(dest)
     }
 
     // ## RMA and atomics: to the rail the destination's route picks, as sends go; the target's
@@ -308,6 +604,10 @@ internal class LinkTransport(
     /** The transport of the rail named [name] (for tests and diagnostics), or null. */
     internal fun rail(name: String): Transport? = rails.firstOrNull { it.name == name }?.transport
 
+    /** The reorder stage (for tests and diagnostics), or null. */
+    internal val reorder: ReorderStage?
+        get() = stage
+
     /** The rail [dest] is routed to now, by name (for tests and diagnostics), or null. */
     internal fun routeName(dest: Long): String? = route(dest)?.name
 
@@ -345,4 +645,15 @@ internal class LinkTransport(
 
     override fun toString(): String =
         "link '${info.domainName}'\n" + rails.joinToString("\n") { "  ${it.name}: ${it.transport}" }
+
+    internal companion object {
+        /** What [sendStriped] returns when the message goes whole after all. */
+        private const val NOT_STRIPED = Int.MIN_VALUE
+
+        /** Parts but the last are a multiple of this many bytes. */
+        private const val ALIGN = 63L
+
+        /** A part's stripe word: its [offset] in the message (high 32 bits) and the message's [length] (low 32). */
+        fun stripeWord(offset: Int, length: Int): Long = (offset.toLong() shl 32) or (length.toLong() and 0xffff_ffffL)
+    }
 }

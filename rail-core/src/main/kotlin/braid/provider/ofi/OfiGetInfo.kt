@@ -12,6 +12,12 @@ internal object OfiGetInfo {
     /** The capabilities Braid asks every native provider for: what its rail builds on. */
     const val BASE_CAPS: Long = (1L shl 1) or (1L shl 3) or (1L shl 10) or (1L shl 11) or (1L shl 57)
 
+    /** Native RMA: FI_RMA, FI_READ, FI_WRITE, FI_REMOTE_READ, FI_REMOTE_WRITE (Braid's [braid.core.Caps] values). */
+    const val RMA_CAPS: Long = (1L shl 2) or (1L shl 8) or (1L shl 9) or (1L shl 12) or (1L shl 13)
+
+    /** Native atomics: FI_ATOMIC. */
+    const val ATOMIC_CAPS: Long = 1L shl 4
+
     /**
      * The native entries for [provName] (null: all) and [domainName] (null: all), in libfabric's order; an empty list
      * when none match (`-FI_ENODATA`). Other failures throw, naming the call and libfabric's text.
@@ -28,9 +34,9 @@ internal object OfiGetInfo {
      * A private copy (`fi_dupinfo`) of the first native entry for [provName] on [domainName] whose fabric is
      * [fabricName]; the caller frees it with `fi_freeinfo`. Throws ENODATA naming what is missing.
      */
-    fun dup(provName: String, domainName: String, fabricName: String): Long {
+    fun dup(provName: String, domainName: String, fabricName: String, caps: Long = BASE_CAPS): Long {
         var found = 0L
-        withList(provName, domainName, BASE_CAPS) { head ->
+        withList(provName, domainName, caps) { head ->
             OfiInfoDescriptor.forEach(head) { p ->
                 if (found == 0L) {
                     val e = OfiInfoDescriptor.read(p)

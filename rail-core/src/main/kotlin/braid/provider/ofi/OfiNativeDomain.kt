@@ -18,6 +18,17 @@ private constructor(
 ) : AutoCloseable {
     private var closed = false
 
+    /** The native info's capabilities: what the domain and its endpoints were opened for. */
+    val caps: Long = OfiOps.getLong(info + OfiInfoDescriptor.CAPS)
+
+    private val domainAttr = OfiOps.getLong(info + OfiInfoDescriptor.DOMAIN_ATTR)
+
+    /** The provider's memory-registration modes (`domain_attr->mr_mode`). */
+    val mrMode: Int = OfiOps.getInt(domainAttr + OfiInfoDescriptor.DOM_MR_MODE)
+
+    /** Bytes of a native memory key (`domain_attr->mr_key_size`). */
+    val mrKeySize: Long = OfiOps.getLong(domainAttr + OfiInfoDescriptor.DOM_MR_KEY_SIZE)
+
     override fun close() {
         if (closed) return
         closed = true
@@ -27,8 +38,14 @@ private constructor(
     }
 
     companion object {
-        fun open(provName: String, domainName: String, fabricName: String): OfiNativeDomain {
-            val info = OfiGetInfo.dup(provName, domainName, fabricName)
+        /** Opens the native domain of [provName] on [domainName] of [fabricName], asked for [caps] (native bits). */
+        fun open(
+            provName: String,
+            domainName: String,
+            fabricName: String,
+            caps: Long = OfiGetInfo.BASE_CAPS,
+        ): OfiNativeDomain {
+            val info = OfiGetInfo.dup(provName, domainName, fabricName, caps)
             val out = Memory(8)
             var fabric = 0L
             try {

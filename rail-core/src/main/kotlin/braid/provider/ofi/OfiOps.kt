@@ -61,15 +61,18 @@ internal object OfiOps {
     // ## struct fi_ops_msg and fi_ops_tagged (same shape) ##
     const val XFER_RECV = 8
     const val XFER_SEND = 32
+    const val XFER_SENDMSG = 48
     const val XFER_INJECT = 56
     const val XFER_SENDDATA = 64
 
     // ## struct fi_ops_rma ##
     const val RMA_READ = 8
     const val RMA_WRITE = 32
+    const val RMA_WRITEMSG = 48
 
     // ## struct fi_ops_atomic ##
     const val ATOMIC_WRITE = 8
+    const val ATOMIC_WRITEMSG = 24
     const val ATOMIC_READWRITE = 40
     const val ATOMIC_COMPWRITE = 64
     const val ATOMIC_WRITEVALID = 88

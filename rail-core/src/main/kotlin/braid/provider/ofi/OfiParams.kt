@@ -58,6 +58,35 @@ public object OfiParams {
         )
 
     /**
+     * The liveness timeout: a native send, receive-side rendezvous or RMA the native provider has not completed in this
+     * long fails with ETIMEDOUT, so a killed peer ends in an error completion, never a hang (rxm reports a reset
+     * connection itself; shm's queue to a dead process just stays full). 0: none.
+     */
+    @JvmField
+    public val TX_TIMEOUT: Param<Long> =
+        Param.long(
+            "ofi",
+            "tx_timeout",
+            "BRAID_OFI_TX_TIMEOUT",
+            30_000L,
+            "ms",
+            "a native operation not completed in this long fails with ETIMEDOUT (a dead peer); 0 for none",
+            Param.atLeast(0L, "ms"),
+        )
+
+    @JvmField
+    public val MR_CACHE_SIZE: Param<Int> =
+        Param.int(
+            "ofi",
+            "mr_cache_size",
+            "BRAID_OFI_MR_CACHE_SIZE",
+            64,
+            "registrations",
+            "native registrations of local buffers the registration cache keeps (least recently used go first)",
+            Param.atLeast(1, "one registration"),
+        )
+
+    /**
      * The libfabric shared library to load, a name or a path; empty for the system's (`libfabric.so.1`). Read once,
      * from the process's settings, when a native rail is first asked for.
      */
@@ -71,5 +100,7 @@ public object OfiParams {
             "the libfabric shared library to load (a name or a path); empty for the system's libfabric.so.1",
         )
 
-    @JvmField public val ALL: List<Param<*>> = listOf(PROVIDER, RECV_SIZE, RECV_COUNT, TX_SLOTS, LIBRARY)
+    @JvmField
+    public val ALL: List<Param<*>> =
+        listOf(PROVIDER, RECV_SIZE, RECV_COUNT, TX_SLOTS, TX_TIMEOUT, MR_CACHE_SIZE, LIBRARY)
 }

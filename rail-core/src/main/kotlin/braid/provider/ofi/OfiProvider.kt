@@ -15,10 +15,12 @@ import braid.core.TxAttr
 import braid.provider.DomainProvider
 import braid.provider.PeerAddress
 import braid.provider.Provider
+import braid.provider.ProviderRegion
 import braid.provider.RailAv
 import braid.provider.RailHost
 import braid.provider.Transport
 import java.util.concurrent.ConcurrentHashMap
+import org.agrona.concurrent.UnsafeBuffer
 
 /**
  * The native rail: libfabric itself, through JNA ([OfiLibrary], [OfiOps]), so that every provider libfabric drives
@@ -60,6 +62,8 @@ internal object OfiProvider : Provider {
             null
         }
 
+    override fun capsAsRail(info: Info): Long = info.caps and (OfiGetInfo.RMA_CAPS or OfiGetInfo.ATOMIC_CAPS).inv()
+
     private val nativeNames = ConcurrentHashMap<String, Boolean>()
 
     override fun answersTo(name: String): Boolean {
@@ -98,11 +102,17 @@ internal object OfiProvider : Provider {
         val seen = HashSet<String>()
         val out = ArrayList<Info>()
         val wanted = domain ?: hints.domainName
+        // A provider offers RMA and atomics only when asked for them: one query each says which entries have them.
+        val rma = offering(prov, wanted, OfiGetInfo.BASE_CAPS or OfiGetInfo.RMA_CAPS)
+        val atomic = offering(prov, wanted, OfiGetInfo.BASE_CAPS or OfiGetInfo.RMA_CAPS or OfiGetInfo.ATOMIC_CAPS)
         for (e in OfiGetInfo.query(prov, wanted)) {
             // rxm passes the domain hint to its core provider but 1.17 still lists every domain: filter here too.
             if (e.epType != OfiInfoDescriptor.FI_EP_RDM || (wanted != null && e.domainName != wanted)) continue
-            if (!seen.add(e.provName + "\u0000" + e.domainName)) continue
-            out += info(e, recvSize, hints)
+            val key = e.provName + "\u0000" + e.domainName
+            if (!seen.add(key)) continue
+            val extra =
+                (if (key in rma) OfiGetInfo.RMA_CAPS else 0L) or (if (key in atomic) OfiGetInfo.ATOMIC_CAPS else 0L)
+            out += info(e, recvSize, hints, extra)
         }
         if (out.isEmpty() && hints.provider != null)
             throw FabricException.noData(
@@ -114,14 +124,23 @@ internal object OfiProvider : Provider {
         return out
     }
 
-    private fun info(e: OfiInfoDescriptor.Entry, recvSize: Int, hints: Hints): Info {
+    /**
+     * The entries (provider and domain) that offer [caps] with RMA addressed by offset into the target's region, as
+     * Braid's RMA addresses it: a provider whose `mr_mode` needs FI_MR_VIRT_ADDR (shm, verbs) is left out.
+     */
+    private fun offering(prov: String?, domain: String?, caps: Long): Set<String> =
+        OfiGetInfo.query(prov, domain, caps)
+            .filter { it.mrMode and OfiInfoDescriptor.FI_MR_VIRT_ADDR == 0 && it.caps and caps == caps }
+            .mapTo(HashSet()) { it.provName + "\u0000" + it.domainName }
+
+    private fun info(e: OfiInfoDescriptor.Entry, recvSize: Int, hints: Hints, extra: Long): Info {
         val settings = hints.settings.with(OfiParams.PROVIDER, e.provName)
         val maxMsg = capped(e.maxMsgSize, recvSize.toLong())
         return Info(
             provider = name,
             fabricName = e.fabricName,
             domainName = e.domainName,
-            caps = e.caps and CARRIED or (Caps.SOURCE or Caps.DIRECTED_RECV),
+            caps = e.caps and CARRIED or (Caps.SOURCE or Caps.DIRECTED_RECV) or extra,
             mode = 0,
             endpointType = EndpointType.RDM,
             domainAttr = CoreParams.domainAttr(settings),
@@ -155,7 +174,51 @@ internal object OfiProvider : Provider {
 /** The native rail's part of one [Domain]: one native fabric and domain, opened from a private copy of its fi_info. */
 internal class OfiDomain(private val domain: Domain, val info: Info) : DomainProvider {
     val provName: String = OfiProvider.nativeName(info)
-    val native: OfiNativeDomain = OfiNativeDomain.open(provName, info.domainName, info.fabricName)
+
+    /**
+     * Inside a link the native rail carries messages only: the link's regions are Braid's, not registered natively, so
+     * native RMA could not find them.
+     */
+    private val inLink = domain.info.provider != OfiProvider.name
+
+    val native: OfiNativeDomain =
+        OfiNativeDomain.open(
+            provName,
+            info.domainName,
+            info.fabricName,
+            OfiGetInfo.BASE_CAPS or
+                (if (!inLink && info.caps and Caps.RMA != 0L) OfiGetInfo.RMA_CAPS else 0L) or
+                (if (!inLink && info.caps and Caps.ATOMIC != 0L) OfiGetInfo.RMA_CAPS or OfiGetInfo.ATOMIC_CAPS else 0L),
+        )
+
+    /** The RMA and atomic capabilities the native endpoints carry: what the native domain was opened for. */
+    val rmaCaps: Long =
+        if (inLink || native.mrMode and OfiInfoDescriptor.FI_MR_VIRT_ADDR != 0) 0L
+        else native.caps and (OfiGetInfo.RMA_CAPS or OfiGetInfo.ATOMIC_CAPS)
+
+    val memory: OfiMemory = OfiMemory(native)
+
+    /** Whether local buffers need descriptors (FI_MR_LOCAL): then sends and RMA take them from [cache]. */
+    val mrLocal: Boolean = native.mrMode and OfiInfoDescriptor.FI_MR_LOCAL != 0
+
+    val cache: OfiMrCache = OfiMrCache(memory, info.settings[OfiParams.MR_CACHE_SIZE])
+
+    /**
+     * Native registration for the domain's regions when its endpoints carry native RMA (the peers' `fi_write` needs the
+     * key); otherwise null, and Braid's keys serve as before. Deregistering drops the cache's registrations of the same
+     * memory too.
+     */
+    override fun registerMemory(buffer: UnsafeBuffer, access: Int, key: Long, requested: Boolean): ProviderRegion? {
+        if (rmaCaps == 0L) return null
+        val start = buffer.addressOffset()
+        val r = memory.register(start, buffer.capacity().toLong(), access, key, requested)
+        return object : ProviderRegion by r {
+            override fun close() {
+                cache.invalidate(start, start + buffer.capacity())
+                r.close()
+            }
+        }
+    }
 
     override fun parseAddress(raw: ByteArray): PeerAddress = OfiAddressDescriptor.parseFor(raw, provName)
 
@@ -165,6 +228,7 @@ internal class OfiDomain(private val domain: Domain, val info: Info) : DomainPro
     }
 
     override fun close() {
+        cache.close()
         native.close()
     }
 }

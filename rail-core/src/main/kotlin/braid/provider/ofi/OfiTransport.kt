@@ -1,5 +1,8 @@
 package braid.provider.ofi
 
+import braid.core.AtomicDatatype
+import braid.core.AtomicForm
+import braid.core.AtomicOp
 import braid.core.Errno
 import braid.core.FiAddr
 import braid.core.Info
@@ -9,6 +12,7 @@ import braid.core.RxEntry
 import braid.provider.HostIdentity
 import braid.provider.RailAv
 import braid.provider.RailHost
+import braid.provider.RmaDescriptor
 import braid.provider.Transport
 import braid.provider.UnexpectedBounds
 import com.sun.jna.Function
@@ -16,6 +20,7 @@ import com.sun.jna.Memory
 import com.sun.jna.Pointer
 import java.nio.ByteBuffer
 import org.agrona.DirectBuffer
+import org.agrona.MutableDirectBuffer
 import org.agrona.collections.IntArrayList
 import org.agrona.collections.Long2LongHashMap
 import org.agrona.concurrent.UnsafeBuffer
@@ -51,16 +56,20 @@ internal class OfiTransport(
     private val recvSize = info.settings[OfiParams.RECV_SIZE]
     private val recvCount = info.settings[OfiParams.RECV_COUNT]
     private val txSlots = info.settings[OfiParams.TX_SLOTS]
+    /** [OfiParams.TX_TIMEOUT] in ns; 0: no liveness timeout. */
+    private val txTimeout = info.settings[OfiParams.TX_TIMEOUT] * 1_000_000L
     private val slots = txSlots + 2 * recvCount
 
     override val counters: RailCounters = RailCounters(rail)
     private val account: UnexpectedBounds.Account = host.bounds.account(rail)
 
     // ## Native memory: one arena for contexts and call arguments, one for receive buffers ##
-    private val arena = Memory((slots * CONTEXT_SIZE + SCRATCH).toLong()).also { it.clear() }
+    private val arena = Memory((slots * CONTEXT_SIZE + txSlots * MSG_AREA + SCRATCH).toLong()).also { it.clear() }
     private val base = Pointer.nativeValue(arena)
     private val ctxBase = base
-    private val cqBuf = base + slots * CONTEXT_SIZE
+    /** Per tx slot: the `fi_msg_rma`/`fi_msg_atomic` of a write or update atomic, its iovec, rma iov and desc. */
+    private val msgBase = base + slots * CONTEXT_SIZE
+    private val cqBuf = msgBase + txSlots * MSG_AREA
     private val srcBuf = cqBuf + CQ_BATCH * CQ_ENTRY
     private val errBuf = srcBuf + CQ_BATCH * 8
     private val outPtr = errBuf + ERR_ENTRY
@@ -75,16 +84,36 @@ internal class OfiTransport(
     private var cq = 0L
     private var nav = 0L
     private var ep = 0L
-    private lateinit var fnSend: Function
-    private lateinit var fnSendData: Function
-    private lateinit var fnRecv: Function
-    private lateinit var fnTSend: Function
-    private lateinit var fnTSendData: Function
-    private lateinit var fnTRecv: Function
-    private lateinit var fnReadFrom: Function
+    // The hot calls go through libffi directly (OfiCall: no boxing, no argument array); the rest through Function.
+    private lateinit var fnSend: OfiCall
+    private lateinit var fnSendData: OfiCall
+    private lateinit var fnRecv: OfiCall
+    private lateinit var fnTSend: OfiCall
+    private lateinit var fnTSendData: OfiCall
+    private lateinit var fnTRecv: OfiCall
+    private lateinit var fnReadFrom: OfiCall
     private lateinit var fnReadErr: Function
     private var fnStrError: Function? = null
     private lateinit var fnAvInsert: Function
+    private lateinit var fnSendMsg: OfiCall
+    private lateinit var fnTSendMsg: OfiCall
+    private var fnRead: OfiCall? = null
+    private var fnWriteMsg: OfiCall? = null
+    private var fnAtomicMsg: OfiCall? = null
+    private var fnFetch: OfiCall? = null
+    private var fnCompare: OfiCall? = null
+    private val calls = ArrayList<OfiCall>()
+
+    /** The RMA and atomic capabilities this rail carries natively ([OfiDomain.rmaCaps]). */
+    override val rmaCaps: Long = domain.rmaCaps
+    private val mrLocal = domain.mrLocal
+    private val cache = domain.cache
+    /** The most elements per native atomic, by form and datatype code (`fi_atomicvalid` and its kin, asked once). */
+    private val atomicMax = Array(3) { IntArray(16) }
+    /** The registration of the native receive buffers, when the provider needs local descriptors. */
+    private var bounceMr: OfiRegion? = null
+    private val bounceDesc: Long
+        get() = bounceMr?.descriptor ?: 0L
 
     // ## Operation slots: tx slots first, then the receive buffers (untagged, then tagged) ##
     private val txContext = arrayOfNulls<Any>(txSlots)
@@ -94,6 +123,29 @@ internal class OfiTransport(
     private val txLen = LongArray(txSlots)
     private val txAddr = LongArray(txSlots)
     private val txDest = LongArray(txSlots)
+    /** What the slot carries: a send, or one of the RMA and atomic kinds. */
+    private val txKind = IntArray(txSlots)
+    private val txRemote = LongArray(txSlots)
+    private val txKey = LongArray(txSlots)
+    /** Atomics: the native datatype and op (`type shl 8 or op`), the element count, compare and result addresses. */
+    private val txAtomic = IntArray(txSlots)
+    private val txCount = IntArray(txSlots)
+    private val txCmp = LongArray(txSlots)
+    private val txRes = LongArray(txSlots)
+    /** Where a staged read or fetch is copied back to at completion (a heap buffer's), else null. */
+    private val txBack = arrayOfNulls<UnsafeBuffer>(txSlots)
+    private val txBackAt = IntArray(txSlots)
+    /** Whether the slot holds an operation (its context may be null), and since when ([System.nanoTime]). */
+    private val txBusy = BooleanArray(txSlots)
+    private val txSince = LongArray(txSlots)
+    /**
+     * Failed by the liveness timeout while the native provider still holds it: the slot is not reused until its native
+     * completion or error arrives, which is then dropped (a later operation must not receive it).
+     */
+    private val txZombie = BooleanArray(txSlots)
+    private var lastLivenessCheck = 0L
+    /** The cached registration the slot's local buffer holds (FI_MR_LOCAL providers), else null. */
+    private val txMr = arrayOfNulls<OfiMrCache.Entry>(txSlots)
     private val txStage = arrayOfNulls<UnsafeBuffer>(txSlots)
     private val txFree = IntArrayList(txSlots, -1)
     /** Sends native `-FI_EAGAIN` refused, retried in order by [progress]. */
@@ -141,16 +193,51 @@ internal class OfiTransport(
         check("fi_ep_bind(av)", OfiOps.bind(ep, nav, 0))
         check("fi_ep_bind(cq)", OfiOps.bind(ep, cq, OpFlags.SEND or OpFlags.RECV))
         check("fi_enable", OfiOps.control(ep, OfiOps.FI_ENABLE, 0))
-        fnSend = need(ep, OfiOps.EP_MSG, OfiOps.XFER_SEND, "fi_send")
-        fnSendData = need(ep, OfiOps.EP_MSG, OfiOps.XFER_SENDDATA, "fi_senddata")
-        fnRecv = need(ep, OfiOps.EP_MSG, OfiOps.XFER_RECV, "fi_recv")
-        fnTSend = need(ep, OfiOps.EP_TAGGED, OfiOps.XFER_SEND, "fi_tsend")
-        fnTSendData = need(ep, OfiOps.EP_TAGGED, OfiOps.XFER_SENDDATA, "fi_tsenddata")
-        fnTRecv = need(ep, OfiOps.EP_TAGGED, OfiOps.XFER_RECV, "fi_trecv")
-        fnReadFrom = need(cq, OfiOps.CQ_OPS, OfiOps.CQ_READFROM, "fi_cq_readfrom")
+        // Signatures: L a 64-bit integer or pointer, I an int; the last letter is the return type (ssize_t).
+        fnSend = hot(ep, OfiOps.EP_MSG, OfiOps.XFER_SEND, "fi_send", "LLLLLLL")
+        fnSendData = hot(ep, OfiOps.EP_MSG, OfiOps.XFER_SENDDATA, "fi_senddata", "LLLLLLLL")
+        fnRecv = hot(ep, OfiOps.EP_MSG, OfiOps.XFER_RECV, "fi_recv", "LLLLLLL")
+        fnTSend = hot(ep, OfiOps.EP_TAGGED, OfiOps.XFER_SEND, "fi_tsend", "LLLLLLLL")
+        fnTSendData = hot(ep, OfiOps.EP_TAGGED, OfiOps.XFER_SENDDATA, "fi_tsenddata", "LLLLLLLLL")
+        fnTRecv = hot(ep, OfiOps.EP_TAGGED, OfiOps.XFER_RECV, "fi_trecv", "LLLLLLLLL")
+        fnReadFrom = hot(cq, OfiOps.CQ_OPS, OfiOps.CQ_READFROM, "fi_cq_readfrom", "LLLLL")
+        fnSendMsg = hot(ep, OfiOps.EP_MSG, OfiOps.XFER_SENDMSG, "fi_sendmsg", "LLLL")
+        fnTSendMsg = hot(ep, OfiOps.EP_TAGGED, OfiOps.XFER_SENDMSG, "fi_tsendmsg", "LLLL")
+        // fi_cq_readfrom(cq, buf, count, src_addr) always reads into the same place: set once.
+        fnReadFrom.arg(0, cq).arg(1, cqBuf).arg(2, CQ_BATCH.toLong()).arg(3, srcBuf)
         fnReadErr = need(cq, OfiOps.CQ_OPS, OfiOps.CQ_READERR, "fi_cq_readerr")
         fnStrError = OfiOps.function(cq, OfiOps.CQ_OPS, OfiOps.CQ_STRERROR)
         fnAvInsert = need(nav, OfiOps.AV_OPS, OfiOps.AV_INSERT, "fi_av_insert")
+        if (rmaCaps and OfiGetInfo.RMA_CAPS != 0L) {
+            fnRead = hot(ep, OfiOps.EP_RMA, OfiOps.RMA_READ, "fi_read", "LLLLLLLLL")
+            fnWriteMsg = hot(ep, OfiOps.EP_RMA, OfiOps.RMA_WRITEMSG, "fi_writemsg", "LLLL")
+        }
+        if (rmaCaps and OfiGetInfo.ATOMIC_CAPS != 0L) {
+            fnAtomicMsg = hot(ep, OfiOps.EP_ATOMIC, OfiOps.ATOMIC_WRITEMSG, "fi_atomicmsg", "LLLL")
+            fnFetch = hot(ep, OfiOps.EP_ATOMIC, OfiOps.ATOMIC_READWRITE, "fi_fetch_atomic", "LLLLLLLLLIIL" + "L")
+            fnCompare = hot(ep, OfiOps.EP_ATOMIC, OfiOps.ATOMIC_COMPWRITE, "fi_compare_atomic", "LLLLLLLLLLLIIL" + "L")
+            queryAtomics()
+        }
+        if (mrLocal)
+            bounceMr = domain.memory.registerLocal(bounceBase, bounce.capacity().toLong(), braid.core.MrAccess.RECV)
+    }
+
+    /**
+     * Asks the provider once how many elements one atomic of each datatype carries, per form (`fi_atomicvalid`,
+     * `fi_fetch_atomicvalid`, `fi_compare_atomicvalid` with SUM, SUM and CSWAP); 0 where it refuses.
+     */
+    private fun queryAtomics() {
+        val slots = intArrayOf(OfiOps.ATOMIC_WRITEVALID, OfiOps.ATOMIC_READWRITEVALID, OfiOps.ATOMIC_COMPWRITEVALID)
+        for (form in 0 until 3) {
+            val f = OfiOps.function(ep, OfiOps.EP_ATOMIC, slots[form]) ?: continue
+            val op = if (form == 2) AtomicOp.CSWAP.code else AtomicOp.SUM.code
+            for (t in AtomicDatatype.entries) {
+                OfiOps.putLong(outPtr, 0)
+                val rc = f.invokeInt(arrayOf<Any>(ep, t.code, op, outPtr))
+                atomicMax[form][t.code] =
+                    if (rc == 0) minOf(OfiOps.getLong(outPtr), Int.MAX_VALUE.toLong()).toInt() else 0
+            }
+        }
     }
 
     /** Opens a domain child through the domain ops slot [slot] (`fi_av_open`, `fi_cq_open`, `fi_endpoint`). */
@@ -159,6 +246,11 @@ internal class OfiTransport(
         OfiOps.putLong(outPtr, 0)
         check(call, f.invokeInt(arrayOf(d, attr, outPtr, 0L)))
         return OfiOps.getLong(outPtr)
+    }
+
+    private fun hot(obj: Long, table: Int, slot: Int, call: String, signature: String): OfiCall {
+        need(obj, table, slot, call)
+        return OfiCall.of(obj, table, slot, signature)!!.also { calls += it }
     }
 
     private fun need(obj: Long, table: Int, slot: Int, call: String): Function =
@@ -260,6 +352,9 @@ internal class OfiTransport(
         if (nd < 0) return -Errno.EINVAL
         if (txFree.isEmpty()) return -Errno.EAGAIN
         val s = txFree.removeAt(txFree.size - 1)
+        txBusy[s] = true
+        txSince[s] = System.nanoTime()
+        txKind[s] = KIND_SEND
         txContext[s] = context
         txFlags[s] = flags
         txTag[s] = tag
@@ -274,6 +369,10 @@ internal class OfiTransport(
                 if (len > 0) stage.putBytes(0, buffer, 0, len)
                 stage.addressOffset()
             }
+        if (mrLocal && len > 0)
+            txMr[s] =
+                if (txAddr[s] == buffer.addressOffset()) cache.acquire(buffer, len, braid.core.MrAccess.SEND)
+                else cache.acquire(txStage[s]!!, len, braid.core.MrAccess.SEND)
         counters.sent(len)
         if (txPending.isEmpty()) {
             val rc = post(s)
@@ -296,19 +395,400 @@ internal class OfiTransport(
     /** Posts tx slot [s] natively; the native return code. */
     private fun post(s: Int): Long {
         val ctx = ctxBase + s.toLong() * CONTEXT_SIZE
+        val desc = txMr[s]?.descriptor ?: 0L
+        when (txKind[s]) {
+            KIND_SEND -> {}
+            KIND_WRITE -> return fnWriteMsg!!.arg(0, ep).arg(1, message(s, desc, ctx, false)).arg(2, DELIVERED).call()
+            KIND_READ ->
+                return fnRead!!
+                    .arg(0, ep)
+                    .arg(1, txAddr[s])
+                    .arg(2, txLen[s])
+                    .arg(3, desc)
+                    .arg(4, txDest[s])
+                    .arg(5, txRemote[s])
+                    .arg(6, txKey[s])
+                    .arg(7, ctx)
+                    .call()
+            else -> return postAtomic(s, desc, ctx)
+        }
         val flags = txFlags[s]
         val tagged = flags and OpFlags.TAGGED != 0L
         val withData = flags and OpFlags.REMOTE_CQ_DATA != 0L
+        if (flags and OpFlags.DELIVERY_COMPLETE != 0L) return postDelivered(s, desc, ctx, tagged, withData)
         return when {
             tagged && withData ->
-                fnTSendData.invokeLong(arrayOf(ep, txAddr[s], txLen[s], 0L, txData[s], txDest[s], txTag[s], ctx))
-            tagged -> fnTSend.invokeLong(arrayOf(ep, txAddr[s], txLen[s], 0L, txDest[s], txTag[s], ctx))
-            withData -> fnSendData.invokeLong(arrayOf(ep, txAddr[s], txLen[s], 0L, txData[s], txDest[s], ctx))
-            else -> fnSend.invokeLong(arrayOf(ep, txAddr[s], txLen[s], 0L, txDest[s], ctx))
+                fnTSendData
+                    .arg(0, ep)
+                    .arg(1, txAddr[s])
+                    .arg(2, txLen[s])
+                    .arg(3, desc)
+                    .arg(4, txData[s])
+                    .arg(5, txDest[s])
+                    .arg(6, txTag[s])
+                    .arg(7, ctx)
+                    .call()
+            tagged ->
+                fnTSend
+                    .arg(0, ep)
+                    .arg(1, txAddr[s])
+                    .arg(2, txLen[s])
+                    .arg(3, desc)
+                    .arg(4, txDest[s])
+                    .arg(5, txTag[s])
+                    .arg(6, ctx)
+                    .call()
+            withData ->
+                fnSendData
+                    .arg(0, ep)
+                    .arg(1, txAddr[s])
+                    .arg(2, txLen[s])
+                    .arg(3, desc)
+                    .arg(4, txData[s])
+                    .arg(5, txDest[s])
+                    .arg(6, ctx)
+                    .call()
+            else ->
+                fnSend.arg(0, ep).arg(1, txAddr[s]).arg(2, txLen[s]).arg(3, desc).arg(4, txDest[s]).arg(5, ctx).call()
         }
     }
 
+    /**
+     * A send asked for FI_DELIVERY_COMPLETE goes as `fi_sendmsg`/`fi_tsendmsg` with that flag, so the native provider
+     * completes it once the message has landed in the peer's native receive buffer (rxm and shm honour it; a provider
+     * that cannot refuses the call, and the send fails naming it).
+     *
+     * ```
+     *  fi_msg:        msg_iov@0 desc@8 iov_count@16 addr@24 context@32 data@40
+     *  fi_msg_tagged: msg_iov@0 desc@8 iov_count@16 addr@24 tag@32 ignore@40 context@48 data@56
+     *  then at 72 the iovec {base, len}, at 112 the one-entry desc array.
+     * ```
+     */
+    private fun postDelivered(s: Int, desc: Long, ctx: Long, tagged: Boolean, withData: Boolean): Long {
+        val m = msgBase + s.toLong() * MSG_AREA
+        OfiOps.putLong(m + 72, txAddr[s])
+        OfiOps.putLong(m + 80, txLen[s])
+        OfiOps.putLong(m + 112, desc)
+        OfiOps.putLong(m, m + 72)
+        OfiOps.putLong(m + 8, m + 112)
+        OfiOps.putLong(m + 16, 1)
+        OfiOps.putLong(m + 24, txDest[s])
+        val nativeFlags = DELIVERED or (if (withData) OpFlags.REMOTE_CQ_DATA else 0L)
+        return if (tagged) {
+            OfiOps.putLong(m + 32, txTag[s])
+            OfiOps.putLong(m + 40, 0)
+            OfiOps.putLong(m + 48, ctx)
+            OfiOps.putLong(m + 56, txData[s])
+            fnTSendMsg.arg(0, ep).arg(1, m).arg(2, nativeFlags).call()
+        } else {
+            OfiOps.putLong(m + 32, ctx)
+            OfiOps.putLong(m + 40, txData[s])
+            fnSendMsg.arg(0, ep).arg(1, m).arg(2, nativeFlags).call()
+        }
+    }
+
+    private fun postAtomic(s: Int, desc: Long, ctx: Long): Long {
+        val type = txAtomic[s] ushr 8
+        val op = txAtomic[s] and 0xff
+        val n = txCount[s].toLong()
+        return when (txKind[s]) {
+            KIND_ATOMIC -> fnAtomicMsg!!.arg(0, ep).arg(1, message(s, desc, ctx, true)).arg(2, DELIVERED).call()
+            KIND_FETCH ->
+                fnFetch!!
+                    .arg(0, ep)
+                    .arg(1, txAddr[s])
+                    .arg(2, n)
+                    .arg(3, desc)
+                    .arg(4, txRes[s])
+                    .arg(5, desc)
+                    .arg(6, txDest[s])
+                    .arg(7, txRemote[s])
+                    .arg(8, txKey[s])
+                    .arg(9, type.toLong())
+                    .arg(10, op.toLong())
+                    .arg(11, ctx)
+                    .call()
+            else ->
+                fnCompare!!
+                    .arg(0, ep)
+                    .arg(1, txAddr[s])
+                    .arg(2, n)
+                    .arg(3, desc)
+                    .arg(4, txCmp[s])
+                    .arg(5, desc)
+                    .arg(6, txRes[s])
+                    .arg(7, desc)
+                    .arg(8, txDest[s])
+                    .arg(9, txRemote[s])
+                    .arg(10, txKey[s])
+                    .arg(11, type.toLong())
+                    .arg(12, op.toLong())
+                    .arg(13, ctx)
+                    .call()
+        }
+    }
+
+    /**
+     * Fills slot [s]'s `fi_msg_rma` (or, for an [atomic], `fi_msg_atomic`) for a write or an update atomic, posted with
+     * FI_DELIVERY_COMPLETE: Braid completes a write once the target holds the bytes, and a provider's default
+     * (transmit-complete, tcp's) would complete it when they left. Returns its address.
+     *
+     * ```
+     *  fi_msg_rma:    msg_iov@0 desc@8 iov_count@16 addr@24 rma_iov@32 rma_iov_count@40 context@48 data@56
+     *  fi_msg_atomic: msg_iov@0 desc@8 iov_count@16 addr@24 rma_iov@32 rma_iov_count@40 datatype@48 op@52
+     *                 context@56 data@64
+     *  then at 72 the iovec / fi_ioc {addr, len|count}, at 88 fi_rma_iov / fi_rma_ioc {addr, len|count, key},
+     *  at 112 the one-entry desc array.
+     * ```
+     */
+    private fun message(s: Int, desc: Long, ctx: Long, atomic: Boolean): Long {
+        val m = msgBase + s.toLong() * MSG_AREA
+        val n = if (atomic) txCount[s].toLong() else txLen[s]
+        OfiOps.putLong(m + 72, txAddr[s])
+        OfiOps.putLong(m + 80, n)
+        OfiOps.putLong(m + 88, txRemote[s])
+        OfiOps.putLong(m + 96, n)
+        OfiOps.putLong(m + 104, txKey[s])
+        OfiOps.putLong(m + 112, desc)
+        OfiOps.putLong(m, m + 72)
+        OfiOps.putLong(m + 8, m + 112)
+        OfiOps.putLong(m + 16, 1)
+        OfiOps.putLong(m + 24, txDest[s])
+        OfiOps.putLong(m + 32, m + 88)
+        OfiOps.putLong(m + 40, 1)
+        if (atomic) {
+            OfiOps.putInt(m + 48, txAtomic[s] ushr 8)
+            OfiOps.putInt(m + 52, txAtomic[s] and 0xff)
+            OfiOps.putLong(m + 56, ctx)
+            OfiOps.putLong(m + 64, 0)
+        } else {
+            OfiOps.putLong(m + 48, ctx)
+            OfiOps.putLong(m + 56, 0)
+        }
+        return m
+    }
+
+    // ## RMA and atomics ##
+
+    override fun write(
+        buffer: DirectBuffer,
+        dest: Long,
+        remoteOffset: Long,
+        key: Long,
+        flags: Long,
+        context: Any?,
+    ): Int = startRma(KIND_WRITE, buffer, null, dest, remoteOffset, key, flags, context)
+
+    override fun read(
+        buffer: MutableDirectBuffer,
+        src: Long,
+        remoteOffset: Long,
+        key: Long,
+        flags: Long,
+        context: Any?,
+    ): Int = startRma(KIND_READ, buffer, buffer, src, remoteOffset, key, flags, context)
+
+    private fun startRma(
+        kind: Int,
+        buffer: DirectBuffer,
+        into: MutableDirectBuffer?,
+        dest: Long,
+        remoteOffset: Long,
+        key: Long,
+        flags: Long,
+        context: Any?,
+    ): Int {
+        if (rmaCaps and OfiGetInfo.RMA_CAPS == 0L) return -Errno.ENOSYS
+        dead?.let {
+            return -Errno.ECONNRESET
+        }
+        val len = buffer.capacity()
+        val s = claim(dest) ?: return lastRefusal
+        txKind[s] = kind
+        txContext[s] = context
+        txFlags[s] = flags
+        txLen[s] = len.toLong()
+        txRemote[s] = remoteOffset
+        txKey[s] = key
+        val direct = buffer.byteArray() == null && buffer.addressOffset() != 0L
+        if (direct) {
+            txAddr[s] = buffer.addressOffset()
+            if (mrLocal && len > 0) txMr[s] = cache.acquire(buffer, len, localAccess(kind))
+        } else {
+            val stage = stage(s, len)
+            if (kind == KIND_WRITE && len > 0) stage.putBytes(0, buffer, 0, len)
+            if (into != null) backTo(s, into, 0)
+            txAddr[s] = stage.addressOffset()
+            if (mrLocal && len > 0) txMr[s] = cache.acquire(stage, len, localAccess(kind))
+        }
+        return launch(s, if (kind == KIND_WRITE) "fi_write" else "fi_read")
+    }
+
+    override fun atomic(
+        operand: DirectBuffer,
+        compare: DirectBuffer?,
+        result: MutableDirectBuffer?,
+        dest: Long,
+        remoteOffset: Long,
+        key: Long,
+        type: AtomicDatatype,
+        op: AtomicOp,
+        count: Int,
+        flags: Long,
+        context: Any?,
+    ): Int {
+        if (rmaCaps and OfiGetInfo.ATOMIC_CAPS == 0L) return -Errno.ENOSYS
+        dead?.let {
+            return -Errno.ECONNRESET
+        }
+        val form =
+            if (compare != null) AtomicForm.COMPARE else if (result != null) AtomicForm.FETCH else AtomicForm.UPDATE
+        if (count > maxAtomicCount(type, form)) return -Errno.EMSGSIZE
+        val n = count * type.size
+        val s = claim(dest) ?: return lastRefusal
+        txKind[s] =
+            when (form) {
+                AtomicForm.UPDATE -> KIND_ATOMIC
+                AtomicForm.FETCH -> KIND_FETCH
+                AtomicForm.COMPARE -> KIND_COMPARE
+            }
+        txContext[s] = context
+        txFlags[s] = flags
+        txLen[s] = n.toLong()
+        txRemote[s] = remoteOffset
+        txKey[s] = key
+        txAtomic[s] = (type.code shl 8) or op.code
+        txCount[s] = count
+        // Operand, compare and result go through the slot's staging buffer: one registration serves all three, and a
+        // heap buffer needs the copy anyway. An atomic carries a few elements; the copies cost little.
+        val stage = stage(s, 3 * n)
+        stage.putBytes(0, operand, 0, n)
+        if (compare != null) stage.putBytes(n, compare, 0, n)
+        val at = stage.addressOffset()
+        txAddr[s] = at
+        txCmp[s] = at + n
+        txRes[s] = at + 2L * n
+        if (result != null) backTo(s, result, 2 * n)
+        if (mrLocal) txMr[s] = cache.acquire(stage, 3 * n, braid.core.MrAccess.READ or braid.core.MrAccess.WRITE)
+        return launch(
+            s,
+            "fi_${if (form == AtomicForm.COMPARE) "compare_" else if (form == AtomicForm.FETCH) "fetch_" else ""}atomic",
+        )
+    }
+
+    /**
+     * What the native provider carries, within the limits every Braid rail keeps ([RmaDescriptor.MAX_ATOMIC_BYTES] per
+     * atomic, half of it for compare-and-swap), so that a caller sizing atomics by [AtomicForm] gets the same answer on
+     * every rail.
+     */
+    override fun maxAtomicCount(type: AtomicDatatype, form: AtomicForm): Int {
+        if (rmaCaps and OfiGetInfo.ATOMIC_CAPS == 0L) return 0
+        val braid = RmaDescriptor.MAX_ATOMIC_BYTES / type.size
+        return minOf(atomicMax[form.ordinal][type.code], if (form == AtomicForm.COMPARE) braid / 2 else braid)
+    }
+
+    /** Why [claim] refused: a negated errno. */
+    private var lastRefusal = 0
+
+    /** A free tx slot for an operation to [dest], its native address set; null with [lastRefusal] if none. */
+    private fun claim(dest: Long): Int? {
+        val nd = nativeDest(dest)
+        if (nd < 0) {
+            lastRefusal = -Errno.EINVAL
+            return null
+        }
+        if (txFree.isEmpty()) {
+            lastRefusal = -Errno.EAGAIN
+            return null
+        }
+        val s = txFree.removeAt(txFree.size - 1)
+        txBusy[s] = true
+        txSince[s] = System.nanoTime()
+        txDest[s] = nd
+        return s
+    }
+
+    private fun backTo(s: Int, into: MutableDirectBuffer, at: Int) {
+        val b = txBack[s] ?: UnsafeBuffer(0L, 0).also { txBack[s] = it }
+        b.wrap(into, 0, into.capacity())
+        txBackAt[s] = at
+    }
+
+    private fun localAccess(kind: Int): Int =
+        if (kind == KIND_READ) braid.core.MrAccess.WRITE or braid.core.MrAccess.RECV
+        else braid.core.MrAccess.READ or braid.core.MrAccess.SEND
+
+    /**
+     * Posts RMA slot [s] now, or queues it behind the sends and RMA that native `-FI_EAGAIN` held back. A native
+     * refusal at once is the return code (`-EOPNOTSUPP` for an atomic the provider does not carry on that type).
+     */
+    private fun launch(s: Int, call: String): Int {
+        if (txPending.isNotEmpty()) {
+            txPending.addInt(s)
+            return 0
+        }
+        val rc = post(s)
+        if (rc == -OfiOps.FI_EAGAIN.toLong()) {
+            txPending.addInt(s)
+            return 0
+        }
+        if (rc < 0) {
+            releaseTx(s)
+            return rc.toInt()
+        }
+        return 0
+    }
+
+    /** An RMA or atomic slot completed: results copied back where staged, then the completion. */
+    private fun rmaDone(s: Int) {
+        val back = txBack[s]
+        val kind = txKind[s]
+        if (back != null && back.capacity() > 0) {
+            val n = txLen[s].toInt()
+            val from = txStage[s]!!
+            back.putBytes(0, from, txBackAt[s], minOf(n, back.capacity()))
+        }
+        val ctx = txContext[s]
+        val flags = rmaFlags(s)
+        val len = txLen[s]
+        releaseTx(s)
+        host.rmaComplete(ctx, flags, len)
+    }
+
+    private fun rmaFlags(s: Int): Long =
+        (txFlags[s] and OpFlags.COMPLETION) or
+            when (txKind[s]) {
+                KIND_WRITE -> OpFlags.RMA or OpFlags.WRITE
+                KIND_READ -> OpFlags.RMA or OpFlags.READ
+                KIND_ATOMIC -> OpFlags.ATOMIC or OpFlags.WRITE
+                else -> OpFlags.ATOMIC or OpFlags.READ
+            }
+
+    private fun describeRma(s: Int): String {
+        val what =
+            when (txKind[s]) {
+                KIND_WRITE -> "RMA write of ${txLen[s]} bytes to"
+                KIND_READ -> "RMA read of ${txLen[s]} bytes from"
+                else -> {
+                    val t = AtomicDatatype.of(txAtomic[s] ushr 8)
+                    val o = AtomicOp.of(txAtomic[s] and 0xff)
+                    val form =
+                        when (txKind[s]) {
+                            KIND_COMPARE -> "compare-atomic"
+                            KIND_FETCH -> "fetch-atomic"
+                            else -> "atomic"
+                        }
+                    "$form $o of ${txCount[s]} $t on"
+                }
+            }
+        return "$rail: $what native peer ${txDest[s]} at key ${txKey[s]}, offset ${txRemote[s]}"
+    }
+
     private fun fail(s: Int, rc: Int, call: String) {
+        if (txKind[s] != KIND_SEND) {
+            failRma(s, errnoOf(rc), "${describeRma(s)}: $call failed: ${OfiLibrary.strerror(rc)} ($rc)")
+            return
+        }
         val ctx = txContext[s]
         val flags = txFlags[s]
         val len = txLen[s]
@@ -324,8 +804,20 @@ internal class OfiTransport(
         )
     }
 
+    private fun failRma(s: Int, err: Int, message: String) {
+        val ctx = txContext[s]
+        val flags = rmaFlags(s)
+        releaseTx(s)
+        host.rmaError(ctx, flags, 0, err, message)
+    }
+
     private fun releaseTx(s: Int) {
+        txBusy[s] = false
+        txZombie[s] = false
         txContext[s] = null
+        txMr[s]?.let { cache.release(it) }
+        txMr[s] = null
+        txBack[s]?.wrap(0L, 0)
         txFree.addInt(s)
     }
 
@@ -349,8 +841,26 @@ internal class OfiTransport(
         val ctx = ctxBase + (txSlots + i).toLong() * CONTEXT_SIZE
         val buf = bounceBase + i.toLong() * recvSize
         val rc =
-            if (i < recvCount) fnRecv.invokeLong(arrayOf(ep, buf, recvSize.toLong(), 0L, FI_ADDR_UNSPEC, ctx))
-            else fnTRecv.invokeLong(arrayOf(ep, buf, recvSize.toLong(), 0L, FI_ADDR_UNSPEC, 0L, -1L, ctx))
+            if (i < recvCount)
+                fnRecv
+                    .arg(0, ep)
+                    .arg(1, buf)
+                    .arg(2, recvSize.toLong())
+                    .arg(3, bounceDesc)
+                    .arg(4, FI_ADDR_UNSPEC)
+                    .arg(5, ctx)
+                    .call()
+            else
+                fnTRecv
+                    .arg(0, ep)
+                    .arg(1, buf)
+                    .arg(2, recvSize.toLong())
+                    .arg(3, bounceDesc)
+                    .arg(4, FI_ADDR_UNSPEC)
+                    .arg(5, 0L)
+                    .arg(6, -1L)
+                    .arg(7, ctx)
+                    .call()
         if (rc == 0L) return true
         if (rc != -OfiOps.FI_EAGAIN.toLong())
             host.eventError(
@@ -433,8 +943,9 @@ internal class OfiTransport(
         if (closed) return 0
         sweep()
         var work = retryPending() + repostParked()
+        if (txTimeout > 0) work += checkLiveness()
         while (true) {
-            val n = fnReadFrom.invokeLong(arrayOf(cq, cqBuf, CQ_BATCH.toLong(), srcBuf))
+            val n = fnReadFrom.call()
             if (n > 0) {
                 for (k in 0 until n.toInt()) completion(cqBuf + k * CQ_ENTRY, OfiOps.getLong(srcBuf + k * 8L))
                 work += n.toInt()
@@ -454,6 +965,49 @@ internal class OfiTransport(
         return work
     }
 
+    /**
+     * The liveness timeout ([OfiParams.TX_TIMEOUT]): an operation the native provider has not completed, or that its
+     * `-FI_EAGAIN` has held back, for that long fails with ETIMEDOUT naming the peer — a killed peer on a provider that
+     * never says so (shm's queue to a dead process fills and stays full) ends in an error, never a hang. Looked at a
+     * few times per period, so it costs nothing per operation.
+     */
+    private fun checkLiveness(): Int {
+        val now = System.nanoTime()
+        if (now - lastLivenessCheck < txTimeout / 4) return 0
+        lastLivenessCheck = now
+        var failed = 0
+        for (s in 0 until txSlots) {
+            if (!txBusy[s] || txZombie[s] || now - txSince[s] < txTimeout) continue
+            val why =
+                "no completion from native peer ${braidSource(txDest[s]).let { if (it == FiAddr.NOTAVAIL) "?" else it }} " +
+                    "in ${txTimeout / 1_000_000} ms (ofi.tx_timeout, BRAID_OFI_TX_TIMEOUT): the peer is gone or " +
+                    "unreachable"
+            val queued = txPending.indexOf(s)
+            if (queued >= 0) txPending.removeAt(queued) else txZombie[s] = true
+            failTimedOut(s, why, zombie = queued < 0)
+            failed++
+        }
+        return failed
+    }
+
+    /** Reports slot [s] failed by the liveness timeout; a [zombie] keeps its slot until the native answer comes. */
+    private fun failTimedOut(s: Int, why: String, zombie: Boolean) {
+        val ctx = txContext[s]
+        val err = Errno.ETIMEDOUT
+        if (txKind[s] != KIND_SEND) {
+            val message = "${describeRma(s)} timed out: $why"
+            val flags = rmaFlags(s)
+            if (zombie) txContext[s] = null else releaseTx(s)
+            host.rmaError(ctx, flags, 0, err, message)
+        } else {
+            val flags = txFlags[s]
+            val len = txLen[s]
+            val tag = txTag[s]
+            if (zombie) txContext[s] = null else releaseTx(s)
+            host.txError(ctx, flags, len, tag, err, "$rail: send of $len bytes timed out: $why")
+        }
+    }
+
     private fun slotOf(opContext: Long): Int {
         val off = opContext - ctxBase
         if (off < 0 || off % CONTEXT_SIZE != 0L) return -1
@@ -465,6 +1019,14 @@ internal class OfiTransport(
         val s = slotOf(OfiOps.getLong(entry))
         if (s < 0) return
         if (s < txSlots) {
+            if (txZombie[s]) {
+                releaseTx(s) // failed by the liveness timeout already; its late completion is dropped
+                return
+            }
+            if (txKind[s] != KIND_SEND) {
+                rmaDone(s)
+                return
+            }
             val ctx = txContext[s]
             val flags = txFlags[s]
             val len = txLen[s]
@@ -496,6 +1058,10 @@ internal class OfiTransport(
         val text = describe(err, provErrno, OfiOps.getLong(errBuf + 64))
         if (s < 0) {
             host.eventError(errnoOf(-err), "$rail: $text")
+        } else if (s < txSlots && txZombie[s]) {
+            releaseTx(s)
+        } else if (s < txSlots && txKind[s] != KIND_SEND) {
+            failRma(s, errnoOf(-err), "${describeRma(s)} failed: $text")
         } else if (s < txSlots) {
             val ctx = txContext[s]
             val flags = txFlags[s]
@@ -528,11 +1094,15 @@ internal class OfiTransport(
     override fun abort(err: Int, why: String) {
         dead = why
         host.eventError(err, "$rail endpoint ${host.name}: $why")
-        for (s in 0 until txSlots) if (txContext[s] != null) failNow(s, err, why)
+        for (s in 0 until txSlots) if (txBusy[s] && !txZombie[s]) failNow(s, err, why)
         txPending.clear()
     }
 
     private fun failNow(s: Int, err: Int, why: String) {
+        if (txKind[s] != KIND_SEND) {
+            failRma(s, err, "${describeRma(s)} not carried out: $why")
+            return
+        }
         val ctx = txContext[s]
         val flags = txFlags[s]
         val len = txLen[s]
@@ -552,6 +1122,10 @@ internal class OfiTransport(
         OfiOps.close(ep)
         OfiOps.close(cq)
         OfiOps.close(nav)
+        bounceMr?.close()
+        bounceMr = null
+        for (c in calls) c.close()
+        calls.clear()
         ep = 0
         cq = 0
         nav = 0
@@ -572,5 +1146,14 @@ internal class OfiTransport(
         const val FI_CQ_FORMAT_TAGGED = 4
         const val FI_WAIT_NONE = 0
         const val FI_ADDR_UNSPEC = -1L
+        const val KIND_SEND = 0
+        const val MSG_AREA = 128L
+        /** FI_COMPLETION | FI_DELIVERY_COMPLETE: the flags of a write and an update atomic. */
+        const val DELIVERED = (1L shl 24) or (1L shl 28)
+        const val KIND_WRITE = 1
+        const val KIND_READ = 2
+        const val KIND_ATOMIC = 3
+        const val KIND_FETCH = 4
+        const val KIND_COMPARE = 5
     }
 }

@@ -91,7 +91,7 @@ internal class ShmInChannel(
     private var avGeneration = -1L
     private val ctrlScratch = UnsafeBuffer(ByteArray(CTRL_LENGTH))
     /** This channel's split slot, receiver side. */
-    private val split = ShmSplitCopy(file.buffer)
+    val split = ShmSplitCopy(file.buffer)
     /** The sender closed or died; whatever is still in the ring is delivered first. */
     var senderGone: String? = null
     val fiAddr: Long

@@ -95,7 +95,7 @@ internal class ShmOutChannel(
         get() = if (refused) -Errno.EACCES else -Errno.EHOSTDOWN
 
     /** This channel's split slot, sender side. */
-    private val split = ShmSplitCopy(file.buffer)
+    val split = ShmSplitCopy(file.buffer)
     private val receiverPid = owner.pid.toInt()
     private val ctrlHandler = MessageHandler { type, buffer, index, length ->
         if (type == MSG_RMA_REPLY) t.rma.onReply(rmaPath, buffer, index, length) else onCtrl(type, buffer, index)
@@ -123,7 +123,17 @@ internal class ShmOutChannel(
         return work
     }
 
-    override fun writeHead(buffer: DirectBuffer, length: Int, tag: Long, data: Long, flags: Long, msgId: Long): Int {
+    /** shm carries no link sequence: a link never spreads a same-host peer's messages over several rails. */
+    override fun writeHead(
+        buffer: DirectBuffer,
+        length: Int,
+        tag: Long,
+        data: Long,
+        flags: Long,
+        msgId: Long,
+        seq: Long,
+        stripe: Long,
+    ): Int {
         val wire =
             (if (flags and OpFlags.TAGGED != 0L) FLAG_TAGGED else 0) or
                 (if (flags and OpFlags.REMOTE_CQ_DATA != 0L) FLAG_DATA else 0) or

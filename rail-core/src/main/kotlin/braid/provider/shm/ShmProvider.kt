@@ -78,6 +78,7 @@ internal object ShmProvider : Provider {
                         Caps.SEND or
                         Caps.RECV or
                         Caps.RMA_ALL or
+                        Caps.HMEM or // device memory staged through bounce buffers (HmemStaging)
                         Caps.TRIGGER or
                         Caps.SOURCE or
                         Caps.DIRECTED_RECV or

@@ -97,9 +97,14 @@ internal class ShmSplitCopy(private val slot: AtomicBuffer) {
 
         var ok = true
         var claimed = chunks.toLong()
+        var first = true
         while (true) {
             val i = b.getAndAddLong(SPLIT_CLAIM_OFFSET, 1) and CHUNK_MASK
             if (i >= chunks) break
+            if (first) {
+                first = false
+                if (testReceiverAwaitsPush) awaitOnePush(sender)
+            }
             ok = pull(iov, pid, dst, src, length, chunk, i)
             b.getAndAddLong(SPLIT_DONE_OFFSET, 1)
             pulledChunks++
@@ -196,7 +201,32 @@ internal class ShmSplitCopy(private val slot: AtomicBuffer) {
     fun describe(): String =
         "split copies $splits (chunks pulled $pulledChunks), chunks pushed $pushedChunks${if (pushBroken) " (pushing failed)" else ""}"
 
+    /**
+     * [testReceiverAwaitsPush]: holding its first chunk's claim, waits until a chunk is done (the sender's: this side
+     * has finished none), the sender is gone, or [AWAIT_PUSH_NANOS] passed.
+     */
+    private fun awaitOnePush(sender: ProcessWatch?) {
+        val deadline = System.nanoTime() + AWAIT_PUSH_NANOS
+        var spins = 0
+        while (slot.getLongVolatile(SPLIT_DONE_OFFSET) < 1) {
+            Thread.onSpinWait()
+            if (++spins and LIVENESS_SPINS == 0) {
+                if (sender != null && !sender.alive()) return
+                if (System.nanoTime() > deadline) return
+            }
+        }
+    }
+
     companion object {
+        /**
+         * Test hook for the receiving side (set in this JVM, off by default): in each split it receives, the receiver
+         * claims its first chunk, then waits for the sender to have pushed one before it pulls (at most 30 s), so that
+         * a test sees both processes copy whatever the scheduler does. Changes no byte copied, only who copies which.
+         */
+        @Volatile @JvmSynthetic internal var testReceiverAwaitsPush: Boolean = false
+
+        private const val AWAIT_PUSH_NANOS = 30_000_000_000L
+
         /**
          * Test hook (`-Dbraid.shm.testStallInPush=true`): a sender stops for ever once it has claimed a chunk, before
          * pushing it, as a sender killed mid-split would.

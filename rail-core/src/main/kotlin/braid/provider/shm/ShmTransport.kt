@@ -14,6 +14,7 @@ import braid.core.shm.JobKeyProof
 import braid.core.shm.ProcessIdentity
 import braid.core.shm.ProcessWatch
 import braid.core.shm.ShmSegment
+import braid.core.telemetry.Telemetry
 import braid.provider.MessageEngine
 import braid.provider.RailAv
 import braid.provider.RailHost
@@ -383,6 +384,14 @@ internal class ShmTransport(
     override fun discardMsg(entry: RxEntry) = engine.discardMsg(entry)
 
     override fun discardTag(entry: RxEntry) = engine.discardTag(entry)
+
+    /** Split copies this side received (and the chunks it pulled of them), and the chunks it pushed into receivers. */
+    override fun telemetry(): Map<String, Long> =
+        mapOf(
+            Telemetry.SPLIT_COPIES to ins.sumOf { it.split.splits },
+            Telemetry.SPLIT_CHUNKS_PULLED to ins.sumOf { it.split.pulledChunks },
+            Telemetry.SPLIT_CHUNKS_PUSHED to outs.sumOf { it.split.pushedChunks },
+        )
 
     /** The state of every channel, in words, for diagnostics. */
     override fun toString(): String = buildString {

@@ -10,6 +10,8 @@ import braid.provider.tcp.TcpFrameDescriptor.MAGIC
 import braid.provider.tcp.TcpFrameDescriptor.MAGIC_OFFSET
 import braid.provider.tcp.TcpFrameDescriptor.MSG_ID_OFFSET
 import braid.provider.tcp.TcpFrameDescriptor.PAYLOAD_LENGTH_OFFSET
+import braid.provider.tcp.TcpFrameDescriptor.SEQ_OFFSET
+import braid.provider.tcp.TcpFrameDescriptor.STRIPE_OFFSET
 import braid.provider.tcp.TcpFrameDescriptor.TAG_OFFSET
 import braid.provider.tcp.TcpFrameDescriptor.TYPE_OFFSET
 import braid.provider.tcp.TcpFrameDescriptor.VALUE_OFFSET
@@ -77,6 +79,13 @@ internal class TcpFrameAdapter(
         private set
 
     var value: Long = 0
+        private set
+
+    /** The link's sequence number and stripe word of a message head (0 when no link sequences it). */
+    var seq: Long = 0
+        private set
+
+    var stripe: Long = 0
         private set
 
     /** Bytes of the current payload consumed so far. */
@@ -232,6 +241,8 @@ internal class TcpFrameAdapter(
         tag = header.getLong(TAG_OFFSET, ByteOrder.LITTLE_ENDIAN)
         data = header.getLong(DATA_OFFSET, ByteOrder.LITTLE_ENDIAN)
         value = header.getLong(VALUE_OFFSET, ByteOrder.LITTLE_ENDIAN)
+        seq = header.getLong(SEQ_OFFSET, ByteOrder.LITTLE_ENDIAN)
+        stripe = header.getLong(STRIPE_OFFSET, ByteOrder.LITTLE_ENDIAN)
         if (!TcpFrameDescriptor.isKnownType(type)) return fail("unknown frame type $type") == CONTINUE
         if (flags and KNOWN_FLAGS.inv() != 0)
             return fail("${typeName()} frame with unknown flags 0x${Integer.toHexString(flags)}") == CONTINUE

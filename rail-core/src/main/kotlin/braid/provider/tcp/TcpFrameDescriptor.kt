@@ -6,14 +6,14 @@ import java.util.zip.CRC32C
 import org.agrona.concurrent.UnsafeBuffer
 
 /**
- * The frames of the tcp rail's byte stream: every frame is a 48-byte header and a payload of `payload length` bytes.
+ * The frames of the tcp rail's byte stream: every frame is a 64-byte header and a payload of `payload length` bytes.
  * All fields little-endian.
  *
  * ```
  *  0                   1                   2                   3
  *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
  * +---------------+---------------+---------------+---------------+
- * |  magic 0x42   |  version = 3  |     type      |     flags     |  0
+ * |  magic 0x42   |  version = 4  |     type      |     flags     |  0
  * +---------------+---------------+---------------+---------------+
  * |        header CRC-32C (32), computed with this field zero     |  4
  * +---------------------------------------------------------------+
@@ -34,7 +34,13 @@ import org.agrona.concurrent.UnsafeBuffer
  * |  DATA: offset of the payload in the message; RECLAIM,         |
  * |  GIVEBACK: bytes of credit; other frames: 0                   |
  * +---------------------------------------------------------------+
- * |  payload ...                                                  | 48
+ * |  link sequence (64): EAGER and RTS of a link that spreads one  | 48
+ * |  peer's messages over several rails; else 0                   |
+ * +---------------------------------------------------------------+
+ * |  stripe (64): a striped message's part: its offset in the     | 56
+ * |  message (high 32) and the message's length (low 32); else 0  |
+ * +---------------------------------------------------------------+
+ * |  payload ...                                                  | 64
  * +---------------------------------------------------------------+
  * ```
  *
@@ -58,6 +64,10 @@ import org.agrona.concurrent.UnsafeBuffer
  * - RECLAIM (11): receiver → sender: give back up to `value` bytes of the credit lent you.
  * - GIVEBACK (12): sender → receiver: `value` bytes of unspent credit given back (the answer to a RECLAIM; 0 if none
  *   was left). Both added in version 3.
+ * - SKIP (13): sender → receiver: the message with link sequence number `link sequence`, sent to this receiver over
+ *   another rail of the link, failed there; the receiver's reorder stage stops waiting for it. Not charged credit.
+ * - Version 4 added the link sequence and stripe words (16 bytes more per header), which the rail carries for a link
+ *   ([braid.provider.link.ReorderStage]) and does not read itself.
  *
  * Handshake frames (see [TcpHandshake]): HELLO (16), CHALLENGE (17), AUTH (18), WELCOME (19), REJECT (20); their
  * payloads are laid out in [HandshakeDescriptor].
@@ -76,7 +86,7 @@ import org.agrona.concurrent.UnsafeBuffer
  */
 internal object TcpFrameDescriptor {
     const val MAGIC: Int = 0x42
-    const val VERSION: Int = 3
+    const val VERSION: Int = 4
 
     const val EAGER = 1
     const val RTS = 2
@@ -90,6 +100,7 @@ internal object TcpFrameDescriptor {
     const val RMA = 10
     const val RECLAIM = 11
     const val GIVEBACK = 12
+    const val SKIP = 13
     const val HELLO = 16
     const val CHALLENGE = 17
     const val AUTH = 18
@@ -112,7 +123,9 @@ internal object TcpFrameDescriptor {
     const val TAG_OFFSET = 24
     const val DATA_OFFSET = 32
     const val VALUE_OFFSET = 40
-    const val HEADER_LENGTH = 48
+    const val SEQ_OFFSET = 48
+    const val STRIPE_OFFSET = 56
+    const val HEADER_LENGTH = 64
 
     /** The largest DATA frame payload a receiver accepts (a sender's chunks are smaller). */
     const val MAX_DATA_PAYLOAD = 64 shl 20
@@ -143,6 +156,7 @@ internal object TcpFrameDescriptor {
             RMA -> "RMA"
             RECLAIM -> "RECLAIM"
             GIVEBACK -> "GIVEBACK"
+            SKIP -> "SKIP"
             HELLO -> "HELLO"
             CHALLENGE -> "CHALLENGE"
             AUTH -> "AUTH"
@@ -151,7 +165,7 @@ internal object TcpFrameDescriptor {
             else -> "type $type"
         }
 
-    fun isKnownType(type: Int): Boolean = type in EAGER..GIVEBACK || type in HELLO..REJECT
+    fun isKnownType(type: Int): Boolean = type in EAGER..SKIP || type in HELLO..REJECT
 
     /**
      * The largest payload a frame of [type] may carry after the handshake, to a receiver lending [window]; -1: not
@@ -169,7 +183,8 @@ internal object TcpFrameDescriptor {
             HEARTBEAT,
             BYE,
             RECLAIM,
-            GIVEBACK -> 0
+            GIVEBACK,
+            SKIP -> 0
             RMA -> MAX_RMA_PAYLOAD
             else -> -1
         }
@@ -191,6 +206,8 @@ internal object TcpFrameDescriptor {
         tag: Long,
         data: Long,
         value: Long,
+        seq: Long = 0,
+        stripe: Long = 0,
     ): Int {
         b.putByte(index + MAGIC_OFFSET, MAGIC.toByte())
         b.putByte(index + VERSION_OFFSET, VERSION.toByte())
@@ -203,6 +220,8 @@ internal object TcpFrameDescriptor {
         b.putLong(index + TAG_OFFSET, tag, ByteOrder.LITTLE_ENDIAN)
         b.putLong(index + DATA_OFFSET, data, ByteOrder.LITTLE_ENDIAN)
         b.putLong(index + VALUE_OFFSET, value, ByteOrder.LITTLE_ENDIAN)
+        b.putLong(index + SEQ_OFFSET, seq, ByteOrder.LITTLE_ENDIAN)
+        b.putLong(index + STRIPE_OFFSET, stripe, ByteOrder.LITTLE_ENDIAN)
         b.putInt(index + CRC_OFFSET, crc(bb, crc, b.wrapAdjustment() + index), ByteOrder.LITTLE_ENDIAN)
         return HEADER_LENGTH
     }

@@ -20,6 +20,7 @@ import braid.provider.tcp.TcpFrameDescriptor.HEARTBEAT
 import braid.provider.tcp.TcpFrameDescriptor.RECLAIM
 import braid.provider.tcp.TcpFrameDescriptor.RMA
 import braid.provider.tcp.TcpFrameDescriptor.RTS
+import braid.provider.tcp.TcpFrameDescriptor.SKIP
 import braid.provider.tcp.TcpFrameDescriptor.frameCost
 
 /**
@@ -144,6 +145,11 @@ internal class TcpInbound(
                 CONTINUE
             }
             GIVEBACK -> p.lender.gaveBack(a.value)?.let { a.fail(it) } ?: CONTINUE
+            SKIP -> {
+                peers.resolve(p)
+                engine.skipped(p.recvPath, a.seq)
+                CONTINUE
+            }
             RMA -> rma.onFrame(p, a)
             else -> a.fail("${a.typeName()} frame after the handshake")
         }
@@ -170,12 +176,16 @@ internal class TcpInbound(
             a.flags and FLAG_DATA != 0,
             a.data,
             count,
+            a.seq,
+            a.stripe,
         )
     }
 
     private fun onEagerHeader(p: TcpPeer, a: TcpFrameAdapter): Int {
         val len = a.payloadLength
         if (a.value != len.toLong()) return a.fail("EAGER frame of $len payload bytes for a message of ${a.value}")
+        // A link sends each part of a striped message larger than the eager size, so that it lands in place.
+        if (a.stripe != 0L) return a.fail("EAGER frame carrying a part of a striped message (parts travel as RTS)")
         admit(p, a, frameCost(len))?.let {
             return a.fail(it)
         }

@@ -72,6 +72,8 @@ internal class TcpOutbound(bufferSize: Int) {
         tag: Long,
         data: Long,
         value: Long,
+        seq: Long = 0,
+        stripe: Long = 0,
     ) {
         tail +=
             TcpFrameDescriptor.putHeader(
@@ -87,6 +89,8 @@ internal class TcpOutbound(bufferSize: Int) {
                 tag,
                 data,
                 value,
+                seq,
+                stripe,
             )
     }
 

@@ -136,8 +136,17 @@ internal class TcpPeer(val id: Long, val index: Int, bufferSize: Int) : PeerName
     fun ensureRoom(n: Int): Boolean = out.ensureRoom(n)
 
     /** Appends a frame header (the caller made room) carrying the credit we owe the peer. */
-    fun putHeader(type: Int, flags: Int, payloadLength: Int, msgId: Long, tag: Long, data: Long, value: Long) =
-        out.putHeader(type, flags, payloadLength, lender.takeReturn(), msgId, tag, data, value)
+    fun putHeader(
+        type: Int,
+        flags: Int,
+        payloadLength: Int,
+        msgId: Long,
+        tag: Long,
+        data: Long,
+        value: Long,
+        seq: Long = 0,
+        stripe: Long = 0,
+    ) = out.putHeader(type, flags, payloadLength, lender.takeReturn(), msgId, tag, data, value, seq, stripe)
 
     /** The frame being read from this peer: the next message id, and the EAGER or DATA frame in progress. */
     class Rx {

@@ -54,7 +54,16 @@ internal class TcpPeerOutlet(private val p: TcpPeer, private val eagerSize: Int,
      * EAGER when the message is small enough for the peer's window and the credit covers its bytes, else an RTS (never
      * for an inject) if the credit covers a head.
      */
-    override fun writeHead(buffer: DirectBuffer, length: Int, tag: Long, data: Long, flags: Long, msgId: Long): Int {
+    override fun writeHead(
+        buffer: DirectBuffer,
+        length: Int,
+        tag: Long,
+        data: Long,
+        flags: Long,
+        msgId: Long,
+        seq: Long,
+        stripe: Long,
+    ): Int {
         val wire =
             TcpFrameDescriptor.wireFlags(
                 flags and OpFlags.TAGGED != 0L,
@@ -63,14 +72,14 @@ internal class TcpPeerOutlet(private val p: TcpPeer, private val eagerSize: Int,
             )
         val eagerCost = frameCost(length)
         if (length <= eagerLimit() && p.credit >= eagerCost && p.ensureRoom(HEADER_LENGTH + length)) {
-            p.putHeader(EAGER, wire, length, msgId, tag, data, length.toLong())
+            p.putHeader(EAGER, wire, length, msgId, tag, data, length.toLong(), seq, stripe)
             p.out.append(buffer, 0, length)
             p.spend(eagerCost)
             return HEAD_EAGER
         }
         if (flags and OpFlags.INJECT != 0L) return HEAD_NONE
         if (p.credit >= frameCost(0) && p.ensureRoom(HEADER_LENGTH)) {
-            p.putHeader(RTS, wire, 0, msgId, tag, data, length.toLong())
+            p.putHeader(RTS, wire, 0, msgId, tag, data, length.toLong(), seq, stripe)
             p.spend(frameCost(0))
             return HEAD_RTS
         }
@@ -131,6 +140,14 @@ internal class TcpPeerOutlet(private val p: TcpPeer, private val eagerSize: Int,
 
     private fun done(): Boolean {
         streamOp = null
+        return true
+    }
+
+    override fun writeSkip(seq: Long): Boolean {
+        if (p.dead) return true
+        if (!p.established || !p.ensureRoom(HEADER_LENGTH)) return false
+        busy.mark(p)
+        p.putHeader(TcpFrameDescriptor.SKIP, 0, 0, 0, 0, 0, 0, seq)
         return true
     }
 

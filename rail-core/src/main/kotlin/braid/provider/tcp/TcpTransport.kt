@@ -131,14 +131,37 @@ internal class TcpTransport(
 
     override fun peerGone(addr: Long): Boolean = peers.peerFor(addr)?.dead == true
 
-    override fun send(buffer: DirectBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int {
+    override fun send(buffer: DirectBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int =
+        sendSequenced(buffer, dest, tag, data, flags, context, 0, 0)
+
+    override val carriesSequence: Boolean
+        get() = true
+
+    override fun sendSkip(dest: Long, seq: Long): Int {
+        val p = peers.peerFor(dest) ?: return -Errno.EINVAL
+        if (p.dead) return refusal(p)
+        if (!engine.sendSkip(p.sendPath, seq)) return -Errno.EAGAIN
+        writeNow(p)
+        return 0
+    }
+
+    override fun sendSequenced(
+        buffer: DirectBuffer,
+        dest: Long,
+        tag: Long,
+        data: Long,
+        flags: Long,
+        context: Any?,
+        seq: Long,
+        stripe: Long,
+    ): Int {
         val p = peers.peerFor(dest) ?: return -Errno.EINVAL
         if (p.dead) return refusal(p)
         if (p.conn == null) {
             connections.ensureConnection(p)
             if (p.dead) return refusal(p)
         }
-        val rc = engine.send(p.sendPath, buffer, tag, data, flags, context)
+        val rc = engine.send(p.sendPath, buffer, tag, data, flags, context, seq, stripe)
         if (rc == 0) {
             busy.mark(p)
             writeNow(p)
@@ -305,6 +328,9 @@ internal class TcpTransport(
     }
 
     // ## Close and diagnostics ##
+
+    /** The credit this side has committed to its senders now (bytes they may send unasked). */
+    override fun telemetry(): Map<String, Long> = mapOf(braid.core.telemetry.Telemetry.CREDIT to stats.committedTotal)
 
     override fun close() {
         if (closed) return

@@ -1,6 +1,7 @@
 package braid.core.telemetry
 
 import braid.core.CoreParams
+import braid.core.Rail
 import braid.core.TestFabric
 import braid.core.buf
 import braid.testsupport.Deadline
@@ -83,6 +84,60 @@ class TelemetryTest :
                     Telemetry.objectName(f.nodes[1].ep).shouldBeNull()
                     server.queryNames(ObjectName("io.braid:type=Endpoint,*"), null).size shouldBe before + 1
                 }
+            }
+        }
+
+        fun published(n: TestFabric.Node): ObjectName {
+            Deadline.await("the endpoint's MBean", Duration.ofSeconds(30)) { Telemetry.objectName(n.ep) != null }
+            return Telemetry.objectName(n.ep)!!
+        }
+
+        test("split copies over shm move the SplitCopies and chunk counters, as the channels count them") {
+            TestFabric(2).use { f ->
+                val (a, b) = f.nodes
+                val name = published(b)
+                val sender = published(a)
+                server.getAttribute(name, "SplitCopies") shouldBe 0L
+                val size = 4 shl 20
+                val rx = UnsafeBuffer(java.nio.ByteBuffer.allocateDirect(size))
+                val tx = UnsafeBuffer(java.nio.ByteBuffer.allocateDirect(size))
+                repeat(2) { i ->
+                    b.ep.tryTrecv(rx, 0, size, f.addrs[1][0], 3, 0, "r$i") shouldBe 0
+                    a.ep.tryTsend(tx, 0, size, f.addrs[0][1], 3, "s$i") shouldBe 0
+                    b.await(1, millis = 60_000, others = listOf(a))
+                    a.await(1, millis = 60_000, others = listOf(b))
+                }
+                val described = b.ep.describe()
+                val splits = Regex("split copies (\\d+)").findAll(described).sumOf { it.groupValues[1].toLong() }
+                (splits > 0L) shouldBe true
+                server.getAttribute(name, "SplitCopies") shouldBe splits
+                val pulled = server.getAttribute(name, "SplitChunksPulled") as Long
+                val pushed = server.getAttribute(sender, "SplitChunksPushed") as Long
+                (pulled + pushed >= splits * 2) shouldBe true // every split is at least two chunks
+            }
+        }
+
+        test("tcp's committed credit, a counter attached by another layer, and the link counters read through JMX") {
+            TestFabric(2, Rail.TCP).use { f ->
+                val (a, b) = f.nodes
+                val name = published(b)
+                b.ep.tryTrecv(UnsafeBuffer(ByteArray(16)), 0, 16, f.addrs[1][0], 7, 0, "r") shouldBe 0
+                a.ep.tryTsend(buf("hello"), 0, 5, f.addrs[0][1], 7, "s") shouldBe 0
+                b.await(1, others = listOf(a))
+                a.await(1, others = listOf(b))
+                (server.getAttribute(name, "CreditCommitted") as Long) shouldBeGreaterThanOrEqual 1L
+                // The collectives' offload pairing attaches its call count this way.
+                val calls = java.util.concurrent.atomic.AtomicLong()
+                val owner = Any()
+                Telemetry.addCounter(b.ep, Telemetry.OFFLOAD_CALLS, owner) { calls.get() }
+                server.getAttribute(name, "OffloadCalls") shouldBe 0L
+                calls.addAndGet(5)
+                server.getAttribute(name, "OffloadCalls") shouldBe 5L
+                Telemetry.removeCounters(b.ep, owner)
+                server.getAttribute(name, "OffloadCalls") shouldBe 0L
+                // No rail failed over or re-sent anything here.
+                server.getAttribute(name, "Failovers") shouldBe 0L
+                server.getAttribute(name, "Retransmissions") shouldBe 0L
             }
         }
 

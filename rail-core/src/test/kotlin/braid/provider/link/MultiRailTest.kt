@@ -72,7 +72,8 @@ class MultiRailTest :
             }
             LinkShape.problems(listOf(LinkShape.Rail("tcp", "tcp")), "striped").single().let {
                 it.kind shouldBe Kind.UNKNOWN_POLICY
-                it.toString() shouldBe "policy: has an unknown policy 'striped'; use one of LOCALITY, PER_PEER"
+                it.toString() shouldBe
+                    "policy: has an unknown policy 'striped'; use one of LOCALITY, PER_PEER, ROUND_ROBIN, STRIPE"
             }
         }
 

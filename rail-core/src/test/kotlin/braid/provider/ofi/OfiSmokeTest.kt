@@ -39,6 +39,32 @@ class OfiSmokeTest :
             }
         }
 
+        for ((name, domain) in listOf("ofi:tcp" to "lo", "ofi:shm" to null, "ofi:sockets" to "lo")) {
+            test("$name: a send asked for delivery-complete goes as fi_tsendmsg with FI_DELIVERY_COMPLETE and lands") {
+                TestFabric(rail = Rail.ofi(name, domain)).use { f ->
+                    val (a, b) = f.nodes
+                    val rx = UnsafeBuffer(ByteArray(16))
+                    b.ep.tryTrecv(rx, 0, 16, FiAddr.UNSPEC, 3, 0, "r") shouldBe 0
+                    a.ep.trySendmsg(
+                        buf("landed"),
+                        0,
+                        6,
+                        f.addrs[0][1],
+                        3,
+                        99,
+                        braid.core.OpFlags.TAGGED or
+                            braid.core.OpFlags.REMOTE_CQ_DATA or
+                            braid.core.OpFlags.DELIVERY_COMPLETE,
+                        "s",
+                    ) shouldBe 0
+                    (a.await(1, others = listOf(b)).single() as Completion).context shouldBe "s"
+                    val got = b.await(1, others = listOf(a)).single() as Completion
+                    got.data shouldBe 99L
+                    rx.text(6) shouldBe "landed"
+                }
+            }
+        }
+
         test("in a link shm+ofi:tcp:lo, a peer without shm is reached over the native rail, and its stats say so") {
             TestFabric(rail = Rail.link("shm+ofi:tcp:lo", "ofi:tcp:lo")).use { f ->
                 val (a, b) = f.nodes

@@ -3,6 +3,8 @@ package braid.samples.bench
 import braid.bootstrap.Bootstrap
 import braid.bootstrap.BootstrapException
 import braid.bootstrap.JobLauncher
+import braid.core.Settings
+import braid.mpi.MpiParams
 import braid.samples.CommandFailure
 import braid.samples.DemoCommand
 import braid.samples.OptionSpec
@@ -18,7 +20,8 @@ import java.nio.file.Path
 
 /**
  * `braid bench NAME`: an OSU micro-benchmark ([Benchmark]) at one layer — rail-core endpoints ([CoreLayer], `-p` or
- * `--config`) or `braid.mpi` ([MpiLayer], `--layer mpi`) — printed in OSU's format (or CSV, JSON), with a plot.
+ * `--config`), `braid.mpi` ([MpiLayer], `--layer mpi`) or the `mpi` package, Open MPI's Java API ([JavaMpiLayer],
+ * `--layer java-mpi`) — printed in OSU's format (or CSV, JSON), with a plot.
  *
  * Under a launcher (`braid run`, `mpiexec`, `mpirun`, `srun`) it runs on the launcher's ranks. Started on its own, it
  * starts its ranks itself as `braid run` would (`-n`, default 2: this JVM's `java`, class path and options, as `braid
@@ -26,18 +29,25 @@ import java.nio.file.Path
  */
 internal object BenchCommand {
     const val COMMAND: String = "bench"
+    private const val JAVA_MPI = "java-mpi"
+    private val LAYERS = listOf("core", "mpi", JAVA_MPI)
 
     private val PROVIDER =
         OptionSpec(
             'p',
             "provider",
             "provider",
-            "provider at --layer core: shm, tcp, link (shm); at --layer mpi braid.mpi's choice unless given",
+            "provider at --layer core: shm, tcp, link (shm); at --layer mpi and java-mpi MPI_Init's choice unless given",
         )
     private val CONFIG =
         OptionSpec(null, "config", "file", "the link a config file describes, instead of -p (--layer core)")
     private val LAYER =
-        OptionSpec(null, "layer", "layer", "core (rail-core endpoints), mpi (braid.mpi) or java-mpi (core)")
+        OptionSpec(
+            null,
+            "layer",
+            "layer",
+            "core (rail-core endpoints), mpi (braid.mpi) or java-mpi (package mpi) (core)",
+        )
     private val RANKS = OptionSpec('n', null, "ranks", "ranks to start when no launcher started this one (2)")
     private val SIZES =
         OptionSpec(
@@ -107,22 +117,15 @@ internal object BenchCommand {
                     "unknown benchmark '$name'; one of ${Benchmark.entries.joinToString(", ") { it.id }}",
                 )
         val layer = parsed.value(LAYER) ?: "core"
-        when (layer) {
-            "core",
-            "mpi" -> {}
-            "java-mpi" ->
-                throw CommandFailure(
-                    "--layer java-mpi: the mpi package (Open MPI's Java bindings over braid.mpi) is not there yet; use --layer mpi"
-                )
-            else -> throw UsageException(COMMAND, "option '--layer': unknown layer '$layer'; use core, mpi or java-mpi")
-        }
+        if (layer !in LAYERS)
+            throw UsageException(COMMAND, "option '--layer': unknown layer '$layer'; use core, mpi or java-mpi")
         val config = parsed.value(CONFIG)?.let { Path.of(it) }
         if (config != null && parsed.value(PROVIDER) != null)
             throw UsageException(COMMAND, "give either -p or --config, not both")
         if (config != null && layer != "core")
             throw UsageException(
                 COMMAND,
-                "--config opens rail-core endpoints: use it with --layer core, or -p with --layer mpi",
+                "--config opens rail-core endpoints: use it with --layer core, or -p with --layer $layer",
             )
         val sizes =
             when {
@@ -166,11 +169,13 @@ internal object BenchCommand {
             )
         val ranks = parsed.value(RANKS)?.let { intOption(COMMAND, "-n", it, 1, 256, "a number of ranks") } ?: 2
 
+        if (layer == JAVA_MPI)
+            return runJavaMpi(args, parsed.has(LAUNCHED), parsed.has(PROGRESS), options, ranks, out, err)
         val boot = Bootstrap.detect()
         if (boot.kind == "singleton" && !parsed.has(LAUNCHED)) {
             boot.close()
             Refusals.of(layer, benchmark, ranks)?.let { throw CommandFailure(it) }
-            return launch(args, ranks, out, err)
+            return launch(args, ranks, emptyMap(), out, err)
         }
         try {
             Refusals.of(layer, benchmark, boot.size)?.let { throw CommandFailure(it) }
@@ -178,21 +183,12 @@ internal object BenchCommand {
             boot.close()
             throw e
         }
-        val progress =
-            Progress(
-                when {
-                    boot.rank != 0 -> Progress.Mode.OFF
-                    parsed.has(PROGRESS) -> Progress.Mode.RELAYED
-                    !parsed.has(LAUNCHED) && System.console() != null -> Progress.Mode.TERMINAL
-                    else -> Progress.Mode.OFF
-                },
-                err,
-            )
-        val maxBytes = sizes.max()
+        val progress = progress(boot.rank, parsed.has(LAUNCHED), parsed.has(PROGRESS), err)
+        val maxBytes = options.sizes.max()
         val opened =
             try {
                 if (layer == "mpi") MpiLayer.open(boot, options.provider, maxBytes, options.window)
-                else CoreLayer.open(boot, options.provider ?: "shm", config, maxBytes)
+                else CoreLayer.open(boot, options.provider ?: "shm", options.config, maxBytes)
             } catch (t: Throwable) {
                 runCatching { boot.close() }
                 throw t
@@ -206,10 +202,61 @@ internal object BenchCommand {
     }
 
     /**
+     * `--layer java-mpi`: `MPI.Init` finds the launcher's ranks itself, so this process does not open the bootstrap; on
+     * its own it starts its ranks with `-p` as `BRAID_MPI_PROVIDER`, the variable `MPI.Init` reads. Under another
+     * launcher `-p` must agree with that variable, since nothing else reaches `MPI.Init`.
+     */
+    private fun runJavaMpi(
+        args: List<String>,
+        launched: Boolean,
+        relayProgress: Boolean,
+        options: BenchOptions,
+        ranks: Int,
+        out: PrintStream,
+        err: PrintStream,
+    ): Int {
+        val provider = options.provider
+        if (Bootstrap.detectedKind() == "singleton" && !launched) {
+            Refusals.of(JAVA_MPI, options.benchmark, ranks)?.let { throw CommandFailure(it) }
+            val env = if (provider != null) mapOf(MpiParams.PROVIDER.env to provider) else emptyMap()
+            return launch(args, ranks, env, out, err)
+        }
+        val asked = Settings.DEFAULT[MpiParams.PROVIDER]
+        if (provider != null && provider != asked)
+            throw CommandFailure(
+                "--layer java-mpi: MPI.Init opens the provider ${MpiParams.PROVIDER.env} names ('$asked'), not -p " +
+                    "'$provider'; set ${MpiParams.PROVIDER.env}=$provider in the launcher's environment instead of -p"
+            )
+        val layer = JavaMpiLayer.open(options.sizes.max(), options.window)
+        layer.use {
+            Refusals.of(JAVA_MPI, options.benchmark, it.size)?.let { why -> throw CommandFailure(why) }
+            BenchRunner(it, options, out, progress(it.rank, launched, relayProgress, err)).run()
+        }
+        return 0
+    }
+
+    private fun progress(rank: Int, launched: Boolean, relayed: Boolean, err: PrintStream): Progress =
+        Progress(
+            when {
+                rank != 0 -> Progress.Mode.OFF
+                relayed -> Progress.Mode.RELAYED
+                !launched && System.console() != null -> Progress.Mode.TERMINAL
+                else -> Progress.Mode.OFF
+            },
+            err,
+        )
+
+    /**
      * Starts [ranks] ranks of this command on this machine ([JobLauncher], as `braid run`), each with `--launched`;
      * relays their output without the `[rank] ` prefix, and their relayed progress line as a line rewritten in place.
      */
-    private fun launch(args: List<String>, ranks: Int, out: PrintStream, err: PrintStream): Int {
+    private fun launch(
+        args: List<String>,
+        ranks: Int,
+        environment: Map<String, String>,
+        out: PrintStream,
+        err: PrintStream,
+    ): Int {
         val terminal = System.console() != null
         val command =
             DemoCommand.childJvmCommand() +
@@ -225,6 +272,7 @@ internal object BenchCommand {
                     command,
                     PrintStream(relayOut, true, Charsets.UTF_8),
                     PrintStream(relayErr, true, Charsets.UTF_8),
+                    environment,
                 )
                 .run()
         } catch (e: BootstrapException) {

@@ -8,7 +8,7 @@ import org.HdrHistogram.Histogram
  * after a [barrier], and prints what rank 0 returns.
  */
 internal interface BenchLayer : AutoCloseable {
-    /** `core` or `mpi`. */
+    /** `core`, `mpi` or `java-mpi`. */
     val name: String
 
     /** What carries the traffic: the provider or the link. */
@@ -39,13 +39,10 @@ internal object Refusals {
     /** Why [layer] cannot run [benchmark] on [ranks] ranks (the message names the fix), or null when it can. */
     fun of(layer: String, benchmark: Benchmark, ranks: Int): String? {
         val shape = benchmark.shape
-        val oneSided = shape == Shape.RMA_LATENCY || shape == Shape.RMA_BW || shape == Shape.ATOMIC_LATENCY
         return when {
             layer == "core" && (shape == Shape.COLLECTIVE || shape == Shape.BARRIER) ->
-                "${benchmark.id} needs a communicator: run it with --layer mpi (braid.mpi); the rail-core layer has none"
-            layer == "mpi" && oneSided ->
-                "${benchmark.id} at --layer mpi needs braid.mpi's one-sided windows, which are not there yet; " +
-                    "run it at --layer core (rail-core RMA and atomics)"
+                "${benchmark.id} needs a communicator: run it with --layer mpi (braid.mpi) or --layer java-mpi " +
+                    "(package mpi); the rail-core layer has none"
             shape == Shape.MBW_MR && ranks % 2 != 0 ->
                 "mbw_mr pairs the ranks: give an even number of ranks (got $ranks)"
             shape != Shape.COLLECTIVE && shape != Shape.BARRIER && ranks < 2 ->

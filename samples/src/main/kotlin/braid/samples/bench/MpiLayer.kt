@@ -8,35 +8,28 @@ import braid.mpi.Op
 import braid.mpi.Request
 import braid.mpi.Status
 import braid.mpi.ThreadLevel
-import braid.samples.CommandFailure
-import java.nio.ByteBuffer
-import java.nio.ByteOrder
-import org.HdrHistogram.Histogram
+import braid.mpi.Window
 
 /**
- * `braid bench --layer mpi`: OSU's loops over `braid.mpi`, call for call as OSU's C makes them (`MPI_Send`/`MPI_Recv`,
- * windows of `MPI_Isend`/`MPI_Irecv` and `MPI_Waitall`, the collectives with a barrier after each call). Requests are
- * waited into no statuses and recycled, as C passes `MPI_STATUSES_IGNORE`. The one-sided names need `braid.mpi`
- * windows, which are not there yet: [Refusals] says so.
+ * `braid bench --layer mpi`: [MpiLoops] over `braid.mpi`. Requests are waited into no statuses and recycled, as C
+ * passes `MPI_STATUSES_IGNORE`; the one-sided names run over a [Window] from `Window.allocate`.
  */
-internal class MpiLayer private constructor(private val mpi: Mpi, maxBytes: Int, window: Int) : BenchLayer {
+internal class MpiLayer private constructor(private val mpi: Mpi, maxBytes: Int, window: Int) :
+    MpiLoops(maxBytes, window) {
     override val name: String = "mpi"
     override val transport: String = providerOf(mpi)
     private val world = mpi.world
     override val rank: Int = world.rank
     override val size: Int = world.size
 
-    private val capacity = maxOf(maxBytes, 64)
-    private val sendBuf = direct(capacity)
-    private val recvBuf = direct(capacity)
     /** For allgather and alltoall: [size] blocks. */
     private val sendBlocks = direct(capacity.toLong() * size)
     private val recvBlocks = direct(capacity.toLong() * size)
-    private val ack = direct(4)
-    private val requests = arrayOfNulls<Request>(2 * window)
+    private val requests = arrayOfNulls<Request>(slots)
     private val status = Status()
     private val sumIn = direct(8)
     private val sumOut = direct(8)
+    private var win: Window? = null
 
     override fun barrier(): Unit = world.barrier()
 
@@ -52,122 +45,73 @@ internal class MpiLayer private constructor(private val mpi: Mpi, maxBytes: Int,
         return sumIn.getDouble(0)
     }
 
-    override fun measure(benchmark: Benchmark, bytes: Int, plan: Plan, window: Int, histogram: Histogram): Long =
-        when (benchmark.shape) {
-            Shape.LATENCY -> latency(bytes, plan, histogram)
-            Shape.BW -> bandwidth(bytes, plan, window, if (rank == 0) 1 else if (rank == 1) 0 else -1, rank == 0)
-            Shape.MBW_MR -> {
-                val pairs = size / 2
-                bandwidth(bytes, plan, window, if (rank < pairs) rank + pairs else rank - pairs, rank < pairs)
-            }
-            Shape.BIBW -> bidirectional(bytes, plan, window)
-            Shape.COLLECTIVE,
-            Shape.BARRIER -> collective(benchmark, bytes, plan, histogram)
-            else -> throw CommandFailure(Refusals.of(name, benchmark, size)!!)
-        }
+    override fun send(bytes: Int, peer: Int, tag: Int): Unit = world.send(sendBuf, bytes, Datatype.BYTE, peer, tag)
 
-    private fun latency(bytes: Int, plan: Plan, histogram: Histogram): Long {
-        if (rank > 1) return 0
-        val peer = 1 - rank
-        var t0 = 0L
-        for (i in 0 until plan.skip + plan.iterations) {
-            if (i == plan.skip) t0 = System.nanoTime()
-            val start = System.nanoTime()
-            if (rank == 0) {
-                world.send(sendBuf, bytes, Datatype.BYTE, peer, 1)
-                world.recv(recvBuf, bytes, Datatype.BYTE, peer, 1, status)
-                if (i >= plan.skip) histogram.recordValue((System.nanoTime() - start) / 2)
-            } else {
-                world.recv(recvBuf, bytes, Datatype.BYTE, peer, 1, status)
-                world.send(sendBuf, bytes, Datatype.BYTE, peer, 1)
-            }
-        }
-        return System.nanoTime() - t0
+    override fun recv(bytes: Int, peer: Int, tag: Int) {
+        world.recv(recvBuf, bytes, Datatype.BYTE, peer, tag, status)
     }
 
-    private fun bandwidth(bytes: Int, plan: Plan, window: Int, partner: Int, sender: Boolean): Long {
-        if (partner < 0) return 0
-        var t0 = 0L
-        for (i in 0 until plan.skip + plan.iterations) {
-            if (i == plan.skip) t0 = System.nanoTime()
-            if (sender) {
-                for (k in 0 until window) requests[k] = world.isend(sendBuf, bytes, Datatype.BYTE, partner, 100)
-                complete(window)
-                world.recv(ack, 4, Datatype.BYTE, partner, 101, status)
-            } else {
-                for (k in 0 until window) requests[k] = world.irecv(recvBuf, bytes, Datatype.BYTE, partner, 100)
-                complete(window)
-                world.send(ack, 4, Datatype.BYTE, partner, 101)
-            }
-        }
-        return if (sender) System.nanoTime() - t0 else 0
+    override fun sendAck(peer: Int): Unit = world.send(ack, 4, Datatype.BYTE, peer, ACK)
+
+    override fun recvAck(peer: Int) {
+        world.recv(ack, 4, Datatype.BYTE, peer, ACK, status)
     }
 
-    private fun bidirectional(bytes: Int, plan: Plan, window: Int): Long {
-        if (rank > 1) return 0
-        val peer = 1 - rank
-        var t0 = 0L
-        for (i in 0 until plan.skip + plan.iterations) {
-            if (i == plan.skip) t0 = System.nanoTime()
-            for (k in 0 until window) requests[k] = world.irecv(recvBuf, bytes, Datatype.BYTE, peer, 100)
-            for (k in 0 until window) requests[window + k] = world.isend(sendBuf, bytes, Datatype.BYTE, peer, 100)
-            complete(2 * window)
-        }
-        return System.nanoTime() - t0
+    override fun isend(slot: Int, bytes: Int, peer: Int, tag: Int) {
+        requests[slot] = world.isend(sendBuf, bytes, Datatype.BYTE, peer, tag)
     }
 
-    /** Waits for the first [n] requests into no statuses and recycles them. */
-    private fun complete(n: Int) {
+    override fun irecv(slot: Int, bytes: Int, peer: Int, tag: Int) {
+        requests[slot] = world.irecv(recvBuf, bytes, Datatype.BYTE, peer, tag)
+    }
+
+    override fun waitAll(n: Int) {
         for (k in n until requests.size) requests[k] = null
         Request.waitAll(requests, null)
         Request.recycleAll(requests)
         requests.fill(null)
     }
 
-    /** OSU's collective loop: time each call, then a barrier; every rank times. */
-    private fun collective(benchmark: Benchmark, bytes: Int, plan: Plan, histogram: Histogram): Long {
-        var timed = 0L
+    override fun collective(benchmark: Benchmark, bytes: Int) {
         val floats = bytes / 4
-        for (i in 0 until plan.skip + plan.iterations) {
-            val start = System.nanoTime()
-            when (benchmark) {
-                Benchmark.ALLREDUCE -> world.allreduce(sendBuf, recvBuf, floats, Datatype.FLOAT, Op.SUM)
-                Benchmark.REDUCE -> world.reduce(sendBuf, recvBuf, floats, Datatype.FLOAT, Op.SUM, 0)
-                Benchmark.BCAST -> world.bcast(sendBuf, bytes, Datatype.BYTE, 0)
-                Benchmark.ALLGATHER -> world.allgather(sendBuf, bytes, Datatype.BYTE, recvBlocks, bytes, Datatype.BYTE)
-                Benchmark.ALLTOALL -> world.alltoall(sendBlocks, bytes, Datatype.BYTE, recvBlocks, bytes, Datatype.BYTE)
-                else -> world.barrier()
-            }
-            val t = System.nanoTime() - start
-            if (i >= plan.skip) {
-                timed += t
-                histogram.recordValue(t)
-            }
-            world.barrier()
+        when (benchmark) {
+            Benchmark.ALLREDUCE -> world.allreduce(sendBuf, recvBuf, floats, Datatype.FLOAT, Op.SUM)
+            Benchmark.REDUCE -> world.reduce(sendBuf, recvBuf, floats, Datatype.FLOAT, Op.SUM, 0)
+            Benchmark.BCAST -> world.bcast(sendBuf, bytes, Datatype.BYTE, 0)
+            Benchmark.ALLGATHER -> world.allgather(sendBuf, bytes, Datatype.BYTE, recvBlocks, bytes, Datatype.BYTE)
+            Benchmark.ALLTOALL -> world.alltoall(sendBlocks, bytes, Datatype.BYTE, recvBlocks, bytes, Datatype.BYTE)
+            else -> world.barrier()
         }
-        return timed
     }
 
+    override fun openWindow() {
+        if (win == null) win = Window.allocate(capacity.toLong(), 1, world)
+    }
+
+    override fun lockShared(target: Int): Unit = win!!.lock(Window.LOCK_SHARED, target, 0)
+
+    override fun put(bytes: Int, target: Int): Unit =
+        win!!.put(sendBuf, bytes, Datatype.BYTE, target, 0, bytes, Datatype.BYTE)
+
+    override fun get(bytes: Int, target: Int): Unit =
+        win!!.get(recvBuf, bytes, Datatype.BYTE, target, 0, bytes, Datatype.BYTE)
+
+    override fun fetchAndAdd(target: Int): Unit = win!!.fetchAndOp(one, old, Datatype.LONG, target, 0, Op.SUM)
+
+    override fun flush(target: Int): Unit = win!!.flush(target)
+
+    override fun unlock(target: Int): Unit = win!!.unlock(target)
+
     override fun close() {
-        mpi.close()
+        try {
+            win?.free()
+        } finally {
+            mpi.close()
+        }
     }
 
     companion object {
-        private fun direct(bytes: Long): ByteBuffer {
-            if (bytes > Int.MAX_VALUE)
-                throw CommandFailure("a buffer of $bytes bytes is too large; give smaller sizes (-S)")
-            return direct(bytes.toInt())
-        }
-
-        private fun direct(bytes: Int): ByteBuffer =
-            try {
-                ByteBuffer.allocateDirect(bytes).order(ByteOrder.nativeOrder())
-            } catch (e: OutOfMemoryError) {
-                throw CommandFailure(
-                    "cannot allocate a direct buffer of $bytes bytes (${e.message}); raise -XX:MaxDirectMemorySize, e.g. BRAID_JAVA_OPTS=-XX:MaxDirectMemorySize=4g",
-                    e,
-                )
-            }
+        private const val ACK = 101
 
         /** The provider braid.mpi opened, from `Mpi(rank 0 of 2, shm)`. */
         private fun providerOf(mpi: Mpi): String = mpi.toString().substringAfterLast(", ").removeSuffix(")")

@@ -45,8 +45,12 @@ class BenchProcessIT :
                 "barrier",
                 "allgather",
                 "alltoall",
+                "put_latency",
+                "get_latency",
+                "put_bw",
+                "fop_latency",
             )
-        for ((layer, names) in listOf("core" to core, "mpi" to mpi)) {
+        for ((layer, names) in listOf("core" to core, "mpi" to mpi, "java-mpi" to mpi)) {
             for (name in names) {
                 test("$name at --layer $layer runs for one tiny size") {
                     val benchmark = Benchmark.byName(name)!!

@@ -1,0 +1,286 @@
+package braid.provider.link
+
+import braid.core.Braid
+import braid.core.Completion
+import braid.core.CqFormat
+import braid.core.FabricException
+import braid.core.FiAddr
+import braid.core.Hints
+import braid.core.Info
+import braid.core.Rail
+import braid.core.RailAttr
+import braid.core.Settings
+import braid.core.TestFabric
+import braid.core.buf
+import braid.core.driveUntil
+import braid.core.sendAsync
+import io.kotest.assertions.throwables.shouldThrow
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.longs.shouldBeGreaterThan
+import io.kotest.matchers.shouldBe
+import io.kotest.matchers.string.shouldContain
+import java.nio.ByteBuffer
+import org.agrona.concurrent.UnsafeBuffer
+
+/**
+ * ROUND_ROBIN and STRIPE over this host's two interfaces (lo and eth0, no shm, so same-process peers take the network):
+ * one sender's messages of mixed sizes, tagged and untagged, to any-source and directed receives, each matched once and
+ * in the order sent, every byte checked; striped parts in proportion to the weights.
+ */
+class SpreadPolicyTest :
+    FunSpec({
+        val twoRails = "tcp:lo+tcp:eth0"
+        val haveEth0 =
+            runCatching { Braid.getInfo(Hints(provider = "tcp", domainName = "eth0", settings = TestFabric.SETTINGS)) }
+                .isSuccess
+
+        fun settings(policy: String): Settings =
+            TestFabric.SETTINGS.with(LinkParams.POLICY, policy).with(LinkParams.STRIPE_THRESHOLD, 16 * 1024)
+
+        /**
+         * Message [i]'s length: mostly small (eager and rendezvous), every seventh 20–150 KiB (striped under STRIPE).
+         */
+        fun size(i: Int): Int =
+            when {
+                i % 7 == 3 -> 20_000 + (i * 7919) % 130_000
+                i % 5 == 0 -> 0
+                else -> (i * 131) % 3000
+            }
+
+        fun byteOf(i: Int, j: Int): Byte = (i * 31 + j * 7).toByte()
+
+        for (policy in listOf(LinkShape.ROUND_ROBIN, LinkShape.STRIPE)) {
+            test("$policy: every message is matched once and in the order sent, whatever rail carried it").config(
+                enabled = haveEth0
+            ) {
+                TestFabric(rail = Rail.link(twoRails, twoRails), settings = settings(policy)).use { f ->
+                    val (a, b) = f.nodes
+                    val toB = f.addrs[0][1]
+                    val fromA = f.addrs[1][0]
+                    val n = 120
+                    val tagged = (0 until n).filter { it % 3 != 1 }
+                    val untagged = (0 until n).filter { it % 3 == 1 }
+                    val buffers = HashMap<String, UnsafeBuffer>()
+                    fun post(k: Int) {
+                        val t = k < tagged.size
+                        val index = if (t) k else k - tagged.size
+                        val name = (if (t) "t" else "u") + index
+                        val buf = UnsafeBuffer(ByteBuffer.allocateDirect(160_000))
+                        buffers[name] = buf
+                        val from = if (index % 2 == 0) FiAddr.UNSPEC else fromA
+                        val rc =
+                            if (t) b.ep.tryTrecv(buf, 0, buf.capacity(), from, 0, -1L, name)
+                            else b.ep.tryRecv(buf, 0, buf.capacity(), from, name)
+                        rc shouldBe 0
+                    }
+                    // Half the receives wait before the messages come; the rest are posted after, so those arrive
+                    // unexpected (or early, held by the reorder stage).
+                    // Receive k is the k-th of its kind posted (tagged ones 0 until tagged.size, then untagged).
+                    val order = tagged.indices.map { it } + untagged.indices.map { tagged.size + it }
+                    val (before, after) =
+                        order.partition { k ->
+                            if (k < tagged.size) k < tagged.size / 2 else k - tagged.size < untagged.size / 2
+                        }
+                    before.forEach(::post)
+                    val sent = ArrayList<UnsafeBuffer>()
+                    for (i in 0 until n) {
+                        val msg = UnsafeBuffer(ByteBuffer.allocateDirect(maxOf(size(i), 1)), 0, size(i))
+                        for (j in 0 until size(i)) msg.putByte(j, byteOf(i, j))
+                        sent += msg
+                        val rc =
+                            if (i % 3 != 1) a.ep.tryTsenddata(msg, 0, size(i), i.toLong(), toB, 5, "s$i")
+                            else a.ep.trySenddata(msg, 0, size(i), i.toLong(), toB, "s$i")
+                        rc shouldBe 0
+                    }
+                    driveUntil("half the messages reach b", listOf(a, b)) {
+                        b.ep.stats().rails.sumOf { it.messagesReceived } >= n / 2
+                    }
+                    after.forEach(::post)
+                    val got = b.await(n, 30_000, others = listOf(a))
+                    a.await(n, 30_000, others = listOf(b)).forEach { (it is Completion) shouldBe true }
+                    for (c in got) {
+                        c as Completion
+                        val name = c.context as String
+                        val index = name.substring(1).toInt()
+                        val i = c.data.toInt()
+                        // The k-th receive of a kind got the k-th message of that kind: sent order kept.
+                        i shouldBe (if (name[0] == 't') tagged[index] else untagged[index])
+                        c.len shouldBe size(i).toLong()
+                        val buf = buffers[name]!!
+                        for (j in 0 until size(i)) if (buf.getByte(j) != byteOf(i, j)) error("$name byte $j wrong")
+                    }
+                    val sentStats = a.ep.stats()
+                    sentStats.rail("tcp:lo")!!.messagesSent shouldBeGreaterThan 10
+                    sentStats.rail("tcp:eth0")!!.messagesSent shouldBeGreaterThan 10
+                    if (policy == LinkShape.STRIPE) {
+                        sentStats.rail("tcp:lo")!!.fragments shouldBe sentStats.rail("tcp:eth0")!!.fragments
+                        sentStats.rail("tcp:lo")!!.fragments shouldBeGreaterThan 0
+                        b.ep.stats().rails.sumOf { it.reordered } shouldBeGreaterThan 0
+                        b.ep.stats().render() shouldContain "reordered"
+                    }
+                }
+            }
+        }
+
+        test("STRIPE splits a large message by the rails' weights, each part straight into the receive").config(
+            enabled = haveEth0
+        ) {
+            val info =
+                Braid.getInfo(
+                        Hints(provider = "link", settings = settings(LinkShape.STRIPE).with(LinkParams.LINKS, twoRails))
+                    )
+                    .first()
+            val weighted =
+                info.copy(
+                    rails =
+                        info.rails.map { r ->
+                            r.copy(rail = RailAttr(r.rail!!.name, if (r.domainName == "lo") 3.0 else 1.0))
+                        }
+                )
+            val fabric = Braid.fabric(weighted)
+            try {
+                val nodes = listOf(weighted, weighted).map { TestFabric.Node(fabric.domain(it), CqFormat.TAGGED) }
+                nodes.forEach { it.ep.enable() }
+                val (a, b) = nodes
+                val toB = a.av.insert(b.ep.address)
+                b.av.insert(a.ep.address)
+                val length = 1 shl 20
+                val count = 8
+                val rx = UnsafeBuffer(ByteBuffer.allocateDirect(length))
+                for (k in 0 until count) {
+                    val msg = UnsafeBuffer(ByteBuffer.allocateDirect(length))
+                    for (j in 0 until length step 4096) msg.putByte(j, (k + j / 4096).toByte())
+                    b.ep.tryTrecv(rx, 0, length, FiAddr.UNSPEC, 1, 0, "r$k") shouldBe 0
+                    a.ep.tryTsend(msg, 0, length, toB, 1, "s$k") shouldBe 0
+                    (b.await(1, others = listOf(a)).single() as Completion).len shouldBe length.toLong()
+                    for (j in 0 until length step 4096) rx.getByte(j) shouldBe (k + j / 4096).toByte()
+                    a.await(1, others = listOf(b))
+                }
+                val stats = a.ep.stats()
+                val lo = stats.rail("tcp:lo")!!.bytesSent.toDouble()
+                val eth0 = stats.rail("tcp:eth0")!!.bytesSent.toDouble()
+                (lo + eth0) shouldBe (count.toDouble() * length)
+                // 3:1 by weight, to the alignment of the parts.
+                (kotlin.math.abs(lo / (lo + eth0) - 0.75) < 0.001) shouldBe true
+                stats.rail("tcp:lo")!!.fragments shouldBe count.toLong()
+                nodes.forEach { it.ep.close() }
+            } finally {
+                fabric.close()
+            }
+        }
+
+        test(
+                "ROUND_ROBIN: after a rail is reset, messages go on over the other in order; with none left the send is refused naming the rails"
+            )
+            .config(enabled = haveEth0) {
+                TestFabric(rail = Rail.link(twoRails, twoRails), settings = settings(LinkShape.ROUND_ROBIN)).use { f ->
+                    val (a, b) = f.nodes
+                    val toB = f.addrs[0][1]
+                    val rx = UnsafeBuffer(ByteArray(16))
+                    fun exchange(from: Int, until: Int) {
+                        for (i in from until until) {
+                            a.ep.tryTsenddata(buf("m$i"), 0, 2 + i / 10, i.toLong(), toB, 3, null) shouldBe 0
+                        }
+                        for (i in from until until) {
+                            b.ep.tryTrecv(rx, 0, 16, FiAddr.UNSPEC, 3, 0, "r$i") shouldBe 0
+                            (b.await(1, others = listOf(a)).single() as Completion).data shouldBe i.toLong()
+                        }
+                        a.await(until - from, others = listOf(b))
+                    }
+                    exchange(0, 4)
+                    // tcp:lo's connection is reset under both ends.
+                    val link = a.ep.transport as LinkTransport
+                    val mine = link.rail("tcp:lo") as braid.provider.tcp.TcpTransport
+                    mine.peerFor(toB)!!.conn!!.channel.close()
+                    val theirs = (b.ep.transport as LinkTransport).rail("tcp:lo") as braid.provider.tcp.TcpTransport
+                    driveUntil("both ends see tcp:lo gone", listOf(a, b)) {
+                        mine.peerFor(toB)?.dead == true && theirs.peerFor(f.addrs[1][0])?.dead == true
+                    }
+                    exchange(4, 12)
+                    a.ep.stats().rail("tcp:lo")!!.failovers shouldBe 1
+                    (b.ep.transport as LinkTransport).rail("tcp:eth0")!!.close()
+                    val other = link.rail("tcp:eth0") as braid.provider.tcp.TcpTransport
+                    driveUntil("a sees b gone on tcp:eth0", listOf(a, b)) { other.peerFor(toB)?.dead == true }
+                    val refusal =
+                        shouldThrow<java.util.concurrent.ExecutionException> {
+                                a.ep.sendAsync(buf("last"), 0, 4, toB).get()
+                            }
+                            .cause!!
+                            .message!!
+                    refusal shouldContain "tried: 'tcp:lo' (peer gone), 'tcp:eth0' (peer gone)"
+                }
+            }
+
+        test(
+                "ROUND_ROBIN: a rail that fails the messages it holds: they fail at the sender, the rest arrive once and in order, nothing hangs"
+            )
+            .config(enabled = haveEth0) {
+                TestFabric(rail = Rail.link(twoRails, twoRails), settings = settings(LinkShape.ROUND_ROBIN)).use { f ->
+                    val (a, b) = f.nodes
+                    val toB = f.addrs[0][1]
+                    val n = 200
+                    val msg = UnsafeBuffer(ByteArray(2000))
+                    // Every send is posted before anything is driven; then tcp:lo's connection to b is closed before
+                    // it is up: what waits in its queue fails, one message in two.
+                    for (i in 0 until n) a.ep.tryTsenddata(msg, 0, 100 + i * 9, i.toLong(), toB, 3, i) shouldBe 0
+                    val link = a.ep.transport as LinkTransport
+                    (link.rail("tcp:lo") as braid.provider.tcp.TcpTransport).peerFor(toB)!!.conn?.channel?.close()
+                    val got = ArrayList<Long>()
+                    val rx = UnsafeBuffer(ByteArray(2000))
+                    var posted = 0
+                    val sent = ArrayList<Any>()
+                    driveUntil(
+                        "every send completes and every message that did not fail arrives",
+                        listOf(a, b),
+                        30_000,
+                    ) {
+                        if (posted == got.size) {
+                            b.ep.tryTrecv(rx, 0, 2000, FiAddr.UNSPEC, 3, 0, posted) shouldBe 0
+                            posted++
+                        }
+                        if (b.cq.readFrom(b.entry) == 1) got += b.entry.data
+                        if (sent.size < n) sent.addAll(a.await(1, 30_000, others = listOf(b)))
+                        sent.size == n && got.size == n - sent.count { it is braid.core.CompletionError }
+                    }
+                    val failed = sent.filterIsInstance<braid.core.CompletionError>().map { it.context as Int }.toSet()
+                    (failed.size in 1 until n) shouldBe true
+                    // Once each, in the order sent, and exactly the messages that did not fail.
+                    got shouldBe got.sorted().distinct()
+                    got.map { it.toInt() }.toSet() shouldBe (0 until n).toSet() - failed
+                    (b.ep.transport as LinkTransport).reorder!!.skipped shouldBeGreaterThan 0L
+                }
+            }
+
+        test("ROUND_ROBIN and STRIPE refuse a rail that cannot carry the sequence numbers, naming it and the fix") {
+            val rails = listOf(LinkShape.Rail("tcp:eth0", "tcp", listOf("eth0")), LinkShape.Rail("fast", "ofi"))
+            for (policy in listOf(LinkShape.ROUND_ROBIN, LinkShape.STRIPE)) {
+                val p = LinkShape.problems(rails, policy).single { it.kind == LinkShapeProblem.Kind.UNSEQUENCED_RAIL }
+                p.path shouldBe "rails[1].provider"
+                p.message("x", rails) shouldContain
+                    "rail 'fast' in link 'x': provider 'ofi' cannot carry the sequence numbers"
+                p.hint shouldContain "use policy PER_PEER"
+            }
+            LinkShape.problems(rails, LinkShape.PER_PEER).none {
+                it.kind == LinkShapeProblem.Kind.UNSEQUENCED_RAIL
+            } shouldBe true
+        }
+
+        test("a striping threshold below the eager size is refused naming the setting, the value and the fix").config(
+            enabled = haveEth0
+        ) {
+            val low =
+                Settings.ofEnvironment(mapOf("BRAID_LINK_POLICY" to "STRIPE", "BRAID_LINK_STRIPE_THRESHOLD" to "100"))
+            val info: Info =
+                Braid.getInfo(Hints(provider = "link", settings = low.with(LinkParams.LINKS, twoRails))).first()
+            val fabric = Braid.fabric(info)
+            val message =
+                try {
+                    shouldThrow<FabricException> { fabric.domain(info) }.message!!
+                } finally {
+                    fabric.close()
+                }
+            message shouldContain "BRAID_LINK_STRIPE_THRESHOLD"
+            message shouldContain "striping threshold of 100 bytes, below the eager size"
+            message shouldContain "set BRAID_LINK_STRIPE_THRESHOLD to at least"
+        }
+    })
