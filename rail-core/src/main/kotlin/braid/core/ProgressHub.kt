@@ -7,6 +7,8 @@ import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.launch
+import kotlinx.coroutines.withTimeoutOrNull
+import kotlinx.coroutines.yield
 import org.agrona.DirectBuffer
 
 /**
@@ -258,16 +260,17 @@ internal class ProgressHub(private val domain: Domain) {
         futuresUsed = true
         // A lingering driver takes the role if nobody drives ([linger]); launching one per future would cost a
         // coroutine and a wake-up of another thread per operation, while the caller usually drives it from join().
+        if (lingering) wakeLingerLocked()
         if (automatic || driverRunning || lingering) return false
         driverRunning = true
         return true
     }
 
-    /** Futures started so far; [linger] looks at it to tell whether futures are in use. Guarded by the lock. */
+    /**
+     * Futures started so far; [linger] looks at it to tell whether futures are in use. Written under the lock; the
+     * watching driver reads it without (a stale value only delays its park).
+     */
     private var asyncStarted = 0L
-
-    /** Futures settled and coroutines resumed so far; [linger] looks at it. Guarded by the lock. */
-    private var settled = 0L
 
     /** Whether this domain has handed out a future: its driver then lingers ([linger]). Guarded by the lock. */
     private var futuresUsed = false
@@ -292,6 +295,7 @@ internal class ProgressHub(private val domain: Domain) {
 
     /** The domain is closing: fails every counter wait still outstanding. Caller then dispatches. */
     fun domainClosedLocked() {
+        wakeLingerLocked() // it ends: a parked one would hold the domain until its park ran out
         while (waitedCounters.isNotEmpty()) waitedCounters
             .removeAt(waitedCounters.size - 1)
             .failWaitsLocked(Errno.ESHUTDOWN)
@@ -300,13 +304,11 @@ internal class ProgressHub(private val domain: Domain) {
     /** One outstanding future completed (or was withdrawn). Caller holds the lock. */
     fun asyncWaiterDoneLocked() {
         asyncWaiters--
-        settled++
     }
 
     /** Called by [PendingOp] when its coroutine is detached. Caller holds the lock. */
     fun waiterDetached() {
         suspendedWaiters--
-        settled++
     }
 
     /**
@@ -410,44 +412,116 @@ internal class ProgressHub(private val domain: Domain) {
     }
 
     /**
-     * The futures' driver between its turns: parks for the idle policy's longest park at a time, holding no role (so a
-     * suspend form still polls inline and a blocked `get()` drives alone), and takes the role back only when waiters
-     * need a driver and nothing moved for a whole park — no future started or settled, no thread blocked driving. A
-     * loop that starts futures and joins them thus costs no driver launch, no hand-off and no wake-up per operation:
-     * the joining thread drives and completes them; a future nobody waits for is driven within two parks. Returns true
-     * with the role taken, or false once nothing moved for [LINGER_ROUNDS] parks with no waiter (or the domain closed,
-     * or an engine drives it).
+     * The futures' driver between its turns, holding no role (so a suspend form still polls inline and a blocked
+     * `get()` drives alone). While futures are in use it watches, spinning on two volatile counts, and takes the role
+     * back as soon as a future is outstanding with no thread blocked on the domain for [TAKE_OVER_NANOS]: a future
+     * nobody waits for (a `thenAccept` callback, `allOf`) is driven within microseconds, while a loop that starts
+     * futures and joins them costs no driver launch, no hand-off and no wake-up per operation (the joining thread
+     * drives and completes them). After [WATCH_NANOS] with no future started and none left unwaited it parks, for the
+     * idle policy's longest park at a time; a future handed out, or a blocked waiter leaving with futures outstanding,
+     * wakes it at once ([wakeLinger]). Returns true with the role taken, or false once nothing moved for
+     * [LINGER_ROUNDS] parks (or the domain closed, or an engine drives it).
      */
     private suspend fun linger(): Boolean {
         var quiet = 0
-        var seenStarted = -1L
-        var seenSettled = -1L
+        var seenStarted = asyncStarted
+        var busySince = System.nanoTime()
+        var unwaitedSince = 0L
+        var spins = 0
         while (true) {
-            delay(domain.idlePolicy.maxParkMillis)
+            val outstanding = asyncWaiters > 0
+            val blocked = blockedDrivers.get() > 0
+            val started = asyncStarted
+            val now = System.nanoTime()
+            if (started != seenStarted) {
+                seenStarted = started
+                busySince = now
+                quiet = 0
+            }
+            if (outstanding && !blocked) {
+                busySince = now
+                if (unwaitedSince == 0L) unwaitedSince = now
+                else if (now - unwaitedSince >= TAKE_OVER_NANOS) {
+                    when (synchronized(lock) { takeOverLocked() }) {
+                        TAKEN -> return true
+                        ENDED -> return false
+                    }
+                    unwaitedSince = 0L // someone else drives (an inline spin): watch again
+                }
+            } else {
+                unwaitedSince = 0L
+            }
+            if (now - busySince < WATCH_NANOS) {
+                Thread.onSpinWait()
+                if (++spins and YIELD_MASK == 0) yield()
+                continue
+            }
+            // Quiet: park until woken or the longest park passes.
+            val park =
+                synchronized(lock) {
+                    when {
+                        automatic || domain.closed -> {
+                            lingering = false
+                            return false
+                        }
+                        asyncWaiters > 0 && blockedDrivers.get() == 0 -> false // look again: about to take over
+                        else -> {
+                            lingerParked = true
+                            true
+                        }
+                    }
+                }
+            if (!park) continue
+            val woken = withTimeoutOrNull(domain.idlePolicy.maxParkMillis) { lingerWake.receive() } != null
             driverRounds++
             synchronized(lock) {
+                lingerParked = false
                 if (automatic || domain.closed) {
                     lingering = false
                     return false
                 }
-                val moved = asyncStarted != seenStarted || settled != seenSettled || blockedDrivers.get() > 0
-                seenStarted = asyncStarted
-                seenSettled = settled
-                if (needsDriver) {
-                    quiet = 0
-                    if (!moved && !driverRunning) {
-                        lingering = false
-                        driverRunning = true
-                        return true
-                    }
-                } else if (moved) {
-                    quiet = 0
-                } else if (++quiet >= LINGER_ROUNDS) {
+                if (!woken && asyncStarted == seenStarted && asyncWaiters == 0 && ++quiet >= LINGER_ROUNDS) {
                     lingering = false
                     return false
                 }
             }
+            busySince = System.nanoTime()
         }
+    }
+
+    /** Takes the role back for outstanding futures nobody waits on: TAKEN, ENDED (linger no more) or BUSY. */
+    private fun takeOverLocked(): Int {
+        if (automatic || domain.closed) {
+            lingering = false
+            return ENDED
+        }
+        if (!needsDriver) return BUSY
+        if (driverRunning) return BUSY
+        lingering = false
+        driverRunning = true
+        return TAKEN
+    }
+
+    /** Whether the lingering driver is parked ([linger]), so a future handed out must wake it. */
+    @Volatile private var lingerParked = false
+
+    /** Wakes the parked lingering driver ([linger]); conflated, so a wake nobody took is simply seen next time. */
+    private val lingerWake = kotlinx.coroutines.channels.Channel<Unit>(kotlinx.coroutines.channels.Channel.CONFLATED)
+
+    /**
+     * Wakes the lingering driver if it is parked: a future was handed out, or the last thread blocked on the domain
+     * left while futures are outstanding. Nothing but a volatile read when it is not parked.
+     */
+    fun wakeLinger() {
+        if (!lingerParked) return
+        synchronized(lock) { wakeLingerLocked() }
+    }
+
+    /** [wakeLinger], for a caller that holds the lock. */
+    private fun wakeLingerLocked() {
+        if (!lingerParked) return
+        lingerParked = false
+        lingerWake.trySend(Unit)
     }
 
     // ## Automatic progress ##
@@ -495,6 +569,20 @@ internal class ProgressHub(private val domain: Domain) {
 
         /** Parks (of the idle policy's longest) that the futures' driver lingers without a future started. */
         const val LINGER_ROUNDS = 100
+
+        /** How long a future may stay outstanding with no thread blocked on it before the lingering driver drives. */
+        const val TAKE_OVER_NANOS = 5_000L
+
+        /** How long the lingering driver watches, spinning, after the last sign of futures in use, before it parks. */
+        const val WATCH_NANOS = 200_000L
+
+        /** The watching driver yields its thread once every this many + 1 spins. */
+        const val YIELD_MASK = 63
+
+        // What takeOverLocked finds.
+        const val TAKEN = 0
+        const val ENDED = 1
+        const val BUSY = 2
 
         // What the driver does when it may give its role up (giveUpLocked).
         const val KEEP = 0

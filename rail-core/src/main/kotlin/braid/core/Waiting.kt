@@ -347,7 +347,8 @@ internal object Waiting {
             }
             return true
         } finally {
-            hub.blockedDrivers.decrementAndGet()
+            // The last blocked thread leaving with futures outstanding: nobody drives them now.
+            if (hub.blockedDrivers.decrementAndGet() == 0 && hub.asyncWaiters > 0) hub.wakeLinger()
             if (idle != null) domain.giveIdleStrategy()
             if (interrupted) me.interrupt()
         }

@@ -8,6 +8,7 @@ import io.kotest.matchers.longs.shouldBeLessThanOrEqual
 import io.kotest.matchers.shouldBe
 import java.lang.management.ManagementFactory
 import java.util.concurrent.CompletableFuture
+import java.util.concurrent.ConcurrentLinkedQueue
 import java.util.concurrent.locks.LockSupport
 import org.agrona.concurrent.UnsafeBuffer
 
@@ -73,8 +74,11 @@ class FutureCostTest :
                 val loop = Loop(f)
                 repeat(2_000) { loop.round() } // the futures' driver now lingers without the role
                 val me = Thread.currentThread()
-                val r = loop.start() // the message is in b's ring: only progress on b completes it
+                // The dependent stage is in place before the message is sent (the lingering driver completes the
+                // future within microseconds); the message is then in b's ring: only progress on b completes it.
+                val r = loop.b.ep.trecvAsync(loop.rx, 0, 64, FiAddr.UNSPEC, 7)
                 val by = r.thenApply { Thread.currentThread() }
+                loop.a.ep.tinjectAsync(loop.tx, 0, 64, loop.toB, 7).join()
                 val deadline = Deadline.of("an unwaited receive future to complete with no progress call")
                 while (!r.isDone) {
                     deadline.check()
@@ -82,6 +86,39 @@ class FutureCostTest :
                 }
                 r.getNow(null).len shouldBe 64L
                 (by.getNow(null) !== me) shouldBe true
+            }
+        }
+
+        test("a future with only a callback completes at once, not at the lingering driver's next timed wake") {
+            // Nothing idles by parking (YIELD) but the lingering driver, whose longest park is ten minutes: the
+            // callbacks below run within the deadline only if handing out a future gets the driver to drive it.
+            TestFabric(idle = IdlePolicy(IdleKind.YIELD, maxParkNanos = 600_000_000_000L)).use { f ->
+                val loop = Loop(f)
+                repeat(2_000) { loop.round() } // b's futures' driver now lingers without the role
+                val a = loop.a
+                val b = loop.b
+                val toA = f.addrs[1][0]
+                val events = ConcurrentLinkedQueue<String>()
+                val replyBuf = UnsafeBuffer(ByteArray(8))
+                // b, which nobody drives: two receive futures with callbacks only; the first's callback replies.
+                b.ep.trecvAsync(UnsafeBuffer(ByteArray(8)), 0, 8, FiAddr.UNSPEC, 12).thenAccept {
+                    events.add("second message")
+                }
+                b.ep.trecvAsync(UnsafeBuffer(ByteArray(8)), 0, 8, FiAddr.UNSPEC, 10).thenAccept {
+                    events.add("first's callback")
+                    b.ep.tinjectAsync(replyBuf, 0, 8, toA, 11)
+                }
+                // The peer (this thread, driving only a's domain) sends the second message only after the reply.
+                val reply = a.ep.trecvAsync(UnsafeBuffer(ByteArray(8)), 0, 8, FiAddr.UNSPEC, 11)
+                a.ep.tinjectAsync(loop.tx, 0, 8, loop.toB, 10).join()
+                val deadline = Deadline.of("the reply sent by a callback-only future's callback")
+                val replied = a.domain.driveUntil(System.nanoTime() + deadline.remainingNanos()) { reply.isDone }
+                withClue("the peer got no reply: nobody drove b's callback-only future ($events)") {
+                    replied shouldBe true
+                }
+                a.ep.tinjectAsync(loop.tx, 0, 8, loop.toB, 12).join()
+                Deadline.await("the second message's callback") { events.size == 2 }
+                events.toList() shouldBe listOf("first's callback", "second message")
             }
         }
 
