@@ -413,14 +413,14 @@ internal class ProgressHub(private val domain: Domain) {
 
     /**
      * The futures' driver between its turns, holding no role (so a suspend form still polls inline and a blocked
-     * `get()` drives alone). While futures are in use it watches, spinning on two volatile counts, and takes the role
-     * back as soon as a future is outstanding with no thread blocked on the domain for [TAKE_OVER_NANOS]: a future
-     * nobody waits for (a `thenAccept` callback, `allOf`) is driven within microseconds, while a loop that starts
-     * futures and joins them costs no driver launch, no hand-off and no wake-up per operation (the joining thread
-     * drives and completes them). After [WATCH_NANOS] with no future started and none left unwaited it parks, for the
-     * idle policy's longest park at a time; a future handed out, or a blocked waiter leaving with futures outstanding,
-     * wakes it at once ([wakeLinger]). Returns true with the role taken, or false once nothing moved for
-     * [LINGER_ROUNDS] parks (or the domain closed, or an engine drives it).
+     * `get()` drives alone). While futures are in use it watches, spinning on two volatile counts (yielding its core
+     * while a thread blocked in `get()` drives), and takes the role back as soon as a future is outstanding with no
+     * thread blocked on the domain for [TAKE_OVER_NANOS]: a future nobody waits for (a `thenAccept` callback, `allOf`)
+     * is driven within microseconds, while a loop that starts futures and joins them costs no driver launch, no
+     * hand-off and no wake-up per operation (the joining thread drives and completes them). After [WATCH_NANOS] with no
+     * future started and none left unwaited it parks, for the idle policy's longest park at a time; a future handed
+     * out, or a blocked waiter leaving with futures outstanding, wakes it at once ([wakeLinger]). Returns true with the
+     * role taken, or false once nothing moved for [LINGER_ROUNDS] parks (or the domain closed, or an engine drives it).
      */
     private suspend fun linger(): Boolean {
         var quiet = 0
@@ -452,7 +452,8 @@ internal class ProgressHub(private val domain: Domain) {
                 unwaitedSince = 0L
             }
             if (now - busySince < WATCH_NANOS) {
-                Thread.onSpinWait()
+                // A thread blocked in get() drives meanwhile: give the core to it rather than spin beside it.
+                if (blocked) Thread.yield() else Thread.onSpinWait()
                 if (++spins and YIELD_MASK == 0) yield()
                 continue
             }
