@@ -59,6 +59,9 @@ internal constructor(
         private set
 
     @get:JvmSynthetic internal val lock = Any()
+
+    /** What a blocking call's wait drives ([JoinOptions.withProgress]); null: the domain's progress. */
+    @JvmSynthetic internal var waitProgress: java.util.function.IntSupplier? = null
     private var sequence = firstSequence
     private val cache = HashMap<ShapeKey, ArrayList<Schedule>>()
     private val probe = ShapeKey()

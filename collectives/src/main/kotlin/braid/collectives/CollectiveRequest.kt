@@ -122,9 +122,9 @@ public class CollectiveRequest internal constructor(private val schedule: Schedu
     }
 
     /**
-     * Waits for the end, driving progress through the domain's one wait ([Domain.driveUntil]) under its idle policy;
-     * throws [FabricException] if it failed, or with ETIMEDOUT after [timeoutMillis] (negative: no limit; the
-     * collective keeps running — [cancel] it to stop it).
+     * Waits for the end, driving progress (the domain's, or the group's [JoinOptions.withProgress]) through the
+     * domain's one wait ([Domain.driveUntil]) under its idle policy; throws [FabricException] if it failed, or with
+     * ETIMEDOUT after [timeoutMillis] (negative: no limit; the collective keeps running — [cancel] it to stop it).
      */
     @Throws(FabricException::class)
     public fun waitFor(timeoutMillis: Long) {
@@ -136,8 +136,16 @@ public class CollectiveRequest internal constructor(private val schedule: Schedu
         val phase = inline
         // A blocking call's own phase: each look tries it INLINE_PROGRESS_STEPS times under one lock
         // of the offload engine, and the wait drives the domain's progress once between looks.
+        // A group made for a layer with its own progress (JoinOptions.withProgress) drives that instead.
+        val progress = schedule.group.waitProgress
         val ended =
-            if (phase != null) {
+            if (progress != null) {
+                if (phase != null) {
+                    domain.driveUntil(deadline, { progress.asInt }) { stepInline(phase, INLINE_PROGRESS_STEPS) }
+                } else {
+                    domain.driveUntil(deadline, { progress.asInt }) { finished() }
+                }
+            } else if (phase != null) {
                 domain.driveUntil(deadline) { stepInline(phase, INLINE_PROGRESS_STEPS) }
             } else {
                 domain.driveUntil(deadline) { finished() }

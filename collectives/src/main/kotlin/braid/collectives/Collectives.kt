@@ -11,6 +11,7 @@ import braid.core.FiAddr
 import java.util.WeakHashMap
 import java.util.concurrent.CompletableFuture
 import java.util.concurrent.ExecutionException
+import java.util.function.IntSupplier
 import org.agrona.DirectBuffer
 import org.agrona.MutableDirectBuffer
 import org.agrona.concurrent.UnsafeBuffer
@@ -178,12 +179,13 @@ public object Collectives {
     }
 
     /**
-     * Pairs [group] with its offload, as every way of making a group does (a join and [groupOf] alike): the one in
-     * [options], else the one paired with the endpoint's domain ([CollectiveOffload.pairWith]), else none. The offload
-     * may still leave the group to the main provider (too few ranks on the host): then [CollectiveGroup.offload] stays
-     * null.
+     * Pairs [group] with its offload, and gives it the progress its blocking waits drive ([JoinOptions.withProgress]),
+     * as every way of making a group does (a join and [groupOf] alike). The offload is the one in [options], else the
+     * one paired with the endpoint's domain ([CollectiveOffload.pairWith]), else none. The offload may still leave the
+     * group to the main provider (too few ranks on the host): then [CollectiveGroup.offload] stays null.
      */
     private fun paired(group: CollectiveGroup, set: AvSet, options: JoinOptions): CollectiveGroup {
+        group.waitProgress = options.progress
         (options.offload ?: CollectiveOffload.pairedWith(group.endpoint.domain))?.let {
             group.offload = it.pair(group, set)
         }
@@ -300,6 +302,8 @@ private constructor(
     /** The tuning [withTuning] set; null: the environment's, read when asked ([tuning]). */
     private val setTuning: CollectiveTuning?,
     @get:JvmName("offload") public val offload: CollectiveOffload? = null,
+    /** The progress a blocking call's wait drives ([withProgress]); null: the domain's. */
+    @get:JvmName("progress") public val progress: IntSupplier? = null,
 ) {
     /**
      * The tuning: the one [withTuning] set, else the environment's ([CollectiveTuning.fromEnvironment]), read when the
@@ -310,13 +314,22 @@ private constructor(
     public val tuning: CollectiveTuning
         get() = setTuning ?: CollectiveTuning.fromEnvironment()
 
-    public fun withTuning(tuning: CollectiveTuning): JoinOptions = JoinOptions(tuning, offload)
+    public fun withTuning(tuning: CollectiveTuning): JoinOptions = JoinOptions(tuning, offload, progress)
 
     /**
      * A copy pairing [offload] with the group (null: the one paired with the endpoint's domain by
      * [CollectiveOffload.pairWith], if any).
      */
-    public fun withOffload(offload: CollectiveOffload?): JoinOptions = JoinOptions(setTuning, offload)
+    public fun withOffload(offload: CollectiveOffload?): JoinOptions = JoinOptions(setTuning, offload, progress)
+
+    /**
+     * A copy whose groups' blocking calls drive [progress] while they wait, instead of the domain's progress: for a
+     * layer above the endpoint that completes its own requests when it reads the completion queue (an MPI layer), so
+     * that its operations move while a blocking collective waits (MPI's progress rule). [progress] drives one round,
+     * the domain's progress included, and returns the work done (0: the wait idles by the domain's policy). A blocking
+     * call the offload carries inline steps its phase between rounds. Null: the domain's progress.
+     */
+    public fun withProgress(progress: IntSupplier?): JoinOptions = JoinOptions(setTuning, offload, progress)
 
     public companion object {
         /** The tuning of the environment ([CollectiveTuning.fromEnvironment], read at each join), no offload named. */

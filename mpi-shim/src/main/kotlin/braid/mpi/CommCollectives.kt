@@ -3,6 +3,7 @@ package braid.mpi
 import braid.collectives.CollectiveGroup
 import braid.collectives.CollectiveRequest
 import braid.collectives.Collectives
+import braid.collectives.JoinOptions
 import braid.core.FabricException
 import java.nio.ByteBuffer
 import org.agrona.concurrent.UnsafeBuffer
@@ -50,7 +51,7 @@ internal class CommCollectives(
 
     init {
         val set = mpi.av.avSet(*members)
-        group = Collectives.groupOf(mpi.ep, set, collContext(comm.context, slot))
+        group = Collectives.groupOf(mpi.ep, set, collContext(comm.context, slot), mpi.joinOptions)
         comm.collGroups += group
         rank = group.rank
     }
@@ -80,12 +81,28 @@ internal class CommCollectives(
         call: String,
         blocking: Boolean,
         crossinline start: () -> CollectiveRequest,
+    ): CollRequest? =
+        direct(call, blocking, start) {
+            val r = start()
+            mpi.progressUntil { r.test() }
+        }
+
+    /**
+     * [direct] for a call the module also has in a blocking form, [wait]: a blocking call runs that form, which the
+     * intra-node offload carries inline on this thread (its one phase stepped while it waits, no deferred work); its
+     * wait drives braid.mpi's progress ([Mpi.progress], the group's [JoinOptions.withProgress]), so MPI's progress rule
+     * holds while it waits.
+     */
+    internal inline fun direct(
+        call: String,
+        blocking: Boolean,
+        crossinline start: () -> CollectiveRequest,
+        crossinline wait: () -> Unit,
     ): CollRequest? {
         if (!blocking) return one { start() }
         awaitStarted()
         try {
-            val r = start()
-            mpi.progressUntil { r.test() }
+            wait()
         } catch (e: FabricException) {
             throw MPIException.of(
                 Request.errorClassOf(e.code).takeIf { it != ErrorClass.SUCCESS } ?: ErrorClass.ERR_OTHER,
@@ -100,7 +117,7 @@ internal class CommCollectives(
 
     /** `MPI_(I)barrier`; [blocking]: waited for here, null returned (as for every `blocking` below). */
     fun ibarrier(call: String, blocking: Boolean = false): CollRequest? =
-        direct(call, blocking) { group.startBarrier() }
+        direct(call, blocking, { group.startBarrier() }) { group.barrier() }
 
     fun ibcast(
         call: String,
@@ -114,8 +131,13 @@ internal class CommCollectives(
         checkData(call, buf, count, type, "buffer")
         if (CollBlocks.isDirect(type)) {
             val bytes = (count * type.size).toInt()
-            return direct(call, blocking) {
-                group.startBroadcast(CollBlocks.wrap(viewA, buf), 0, bytes, braid.collectives.Datatype.BYTE, root)
+            val byteType = braid.collectives.Datatype.BYTE
+            return direct(
+                call,
+                blocking,
+                { group.startBroadcast(CollBlocks.wrap(viewA, buf), 0, bytes, byteType, root) },
+            ) {
+                group.broadcast(CollBlocks.wrap(viewA, buf), 0, bytes, byteType, root)
             }
         }
         val b = CollBlocks.single(buf, type, count)

@@ -242,10 +242,28 @@ private fun CommCollectives.reduction(
             (kind == ReductionKind.REDUCE || kind == ReductionKind.ALLREDUCE)
     ) {
         val n = count * (type.size / b.size).toInt()
-        return direct(call, blocking) {
+        return direct(
+            call,
+            blocking,
+            {
+                val s = if (inPlace) null else CollBlocks.wrap(viewA, input)
+                if (kind == ReductionKind.REDUCE)
+                    group.startReduce(
+                        s,
+                        0,
+                        if (recv == null) null else CollBlocks.wrap(viewB, recv),
+                        0,
+                        n,
+                        b.element,
+                        builtin,
+                        root,
+                    )
+                else group.startAllreduce(s, 0, CollBlocks.wrap(viewB, recv!!), 0, n, b.element, builtin)
+            },
+        ) {
             val s = if (inPlace) null else CollBlocks.wrap(viewA, input)
             if (kind == ReductionKind.REDUCE)
-                group.startReduce(
+                group.reduce(
                     s,
                     0,
                     if (recv == null) null else CollBlocks.wrap(viewB, recv),
@@ -255,7 +273,7 @@ private fun CommCollectives.reduction(
                     builtin,
                     root,
                 )
-            else group.startAllreduce(s, 0, CollBlocks.wrap(viewB, recv!!), 0, n, b.element, builtin)
+            else group.allreduce(s, 0, CollBlocks.wrap(viewB, recv!!), 0, n, b.element, builtin)
         }
     }
     val packed = CollBlocks.single(input, type, count).pack()

@@ -110,6 +110,18 @@ private constructor(
     /** What this process was opened with ([MpiOptions.settings]): [MpiParams] and the providers' parameters. */
     @get:JvmSynthetic internal val settings: Settings = options.settings.check(MpiParams.ALL)
 
+    /**
+     * How this process's communicators make their collectives groups ([CommCollectives]): paired with the intra-node
+     * shared-memory offload ([MpiParams.COLL_OFFLOAD]), so one host's ranks get the offloaded collectives a
+     * `braid.collectives` user gets, and with blocking waits that drive braid.mpi's [progress] (MPI's progress rule).
+     */
+    @get:JvmSynthetic
+    internal val joinOptions: braid.collectives.JoinOptions =
+        braid.collectives.JoinOptions.DEFAULT.withOffload(
+                if (settings[MpiParams.COLL_OFFLOAD]) braid.collectives.offload.ShmOffload.DEFAULT else null
+            )
+            .withProgress { progress() }
+
     init {
         val provider = if (options.provider == MpiOptions.AUTO) chooseProvider(bootstrap) else options.provider
         val found =

@@ -120,9 +120,23 @@ public class MpiParams : ModuleParams {
                     "(copies, CPU atomics; no progress needed at the target) rather than through the rail",
             )
 
+        /**
+         * `BRAID_MPI_COLL_OFFLOAD`: whether communicators' collectives go through the intra-node shared-memory offload
+         * (`ShmOffload.DEFAULT`) where their ranks share a host.
+         */
+        @JvmField
+        public val COLL_OFFLOAD: Param<Boolean> =
+            Param.bool(
+                "mpi",
+                "coll_offload",
+                "BRAID_MPI_COLL_OFFLOAD",
+                true,
+                "whether communicators' collectives go through the intra-node shared-memory offload where ranks share a host (false: point-to-point schedules only)",
+            )
+
         /** Every `braid.mpi` parameter. */
         @JvmField
         public val ALL: List<Param<*>> =
-            listOf(PROVIDER, LINK, SPIN_POLLS, YIELD_POLLS, NAME_DIR, PARENT_PORT, WIN_DIRECT)
+            listOf(PROVIDER, LINK, SPIN_POLLS, YIELD_POLLS, NAME_DIR, PARENT_PORT, WIN_DIRECT, COLL_OFFLOAD)
     }
 }

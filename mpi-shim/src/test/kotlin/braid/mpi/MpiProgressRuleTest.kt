@@ -1,8 +1,11 @@
 package braid.mpi
 
 import braid.mpi.testing.runRanks
+import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.ints.shouldBeGreaterThan
+import io.kotest.matchers.longs.shouldBeGreaterThan
+import io.kotest.matchers.nulls.shouldNotBeNull
 import io.kotest.matchers.shouldBe
 import java.nio.ByteBuffer
 import java.nio.ByteOrder
@@ -15,7 +18,8 @@ import java.util.concurrent.atomic.AtomicInteger
  * blocking collective which waits only on its own schedule (as an offloaded call carried inline on the waiting thread
  * would, if it drove the domain but not braid.mpi's own progress): sends that the endpoint pushed back sit in the MPI
  * layer's backlog, and only braid.mpi's progress hands them to the endpoint. The peer needs every one of them before it
- * joins the collective, so a wait that does not drive that progress never ends.
+ * joins the collective, so a wait that does not drive that progress never ends. The ranks share a host, so the
+ * allreduce goes through the intra-node offload and is carried inline by the waiting thread: the spec holds that path.
  */
 /** The most sends rank 0 posts while looking for a backlog (the endpoint pushes back after about 75,000). */
 private const val MAX = 400_000
@@ -66,6 +70,15 @@ class MpiProgressRuleTest :
                     )
                 }
                 sum.getInt(0) shouldBe 2
+                // The case this spec is for: the blocking allreduce went through the intra-node offload, its phase
+                // carried inline on the waiting thread.
+                val binding = w.coll.group.offload
+                withClue("rank ${w.rank}'s world group has no offload: ranks on one host must be paired with it") {
+                    binding.shouldNotBeNull()
+                }
+                withClue("rank ${w.rank}'s blocking allreduce was not carried inline through the offload") {
+                    binding!!.inlineCalls shouldBeGreaterThan 0L
+                }
             }
         }
     })

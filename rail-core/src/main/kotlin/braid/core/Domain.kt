@@ -44,7 +44,10 @@ internal constructor(
     private val endpoints = ArrayList<Endpoint>()
     private val regions = Long2ObjectHashMap<MemoryRegion>()
     private val nextKey = AtomicLong(1)
-    @Volatile private var closed = false
+    @Volatile
+    @get:JvmSynthetic
+    internal var closed: Boolean = false
+        private set
 
     public val name: String
         get() = info.domainName

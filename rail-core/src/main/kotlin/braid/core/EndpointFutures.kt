@@ -17,14 +17,18 @@ import org.agrona.MutableDirectBuffer
  * **A future completes on its own, whatever the progress model.** Under automatic progress (a [ProgressEngine]) it
  * completes on the engine's thread. Under manual progress (the default) the domain runs a progress driver on the common
  * coroutine pool (`Dispatchers.Default`, no thread of its own) for as long as any future it handed out is incomplete,
- * idling by the domain's [IdlePolicy], and stops once the last one completes. So `CompletableFuture.allOf`,
- * `thenApply`, `thenCompose`, `isDone()` polling and `get()` all just work, with no progress call; a blocking `get()`
- * or `join()` also drives progress itself while it waits. Dependent stages added without an executor run on the thread
- * that completed the future (the driver's or the engine's): keep them short, or use the `…Async(fn, executor)` stages.
- * The driver costs what a waiting thread costs under the idle policy (under BACKOFF about a thousand short wake-ups a
- * second once idle), for as long as a future is outstanding: `cancel()` a receive you abandon, or it keeps the driver
- * running. A caller that wants no background activity at all drives progress itself with the `try…` forms and
- * [CompletionQueue.read], or the `suspend` forms, which allocate nothing on a quick completion.
+ * idling by the domain's [IdlePolicy]. So `CompletableFuture.allOf`, `thenApply`, `thenCompose`, `isDone()` polling and
+ * `get()` all just work, with no progress call. A blocking `get()` or `join()` drives progress itself while it waits,
+ * and the driver leaves the role to it, so the future completes on the joining thread with no hand-off: the driver then
+ * lingers, parked for the policy's longest park at a time, and drives again only when nothing moved for a whole park (a
+ * future nobody waits for is driven within about two parks); it ends after 100 parks with no future started. Dependent
+ * stages added without an executor run on the thread that completed the future (the joiner's, the driver's or the
+ * engine's): keep them short, or use the `…Async(fn, executor)` stages. The driver costs what a waiting thread costs
+ * under the idle policy (under BACKOFF about a thousand short wake-ups a second once idle), for as long as a future is
+ * outstanding: `cancel()` a receive you abandon, or it keeps the driver running. Each future allocates its own objects
+ * (the operation, the future and its [Completion]) and nothing else. A caller that wants no background activity, or no
+ * allocation at all, drives progress itself with the `try…` forms and [CompletionQueue.read], or the `suspend` forms,
+ * which allocate nothing on a quick completion.
  *
  * An error completion completes the future exceptionally with a [FabricException] carrying the errno code; a refused
  * start (not enabled, too large, a ByteBuffer it cannot use) likewise, at once. `cancel()` withdraws a receive that has
@@ -96,6 +100,8 @@ public fun Endpoint.trecvAsync(
 
 /**
  * [Endpoint.tryInject] as a future: completes once the rail has copied the message (at once, unless it has no room).
+ * Its operation comes from the domain's pool, and one done at once goes back to it: such a future allocates only itself
+ * and its completion.
  */
 public fun Endpoint.injectAsync(
     buffer: DirectBuffer,
@@ -103,7 +109,7 @@ public fun Endpoint.injectAsync(
     length: Int,
     dest: Long,
 ): CompletableFuture<Completion> =
-    Waiting.runAsync(Ops.of(this, PendingOp.INJECT, buffer, offset, length, dest, 0, false))
+    Waiting.runAsync(Ops.of(this, PendingOp.INJECT, buffer, offset, length, dest, 0, true))
 
 /** [injectAsync] from [buffer]'s position..limit. */
 public fun Endpoint.injectAsync(buffer: ByteBuffer, dest: Long): CompletableFuture<Completion> =
@@ -117,7 +123,7 @@ public fun Endpoint.tinjectAsync(
     dest: Long,
     tag: Long,
 ): CompletableFuture<Completion> =
-    Waiting.runAsync(Ops.of(this, PendingOp.TINJECT, buffer, offset, length, dest, tag, false))
+    Waiting.runAsync(Ops.of(this, PendingOp.TINJECT, buffer, offset, length, dest, tag, true))
 
 /** [tinjectAsync] from [buffer]'s position..limit. */
 public fun Endpoint.tinjectAsync(buffer: ByteBuffer, dest: Long, tag: Long): CompletableFuture<Completion> =

@@ -34,8 +34,8 @@ internal abstract class Ready {
  * suspended operation costs this object, its continuation and the caller's frames.
  *
  * The `suspend` forms take their operations from the domain's pool ([ProgressHub.obtainLocked]) and give them back once
- * the outcome is handed out ([ProgressHub.recycleLocked]); a future keeps its operation, so future operations are never
- * pooled.
+ * the outcome is handed out ([ProgressHub.recycleLocked]); a pending future keeps its operation, and a future born
+ * complete (an operation done inline, such as an inject) gives it to the pool at once.
  */
 internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?) -> Unit {
     lateinit var ep: Endpoint

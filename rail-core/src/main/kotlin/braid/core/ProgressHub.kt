@@ -7,6 +7,8 @@ import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.launch
+import kotlinx.coroutines.withTimeoutOrNull
+import kotlinx.coroutines.yield
 import org.agrona.DirectBuffer
 
 /**
@@ -24,8 +26,9 @@ import org.agrona.DirectBuffer
  *   drives progress on the dispatcher of the waiter that started it (the waiters lend their dispatcher to progress; no
  *   thread is created). While futures (or counter waits) handed out by this domain are outstanding ([asyncWaiters]),
  *   the same driver runs on the default dispatcher, so a future completes whether or not anyone calls `get()` on it. It
- *   stops when the last waiter is resumed and the last future completed. Under automatic progress the [ProgressEngine]
- *   does this instead.
+ *   gives the role up when the last waiter is resumed and the last future completed, or to a thread blocked in a
+ *   future's `get()`; a driver of futures then lingers without the role ([linger]) rather than stopping, so a loop of
+ *   futures launches no driver per operation. Under automatic progress the [ProgressEngine] does this instead.
  *
  * Everything here is guarded by the domain lock except the volatile fields read on fast paths.
  */
@@ -253,10 +256,37 @@ internal class ProgressHub(private val domain: Domain) {
      */
     fun asyncWaiterAddedLocked(): Boolean {
         asyncWaiters++
-        if (automatic || driverRunning) return false
+        asyncStarted++
+        futuresUsed = true
+        // A lingering driver takes the role if nobody drives ([linger]); launching one per future would cost a
+        // coroutine and a wake-up of another thread per operation, while the caller usually drives it from join().
+        if (lingering) wakeLingerLocked()
+        if (automatic || driverRunning || lingering) return false
         driverRunning = true
         return true
     }
+
+    /**
+     * Futures started so far; [linger] looks at it to tell whether futures are in use. Written under the lock; the
+     * watching driver reads it without (a stale value only delays its park).
+     */
+    private var asyncStarted = 0L
+
+    /** Whether this domain has handed out a future: its driver then lingers ([linger]). Guarded by the lock. */
+    private var futuresUsed = false
+
+    /** Whether the futures' driver lingers without the driver role ([linger]). Guarded by the lock. */
+    private var lingering = false
+
+    /** Drivers launched so far (each a coroutine and a task handed to another thread); read by tests. */
+    @Volatile
+    var driverLaunches: Long = 0
+        private set
+
+    /** Rounds the driver has run, each after a wake-up of its thread (a yield or a timed park); read by tests. */
+    @Volatile
+    var driverRounds: Long = 0
+        private set
 
     /**
      * Counters with futures of [Counter.waitAsync] outstanding, so closing the domain fails them. Guarded by the lock.
@@ -265,6 +295,7 @@ internal class ProgressHub(private val domain: Domain) {
 
     /** The domain is closing: fails every counter wait still outstanding. Caller then dispatches. */
     fun domainClosedLocked() {
+        wakeLingerLocked() // it ends: a parked one would hold the domain until its park ran out
         while (waitedCounters.isNotEmpty()) waitedCounters
             .removeAt(waitedCounters.size - 1)
             .failWaitsLocked(Errno.ESHUTDOWN)
@@ -331,6 +362,7 @@ internal class ProgressHub(private val domain: Domain) {
      */
     fun launchDriver(dispatcher: CoroutineDispatcher?) {
         val d = if (dispatcher == null || dispatcher === Dispatchers.Unconfined) Dispatchers.Default else dispatcher
+        driverLaunches++ // one launcher at a time: the role is exclusive
         CoroutineScope(d + CoroutineName("braid-progress-${domain.name}"))
             .launch { driverLoop() }
             .invokeOnCompletion(driverEnded)
@@ -339,7 +371,8 @@ internal class ProgressHub(private val domain: Domain) {
     /** Lets another driver take over from one that was cancelled (or never ran) or whose provider threw. */
     private val driverEnded: (Throwable?) -> Unit = { cause ->
         if (cause != null) {
-            synchronized(lock) { driverRunning = false }
+            // A lingering driver holds no role: it gives up only its lingering.
+            synchronized(lock) { if (lingering) lingering = false else driverRunning = false }
             if (needsDriver && tryAcquireDriver()) launchDriver(Dispatchers.Default)
         }
     }
@@ -347,20 +380,149 @@ internal class ProgressHub(private val domain: Domain) {
     private suspend fun driverLoop() {
         val idle = CoroutineIdle(domain.idlePolicy)
         while (true) {
+            driverRounds++ // one driver at a time
             val lending = blockedDrivers.get() > 0
             val work = if (lending) 0 else domain.progress()
-            // Stop as soon as the last waiter is resumed, before idling: the resumed caller's
-            // next operation then finds no driver and polls inline, without suspending.
-            if (!needsDriver || automatic) {
-                synchronized(lock) {
-                    if (!needsDriver || automatic) {
-                        driverRunning = false
-                        return
+            // Give the role up as soon as the last waiter is resumed, before idling: the resumed
+            // caller's next operation then finds no driver and polls inline, without suspending.
+            // A driver of futures also gives it up to a thread blocked in get() or join(), which
+            // drives, and completes the futures on its own thread.
+            if (lending || !needsDriver || automatic) {
+                when (synchronized(lock) { giveUpLocked(lending) }) {
+                    STOP -> return
+                    LINGER -> {
+                        if (!linger()) return
+                        idle.reset()
+                        continue
                     }
                 }
             }
             if (lending) delay(domain.idlePolicy.maxParkMillis) else idle.idle(work)
         }
+    }
+
+    /** What the driver does next: KEEP its role, STOP, or LINGER without the role. Caller holds the lock. */
+    private fun giveUpLocked(lending: Boolean): Int {
+        val done = !needsDriver || automatic
+        if (!done && !(lending && futuresUsed)) return KEEP
+        driverRunning = false
+        if (automatic || domain.closed || !futuresUsed || lingering) return STOP // one lingers at most
+        lingering = true
+        return LINGER
+    }
+
+    /**
+     * The futures' driver between its turns, holding no role (so a suspend form still polls inline and a blocked
+     * `get()` drives alone). While futures are in use it watches, spinning on two volatile counts (yielding its core
+     * while a thread blocked in `get()` drives), and takes the role back as soon as a future is outstanding with no
+     * thread blocked on the domain for [TAKE_OVER_NANOS]: a future nobody waits for (a `thenAccept` callback, `allOf`)
+     * is driven within microseconds, while a loop that starts futures and joins them costs no driver launch, no
+     * hand-off and no wake-up per operation (the joining thread drives and completes them). After [WATCH_NANOS] with no
+     * future started and none left unwaited it parks, for the idle policy's longest park at a time; a future handed
+     * out, or a blocked waiter leaving with futures outstanding, wakes it at once ([wakeLinger]). Returns true with the
+     * role taken, or false once nothing moved for [LINGER_ROUNDS] parks (or the domain closed, or an engine drives it).
+     */
+    private suspend fun linger(): Boolean {
+        var quiet = 0
+        var seenStarted = asyncStarted
+        var busySince = System.nanoTime()
+        var unwaitedSince = 0L
+        var spins = 0
+        while (true) {
+            val outstanding = asyncWaiters > 0
+            val blocked = blockedDrivers.get() > 0
+            val started = asyncStarted
+            val now = System.nanoTime()
+            if (started != seenStarted) {
+                seenStarted = started
+                busySince = now
+                quiet = 0
+            }
+            if (outstanding && !blocked) {
+                busySince = now
+                if (unwaitedSince == 0L) unwaitedSince = now
+                else if (now - unwaitedSince >= TAKE_OVER_NANOS) {
+                    when (synchronized(lock) { takeOverLocked() }) {
+                        TAKEN -> return true
+                        ENDED -> return false
+                    }
+                    unwaitedSince = 0L // someone else drives (an inline spin): watch again
+                }
+            } else {
+                unwaitedSince = 0L
+            }
+            if (now - busySince < WATCH_NANOS) {
+                // A thread blocked in get() drives meanwhile: give the core to it rather than spin beside it.
+                if (blocked) Thread.yield() else Thread.onSpinWait()
+                if (++spins and YIELD_MASK == 0) yield()
+                continue
+            }
+            // Quiet: park until woken or the longest park passes.
+            val park =
+                synchronized(lock) {
+                    when {
+                        automatic || domain.closed -> {
+                            lingering = false
+                            return false
+                        }
+                        asyncWaiters > 0 && blockedDrivers.get() == 0 -> false // look again: about to take over
+                        else -> {
+                            lingerParked = true
+                            true
+                        }
+                    }
+                }
+            if (!park) continue
+            val woken = withTimeoutOrNull(domain.idlePolicy.maxParkMillis) { lingerWake.receive() } != null
+            driverRounds++
+            synchronized(lock) {
+                lingerParked = false
+                if (automatic || domain.closed) {
+                    lingering = false
+                    return false
+                }
+                if (!woken && asyncStarted == seenStarted && asyncWaiters == 0 && ++quiet >= LINGER_ROUNDS) {
+                    lingering = false
+                    return false
+                }
+            }
+            busySince = System.nanoTime()
+        }
+    }
+
+    /** Takes the role back for outstanding futures nobody waits on: TAKEN, ENDED (linger no more) or BUSY. */
+    private fun takeOverLocked(): Int {
+        if (automatic || domain.closed) {
+            lingering = false
+            return ENDED
+        }
+        if (!needsDriver) return BUSY
+        if (driverRunning) return BUSY
+        lingering = false
+        driverRunning = true
+        return TAKEN
+    }
+
+    /** Whether the lingering driver is parked ([linger]), so a future handed out must wake it. */
+    @Volatile private var lingerParked = false
+
+    /** Wakes the parked lingering driver ([linger]); conflated, so a wake nobody took is simply seen next time. */
+    private val lingerWake = kotlinx.coroutines.channels.Channel<Unit>(kotlinx.coroutines.channels.Channel.CONFLATED)
+
+    /**
+     * Wakes the lingering driver if it is parked: a future was handed out, or the last thread blocked on the domain
+     * left while futures are outstanding. Nothing but a volatile read when it is not parked.
+     */
+    fun wakeLinger() {
+        if (!lingerParked) return
+        synchronized(lock) { wakeLingerLocked() }
+    }
+
+    /** [wakeLinger], for a caller that holds the lock. */
+    private fun wakeLingerLocked() {
+        if (!lingerParked) return
+        lingerParked = false
+        lingerWake.trySend(Unit)
     }
 
     // ## Automatic progress ##
@@ -405,5 +567,27 @@ internal class ProgressHub(private val domain: Domain) {
     private companion object {
         /** Operations the pool keeps at most; more waiters than this at once simply allocate. */
         const val POOL_LIMIT = 256
+
+        /** Parks (of the idle policy's longest) that the futures' driver lingers without a future started. */
+        const val LINGER_ROUNDS = 100
+
+        /** How long a future may stay outstanding with no thread blocked on it before the lingering driver drives. */
+        const val TAKE_OVER_NANOS = 5_000L
+
+        /** How long the lingering driver watches, spinning, after the last sign of futures in use, before it parks. */
+        const val WATCH_NANOS = 200_000L
+
+        /** The watching driver yields its thread once every this many + 1 spins. */
+        const val YIELD_MASK = 63
+
+        // What takeOverLocked finds.
+        const val TAKEN = 0
+        const val ENDED = 1
+        const val BUSY = 2
+
+        // What the driver does when it may give its role up (giveUpLocked).
+        const val KEEP = 0
+        const val STOP = 1
+        const val LINGER = 2
     }
 }

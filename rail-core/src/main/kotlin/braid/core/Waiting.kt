@@ -1,5 +1,6 @@
 package braid.core
 
+import java.util.concurrent.CompletableFuture
 import java.util.concurrent.TimeoutException
 import java.util.concurrent.locks.LockSupport
 import kotlin.coroutines.ContinuationInterceptor
@@ -13,6 +14,7 @@ import kotlinx.coroutines.suspendCancellableCoroutine
 import kotlinx.coroutines.withContext
 import kotlinx.coroutines.yield
 import org.agrona.DirectBuffer
+import org.agrona.concurrent.IdleStrategy
 
 /**
  * How callers wait for a [PendingOp]: suspended ([await]), blocked ([block], [runBlocking]), or through an [OpFuture].
@@ -300,7 +302,9 @@ internal object Waiting {
         val domain = op.ep.domain
         val hub = op.hub
         val start = System.nanoTime()
-        val idle = domain.idlePolicy.newStrategy()
+        // This thread's kept strategy (as driveUntil's), taken at the first idle step: a wait that the first
+        // progress call ends allocates nothing, and neither does a later one.
+        var idle: IdleStrategy? = null
         // Only a waiter that may park needs to be unparked; spinning and yielding ones look again soon.
         val mayPark = domain.idlePolicy.kind == IdleKind.BACKOFF
         val timed = timeoutNanos != Long.MAX_VALUE
@@ -316,14 +320,15 @@ internal object Waiting {
                 }
                 val elapsed = if (timed) System.nanoTime() - start else 0L
                 if (elapsed >= timeoutNanos) return false
+                if (!automatic && idle == null) idle = domain.takeIdleStrategy()
                 if (!automatic && !mayPark) {
-                    idle.idle(0)
+                    idle!!.idle(0)
                 } else {
                     op.thread = me // arm, then look again (fi_trywait): PendingOp.finish unparks us
                     try {
                         if (!op.isDone) {
                             if (automatic) LockSupport.parkNanos(op, minOf(timeoutNanos - elapsed, AUTO_PARK_CAP_NANOS))
-                            else idle.idle(0)
+                            else idle!!.idle(0)
                         }
                     } finally {
                         op.thread = null
@@ -342,7 +347,9 @@ internal object Waiting {
             }
             return true
         } finally {
-            hub.blockedDrivers.decrementAndGet()
+            // The last blocked thread leaving with futures outstanding: nobody drives them now.
+            if (hub.blockedDrivers.decrementAndGet() == 0 && hub.asyncWaiters > 0) hub.wakeLinger()
+            if (idle != null) domain.giveIdleStrategy()
             if (interrupted) me.interrupt()
         }
     }
@@ -376,23 +383,43 @@ internal object Waiting {
      * [ProgressHub.asyncWaiters], which keeps the domain's driver running until it completes: the future completes
      * whether or not anyone calls `get()` on it.
      */
-    fun runAsync(op: PendingOp): OpFuture {
-        val f = OpFuture(op)
+    fun runAsync(op: PendingOp): CompletableFuture<Completion> {
         val hub = op.hub
         var startDriver = false
+        var f: OpFuture? = null
+        var out: Completion? = null
+        var failure: FabricException? = null
         val rc =
             synchronized(op.ep.domain.lock) {
                 val rc = hub.submitLocked(op)
-                if (rc == 0 && !op.isDone) {
-                    op.asyncCounted = true
-                    startDriver = hub.asyncWaiterAddedLocked()
+                if (rc == 0) {
+                    if (!op.isDone) {
+                        // Made under the lock, before any completion can reach the operation.
+                        f = OpFuture(op)
+                        op.asyncCounted = true
+                        startDriver = hub.asyncWaiterAddedLocked()
+                    } else {
+                        // Done inline (an inject): the future is born complete, with no trip through the
+                        // ready list, and the operation goes to the pool.
+                        out = op.result
+                        if (op.err != 0) failure = op.exception()
+                        hub.recycleLocked(op)
+                    }
                 }
                 rc
             }
         hub.dispatchReady()
         if (startDriver) hub.launchDriver(null)
-        if (rc != 0) f.completeExceptionally(refused(op, rc))
-        return f
+        f?.let {
+            return it
+        }
+        val done = CompletableFuture<Completion>()
+        when {
+            rc != 0 -> done.completeExceptionally(refused(op, rc))
+            failure != null -> done.completeExceptionally(failure)
+            else -> done.complete(out)
+        }
+        return done
     }
 
     fun refused(op: PendingOp, rc: Int): FabricException {
