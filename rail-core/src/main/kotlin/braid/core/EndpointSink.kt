@@ -217,6 +217,10 @@ internal class EndpointSink(private val domain: Domain, info: Info) : RailHost {
         endpoint?.let { Telemetry.peerDown(it, addr, message) }
     }
 
+    override fun failover(addr: Long, fromRail: String, toRail: String, resent: Long) {
+        endpoint?.let { Telemetry.failover(it, addr, fromRail, toRail, resent) }
+    }
+
     override fun eventError(err: Int, message: String) {
         eq?.writeErr(endpoint, err, message)
     }

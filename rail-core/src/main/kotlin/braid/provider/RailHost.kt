@@ -70,6 +70,12 @@ internal interface RailHost {
     fun peerDown(addr: Long, message: String)
 
     /**
+     * A link moved [resent] messages for [addr]'s peer off rail [fromRail], which lost it, onto [toRail]: a JFR
+     * `braid.Failover` event where a recording has it on.
+     */
+    fun failover(addr: Long, fromRail: String, toRail: String, resent: Long) {}
+
+    /**
      * The calling rail has lost [addr]'s peer: whether no other rail of the endpoint still reaches it, so that receives
      * directed at it can never complete and it is down. True for an endpoint of one rail; a link of several network
      * rails answers for the others ([braid.provider.link.LinkTransport]).

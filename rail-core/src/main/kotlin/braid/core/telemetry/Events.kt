@@ -35,8 +35,8 @@ public class PeerDownEvent : Event() {
 }
 
 /**
- * Traffic moved off a failed rail onto another: multi-rail failover reports each one through [Telemetry.failover]
- * (nothing emits it before multi-rail failover exists).
+ * Traffic moved off a failed rail onto another: a link that resends the messages a dead rail had not had acknowledged
+ * reports each run of them through [Telemetry.failover].
  */
 @Name("io.braid.Failover")
 @Label("Failover")

@@ -383,28 +383,56 @@ internal class LinkTransport(
     /** Sends [dest]'s pending kept messages again; true when none is left pending. */
     private fun resendTo(dest: Long): Boolean {
         val q = keptBy.get(dest) ?: return true
+        val moved = Moved(dest)
         for (k in q) {
             if (!k.pending) continue
             var rail = pick(dest)
             while (true) {
                 if (rail == null) {
+                    moved.report()
                     failKept(dest)
                     return true
                 }
+                val from = k.rail
                 k.rail = rail
                 k.onRail++
                 val rc = rail.transport.sendSequenced(k.copy!!, dest, k.tag, k.data, k.wireFlags, k, k.seq, 0)
                 if (rc == 0) {
                     k.pending = false
                     rail.transport.counters.retransmissions++
+                    moved.add(from, rail)
                     break
                 }
                 k.onRail--
-                if (rc == -Errno.EAGAIN) return false
+                if (rc == -Errno.EAGAIN) {
+                    moved.report()
+                    return false
+                }
                 rail = failSpread(dest, rail, rc)
             }
         }
+        moved.report()
         return true
+    }
+
+    /** Resent messages to [dest] counted per move from one rail to another, reported to the host (JFR) as runs. */
+    private inner class Moved(private val dest: Long) {
+        private var from: LinkRail? = null
+        private var to: LinkRail? = null
+        private var count = 0L
+
+        fun add(from: LinkRail?, to: LinkRail) {
+            if (from !== this.from || to !== this.to) report()
+            this.from = from
+            this.to = to
+            count++
+        }
+
+        fun report() {
+            val to = to ?: return
+            if (count > 0) host.failover(dest, from?.name ?: "?", to.name, count)
+            count = 0
+        }
     }
 
     /** No rail reaches [dest] any more: its kept messages whose sends have not completed fail, naming the rails. */

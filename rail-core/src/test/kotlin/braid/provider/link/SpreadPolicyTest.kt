@@ -262,6 +262,12 @@ class SpreadPolicyTest :
                     "$policy: a rail that dies holding messages: they go again on the other rail, every one arrives once and in order, none fails"
                 )
                 .config(enabled = haveEth0) {
+                    val jfr = java.nio.file.Files.createTempFile("braid-failover", ".jfr")
+                    val recording = jdk.jfr.Recording()
+                    recording.enable("io.braid.Failover")
+                    recording.start()
+                    var cut = ""
+                    var resent = 0L
                     TestFabric(rail = Rail.link(twoRails, twoRails), settings = settings(policy)).use { f ->
                         val (a, b) = f.nodes
                         val toB = f.addrs[0][1]
@@ -272,7 +278,7 @@ class SpreadPolicyTest :
                         val link = a.ep.transport as LinkTransport
                         val first = link.routeName(toB)!!
                         // Under PER_PEER every message is on the pinned rail; under ROUND_ROBIN half on each.
-                        val cut = if (policy == LinkShape.PER_PEER) first else "tcp:lo"
+                        cut = if (policy == LinkShape.PER_PEER) first else "tcp:lo"
                         (link.rail(cut) as braid.provider.tcp.TcpTransport).peerFor(toB)!!.conn?.channel?.close()
                         val got = ArrayList<Long>()
                         val rx = UnsafeBuffer(ByteArray(2000))
@@ -292,7 +298,20 @@ class SpreadPolicyTest :
                         val stats = a.ep.stats()
                         stats.rails.sumOf { it.retransmissions } shouldBeGreaterThan 0L
                         stats.rail(cut)!!.failovers shouldBe 1L
+                        resent = stats.rails.sumOf { it.retransmissions }
                     }
+                    // Each move of resent messages off the dead rail is a JFR event naming both rails.
+                    recording.stop()
+                    recording.dump(jfr)
+                    recording.close()
+                    val events =
+                        jdk.jfr.consumer.RecordingFile.readAllEvents(jfr).filter {
+                            it.eventType.name == "io.braid.Failover"
+                        }
+                    java.nio.file.Files.deleteIfExists(jfr)
+                    events.map { it.getString("fromRail") }.toSet() shouldBe setOf(cut)
+                    events.all { it.getString("toRail") != cut } shouldBe true
+                    events.sumOf { it.getLong("resent") } shouldBe resent
                 }
         }
 
