@@ -61,7 +61,7 @@ internal constructor(
     @get:JvmSynthetic internal val lock = Any()
 
     /** What a blocking call's wait drives ([JoinOptions.withProgress]); null: the domain's progress. */
-    @JvmSynthetic internal var waitProgress: java.util.function.IntSupplier? = null
+    @get:JvmSynthetic @set:JvmSynthetic internal var waitProgress: java.util.function.IntSupplier? = null
     private var sequence = firstSequence
     private val cache = HashMap<ShapeKey, ArrayList<Schedule>>()
     private val probe = ShapeKey()
