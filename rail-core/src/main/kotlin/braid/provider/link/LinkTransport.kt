@@ -554,22 +554,6 @@ internal class LinkTransport(
         retryAt = now + retryBackoff
     }
 
-    /**
-     * Failed rails to [dest] that are connected again, re-admitted now rather than at the next retry: an operation that
-     * finds no rail left takes one that came back instead of failing. Whether any was.
-     */
-    private fun readmitConnected(dest: Long): Boolean {
-        val before = failed.get(dest)
-        var bits = before
-        for (i in networks.indices) {
-            val bit = 1L shl i
-            if (bits and bit != 0L && networks[i].transport.connected(dest)) bits = bits and bit.inv()
-        }
-        if (bits == before) return false
-        if (bits == 0L) failed.remove(dest) else failed.put(dest, bits)
-        return true
-    }
-
     /** Whether [dest] has rail [name] failed now (for tests and diagnostics). */
     internal fun railFailed(dest: Long, name: String): Boolean {
         val i = networks.indexOfFirst { it.name == name }
@@ -760,7 +744,7 @@ internal class LinkTransport(
             sum += r.weight
             if (best < 0 || rrCredit[i] > rrCredit[best]) best = i
         }
-        if (best < 0) return if (readmitConnected(dest)) nextRail(dest) else null
+        if (best < 0) return null
         rrCredit[best] -= sum
         return networks[best]
     }
@@ -922,7 +906,7 @@ internal class LinkTransport(
                 bestLoad = load
             }
         }
-        if (best == null) return if (readmitConnected(dest)) route(dest) else null
+        if (best == null) return null
         best.pinned++
         routes.put(dest, best)
         return best

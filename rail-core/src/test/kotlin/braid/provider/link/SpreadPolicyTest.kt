@@ -198,8 +198,8 @@ class SpreadPolicyTest :
                     }
                     exchange(4, 12)
                     a.ep.stats().rail("tcp:lo")!!.failovers shouldBe 1
-                    // b's rails both go away: tcp:lo may have reconnected by now (a reset rail is retried and a
-                    // send that finds no other rail takes it back), so it is closed too.
+                    // b's rails both go away: tcp:lo may have reconnected by now (a reset rail is retried while
+                    // another reaches the peer), so it is closed too.
                     (b.ep.transport as LinkTransport).rail("tcp:eth0")!!.close()
                     (b.ep.transport as LinkTransport).rail("tcp:lo")!!.close()
                     val other = link.rail("tcp:eth0") as braid.provider.tcp.TcpTransport
