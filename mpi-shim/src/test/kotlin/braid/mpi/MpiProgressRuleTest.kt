@@ -29,7 +29,11 @@ class MpiProgressRuleTest :
         test("sends left in the MPI backlog go out while their rank waits in a blocking collective") {
             val posted = CountDownLatch(1)
             val count = AtomicInteger()
-            runRanks(2, seconds = 240) { mpi ->
+            runRanks(
+                2,
+                seconds = 240,
+                settings = { braid.core.Settings.NONE.with(braid.mpi.MpiParams.COLL_OFFLOAD, true) },
+            ) { mpi ->
                 val w = mpi.world
                 val sum = ByteBuffer.allocateDirect(4).order(ByteOrder.nativeOrder())
                 if (w.rank == 0) {
