@@ -45,16 +45,8 @@ internal class WindowDirect(
         reporting: Boolean,
     ): Request {
         val shm = targets.shm
-        if (targets.oneRun(call, target, disp, count, type, Int.MAX_VALUE))
-            shm.putBytes((base + targets.oneRemote).toInt(), local, localBase, targets.oneLen)
-        else {
-            val runs = targets.runs(call, target, disp, count, type, WindowOps.MAX_RUN)
-            for (i in runs.at.indices) shm.putBytes(
-                (base + runs.remote[i]).toInt(),
-                local,
-                localBase + runs.at[i],
-                runs.len[i],
-            )
+        eachRun(call, target, base, disp, count, type, 1) { remote, at, len ->
+            shm.putBytes(remote, local, localBase + at, len)
         }
         return done(reporting)
     }
@@ -93,16 +85,8 @@ internal class WindowDirect(
         reporting: Boolean,
     ): Request {
         val shm = targets.shm
-        if (targets.oneRun(call, target, disp, count, type, Int.MAX_VALUE))
-            shm.getBytes((base + targets.oneRemote).toInt(), local, localBase, targets.oneLen)
-        else {
-            val runs = targets.runs(call, target, disp, count, type, WindowOps.MAX_RUN)
-            for (i in runs.at.indices) shm.getBytes(
-                (base + runs.remote[i]).toInt(),
-                local,
-                localBase + runs.at[i],
-                runs.len[i],
-            )
+        eachRun(call, target, base, disp, count, type, 1) { remote, at, len ->
+            shm.getBytes(remote, local, localBase + at, len)
         }
         finisher?.run()
         return done(reporting)
@@ -154,28 +138,20 @@ internal class WindowDirect(
             // NO_OP reads no operand; the result buffer stands in for it.
             val operand = if (op === Op.NO_OP) result!! else origin
             val operandAt = if (op === Op.NO_OP) resultAt else originAt
-            if (targets.oneRun(call, target, disp, count, type, Int.MAX_VALUE)) {
-                val at = (base + targets.oneRemote).toInt()
-                AtomicOps.execute(shm, at, operand, operandAt, null, 0, result, resultAt, native, aop, count(native))
-            } else {
-                val runs = targets.runs(call, target, disp, count, type, WindowOps.MAX_RUN, native.size)
-                for (i in runs.at.indices) {
-                    val at = (base + runs.remote[i]).toInt()
-                    val n = runs.len[i] / native.size
-                    AtomicOps.execute(
-                        shm,
-                        at,
-                        operand,
-                        operandAt + runs.at[i],
-                        null,
-                        0,
-                        result,
-                        resultAt + runs.at[i],
-                        native,
-                        aop,
-                        n,
-                    )
-                }
+            eachRun(call, target, base, disp, count, type, native.size) { remote, at, len ->
+                AtomicOps.execute(
+                    shm,
+                    remote,
+                    operand,
+                    operandAt + at,
+                    null,
+                    0,
+                    result,
+                    resultAt + at,
+                    native,
+                    aop,
+                    len / native.size,
+                )
             }
             return done(reporting)
         }
@@ -234,7 +210,27 @@ internal class WindowDirect(
         )
     }
 
-    private fun count(native: AtomicDatatype): Int = targets.oneLen / native.size
+    /**
+     * Calls [each] for every contiguous run of [count] × [type] at [disp] of [target]'s memory (run lengths a multiple
+     * of [unit]): the run's byte in the shared mapping, its offset in the packed origin, its length.
+     */
+    private inline fun eachRun(
+        call: String,
+        target: Int,
+        base: Long,
+        disp: Long,
+        count: Int,
+        type: Datatype,
+        unit: Int,
+        each: (remote: Int, at: Int, len: Int) -> Unit,
+    ) {
+        if (targets.oneRun(call, target, disp, count, type, Int.MAX_VALUE)) {
+            each((base + targets.oneRemote).toInt(), 0, targets.oneLen)
+            return
+        }
+        val runs = targets.runs(call, target, disp, count, type, WindowOps.MAX_RUN, unit)
+        for (i in runs.at.indices) each((base + runs.remote[i]).toInt(), runs.at[i], runs.len[i])
+    }
 
     /**
      * `MPI_Compare_and_swap` on one element of [len] bytes at byte [at] of the target's memory: [AtomicOps]' CSWAP on
