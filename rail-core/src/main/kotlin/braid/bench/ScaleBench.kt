@@ -14,13 +14,17 @@ import org.agrona.concurrent.UnsafeBuffer
  *    after GC, blobs excluded), its off-heap bytes per entry, and the bulk insert rate (`insert(List)` in batches of
  *    10,000 pre-built blobs), by the wall clock and by the inserting thread's CPU time (which a loaded machine disturbs
  *    less);
- * 2. `anysource`: the time an any-source receive for one exact tag takes to find its message behind 1,000,000
+ * 2. `sharedav`: one host's cost of the addressing data with 8 ranks and 1,000,000 link addresses, each rank with its
+ *    own AV against one named AV shared by all ([braid.core.Domain.createSharedAddressVector]: one rank inserts, 7 map
+ *    it read-only): the shared file's bytes in use and as the file system allocated them (`du`), and the heap an opener
+ *    adds;
+ * 3. `anysource`: the time an any-source receive for one exact tag takes to find its message behind 1,000,000
  *    unexpected messages of other tags (and, for comparison, a directed receive, and a masked any-source receive, which
  *    must scan).
  *
  * After the README's build:
  * ```
- * java -Xmx3g -cp samples/target/braid.jar braid.bench.ScaleBench [av,anysource]
+ * java -Xmx3g -cp samples/target/braid.jar braid.bench.ScaleBench [av,sharedav,anysource]
  * ```
  */
 public object ScaleBench {
@@ -28,6 +32,7 @@ public object ScaleBench {
     public fun main(args: Array<String>) {
         val what = (args.getOrNull(0) ?: "av,anysource").split(',')
         if ("av" in what) av()
+        if ("sharedav" in what) sharedAv()
         if ("anysource" in what) anySource()
     }
 
@@ -79,6 +84,63 @@ public object ScaleBench {
                     bestCpu,
                 )
             )
+        }
+    }
+
+    private fun sharedAv() {
+        val ranks = 8
+        val blobs = List(N) { AvScale.blob("link", it) }
+        val (fabric, domain) = AvScale.open("link")
+        try {
+            val own = domain.addressVector()
+            val before = AvScale.heapAfterGc()
+            AvScale.fill(own, "link", 0, N)
+            val ownBytes = AvScale.heapAfterGc() - before + own.storageBytes()[1]
+            own.close()
+            val name = "scalebench-${ProcessHandle.current().pid()}"
+            val shared = domain.createSharedAddressVector(name, N)
+            var i = 0
+            while (i < N) {
+                shared.insert(blobs.subList(i, minOf(N, i + 10_000)))
+                i += 10_000
+            }
+            val inUse = shared.storageBytes()[1]
+            val file = braid.core.shm.SharedMemoryDir.default.resolve("braid-av-$name")
+            val du =
+                ProcessBuilder("du", "-B1", file.toString())
+                    .start()
+                    .inputStream
+                    .bufferedReader()
+                    .readText()
+                    .trim()
+                    .substringBefore('\t')
+            val heapBefore = AvScale.heapAfterGc()
+            val readers = List(ranks - 1) { fabric.domain(domain.info).openSharedAddressVector(name) }
+            val readerHeap = (AvScale.heapAfterGc() - heapBefore) / (ranks - 1)
+            check(readers.all { it.count == N && it.lookup(N - 1L).contentEquals(blobs[N - 1]) })
+            readers.forEach { it.close() }
+            shared.close()
+            println("one host, $ranks ranks, ${String.format(Locale.ROOT, "%,d", N)} link addresses:")
+            println(
+                String.format(
+                    Locale.ROOT,
+                    "  an AV per rank:   %,d B per rank, %,d B per host",
+                    ownBytes,
+                    ownBytes * ranks,
+                )
+            )
+            println(
+                String.format(
+                    Locale.ROOT,
+                    "  one shared AV:    %,d B in use (du: %s B) + %,d B of heap per opener, %,d B per host",
+                    inUse,
+                    du,
+                    readerHeap,
+                    inUse + readerHeap * ranks,
+                )
+            )
+        } finally {
+            fabric.close()
         }
     }
 

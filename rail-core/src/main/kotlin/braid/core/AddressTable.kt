@@ -26,38 +26,103 @@ import org.agrona.concurrent.UnsafeBuffer
  *
  * Index entry, 16 bytes: the key's 64-bit hash, then the slot + 1 (0 free, -1 deleted). A hash only names candidates:
  * the caller checks each against the blob itself, so two keys with one hash are told apart. In-process memory in host
- * byte order; it is never shared or persisted.
+ * byte order.
+ *
+ * A named AV ([AddressVector] with a name, `fi_av_attr.name`) keeps all of this in one shared file instead ([create],
+ * [open]): header counters, the slot table, the arena and the index, laid out at creation for the count it was opened
+ * for, never grown or compacted. Its creator writes; other processes on the host map it read-only and see each insert
+ * once its slot is published (the record and the index entry are written before the slot count and the entry's slot
+ * field, with release stores). The layout is in host byte order and read only on this host.
  *
  * Not thread-safe: the AV calls in with its domain's lock held.
  */
-internal class AddressTable {
-    private var where = IntArray(INITIAL)
-    private var generations = IntArray(INITIAL)
-
-    /** Slots handed out so far (the next fresh slot). */
-    var slots: Int = 0
-        private set
-
-    /** Slots holding an address now. */
-    var live: Int = 0
-        private set
+internal class AddressTable
+private constructor(
+    /** The shared file this table lives in, or null for a table of this process alone. */
+    private val segment: braid.core.shm.ShmSegment?,
+    /** Counters ([H_SLOTS] …): in the shared file's first bytes, so every process that maps it reads the same. */
+    private val header: UnsafeBuffer,
+) {
+    /** Where each slot's record is and the slot's generation: two ints per slot. */
+    private var slotTable: UnsafeBuffer
+    /** Slots [slotTable] has room for. */
+    private var capacity: Int
+    private var chunks = ArrayList<UnsafeBuffer>()
+    private var index: UnsafeBuffer
+    private var indexMask: Int
 
     private var freeSlots = IntArray(0)
     private var freeCount = 0
 
-    private var chunks = ArrayList<UnsafeBuffer>()
-    private var tailOffset = CHUNK_SIZE // forces a first chunk
-    private var liveBytes = 0L
-    private var garbageBytes = 0L
+    /** Whether this table lives in a shared file ([shared]): fixed in size, never compacted. */
+    val isShared: Boolean
+        get() = segment != null
 
-    private var index = UnsafeBuffer(ByteBuffer.allocateDirect(INDEX_INITIAL * INDEX_ENTRY))
-    private var indexMask = INDEX_INITIAL - 1
-    private var indexUsed = 0 // live and deleted entries: what probing walks past
+    init {
+        if (segment == null) {
+            slotTable = UnsafeBuffer(ByteArray(INITIAL * SLOT_ENTRY))
+            capacity = INITIAL
+            index = UnsafeBuffer(ByteBuffer.allocateDirect(INDEX_INITIAL * INDEX_ENTRY))
+            indexMask = INDEX_INITIAL - 1
+            header.putInt(H_TAIL, CHUNK_SIZE) // forces a first chunk
+        } else {
+            val b = segment.buffer
+            capacity = header.getInt(H_CAPACITY)
+            val arenaChunks = header.getInt(H_ARENA_CHUNKS)
+            val indexCapacity = header.getInt(H_INDEX_CAPACITY)
+            slotTable = UnsafeBuffer(b, HEADER, capacity * SLOT_ENTRY)
+            val arenaAt = arenaOffset(capacity)
+            for (c in 0 until arenaChunks) chunks += UnsafeBuffer(b, arenaAt + c * CHUNK_SIZE, CHUNK_SIZE)
+            index = UnsafeBuffer(b, arenaAt + arenaChunks * CHUNK_SIZE, indexCapacity * INDEX_ENTRY)
+            indexMask = indexCapacity - 1
+        }
+    }
+
+    /** Slots handed out so far (the next fresh slot). */
+    var slots: Int
+        get() = header.getIntVolatile(H_SLOTS)
+        private set(value) = header.putIntOrdered(H_SLOTS, value)
+
+    /** Slots holding an address now. */
+    var live: Int
+        get() = header.getIntVolatile(H_LIVE)
+        private set(value) = header.putIntOrdered(H_LIVE, value)
+
+    /** Bumped on every insert and remove that changes what an fi_addr means (see [AddressVector.generation]). */
+    val changes: Long
+        get() = header.getLongVolatile(H_CHANGES)
+
+    fun changed() = header.putLongOrdered(H_CHANGES, header.getLong(H_CHANGES) + 1)
+
+    /** Arena chunks in use; the last one takes new records from [tailOffset]. */
+    private var chunksUsed: Int
+        get() = header.getInt(H_CHUNKS_USED)
+        set(value) = header.putInt(H_CHUNKS_USED, value)
+
+    private var tailOffset: Int
+        get() = header.getInt(H_TAIL)
+        set(value) = header.putInt(H_TAIL, value)
+
+    private var indexUsed: Int // live and deleted entries: what probing walks past
+        get() = header.getInt(H_INDEX_USED)
+        set(value) = header.putInt(H_INDEX_USED, value)
+
+    private var liveBytes: Long
+        get() = header.getLong(H_LIVE_BYTES)
+        set(value) = header.putLong(H_LIVE_BYTES, value)
+
+    private var garbageBytes: Long
+        get() = header.getLong(H_GARBAGE_BYTES)
+        set(value) = header.putLong(H_GARBAGE_BYTES, value)
+
+    private fun where(slot: Int): Int = slotTable.getIntVolatile(slot * SLOT_ENTRY)
+
+    private fun setWhere(slot: Int, w: Int) = slotTable.putIntOrdered(slot * SLOT_ENTRY, w)
 
     /** Whether [slot] holds an address. */
-    fun occupied(slot: Int): Boolean = slot in 0 until slots && where[slot] != 0
+    fun occupied(slot: Int): Boolean = slot in 0 until slots && where(slot) != 0
 
-    fun generation(slot: Int): Int = generations[slot]
+    fun generation(slot: Int): Int = slotTable.getInt(slot * SLOT_ENTRY + 4)
 
     /**
      * A slot for a new address: a freed one when [reuse] (MAP) and one is free, else a fresh one. Its generation is
@@ -67,53 +132,69 @@ internal class AddressTable {
         val slot =
             if (reuse && freeCount > 0) freeSlots[--freeCount]
             else {
-                if (slots == Int.MAX_VALUE)
+                val next = slots
+                if (next == Int.MAX_VALUE)
                     throw FabricException(
                         Errno.ENOSPC,
                         "address vector: ${Int.MAX_VALUE} slots used; remove addresses or open another AV",
                     )
-                if (slots == where.size) grow()
-                slots++
+                if (next == capacity) grow(next + 1)
+                next
             }
-        generations[slot]++
+        slotTable.putInt(slot * SLOT_ENTRY + 4, generation(slot) + 1)
         return slot
     }
 
-    /** Stores [raw] in [slot] (from [allocate]) with an insert count of one. */
+    /** Makes [slot] (from [allocate], now stored) count among the slots handed out: readers may look at it now. */
+    private fun publish(slot: Int) {
+        if (slot >= slots) slots = slot + 1
+    }
+
+    /** Stores [raw] in [slot] (from [allocate]) with an insert count of one, and makes it visible. */
     fun store(slot: Int, raw: ByteArray) {
         val length = recordLength(raw.size)
         if (tailOffset + length > CHUNK_SIZE) {
-            if (chunks.size >= MAX_CHUNKS)
-                throw FabricException(
-                    Errno.ENOMEM,
-                    "address vector: the address arena is full (${MAX_CHUNKS.toLong() * CHUNK_SIZE shr 30} GiB)",
-                )
-            chunks += UnsafeBuffer(ByteBuffer.allocateDirect(CHUNK_SIZE))
+            if (chunksUsed >= chunks.size) {
+                if (segment != null)
+                    throw FabricException(
+                        Errno.ENOSPC,
+                        "address vector: the shared address arena of ${chunks.size.toLong() * CHUNK_SIZE shr 20} MiB is full; open it with a larger count",
+                    )
+                if (chunks.size >= MAX_CHUNKS)
+                    throw FabricException(
+                        Errno.ENOMEM,
+                        "address vector: the address arena is full (${MAX_CHUNKS.toLong() * CHUNK_SIZE shr 30} GiB)",
+                    )
+                chunks += UnsafeBuffer(ByteBuffer.allocateDirect(CHUNK_SIZE))
+            }
+            chunksUsed++
             tailOffset = 0
         }
-        val chunk = chunks.size - 1
+        val chunk = chunksUsed - 1
         val b = chunks[chunk]
         b.putInt(tailOffset, raw.size)
         b.putInt(tailOffset + 4, 1)
         b.putBytes(tailOffset + RECORD_HEADER, raw)
-        where[slot] = ((chunk.toLong() * CHUNK_SIZE + tailOffset) ushr 3).toInt() + 1
+        setWhere(slot, ((chunk.toLong() * CHUNK_SIZE + tailOffset) ushr 3).toInt() + 1)
         tailOffset += length
         liveBytes += length
         live++
+        publish(slot)
     }
 
     /** Empties [slot]; a MAP slot ([reuse]) becomes free for a later insert. */
     fun release(slot: Int, reuse: Boolean) {
         val length = recordLength(blobLength(slot))
-        where[slot] = 0
+        setWhere(slot, 0)
         liveBytes -= length
         garbageBytes += length
         live--
-        if (reuse) {
+        // A shared table never hands a slot out twice: a reader's cached view of a slot stays true or empty.
+        if (reuse && segment == null) {
             if (freeCount == freeSlots.size) freeSlots = freeSlots.copyOf(maxOf(16, freeCount * 2))
             freeSlots[freeCount++] = slot
         }
-        if (garbageBytes > COMPACT_AT && garbageBytes > liveBytes) compact()
+        if (segment == null && garbageBytes > COMPACT_AT && garbageBytes > liveBytes) compact()
     }
 
     fun blobLength(slot: Int): Int = chunkOf(slot).getInt(offsetOf(slot))
@@ -143,12 +224,9 @@ internal class AddressTable {
      * arrays and rehashes the index once, not every time they fill.
      */
     fun reserve(entries: Int, keys: Int) {
+        if (segment != null) return // fixed at creation
         val need = slots.toLong() + entries
-        if (need > where.size) {
-            val size = minOf(Int.MAX_VALUE.toLong(), maxOf(need, where.size * 2L)).toInt()
-            where = where.copyOf(size)
-            generations = generations.copyOf(size)
-        }
+        if (need > capacity) grow(minOf(Int.MAX_VALUE.toLong(), need).toInt())
         val wantKeys = indexUsed.toLong() + entries.toLong() * keys
         if (wantKeys * 5 > (indexMask + 1) * 3L && wantKeys < (1L shl 27)) rehash(wantKeys.toInt())
     }
@@ -157,7 +235,12 @@ internal class AddressTable {
 
     /** Files [slot] under [hash]. */
     fun indexAdd(hash: Long, slot: Int) {
-        if ((indexUsed + 1) * 5L > (indexMask + 1) * 3L) rehash()
+        if (segment != null && (indexUsed + 1) * 4L > (indexMask + 1) * 3L)
+            throw FabricException(
+                Errno.ENOSPC,
+                "address vector: the shared reverse index of ${indexMask + 1} keys is full; open it with a larger count",
+            )
+        if (segment == null && (indexUsed + 1) * 5L > (indexMask + 1) * 3L) rehash()
         var i = mix(hash).toInt() and indexMask
         while (true) {
             val s = index.getInt(i * INDEX_ENTRY + 8)
@@ -166,7 +249,8 @@ internal class AddressTable {
         }
         if (index.getInt(i * INDEX_ENTRY + 8) == 0) indexUsed++
         index.putLong(i * INDEX_ENTRY, hash)
-        index.putInt(i * INDEX_ENTRY + 8, slot + 1)
+        // The slot last: a reader probing the shared index sees a whole entry or a free one.
+        index.putIntOrdered(i * INDEX_ENTRY + 8, slot + 1)
     }
 
     /** Removes the entry filing [slot] under [hash], if there is one. */
@@ -196,26 +280,47 @@ internal class AddressTable {
 
     fun indexMask(): Int = indexMask
 
-    fun indexSlotAt(i: Int): Int = index.getInt(i * INDEX_ENTRY + 8)
+    fun indexSlotAt(i: Int): Int = index.getIntVolatile(i * INDEX_ENTRY + 8)
 
     fun indexHashAt(i: Int): Long = index.getLong(i * INDEX_ENTRY)
 
-    /** Bytes of heap this table holds (its per-slot arrays), for the benchmark. */
-    fun heapBytes(): Long = 4L * (where.size + generations.size + freeSlots.size)
+    /** Bytes of heap this table holds (its per-slot table, when not shared), for the benchmark. */
+    fun heapBytes(): Long = (if (segment == null) slotTable.capacity().toLong() else 0L) + 4L * freeSlots.size
 
-    /** Bytes off the heap (arena and index). */
-    fun offHeapBytes(): Long = chunks.size.toLong() * CHUNK_SIZE + index.capacity()
+    /**
+     * Bytes off the heap (arena and index; for a shared table, what its file has in use: the slot table, the arena's
+     * used chunks and the index — the rest of the file is never touched, so tmpfs gives it no pages).
+     */
+    fun offHeapBytes(): Long =
+        if (segment == null) chunks.size.toLong() * CHUNK_SIZE + index.capacity()
+        else HEADER + slots.toLong() * SLOT_ENTRY + chunksUsed.toLong() * CHUNK_SIZE + index.capacity()
+
+    /** Unmaps a shared table ([close] of its AV); the creator also removes its file. */
+    fun close(remove: Boolean) {
+        if (segment == null) return
+        if (remove) segment.delete()
+        segment.unmap()
+    }
 
     // ## Inside ##
 
-    private fun chunkOf(slot: Int): UnsafeBuffer = chunks[((where[slot] - 1).toLong() shl 3 ushr CHUNK_SHIFT).toInt()]
+    private fun chunkOf(slot: Int): UnsafeBuffer = chunks[((where(slot) - 1).toLong() shl 3 ushr CHUNK_SHIFT).toInt()]
 
-    private fun offsetOf(slot: Int): Int = (((where[slot] - 1).toLong() shl 3) and (CHUNK_SIZE - 1).toLong()).toInt()
+    private fun offsetOf(slot: Int): Int = (((where(slot) - 1).toLong() shl 3) and (CHUNK_SIZE - 1).toLong()).toInt()
 
-    private fun grow() {
-        val size = if (where.size >= (1 shl 30)) Int.MAX_VALUE else where.size * 2
-        where = where.copyOf(size)
-        generations = generations.copyOf(size)
+    /** Room for at least [need] slots: doubled in this process's table; a shared table is full. */
+    private fun grow(need: Int) {
+        if (segment != null)
+            throw FabricException(
+                Errno.ENOSPC,
+                "address vector: the shared table holds $capacity addresses (its count when created); open it with a larger count",
+            )
+        var size = capacity
+        while (size < need) size = if (size >= (1 shl 30)) Int.MAX_VALUE else size * 2
+        val grown = UnsafeBuffer(ByteArray(size * SLOT_ENTRY))
+        grown.putBytes(0, slotTable, 0, capacity * SLOT_ENTRY)
+        slotTable = grown
+        capacity = size
     }
 
     private fun rehash(atLeast: Int = 0) {
@@ -241,13 +346,14 @@ internal class AddressTable {
     /** Copies the live records into fresh chunks, dropping the space removed ones left. */
     private fun compact() {
         val old = chunks
-        val oldWhere = where.copyOf(slots)
+        val oldWhere = IntArray(slots) { where(it) }
         chunks = ArrayList()
+        chunksUsed = 0
         tailOffset = CHUNK_SIZE
         liveBytes = 0
         garbageBytes = 0
         live = 0
-        for (slot in 0 until slots) {
+        for (slot in oldWhere.indices) {
             val w = oldWhere[slot]
             if (w == 0) continue
             val at = (w - 1).toLong() shl 3
@@ -262,6 +368,87 @@ internal class AddressTable {
     }
 
     companion object {
+        /** A table of this process alone, growing as addresses are inserted. */
+        fun local(): AddressTable = AddressTable(null, UnsafeBuffer(ByteArray(HEADER)))
+
+        /**
+         * Creates the shared table file [path] for [count] addresses (slot table, arena and index sized for them, all
+         * in one file the kernel fills with pages only where written), owned by this process. Throws [FabricException]
+         * if the file exists.
+         */
+        fun create(path: java.nio.file.Path, count: Int, type: Int): AddressTable {
+            require(count in 1..MAX_SHARED) { "count $count: a shared AV holds 1 .. $MAX_SHARED addresses" }
+            val arenaChunks = ((count.toLong() * ARENA_PER_ENTRY + CHUNK_SIZE - 1) / CHUNK_SIZE).toInt()
+            // Filled to 3/4 at most (a table of this process rehashes at 3/5): its pages are touched all over.
+            val indexCapacity =
+                BitUtil.findNextPositivePowerOfTwo((count.toLong() * INDEX_KEYS_PER_ENTRY * 4 / 3).toInt())
+            val length =
+                arenaOffset(count).toLong() + arenaChunks.toLong() * CHUNK_SIZE + indexCapacity.toLong() * INDEX_ENTRY
+            val segment = braid.core.shm.ShmSegment.create(path, length)
+            val header = UnsafeBuffer(segment.buffer, 0, HEADER)
+            header.putInt(H_CAPACITY, count)
+            header.putInt(H_ARENA_CHUNKS, arenaChunks)
+            header.putInt(H_INDEX_CAPACITY, indexCapacity)
+            header.putInt(H_TAIL, CHUNK_SIZE)
+            header.putLong(H_OWNER, ProcessHandle.current().pid())
+            header.putInt(H_TYPE, type)
+            header.putLongOrdered(H_MAGIC, MAGIC) // last: an opener that sees it sees a whole header
+            return AddressTable(segment, header)
+        }
+
+        /**
+         * Maps the shared table file [path] read-only, or returns null if it does not exist (or its creator has not
+         * finished laying it out). Throws [FabricException] if the file is not a shared address table.
+         */
+        fun open(path: java.nio.file.Path): AddressTable? {
+            val segment = braid.core.shm.ShmSegment.openReadOnly(path, HEADER.toLong()) ?: return null
+            val header = UnsafeBuffer(segment.buffer, 0, HEADER)
+            val magic = header.getLongVolatile(H_MAGIC)
+            if (magic != MAGIC) {
+                segment.unmap()
+                if (magic == 0L) return null
+                throw FabricException.invalid(
+                    "address vector: $path is not a Braid shared address vector (magic ${magic.toString(16)})"
+                )
+            }
+            return AddressTable(segment, header)
+        }
+
+        /** The pid of the process that created a shared [table], or 0 for a table of this process. */
+        fun ownerOf(table: AddressTable): Long = table.header.getLong(H_OWNER)
+
+        /** The AV type (its `AvType` ordinal) a shared [table] was created with. */
+        fun typeOf(table: AddressTable): Int = table.header.getInt(H_TYPE)
+
+        private const val MAGIC = 0x3156_4144_4941_5242L // "BRAIDAV1", little-endian
+        private const val HEADER = 128
+        private const val H_MAGIC = 0
+        private const val H_CAPACITY = 8
+        private const val H_ARENA_CHUNKS = 12
+        private const val H_INDEX_CAPACITY = 16
+        private const val H_SLOTS = 20
+        private const val H_LIVE = 24
+        private const val H_CHUNKS_USED = 28
+        private const val H_TAIL = 32
+        private const val H_INDEX_USED = 36
+        private const val H_LIVE_BYTES = 40
+        private const val H_GARBAGE_BYTES = 48
+        private const val H_CHANGES = 56
+        private const val H_OWNER = 64
+        private const val H_TYPE = 72
+        private const val SLOT_ENTRY = 8
+        /** Arena bytes a shared table reserves per address: a link address of shm and tcp parts is 75–171 B. */
+        private const val ARENA_PER_ENTRY = 256
+        /** Index keys a shared table reserves per address: the address's own key and its rails' part keys. */
+        private const val INDEX_KEYS_PER_ENTRY = 3
+        /** The most addresses one shared file holds (it is one mapping of at most 2 GiB). */
+        const val MAX_SHARED = 4_000_000
+
+        private fun arenaOffset(capacity: Int): Int {
+            val end = HEADER + capacity * SLOT_ENTRY
+            return (end + 4095) and 4095.inv()
+        }
+
         private const val INITIAL = 16
         private const val CHUNK_SHIFT = 22
         const val CHUNK_SIZE = 1 shl CHUNK_SHIFT

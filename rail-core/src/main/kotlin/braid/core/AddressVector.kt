@@ -20,19 +20,26 @@ public class AddressVector
 internal constructor(
     public val domain: Domain,
     public val type: AvType,
+    private val table: AddressTable,
+    /** The AV's name (`fi_av_attr.name`): set for an AV shared by the processes of a host, else null. */
+    public val name: String?,
+    /** Whether this process opened the named AV read-only (`FI_READ`): it may look addresses up, never insert. */
+    public val isReadOnly: Boolean,
     @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden(),
 ) : PeerAddressVector, AutoCloseable {
-    private val table = AddressTable()
+    internal constructor(domain: Domain, type: AvType) : this(domain, type, AddressTable.local(), null, false)
+
     /** Parsed addresses of recently used slots: rails ask for the same few peers again and again. */
     private val cacheSlot = IntArray(CACHE_SIZE) { -1 }
     private val cachePeer = arrayOfNulls<PeerAddress>(CACHE_SIZE)
+    private var closed = false
 
     /**
      * Bumped on every insert and remove that changes what an fi_addr means, so providers can refresh what they cached.
+     * A named AV's count is in its shared file, so the processes that opened it read-only see the creator's changes.
      */
-    @Volatile
-    public var generation: Long = 0
-        private set
+    public val generation: Long
+        get() = table.changes
 
     /** Addresses currently inserted (an address inserted twice counts once). */
     public val count: Int
@@ -43,11 +50,16 @@ internal constructor(
      * [FabricException] naming what is wrong. An address already inserted returns its fi_addr again, and takes one more
      * [remove] to leave.
      */
-    public fun insert(address: ByteArray): Long = synchronized(domain.lock) { insertLocked(address) }
+    public fun insert(address: ByteArray): Long =
+        synchronized(domain.lock) {
+            checkWritable("insert")
+            insertLocked(address)
+        }
 
     /** Inserts several blobs, returning their fabric addresses in order. */
     public fun insert(addresses: List<ByteArray>): LongArray =
         synchronized(domain.lock) {
+            checkWritable("insert")
             if (addresses.size > 1)
                 table.reserve(addresses.size, domain.provider.parseAddress(addresses[0]).indexKeyCount)
             LongArray(addresses.size) { insertLocked(addresses[it]) }
@@ -59,6 +71,7 @@ internal constructor(
      */
     public fun remove(fiAddr: Long): Unit =
         synchronized(domain.lock) {
+            checkWritable("remove")
             val slot = slotOf(fiAddr)
             if (slot < 0) throw FabricException(Errno.ENOENT, "address vector: fi_addr $fiAddr is not inserted")
             val inserts = table.inserts(slot)
@@ -71,7 +84,7 @@ internal constructor(
             table.release(slot, reuse = type == AvType.MAP)
             cacheSlot[slot and CACHE_MASK] = -1
             cachePeer[slot and CACHE_MASK] = null
-            generation++
+            table.changed()
         }
 
     /** The blob inserted as [fiAddr] (`fi_av_lookup`). */
@@ -88,7 +101,7 @@ internal constructor(
     /** A printable form of an inserted address. */
     public fun straddr(fiAddr: Long): String = straddr(lookup(fiAddr))
 
-    override fun query(): AvAttr = AvAttr(type, count)
+    override fun query(): AvAttr = AvAttr(type, count, name)
 
     override fun epAddr(endpoint: Endpoint): Long =
         synchronized(domain.lock) {
@@ -144,7 +157,7 @@ internal constructor(
         for (k in 1 until peer.indexKeyCount) table.indexAdd(peer.indexKeyHash(k), slot)
         cacheSlot[slot and CACHE_MASK] = slot
         cachePeer[slot and CACHE_MASK] = peer
-        generation++
+        table.changed()
         return fiAddrOf(slot)
     }
 
@@ -170,7 +183,28 @@ internal constructor(
         return slot
     }
 
-    override fun close() {}
+    /**
+     * Closes the AV. A named AV is unmapped; when its creator closes it, its name is removed too (processes that have
+     * it open keep their mapping).
+     */
+    override fun close() {
+        synchronized(domain.lock) {
+            if (closed) return
+            closed = true
+            table.close(remove = name != null && !isReadOnly)
+        }
+    }
+
+    private fun checkWritable(call: String) {
+        if (closed)
+            throw FabricException(Errno.EINVAL, "address vector${name?.let { " '$it'" } ?: ""}: $call after close")
+        if (isReadOnly)
+            throw FabricException(
+                Errno.EACCES,
+                "address vector '$name': $call refused: this process opened it read-only (FI_READ); the process that " +
+                    "created it (pid ${AddressTable.ownerOf(table)}) inserts and removes addresses, and the others see them",
+            )
+    }
 
     private companion object {
         const val CACHE_SIZE = 1024

@@ -91,6 +91,67 @@ internal constructor(
         return AddressVector(this, if (type == AvType.UNSPEC) AvType.TABLE else type)
     }
 
+    /**
+     * Creates a named address vector (`fi_av_open` with `fi_av_attr.name`), shared by the processes of this host: one
+     * copy of the addressing data per host instead of one per process. This process inserts and removes; the others
+     * open it with [openSharedAddressVector] and see every insert, under the same fi_addrs (a TABLE AV's are its
+     * indices; a MAP AV's carry generations kept in the shared file, and a shared MAP AV never reuses a slot). It holds
+     * up to [count] addresses (`fi_av_attr.count`; [FabricException] ENOSPC past it). The file, `braid-av-NAME` in the
+     * shared-memory directory ([braid.core.shm.SharedMemoryDir]), is removed when this process closes the AV.
+     *
+     * [name] is letters, digits, `.`, `_` and `-` (1–100 of them); how the processes agree on it is the application's
+     * (fi_setup(7)). Refused with EBUSY if an AV of that name exists on the host.
+     */
+    @JvmOverloads
+    public fun createSharedAddressVector(name: String, count: Int, type: AvType = AvType.TABLE): AddressVector {
+        checkOpen()
+        val avType = if (type == AvType.UNSPEC) AvType.TABLE else type
+        if (count < 1 || count > AddressTable.MAX_SHARED)
+            throw FabricException.invalid(
+                "address vector '$name': count $count; a shared AV holds 1 .. ${AddressTable.MAX_SHARED} addresses"
+            )
+        val path = sharedAvPath(name)
+        val table =
+            try {
+                AddressTable.create(path, count, avType.ordinal)
+            } catch (e: FabricException) {
+                if (java.nio.file.Files.exists(path))
+                    throw FabricException(
+                        Errno.EBUSY,
+                        "address vector '$name': $path exists: another process created this AV (open it with " +
+                            "openSharedAddressVector), or a crashed one left it (remove the file)",
+                    )
+                throw e
+            }
+        return AddressVector(this, avType, table, name, false)
+    }
+
+    /**
+     * Opens the named address vector [name] that another process on this host created with [createSharedAddressVector],
+     * read-only (`FI_READ`): lookups, sends and receives through its fi_addrs work; insert and remove are refused
+     * (EACCES). Refused with ENOENT, naming the file, when no AV of that name exists yet.
+     */
+    public fun openSharedAddressVector(name: String): AddressVector {
+        checkOpen()
+        val path = sharedAvPath(name)
+        val table =
+            AddressTable.open(path)
+                ?: throw FabricException(
+                    Errno.ENOENT,
+                    "address vector '$name': no shared AV at $path; the process that inserts must create it first " +
+                        "(createSharedAddressVector), then the others open it",
+                )
+        return AddressVector(this, AvType.entries[AddressTable.typeOf(table)], table, name, true)
+    }
+
+    private fun sharedAvPath(name: String): java.nio.file.Path {
+        if (!SHARED_AV_NAME.matches(name))
+            throw FabricException.invalid(
+                "address vector name '$name': use 1-100 letters, digits, '.', '_' or '-' (it names a file)"
+            )
+        return braid.core.shm.SharedMemoryDir.of(info.settings).resolve("braid-av-$name")
+    }
+
     /** Opens a counter (`fi_cntr_open`). */
     public fun counter(): Counter {
         checkOpen()
@@ -485,6 +546,9 @@ internal constructor(
         }
 
         private val log: System.Logger = System.getLogger("braid.core")
+
+        /** What a shared AV's name may be: it names a file. */
+        private val SHARED_AV_NAME = Regex("[A-Za-z0-9._-]{1,100}")
 
         /** What a device region's [MemoryRegion.buffer] is: nothing the rails can address. */
         private val EMPTY = UnsafeBuffer(0L, 0)

@@ -22,8 +22,11 @@ public interface PeerCq {
     )
 }
 
-/** What [PeerAddressVector.query] reports (`fi_av_attr`): the AV's type and how many addresses it holds. */
-public data class AvAttr(val type: AvType, val count: Int)
+/**
+ * What [PeerAddressVector.query] reports (`fi_av_attr`): the AV's type, how many addresses it holds, and its name when
+ * it is shared between the processes of a host ([Domain.createSharedAddressVector]).
+ */
+public data class AvAttr @JvmOverloads constructor(val type: AvType, val count: Int, val name: String? = null)
 
 /**
  * The owner operations of a peer AV (`fi_ops_av_owner`): an offload provider that shares the main provider's addressing

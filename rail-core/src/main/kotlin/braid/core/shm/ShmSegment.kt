@@ -92,11 +92,26 @@ public class ShmSegment private constructor(path: Path, private val mapped: Mapp
          */
         @JvmStatic
         @JvmOverloads
-        public fun open(path: Path, minLength: Long = 0): ShmSegment? =
+        public fun open(path: Path, minLength: Long = 0): ShmSegment? = mapExisting(path, minLength, readOnly = false)
+
+        /**
+         * [open], mapped read-only: a store through its buffer faults, so only code that never writes may hold it (a
+         * named address vector opened with `FI_READ`).
+         */
+        @JvmStatic
+        @JvmOverloads
+        public fun openReadOnly(path: Path, minLength: Long = 0): ShmSegment? =
+            mapExisting(path, minLength, readOnly = true)
+
+        private fun mapExisting(path: Path, minLength: Long, readOnly: Boolean): ShmSegment? =
             try {
-                FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE).use { ch ->
+                val options =
+                    if (readOnly) arrayOf(StandardOpenOption.READ)
+                    else arrayOf(StandardOpenOption.READ, StandardOpenOption.WRITE)
+                FileChannel.open(path, *options).use { ch ->
                     val size = ch.size()
-                    if (size < minLength) null else ShmSegment(path, ch.map(FileChannel.MapMode.READ_WRITE, 0, size))
+                    val mode = if (readOnly) FileChannel.MapMode.READ_ONLY else FileChannel.MapMode.READ_WRITE
+                    if (size < minLength) null else ShmSegment(path, ch.map(mode, 0, size))
                 }
             } catch (e: NoSuchFileException) {
                 null
