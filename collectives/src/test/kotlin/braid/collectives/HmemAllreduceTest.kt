@@ -199,6 +199,8 @@ class HmemAllreduceTest :
                 outcomes[0] shouldBe null
                 outcomes[1] shouldBe null
                 (outcomes[2] as FabricException).code shouldBe Errno.EIO
+                // A call refused after its input was staged gives its host buffer back and starts nothing.
+                shouldThrow<FabricException> { groups[0].startScatter(mrA[0], 0, mrB[0], 0, count, Datatype.INT64, 7) }
                 onEveryRank(groups, 60) { g -> g.allgather(mrA[g.rank], 0, mrB[g.rank], 0, count, Datatype.INT64) }
                 for (i in 0 until count) long(2, count + i.toLong()) shouldBe 2L * i
             }
