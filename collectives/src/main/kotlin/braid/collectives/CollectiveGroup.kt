@@ -277,14 +277,35 @@ internal constructor(
     // ## Memory of any interface (device memory included) ##
     //
     // The forms below take registered regions of the group endpoint's domain instead of buffers, in memory of any
-    // [braid.core.HmemIface]. They share one staging step ([RegionStaging]): inputs copied to a host buffer the group
-    // keeps, through the endpoint's copy service (its overrides, else the built-in copy), the host algorithm run there,
-    // results copied back. A failed copy throws [FabricException] with the copy's errno. Blocking; one such call at a
-    // time per group.
+    // [braid.core.HmemIface]. They share one staging step ([RegionStaging]): the input copied to a pooled host buffer
+    // through the endpoint's copy service (its overrides, else the built-in copy), the host collective started there,
+    // and the result copied back when it ends, before its request reports the end — so the `start…` forms' requests
+    // wait every way a request does (test, waitFor, await, future), and several may be in flight at once. A failed copy
+    // of the input throws [FabricException] with its errno; a failed copy of the result fails the request with it.
+    // The blocking forms are their `start…` form and [CollectiveRequest.waitFor].
 
-    private val regions by lazy { RegionStaging(endpoint, "$contextId") }
+    private val regions by lazy { RegionStaging(this) }
+
+    /** The staging of the region collective being started; [run] hands it to the request it starts. Under [lock]. */
+    @get:JvmSynthetic @set:JvmSynthetic internal var stagedJob: RegionJob? = null
 
     /** Allreduce of [count] elements: [send] (null: in place, [recv] holds this rank's input) into [recv]. */
+    public fun startAllreduce(
+        send: MemoryRegion?,
+        sendOffset: Long,
+        recv: MemoryRegion,
+        recvOffset: Long,
+        count: Int,
+        datatype: Datatype,
+        op: ReduceOp,
+    ): CollectiveRequest {
+        val n = regions.bytes("allreduce", count, datatype, 2)
+        return fromSendOrRecv("allreduce", send, sendOffset, recv, recvOffset, n, recv, n) { h ->
+            startAllreduce(h, 0, h, n, count, datatype, op)
+        }
+    }
+
+    /** [startAllreduce] and wait. */
     public fun allreduce(
         send: MemoryRegion?,
         sendOffset: Long,
@@ -293,28 +314,32 @@ internal constructor(
         count: Int,
         datatype: Datatype,
         op: ReduceOp,
-    ) {
-        val n = regions.bytes("allreduce", count, datatype, 2)
-        val input = send ?: recv
-        val at = if (send != null) sendOffset else recvOffset
-        regions.run("allreduce", input, at, n, recv, recvOffset, n, n) { h ->
-            allreduce(h, 0, h, n, count, datatype, op)
+    ): Unit = startAllreduce(send, sendOffset, recv, recvOffset, count, datatype, op).waitFor(-1)
+
+    /** Broadcasts [count] elements of [region] at [offset] from [root] (its region is read, the others' written). */
+    public fun startBroadcast(
+        region: MemoryRegion,
+        offset: Long,
+        count: Int,
+        datatype: Datatype,
+        root: Int,
+    ): CollectiveRequest {
+        val n = regions.bytes("broadcast", count, datatype)
+        val mine = rank == root
+        return regions.start("broadcast", region.takeIf { mine }, offset, n, region.takeIf { !mine }, offset, 0, n) { h
+            ->
+            startBroadcast(h, 0, count, datatype, root)
         }
     }
 
-    /** Broadcasts [count] elements of [region] at [offset] from [root] (its region is read, the others' written). */
-    public fun broadcast(region: MemoryRegion, offset: Long, count: Int, datatype: Datatype, root: Int) {
-        val n = regions.bytes("broadcast", count, datatype)
-        val mine = rank == root
-        regions.run("broadcast", region.takeIf { mine }, offset, n, region.takeIf { !mine }, offset, 0, n) { h ->
-            broadcast(h, 0, count, datatype, root)
-        }
-    }
+    /** [startBroadcast] and wait. */
+    public fun broadcast(region: MemoryRegion, offset: Long, count: Int, datatype: Datatype, root: Int): Unit =
+        startBroadcast(region, offset, count, datatype, root).waitFor(-1)
 
     /**
      * Reduces [count] elements of [send] to [root]'s [recv] (null elsewhere is fine; in place at the root: null send).
      */
-    public fun reduce(
+    public fun startReduce(
         send: MemoryRegion?,
         sendOffset: Long,
         recv: MemoryRegion?,
@@ -323,7 +348,7 @@ internal constructor(
         datatype: Datatype,
         op: ReduceOp,
         root: Int,
-    ) {
+    ): CollectiveRequest {
         val n = regions.bytes("reduce", count, datatype, 2)
         val input =
             send
@@ -333,12 +358,39 @@ internal constructor(
                 )
         val at = if (send != null) sendOffset else recvOffset
         val out = recv.takeIf { rank == root }
-        regions.run("reduce", input, at, n, out, recvOffset, n, n) { h ->
-            reduce(h, 0, h, n, count, datatype, op, root)
+        return regions.start("reduce", input, at, n, out, recvOffset, n, n) { h ->
+            startReduce(h, 0, h, n, count, datatype, op, root)
         }
     }
 
+    /** [startReduce] and wait. */
+    public fun reduce(
+        send: MemoryRegion?,
+        sendOffset: Long,
+        recv: MemoryRegion?,
+        recvOffset: Long,
+        count: Int,
+        datatype: Datatype,
+        op: ReduceOp,
+        root: Int,
+    ): Unit = startReduce(send, sendOffset, recv, recvOffset, count, datatype, op, root).waitFor(-1)
+
     /** Gathers [count] elements of every rank's [send] into every rank's [recv], in rank order. */
+    public fun startAllgather(
+        send: MemoryRegion,
+        sendOffset: Long,
+        recv: MemoryRegion,
+        recvOffset: Long,
+        count: Int,
+        datatype: Datatype,
+    ): CollectiveRequest {
+        val n = regions.bytes("allgather", count, datatype, size + 1)
+        return regions.start("allgather", send, sendOffset, n, recv, recvOffset, n, n * size) { h ->
+            startAllgather(h, 0, h, n, count, datatype)
+        }
+    }
+
+    /** [startAllgather] and wait. */
     public fun allgather(
         send: MemoryRegion,
         sendOffset: Long,
@@ -346,11 +398,133 @@ internal constructor(
         recvOffset: Long,
         count: Int,
         datatype: Datatype,
-    ) {
-        val n = regions.bytes("allgather", count, datatype, size + 1)
-        regions.run("allgather", send, sendOffset, n, recv, recvOffset, n, n * size) { h ->
-            startAllgather(h, 0, h, n, count, datatype).waitFor(-1)
+    ): Unit = startAllgather(send, sendOffset, recv, recvOffset, count, datatype).waitFor(-1)
+
+    /** Gathers [count] elements of every rank's [send] into [root]'s [recv] (null elsewhere is fine), in rank order. */
+    public fun startGather(
+        send: MemoryRegion,
+        sendOffset: Long,
+        recv: MemoryRegion?,
+        recvOffset: Long,
+        count: Int,
+        datatype: Datatype,
+        root: Int,
+    ): CollectiveRequest {
+        val n = regions.bytes("gather", count, datatype, size + 1)
+        val mine = rank == root
+        val out = recv.takeIf { mine }
+        return regions.start("gather", send, sendOffset, n, out, recvOffset, n, if (mine) n * size else 0) { h ->
+            startGather(h, 0, if (mine) h else null, n, count, datatype, root)
         }
+    }
+
+    /** Scatters [count] elements to each rank's [recv] from block i of [root]'s [send] (null elsewhere is fine). */
+    public fun startScatter(
+        send: MemoryRegion?,
+        sendOffset: Long,
+        recv: MemoryRegion,
+        recvOffset: Long,
+        count: Int,
+        datatype: Datatype,
+        root: Int,
+    ): CollectiveRequest {
+        val n = regions.bytes("scatter", count, datatype, size + 1)
+        val mine = rank == root
+        if (mine && send == null)
+            throw FabricException.invalid(
+                "group $contextId: scatter at the root (rank $rank): the send region is required"
+            )
+        val input = send.takeIf { mine }
+        val inBytes = if (mine) n * size else 0
+        return regions.start("scatter", input, sendOffset, inBytes, recv, recvOffset, inBytes, n) { h ->
+            startScatter(if (mine) h else null, 0, h, inBytes, count, datatype, root)
+        }
+    }
+
+    /** Sends block j of [send] ([count] elements) to rank j, and receives rank j's into block j of [recv]. */
+    public fun startAlltoall(
+        send: MemoryRegion,
+        sendOffset: Long,
+        recv: MemoryRegion,
+        recvOffset: Long,
+        count: Int,
+        datatype: Datatype,
+    ): CollectiveRequest {
+        val n = regions.bytes("alltoall", count, datatype, 2 * size) * size
+        return regions.start("alltoall", send, sendOffset, n, recv, recvOffset, n, n) { h ->
+            startAlltoall(h, 0, h, n, count, datatype)
+        }
+    }
+
+    /** Inclusive prefix reduction (`MPI_Scan`) of [send] (null: in place, from [recv]) into [recv]. */
+    public fun startScan(
+        send: MemoryRegion?,
+        sendOffset: Long,
+        recv: MemoryRegion,
+        recvOffset: Long,
+        count: Int,
+        datatype: Datatype,
+        op: ReduceOp,
+    ): CollectiveRequest {
+        val n = regions.bytes("scan", count, datatype, 2)
+        return fromSendOrRecv("scan", send, sendOffset, recv, recvOffset, n, recv, n) { h ->
+            startScan(h, 0, h, n, count, datatype, op)
+        }
+    }
+
+    /** Exclusive prefix reduction (`MPI_Exscan`); rank 0's [recv] is left untouched. */
+    public fun startExscan(
+        send: MemoryRegion?,
+        sendOffset: Long,
+        recv: MemoryRegion,
+        recvOffset: Long,
+        count: Int,
+        datatype: Datatype,
+        op: ReduceOp,
+    ): CollectiveRequest {
+        val n = regions.bytes("exscan", count, datatype, 2)
+        return fromSendOrRecv("exscan", send, sendOffset, recv, recvOffset, n, recv.takeIf { rank != 0 }, n) { h ->
+            startExscan(h, 0, h, n, count, datatype, op)
+        }
+    }
+
+    /**
+     * Reduces `size × recvCount` elements of [send] (null: in place, from [recv]) and leaves block [rank] in [recv]
+     * (`MPI_Reduce_scatter_block`).
+     */
+    public fun startReduceScatterBlock(
+        send: MemoryRegion?,
+        sendOffset: Long,
+        recv: MemoryRegion,
+        recvOffset: Long,
+        recvCount: Int,
+        datatype: Datatype,
+        op: ReduceOp,
+    ): CollectiveRequest {
+        val n = regions.bytes("reduce-scatter", recvCount, datatype, size + 1)
+        val total = n * size
+        return fromSendOrRecv("reduce-scatter", send, sendOffset, recv, recvOffset, total, recv, n) { h ->
+            startReduceScatterBlock(h, 0, h, total, recvCount, datatype, op)
+        }
+    }
+
+    /**
+     * A region collective whose [inBytes] of input come from [send], or in place from [recv] (null [send]), and whose
+     * [outBytes] of output go to [out] at [recvOffset]; the host call reads its input at 0 and writes at [inBytes].
+     */
+    private inline fun fromSendOrRecv(
+        op: String,
+        send: MemoryRegion?,
+        sendOffset: Long,
+        recv: MemoryRegion,
+        recvOffset: Long,
+        inBytes: Int,
+        out: MemoryRegion?,
+        outBytes: Int,
+        body: (UnsafeBuffer) -> CollectiveRequest,
+    ): CollectiveRequest {
+        val at = if (send != null) sendOffset else recvOffset
+        return regions.start(op, send ?: recv, at, inBytes, out, recvOffset, inBytes, outBytes, body)
     }
 
     /** Reduces to [root] and waits; [recv] matters only there (null elsewhere is fine). */
@@ -1288,6 +1462,7 @@ internal constructor(
                     "$this is closed; a ${key.op.name.lowercase()} cannot start on it (join a new group)",
                 )
             val s = scheduleFor(key)
+            s.request.regionJob = stagedJob.also { stagedJob = null }
             if (send != null && sendBytes > 0) s.send.wrap(send, sendOffset, sendBytes) else s.send.wrap(EMPTY, 0, 0)
             if (recv != null && recvBytes > 0) s.recv.wrap(recv, recvOffset, recvBytes) else s.recv.wrap(EMPTY, 0, 0)
             val inline = offload?.starting(s, blocking)

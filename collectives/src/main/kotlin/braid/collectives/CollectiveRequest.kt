@@ -77,12 +77,17 @@ public class CollectiveRequest internal constructor(private val schedule: Schedu
         return true
     }
 
+    /** A region collective's staging ([RegionStaging]): ended, its output copied back, before the end is seen. */
+    @get:JvmSynthetic @set:JvmSynthetic internal var regionJob: RegionJob? = null
+
     /** Under the domain lock, from the schedule's end or gate (or [cancel]). */
     @JvmSynthetic
     internal fun complete(err: Int, message: String) {
         if (done) return
-        errorCode = err
-        errorMessage = message
+        val job = synchronized(this) { regionJob.also { regionJob = null } }
+        val failed = job?.end(err == 0)
+        errorCode = failed?.errno ?: err
+        errorMessage = failed?.message ?: message
         val w =
             synchronized(this) {
                 done = true
@@ -95,7 +100,8 @@ public class CollectiveRequest internal constructor(private val schedule: Schedu
             is CompletableFuture<*> -> {
                 released = true
                 @Suppress("UNCHECKED_CAST")
-                if (err == 0) (w as CompletableFuture<Void?>).complete(null) else w.completeExceptionally(failure())
+                if (errorCode == 0) (w as CompletableFuture<Void?>).complete(null)
+                else w.completeExceptionally(failure())
             }
         }
     }

@@ -92,4 +92,117 @@ class HmemAllreduceTest :
                 }
             }
         }
+
+        test(
+            "gather, scatter, alltoall, scans and reduce-scatter of device memory run nonblocking, every byte through the overrides"
+        ) {
+            val device = TestDevice(4 shl 20, "collectives-device-3")
+            collectiveFabric(3).use { f ->
+                val groups = f.join()
+                val copies = f.nodes.map { n -> device.copies().also { it.setOn(n.domain) shouldBe listOf(0, 0) } }
+                val count = 2001
+                val bytes = count * 8
+                val a = f.nodes.map { device.alloc(bytes * 3) }
+                val b = f.nodes.map { device.alloc(bytes * 3) }
+                val mrA = f.nodes.mapIndexed { r, n -> n.domain.registerMemory(device.iface, 0, a[r], bytes * 3, 0) }
+                val mrB = f.nodes.mapIndexed { r, n -> n.domain.registerMemory(device.iface, 0, b[r], bytes * 3, 0) }
+                // Block k, element i of rank r's input: (r + 1) * (k * count + i).
+                fun fill() {
+                    for (r in 0 until 3) {
+                        for (j in 0 until 3 * count) device.putLong(a[r] + j * 8L, (r + 1L) * j)
+                        for (j in 0 until 3 * count) device.putLong(b[r] + j * 8L, -1L)
+                    }
+                    copies.forEach { it.reset() }
+                }
+                fun long(r: Int, at: Long) = device.getLong(b[r] + at * 8)
+                // Every way of waiting on the started request: test, waitFor, await, future.
+                fun wait(g: CollectiveGroup, req: CollectiveRequest) {
+                    when (g.rank) {
+                        0 -> while (!req.test()) Thread.onSpinWait()
+                        1 -> kotlinx.coroutines.runBlocking { req.await() }
+                        else -> req.toFuture().get(60, java.util.concurrent.TimeUnit.SECONDS)
+                    }
+                }
+                fun counts() = copies.map { it.fromBytes.get() } to copies.map { it.toBytes.get() }
+                val n = bytes.toLong()
+
+                fill() // gather to rank 1
+                onEveryRank(groups, 60) { g ->
+                    wait(g, g.startGather(mrA[g.rank], 0, mrB[g.rank], 0, count, Datatype.INT64, 1))
+                }
+                for (k in 0 until 3) for (i in 0 until count) long(1, k * count + i.toLong()) shouldBe (k + 1L) * i
+                long(0, 0) shouldBe -1L
+                counts() shouldBe (listOf(n, n, n) to listOf(0L, 3 * n, 0L))
+
+                fill() // scatter from rank 2
+                onEveryRank(groups, 60) { g ->
+                    wait(g, g.startScatter(mrA[g.rank], 0, mrB[g.rank], 0, count, Datatype.INT64, 2))
+                }
+                for (r in 0 until 3) for (i in 0 until count) long(r, i.toLong()) shouldBe 3L * (r * count + i)
+                counts() shouldBe (listOf(0L, 0L, 3 * n) to listOf(n, n, n))
+
+                fill() // alltoall: block j of rank r goes to rank j's block r
+                onEveryRank(groups, 60) { g ->
+                    wait(g, g.startAlltoall(mrA[g.rank], 0, mrB[g.rank], 0, count, Datatype.INT64))
+                }
+                for (r in 0 until 3) for (k in 0 until 3) for (i in 0 until count) long(
+                    r,
+                    k * count + i.toLong(),
+                ) shouldBe (k + 1L) * (r * count + i)
+                counts() shouldBe (List(3) { 3 * n } to List(3) { 3 * n })
+
+                fill() // scan, exscan
+                onEveryRank(groups, 60) { g ->
+                    wait(g, g.startScan(mrA[g.rank], 0, mrB[g.rank], 0, count, Datatype.INT64, ReduceOp.SUM))
+                }
+                for (r in 0 until 3) for (i in 0 until count) long(r, i.toLong()) shouldBe (r + 1L) * (r + 2) / 2 * i
+                fill()
+                onEveryRank(groups, 60) { g ->
+                    wait(g, g.startExscan(mrA[g.rank], 0, mrB[g.rank], 0, count, Datatype.INT64, ReduceOp.SUM))
+                }
+                long(0, 5) shouldBe -1L // rank 0's result is left untouched: nothing copied there
+                for (r in 1 until 3) for (i in 0 until count) long(r, i.toLong()) shouldBe r * (r + 1L) / 2 * i
+                counts() shouldBe (listOf(n, n, n) to listOf(0L, n, n))
+
+                fill() // reduce-scatter: block r of the sum to rank r
+                onEveryRank(groups, 60) { g ->
+                    wait(
+                        g,
+                        g.startReduceScatterBlock(mrA[g.rank], 0, mrB[g.rank], 0, count, Datatype.INT64, ReduceOp.SUM),
+                    )
+                }
+                for (r in 0 until 3) for (i in 0 until count) long(r, i.toLong()) shouldBe 6L * (r * count + i)
+                counts() shouldBe (List(3) { 3 * n } to List(3) { n })
+
+                // Several in flight on one group at once, each with its own host buffer.
+                fill()
+                onEveryRank(groups, 60) { g ->
+                    val first = g.startAllreduce(mrA[g.rank], 0, mrB[g.rank], 0, count, Datatype.INT64, ReduceOp.SUM)
+                    val second =
+                        g.startAllreduce(mrA[g.rank], n, mrB[g.rank], 2 * n, count, Datatype.INT64, ReduceOp.MAX)
+                    wait(g, second)
+                    wait(g, first)
+                }
+                for (r in 0 until 3) for (i in 0 until count) {
+                    long(r, i.toLong()) shouldBe 6L * i
+                    long(r, 2L * count + i) shouldBe 3L * (count + i)
+                }
+
+                // A failing copy of the result fails the request with its errno; the group goes on.
+                fill()
+                copies[2].failTo.set(Errno.EIO)
+                val outcomes =
+                    onEveryRank(groups, 60) { g ->
+                        val req = g.startScan(mrA[g.rank], 0, mrB[g.rank], 0, count, Datatype.INT64, ReduceOp.SUM)
+                        runCatching { req.waitFor(-1) }.exceptionOrNull()
+                    }
+                outcomes[0] shouldBe null
+                outcomes[1] shouldBe null
+                (outcomes[2] as FabricException).code shouldBe Errno.EIO
+                // A call refused after its input was staged gives its host buffer back and starts nothing.
+                shouldThrow<FabricException> { groups[0].startScatter(mrA[0], 0, mrB[0], 0, count, Datatype.INT64, 7) }
+                onEveryRank(groups, 60) { g -> g.allgather(mrA[g.rank], 0, mrB[g.rank], 0, count, Datatype.INT64) }
+                for (i in 0 until count) long(2, count + i.toLong()) shouldBe 2L * i
+            }
+        }
     })

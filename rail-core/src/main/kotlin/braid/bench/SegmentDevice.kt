@@ -73,6 +73,8 @@ public class SegmentDevice @JvmOverloads constructor(size: Int, name: String = "
         public val fromBytes: AtomicLong = AtomicLong()
         /** An errno the next copy in either direction fails with (0: none); it fails once. */
         public val failNext: AtomicInteger = AtomicInteger()
+        /** An errno the next copy to the device fails with (0: none); it fails once. */
+        public val failTo: AtomicInteger = AtomicInteger()
         /** Copies from the device that succeed before one fails with EIO (0: none fails); counted from [reset]. */
         public val failFromAfter: AtomicLong = AtomicLong()
 
@@ -82,6 +84,8 @@ public class SegmentDevice @JvmOverloads constructor(size: Int, name: String = "
             failure()?.let {
                 return@HmemCopyFunction it
             }
+            val e = failTo.getAndSet(0)
+            if (e != 0) return@HmemCopyFunction -e.toLong()
             toCalls.incrementAndGet()
             walk(iov, count, offset, size) { dev, h, n -> UNSAFE.copyMemory(host + h, address(dev), n) }
             toBytes.addAndGet(size)

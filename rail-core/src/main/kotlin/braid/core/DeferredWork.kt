@@ -748,9 +748,8 @@ public sealed class DeferredOp {
     /**
      * Copies `length` bytes between two registered regions of memory of any interface (device memory included), through
      * [via]'s copy service (its overrides, else its domain's, else the built-in copy): the staging step a schedule puts
-     * before and after host-side work on device bytes (a reduction of device memory is this copy to host memory, a
-     * [Reduce], and this copy back). Device to device goes through a host buffer this step keeps. A failed copy bumps
-     * the error side of the completion counter with its errno.
+     * before and after host-side work on device bytes. Device to device goes through a host buffer this step keeps. A
+     * failed copy bumps the error side of the completion counter with its errno.
      */
     public class RegionCopy(
         public val via: Endpoint,
@@ -760,7 +759,7 @@ public sealed class DeferredOp {
         public val dstOffset: Long,
         public val length: Int,
     ) : DeferredOp() {
-        private var bounce: org.agrona.concurrent.UnsafeBuffer? = null
+        private val host = RegionHost(via, "deferred region copy")
 
         override val endpoint: Endpoint?
             get() = null
@@ -775,18 +774,8 @@ public sealed class DeferredOp {
 
         @JvmSynthetic
         override fun check() {
-            for ((r, at) in listOf(src to srcOffset, dst to dstOffset)) {
-                if (at < 0 || length < 0 || at + length > r.length) {
-                    throw FabricException.invalid(
-                        "deferred region copy: [$at, ${at + length}) is not inside memory region ${r.key} of ${r.length} bytes"
-                    )
-                }
-                if (r.domain !== via.domain) {
-                    throw FabricException.invalid(
-                        "deferred region copy: memory region ${r.key} belongs to domain '${r.domain.name}', not the endpoint's '${via.domain.name}'"
-                    )
-                }
-            }
+            host.check(src, srcOffset, length.toLong())
+            host.check(dst, dstOffset, length.toLong())
         }
 
         @JvmSynthetic
@@ -797,11 +786,7 @@ public sealed class DeferredOp {
                     src.iface.isSystem -> via.copyToRegion(dst, dstOffset, src.buffer, srcOffset.toInt(), length)
                     dst.iface.isSystem -> via.copyFromRegion(src, srcOffset, dst.buffer, dstOffset.toInt(), length)
                     else -> {
-                        val b =
-                            bounce?.takeIf { it.capacity() >= length }
-                                ?: org.agrona.concurrent.UnsafeBuffer(java.nio.ByteBuffer.allocateDirect(length)).also {
-                                    bounce = it
-                                }
+                        val b = host.buffer(length)
                         val r = via.copyFromRegion(src, srcOffset, b, 0, length)
                         if (r != 0) r else via.copyToRegion(dst, dstOffset, b, 0, length)
                     }
@@ -811,6 +796,76 @@ public sealed class DeferredOp {
 
         @JvmSynthetic
         override fun describe(): String = "local copy of $length bytes from ${src.iface} to ${dst.iface} memory"
+    }
+
+    /**
+     * [Reduce] on registered regions of memory of any interface (device memory included): `dst[i] = src[i] ∘ dst[i]`
+     * when [srcFirst], else `dst[i] = dst[i] ∘ src[i]`. Device operands are staged through [via]'s copy service (its
+     * overrides, else its domain's, else the built-in copy) into a host buffer this step keeps, the host reduction runs
+     * there, and a device [dst] gets the result copied back; system memory is reduced in place. A failed copy bumps the
+     * error side of the completion counter with its errno, and a device [dst] is then left as it was.
+     */
+    public class RegionReduce(
+        public val via: Endpoint,
+        public val reduction: LocalReduction,
+        public val src: MemoryRegion,
+        public val srcOffset: Long,
+        public val dst: MemoryRegion,
+        public val dstOffset: Long,
+        public val count: Int,
+        public val srcFirst: Boolean,
+    ) : DeferredOp() {
+        private val host = RegionHost(via, "deferred region reduce")
+
+        override val endpoint: Endpoint?
+            get() = null
+
+        @get:JvmSynthetic
+        override val kind: Kind
+            get() = Kind.LOCAL
+
+        @get:JvmSynthetic
+        override val cqFlags: Long
+            get() = 0
+
+        @JvmSynthetic
+        override fun check() {
+            val bytes = count.toLong() * reduction.elementSize()
+            if (bytes > Int.MAX_VALUE / 2)
+                throw FabricException.invalid(
+                    "deferred region reduce: $count elements of $bytes bytes: too large; reduce in pieces"
+                )
+            host.check(src, srcOffset, bytes)
+            host.check(dst, dstOffset, bytes)
+        }
+
+        @JvmSynthetic
+        override fun post(work: DeferredWork, flags: Long): Int {
+            val n = count * reduction.elementSize()
+            if (n == 0) return DONE
+            val b = if (src.iface.isSystem && dst.iface.isSystem) null else host.buffer(2 * n)
+            var rc = 0
+            if (!src.iface.isSystem) rc = via.copyFromRegion(src, srcOffset, b!!, 0, n)
+            if (rc == 0 && !dst.iface.isSystem) rc = via.copyFromRegion(dst, dstOffset, b!!, n, n)
+            if (rc != 0) return rc
+            val s: DirectBuffer = if (src.iface.isSystem) src.buffer else b!!
+            val d: MutableDirectBuffer = if (dst.iface.isSystem) dst.buffer else b!!
+            rc =
+                reduction.reduce(
+                    s,
+                    if (src.iface.isSystem) srcOffset.toInt() else 0,
+                    d,
+                    if (dst.iface.isSystem) dstOffset.toInt() else n,
+                    count,
+                    srcFirst,
+                )
+            if (rc == 0 && !dst.iface.isSystem) rc = via.copyToRegion(dst, dstOffset, b!!, n, n)
+            return if (rc == 0) DONE else rc
+        }
+
+        @JvmSynthetic
+        override fun describe(): String =
+            "local reduce of $count elements by $reduction, ${src.iface} into ${dst.iface} memory"
     }
 
     /**
@@ -954,4 +1009,30 @@ public interface LocalReduction {
  */
 public fun interface LocalStep {
     public fun run(work: DeferredWork): Int
+}
+
+/**
+ * The host side of a deferred step on regions ([DeferredOp.RegionCopy], [DeferredOp.RegionReduce]): checks that a range
+ * lies inside a region of [via]'s domain, and keeps the host buffer device bytes are staged in, allocated on the step's
+ * first run and reused from then on.
+ */
+internal class RegionHost(private val via: Endpoint, private val what: String) {
+    private var bounce: org.agrona.concurrent.UnsafeBuffer? = null
+
+    fun check(r: MemoryRegion, at: Long, length: Long) {
+        if (at < 0 || length < 0 || at + length > r.length) {
+            throw FabricException.invalid(
+                "$what: [$at, ${at + length}) is not inside memory region ${r.key} of ${r.length} bytes"
+            )
+        }
+        if (r.domain !== via.domain) {
+            throw FabricException.invalid(
+                "$what: memory region ${r.key} belongs to domain '${r.domain.name}', not the endpoint's '${via.domain.name}'"
+            )
+        }
+    }
+
+    fun buffer(length: Int): org.agrona.concurrent.UnsafeBuffer =
+        bounce?.takeIf { it.capacity() >= length }
+            ?: org.agrona.concurrent.UnsafeBuffer(java.nio.ByteBuffer.allocateDirect(length)).also { bounce = it }
 }

@@ -201,7 +201,7 @@ private constructor(
 
     /** Sends `buffer[offset, offset+length)` to [dest] (`fi_send`). */
     public fun trySend(buffer: DirectBuffer, offset: Int, length: Int, dest: Long, context: Any?): Int =
-        postSend(buffer, offset, length, dest, 0, 0, OpFlags.MSG, context)
+        postSend(buffer, offset.toLong(), length, dest, 0, 0, OpFlags.MSG, context)
 
     /** Sends [buffer]'s position..limit to [dest]. */
     public fun trySend(buffer: ByteBuffer, dest: Long, context: Any?): Int =
@@ -209,15 +209,15 @@ private constructor(
 
     /** Sends with remote CQ data (`fi_senddata`). */
     public fun trySenddata(buffer: DirectBuffer, offset: Int, length: Int, data: Long, dest: Long, context: Any?): Int =
-        postSend(buffer, offset, length, dest, 0, data, OpFlags.MSG or OpFlags.REMOTE_CQ_DATA, context)
+        postSend(buffer, offset.toLong(), length, dest, 0, data, OpFlags.MSG or OpFlags.REMOTE_CQ_DATA, context)
 
     /** Sends a small message and returns with the buffer reusable; no completion follows (`fi_inject`). */
     public fun tryInject(buffer: DirectBuffer, offset: Int, length: Int, dest: Long): Int =
-        postSend(buffer, offset, length, dest, 0, 0, OpFlags.MSG or OpFlags.INJECT, null)
+        postSend(buffer, offset.toLong(), length, dest, 0, 0, OpFlags.MSG or OpFlags.INJECT, null)
 
     /** Sends a tagged message (`fi_tsend`). */
     public fun tryTsend(buffer: DirectBuffer, offset: Int, length: Int, dest: Long, tag: Long, context: Any?): Int =
-        postSend(buffer, offset, length, dest, tag, 0, OpFlags.TAGGED, context)
+        postSend(buffer, offset.toLong(), length, dest, tag, 0, OpFlags.TAGGED, context)
 
     /** Sends [buffer]'s position..limit as a tagged message. */
     public fun tryTsend(buffer: ByteBuffer, dest: Long, tag: Long, context: Any?): Int =
@@ -232,11 +232,12 @@ private constructor(
         dest: Long,
         tag: Long,
         context: Any?,
-    ): Int = postSend(buffer, offset, length, dest, tag, data, OpFlags.TAGGED or OpFlags.REMOTE_CQ_DATA, context)
+    ): Int =
+        postSend(buffer, offset.toLong(), length, dest, tag, data, OpFlags.TAGGED or OpFlags.REMOTE_CQ_DATA, context)
 
     /** Injects a tagged message (`fi_tinject`). */
     public fun tryTinject(buffer: DirectBuffer, offset: Int, length: Int, dest: Long, tag: Long): Int =
-        postSend(buffer, offset, length, dest, tag, 0, OpFlags.TAGGED or OpFlags.INJECT, null)
+        postSend(buffer, offset.toLong(), length, dest, tag, 0, OpFlags.TAGGED or OpFlags.INJECT, null)
 
     /**
      * The general send (`fi_sendmsg` / `fi_tsendmsg`): [flags] may add TAGGED, REMOTE_CQ_DATA, INJECT, COMPLETION,
@@ -254,7 +255,7 @@ private constructor(
     ): Int =
         postSend(
             buffer,
-            offset,
+            offset.toLong(),
             length,
             dest,
             tag,
@@ -347,7 +348,7 @@ private constructor(
         key: Long,
         context: Any?,
         flags: Long = 0,
-    ): Int = postRma(true, buffer, offset, length, dest, remoteOffset, key, context, flags)
+    ): Int = postRma(true, buffer, offset.toLong(), length, dest, remoteOffset, key, context, flags)
 
     /**
      * Reads `length` bytes from [src]'s region [key] at [remoteOffset] into `buffer[offset, offset+length)`
@@ -363,28 +364,48 @@ private constructor(
         key: Long,
         context: Any?,
         flags: Long = 0,
-    ): Int = postRma(false, buffer, offset, length, src, remoteOffset, key, context, flags)
+    ): Int = postRma(false, buffer, offset.toLong(), length, src, remoteOffset, key, context, flags)
 
+    /**
+     * The one RMA write or read: of `buffer[offset, offset+length)`, or, with [device] set, of `device[offset,
+     * offset+length)` staged through a bounce buffer ([buffer] unused): filled before a write, drained at a read's
+     * completion ([EndpointSink]). A failed fill is an error completion with the copy's errno.
+     */
     private fun postRma(
         write: Boolean,
         buffer: DirectBuffer,
-        offset: Int,
+        offset: Long,
         length: Int,
         peer: Long,
         remoteOffset: Long,
         key: Long,
         context: Any?,
         flags: Long,
+        device: MemoryRegion? = null,
     ): Int {
-        if (offset < 0 || length < 0 || offset.toLong() + length > buffer.capacity() || remoteOffset < 0)
-            return -Errno.EINVAL
+        val bad = if (device != null) checkRegion(device, offset, length) else checkRange(buffer, offset, length)
+        if (bad != 0) return bad
+        if (remoteOffset < 0) return -Errno.EINVAL
         if (!granted(Caps.RMA)) return -Errno.EOPNOTSUPP
         synchronized(domain.lock) {
             if (!enabled) return -Errno.EOPBADSTATE
             if (length > maxMsgSize) return -Errno.EMSGSIZE
-            view.wrap(buffer, offset, length)
-            return if (write) transport.write(view, peer, remoteOffset, key, flags, context)
-            else transport.read(view, peer, remoteOffset, key, flags, context)
+            val s = if (device != null) sink.staging.stage(device, offset, length, context) else null
+            if (s != null && write) {
+                val n = sink.staging.fill(s)
+                if (n < 0) {
+                    val why = sink.staging.explain(s, HmemOp.COPY_FROM_HMEM_IOV, n)
+                    sink.rmaError(s, OpFlags.RMA or OpFlags.WRITE or flags, length.toLong(), (-n).toInt(), why)
+                    return 0
+                }
+            }
+            val v = s?.view ?: view.also { it.wrap(buffer, offset.toInt(), length) }
+            val ctx = s ?: context
+            val rc =
+                if (write) transport.write(v, peer, remoteOffset, key, flags, ctx)
+                else transport.read(v, peer, remoteOffset, key, flags, ctx)
+            if (s != null && rc != 0) sink.staging.release(s)
+            return rc
         }
     }
 
@@ -518,6 +539,20 @@ private constructor(
     internal fun atomicCount(form: AtomicForm, type: AtomicDatatype, op: AtomicOp): Int =
         if (!form.admits(op) || !op.appliesTo(type)) 0 else transport.maxAtomicCount(type, form)
 
+    /** 0 if an atomic of [form] with [op] on [count] elements of [type] may be posted, else the refusal. */
+    private fun atomicRefusal(
+        form: AtomicForm,
+        type: AtomicDatatype,
+        op: AtomicOp,
+        count: Int,
+        remoteOffset: Long,
+    ): Int =
+        when {
+            !form.admits(op) || !op.appliesTo(type) || !granted(Caps.ATOMIC) -> -Errno.EOPNOTSUPP
+            count <= 0 || remoteOffset < 0 -> -Errno.EINVAL
+            else -> 0
+        }
+
     private fun postAtomic(
         form: AtomicForm,
         buffer: DirectBuffer,
@@ -535,8 +570,8 @@ private constructor(
         context: Any?,
         flags: Long,
     ): Int {
-        if (!form.admits(op) || !op.appliesTo(type) || !granted(Caps.ATOMIC)) return -Errno.EOPNOTSUPP
-        if (count <= 0 || remoteOffset < 0) return -Errno.EINVAL
+        val refused = atomicRefusal(form, type, op, count, remoteOffset)
+        if (refused != 0) return refused
         val bytes = count.toLong() * type.size
         if (offset < 0 || offset + bytes > buffer.capacity()) return -Errno.EINVAL
         if (compare != null && (compareOffset < 0 || compareOffset + bytes > compare.capacity())) return -Errno.EINVAL
@@ -544,13 +579,14 @@ private constructor(
         synchronized(domain.lock) {
             if (!enabled) return -Errno.EOPBADSTATE
             val n = bytes.toInt()
-            view.wrap(buffer, offset, n)
-            if (compare != null) compareView.wrap(compare, compareOffset, n)
-            if (result != null) resultView.wrap(result, resultOffset, n)
-            return transport.atomic(
-                view,
-                if (compare != null) compareView else null,
-                if (result != null) resultView else null,
+            return atomicLocked(
+                buffer,
+                offset,
+                compare,
+                compareOffset,
+                result,
+                resultOffset,
+                n,
                 dest,
                 remoteOffset,
                 key,
@@ -561,6 +597,42 @@ private constructor(
                 context,
             )
         }
+    }
+
+    /** Hands an atomic whose operands are [n] bytes each to the rail; checked already, caller holds the lock. */
+    private fun atomicLocked(
+        buffer: DirectBuffer,
+        offset: Int,
+        compare: DirectBuffer?,
+        compareOffset: Int,
+        result: MutableDirectBuffer?,
+        resultOffset: Int,
+        n: Int,
+        dest: Long,
+        remoteOffset: Long,
+        key: Long,
+        type: AtomicDatatype,
+        op: AtomicOp,
+        count: Int,
+        flags: Long,
+        context: Any?,
+    ): Int {
+        view.wrap(buffer, offset, n)
+        if (compare != null) compareView.wrap(compare, compareOffset, n)
+        if (result != null) resultView.wrap(result, resultOffset, n)
+        return transport.atomic(
+            view,
+            if (compare != null) compareView else null,
+            if (result != null) resultView else null,
+            dest,
+            remoteOffset,
+            key,
+            type,
+            op,
+            count,
+            flags,
+            context,
+        )
     }
 
     // ## ByteBuffer forms of send-with-data, inject, RMA and atomics ##
@@ -777,9 +849,73 @@ private constructor(
 
     private val hmemIov = LongArray(2)
 
+    // A region form is its buffer form with the region as `desc`: system memory goes to the one implementation of the
+    // operation on the region's buffer, device memory to the same implementation, which stages it (no second copy of
+    // the checks or of the rail call).
+
+    private fun postRegionSend(
+        region: MemoryRegion,
+        offset: Long,
+        length: Int,
+        dest: Long,
+        tag: Long,
+        flags: Long,
+        context: Any?,
+    ): Int =
+        postSend(region.buffer, offset, length, dest, tag, 0, flags, context, region.takeUnless { it.iface.isSystem })
+
+    private fun postRegionRecv(
+        tagged: Boolean,
+        region: MemoryRegion,
+        offset: Long,
+        length: Int,
+        src: Long,
+        tag: Long,
+        ignore: Long,
+        flags: Long,
+        context: Any?,
+    ): Int =
+        postRecv(
+            tagged,
+            region.buffer,
+            offset,
+            length,
+            src,
+            tag,
+            ignore,
+            flags,
+            context,
+            false,
+            region.takeUnless { it.iface.isSystem },
+        )
+
+    private fun postRegionRma(
+        write: Boolean,
+        region: MemoryRegion,
+        offset: Long,
+        length: Int,
+        peer: Long,
+        remoteOffset: Long,
+        key: Long,
+        context: Any?,
+        flags: Long,
+    ): Int =
+        postRma(
+            write,
+            region.buffer,
+            offset,
+            length,
+            peer,
+            remoteOffset,
+            key,
+            context,
+            flags,
+            region.takeUnless { it.iface.isSystem },
+        )
+
     /** Sends `region[offset, offset+length)` to [dest] (`fi_send` with the region as `desc`). */
     public fun trySend(region: MemoryRegion, offset: Long, length: Int, dest: Long, context: Any?): Int =
-        postStaged(region, offset, length, dest, 0, OpFlags.MSG, context)
+        postRegionSend(region, offset, length, dest, 0, OpFlags.MSG, context)
 
     /** Starts [op], a suspend, future or blocking form's operation on [region]. Caller holds the lock. */
     @JvmSynthetic
@@ -787,12 +923,36 @@ private constructor(
         val at = op.regionOffset
         val c = OpFlags.COMPLETION
         return when (op.kind) {
-            PendingOp.SEND -> postStaged(region, at, op.length, op.addr, 0, OpFlags.MSG or c, op)
-            PendingOp.TSEND -> postStaged(region, at, op.length, op.addr, op.tag, OpFlags.TAGGED or c, op)
-            PendingOp.RECV -> postStagedRecv(false, region, at, op.length, op.addr, 0, -1L, op, c)
-            PendingOp.TRECV -> postStagedRecv(true, region, at, op.length, op.addr, op.tag, op.ignore, op, c)
+            PendingOp.SEND -> postRegionSend(region, at, op.length, op.addr, 0, OpFlags.MSG or c, op)
+            PendingOp.TSEND -> postRegionSend(region, at, op.length, op.addr, op.tag, OpFlags.TAGGED or c, op)
+            PendingOp.RECV -> postRegionRecv(false, region, at, op.length, op.addr, 0, -1L, c, op)
+            PendingOp.TRECV -> postRegionRecv(true, region, at, op.length, op.addr, op.tag, op.ignore, c, op)
             PendingOp.WRITE -> tryWrite(region, at, op.length, op.addr, op.remoteOffset, op.key, op, c)
             PendingOp.READ -> tryRead(region, at, op.length, op.addr, op.remoteOffset, op.key, op, c)
+            PendingOp.ATOMIC,
+            PendingOp.FETCH_ATOMIC,
+            PendingOp.COMPARE_ATOMIC ->
+                postStagedAtomic(
+                    when (op.kind) {
+                        PendingOp.ATOMIC -> AtomicForm.UPDATE
+                        PendingOp.FETCH_ATOMIC -> AtomicForm.FETCH
+                        else -> AtomicForm.COMPARE
+                    },
+                    region,
+                    at,
+                    op.length,
+                    op.compareRegion,
+                    op.compareRegionOffset,
+                    op.fetchRegion,
+                    op.fetchRegionOffset,
+                    op.addr,
+                    op.remoteOffset,
+                    op.key,
+                    op.atomicType,
+                    op.atomicOp,
+                    op,
+                    c,
+                )
             else -> -Errno.EOPNOTSUPP
         }
     }
@@ -802,19 +962,19 @@ private constructor(
      * before this returns, so the region is reusable at once; no completion. A failed copy returns its negated errno.
      */
     public fun tryInject(region: MemoryRegion, offset: Long, length: Int, dest: Long): Int =
-        postStaged(region, offset, length, dest, 0, OpFlags.MSG or OpFlags.INJECT, null)
+        postRegionSend(region, offset, length, dest, 0, OpFlags.MSG or OpFlags.INJECT, null)
 
     /** Injects `region[offset, offset+length)` as a tagged message (`fi_tinject` with `desc`); see [tryInject]. */
     public fun tryTinject(region: MemoryRegion, offset: Long, length: Int, dest: Long, tag: Long): Int =
-        postStaged(region, offset, length, dest, tag, OpFlags.TAGGED or OpFlags.INJECT, null)
+        postRegionSend(region, offset, length, dest, tag, OpFlags.TAGGED or OpFlags.INJECT, null)
 
     /** Sends `region[offset, offset+length)` to [dest] as a tagged message (`fi_tsend` with `desc`). */
     public fun tryTsend(region: MemoryRegion, offset: Long, length: Int, dest: Long, tag: Long, context: Any?): Int =
-        postStaged(region, offset, length, dest, tag, OpFlags.TAGGED, context)
+        postRegionSend(region, offset, length, dest, tag, OpFlags.TAGGED, context)
 
     /** Receives an untagged message into `region[offset, offset+length)` (`fi_recv` with `desc`). */
     public fun tryRecv(region: MemoryRegion, offset: Long, length: Int, src: Long, context: Any?): Int =
-        postStagedRecv(false, region, offset, length, src, 0, -1L, context)
+        postRegionRecv(false, region, offset, length, src, 0, -1L, 0, context)
 
     /** Receives a tagged message into `region[offset, offset+length)` (`fi_trecv` with `desc`). */
     public fun tryTrecv(
@@ -825,7 +985,7 @@ private constructor(
         tag: Long,
         ignore: Long,
         context: Any?,
-    ): Int = postStagedRecv(true, region, offset, length, src, tag, ignore, context)
+    ): Int = postRegionRecv(true, region, offset, length, src, tag, ignore, 0, context)
 
     /** Writes `region[offset, offset+length)` into [dest]'s region [key] at [remoteOffset] (`fi_write` with `desc`). */
     @JvmOverloads
@@ -838,7 +998,7 @@ private constructor(
         key: Long,
         context: Any?,
         flags: Long = 0,
-    ): Int = postStagedRma(true, region, offset, length, dest, remoteOffset, key, context, flags)
+    ): Int = postRegionRma(true, region, offset, length, dest, remoteOffset, key, context, flags)
 
     /**
      * Reads into `region[offset, offset+length)` from [src]'s region [key] at [remoteOffset] (`fi_read` with `desc`).
@@ -853,7 +1013,7 @@ private constructor(
         key: Long,
         context: Any?,
         flags: Long = 0,
-    ): Int = postStagedRma(false, region, offset, length, src, remoteOffset, key, context, flags)
+    ): Int = postRegionRma(false, region, offset, length, src, remoteOffset, key, context, flags)
 
     /**
      * An atomic update of [dest]'s region [key] at [remoteOffset] whose operand is `count` elements at [offset] of
@@ -965,8 +1125,9 @@ private constructor(
         )
 
     /**
-     * An atomic whose local operands are regions: operand, compare and result share one bounce buffer (`[operand |
-     * compare | result]`); the operand and compare are copied in now, the result copied out at completion.
+     * An atomic whose local operands are regions: all in system memory, the buffer form on their buffers; else operand,
+     * compare and result share one bounce buffer (`[operand | compare | result]`), the operand and compare copied in
+     * now, the result copied out at completion, and the staged bytes go to the rail as the buffer form's would.
      */
     private fun postStagedAtomic(
         form: AtomicForm,
@@ -985,14 +1146,34 @@ private constructor(
         context: Any?,
         flags: Long,
     ): Int {
-        if (!form.admits(op) || !op.appliesTo(type) || !granted(Caps.ATOMIC)) return -Errno.EOPNOTSUPP
-        if (count <= 0 || remoteOffset < 0 || count.toLong() * type.size > MAX_STAGED / 3) return -Errno.EINVAL
+        val refused = atomicRefusal(form, type, op, count, remoteOffset)
+        if (refused != 0) return refused
+        if (count.toLong() * type.size > MAX_STAGED / 3) return -Errno.EINVAL
         val n = count * type.size
-        for ((r, at) in listOf(region to offset, compare to compareOffset, result to resultOffset)) {
-            if (r != null && (r.domain !== domain || !inRegion(r, at, n))) return -Errno.EINVAL
-        }
+        if (region.domain !== domain || !inRegion(region, offset, n)) return -Errno.EINVAL
+        if (compare != null && (compare.domain !== domain || !inRegion(compare, compareOffset, n))) return -Errno.EINVAL
+        if (result != null && (result.domain !== domain || !inRegion(result, resultOffset, n))) return -Errno.EINVAL
         val device = !region.iface.isSystem || compare?.iface?.isSystem == false || result?.iface?.isSystem == false
-        if (device && !HmemOverrides.honoured(info.caps)) return -Errno.EOPNOTSUPP
+        if (!device) {
+            return postAtomic(
+                form,
+                region.buffer,
+                offset.toInt(),
+                count,
+                compare?.buffer,
+                compareOffset.toInt(),
+                result?.buffer,
+                resultOffset.toInt(),
+                dest,
+                remoteOffset,
+                key,
+                type,
+                op,
+                context,
+                flags,
+            )
+        }
+        if (!HmemOverrides.honoured(info.caps)) return -Errno.EOPNOTSUPP
         synchronized(domain.lock) {
             if (!enabled) return -Errno.EOPBADSTATE
             val s = sink.staging.stage(result ?: region, if (result != null) resultOffset else offset, 3 * n, context)
@@ -1007,23 +1188,9 @@ private constructor(
                 return 0
             }
             if (result != null) s.drainAt = 2 * n
-            view.wrap(b, 0, n)
-            if (compare != null) compareView.wrap(b, n, n)
-            if (result != null) resultView.wrap(b, 2 * n, n)
-            val posted =
-                transport.atomic(
-                    view,
-                    if (compare != null) compareView else null,
-                    if (result != null) resultView else null,
-                    dest,
-                    remoteOffset,
-                    key,
-                    type,
-                    op,
-                    count,
-                    flags,
-                    s,
-                )
+            val c = if (compare != null) b else null
+            val r = if (result != null) b else null
+            val posted = atomicLocked(b, 0, c, n, r, 2 * n, n, dest, remoteOffset, key, type, op, count, flags, s)
             if (posted != 0) sink.staging.release(s)
             return posted
         }
@@ -1032,6 +1199,10 @@ private constructor(
     /** Whether `region[offset, offset+length)` lies inside [region]. */
     private fun inRegion(region: MemoryRegion, offset: Long, length: Int): Boolean =
         offset >= 0 && length >= 0 && offset + length <= region.length
+
+    /** 0 if `buffer[offset, offset+length)` lies inside [buffer], else `-EINVAL`. */
+    private fun checkRange(buffer: DirectBuffer, offset: Long, length: Int): Int =
+        if (offset < 0 || length < 0 || offset + length > buffer.capacity()) -Errno.EINVAL else 0
 
     /** 0 if `region[offset, offset+length)` may be staged on this endpoint, else the refusal. */
     private fun checkRegion(region: MemoryRegion, offset: Long, length: Int): Int =
@@ -1042,110 +1213,6 @@ private constructor(
             !HmemOverrides.honoured(info.caps) -> -Errno.EOPNOTSUPP
             else -> 0
         }
-
-    private fun postStaged(
-        region: MemoryRegion,
-        offset: Long,
-        length: Int,
-        dest: Long,
-        tag: Long,
-        flags: Long,
-        context: Any?,
-    ): Int {
-        if (region.iface.isSystem) return postSend(region.buffer, offset.toInt(), length, dest, tag, 0, flags, context)
-        val bad = checkRegion(region, offset, length)
-        if (bad != 0) return bad
-        synchronized(domain.lock) {
-            val rc = checkSend(length, flags)
-            if (rc != 0) return rc
-            if (PeerTags.refused(peerTransferOpen, flags and OpFlags.TAGGED != 0L, tag)) return -Errno.EINVAL
-            if (flags and OpFlags.INJECT != 0L) { // reusable on return: staged whole, released at once, no completion
-                val s = sink.staging.stage(region, offset, length, null)
-                val n = sink.staging.fill(s)
-                val sent = if (n < 0) n.toInt() else transport.send(s.view, dest, tag, 0, flags or txOpFlags, null)
-                sink.staging.release(s)
-                return sent
-            }
-            val s = sink.staging.stageSend(region, offset, length, context)
-            val n = sink.staging.fillFirst(s)
-            if (n < 0) {
-                sink.txError(
-                    s,
-                    flags or txOpFlags,
-                    length.toLong(),
-                    tag,
-                    (-n).toInt(),
-                    sink.staging.explain(s, HmemOp.COPY_FROM_HMEM_IOV, n),
-                )
-                return 0
-            }
-            val sent = transport.send(s.view, dest, tag, 0, flags or txOpFlags, s)
-            if (sent != 0) sink.staging.release(s)
-            return sent
-        }
-    }
-
-    private fun postStagedRecv(
-        tagged: Boolean,
-        region: MemoryRegion,
-        offset: Long,
-        length: Int,
-        src: Long,
-        tag: Long,
-        ignore: Long,
-        context: Any?,
-        flags: Long = 0,
-    ): Int {
-        if (region.iface.isSystem)
-            return postRecv(tagged, region.buffer, offset.toInt(), length, src, tag, ignore, flags, context)
-        val bad = checkRegion(region, offset, length)
-        if (bad != 0) return bad
-        synchronized(domain.lock) {
-            val rc = checkRecv(tagged, src, tag, false)
-            if (rc != 0) return rc
-            val mask = PeerTags.applicationMask(peerTransferOpen, ignore)
-            val s = sink.staging.stage(region, offset, length, context)
-            srx.post(tagged, src, tag, mask, flags or rxOpFlags, s, s.view, 0, length)
-            return 0
-        }
-    }
-
-    private fun postStagedRma(
-        write: Boolean,
-        region: MemoryRegion,
-        offset: Long,
-        length: Int,
-        peer: Long,
-        remoteOffset: Long,
-        key: Long,
-        context: Any?,
-        flags: Long,
-    ): Int {
-        if (region.iface.isSystem)
-            return postRma(write, region.buffer, offset.toInt(), length, peer, remoteOffset, key, context, flags)
-        val bad = checkRegion(region, offset, length)
-        if (bad != 0) return bad
-        if (remoteOffset < 0) return -Errno.EINVAL
-        if (!granted(Caps.RMA)) return -Errno.EOPNOTSUPP
-        synchronized(domain.lock) {
-            if (!enabled) return -Errno.EOPBADSTATE
-            if (length > maxMsgSize) return -Errno.EMSGSIZE
-            val s = sink.staging.stage(region, offset, length, context)
-            if (write) {
-                val n = sink.staging.fill(s)
-                if (n < 0) {
-                    val why = sink.staging.explain(s, HmemOp.COPY_FROM_HMEM_IOV, n)
-                    sink.rmaError(s, OpFlags.RMA or OpFlags.WRITE or flags, length.toLong(), (-n).toInt(), why)
-                    return 0
-                }
-            }
-            val rc =
-                if (write) transport.write(s.view, peer, remoteOffset, key, flags, s)
-                else transport.read(s.view, peer, remoteOffset, key, flags, s)
-            if (rc != 0) sink.staging.release(s)
-            return rc
-        }
-    }
 
     /**
      * A trigger-able alias of this endpoint (`fi_ep_alias` with `FI_TRIGGER`): every data operation posted on it is
@@ -1204,36 +1271,60 @@ private constructor(
 
     // ## Internals ##
 
+    /**
+     * The one send: of `buffer[offset, offset+length)`, or, with [device] set, of `device[offset, offset+length)`
+     * staged through a bounce buffer ([buffer] unused) — whole for an inject (released before this returns: the region
+     * is reusable at once), else whole up to the chunk size and chunk by chunk past it ([HmemStaging.stageSend]). A
+     * failed copy is an error completion with its errno (an inject's: this call's return code).
+     */
     private fun postSend(
         buffer: DirectBuffer,
-        offset: Int,
+        offset: Long,
         length: Int,
         dest: Long,
         tag: Long,
         data: Long,
         flags: Long,
         context: Any?,
+        device: MemoryRegion? = null,
     ): Int {
-        if (offset < 0 || length < 0 || offset.toLong() + length > buffer.capacity()) return -Errno.EINVAL
+        val bad = if (device != null) checkRegion(device, offset, length) else checkRange(buffer, offset, length)
+        if (bad != 0) return bad
         synchronized(domain.lock) {
             val rc = checkSend(length, flags)
             if (rc != 0) return rc
             if (PeerTags.refused(peerTransferOpen, flags and OpFlags.TAGGED != 0L, tag)) return -Errno.EINVAL
-            view.wrap(buffer, offset, length)
-            return transport.send(view, dest, tag, data, flags or txOpFlags, context)
+            val inject = flags and OpFlags.INJECT != 0L
+            val s =
+                when {
+                    device == null -> null
+                    inject -> sink.staging.stage(device, offset, length, null)
+                    else -> sink.staging.stageSend(device, offset, length, context)
+                }
+            if (s != null) {
+                val n = if (inject) sink.staging.fill(s) else sink.staging.fillFirst(s)
+                if (n < 0 && inject) {
+                    sink.staging.release(s)
+                    return n.toInt()
+                }
+                if (n < 0) {
+                    val why = sink.staging.explain(s, HmemOp.COPY_FROM_HMEM_IOV, n)
+                    sink.txError(s, flags or txOpFlags, length.toLong(), tag, (-n).toInt(), why)
+                    return 0
+                }
+            }
+            val v = s?.view ?: view.also { it.wrap(buffer, offset.toInt(), length) }
+            val sent = transport.send(v, dest, tag, data, flags or txOpFlags, if (s != null && !inject) s else context)
+            if (s != null && (inject || sent != 0)) sink.staging.release(s)
+            return sent
         }
     }
 
-    private fun postSend(buffer: ByteBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int {
-        val length = buffer.remaining()
+    private fun postSend(buffer: ByteBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int =
         synchronized(domain.lock) {
-            val rc = checkSend(length, flags)
-            if (rc != 0) return rc
-            if (PeerTags.refused(peerTransferOpen, flags and OpFlags.TAGGED != 0L, tag)) return -Errno.EINVAL
-            view.wrap(buffer, buffer.position(), length)
-            return transport.send(view, dest, tag, data, flags or txOpFlags, context)
+            val v = ByteBuffers.wrap(byteView, buffer)
+            postSend(v, 0, v.capacity(), dest, tag, data, flags, context)
         }
-    }
 
     @JvmSynthetic
     internal fun postPeerSend(
@@ -1273,23 +1364,46 @@ private constructor(
         flags: Long,
         context: Any?,
         peer: Boolean = false,
+    ): Int = postRecv(tagged, buffer, offset.toLong(), length, src, tag, ignore, flags, context, peer, null)
+
+    /**
+     * The one receive: into `buffer[offset, offset+length)`, or, with [device] set, into a bounce buffer of [length]
+     * bytes drained into `device[offset…]` at the completion ([EndpointSink]; [buffer] unused). A device receive cannot
+     * peek or claim (`-EOPNOTSUPP`).
+     */
+    private fun postRecv(
+        tagged: Boolean,
+        buffer: MutableDirectBuffer,
+        offset: Long,
+        length: Int,
+        src: Long,
+        tag: Long,
+        ignore: Long,
+        flags: Long,
+        context: Any?,
+        peer: Boolean,
+        device: MemoryRegion?,
     ): Int {
-        if (offset < 0 || length < 0 || offset.toLong() + length > buffer.capacity()) return -Errno.EINVAL
+        val bad = if (device != null) checkRegion(device, offset, length) else checkRange(buffer, offset, length)
+        if (bad != 0) return bad
         synchronized(domain.lock) {
             val rc = checkRecv(tagged, src, tag, peer)
             if (rc != 0) return rc
             val mask = if (peer) ignore else PeerTags.applicationMask(peerTransferOpen, ignore)
-            if (flags and (OpFlags.PEEK or OpFlags.CLAIM) != 0L)
-                return srx.probe(sink, tagged, buffer, offset, length, src, tag, mask, flags, context)
+            if (flags and (OpFlags.PEEK or OpFlags.CLAIM) != 0L) {
+                if (device != null) return -Errno.EOPNOTSUPP
+                return srx.probe(sink, tagged, buffer, offset.toInt(), length, src, tag, mask, flags, context)
+            }
+            val s = if (device != null) sink.staging.stage(device, offset, length, context) else null
             srx.post(
                 tagged,
                 src,
                 tag,
                 mask,
                 flags or rxOpFlags or (if (peer) OpFlags.COMPLETION else 0),
-                context,
-                buffer,
-                offset,
+                s ?: context,
+                s?.view ?: buffer,
+                if (s != null) 0 else offset.toInt(),
                 length,
             )
             return 0
@@ -1314,19 +1428,12 @@ private constructor(
         ignore: Long,
         flags: Long,
         context: Any?,
-    ): Int {
+    ): Int =
         synchronized(domain.lock) {
             if (buffer.isReadOnly) return -Errno.EINVAL
-            val rc = checkRecv(tagged, src, tag, false)
-            if (rc != 0) return rc
-            val mask = PeerTags.applicationMask(peerTransferOpen, ignore)
-            view.wrap(buffer, buffer.position(), buffer.remaining())
-            if (flags and (OpFlags.PEEK or OpFlags.CLAIM) != 0L)
-                return srx.probe(sink, tagged, view, 0, view.capacity(), src, tag, mask, flags, context)
-            srx.post(tagged, src, tag, mask, flags or rxOpFlags, context, view, 0, view.capacity())
-            return 0
+            val v = ByteBuffers.wrap(byteView, buffer)
+            postRecv(tagged, v, 0, v.capacity(), src, tag, ignore, flags, context, false, null)
         }
-    }
 
     private fun checkNotEnabled(what: String) {
         if (enabled) throw FabricException(Errno.EOPBADSTATE, "endpoint: cannot $what after enable()")

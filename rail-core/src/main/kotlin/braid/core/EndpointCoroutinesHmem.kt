@@ -61,13 +61,7 @@ public suspend fun Endpoint.write(
     key: Long,
     into: Completion? = null,
 ): Completion =
-    Waiting.runPrepared(
-        regionOp(PendingOp.WRITE, region, offset, length, dest, 0, true).also {
-            it.remoteOffset = remoteOffset
-            it.key = key
-        },
-        into,
-    )
+    Waiting.runPrepared(regionOp(PendingOp.WRITE, region, offset, length, dest, 0, true).rma(remoteOffset, key), into)
 
 /** Reads [src]'s region [key] at [remoteOffset] into `region[offset, offset+length)` and suspends until done. */
 public suspend fun Endpoint.read(
@@ -79,13 +73,140 @@ public suspend fun Endpoint.read(
     key: Long,
     into: Completion? = null,
 ): Completion =
+    Waiting.runPrepared(regionOp(PendingOp.READ, region, offset, length, src, 0, true).rma(remoteOffset, key), into)
+
+/**
+ * Applies [op] with [count] elements of [type] at [offset] of [region], memory of any interface, to [dest]'s region
+ * [key] at [remoteOffset], suspending until done; see [Endpoint.tryAtomic] with a region.
+ */
+public suspend fun Endpoint.atomic(
+    region: MemoryRegion,
+    offset: Long,
+    count: Int,
+    dest: Long,
+    remoteOffset: Long,
+    key: Long,
+    type: AtomicDatatype,
+    op: AtomicOp,
+    into: Completion? = null,
+): Completion =
     Waiting.runPrepared(
-        regionOp(PendingOp.READ, region, offset, length, src, 0, true).also {
-            it.remoteOffset = remoteOffset
-            it.key = key
-        },
+        regionAtomic(
+            PendingOp.ATOMIC,
+            region,
+            offset,
+            count,
+            null,
+            0,
+            null,
+            0,
+            dest,
+            remoteOffset,
+            key,
+            type,
+            op,
+            true,
+        ),
         into,
     )
+
+/** [atomic], copying the target's old values into [result] at [resultOffset] (memory of any interface). */
+public suspend fun Endpoint.fetchAtomic(
+    region: MemoryRegion,
+    offset: Long,
+    count: Int,
+    result: MemoryRegion,
+    resultOffset: Long,
+    dest: Long,
+    remoteOffset: Long,
+    key: Long,
+    type: AtomicDatatype,
+    op: AtomicOp,
+    into: Completion? = null,
+): Completion =
+    Waiting.runPrepared(
+        regionAtomic(
+            PendingOp.FETCH_ATOMIC,
+            region,
+            offset,
+            count,
+            null,
+            0,
+            result,
+            resultOffset,
+            dest,
+            remoteOffset,
+            key,
+            type,
+            op,
+            true,
+        ),
+        into,
+    )
+
+/** Compare-and-swap whose operand, [compare] and [result] are memory of any interface; see [fetchAtomic]. */
+public suspend fun Endpoint.compareAtomic(
+    region: MemoryRegion,
+    offset: Long,
+    count: Int,
+    compare: MemoryRegion,
+    compareOffset: Long,
+    result: MemoryRegion,
+    resultOffset: Long,
+    dest: Long,
+    remoteOffset: Long,
+    key: Long,
+    type: AtomicDatatype,
+    op: AtomicOp,
+    into: Completion? = null,
+): Completion =
+    Waiting.runPrepared(
+        regionAtomic(
+            PendingOp.COMPARE_ATOMIC,
+            region,
+            offset,
+            count,
+            compare,
+            compareOffset,
+            result,
+            resultOffset,
+            dest,
+            remoteOffset,
+            key,
+            type,
+            op,
+            true,
+        ),
+        into,
+    )
+
+/** An atomic of [kind] whose local operands are regions; posted by [Endpoint.postRegion] as the `try…` form is. */
+@JvmSynthetic
+internal fun Endpoint.regionAtomic(
+    kind: Int,
+    region: MemoryRegion,
+    offset: Long,
+    count: Int,
+    compare: MemoryRegion?,
+    compareOffset: Long,
+    result: MemoryRegion?,
+    resultOffset: Long,
+    peer: Long,
+    remoteOffset: Long,
+    key: Long,
+    type: AtomicDatatype,
+    op: AtomicOp,
+    pooled: Boolean,
+): PendingOp {
+    val o = regionOp(kind, region, offset, count, peer, 0, pooled).rma(remoteOffset, key)
+    o.atomicType = type
+    o.atomicOp = op
+    o.compareRegion = compare
+    o.compareRegionOffset = compareOffset
+    o.fetchRegion = result
+    o.fetchRegionOffset = resultOffset
+    return o
+}
 
 /** An operation of [kind] on `region[offset, offset+length)`, pooled for a suspend form or fresh for a future. */
 @JvmSynthetic

@@ -92,3 +92,258 @@ public fun Endpoint.trecvBlocking(
         regionOp(PendingOp.TRECV, region, offset, length, src, tag, false).also { it.ignore = ignore },
         timeoutMillis,
     )
+
+/** [Endpoint.tryWrite] from device memory as a future. */
+public fun Endpoint.writeAsync(
+    region: MemoryRegion,
+    offset: Long,
+    length: Int,
+    dest: Long,
+    remoteOffset: Long,
+    key: Long,
+): CompletableFuture<Completion> =
+    Waiting.runAsync(regionOp(PendingOp.WRITE, region, offset, length, dest, 0, false).rma(remoteOffset, key))
+
+/** [Endpoint.tryRead] into device memory as a future. */
+public fun Endpoint.readAsync(
+    region: MemoryRegion,
+    offset: Long,
+    length: Int,
+    src: Long,
+    remoteOffset: Long,
+    key: Long,
+): CompletableFuture<Completion> =
+    Waiting.runAsync(regionOp(PendingOp.READ, region, offset, length, src, 0, false).rma(remoteOffset, key))
+
+/** [Endpoint.tryAtomic] with a region operand as a future. */
+public fun Endpoint.atomicAsync(
+    region: MemoryRegion,
+    offset: Long,
+    count: Int,
+    dest: Long,
+    remoteOffset: Long,
+    key: Long,
+    type: AtomicDatatype,
+    op: AtomicOp,
+): CompletableFuture<Completion> =
+    Waiting.runAsync(
+        regionAtomic(
+            PendingOp.ATOMIC,
+            region,
+            offset,
+            count,
+            null,
+            0,
+            null,
+            0,
+            dest,
+            remoteOffset,
+            key,
+            type,
+            op,
+            false,
+        )
+    )
+
+/** [Endpoint.tryFetchAtomic] with region operand and result as a future. */
+public fun Endpoint.fetchAtomicAsync(
+    region: MemoryRegion,
+    offset: Long,
+    count: Int,
+    result: MemoryRegion,
+    resultOffset: Long,
+    dest: Long,
+    remoteOffset: Long,
+    key: Long,
+    type: AtomicDatatype,
+    op: AtomicOp,
+): CompletableFuture<Completion> =
+    Waiting.runAsync(
+        regionAtomic(
+            PendingOp.FETCH_ATOMIC,
+            region,
+            offset,
+            count,
+            null,
+            0,
+            result,
+            resultOffset,
+            dest,
+            remoteOffset,
+            key,
+            type,
+            op,
+            false,
+        )
+    )
+
+/** [Endpoint.tryCompareAtomic] with region operand, compare and result as a future. */
+public fun Endpoint.compareAtomicAsync(
+    region: MemoryRegion,
+    offset: Long,
+    count: Int,
+    compare: MemoryRegion,
+    compareOffset: Long,
+    result: MemoryRegion,
+    resultOffset: Long,
+    dest: Long,
+    remoteOffset: Long,
+    key: Long,
+    type: AtomicDatatype,
+    op: AtomicOp,
+): CompletableFuture<Completion> =
+    Waiting.runAsync(
+        regionAtomic(
+            PendingOp.COMPARE_ATOMIC,
+            region,
+            offset,
+            count,
+            compare,
+            compareOffset,
+            result,
+            resultOffset,
+            dest,
+            remoteOffset,
+            key,
+            type,
+            op,
+            false,
+        )
+    )
+
+/** [Endpoint.tryWrite] from device memory, blocking; see [sendBlocking]. */
+@Throws(TimeoutException::class, InterruptedException::class)
+public fun Endpoint.writeBlocking(
+    region: MemoryRegion,
+    offset: Long,
+    length: Int,
+    dest: Long,
+    remoteOffset: Long,
+    key: Long,
+    timeoutMillis: Long,
+): Completion =
+    Waiting.runBlocking(
+        regionOp(PendingOp.WRITE, region, offset, length, dest, 0, false).rma(remoteOffset, key),
+        timeoutMillis,
+    )
+
+/** [Endpoint.tryRead] into device memory, blocking; see [sendBlocking]. */
+@Throws(TimeoutException::class, InterruptedException::class)
+public fun Endpoint.readBlocking(
+    region: MemoryRegion,
+    offset: Long,
+    length: Int,
+    src: Long,
+    remoteOffset: Long,
+    key: Long,
+    timeoutMillis: Long,
+): Completion =
+    Waiting.runBlocking(
+        regionOp(PendingOp.READ, region, offset, length, src, 0, false).rma(remoteOffset, key),
+        timeoutMillis,
+    )
+
+/** [Endpoint.tryAtomic] with a region operand, blocking; see [sendBlocking]. */
+@Throws(TimeoutException::class, InterruptedException::class)
+public fun Endpoint.atomicBlocking(
+    region: MemoryRegion,
+    offset: Long,
+    count: Int,
+    dest: Long,
+    remoteOffset: Long,
+    key: Long,
+    type: AtomicDatatype,
+    op: AtomicOp,
+    timeoutMillis: Long,
+): Completion =
+    Waiting.runBlocking(
+        regionAtomic(
+            PendingOp.ATOMIC,
+            region,
+            offset,
+            count,
+            null,
+            0,
+            null,
+            0,
+            dest,
+            remoteOffset,
+            key,
+            type,
+            op,
+            false,
+        ),
+        timeoutMillis,
+    )
+
+/** [Endpoint.tryFetchAtomic] with region operand and result, blocking; see [sendBlocking]. */
+@Throws(TimeoutException::class, InterruptedException::class)
+public fun Endpoint.fetchAtomicBlocking(
+    region: MemoryRegion,
+    offset: Long,
+    count: Int,
+    result: MemoryRegion,
+    resultOffset: Long,
+    dest: Long,
+    remoteOffset: Long,
+    key: Long,
+    type: AtomicDatatype,
+    op: AtomicOp,
+    timeoutMillis: Long,
+): Completion =
+    Waiting.runBlocking(
+        regionAtomic(
+            PendingOp.FETCH_ATOMIC,
+            region,
+            offset,
+            count,
+            null,
+            0,
+            result,
+            resultOffset,
+            dest,
+            remoteOffset,
+            key,
+            type,
+            op,
+            false,
+        ),
+        timeoutMillis,
+    )
+
+/** [Endpoint.tryCompareAtomic] with region operand, compare and result, blocking; see [sendBlocking]. */
+@Throws(TimeoutException::class, InterruptedException::class)
+public fun Endpoint.compareAtomicBlocking(
+    region: MemoryRegion,
+    offset: Long,
+    count: Int,
+    compare: MemoryRegion,
+    compareOffset: Long,
+    result: MemoryRegion,
+    resultOffset: Long,
+    dest: Long,
+    remoteOffset: Long,
+    key: Long,
+    type: AtomicDatatype,
+    op: AtomicOp,
+    timeoutMillis: Long,
+): Completion =
+    Waiting.runBlocking(
+        regionAtomic(
+            PendingOp.COMPARE_ATOMIC,
+            region,
+            offset,
+            count,
+            compare,
+            compareOffset,
+            result,
+            resultOffset,
+            dest,
+            remoteOffset,
+            key,
+            type,
+            op,
+            false,
+        ),
+        timeoutMillis,
+    )

@@ -49,6 +49,11 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
     /** A device-memory operation's region (libfabric's `desc`) and offset in it; null for a buffer operation. */
     @JvmField var region: MemoryRegion? = null
     @JvmField var regionOffset: Long = 0
+    /** A device-memory atomic's compare and result regions and their offsets (null: that form has none). */
+    @JvmField var compareRegion: MemoryRegion? = null
+    @JvmField var compareRegionOffset: Long = 0
+    @JvmField var fetchRegion: MemoryRegion? = null
+    @JvmField var fetchRegionOffset: Long = 0
 
     // ## Send-with-data, RMA and atomics ##
     /** Remote CQ data of a send-with-data. */
@@ -133,6 +138,8 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
         this.tag = tag
         this.ignore = ignore
         this.region = null
+        this.compareRegion = null
+        this.fetchRegion = null
     }
 
     /**
@@ -205,6 +212,9 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
         compareOffset = 0
         fetch = NO_BUFFER
         fetchOffset = 0
+        region = null
+        compareRegion = null
+        fetchRegion = null
         views?.let { vs -> for (v in vs) v.wrap(0L, 0) }
         STATE.lazySet(this, NEW)
         result = null

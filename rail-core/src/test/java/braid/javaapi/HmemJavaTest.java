@@ -5,6 +5,7 @@ import braid.core.AtomicOp;
 import braid.core.Braid;
 import braid.core.Domain;
 import braid.core.Endpoint;
+import braid.core.EndpointFutures;
 import braid.core.Errno;
 import braid.core.Fabric;
 import braid.core.Hints;
@@ -18,6 +19,7 @@ import braid.core.Settings;
 import org.junit.jupiter.api.Test;
 
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -50,6 +52,12 @@ class HmemJavaTest {
             assertEquals(-Errno.EOPBADSTATE, ep.tryInject(mr, 0, 64, 0));
             // The atomics' region forms, called as Java writes them (not enabled: refused).
             assertTrue(ep.tryFetchAtomic(mr, 0, 1, mr, 8, 0, 0, 0, AtomicDatatype.INT64, AtomicOp.SUM, null) < 0);
+            // Their future and blocking forms, and RMA's, are static calls of EndpointFutures (refused the same way).
+            assertThrows(Exception.class, () -> EndpointFutures.fetchAtomicAsync(
+                    ep, mr, 0, 1, mr, 8, 0, 0, 0, AtomicDatatype.INT64, AtomicOp.SUM).get(5, TimeUnit.SECONDS));
+            assertThrows(RuntimeException.class, () -> EndpointFutures.compareAtomicBlocking(
+                    ep, mr, 0, 1, mr, 8, mr, 16, 0, 0, 0, AtomicDatatype.INT64, AtomicOp.CSWAP, 5_000));
+            assertThrows(RuntimeException.class, () -> EndpointFutures.writeBlocking(ep, mr, 0, 64, 0, 0, 0, 5_000));
             ep.close();
         }
     }

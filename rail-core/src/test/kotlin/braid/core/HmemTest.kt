@@ -364,6 +364,100 @@ class HmemTest :
             }
         }
 
+        test("atomics and RMA on device memory have suspend, future and blocking forms, through the overrides") {
+            TestFabric(rail = Rail.SHM, eagerSize = eager).use { f ->
+                val (a, b) = f.nodes
+                val ca = device.copies().also { it.setOn(a.domain) }
+                device.copies().setOn(b.domain)
+                val toB = f.addrs[0][1]
+                val counter = device.alloc(8)
+                device.putLong(counter, 100)
+                val cmr = b.domain.registerMemory(device.iface, 0, counter, 8, MrAccess.REMOTE)
+                val access = MrAccess.READ or MrAccess.WRITE
+                val operand = device.alloc(8)
+                val compare = device.alloc(8)
+                val result = device.alloc(8)
+                val om = a.domain.registerMemory(device.iface, 0, operand, 8, access)
+                val cm = a.domain.registerMemory(device.iface, 0, compare, 8, access)
+                val rm = a.domain.registerMemory(device.iface, 0, result, 8, access)
+                val size = 20_000
+                val local = a.domain.registerMemory(device.iface, 0, device.alloc(size), size, access)
+                val remote =
+                    b.domain.registerMemory(device.iface, 0, device.alloc(size), size, MrAccess.REMOTE or access)
+                val t = AtomicDatatype.INT64
+                val sum = AtomicOp.SUM
+                val stop = java.util.concurrent.atomic.AtomicBoolean()
+                val target = Thread { while (!stop.get()) b.domain.progress() }.also { it.start() } // serves them
+                try {
+                    // suspend
+                    runBlocking {
+                        device.putLong(operand, 1)
+                        a.ep.atomic(om, 0, 1, toB, 0, cmr.key, t, sum)
+                        device.putLong(operand, 2)
+                        a.ep.fetchAtomic(om, 0, 1, rm, 0, toB, 0, cmr.key, t, sum)
+                        device.getLong(result) shouldBe 101L
+                        device.putLong(operand, 50)
+                        device.putLong(compare, 103)
+                        a.ep.compareAtomic(om, 0, 1, cm, 0, rm, 0, toB, 0, cmr.key, t, AtomicOp.CSWAP)
+                        device.getLong(result) shouldBe 103L
+                    }
+                    device.getLong(counter) shouldBe 50L
+                    // future
+                    device.putLong(operand, 4)
+                    a.ep.atomicAsync(om, 0, 1, toB, 0, cmr.key, t, sum).get(10, TimeUnit.SECONDS)
+                    a.ep.fetchAtomicAsync(om, 0, 1, rm, 0, toB, 0, cmr.key, t, sum).get(10, TimeUnit.SECONDS)
+                    device.getLong(result) shouldBe 54L
+                    device.putLong(compare, 58)
+                    a.ep
+                        .compareAtomicAsync(om, 0, 1, cm, 0, rm, 0, toB, 0, cmr.key, t, AtomicOp.CSWAP)
+                        .get(10, TimeUnit.SECONDS)
+                    device.getLong(result) shouldBe 58L
+                    device.getLong(counter) shouldBe 4L
+                    // blocking
+                    device.putLong(operand, 6)
+                    a.ep.atomicBlocking(om, 0, 1, toB, 0, cmr.key, t, sum, 10_000)
+                    a.ep.fetchAtomicBlocking(om, 0, 1, rm, 0, toB, 0, cmr.key, t, sum, 10_000)
+                    device.getLong(result) shouldBe 10L
+                    device.putLong(compare, 16)
+                    device.putLong(operand, 1)
+                    a.ep.compareAtomicBlocking(om, 0, 1, cm, 0, rm, 0, toB, 0, cmr.key, t, AtomicOp.CSWAP, 10_000)
+                    device.getLong(result) shouldBe 16L
+                    device.getLong(counter) shouldBe 1L
+                    // 9 atomics: 9 operands and 3 compares copied out of the device, 6 results copied in
+                    ca.fromBytes.get() shouldBe 8L * 12
+                    ca.toBytes.get() shouldBe 8L * 6
+                    // RMA future and blocking forms
+                    ca.reset()
+                    device.put(local.address, pattern(size, 21))
+                    a.ep.writeAsync(local, 0, size, toB, 0, remote.key).get(10, TimeUnit.SECONDS)
+                    device.get(remote.address, size).contentEquals(pattern(size, 21)) shouldBe true
+                    device.put(remote.address, pattern(size, 22))
+                    a.ep.readBlocking(local, 0, size, toB, 0, remote.key, 10_000)
+                    device.get(local.address, size).contentEquals(pattern(size, 22)) shouldBe true
+                    device.put(local.address, pattern(size, 23))
+                    a.ep.writeBlocking(local, 0, size, toB, 0, remote.key, 10_000)
+                    a.ep.readAsync(local, 0, size, toB, 0, remote.key).get(10, TimeUnit.SECONDS)
+                    device.get(remote.address, size).contentEquals(pattern(size, 23)) shouldBe true
+                    ca.fromBytes.get() shouldBe 2L * size
+                    ca.toBytes.get() shouldBe 2L * size
+                    // A failing copy: the blocking form throws the copy's errno, and the next one goes through.
+                    ca.failNext.set(Errno.ENODEV)
+                    val e =
+                        io.kotest.assertions.throwables.shouldThrow<FabricException> {
+                            a.ep.atomicBlocking(om, 0, 1, toB, 0, cmr.key, t, sum, 10_000)
+                        }
+                    e.code shouldBe Errno.ENODEV
+                    device.getLong(counter) shouldBe 1L
+                    device.putLong(operand, 1)
+                    a.ep.atomicBlocking(om, 0, 1, toB, 0, cmr.key, t, sum, 10_000)
+                    device.getLong(counter) shouldBe 2L
+                } finally {
+                    stop.set(true)
+                    target.join()
+                }
+            }
+        }
+
         test(
             "a deferred region copy stages device memory through the overrides at its threshold, and fails as errors"
         ) {
@@ -401,6 +495,84 @@ class HmemTest :
                 t.add(1)
                 done.errorValue shouldBe 1L
                 done.value shouldBe 0L
+            }
+        }
+
+        test(
+            "a deferred region reduce stages device operands through the overrides, keeps operand order, fails as errors"
+        ) {
+            TestFabric(1).use { f ->
+                val n = f.nodes[0]
+                val d = n.domain
+                val copies = device.copies().also { it.setOn(d) shouldBe listOf(0, 0) }
+                // dst = src * 10 + dst when srcFirst, dst * 10 + src otherwise: the order shows
+                val ordered =
+                    object : LocalReduction {
+                        override fun elementSize(): Int = 8
+
+                        override fun reduce(
+                            src: org.agrona.DirectBuffer,
+                            srcOffset: Int,
+                            dst: org.agrona.MutableDirectBuffer,
+                            dstOffset: Int,
+                            count: Int,
+                            srcFirst: Boolean,
+                        ): Int {
+                            for (i in 0 until count) {
+                                val s = src.getLong(srcOffset + i * 8)
+                                val t = dst.getLong(dstOffset + i * 8)
+                                dst.putLong(dstOffset + i * 8, if (srcFirst) s * 10 + t else t * 10 + s)
+                            }
+                            return 0
+                        }
+                    }
+                val count = 1000
+                val size = count * 8
+                val rw = MrAccess.READ or MrAccess.WRITE
+                val devA = d.registerMemory(device.iface, 0, device.alloc(size), size, rw)
+                val devB = d.registerMemory(device.iface, 0, device.alloc(size), size, rw)
+                val hostBuf = UnsafeBuffer(ByteBuffer.allocateDirect(size))
+                val host = d.registerMemory(hostBuf, rw)
+                for (i in 0 until count) {
+                    device.putLong(devA.address + i * 8L, i.toLong())
+                    device.putLong(devB.address + i * 8L, 1)
+                    hostBuf.putLong(i * 8, 2)
+                }
+                val t = d.counter()
+                val mid = d.counter()
+                val end = d.counter()
+                // device into device (src first), then device into host memory (dst first)
+                d.deferredWork.queue(
+                    DeferredWork(t, 1, DeferredOp.RegionReduce(n.ep, ordered, devA, 0, devB, 0, count, true), mid)
+                )
+                d.deferredWork.queue(
+                    DeferredWork(mid, 1, DeferredOp.RegionReduce(n.ep, ordered, devB, 0, host, 0, count, false), end)
+                )
+                t.add(1)
+                end.value shouldBe 1L
+                for (i in 0 until count) {
+                    device.getLong(devB.address + i * 8L) shouldBe i * 10L + 1
+                    hostBuf.getLong(i * 8) shouldBe 20L + i * 10 + 1
+                }
+                copies.fromBytes.get() shouldBe 3L * size // A and B for the first, B for the second
+                copies.toBytes.get() shouldBe 1L * size // B back
+                // A failing copy: the error side of its counter, and the device destination left as it was.
+                val t2 = d.counter()
+                val done = d.counter()
+                copies.failTo.set(Errno.ENODEV)
+                d.deferredWork.queue(
+                    DeferredWork(t2, 1, DeferredOp.RegionReduce(n.ep, ordered, devA, 0, devB, 0, count, true), done)
+                )
+                t2.add(1)
+                done.errorValue shouldBe 1L
+                done.value shouldBe 0L
+                // A range outside a region is refused when queued, naming it.
+                io.kotest.assertions.throwables
+                    .shouldThrow<FabricException> {
+                        DeferredWork(t2, 1, DeferredOp.RegionReduce(n.ep, ordered, devA, 8, devB, 0, count, true), done)
+                            .let { d.deferredWork.queue(it) }
+                    }
+                    .message shouldContain "memory region ${devA.key}"
             }
         }
 
