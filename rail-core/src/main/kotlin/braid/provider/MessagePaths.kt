@@ -73,6 +73,15 @@ internal interface SendOutlet {
         const val HEAD_NONE = 0
         const val HEAD_EAGER = 1
         const val HEAD_RTS = 2
+
+        /**
+         * A bit of a send's flags (outside [braid.core.OpFlags], never in a completion) that a link sets on a message
+         * it sends again after the rail that first carried it died ([Transport.sendSequenced]). A rail that lends
+         * credit keeps one head of it back from the link's other sequenced messages for these (tcp, [writeHead]): the
+         * receiver may hold every other message of this rail early, behind the one sent again, and its credit with
+         * them, so only that head lets it through.
+         */
+        const val RESEND: Long = 1L shl 62
     }
 }
 

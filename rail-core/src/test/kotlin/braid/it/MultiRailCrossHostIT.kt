@@ -221,11 +221,7 @@ class MultiRailCrossHostIT :
         test(
                 "ROUND_ROBIN: a rail's connections reset mid-stream of 1,000,000 messages: its unacknowledged messages go again on the other rail, every one arrives once and in order"
             )
-            // Quarantined (run it with -Dbraid.it.quarantined=true): in one fresh-clone CI run of three the stream
-            // stalled after the reset — the receiver held a gap (251,731 of 1,000,000 delivered) that no resend
-            // filled, and the sender's kept copies filled `link.resend_bytes`. Suspected: a small message that tcp
-            // sent as a rendezvous for lack of credit and that was matched before the reset (issue 26's note).
-            .config(timeout = 10.minutes, enabled = System.getProperty("braid.it.quarantined") == "true") {
+            .config(timeout = 10.minutes) {
                 val count = 1_000_000
                 val (sent, received) =
                     streamWithCut("ROUND_ROBIN", count, 32, "whole") { net ->

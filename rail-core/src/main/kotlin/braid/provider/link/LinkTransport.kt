@@ -396,7 +396,10 @@ internal class LinkTransport(
                 val from = k.rail
                 k.rail = rail
                 k.onRail++
-                val rc = rail.transport.sendSequenced(k.copy!!, dest, k.tag, k.data, k.wireFlags, k, k.seq, 0)
+                // RESEND: the rail may spend the credit it keeps back for it (the receiver may hold all the rest of
+                // this rail's credit in messages sent after this one, waiting for it).
+                val flags = k.wireFlags or braid.provider.SendOutlet.RESEND
+                val rc = rail.transport.sendSequenced(k.copy!!, dest, k.tag, k.data, flags, k, k.seq, 0)
                 if (rc == 0) {
                     k.pending = false
                     rail.transport.counters.retransmissions++
@@ -958,6 +961,19 @@ internal class LinkTransport(
                 }
         return if (tried.isEmpty()) "no rail of link '${info.domainName}' has a part of its address"
         else "rails of link '${info.domainName}' tried: $tried"
+    }
+
+    /** [dest]'s state in words (for tests and diagnostics): kept copies, failed rails, the reorder stage's view. */
+    internal fun debugState(dest: Long): String {
+        val q = keptBy.get(dest)
+        val kept =
+            if (q == null || q.isEmpty()) "none"
+            else
+                "${q.size} from ${q.first().seq} (first: rail ${q.first().rail?.name} onRail ${q.first().onRail} " +
+                    "pending ${q.first().pending} completed ${q.first().completed}), pending " +
+                    "${q.count { it.pending }}"
+        return "kept $kept, keptBytes $keptBytes, nextSeq ${nextSeq.get(dest)}, failed ${failed.get(dest)}, " +
+            "resendDue $resendDue, skips ${!skips.isEmpty()}, stage ${stage?.debugState(dest)}\n$this"
     }
 
     /** The transport of the rail named [name] (for tests and diagnostics), or null. */

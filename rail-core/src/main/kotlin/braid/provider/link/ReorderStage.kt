@@ -411,6 +411,14 @@ internal class ReorderStage(private val host: RailHost) : ArrivalOrder, SrxPeer 
         join.discard()
     }
 
+    /** [src]'s state in words (for tests and diagnostics). */
+    internal fun debugState(src: Long): String {
+        val s = senders.get(src) ?: return "no sender $src"
+        val keys = s.held.keys.sorted()
+        return "expected ${s.expected}, acked ${s.acked}, held ${keys.size} (${keys.take(5)}..${keys.takeLast(3)}), " +
+            "lossy ${s.lossy}, ackDue ${s.ackDue}"
+    }
+
     override fun toString(): String =
         "reorder stage: $depth held (at most $depthMax), $skipped skipped, $gapsGivenUp gaps given up"
 

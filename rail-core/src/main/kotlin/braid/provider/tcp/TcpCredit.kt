@@ -35,6 +35,11 @@ internal class TcpCredit(
     private val window: Long,
     private val eagerSize: Int,
     private val busy: TcpBusy,
+    /**
+     * Credit each sender is lent beyond its share, which a link's sender spends only on a message it sends again after
+     * another rail died ([TcpPeerOutlet.RESEND_HEAD]; 0 for an endpoint that is not a rail of a link).
+     */
+    private val spare: Long = 0,
 ) {
     /** Credit committed to senders, the part charged for their messages, and the heads charged. */
     var committedTotal = 0L
@@ -119,6 +124,9 @@ internal class TcpCredit(
             heads++
             rxHeadsTotal++
             used()
+            // Credit owed since the sender last ran short goes back now that it is short again (not at the next
+            // heartbeat): what it spent may be all it had.
+            if (needsFrame) busy.mark(peer)
             return null
         }
 
@@ -222,8 +230,8 @@ internal class TcpCredit(
             headsRecent = 0
         }
 
-        /** The credit this peer is to have committed now: its target, within its fair share. */
-        private fun limit(): Long = minOf(target, share())
+        /** The credit this peer is to have committed now: its target, within its fair share, and the [spare] head. */
+        private fun limit(): Long = minOf(target, share()) + spare
 
         internal fun starve() {
             if (isStarved) return

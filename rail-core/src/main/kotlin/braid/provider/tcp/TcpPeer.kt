@@ -121,10 +121,13 @@ internal class TcpPeer(val id: Long, val index: Int, bufferSize: Int) : PeerName
         credit -= cost
     }
 
-    /** The peer returned [n] bytes of credit; false if that is more than it ever lent. */
+    /**
+     * The peer returned [n] bytes of credit; false if that is more than it ever lent (its window, and the head a link's
+     * rail lends beyond it for resent messages, [TcpCredit]).
+     */
     fun lent(n: Long): Boolean {
         credit += n
-        return credit <= theirWindow
+        return credit <= theirWindow + TcpPeerOutlet.RESEND_HEAD
     }
 
     /** The peer asks back up to [value] bytes of the credit it lent us (RECLAIM): we give up what we have not spent. */

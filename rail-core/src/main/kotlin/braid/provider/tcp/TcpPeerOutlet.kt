@@ -52,7 +52,10 @@ internal class TcpPeerOutlet(private val p: TcpPeer, private val eagerSize: Int,
 
     /**
      * EAGER when the message is small enough for the peer's window and the credit covers its bytes, else an RTS (never
-     * for an inject) if the credit covers a head.
+     * for an inject) if the credit covers a head. A link's sequenced message ([seq] not 0) leaves [RESEND_HEAD] of the
+     * credit unspent unless it is a [SendOutlet.RESEND]: the receiver lends a link's senders that head more than their
+     * share ([TcpCredit]) so that a message sent again after another rail died gets through even when every other byte
+     * of this rail's credit is in messages the receiver holds early, waiting for it.
      */
     override fun writeHead(
         buffer: DirectBuffer,
@@ -71,14 +74,15 @@ internal class TcpPeerOutlet(private val p: TcpPeer, private val eagerSize: Int,
                 flags and OpFlags.DELIVERY_COMPLETE != 0L,
             )
         val eagerCost = frameCost(length)
-        if (length <= eagerLimit() && p.credit >= eagerCost && p.ensureRoom(HEADER_LENGTH + length)) {
+        val credit = if (seq != 0L && flags and SendOutlet.RESEND == 0L) p.credit - RESEND_HEAD else p.credit
+        if (length <= eagerLimit() && credit >= eagerCost && p.ensureRoom(HEADER_LENGTH + length)) {
             p.putHeader(EAGER, wire, length, msgId, tag, data, length.toLong(), seq, stripe)
             p.out.append(buffer, 0, length)
             p.spend(eagerCost)
             return HEAD_EAGER
         }
         if (flags and OpFlags.INJECT != 0L) return HEAD_NONE
-        if (p.credit >= frameCost(0) && p.ensureRoom(HEADER_LENGTH)) {
+        if (credit >= frameCost(0) && p.ensureRoom(HEADER_LENGTH)) {
             p.putHeader(RTS, wire, 0, msgId, tag, data, length.toLong(), seq, stripe)
             p.spend(frameCost(0))
             return HEAD_RTS
@@ -185,6 +189,9 @@ internal class TcpPeerOutlet(private val p: TcpPeer, private val eagerSize: Int,
     }
 
     internal companion object {
+        /** The credit a link's sequenced messages leave for a resent one: one head (it goes as an RTS if need be). */
+        const val RESEND_HEAD: Long = HEAD_COST.toLong()
+
         /** Payloads at least this large go between the socket and direct application memory without a copy. */
         const val DIRECT_MIN = 64 * 1024
         const val DIRECT_CHUNK = 1 shl 20

@@ -73,7 +73,9 @@ internal class TcpTransport(
 
     private val engine = MessageEngine(ep, av.rail, info.txAttr.size)
     private val busy = TcpBusy()
-    private val credit = TcpCredit(ep.bounds, engine.bounds, window, eagerSize, busy)
+    /** A link's rail lends each sender a head more than its share, for the messages it resends ([TcpCredit]). */
+    private val credit =
+        TcpCredit(ep.bounds, engine.bounds, window, eagerSize, busy, if (ep.order != null) HEAD_COST.toLong() else 0L)
     private val rma = TcpRma(ep, bufferSize, info.txAttr.size, busy)
     private val listener = TcpListener(ep.name, bind)
     override val address: ByteArray =

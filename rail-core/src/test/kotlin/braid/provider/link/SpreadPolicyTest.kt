@@ -350,6 +350,87 @@ class SpreadPolicyTest :
                 }
             }
 
+        test(
+                "ROUND_ROBIN: a rail reset while every credit of the other is taken by messages held behind the lost ones: those go again there anyway, every message arrives once and in order"
+            )
+            .config(enabled = haveEth0) {
+                // A small window: 409 messages of 32 B fill a rail's credit. A long time-out: no heartbeat carries
+                // credit back while the test runs.
+                val small =
+                    settings(LinkShape.ROUND_ROBIN)
+                        .with(braid.provider.tcp.TcpParams.WINDOW, 64 * 1024)
+                        .with(braid.provider.tcp.TcpParams.TIMEOUT_MS, 600_000L)
+                TestFabric(rail = Rail.link(twoRails, twoRails), settings = small).use { f ->
+                    val (a, b) = f.nodes
+                    val toB = f.addrs[0][1]
+                    val toA = f.addrs[1][0]
+                    val n = 1600
+                    val size = 32
+                    val rx = Array(n) { UnsafeBuffer(ByteArray(size)) }
+                    for (i in 0 until n) b.ep.tryTrecv(rx[i], 0, size, FiAddr.UNSPEC, 0, -1L, i) shouldBe 0
+                    val tx = Array(n) { i -> UnsafeBuffer(ByteArray(size)).also { it.putInt(0, i) } }
+                    // Both rails connected and granted their credit; b's messages back carry the credit a's freed.
+                    for (i in 0 until 4) a.ep.tryTsend(tx[i], 0, size, toB, i.toLong(), i) shouldBe 0
+                    b.await(4, others = listOf(a))
+                    a.await(4, others = listOf(b))
+                    val back = UnsafeBuffer(ByteArray(size))
+                    for (i in 0 until 4) {
+                        a.ep.tryTrecv(back, 0, size, FiAddr.UNSPEC, 0, -1L, null) shouldBe 0
+                        b.ep.tryTsend(back, 0, size, toA, 0, null) shouldBe 0
+                    }
+                    a.await(4, others = listOf(b))
+                    b.await(4, others = listOf(a))
+                    // a sends the rest while b reads nothing: each rail carries what its credit allows (the rest waits
+                    // at a), half the messages each.
+                    for (i in 4 until n) a.ep.tryTsend(tx[i], 0, size, toB, i.toLong(), i) shouldBe 0
+                    repeat(2000) { a.domain.progress() }
+                    // b resets tcp:lo, losing what it had not read of it. What tcp:eth0 carried then waits at b behind
+                    // the first message lost, and holds all of tcp:eth0's credit: the lost messages, sent again over
+                    // tcp:eth0, must still get through (on the head of credit a link's rail keeps for them; without
+                    // it both ends wait for ever, as MultiRailCrossHostIT's reset stream once did).
+                    val lo = (b.ep.transport as LinkTransport).rail("tcp:lo") as braid.provider.tcp.TcpTransport
+                    val channel = lo.peerFor(toA)!!.conn!!.channel
+                    channel.setOption(java.net.StandardSocketOptions.SO_LINGER, 0)
+                    channel.close()
+                    val got = ArrayList<Long>()
+                    var sent = 0
+                    driveUntil(
+                        "every message to arrive",
+                        listOf(a, b),
+                        30_000,
+                        seen = {
+                            "${got.size} arrived; a: ${(a.ep.transport as LinkTransport).debugState(toB)}\n" +
+                                "b: ${(b.ep.transport as LinkTransport).debugState(toA)}"
+                        },
+                    ) {
+                        when (b.cq.readFrom(b.entry)) {
+                            1 -> {
+                                // The k-th receive posted got the k-th message sent, whole (the receives may complete
+                                // out of turn: a message tcp sent as a rendezvous for lack of credit completes later).
+                                val k = b.entry.context as Int
+                                b.entry.tag shouldBe k.toLong()
+                                rx[k].getInt(0) shouldBe k
+                                got += b.entry.tag
+                            }
+                            -braid.core.Errno.EAVAIL -> {
+                                b.cq.readErr(b.error)
+                                error("receive failed: ${b.error.message}")
+                            }
+                        }
+                        when (a.cq.readFrom(a.entry)) {
+                            1 -> sent++
+                            -braid.core.Errno.EAVAIL -> {
+                                a.cq.readErr(a.error)
+                                error("send failed: ${a.error.message}")
+                            }
+                        }
+                        got.size == n - 4 && sent == n - 4
+                    }
+                    got.sorted() shouldBe (4L until n.toLong()).toList()
+                    a.ep.stats().rail("tcp:eth0")!!.retransmissions shouldBeGreaterThan 0L
+                }
+            }
+
         test("ROUND_ROBIN and STRIPE refuse a rail that cannot carry the sequence numbers, naming it and the fix") {
             val rails = listOf(LinkShape.Rail("tcp:eth0", "tcp", listOf("eth0")), LinkShape.Rail("fast", "ofi"))
             for (policy in listOf(LinkShape.ROUND_ROBIN, LinkShape.STRIPE)) {
