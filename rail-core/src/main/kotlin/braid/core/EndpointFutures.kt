@@ -20,8 +20,10 @@ import org.agrona.MutableDirectBuffer
  * idling by the domain's [IdlePolicy]. So `CompletableFuture.allOf`, `thenApply`, `thenCompose`, `isDone()` polling and
  * `get()` all just work, with no progress call. A blocking `get()` or `join()` drives progress itself while it waits,
  * and the driver leaves the role to it, so the future completes on the joining thread with no hand-off: the driver then
- * lingers, parked for the policy's longest park at a time, and drives again only when nothing moved for a whole park (a
- * future nobody waits for is driven within about two parks); it ends after 100 parks with no future started. Dependent
+ * lingers off the cores, waking once a millisecond while futures are being joined, and drives again only when a whole
+ * millisecond passed with futures outstanding and nobody waiting on the domain (a future nobody waits for beside a
+ * joined loop is driven within one to two milliseconds; with no joins at all, within microseconds); it ends after 100
+ * parks with no future started. Dependent
  * stages added without an executor run on the thread that completed the future (the joiner's, the driver's or the
  * engine's): keep them short, or use the `…Async(fn, executor)` stages. The driver costs what a waiting thread costs
  * under the idle policy (under BACKOFF about a thousand short wake-ups a second once idle), for as long as a future is

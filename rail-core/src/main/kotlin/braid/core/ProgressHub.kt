@@ -241,10 +241,32 @@ internal class ProgressHub(private val domain: Domain) {
 
     /**
      * Threads blocked in a blocking form or a future's `get()`, each driving progress itself under manual progress:
-     * while there are any, the driver leaves polling to them (two pollers on one domain only contend for its lock) and
-     * looks again after a park.
+     * while there are any, the driver leaves polling to them (two pollers on one domain only contend for its lock). One
+     * atomic word counts both the threads blocked now (its low 32 bits) and every entry so far (its high bits), so the
+     * lingering driver can tell that futures are being joined ([linger]) at no extra cost to the joining thread.
      */
-    val blockedDrivers: java.util.concurrent.atomic.AtomicInteger = java.util.concurrent.atomic.AtomicInteger()
+    private val blocked = java.util.concurrent.atomic.AtomicLong()
+
+    /** A thread starts blocking on this domain ([Waiting.block]). */
+    fun blockEntered() {
+        blocked.addAndGet(BLOCK_ENTRY)
+    }
+
+    /**
+     * A thread stops blocking; when it was the last while futures are outstanding, nobody drives them now: a parked
+     * lingering driver is woken.
+     */
+    fun blockLeft() {
+        if (blocked.decrementAndGet() and BLOCKED_MASK == 0L && asyncWaiters > 0) wakeLinger()
+    }
+
+    /** Whether a thread is blocked on this domain now, driving progress itself. */
+    private val anyBlocked: Boolean
+        get() = blocked.get() and BLOCKED_MASK != 0L
+
+    /** Entries into blocking waits so far (wrapping): it moves while a thread joins futures. */
+    private val joins: Long
+        get() = blocked.get() ushr 32
 
     /** Whether anything waits for the driver: suspended coroutines or outstanding futures. */
     private val needsDriver: Boolean
@@ -286,6 +308,15 @@ internal class ProgressHub(private val domain: Domain) {
     /** Rounds the driver has run, each after a wake-up of its thread (a yield or a timed park); read by tests. */
     @Volatile
     var driverRounds: Long = 0
+        private set
+
+    /** The waits entered ([joins]) when the lingering driver last looked, and when it last saw them move. */
+    private var seenJoins = 0L
+    private var joinedAt = System.nanoTime() - JOINED_NANOS
+
+    /** Spins of the lingering driver watching for unjoined futures ([linger]); one writer; read by tests. */
+    @Volatile
+    var watchSpins: Long = 0
         private set
 
     /**
@@ -381,7 +412,7 @@ internal class ProgressHub(private val domain: Domain) {
         val idle = CoroutineIdle(domain.idlePolicy)
         while (true) {
             driverRounds++ // one driver at a time
-            val lending = blockedDrivers.get() > 0
+            val lending = anyBlocked
             val work = if (lending) 0 else domain.progress()
             // Give the role up as soon as the last waiter is resumed, before idling: the resumed
             // caller's next operation then finds no driver and polls inline, without suspending.
@@ -413,31 +444,67 @@ internal class ProgressHub(private val domain: Domain) {
 
     /**
      * The futures' driver between its turns, holding no role (so a suspend form still polls inline and a blocked
-     * `get()` drives alone). While futures are in use it watches, spinning on two volatile counts (yielding its core
-     * while a thread blocked in `get()` drives), and takes the role back as soon as a future is outstanding with no
-     * thread blocked on the domain for [TAKE_OVER_NANOS]: a future nobody waits for (a `thenAccept` callback, `allOf`)
-     * is driven within microseconds, while a loop that starts futures and joins them costs no driver launch, no
-     * hand-off and no wake-up per operation (the joining thread drives and completes them). After [WATCH_NANOS] with no
-     * future started and none left unwaited it parks, for the idle policy's longest park at a time; a future handed
-     * out, or a blocked waiter leaving with futures outstanding, wakes it at once ([wakeLinger]). Returns true with the
-     * role taken, or false once nothing moved for [LINGER_ROUNDS] parks (or the domain closed, or an engine drives it).
+     * `get()` drives alone). It watches in one of two ways, by what the application does with its futures:
+     * - **Joined** (a thread entered a blocking `get()` or `join()` within [JOINED_NANOS]): that thread drives progress
+     *   and completes its futures itself, so the driver keeps off the cores. It sleeps [JOINED_TICK_MILLIS] at a time
+     *   (a timed suspension: nothing to wake, nothing spinning beside the joining thread, which on a machine with as
+     *   many busy threads as cores would take turns with it) and takes the role back when a whole tick passed with
+     *   futures outstanding, no thread blocked and none entering a wait: a future nobody joins is then driven within
+     *   one to two ticks.
+     * - **Unjoined** (callbacks, `allOf`, `isDone()` polling): it spins on volatile counts and takes the role back as
+     *   soon as a future is outstanding with no thread blocked on the domain for [TAKE_OVER_NANOS], so such futures are
+     *   driven within microseconds.
+     *
+     * After [WATCH_NANOS] with no future started and none left unwaited it parks, for the idle policy's longest park at
+     * a time; a future handed out, or a blocked waiter leaving with futures outstanding, wakes it at once
+     * ([wakeLinger]). Returns true with the role taken, or false once nothing moved for [LINGER_ROUNDS] parks (or the
+     * domain closed, or an engine drives it).
      */
     private suspend fun linger(): Boolean {
         var quiet = 0
         var seenStarted = asyncStarted
         var busySince = System.nanoTime()
+        // Entered because a thread blocked in get(): futures are being joined.
+        if (anyBlocked) joinedAt = busySince
+        var tickJoins = -1L // joins when the last tick began (-1: no tick yet)
         var unwaitedSince = 0L
         var spins = 0
         while (true) {
             val outstanding = asyncWaiters > 0
-            val blocked = blockedDrivers.get() > 0
+            val blocked = anyBlocked
             val started = asyncStarted
+            val joined = joins
             val now = System.nanoTime()
             if (started != seenStarted) {
                 seenStarted = started
                 busySince = now
                 quiet = 0
             }
+            if (joined != seenJoins) {
+                seenJoins = joined
+                joinedAt = now
+                busySince = now
+            }
+            if (now - joinedAt < JOINED_NANOS) {
+                // Joined: a whole tick with futures outstanding and no thread entering a wait means nobody
+                // joins those: drive them. Otherwise sleep a tick.
+                if (outstanding && !blocked && joined == tickJoins) {
+                    when (synchronized(lock) { takeOverLocked() }) {
+                        TAKEN -> return true
+                        ENDED -> return false
+                    }
+                }
+                tickJoins = joined
+                delay(JOINED_TICK_MILLIS)
+                driverRounds++
+                if (automatic || domain.closed) {
+                    synchronized(lock) { lingering = false }
+                    return false
+                }
+                unwaitedSince = 0L
+                continue
+            }
+            tickJoins = -1L
             if (outstanding && !blocked) {
                 busySince = now
                 if (unwaitedSince == 0L) unwaitedSince = now
@@ -454,6 +521,7 @@ internal class ProgressHub(private val domain: Domain) {
             if (now - busySince < WATCH_NANOS) {
                 // A thread blocked in get() drives meanwhile: give the core to it rather than spin beside it.
                 if (blocked) Thread.yield() else Thread.onSpinWait()
+                watchSpins++
                 if (++spins and YIELD_MASK == 0) yield()
                 continue
             }
@@ -465,7 +533,7 @@ internal class ProgressHub(private val domain: Domain) {
                             lingering = false
                             return false
                         }
-                        asyncWaiters > 0 && blockedDrivers.get() == 0 -> false // look again: about to take over
+                        asyncWaiters > 0 && !anyBlocked -> false // look again: about to take over
                         else -> {
                             lingerParked = true
                             true
@@ -576,6 +644,21 @@ internal class ProgressHub(private val domain: Domain) {
 
         /** How long the lingering driver watches, spinning, after the last sign of futures in use, before it parks. */
         const val WATCH_NANOS = 200_000L
+
+        /**
+         * How long the lingering driver sleeps at a time while futures are being joined ([linger]): a future nobody
+         * joins then waits one to two of these for the driver.
+         */
+        const val JOINED_TICK_MILLIS = 1L
+
+        /** How long after a thread last entered a wait the lingering driver still takes futures to be joined. */
+        const val JOINED_NANOS = 50_000_000L
+
+        /** [blocked] adds this per thread entering a wait: one to the threads blocked now, one to the entries. */
+        const val BLOCK_ENTRY = (1L shl 32) + 1
+
+        /** The threads blocked now, in [blocked]. */
+        const val BLOCKED_MASK = 0xffff_ffffL
 
         /** The watching driver yields its thread once every this many + 1 spins. */
         const val YIELD_MASK = 63

@@ -301,16 +301,16 @@ internal object Waiting {
     fun block(op: PendingOp, timeoutNanos: Long, cancelOnTimeout: Boolean): Boolean {
         val domain = op.ep.domain
         val hub = op.hub
-        val start = System.nanoTime()
+        val timed = timeoutNanos != Long.MAX_VALUE
+        val start = if (timed) System.nanoTime() else 0L // a join reads no clock
         // This thread's kept strategy (as driveUntil's), taken at the first idle step: a wait that the first
         // progress call ends allocates nothing, and neither does a later one.
         var idle: IdleStrategy? = null
         // Only a waiter that may park needs to be unparked; spinning and yielding ones look again soon.
         val mayPark = domain.idlePolicy.kind == IdleKind.BACKOFF
-        val timed = timeoutNanos != Long.MAX_VALUE
         val me = Thread.currentThread()
         var interrupted = false
-        hub.blockedDrivers.incrementAndGet()
+        hub.blockEntered()
         try {
             while (!op.isDone) {
                 val automatic = hub.automatic
@@ -347,8 +347,7 @@ internal object Waiting {
             }
             return true
         } finally {
-            // The last blocked thread leaving with futures outstanding: nobody drives them now.
-            if (hub.blockedDrivers.decrementAndGet() == 0 && hub.asyncWaiters > 0) hub.wakeLinger()
+            hub.blockLeft()
             if (idle != null) domain.giveIdleStrategy()
             if (interrupted) me.interrupt()
         }
