@@ -508,6 +508,124 @@ internal constructor(
         }
     }
 
+    // The `v` forms: counts and displacements in elements, as for buffers. The receive region's span is read first
+    // ([RegionStaging.start]'s preload), so the gaps between displacements keep their bytes.
+
+    /** `MPI_Allgatherv` on regions: rank i's `recvCounts[i]` elements land at `displs[i]`; null [send]: in place. */
+    public fun startAllgatherv(
+        send: MemoryRegion?,
+        sendOffset: Long,
+        recv: MemoryRegion,
+        recvOffset: Long,
+        recvCounts: IntArray,
+        displs: IntArray,
+        datatype: Datatype,
+    ): CollectiveRequest {
+        checkVector("recvCounts", recvCounts, displs)
+        val mine = regions.bytes("allgatherv", recvCounts[rank], datatype)
+        val out = regions.bytes("allgatherv", extent(recvCounts, displs), datatype, 2)
+        val inBytes = if (send != null) mine else 0
+        return regions.start("allgatherv", send, sendOffset, inBytes, recv, recvOffset, inBytes, out, preload = true) {
+            h ->
+            startAllgatherv(if (send != null) h else null, 0, h, inBytes, recvCounts, displs, datatype)
+        }
+    }
+
+    /** `MPI_Gatherv` on regions: [root]'s [recv] gets rank i's [sendCount] elements at `displs[i]`. */
+    public fun startGatherv(
+        send: MemoryRegion?,
+        sendOffset: Long,
+        sendCount: Int,
+        recv: MemoryRegion?,
+        recvOffset: Long,
+        recvCounts: IntArray?,
+        displs: IntArray?,
+        datatype: Datatype,
+        root: Int,
+    ): CollectiveRequest {
+        val mine = rank == root
+        if (mine && (recv == null || recvCounts == null || displs == null))
+            throw FabricException.invalid(
+                "group $contextId: gatherv at the root (rank $rank): the receive region, counts and displacements are required"
+            )
+        if (mine) checkVector("recvCounts", recvCounts!!, displs!!)
+        val inBytes = if (send != null) regions.bytes("gatherv", sendCount, datatype, 2) else 0
+        val out = if (mine) regions.bytes("gatherv", extent(recvCounts!!, displs!!), datatype, 2) else 0
+        return regions.start(
+            "gatherv",
+            send,
+            sendOffset,
+            inBytes,
+            recv.takeIf { mine },
+            recvOffset,
+            inBytes,
+            out,
+            true,
+        ) { h ->
+            startGatherv(
+                if (send != null) h else null,
+                0,
+                sendCount,
+                if (mine) h else null,
+                inBytes,
+                recvCounts,
+                displs,
+                datatype,
+                root,
+            )
+        }
+    }
+
+    /** `MPI_Scatterv` on regions: rank i's [recv] gets `sendCounts[i]` elements from `displs[i]` of [root]'s [send]. */
+    public fun startScatterv(
+        send: MemoryRegion?,
+        sendOffset: Long,
+        sendCounts: IntArray?,
+        displs: IntArray?,
+        recv: MemoryRegion,
+        recvOffset: Long,
+        recvCount: Int,
+        datatype: Datatype,
+        root: Int,
+    ): CollectiveRequest {
+        val mine = rank == root
+        if (mine && (send == null || sendCounts == null || displs == null))
+            throw FabricException.invalid(
+                "group $contextId: scatterv at the root (rank $rank): the send region, counts and displacements are required"
+            )
+        if (mine) checkVector("sendCounts", sendCounts!!, displs!!)
+        val inBytes = if (mine) regions.bytes("scatterv", extent(sendCounts!!, displs!!), datatype, 2) else 0
+        val out = regions.bytes("scatterv", recvCount, datatype, 2)
+        return regions.start("scatterv", send.takeIf { mine }, sendOffset, inBytes, recv, recvOffset, inBytes, out) { h
+            ->
+            startScatterv(if (mine) h else null, 0, sendCounts, displs, h, inBytes, recvCount, datatype, root)
+        }
+    }
+
+    /**
+     * `MPI_Alltoallv` on regions: `sendCounts[j]` elements at `sendDispls[j]` to rank j, rank j's at `recvDispls[j]`.
+     */
+    public fun startAlltoallv(
+        send: MemoryRegion,
+        sendOffset: Long,
+        sendCounts: IntArray,
+        sendDispls: IntArray,
+        recv: MemoryRegion,
+        recvOffset: Long,
+        recvCounts: IntArray,
+        recvDispls: IntArray,
+        datatype: Datatype,
+    ): CollectiveRequest {
+        checkVector("sendCounts", sendCounts, sendDispls)
+        checkVector("recvCounts", recvCounts, recvDispls)
+        val inBytes = regions.bytes("alltoallv", extent(sendCounts, sendDispls), datatype, 2)
+        val out = regions.bytes("alltoallv", extent(recvCounts, recvDispls), datatype, 2)
+        return regions.start("alltoallv", send, sendOffset, inBytes, recv, recvOffset, inBytes, out, preload = true) { h
+            ->
+            startAlltoallv(h, 0, sendCounts, sendDispls, h, inBytes, recvCounts, recvDispls, datatype)
+        }
+    }
+
     /**
      * A region collective whose [inBytes] of input come from [send], or in place from [recv] (null [send]), and whose
      * [outBytes] of output go to [out] at [recvOffset]; the host call reads its input at 0 and writes at [inBytes].
@@ -524,7 +642,7 @@ internal constructor(
         body: (UnsafeBuffer) -> CollectiveRequest,
     ): CollectiveRequest {
         val at = if (send != null) sendOffset else recvOffset
-        return regions.start(op, send ?: recv, at, inBytes, out, recvOffset, inBytes, outBytes, body)
+        return regions.start(op, send ?: recv, at, inBytes, out, recvOffset, inBytes, outBytes, false, body)
     }
 
     /** Reduces to [root] and waits; [recv] matters only there (null elsewhere is fine). */

@@ -27,9 +27,10 @@ internal class RegionStaging(private val owner: CollectiveGroup) {
      * Starts a collective on a host buffer of `max(inBytes, outAt + outBytes)` bytes: [input]'s [inBytes] from
      * [inOffset] (if not null) are copied to its start, then [body] starts the host collective there (under the group's
      * lock, which the group's start takes again: the job it hands to the request, [CollectiveGroup.stagedJob], is this
-     * one), and at its end the [outBytes] at [outAt] go to [output] at [outOffset] (if not null). A failed copy of the
-     * input throws [FabricException] with its errno, naming [op]; a failed copy of the output fails the request with
-     * its errno.
+     * one), and at its end the [outBytes] at [outAt] go to [output] at [outOffset] (if not null). With [preload] the
+     * output span is read into the host buffer first, so what the collective does not write (the gaps between a `v`
+     * form's displacements, an in-place block) goes back as it was. A failed copy of the input throws [FabricException]
+     * with its errno, naming [op]; a failed copy of the output fails the request with its errno.
      */
     inline fun start(
         op: String,
@@ -40,6 +41,7 @@ internal class RegionStaging(private val owner: CollectiveGroup) {
         outOffset: Long,
         outAt: Int,
         outBytes: Int,
+        preload: Boolean = false,
         body: (UnsafeBuffer) -> CollectiveRequest,
     ): CollectiveRequest {
         val job = job(op, maxOf(inBytes, outAt + outBytes), output, outOffset, outAt, outBytes)
@@ -48,6 +50,8 @@ internal class RegionStaging(private val owner: CollectiveGroup) {
             owner.stagedJob = job // the group's run() takes it for the request it starts
             try {
                 if (input != null) check(endpoint.copyFromRegion(input, inOffset, h, 0, inBytes), op, "input", input)
+                if (preload && output != null)
+                    check(endpoint.copyFromRegion(output, outOffset, h, outAt, outBytes), op, "result span", output)
                 return body(h)
             } catch (e: Throwable) {
                 if (owner.stagedJob === job) job.end(false) // not started: nobody else gives it back

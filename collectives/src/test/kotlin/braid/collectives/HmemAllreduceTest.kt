@@ -174,6 +174,73 @@ class HmemAllreduceTest :
                 for (r in 0 until 3) for (i in 0 until count) long(r, i.toLong()) shouldBe 6L * (r * count + i)
                 counts() shouldBe (List(3) { 3 * n } to List(3) { n })
 
+                // The v forms: the gaps between displacements keep their bytes (the receive span is read first).
+                val counts = intArrayOf(100, 200, 300)
+                val displs = intArrayOf(0, 150, 400)
+                val span = 700L * 8
+                fill() // allgatherv, rank 1 in place: its block already sits at displs[1] of its receive region
+                for (i in 0 until 200) device.putLong(b[1] + (150 + i) * 8L, 2L * i)
+                onEveryRank(groups, 60) { g ->
+                    val send = mrA[g.rank].takeIf { g.rank != 1 }
+                    wait(g, g.startAllgatherv(send, 0, mrB[g.rank], 0, counts, displs, Datatype.INT64))
+                }
+                for (r in 0 until 3) {
+                    for (k in 0 until 3) for (i in 0 until counts[k]) long(r, displs[k] + i.toLong()) shouldBe
+                        (k + 1L) * i
+                    for (gap in listOf(100L, 149L, 350L, 399L)) long(r, gap) shouldBe -1L
+                }
+                counts() shouldBe (listOf(800L + span, span, 2400L + span) to List(3) { span })
+                fill() // gatherv to rank 0
+                onEveryRank(groups, 60) { g ->
+                    val c = counts[g.rank]
+                    val (rc, rd) = if (g.rank == 0) counts to displs else null to null
+                    wait(
+                        g,
+                        g.startGatherv(
+                            mrA[g.rank],
+                            0,
+                            c,
+                            mrB[g.rank].takeIf { g.rank == 0 },
+                            0,
+                            rc,
+                            rd,
+                            Datatype.INT64,
+                            0,
+                        ),
+                    )
+                }
+                for (k in 0 until 3) for (i in 0 until counts[k]) long(0, displs[k] + i.toLong()) shouldBe (k + 1L) * i
+                long(0, 120) shouldBe -1L
+                long(1, 0) shouldBe -1L
+                fill() // scatterv from rank 1
+                onEveryRank(groups, 60) { g ->
+                    val (sc, sd) = if (g.rank == 1) counts to displs else null to null
+                    wait(g, g.startScatterv(mrA[g.rank], 0, sc, sd, mrB[g.rank], 0, counts[g.rank], Datatype.INT64, 1))
+                }
+                for (r in 0 until 3) for (i in 0 until counts[r]) long(r, i.toLong()) shouldBe 2L * (displs[r] + i)
+                fill() // alltoallv: 50 elements to each rank, received 60 apart (10-element gaps)
+                val fifty = intArrayOf(50, 50, 50)
+                onEveryRank(groups, 60) { g ->
+                    val req =
+                        g.startAlltoallv(
+                            mrA[g.rank],
+                            0,
+                            fifty,
+                            intArrayOf(0, 50, 100),
+                            mrB[g.rank],
+                            0,
+                            fifty,
+                            intArrayOf(0, 60, 120),
+                            Datatype.INT64,
+                        )
+                    wait(g, req)
+                }
+                for (r in 0 until 3) {
+                    for (k in 0 until 3) for (i in 0 until 50) long(r, 60L * k + i) shouldBe (k + 1L) * (r * 50 + i)
+                    long(r, 55) shouldBe -1L
+                    long(r, 115) shouldBe -1L
+                }
+
                 // Several in flight on one group at once, each with its own host buffer.
                 fill()
                 onEveryRank(groups, 60) { g ->
