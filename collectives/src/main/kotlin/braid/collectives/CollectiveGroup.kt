@@ -298,12 +298,31 @@ internal constructor(
         count: Int,
         datatype: Datatype,
         op: ReduceOp,
-    ): CollectiveRequest {
-        val n = regions.bytes("allreduce", count, datatype, 2)
-        return fromSendOrRecv("allreduce", send, sendOffset, recv, recvOffset, n, recv, n) { h ->
-            startAllreduce(h, 0, h, n, count, datatype, op)
-        }
-    }
+    ): CollectiveRequest =
+        regionReduce(CollectiveOp.ALLREDUCE, send, sendOffset, recv, recvOffset, count, datatype, op, true, 0)
+
+    /** [startAllreduce] with a user reduction. */
+    public fun startAllreduce(
+        send: MemoryRegion?,
+        sendOffset: Long,
+        recv: MemoryRegion,
+        recvOffset: Long,
+        count: Int,
+        datatype: Datatype,
+        op: UserReduction,
+    ): CollectiveRequest =
+        regionReduce(
+            CollectiveOp.ALLREDUCE,
+            send,
+            sendOffset,
+            recv,
+            recvOffset,
+            count,
+            datatype,
+            op,
+            op.isCommutative(),
+            0,
+        )
 
     /** [startAllreduce] and wait. */
     public fun allreduce(
@@ -315,6 +334,197 @@ internal constructor(
         datatype: Datatype,
         op: ReduceOp,
     ): Unit = startAllreduce(send, sendOffset, recv, recvOffset, count, datatype, op).waitFor(-1)
+
+    /** Reduces [count] elements of [send] to [root]'s [recv] (null elsewhere; in place at the root: null send). */
+    public fun startReduce(
+        send: MemoryRegion?,
+        sendOffset: Long,
+        recv: MemoryRegion?,
+        recvOffset: Long,
+        count: Int,
+        datatype: Datatype,
+        op: ReduceOp,
+        root: Int,
+    ): CollectiveRequest =
+        regionReduce(CollectiveOp.REDUCE, send, sendOffset, recv, recvOffset, count, datatype, op, true, root)
+
+    /** [startReduce] with a user reduction. */
+    public fun startReduce(
+        send: MemoryRegion?,
+        sendOffset: Long,
+        recv: MemoryRegion?,
+        recvOffset: Long,
+        count: Int,
+        datatype: Datatype,
+        op: UserReduction,
+        root: Int,
+    ): CollectiveRequest =
+        regionReduce(
+            CollectiveOp.REDUCE,
+            send,
+            sendOffset,
+            recv,
+            recvOffset,
+            count,
+            datatype,
+            op,
+            op.isCommutative(),
+            root,
+        )
+
+    /** [startReduce] and wait. */
+    public fun reduce(
+        send: MemoryRegion?,
+        sendOffset: Long,
+        recv: MemoryRegion?,
+        recvOffset: Long,
+        count: Int,
+        datatype: Datatype,
+        op: ReduceOp,
+        root: Int,
+    ): Unit = startReduce(send, sendOffset, recv, recvOffset, count, datatype, op, root).waitFor(-1)
+
+    /** Inclusive prefix reduction (`MPI_Scan`) of [send] (null: in place, from [recv]) into [recv]. */
+    public fun startScan(
+        send: MemoryRegion?,
+        sendOffset: Long,
+        recv: MemoryRegion,
+        recvOffset: Long,
+        count: Int,
+        datatype: Datatype,
+        op: ReduceOp,
+    ): CollectiveRequest =
+        regionReduce(CollectiveOp.SCAN, send, sendOffset, recv, recvOffset, count, datatype, op, true, 0)
+
+    /** [startScan] with a user reduction. */
+    public fun startScan(
+        send: MemoryRegion?,
+        sendOffset: Long,
+        recv: MemoryRegion,
+        recvOffset: Long,
+        count: Int,
+        datatype: Datatype,
+        op: UserReduction,
+    ): CollectiveRequest =
+        regionReduce(CollectiveOp.SCAN, send, sendOffset, recv, recvOffset, count, datatype, op, op.isCommutative(), 0)
+
+    /** Exclusive prefix reduction (`MPI_Exscan`); rank 0's [recv] is left untouched. */
+    public fun startExscan(
+        send: MemoryRegion?,
+        sendOffset: Long,
+        recv: MemoryRegion,
+        recvOffset: Long,
+        count: Int,
+        datatype: Datatype,
+        op: ReduceOp,
+    ): CollectiveRequest =
+        regionReduce(CollectiveOp.EXSCAN, send, sendOffset, recv, recvOffset, count, datatype, op, true, 0)
+
+    /** [startExscan] with a user reduction. */
+    public fun startExscan(
+        send: MemoryRegion?,
+        sendOffset: Long,
+        recv: MemoryRegion,
+        recvOffset: Long,
+        count: Int,
+        datatype: Datatype,
+        op: UserReduction,
+    ): CollectiveRequest =
+        regionReduce(
+            CollectiveOp.EXSCAN,
+            send,
+            sendOffset,
+            recv,
+            recvOffset,
+            count,
+            datatype,
+            op,
+            op.isCommutative(),
+            0,
+        )
+
+    /** Reduces `size × recvCount` elements of [send] (null: in place, from [recv]); block [rank] to [recv]. */
+    public fun startReduceScatterBlock(
+        send: MemoryRegion?,
+        sendOffset: Long,
+        recv: MemoryRegion,
+        recvOffset: Long,
+        recvCount: Int,
+        datatype: Datatype,
+        op: ReduceOp,
+    ): CollectiveRequest =
+        regionReduce(
+            CollectiveOp.REDUCE_SCATTER_BLOCK,
+            send,
+            sendOffset,
+            recv,
+            recvOffset,
+            recvCount,
+            datatype,
+            op,
+            true,
+            0,
+        )
+
+    /** [startReduceScatterBlock] with a user reduction. */
+    public fun startReduceScatterBlock(
+        send: MemoryRegion?,
+        sendOffset: Long,
+        recv: MemoryRegion,
+        recvOffset: Long,
+        recvCount: Int,
+        datatype: Datatype,
+        op: UserReduction,
+    ): CollectiveRequest =
+        regionReduce(
+            CollectiveOp.REDUCE_SCATTER_BLOCK,
+            send,
+            sendOffset,
+            recv,
+            recvOffset,
+            recvCount,
+            datatype,
+            op,
+            op.isCommutative(),
+            0,
+        )
+
+    /**
+     * The one region form of the reductions: the input ([send], or in place [recv]) staged to a host buffer, the host
+     * reduction ([reduceLike]) started on it, and the result copied back where this rank has one: [recv], only at the
+     * root for a reduce, not at rank 0 for an exscan.
+     */
+    private fun regionReduce(
+        kind: CollectiveOp,
+        send: MemoryRegion?,
+        sendOffset: Long,
+        recv: MemoryRegion?,
+        recvOffset: Long,
+        count: Int,
+        datatype: Datatype,
+        op: Any,
+        commutative: Boolean,
+        root: Int,
+    ): CollectiveRequest {
+        val name = kind.name.lowercase()
+        val scatter = kind == CollectiveOp.REDUCE_SCATTER_BLOCK
+        val n = regions.bytes(name, count, datatype, if (scatter) size + 1 else 2)
+        val inBytes = if (scatter) n * size else n
+        val input =
+            send
+                ?: recv
+                ?: throw FabricException.invalid("group $contextId: $name: send and recv are both null; give the input")
+        val out =
+            when (kind) {
+                CollectiveOp.REDUCE -> recv.takeIf { rank == root }
+                CollectiveOp.EXSCAN -> recv.takeIf { rank != 0 }
+                else -> recv
+            }
+        val at = if (send != null) sendOffset else recvOffset
+        return regions.start(name, input, at, inBytes, out, recvOffset, inBytes, n) { h ->
+            reduceLike(kind, h, 0, h, inBytes, count, datatype, op, commutative, root)
+        }
+    }
 
     /** Broadcasts [count] elements of [region] at [offset] from [root] (its region is read, the others' written). */
     public fun startBroadcast(
@@ -335,45 +545,6 @@ internal constructor(
     /** [startBroadcast] and wait. */
     public fun broadcast(region: MemoryRegion, offset: Long, count: Int, datatype: Datatype, root: Int): Unit =
         startBroadcast(region, offset, count, datatype, root).waitFor(-1)
-
-    /**
-     * Reduces [count] elements of [send] to [root]'s [recv] (null elsewhere is fine; in place at the root: null send).
-     */
-    public fun startReduce(
-        send: MemoryRegion?,
-        sendOffset: Long,
-        recv: MemoryRegion?,
-        recvOffset: Long,
-        count: Int,
-        datatype: Datatype,
-        op: ReduceOp,
-        root: Int,
-    ): CollectiveRequest {
-        val n = regions.bytes("reduce", count, datatype, 2)
-        val input =
-            send
-                ?: recv
-                ?: throw FabricException.invalid(
-                    "group $contextId: reduce: send and recv are both null; give the input"
-                )
-        val at = if (send != null) sendOffset else recvOffset
-        val out = recv.takeIf { rank == root }
-        return regions.start("reduce", input, at, n, out, recvOffset, n, n) { h ->
-            startReduce(h, 0, h, n, count, datatype, op, root)
-        }
-    }
-
-    /** [startReduce] and wait. */
-    public fun reduce(
-        send: MemoryRegion?,
-        sendOffset: Long,
-        recv: MemoryRegion?,
-        recvOffset: Long,
-        count: Int,
-        datatype: Datatype,
-        op: ReduceOp,
-        root: Int,
-    ): Unit = startReduce(send, sendOffset, recv, recvOffset, count, datatype, op, root).waitFor(-1)
 
     /** Gathers [count] elements of every rank's [send] into every rank's [recv], in rank order. */
     public fun startAllgather(
@@ -453,58 +624,6 @@ internal constructor(
         val n = regions.bytes("alltoall", count, datatype, 2 * size) * size
         return regions.start("alltoall", send, sendOffset, n, recv, recvOffset, n, n) { h ->
             startAlltoall(h, 0, h, n, count, datatype)
-        }
-    }
-
-    /** Inclusive prefix reduction (`MPI_Scan`) of [send] (null: in place, from [recv]) into [recv]. */
-    public fun startScan(
-        send: MemoryRegion?,
-        sendOffset: Long,
-        recv: MemoryRegion,
-        recvOffset: Long,
-        count: Int,
-        datatype: Datatype,
-        op: ReduceOp,
-    ): CollectiveRequest {
-        val n = regions.bytes("scan", count, datatype, 2)
-        return fromSendOrRecv("scan", send, sendOffset, recv, recvOffset, n, recv, n) { h ->
-            startScan(h, 0, h, n, count, datatype, op)
-        }
-    }
-
-    /** Exclusive prefix reduction (`MPI_Exscan`); rank 0's [recv] is left untouched. */
-    public fun startExscan(
-        send: MemoryRegion?,
-        sendOffset: Long,
-        recv: MemoryRegion,
-        recvOffset: Long,
-        count: Int,
-        datatype: Datatype,
-        op: ReduceOp,
-    ): CollectiveRequest {
-        val n = regions.bytes("exscan", count, datatype, 2)
-        return fromSendOrRecv("exscan", send, sendOffset, recv, recvOffset, n, recv.takeIf { rank != 0 }, n) { h ->
-            startExscan(h, 0, h, n, count, datatype, op)
-        }
-    }
-
-    /**
-     * Reduces `size × recvCount` elements of [send] (null: in place, from [recv]) and leaves block [rank] in [recv]
-     * (`MPI_Reduce_scatter_block`).
-     */
-    public fun startReduceScatterBlock(
-        send: MemoryRegion?,
-        sendOffset: Long,
-        recv: MemoryRegion,
-        recvOffset: Long,
-        recvCount: Int,
-        datatype: Datatype,
-        op: ReduceOp,
-    ): CollectiveRequest {
-        val n = regions.bytes("reduce-scatter", recvCount, datatype, size + 1)
-        val total = n * size
-        return fromSendOrRecv("reduce-scatter", send, sendOffset, recv, recvOffset, total, recv, n) { h ->
-            startReduceScatterBlock(h, 0, h, total, recvCount, datatype, op)
         }
     }
 
@@ -624,25 +743,6 @@ internal constructor(
             ->
             startAlltoallv(h, 0, sendCounts, sendDispls, h, inBytes, recvCounts, recvDispls, datatype)
         }
-    }
-
-    /**
-     * A region collective whose [inBytes] of input come from [send], or in place from [recv] (null [send]), and whose
-     * [outBytes] of output go to [out] at [recvOffset]; the host call reads its input at 0 and writes at [inBytes].
-     */
-    private inline fun fromSendOrRecv(
-        op: String,
-        send: MemoryRegion?,
-        sendOffset: Long,
-        recv: MemoryRegion,
-        recvOffset: Long,
-        inBytes: Int,
-        out: MemoryRegion?,
-        outBytes: Int,
-        body: (UnsafeBuffer) -> CollectiveRequest,
-    ): CollectiveRequest {
-        val at = if (send != null) sendOffset else recvOffset
-        return regions.start(op, send ?: recv, at, inBytes, out, recvOffset, inBytes, outBytes, false, body)
     }
 
     /** Reduces to [root] and waits; [recv] matters only there (null elsewhere is fine). */

@@ -156,6 +156,29 @@ class HmemAllreduceTest :
                     wait(g, g.startScan(mrA[g.rank], 0, mrB[g.rank], 0, count, Datatype.INT64, ReduceOp.SUM))
                 }
                 for (r in 0 until 3) for (i in 0 until count) long(r, i.toLong()) shouldBe (r + 1L) * (r + 2) / 2 * i
+                fill() // the same scan with a user reduction
+                val userSum =
+                    object : UserReduction {
+                        override fun isCommutative(): Boolean = false // an order-keeping algorithm
+
+                        override fun reduce(
+                            input: org.agrona.DirectBuffer,
+                            inputOffset: Int,
+                            inout: org.agrona.MutableDirectBuffer,
+                            inoutOffset: Int,
+                            count: Int,
+                            datatype: Datatype,
+                        ) {
+                            for (i in 0 until count) {
+                                val at = inoutOffset + i * 8
+                                inout.putLong(at, inout.getLong(at) + input.getLong(inputOffset + i * 8))
+                            }
+                        }
+                    }
+                onEveryRank(groups, 60) { g ->
+                    wait(g, g.startScan(mrA[g.rank], 0, mrB[g.rank], 0, count, Datatype.INT64, userSum))
+                }
+                for (r in 0 until 3) for (i in 0 until count) long(r, i.toLong()) shouldBe (r + 1L) * (r + 2) / 2 * i
                 fill()
                 onEveryRank(groups, 60) { g ->
                     wait(g, g.startExscan(mrA[g.rank], 0, mrB[g.rank], 0, count, Datatype.INT64, ReduceOp.SUM))
