@@ -130,7 +130,7 @@ public class MpiParams : ModuleParams {
                 "mpi",
                 "coll_offload",
                 "BRAID_MPI_COLL_OFFLOAD",
-                false,
+                true,
                 "whether communicators' collectives go through the intra-node shared-memory offload where ranks share a host (false: point-to-point schedules only)",
             )
 

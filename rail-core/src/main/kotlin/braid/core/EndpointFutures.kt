@@ -23,14 +23,13 @@ import org.agrona.MutableDirectBuffer
  * lingers off the cores, waking once a millisecond while futures are being joined, and drives again only when a whole
  * millisecond passed with futures outstanding and nobody waiting on the domain (a future nobody waits for beside a
  * joined loop is driven within one to two milliseconds; with no joins at all, within microseconds); it ends after 100
- * parks with no future started. Dependent
- * stages added without an executor run on the thread that completed the future (the joiner's, the driver's or the
- * engine's): keep them short, or use the `…Async(fn, executor)` stages. The driver costs what a waiting thread costs
- * under the idle policy (under BACKOFF about a thousand short wake-ups a second once idle), for as long as a future is
- * outstanding: `cancel()` a receive you abandon, or it keeps the driver running. Each future allocates its own objects
- * (the operation, the future and its [Completion]) and nothing else. A caller that wants no background activity, or no
- * allocation at all, drives progress itself with the `try…` forms and [CompletionQueue.read], or the `suspend` forms,
- * which allocate nothing on a quick completion.
+ * parks with no future started. Dependent stages added without an executor run on the thread that completed the future
+ * (the joiner's, the driver's or the engine's): keep them short, or use the `…Async(fn, executor)` stages. The driver
+ * costs what a waiting thread costs under the idle policy (under BACKOFF about a thousand short wake-ups a second once
+ * idle), for as long as a future is outstanding: `cancel()` a receive you abandon, or it keeps the driver running. Each
+ * future allocates its own objects (the operation, the future and its [Completion]) and nothing else. A caller that
+ * wants no background activity, or no allocation at all, drives progress itself with the `try…` forms and
+ * [CompletionQueue.read], or the `suspend` forms, which allocate nothing on a quick completion.
  *
  * An error completion completes the future exceptionally with a [FabricException] carrying the errno code; a refused
  * start (not enabled, too large, a ByteBuffer it cannot use) likewise, at once. `cancel()` withdraws a receive that has

@@ -22,7 +22,13 @@ internal class ShmUnreachable private constructor(val rc: Int) : ShmReach {
         /** Another host, or no endpoint there. */
         val NO_ENDPOINT = ShmUnreachable(-Errno.EHOSTUNREACH)
 
-        /** The endpoint closed, or its process is gone. */
+        /** The endpoint closed (its process still runs). */
         val REFUSED = ShmUnreachable(-Errno.ECONNREFUSED)
+
+        /**
+         * The endpoint's process is gone: the same answer as a send to a connected peer that died, whether or not this
+         * endpoint ever sent to it.
+         */
+        val DOWN = ShmUnreachable(-Errno.EHOSTDOWN)
     }
 }

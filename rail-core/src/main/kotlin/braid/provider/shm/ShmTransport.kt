@@ -167,7 +167,8 @@ internal class ShmTransport(
 
     /**
      * The channel to [dest], connecting on first use; or, if it cannot be reached, why ([ShmUnreachable]: `-EINVAL`,
-     * not an shm address; `-EHOSTUNREACH`, another host, or no endpoint; `-ECONNREFUSED`, closed or its process gone).
+     * not an shm address; `-EHOSTUNREACH`, another host, or no endpoint; `-ECONNREFUSED`, closed; `-EHOSTDOWN`, its
+     * process gone).
      */
     private fun outFor(dest: Long): ShmReach {
         if (av.generation != outAvGeneration) {
@@ -212,10 +213,15 @@ internal class ShmTransport(
         ) {
             epFile.unmap()
             owner?.close()
-            ep.eventError(
-                Errno.ECONNREFUSED,
-                "shm: peer $dst ${if (owner == null) "(process ${ShmDirectory.pidOf(dst)}) is not running" else "closed its endpoint"}; sends to it are refused",
-            )
+            if (owner == null) {
+                // Dead before we ever sent to it: the peer is down, as one that died connected would be.
+                ep.eventError(
+                    Errno.EHOSTDOWN,
+                    "shm: peer $dst (process ${ShmDirectory.pidOf(dst)}) is not running; sends to it fail",
+                )
+                return ShmUnreachable.DOWN
+            }
+            ep.eventError(Errno.ECONNREFUSED, "shm: peer $dst closed its endpoint; sends to it are refused")
             return ShmUnreachable.REFUSED
         }
         val path = ShmDirectory.channelFile(dst, name)
