@@ -297,6 +297,35 @@ private constructor(
         postRecv(true, buffer, src, tag, ignore, flags, context)
 
     /**
+     * Posts every receive of [batch] in order, as that many [tryTrecv] calls would, under one acquisition of the
+     * domain's lock. Returns 0 when all were posted, else the negated errno of the first refused ([TrecvBatch.posted]
+     * says how many before it were posted; those after it were not tried). Allocates nothing.
+     */
+    public fun tryTrecv(batch: TrecvBatch): Int {
+        batch.posted = 0
+        synchronized(domain.lock) {
+            for (i in 0 until batch.size) {
+                val rc =
+                    postRecvLocked(
+                        true,
+                        batch.buffer(i),
+                        batch.offset(i),
+                        batch.length(i),
+                        batch.src(i),
+                        batch.tag(i),
+                        batch.ignore(i),
+                        0,
+                        batch.context(i),
+                        false,
+                    )
+                if (rc != 0) return rc
+                batch.posted = i + 1
+            }
+        }
+        return 0
+    }
+
+    /**
      * Cancels the posted receive whose context is [context] (`fi_cancel`): it completes in error with
      * [Errno.ECANCELED]. Returns 0, or `-ENOENT` if no posted receive has that context (it may have completed already).
      */
@@ -1274,26 +1303,42 @@ private constructor(
         context: Any?,
         peer: Boolean = false,
     ): Int {
-        if (offset < 0 || length < 0 || offset.toLong() + length > buffer.capacity()) return -Errno.EINVAL
         synchronized(domain.lock) {
-            val rc = checkRecv(tagged, src, tag, peer)
-            if (rc != 0) return rc
-            val mask = if (peer) ignore else PeerTags.applicationMask(peerTransferOpen, ignore)
-            if (flags and (OpFlags.PEEK or OpFlags.CLAIM) != 0L)
-                return srx.probe(sink, tagged, buffer, offset, length, src, tag, mask, flags, context)
-            srx.post(
-                tagged,
-                src,
-                tag,
-                mask,
-                flags or rxOpFlags or (if (peer) OpFlags.COMPLETION else 0),
-                context,
-                buffer,
-                offset,
-                length,
-            )
-            return 0
+            return postRecvLocked(tagged, buffer, offset, length, src, tag, ignore, flags, context, peer)
         }
+    }
+
+    /** [postRecv] for a caller that holds the domain lock. */
+    private fun postRecvLocked(
+        tagged: Boolean,
+        buffer: MutableDirectBuffer,
+        offset: Int,
+        length: Int,
+        src: Long,
+        tag: Long,
+        ignore: Long,
+        flags: Long,
+        context: Any?,
+        peer: Boolean,
+    ): Int {
+        if (offset < 0 || length < 0 || offset.toLong() + length > buffer.capacity()) return -Errno.EINVAL
+        val rc = checkRecv(tagged, src, tag, peer)
+        if (rc != 0) return rc
+        val mask = if (peer) ignore else PeerTags.applicationMask(peerTransferOpen, ignore)
+        if (flags and (OpFlags.PEEK or OpFlags.CLAIM) != 0L)
+            return srx.probe(sink, tagged, buffer, offset, length, src, tag, mask, flags, context)
+        srx.post(
+            tagged,
+            src,
+            tag,
+            mask,
+            flags or rxOpFlags or (if (peer) OpFlags.COMPLETION else 0),
+            context,
+            buffer,
+            offset,
+            length,
+        )
+        return 0
     }
 
     /** Refusals common to every receive; caller holds the lock. */
