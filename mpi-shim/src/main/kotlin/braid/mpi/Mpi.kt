@@ -22,8 +22,10 @@ import braid.core.OpFlags
 import braid.core.ParamSource
 import braid.core.RailLimit
 import braid.core.Settings
+import braid.core.TrecvBatch
 import braid.provider.HostIdentity
 import braid.provider.link.LinkParams
+import java.lang.invoke.VarHandle
 import java.net.InetAddress
 import java.util.concurrent.atomic.AtomicInteger
 import java.util.concurrent.locks.ReentrantLock
@@ -84,6 +86,9 @@ private constructor(
     /** Serializes communicator construction in this process (context ids are agreed one at a time). */
     @get:JvmSynthetic internal val constructLock = ReentrantLock()
     private val backlog = ArrayDeque<Request>()
+    /** Receives called since the last progress call, which posts them together ([postReceives]); under [lock]. */
+    private val receives = ArrayDeque<RecvOp>()
+    private val recvBatch = TrecvBatch(RECV_BATCH)
     /**
      * The largest send posted as an inject, which completes at its post ([SendOp.post]); -1: none. Only over shm, whose
      * rings take an inject at once or refuse it: other rails may queue an inject's copy (tcp, before its connection is
@@ -279,6 +284,13 @@ private constructor(
     @JvmSynthetic
     internal fun submit(op: Request) {
         locked {
+            if (op is RecvOp) {
+                // Posted by the next progress call (every wait and test makes one), with the receives called before
+                // it, under one acquisition of the domain's lock: a window of receives costs the rail one, not one
+                // each. Receives keep their order among themselves, and a send never waits for a receive.
+                receives.addLast(op)
+                return
+            }
             if (backlog.isEmpty()) {
                 val rc = op.post()
                 if (rc == 0) return
@@ -296,8 +308,39 @@ private constructor(
     internal val backlogged: Int
         get() = locked { backlog.size }
 
-    /** Removes [op] from the backlog if it is still there (it never reached the endpoint). */
-    @JvmSynthetic internal fun withdraw(op: Request): Boolean = locked { backlog.remove(op) }
+    /**
+     * Removes [op] from the backlog or the receives not yet posted, if it is still there (it never reached the
+     * endpoint).
+     */
+    @JvmSynthetic
+    internal fun withdraw(op: Request): Boolean = locked {
+        if (op is RecvOp) receives.remove(op) else backlog.remove(op)
+    }
+
+    /**
+     * Posts the receives waiting since the last progress call, in the order they were called, [RECV_BATCH] at a time
+     * under one acquisition of the domain's lock ([Endpoint.tryTrecv] with a [TrecvBatch]); returns how many left the
+     * queue. Stops at a receive the endpoint pushes back (`-EAGAIN`), which stays first. Caller holds [lock] if
+     * [threaded].
+     */
+    @JvmSynthetic
+    internal fun postReceives(): Int {
+        var work = 0
+        while (receives.isNotEmpty()) {
+            val n = minOf(receives.size, RECV_BATCH)
+            for (i in 0 until n) receives[i].addTo(recvBatch)
+            val rc = ep.tryTrecv(recvBatch)
+            val posted = recvBatch.posted
+            recvBatch.clear()
+            for (i in 0 until posted) receives.removeFirst().posted()
+            work += posted
+            if (rc == 0) continue
+            if (rc == -Errno.EAGAIN) break
+            receives.removeFirst().failPost(rc)
+            work++
+        }
+        return work
+    }
 
     /** Runs [block] under [lock] when several threads may call at once, else as it is. */
     @JvmSynthetic
@@ -318,7 +361,7 @@ private constructor(
         if (threaded && !lock.tryLock())
             return 0 // another thread is dispatching; its completions reach our requests too
         try {
-            var work = 0
+            var work = if (receives.isEmpty()) 0 else postReceives()
             while (backlog.isNotEmpty()) {
                 val rc = backlog.first().post()
                 if (rc == -Errno.EAGAIN) break
@@ -358,7 +401,12 @@ private constructor(
                 }
             }
             // Requests completed here, outside the domain's progress: wake the threads parked in its wait for them.
-            if (work > 0) domain.wakeWaiters()
+            // The fence orders the requests' release stores of done before the look at who is parked (a waiter arms
+            // itself, then looks at done): one per round, not one per request.
+            if (work > 0) {
+                VarHandle.fullFence()
+                domain.wakeWaiters()
+            }
             return work
         } finally {
             if (threaded) lock.unlock()
@@ -528,6 +576,8 @@ private constructor(
         private const val EQ_EVERY = 256
         /** Completions read from the queue at once. */
         private const val COMPLETION_BATCH = 16
+        /** Receives posted under one acquisition of the domain's lock ([postReceives]): a window of them. */
+        private const val RECV_BATCH = 64
         /** The most idle sends (and receives) a process keeps for reuse. */
         private const val POOL_MAX = 1024
 

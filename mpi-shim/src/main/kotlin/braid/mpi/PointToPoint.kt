@@ -5,6 +5,7 @@ import braid.core.CompletionError
 import braid.core.Errno
 import braid.core.FiAddr
 import braid.core.OpFlags
+import braid.core.TrecvBatch
 import java.nio.ByteBuffer
 import org.agrona.concurrent.UnsafeBuffer
 
@@ -166,7 +167,18 @@ internal class RecvOp(mpi: Mpi) : Request(mpi, null) {
 
     override fun post(): Int {
         val rc = mpi.ep.tryTrecv(region.view, 0, region.view.capacity(), FiAddr.UNSPEC, bits, ignore, this)
-        if (rc == 0 && sourceAddr != FiAddr.UNSPEC) {
+        if (rc == 0) posted()
+        return rc
+    }
+
+    /** Adds this receive to [batch], which [Mpi] posts with the other receives waiting for its progress. */
+    fun addTo(batch: TrecvBatch) {
+        batch.add(region.view, 0, region.view.capacity(), FiAddr.UNSPEC, bits, ignore, this)
+    }
+
+    /** The endpoint took this receive (alone, or in a batch): what follows a post. */
+    fun posted() {
+        if (sourceAddr != FiAddr.UNSPEC) {
             mpi.postedDirected(this)
             // A rail reports a peer dead (or closed: it finished) only after delivering all it had
             // sent, so a receive from it that matched none of that cannot complete: fail it
@@ -177,7 +189,6 @@ internal class RecvOp(mpi: Mpi) : Request(mpi, null) {
                 mpi.ep.cancel(this)
             }
         }
-        return rc
     }
 
     override fun cancelPosted() {
@@ -264,6 +275,8 @@ internal class ProbeOp(mpi: Mpi, comm: Comm?, private val claim: Boolean) : Requ
     fun look(bits: Long, ignore: Long): Boolean {
         done = false
         mpi.locked {
+            // The receives called before this probe match first: a message one of them takes is not there to see.
+            mpi.postReceives()
             val rc =
                 mpi.ep.tryTrecv(
                     EMPTY,

@@ -4,6 +4,8 @@ import braid.core.Completion
 import braid.core.CompletionError
 import braid.core.Domain
 import braid.core.Errno
+import java.lang.invoke.MethodHandles
+import java.lang.invoke.VarHandle
 
 /**
  * A nonblocking operation (`MPI_Request`). [waitFor] blocks until it completes, [test] looks once; both drive this
@@ -163,7 +165,10 @@ public abstract class Request internal constructor(@get:JvmSynthetic internal va
         statusCancelled = cancelled
         statusError = error
         errorMessage = message
-        done = true
+        // A release store: the status above is seen by whoever sees done (its reads are volatile), without the full
+        // fence of a volatile store, which drained the store buffer of the copy just made once per message. A
+        // waiter that parks is woken after the round that completed it ([Mpi.progress] fences before the wake-up).
+        DONE.setRelease(this, true)
     }
 
     @JvmSynthetic
@@ -472,3 +477,8 @@ public abstract class Request internal constructor(@get:JvmSynthetic internal va
             }
     }
 }
+
+/** [Request.done], for its release store. */
+private val DONE: VarHandle =
+    MethodHandles.privateLookupIn(Request::class.java, MethodHandles.lookup())
+        .findVarHandle(Request::class.java, "done", java.lang.Boolean.TYPE)

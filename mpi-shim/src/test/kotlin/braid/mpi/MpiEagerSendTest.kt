@@ -40,7 +40,7 @@ class MpiEagerSendTest :
         }
 
         test("sends beyond what the ring holds, the receiver late, all arrive in order") {
-            // 4 KiB each (the inject size): 2,048 of them are twice the 4 MiB ring, so later ones find no room.
+            // 4 KiB each (within the inject size): 2,048 of them are twice the 4 MiB ring, so later ones find no room.
             val n = 2048
             val posted = CountDownLatch(1)
             runRanks(2, seconds = 120) { mpi ->

@@ -298,6 +298,40 @@ private constructor(
         postRecv(true, buffer, src, tag, ignore, flags, context)
 
     /**
+     * Posts every receive of [batch] in order, as that many [tryTrecv] calls would, under one acquisition of the
+     * domain's lock. Returns 0 when all were posted, else the negated errno of the first refused ([TrecvBatch.posted]
+     * says how many before it were posted; those after it were not tried). Allocates nothing.
+     */
+    public fun tryTrecv(batch: TrecvBatch): Int {
+        batch.posted = 0
+        synchronized(domain.lock) {
+            for (i in 0 until batch.size) {
+                val buffer = batch.buffer(i)
+                val offset = batch.offset(i).toLong()
+                var rc = checkRange(buffer, offset, batch.length(i))
+                if (rc == 0)
+                    rc =
+                        postRecvLocked(
+                            true,
+                            buffer,
+                            offset,
+                            batch.length(i),
+                            batch.src(i),
+                            batch.tag(i),
+                            batch.ignore(i),
+                            0,
+                            batch.context(i),
+                            false,
+                            null,
+                        )
+                if (rc != 0) return rc
+                batch.posted = i + 1
+            }
+        }
+        return 0
+    }
+
+    /**
      * Cancels the posted receive whose context is [context] (`fi_cancel`): it completes in error with
      * [Errno.ECANCELED]. Returns 0, or `-ENOENT` if no posted receive has that context (it may have completed already).
      */
@@ -1387,27 +1421,44 @@ private constructor(
         val bad = if (device != null) checkRegion(device, offset, length) else checkRange(buffer, offset, length)
         if (bad != 0) return bad
         synchronized(domain.lock) {
-            val rc = checkRecv(tagged, src, tag, peer)
-            if (rc != 0) return rc
-            val mask = if (peer) ignore else PeerTags.applicationMask(peerTransferOpen, ignore)
-            if (flags and (OpFlags.PEEK or OpFlags.CLAIM) != 0L) {
-                if (device != null) return -Errno.EOPNOTSUPP
-                return srx.probe(sink, tagged, buffer, offset.toInt(), length, src, tag, mask, flags, context)
-            }
-            val s = if (device != null) sink.staging.stage(device, offset, length, context) else null
-            srx.post(
-                tagged,
-                src,
-                tag,
-                mask,
-                flags or rxOpFlags or (if (peer) OpFlags.COMPLETION else 0),
-                s ?: context,
-                s?.view ?: buffer,
-                if (s != null) 0 else offset.toInt(),
-                length,
-            )
-            return 0
+            return postRecvLocked(tagged, buffer, offset, length, src, tag, ignore, flags, context, peer, device)
         }
+    }
+
+    /** [postRecv] for a caller that holds the domain lock and has checked the range. */
+    private fun postRecvLocked(
+        tagged: Boolean,
+        buffer: MutableDirectBuffer,
+        offset: Long,
+        length: Int,
+        src: Long,
+        tag: Long,
+        ignore: Long,
+        flags: Long,
+        context: Any?,
+        peer: Boolean,
+        device: MemoryRegion?,
+    ): Int {
+        val rc = checkRecv(tagged, src, tag, peer)
+        if (rc != 0) return rc
+        val mask = if (peer) ignore else PeerTags.applicationMask(peerTransferOpen, ignore)
+        if (flags and (OpFlags.PEEK or OpFlags.CLAIM) != 0L) {
+            if (device != null) return -Errno.EOPNOTSUPP
+            return srx.probe(sink, tagged, buffer, offset.toInt(), length, src, tag, mask, flags, context)
+        }
+        val s = if (device != null) sink.staging.stage(device, offset, length, context) else null
+        srx.post(
+            tagged,
+            src,
+            tag,
+            mask,
+            flags or rxOpFlags or (if (peer) OpFlags.COMPLETION else 0),
+            s ?: context,
+            s?.view ?: buffer,
+            if (s != null) 0 else offset.toInt(),
+            length,
+        )
+        return 0
     }
 
     /** Refusals common to every receive; caller holds the lock. */

@@ -18,6 +18,38 @@ class MatchingTest :
         fun UnsafeBuffer.send(f: TestFabric, from: Int, to: Int, tag: Long, ctx: Any? = null) =
             f.nodes[from].ep.tryTsend(this, 0, capacity(), f.addrs[from][to], tag, ctx) shouldBe 0
 
+        test("a batch of receives is posted in order, as that many receives are, and stops at the first refused") {
+            TestFabric().use { f ->
+                val (a, b) = f.nodes
+                val rx = List(4) { UnsafeBuffer(ByteArray(4)) }
+                val batch = TrecvBatch(2) // grows past its first capacity
+                batch.add(rx[0], 0, 4, FiAddr.UNSPEC, 7, 0, "first 7")
+                batch.add(rx[1], 0, 4, FiAddr.UNSPEC, 8, 0, "the 8")
+                batch.add(java.nio.ByteBuffer.wrap(ByteArray(4)), FiAddr.UNSPEC, 7, 0, "second 7")
+                b.ep.tryTrecv(batch) shouldBe 0
+                batch.posted shouldBe 3
+                batch.clear()
+                batch.size shouldBe 0
+                // A read-only buffer is refused: the receives before it are posted, those after it are not tried.
+                batch.add(rx[2], 0, 4, FiAddr.UNSPEC, 9, 0, "the 9")
+                batch.add(java.nio.ByteBuffer.allocate(4).asReadOnlyBuffer(), FiAddr.UNSPEC, 9, 0, "read-only")
+                batch.add(rx[3], 0, 4, FiAddr.UNSPEC, 9, 0, "never posted")
+                b.ep.tryTrecv(batch) shouldBe -Errno.EINVAL
+                batch.posted shouldBe 1
+                bytes(1, 1, 1, 1).send(f, 0, 1, 8)
+                bytes(2, 2, 2, 2).send(f, 0, 1, 7)
+                bytes(3, 3, 3, 3).send(f, 0, 1, 7)
+                bytes(4, 4, 4, 4).send(f, 0, 1, 9)
+                val got = b.await(4, others = listOf(a)).map { (it as Completion).context }
+                // Receives of one tag take its messages in the order they were posted.
+                got shouldBe listOf("the 8", "first 7", "second 7", "the 9")
+                rx[0].getByte(0) shouldBe 2.toByte()
+                rx[1].getByte(0) shouldBe 1.toByte()
+                rx[2].getByte(0) shouldBe 4.toByte()
+                rx[3].getByte(0) shouldBe 0.toByte()
+            }
+        }
+
         test("an inject larger than one ring record is refused with EMSGSIZE, never -EAGAIN for ever") {
             TestFabric(ringCapacity = 1024).use { f ->
                 f.nodes[0].ep.tryTinject(UnsafeBuffer(ByteArray(100)), 0, 100, f.addrs[0][1], 11) shouldBe

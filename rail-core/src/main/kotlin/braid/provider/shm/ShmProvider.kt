@@ -36,7 +36,12 @@ import braid.provider.Transport
 internal object ShmProvider : Provider {
     override val name: String = "shm"
 
-    const val INJECT_SIZE = 4096
+    /**
+     * The largest inject: the default eager size. An inject is an eager message copied into the ring at its post, as
+     * any eager send is, only with no completion entry; up to here a caller (braid.mpi's small sends) completes at its
+     * post instead of at a later completion-queue read.
+     */
+    const val INJECT_SIZE = 16384
 
     override val parameters: List<Param<*>>
         get() = ShmParams.ALL
