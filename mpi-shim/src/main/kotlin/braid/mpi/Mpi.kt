@@ -123,7 +123,12 @@ private constructor(
     @get:JvmSynthetic
     internal val joinOptions: braid.collectives.JoinOptions =
         braid.collectives.JoinOptions.DEFAULT.withOffload(
-                if (settings[MpiParams.COLL_OFFLOAD]) braid.collectives.offload.ShmOffload.DEFAULT else null
+                if (settings[MpiParams.COLL_OFFLOAD])
+                    braid.collectives.offload.ShmOffload.DEFAULT.let {
+                        // A dead local rank fails a waiting collective within 10 ms (probed only while waiting).
+                        it.withTimeouts(it.attachTimeoutMillis, OFFLOAD_LIVENESS_MILLIS)
+                    }
+                else null
             )
             .withProgress { progress() }
 
@@ -571,6 +576,9 @@ private constructor(
                 settings[MpiParams.YIELD_POLLS],
                 PARK_NANOS,
             )
+
+        /** How often an offloaded collective's wait checks that the local ranks it waits for still run. */
+        private const val OFFLOAD_LIVENESS_MILLIS = 10L
 
         /** The event queue (peer failures) is read on every this many progress calls (a power of two). */
         private const val EQ_EVERY = 256

@@ -120,6 +120,11 @@ public object Braid {
     internal fun hostIdOf(address: ByteArray): Long? =
         synchronized(providers) { providers.toList() }.firstNotNullOfOrNull { it.hostIdOf(address) }
 
+    /** The process owning the endpoint [address] names, asked of every provider; null when none can tell. */
+    @JvmSynthetic
+    internal fun processOf(address: ByteArray): braid.core.shm.ProcessIdentity? =
+        synchronized(providers) { providers.toList() }.firstNotNullOfOrNull { it.processOf(address) }
+
     /** Adds a provider at the end of the preference order (tests and plug-ins). */
     @JvmSynthetic
     internal fun register(provider: Provider) {

@@ -17,4 +17,11 @@ public object HostIds {
      * is not a well-formed Braid address.
      */
     @JvmStatic public fun of(address: ByteArray): Long? = Braid.hostIdOf(address)
+
+    /**
+     * The process that owns the endpoint [address] names (its pid and start time), where the address carries it (an shm
+     * address, or a link address with an shm part), else null: a layer that waits on a peer of this host through shared
+     * memory of its own (a collective offload) probes it with [ProcessIdentity.alive].
+     */
+    @JvmStatic public fun processOf(address: ByteArray): braid.core.shm.ProcessIdentity? = Braid.processOf(address)
 }

@@ -63,6 +63,12 @@ internal interface Provider {
     fun hostIdOf(address: ByteArray): Long? = null
 
     /**
+     * The process that owns the endpoint of a peer address blob of this provider, where the address names it (shm's
+     * does: its endpoint name carries the pid and start time), else null.
+     */
+    fun processOf(address: ByteArray): braid.core.shm.ProcessIdentity? = null
+
+    /**
      * Opens this provider's part of [domain] for [info] (one of this provider's [infos]): the domain's own Info when
      * the provider stands alone, the rail's Info inside a link.
      */

@@ -48,6 +48,11 @@ internal class OffloadEngine(
     val slotBytes: Int,
     private val attachTimeoutNs: Long,
     private val livenessNs: Long,
+    /**
+     * The process of each local rank as its address names it (null where the address does not tell): a rank that has
+     * not mapped the segment yet has written no pid of its own, so this is how one that died before it did is found.
+     */
+    private val owners: Array<ProcessIdentity?> = arrayOfNulls(localSize),
 ) : AutoCloseable {
     private val lock = Any()
     private val pending = ArrayDeque<OffloadPhase>()
@@ -177,6 +182,10 @@ internal class OffloadEngine(
                 } else s
             }
         if (seg == null) {
+            if (now - lastAttachLiveness >= livenessNs) {
+                lastAttachLiveness = now
+                if (diedUnattached(0)) return null
+            }
             if (now - attachStart > attachTimeoutNs) {
                 fail(
                     Errno.ETIMEDOUT,
@@ -406,6 +415,7 @@ internal class OffloadEngine(
             val start = b.getLongVolatile(c + START)
             val pid = b.getLong(c + PID)
             if (start == 0L) {
+                if (diedUnattached(j)) return false
                 if (now - attachStart > attachTimeoutNs) {
                     fail(
                         Errno.ETIMEDOUT,
@@ -442,6 +452,21 @@ internal class OffloadEngine(
             }
         }
         return false
+    }
+
+    /**
+     * Whether local rank [j], which has not mapped the segment (or, for rank 0, not created it), is found dead by the
+     * process its address names; if so the engine fails, naming it, rather than wait out the attach time-out.
+     */
+    private fun diedUnattached(j: Int): Boolean {
+        val who = owners[j] ?: return false
+        if (who.alive()) return false
+        fail(
+            Errno.ECONNRESET,
+            "local rank $j (group rank ${groupRanks[j]}, pid ${who.pid}) died before it mapped the shared-memory segment; its part of this host's collective will never come",
+            j,
+        )
+        return true
     }
 
     /**

@@ -197,6 +197,7 @@ private constructor(
                     slotBytes,
                     attachTimeoutMillis * 1_000_000,
                     livenessMillis * 1_000_000,
+                    Array(local.size) { HostIds.processOf(av.lookup(members[local[it]])) },
                 )
             }
         return ShmOffloadBinding(this, group, hostList.size > 1, hostOfRank, local, engine)

@@ -354,6 +354,67 @@ class OffloadTest :
         }
 
         test(
+            "an shm address names the process that owns its endpoint, so the offload can probe it before it attaches"
+        ) {
+            collectiveFabric(2).use { f ->
+                for (n in f.nodes) braid.provider.HostIds.processOf(n.ep.address) shouldBe ProcessIdentity.SELF
+                braid.provider.HostIds.processOf(ByteArray(3)).shouldBeNull()
+            }
+        }
+
+        test(
+            "a local rank that died before it mapped the segment fails the others' phase with ECONNRESET naming it, not at the attach time-out"
+        ) {
+            val dir = Files.createTempDirectory("offload-unattached")
+            try {
+                // The process rank `dead` names is gone (this pid with another start time); the attach time-out is
+                // ten minutes, so only the probe of that process ends the wait within the deadline.
+                val self = ProcessIdentity.SELF
+                val gone = ProcessIdentity(self.pid, self.startMillis - 1)
+                for ((me, dead) in listOf(0 to 1, 1 to 0)) {
+                    val owners =
+                        arrayOfNulls<ProcessIdentity>(2).also {
+                            it[me] = self
+                            it[dead] = gone
+                        }
+                    val engine =
+                        OffloadEngine(
+                            2,
+                            me,
+                            intArrayOf(4, 7),
+                            dir.resolve("braid-coll-unattached-$me.seg"),
+                            42L,
+                            JobKeyProof("key"),
+                            4096,
+                            600_000_000_000L,
+                            5_000_000L,
+                            owners,
+                        )
+                    engine.use {
+                        val empty = org.agrona.concurrent.UnsafeBuffer(ByteArray(0))
+                        val phase =
+                            OffloadPhase(it, OffloadPhase.Kind.BARRIER, 0, 1, 0, null, empty, 0, empty, "barrier")
+                        it.starting(arrayOf(phase), true)
+                        val deadline = braid.testsupport.Deadline.of("the barrier with a dead unattached rank to fail")
+                        var rc = it.step(phase)
+                        while (rc == -Errno.EAGAIN) {
+                            deadline.check()
+                            Thread.sleep(1)
+                            rc = it.step(phase)
+                        }
+                        withClue("local rank $me, waiting for dead local rank $dead: ${it.failure}") {
+                            rc shouldBe -Errno.ECONNRESET
+                            it.failure!! shouldContain "local rank $dead (group rank ${intArrayOf(4, 7)[dead]}"
+                            it.failure!! shouldContain "died before it mapped"
+                        }
+                    }
+                }
+            } finally {
+                dir.toFile().deleteRecursively()
+            }
+        }
+
+        test(
             "a segment created under one job key is refused (EACCES) by a rank holding another, and accepted under the same key"
         ) {
             val dir = Files.createTempDirectory("offload-key")

@@ -59,6 +59,19 @@ internal object LinkProvider : Provider {
             null
         }
 
+    /** The first of the address's rail parts whose provider names its process (the shm part's). */
+    override fun processOf(address: ByteArray): braid.core.shm.ProcessIdentity? =
+        try {
+            var found: braid.core.shm.ProcessIdentity? = null
+            LinkAddressDescriptor.parse(address) { _, kind, blob ->
+                if (found == null && kind != AddressHeader.KIND_LINK) found = Braid.processOf(blob)
+                null
+            }
+            found
+        } catch (e: FabricException) {
+            null
+        }
+
     override fun infos(hints: Hints): List<Info> {
         val settings = hints.settings.check(LinkParams.ALL)
         val links = settings.resolve(LinkParams.LINKS)

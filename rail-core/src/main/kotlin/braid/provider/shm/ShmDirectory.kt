@@ -45,7 +45,7 @@ internal object ShmDirectory {
     fun owner(name: String): ProcessHandle? = identity(name)?.handle()
 
     /** The owner [name] names: the pid and the start time in it. */
-    private fun identity(name: String): ProcessIdentity? {
+    fun identity(name: String): ProcessIdentity? {
         val parts = name.removePrefix(PREFIX).split('-')
         if (parts.size < 3) return null
         val pid = parts[0].toLongOrNull() ?: return null

@@ -68,6 +68,13 @@ internal object ShmProvider : Provider {
             null
         }
 
+    override fun processOf(address: ByteArray): braid.core.shm.ProcessIdentity? =
+        try {
+            ShmDirectory.identity(ShmAddressDescriptor.parse(address).name)
+        } catch (e: FabricException) {
+            null
+        }
+
     override fun infos(hints: Hints): List<Info> {
         val settings = hints.settings.check(ShmParams.ALL + CoreParams.ALL)
         val ring = settings[ShmParams.RING_SIZE]
