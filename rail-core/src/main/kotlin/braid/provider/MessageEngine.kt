@@ -394,6 +394,7 @@ internal class MessageEngine(
         h.wantAck = wantAck
         h.cost = cost
         h.srcAddress = srcAddress
+        h.epoch = path.epoch
         heldCount++
         val n = bytes?.capacity() ?: 0
         heldBytes += n
@@ -594,10 +595,13 @@ internal class MessageEngine(
         e.peerContext = null
         unhold(h)
         val bytes = h.bytes
+        // Held from a connection before the peer reconnected: its credit, ACK and CTS belong to that one, gone.
+        val stale = h.epoch != path.epoch
         if (bytes != null) {
-            deliver(path, e, bytes, 0, h.wantAck, h.msgId, h.cost)
+            if (stale) deliver(path, e, bytes, 0, false, 0, 0)
+            else deliver(path, e, bytes, 0, h.wantAck, h.msgId, h.cost)
             payloads.release(bytes)
-        } else if (path.dead) {
+        } else if (path.dead || stale) {
             ep.rxError(
                 e.context,
                 recvFlags(e),
@@ -605,9 +609,10 @@ internal class MessageEngine(
                 e.data,
                 e.tag,
                 0,
-                path.deadErr,
+                if (stale) Errno.ECONNRESET else path.deadErr,
                 e.addr,
-                "$rail: peer ${path.peer.render()} ${path.deadWhy} before sending the ${e.size} bytes of this message",
+                "$rail: peer ${path.peer.render()} ${if (stale) "reset the connection" else path.deadWhy} " +
+                    "before sending the ${e.size} bytes of this message",
             )
             ep.srx.freeEntry(e)
         } else {
@@ -623,13 +628,14 @@ internal class MessageEngine(
         e.peerContext = null
         unhold(h)
         val bytes = h.bytes
+        val current = h.epoch == path.epoch
         if (bytes != null) {
             payloads.release(bytes)
-            if (h.wantAck) control(path, ACK, h.msgId, 0)
-        } else {
+            if (h.wantAck && current) control(path, ACK, h.msgId, 0)
+        } else if (current) {
             control(path, DISCARDED, h.msgId, 0)
         }
-        if (h.cost != 0L) path.outlet.release(h.cost)
+        if (h.cost != 0L && current) path.outlet.release(h.cost)
         ep.srx.freeEntry(e)
         releaseHeld(h)
     }

@@ -82,6 +82,14 @@ internal interface SendOutlet {
          * them, so only that head lets it through.
          */
         const val RESEND: Long = 1L shl 62
+
+        /**
+         * A bit of a send's flags, as [RESEND], that a link sets on a message it keeps a copy of to send again: it
+         * travels whole (EAGER) or waits for the credit to, never as a rendezvous for lack of credit. A rendezvous the
+         * receiver matched before its rail died would fail there, and the copy sent again would be dropped as a
+         * duplicate.
+         */
+        const val KEPT: Long = 1L shl 61
     }
 }
 
@@ -161,6 +169,11 @@ internal class RecvPath(val outlet: ControlOutlet, val peer: PeerName) {
     var dead = false
     var deadErr = 0
     var deadWhy = ""
+    /**
+     * The connection this path's messages come over, counted: a rail that reconnects a dead peer (a link's) starts the
+     * next. A message held from an earlier one is delivered without its credit, ACK or CTS going to the new one.
+     */
+    var epoch = 0
 
     val controlPending: Boolean
         get() = !pendingControl.isEmpty()
@@ -208,4 +221,6 @@ internal class MsgHeld {
     var cost = 0L
     /** Where the sender's bytes are for a single-copy pull (shm), or 0. */
     var srcAddress = 0L
+    /** The [RecvPath.epoch] it arrived in. */
+    var epoch = 0
 }

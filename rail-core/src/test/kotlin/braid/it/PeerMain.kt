@@ -71,6 +71,9 @@ object PeerMain {
     /** `stream-send … readmit`: the messages sent once the failed rail is back. */
     const val READMIT_TAIL = 10_000
 
+    /** A stream end that sees nothing move this long prints its link's state once (the deadline is longer). */
+    const val STALL_REPORT_NANOS = 10_000_000_000L
+
     @JvmStatic
     fun main(args: Array<String>): Unit = childMain {
         val mode = args[1]
@@ -271,6 +274,8 @@ object PeerMain {
             var cutAt = 0L
             var looked = 0L
             var refused = false
+            var lastDone = System.nanoTime()
+            var stallReported = false
             val deadline = Deadline.of("the stream", Duration.ofSeconds(400))
             while (done < count) {
                 if (readmit && failedRail == null && System.nanoTime() - looked > 5_000_000) {
@@ -319,9 +324,14 @@ object PeerMain {
                 }
                 if (rc != 1) {
                     check(rc == -Errno.EAGAIN) { "cq read returned $rc" }
-                    deadline.check { "sent $done of $count" }
+                    deadline.check { "sent $done of $count; ${link.debugState(dest)}" }
+                    if (System.nanoTime() - lastDone > STALL_REPORT_NANOS && !stallReported) {
+                        stallReported = true
+                        println("no completion for 10 s after $done: ${link.debugState(dest)}")
+                    }
                     continue
                 }
+                lastDone = System.nanoTime()
                 free.addLast(c.context as Int)
                 done++
             }
@@ -336,7 +346,9 @@ object PeerMain {
         }
 
         fun streamRecv(sender: String, count: Int, size: Int) {
-            peer(sender)
+            val src = peer(sender)
+            val link = ep.transport as braid.provider.link.LinkTransport
+            var stallReported = false
             Rendezvous.mark(dir, "$name-ready")
             val window = 64
             val slots = Array(window) { UnsafeBuffer(ByteBuffer.allocateDirect(size)) }
@@ -358,7 +370,11 @@ object PeerMain {
             while (got < count) {
                 val ctx = poll()
                 if (ctx == null) {
-                    deadline.check { "received $got of $count" }
+                    deadline.check { "received $got of $count; ${link.debugState(src)}" }
+                    if (System.nanoTime() - last > STALL_REPORT_NANOS && !stallReported) {
+                        stallReported = true
+                        println("nothing for 10 s after $got: ${link.debugState(src)}")
+                    }
                     continue
                 }
                 val slot = ctx as Int

@@ -136,6 +136,7 @@ internal class Kept {
     /** No rail to [dest] is left: failed for good. */
     var dead = false
 
+    /** An inject's copy travels as an ordinary send; every copy as [braid.provider.SendOutlet.KEPT] (whole). */
     val wireFlags: Long
-        get() = flags and braid.core.OpFlags.INJECT.inv()
+        get() = flags and braid.core.OpFlags.INJECT.inv() or braid.provider.SendOutlet.KEPT
 }

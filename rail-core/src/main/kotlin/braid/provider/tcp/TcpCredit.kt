@@ -36,8 +36,8 @@ internal class TcpCredit(
     private val eagerSize: Int,
     private val busy: TcpBusy,
     /**
-     * Credit each sender is lent beyond its share, which a link's sender spends only on a message it sends again after
-     * another rail died ([TcpPeerOutlet.RESEND_HEAD]; 0 for an endpoint that is not a rail of a link).
+     * Credit each sender is lent beside its share (one eager message), which a link's sender spends only on a message
+     * it sends again after another rail died ([TcpPeerOutlet]; 0 for an endpoint that is not a rail of a link).
      */
     private val spare: Long = 0,
 ) {
@@ -290,10 +290,13 @@ internal class TcpCredit(
         minOf(account.availableBytes() + rxHeadsTotal * HEAD_COST, account.availableMsgs().toLong() * HEAD_COST) -
             committedTotal
 
-    /** One established sender's fair share of the bounds: at least one head, at most the window. */
+    /**
+     * One established sender's fair share of the bounds, less the [spare] head it is lent beside it (so that the shares
+     * and their spare heads together fit the bounds): at least one head, at most the window.
+     */
     fun share(): Long {
         val budget = minOf(bounds.bytesLimit, bounds.msgsLimit.toLong() * HEAD_COST)
-        return minOf(window, maxOf(frameCost(0), budget / maxOf(1, members.size)))
+        return minOf(window, maxOf(frameCost(0), budget / maxOf(1, members.size) - spare))
     }
 
     /** What a sender is granted when it connects: a few eager messages' worth (or its share, if less). */

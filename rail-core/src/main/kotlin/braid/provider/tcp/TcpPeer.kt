@@ -122,12 +122,12 @@ internal class TcpPeer(val id: Long, val index: Int, bufferSize: Int) : PeerName
     }
 
     /**
-     * The peer returned [n] bytes of credit; false if that is more than it ever lent (its window, and the head a link's
-     * rail lends beyond it for resent messages, [TcpCredit]).
+     * The peer returned [n] bytes of credit; false if that is more than it ever lent (its window, and the eager message
+     * a link's rail lends beside it for resent messages, at most half a window, [TcpCredit]).
      */
     fun lent(n: Long): Boolean {
         credit += n
-        return credit <= theirWindow + TcpPeerOutlet.RESEND_HEAD
+        return credit <= theirWindow + theirWindow / 2
     }
 
     /** The peer asks back up to [value] bytes of the credit it lent us (RECLAIM): we give up what we have not spent. */

@@ -52,10 +52,11 @@ internal class TcpPeerOutlet(private val p: TcpPeer, private val eagerSize: Int,
 
     /**
      * EAGER when the message is small enough for the peer's window and the credit covers its bytes, else an RTS (never
-     * for an inject) if the credit covers a head. A link's sequenced message ([seq] not 0) leaves [RESEND_HEAD] of the
-     * credit unspent unless it is a [SendOutlet.RESEND]: the receiver lends a link's senders that head more than their
-     * share ([TcpCredit]) so that a message sent again after another rail died gets through even when every other byte
-     * of this rail's credit is in messages the receiver holds early, waiting for it.
+     * for an inject, nor a link's [SendOutlet.KEPT] message the eager size allows) if the credit covers a head. A
+     * link's sequenced message ([seq] not 0) leaves one eager message's credit ([resendHead]) unspent unless it is a
+     * [SendOutlet.RESEND]: the receiver lends a link's senders that much beside their share ([TcpCredit]) so that a
+     * message sent again after another rail died gets through even when every other byte of this rail's credit is in
+     * messages the receiver holds early, waiting for it.
      */
     override fun writeHead(
         buffer: DirectBuffer,
@@ -74,14 +75,16 @@ internal class TcpPeerOutlet(private val p: TcpPeer, private val eagerSize: Int,
                 flags and OpFlags.DELIVERY_COMPLETE != 0L,
             )
         val eagerCost = frameCost(length)
-        val credit = if (seq != 0L && flags and SendOutlet.RESEND == 0L) p.credit - RESEND_HEAD else p.credit
-        if (length <= eagerLimit() && credit >= eagerCost && p.ensureRoom(HEADER_LENGTH + length)) {
+        val credit = if (seq != 0L && flags and SendOutlet.RESEND == 0L) p.credit - resendHead() else p.credit
+        val limit = eagerLimit()
+        if (length <= limit && credit >= eagerCost && p.ensureRoom(HEADER_LENGTH + length)) {
             p.putHeader(EAGER, wire, length, msgId, tag, data, length.toLong(), seq, stripe)
             p.out.append(buffer, 0, length)
             p.spend(eagerCost)
             return HEAD_EAGER
         }
         if (flags and OpFlags.INJECT != 0L) return HEAD_NONE
+        if (flags and SendOutlet.KEPT != 0L && length <= limit) return HEAD_NONE // whole, once the credit allows
         if (credit >= frameCost(0) && p.ensureRoom(HEADER_LENGTH)) {
             p.putHeader(RTS, wire, 0, msgId, tag, data, length.toLong(), seq, stripe)
             p.spend(frameCost(0))
@@ -94,6 +97,9 @@ internal class TcpPeerOutlet(private val p: TcpPeer, private val eagerSize: Int,
     override fun streamsStaged(length: Int): Boolean = length > eagerLimit()
 
     private fun eagerLimit(): Int = minOf(eagerSize.toLong(), p.theirWindow / 2 - HEAD_COST).toInt()
+
+    /** The credit a link's sequenced messages leave for a resent one: one eager message's ([TcpCredit]'s spare). */
+    private fun resendHead(): Long = frameCost(eagerLimit())
 
     override fun streamStarting(op: MsgTxOp) {
         if (streamOp === op) streamOp = null // a pooled op starting again: set it up afresh
@@ -189,9 +195,6 @@ internal class TcpPeerOutlet(private val p: TcpPeer, private val eagerSize: Int,
     }
 
     internal companion object {
-        /** The credit a link's sequenced messages leave for a resent one: one head (it goes as an RTS if need be). */
-        const val RESEND_HEAD: Long = HEAD_COST.toLong()
-
         /** Payloads at least this large go between the socket and direct application memory without a copy. */
         const val DIRECT_MIN = 64 * 1024
         const val DIRECT_CHUNK = 1 shl 20

@@ -137,6 +137,7 @@ internal class TcpPeers(
         p.recvPath.dead = false
         p.recvPath.deadErr = 0
         p.recvPath.deadWhy = ""
+        p.recvPath.epoch++ // what it held from the old connection stays, but owes that connection nothing
         p.out.reopen(bufferSize) // the old frames failed with the old connection
         log.log(Level.DEBUG, "tcp endpoint $self: reconnecting peer $p")
     }

@@ -19,6 +19,7 @@ import braid.provider.tcp.TcpFrameDescriptor.HEADER_LENGTH
 import braid.provider.tcp.TcpFrameDescriptor.HEAD_COST
 import braid.provider.tcp.TcpFrameDescriptor.MIN_WINDOW
 import braid.provider.tcp.TcpFrameDescriptor.RECLAIM
+import braid.provider.tcp.TcpFrameDescriptor.frameCost
 import java.io.IOException
 import java.lang.System.Logger.Level
 import java.net.InetSocketAddress
@@ -73,9 +74,19 @@ internal class TcpTransport(
 
     private val engine = MessageEngine(ep, av.rail, info.txAttr.size)
     private val busy = TcpBusy()
-    /** A link's rail lends each sender a head more than its share, for the messages it resends ([TcpCredit]). */
+    /**
+     * A link's rail lends each sender one eager message (at its eager limit, as the sender reckons it) beside its
+     * share, for the messages it resends ([TcpCredit], [TcpPeerOutlet]).
+     */
     private val credit =
-        TcpCredit(ep.bounds, engine.bounds, window, eagerSize, busy, if (ep.order != null) HEAD_COST.toLong() else 0L)
+        TcpCredit(
+            ep.bounds,
+            engine.bounds,
+            window,
+            eagerSize,
+            busy,
+            if (ep.order != null) frameCost(minOf(eagerSize.toLong(), window / 2 - HEAD_COST).toInt()) else 0L,
+        )
     private val rma = TcpRma(ep, bufferSize, info.txAttr.size, busy)
     private val listener = TcpListener(ep.name, bind)
     override val address: ByteArray =
