@@ -256,9 +256,9 @@ internal class OfiDeferredWork(private val od: OfiDomain, private val domain: Do
                 f.length,
                 f.tag,
                 Errno.EIO,
-                "$rail: deferred $what of ${f.length} bytes failed in the native queue (its native completion " +
-                    "counter's error count rose; the provider writes no CQ entry for deferred work, so it gives no " +
-                    "prov_errno)",
+                "$rail: deferred $what of ${f.length} bytes failed in the native queue (fi_cntr_readerr of its " +
+                    "native completion counter rose; the provider writes no CQ entry for deferred work, so it gives " +
+                    "no prov_errno)",
             )
             n++
         }
@@ -267,6 +267,10 @@ internal class OfiDeferredWork(private val od: OfiDomain, private val domain: Do
             val f = take(m)
             domain.deferredWork.nativeSucceeded(f.work, f.length, f.tag)
             n++
+        }
+        if (m.flights.isEmpty()) {
+            m.owed = 0 // counts no request of ours is left to take (a request cancelled natively)
+            m.owedErr = 0
         }
         return n
     }
@@ -280,6 +284,9 @@ internal class OfiDeferredWork(private val od: OfiDomain, private val domain: Do
         finished++
         return f
     }
+
+    /** The native completion counter of requests completing into [c] (null: those without one), or 0; for specs. */
+    fun nativeCompletionCounter(c: Counter?): Long = dones[c]?.cntr ?: 0L
 
     /** Takes [work] off the native queue (`FI_CANCEL_WORK`), or throws naming the provider and the fix. */
     fun cancel(work: DeferredWork) {

@@ -120,6 +120,42 @@ class OfiDeferredWorkTest :
             }
         }
 
+        test(
+            "ofi:sockets: a native request the provider counts as failed (fi_cntr_readerr) fails in Braid, with its CQ error"
+        ) {
+            TestFabric(rail = sockets).use { f ->
+                val a = f.nodes[0]
+                val trigger = a.domain.counter()
+                val done = a.domain.counter()
+                val buf = direct(8)
+                val w =
+                    DeferredWork(
+                        trigger,
+                        5, // not reached: the provider is the one to say it failed
+                        DeferredOp.Tsend(a.ep, buf, 0, 4, f.addrs[0][1], 61),
+                        done,
+                        braid.core.OpFlags.COMPLETION,
+                    )
+                a.domain.deferredWork.queue(w)
+                f.native().queued shouldBe 1L
+                // What sockets does when a triggered send fails after it was issued: one on the completion counter's
+                // error count, and no CQ entry. (A send that fails on the wire cannot be made on one host reliably,
+                // so the count is made here, before the request fires: Braid takes it off its heap too.)
+                val cntr = f.native().nativeCompletionCounter(done)
+                OfiCall.of(cntr, OfiOps.CNTR_OPS, OfiOps.CNTR_ADDERR, "LLI")!!.use { it.arg(0, cntr).arg(1, 1).call() }
+                val err = a.await(1).single() as braid.core.CompletionError
+                err.context shouldBe w
+                err.err shouldBe Errno.EIO
+                err.message shouldContain "ofi:sockets"
+                err.message shouldContain "fi_cntr_readerr"
+                w.status shouldBe WorkStatus.FAILED
+                done.errorValue shouldBe 1L
+                done.value shouldBe 0L
+                a.domain.deferredWork.inFlight shouldBe 0
+                a.domain.deferredWork.queued shouldBe 0
+            }
+        }
+
         test("ofi:sockets: cancel and flush of natively held work say the native queue cannot, and leave it to fire") {
             TestFabric(rail = sockets).use { f ->
                 val dwq = f.nodes[0].domain.deferredWork
