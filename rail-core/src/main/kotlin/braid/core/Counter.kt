@@ -71,7 +71,16 @@ internal constructor(public val domain: Domain, @Suppress("UNUSED_PARAMETER") hi
         changed()
     }
 
+    /**
+     * A provider's native counter bound to this one (native deferred work waits on it or completes into it), or null.
+     * Set and read under the domain lock.
+     */
+    @get:JvmSynthetic @set:JvmSynthetic @Volatile internal var mirror: CounterMirror? = null
+
     private fun changed() {
+        // The native copy first, so native deferred work waiting on it fires with Braid's. Lock order: the caller holds
+        // no lock or the domain lock, and the native call takes only the provider's own locks (never one of Braid's).
+        mirror?.let { m -> synchronized(domain.lock) { if (mirror === m) m.changed(this) } }
         waiters.signal()
         if (asyncWaitCount > 0) settleWaits()
         // After the update: a request queued meanwhile either is seen armed here or sees the new count.
@@ -213,4 +222,13 @@ internal constructor(public val domain: Domain, @Suppress("UNUSED_PARAMETER") hi
     override fun close() {}
 
     override fun toString(): String = "Counter(success=${success.get()}, errors=${errors.get()})"
+}
+
+/**
+ * A provider's native counter bound to a [Counter] (`fi_cntr_open`, for native deferred work): told of every change,
+ * increases and decreases alike, under the domain lock, and sets the native count to the counter's success plus error
+ * count (what thresholds compare), so the native side sees what Braid's does.
+ */
+internal fun interface CounterMirror {
+    fun changed(counter: Counter)
 }

@@ -88,6 +88,12 @@ constructor(
     @get:JvmSynthetic @set:JvmSynthetic internal var retrying = false
     /** Issued through a trigger-able endpoint: completes like any operation of that endpoint, with [context]. */
     @get:JvmSynthetic @set:JvmSynthetic internal var triggered = false
+    /**
+     * Held by the provider's native queue too ([braid.provider.DomainProvider.queueWork]): the provider issues it when
+     * its native counter reaches the threshold, so Braid, when its own counter does, only marks it FIRED; cancelling it
+     * asks the provider ([braid.provider.DomainProvider.cancelWork]).
+     */
+    @get:JvmSynthetic @set:JvmSynthetic internal var native = false
     /** The trigger-able endpoint whose pool this request goes back to once it is done, if any. */
     @get:JvmSynthetic @set:JvmSynthetic internal var pool: TriggeredEndpoint? = null
     @get:JvmSynthetic @set:JvmSynthetic internal var prevFlight: DeferredWork? = null

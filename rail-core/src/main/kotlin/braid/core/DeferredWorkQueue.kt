@@ -62,7 +62,7 @@ internal constructor(private val domain: Domain, @Suppress("UNUSED_PARAMETER") h
     public fun queue(work: DeferredWork): Unit =
         synchronized(lock) {
             check(work)
-            enqueue(work)
+            admit(work)
             if (holds == 0 && !firing) runLoop()
         }
 
@@ -99,7 +99,7 @@ internal constructor(private val domain: Domain, @Suppress("UNUSED_PARAMETER") h
                     Errno.EBUSY,
                     "${what(twice)} is in the batch twice; a request is queued once until it has completed, failed or been cancelled",
                 )
-            for (i in from until to) enqueue(works[i])
+            for (i in from until to) admit(works[i])
             if (holds == 0 && !firing) runLoop()
         }
 
@@ -110,6 +110,7 @@ internal constructor(private val domain: Domain, @Suppress("UNUSED_PARAMETER") h
     public fun cancel(work: DeferredWork): Boolean =
         synchronized(lock) {
             if (work.status != WorkStatus.QUEUED) return false
+            if (work.native) domain.provider.cancelWork(work) // throws, leaving it queued, where the provider cannot
             val heap = work.triggeringCounter.triggers!!
             heap.remove(work)
             queued--
@@ -121,6 +122,7 @@ internal constructor(private val domain: Domain, @Suppress("UNUSED_PARAMETER") h
     /** Cancels every request waiting on [counter] (`FI_FLUSH_WORK` for one counter); returns them in firing order. */
     public fun flush(counter: Counter): List<DeferredWork> =
         synchronized(lock) {
+            cancelNative(counter)
             val out = drain(counter)
             out.sortWith(FIRING_ORDER)
             out
@@ -129,6 +131,7 @@ internal constructor(private val domain: Domain, @Suppress("UNUSED_PARAMETER") h
     /** Cancels every waiting request of the domain (`FI_FLUSH_WORK`); returns them in submission order. */
     public fun flushAll(): List<DeferredWork> =
         synchronized(lock) {
+            for (c in armedCounters) cancelNative(c)
             val out = ArrayList<DeferredWork>(queued)
             for (c in armedCounters) {
                 out += drain(c)
@@ -187,9 +190,32 @@ internal constructor(private val domain: Domain, @Suppress("UNUSED_PARAMETER") h
             )
     }
 
+    /**
+     * Offers [work] to the provider's native queue, then puts it in Braid's heap either way: a native request is issued
+     * by the provider, but waits, is counted, cancelled and flushed here like any other.
+     */
+    private fun admit(work: DeferredWork) {
+        val native = domain.provider.queueWork(work)
+        enqueue(work)
+        work.native = native
+    }
+
+    /**
+     * Takes [c]'s natively held requests off the provider's queue before a flush cancels them; the provider throws
+     * where it cannot, and nothing is cancelled then.
+     */
+    private fun cancelNative(c: Counter) {
+        val heap = c.triggers ?: return
+        for (i in 0 until heap.size) {
+            val w = heap[i]
+            if (w.native) domain.provider.cancelWork(w)
+        }
+    }
+
     /** Puts [work] in its counter's heap; marks the counter to be looked at if the threshold is met. */
     @JvmSynthetic
     internal fun enqueue(work: DeferredWork) {
+        work.native = false
         work.status = WorkStatus.QUEUED
         work.error = 0
         work.errorMessage = ""
@@ -252,6 +278,7 @@ internal constructor(private val domain: Domain, @Suppress("UNUSED_PARAMETER") h
     private fun fire(w: DeferredWork) {
         w.status = WorkStatus.FIRED
         addFlight(w)
+        if (w.native) return // the provider issues it, from its native counter, and reports how it went
         if (issue(w)) {
             w.retrying = true
             retries.addLast(w)
@@ -349,6 +376,36 @@ internal constructor(private val domain: Domain, @Suppress("UNUSED_PARAMETER") h
         }
         w.completionCounter?.add(1)
         w.pool?.recycle(w)
+    }
+
+    /**
+     * The provider's native queue issued [w] and it completed ([braid.provider.DomainProvider.queueWork]). The native
+     * counter may have reached the threshold before Braid's did (a native chain): then [w] is taken off the heap here.
+     */
+    @JvmSynthetic
+    internal fun nativeSucceeded(w: DeferredWork, len: Long, tag: Long) {
+        if (!nativeFired(w)) return
+        succeeded(w, w.op.kind, w.op.cqFlags, len, 0, tag, FiAddr.NOTAVAIL)
+    }
+
+    /** The provider's native queue issued [w] and it failed with [err]; [message] names the provider and its text. */
+    @JvmSynthetic
+    internal fun nativeFailed(w: DeferredWork, len: Long, tag: Long, err: Int, message: String) {
+        if (!nativeFired(w)) return
+        failed(w, w.op.kind, w.op.cqFlags, len, tag, 0, err, FiAddr.NOTAVAIL, message)
+    }
+
+    private fun nativeFired(w: DeferredWork): Boolean {
+        if (!w.native) return false
+        if (w.status == WorkStatus.QUEUED) {
+            val heap = w.triggeringCounter.triggers!!
+            heap.remove(w)
+            queued--
+            if (heap.size == 0) w.triggeringCounter.armed = false
+            w.status = WorkStatus.FIRED
+            addFlight(w)
+        }
+        return w.status == WorkStatus.FIRED
     }
 
     @JvmSynthetic
@@ -457,6 +514,9 @@ internal class TriggerHeap {
         private set
 
     fun peek(): DeferredWork = items[0]!!
+
+    /** The [i]th request in heap order (not firing order). */
+    operator fun get(i: Int): DeferredWork = items[i]!!
 
     fun add(w: DeferredWork) {
         if (size == items.size) items = items.copyOf(size * 2)

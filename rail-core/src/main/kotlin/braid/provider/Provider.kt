@@ -104,6 +104,23 @@ internal interface DomainProvider : AutoCloseable {
      * Throws [braid.core.FabricException] naming the provider and what it refused. Called with the domain lock held.
      */
     fun registerMemory(buffer: UnsafeBuffer, access: Int, key: Long, requested: Boolean): ProviderRegion? = null
+
+    /**
+     * The native deferred-work hook (`fi_control(domain, FI_QUEUE_WORK)`): offers [work], already checked, to the
+     * provider's own queue. True: the provider holds it too, issues it itself when its native counter reaches the
+     * threshold, and reports its outcome through [braid.core.DeferredWorkQueue.nativeSucceeded] and
+     * [braid.core.DeferredWorkQueue.nativeFailed]; Braid's queue keeps it in its own heap as well (cancel, flush and
+     * the counts see it) but never issues it. False: Braid's queue serves it (every provider without a native queue,
+     * and what a native queue does not take). Called with the domain lock held.
+     */
+    fun queueWork(work: braid.core.DeferredWork): Boolean = false
+
+    /**
+     * Takes [work], which [queueWork] took, off the native queue (`FI_CANCEL_WORK`), or throws
+     * [braid.core.FabricException] naming the provider when it cannot. Called with the domain lock held.
+     */
+    fun cancelWork(work: braid.core.DeferredWork): Unit =
+        throw braid.core.FabricException(braid.core.Errno.ENOSYS, "this provider cannot cancel natively queued work")
 }
 
 /** A provider's own registration of a [braid.core.MemoryRegion] ([DomainProvider.registerMemory]). */

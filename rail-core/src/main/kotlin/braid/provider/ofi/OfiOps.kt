@@ -99,6 +99,7 @@ internal object OfiOps {
     // ## fi_control commands ##
     const val FI_ENABLE = 6
     const val FI_QUEUE_WORK = 11
+    const val FI_CANCEL_WORK = 12
 
     private val unsafe = UnsafeAccess.UNSAFE
 

@@ -87,6 +87,21 @@ public object OfiParams {
         )
 
     /**
+     * Whether deferred work goes to the native provider's own queue (`FI_QUEUE_WORK`, with native counters bound to
+     * Braid's) where it has one (`sockets` in 1.17). Off: Braid's queue serves it on every provider — what an
+     * application that cancels or flushes deferred work needs, since no 1.17 provider implements `FI_CANCEL_WORK`.
+     */
+    @JvmField
+    public val NATIVE_WORK: Param<Boolean> =
+        Param.bool(
+            "ofi",
+            "native_work",
+            "BRAID_OFI_NATIVE_WORK",
+            true,
+            "deferred work goes to the native provider's own queue (FI_QUEUE_WORK) where it has one",
+        )
+
+    /**
      * The libfabric shared library to load, a name or a path; empty for the system's (`libfabric.so.1`). Read once,
      * from the process's settings, when a native rail is first asked for.
      */
@@ -102,5 +117,5 @@ public object OfiParams {
 
     @JvmField
     public val ALL: List<Param<*>> =
-        listOf(PROVIDER, RECV_SIZE, RECV_COUNT, TX_SLOTS, TX_TIMEOUT, MR_CACHE_SIZE, LIBRARY)
+        listOf(PROVIDER, RECV_SIZE, RECV_COUNT, TX_SLOTS, TX_TIMEOUT, MR_CACHE_SIZE, NATIVE_WORK, LIBRARY)
 }

@@ -140,7 +140,9 @@ internal object OfiProvider : Provider {
             provider = name,
             fabricName = e.fabricName,
             domainName = e.domainName,
-            caps = e.caps and CARRIED or (Caps.SOURCE or Caps.DIRECTED_RECV) or extra,
+            // TRIGGER: deferred work goes to the native queue where the provider has one (sockets), else Braid's
+            // serves.
+            caps = e.caps and CARRIED or (Caps.SOURCE or Caps.DIRECTED_RECV or Caps.TRIGGER) or extra,
             mode = 0,
             endpointType = EndpointType.RDM,
             domainAttr = CoreParams.domainAttr(settings),
@@ -220,6 +222,13 @@ internal class OfiDomain(private val domain: Domain, val info: Info) : DomainPro
         }
     }
 
+    /** Native deferred work (FI_QUEUE_WORK), where the provider has it; never inside a link (its rails share work). */
+    val work: OfiDeferredWork = OfiDeferredWork(this, domain, !inLink && info.settings[OfiParams.NATIVE_WORK])
+
+    override fun queueWork(work: braid.core.DeferredWork): Boolean = this.work.queue(work)
+
+    override fun cancelWork(work: braid.core.DeferredWork) = this.work.cancel(work)
+
     override fun parseAddress(raw: ByteArray): PeerAddress = OfiAddressDescriptor.parseFor(raw, provName)
 
     // Lazy: the domain's overrides are made after its provider.
@@ -238,6 +247,7 @@ internal class OfiDomain(private val domain: Domain, val info: Info) : DomainPro
     }
 
     override fun close() {
+        work.close()
         cache.close()
         native.close()
     }

@@ -273,6 +273,16 @@ internal class OfiTransport(
 
     // ## Addresses ##
 
+    /** The native endpoint (`struct fid_ep *`), for native deferred work ([OfiDeferredWork]). */
+    val nativeEp: Long
+        get() = ep
+
+    /** Whether this rail's native objects are [d]'s. */
+    fun ofDomain(d: OfiDomain): Boolean = domain === d && !closed && ep != 0L
+
+    /** The native fi_addr of Braid's [dest] ([nativeDest]); -1 if it is not this rail's. Under the domain lock. */
+    fun nativeAddress(dest: Long): Long = nativeDest(dest)
+
     /** The native fi_addr of Braid's [dest], inserting it into the native AV on first use; -1 if it is not ours. */
     private fun nativeDest(dest: Long): Long {
         val g = av.generation
@@ -944,6 +954,7 @@ internal class OfiTransport(
         sweep()
         var work = retryPending() + repostParked()
         if (txTimeout > 0) work += checkLiveness()
+        work += domain.work.poll()
         while (true) {
             val n = fnReadFrom.call()
             if (n > 0) {
