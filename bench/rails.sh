@@ -154,7 +154,8 @@ for cut in reset down; do
   wait "$receiver" || { cat "$dir/r.log" >&2; exit 1; }
   ip link set "${tag}v11" up
   stall=$(sed -n 's/^longest stall \([0-9]*\) ms.*/\1/p' "$dir/r.log")
-  resent=$(awk '/^rail/ { for (i = 1; i <= NF; i++) if ($i == "resent") c = i } /^tcp:braid0 / && c { print $c }' "$dir/s.log")
+  # Counted from the right: the table's first headings are two words each.
+  resent=$(awk '/^rail/ { for (i = 1; i <= NF; i++) if ($i == "resent") c = NF - i } /^tcp:braid0 / && c != "" { print $(NF - c) }' "$dir/s.log")
   printf "failover cost, %-5s %s 32 B messages, ROUND_ROBIN: %s ms from the cut until traffic flows again (%s resent)\n" \
     "$cut:" "$msgs" "$stall" "${resent:-?}"
   rm -rf "$dir"
