@@ -52,7 +52,8 @@ class CapsTruthTest :
                 "link" to Hints(provider = "link").with(braid.provider.link.LinkParams.LINKS, "shm+tcp:lo"),
                 "ofi:tcp" to Hints(provider = "ofi:tcp:lo"),
                 "ofi:shm" to Hints(provider = "ofi:shm"),
-                // sockets: the one 1.17 provider with a native deferred-work queue (FI_QUEUE_WORK), so TRIGGER rides it.
+                // sockets: the one 1.17 provider with a native deferred-work queue (FI_QUEUE_WORK), so TRIGGER rides
+                // it.
                 "ofi:sockets" to Hints(provider = "ofi:sockets:lo"),
             )
         val exercisedElsewhere = Caps.LOCAL_COMM or Caps.REMOTE_COMM
