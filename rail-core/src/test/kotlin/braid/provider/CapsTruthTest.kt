@@ -52,6 +52,9 @@ class CapsTruthTest :
                 "link" to Hints(provider = "link").with(braid.provider.link.LinkParams.LINKS, "shm+tcp:lo"),
                 "ofi:tcp" to Hints(provider = "ofi:tcp:lo"),
                 "ofi:shm" to Hints(provider = "ofi:shm"),
+                // sockets: the one 1.17 provider with a native deferred-work queue (FI_QUEUE_WORK), so TRIGGER rides
+                // it.
+                "ofi:sockets" to Hints(provider = "ofi:sockets:lo"),
             )
         val exercisedElsewhere = Caps.LOCAL_COMM or Caps.REMOTE_COMM
 
@@ -220,7 +223,11 @@ private fun exerciseAll(info: Info): Long {
                         val trigger = a.domain.counter()
                         val rx = ByteBuffer.allocate(8)
                         val r = async(Dispatchers.Default) { b.ep.trecv(rx, FiAddr.UNSPEC, 9) }
-                        val payload = org.agrona.concurrent.UnsafeBuffer("trig".toByteArray())
+                        // Off-heap, so a native deferred-work queue may take it (ofi:sockets).
+                        val payload =
+                            org.agrona.concurrent.UnsafeBuffer(java.nio.ByteBuffer.allocateDirect(4)).also {
+                                it.putBytes(0, "trig".toByteArray())
+                            }
                         a.domain.deferredWork.queue(
                             DeferredWork(trigger, 1, DeferredOp.Tsend(a.ep, payload, 0, 4, aToB, 9))
                         )

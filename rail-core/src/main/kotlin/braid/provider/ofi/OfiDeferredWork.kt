@@ -76,7 +76,14 @@ internal class OfiDeferredWork(private val od: OfiDomain, private val domain: Do
         private set
 
     /** A native request; [mem] holds its `fi_deferred_work`, which the provider reads until it completes. */
-    class Flight(val work: DeferredWork, val mem: Memory, val done: Mirror, val length: Long, val tag: Long) {
+    class Flight(
+        val work: DeferredWork,
+        val mem: Memory,
+        val done: Mirror,
+        val ep: Long,
+        val length: Long,
+        val tag: Long,
+    ) {
         val address: Long = Pointer.nativeValue(mem)
     }
 
@@ -226,7 +233,7 @@ internal class OfiDeferredWork(private val od: OfiDomain, private val domain: Do
         OfiNativeDomain.check(native.provName, "fi_control(FI_QUEUE_WORK)", rc)
         supported = true
         done.collect() // what came before this request is not its
-        val f = Flight(work, mem, done, length.toLong(), tag)
+        val f = Flight(work, mem, done, t.nativeEp, length.toLong(), tag)
         done.flights += f
         byWork[work] = f
         queued++
@@ -283,6 +290,19 @@ internal class OfiDeferredWork(private val od: OfiDomain, private val domain: Do
         byWork.remove(f.work)
         finished++
         return f
+    }
+
+    /** Native rails closed while native requests were queued on their endpoints, kept (with their memory) alive. */
+    private val kept = ArrayList<Any>()
+
+    /**
+     * Whether a native request not yet completed is queued on native endpoint [ep]; if so [rail] is kept, so that the
+     * memory its native objects use outlives them (the provider may still issue the request there).
+     */
+    fun holds(ep: Long, rail: Any): Boolean {
+        val held = byWork.values.any { it.ep == ep }
+        if (held) kept += rail
+        return held
     }
 
     /** The native completion counter of requests completing into [c] (null: those without one), or 0; for specs. */

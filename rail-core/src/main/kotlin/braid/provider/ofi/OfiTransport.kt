@@ -1130,6 +1130,9 @@ internal class OfiTransport(
     }
 
     private fun closeNative() {
+        // A native deferred request still queued on this endpoint would be issued on it after fi_close (sockets keeps
+        // no reference): the native objects, and this rail's receive buffers, stay until the domain is gone.
+        if (ep != 0L && domain.work.holds(ep, this)) return
         OfiOps.close(ep)
         OfiOps.close(cq)
         OfiOps.close(nav)

@@ -176,6 +176,21 @@ class OfiDeferredWorkTest :
             }
         }
 
+        test("ofi:sockets: an endpoint closed with native work queued on it keeps its native objects; firing is safe") {
+            TestFabric(rail = sockets).use { f ->
+                val a = f.nodes[0]
+                val trigger = a.domain.counter()
+                val rx = f.recv(71)
+                val w = f.tsend(trigger, 1, "late", 71, null)
+                f.native().queued shouldBe 1L
+                a.ep.close()
+                trigger.add(1) // the provider issues it on the endpoint it still has
+                f.nodes[1].await(1, others = listOf(f.nodes[0]))
+                rx.text(4) shouldBe "late"
+                w.status shouldBe WorkStatus.FIRED
+            }
+        }
+
         test("ofi:sockets with ofi.native_work=false: Braid's queue holds the work, and cancel takes it back") {
             TestFabric(rail = sockets, settings = TestFabric.SETTINGS.with(OfiParams.NATIVE_WORK, false)).use { f ->
                 val dwq = f.nodes[0].domain.deferredWork
