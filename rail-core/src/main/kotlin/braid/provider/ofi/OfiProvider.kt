@@ -125,12 +125,13 @@ internal object OfiProvider : Provider {
     }
 
     /**
-     * The entries (provider and domain) that offer [caps] with RMA addressed by offset into the target's region, as
-     * Braid's RMA addresses it: a provider whose `mr_mode` needs FI_MR_VIRT_ADDR (shm, verbs) is left out.
+     * The entries (provider and domain) that offer [caps]. A provider whose `mr_mode` needs FI_MR_VIRT_ADDR (shm,
+     * verbs) is addressed by Braid's offsets all the same: its regions are keyed by their address
+     * ([OfiDomain.registerMemory]).
      */
     private fun offering(prov: String?, domain: String?, caps: Long): Set<String> =
         OfiGetInfo.query(prov, domain, caps)
-            .filter { it.mrMode and OfiInfoDescriptor.FI_MR_VIRT_ADDR == 0 && it.caps and caps == caps }
+            .filter { it.caps and caps == caps }
             .mapTo(HashSet()) { it.provName + "\u0000" + it.domainName }
 
     private fun info(e: OfiInfoDescriptor.Entry, recvSize: Int, hints: Hints, extra: Long): Info {
@@ -194,9 +195,13 @@ internal class OfiDomain(private val domain: Domain, val info: Info) : DomainPro
         )
 
     /** The RMA and atomic capabilities the native endpoints carry: what the native domain was opened for. */
-    val rmaCaps: Long =
-        if (inLink || native.mrMode and OfiInfoDescriptor.FI_MR_VIRT_ADDR != 0) 0L
-        else native.caps and (OfiGetInfo.RMA_CAPS or OfiGetInfo.ATOMIC_CAPS)
+    val rmaCaps: Long = if (inLink) 0L else native.caps and (OfiGetInfo.RMA_CAPS or OfiGetInfo.ATOMIC_CAPS)
+
+    /**
+     * FI_MR_VIRT_ADDR: the initiator names the target's virtual address. Braid's RMA names an offset into the region
+     * under a key, so each region is keyed by its own address, and the native address is the key plus the offset.
+     */
+    val virtAddr: Boolean = native.mrMode and OfiInfoDescriptor.FI_MR_VIRT_ADDR != 0
 
     val memory: OfiMemory = OfiMemory(native)
 
@@ -213,7 +218,13 @@ internal class OfiDomain(private val domain: Domain, val info: Info) : DomainPro
     override fun registerMemory(buffer: UnsafeBuffer, access: Int, key: Long, requested: Boolean): ProviderRegion? {
         if (rmaCaps == 0L) return null
         val start = buffer.addressOffset()
-        val r = memory.register(start, buffer.capacity().toLong(), access, key, requested)
+        if (virtAddr && requested)
+            throw braid.core.FabricException(
+                braid.core.Errno.ENOKEY,
+                "ofi:$provName: the native provider addresses RMA by virtual address (FI_MR_VIRT_ADDR), so Braid keys " +
+                    "each region by its address and key $key cannot be requested; pass 0 and give peers the region's key",
+            )
+        val r = memory.register(start, buffer.capacity().toLong(), access, if (virtAddr) start else key, requested)
         return object : ProviderRegion by r {
             override fun close() {
                 cache.invalidate(start, start + buffer.capacity())

@@ -107,6 +107,10 @@ internal class OfiTransport(
     /** The RMA and atomic capabilities this rail carries natively ([OfiDomain.rmaCaps]). */
     override val rmaCaps: Long = domain.rmaCaps
     private val mrLocal = domain.mrLocal
+    /** The target's regions are keyed by their address (FI_MR_VIRT_ADDR): the native address is key + offset. */
+    private val virtAddr = domain.virtAddr
+    /** Zero-byte RMA slots to complete in the next duty cycle (a VIRT_ADDR provider never completes them). */
+    private val emptyRma = IntArrayList()
     private val cache = domain.cache
     /** The most elements per native atomic, by form and datatype code (`fi_atomicvalid` and its kin, asked once). */
     private val atomicMax = Array(3) { IntArray(16) }
@@ -618,7 +622,7 @@ internal class OfiTransport(
         txContext[s] = context
         txFlags[s] = flags
         txLen[s] = len.toLong()
-        txRemote[s] = remoteOffset
+        txRemote[s] = if (virtAddr) key + remoteOffset else remoteOffset
         txKey[s] = key
         val direct = buffer.byteArray() == null && buffer.addressOffset() != 0L
         if (direct) {
@@ -630,6 +634,12 @@ internal class OfiTransport(
             if (into != null) backTo(s, into, 0)
             txAddr[s] = stage.addressOffset()
             if (mrLocal && len > 0) txMr[s] = cache.acquire(stage, len, localAccess(kind))
+        }
+        if (len == 0 && virtAddr) {
+            // shm (FI_MR_VIRT_ADDR) never completes a zero-byte RMA; it moves nothing, so it completes here, in the
+            // next duty cycle (never from inside this call).
+            emptyRma.addInt(s)
+            return 0
         }
         return launch(s, if (kind == KIND_WRITE) "fi_write" else "fi_read")
     }
@@ -665,7 +675,7 @@ internal class OfiTransport(
         txContext[s] = context
         txFlags[s] = flags
         txLen[s] = n.toLong()
-        txRemote[s] = remoteOffset
+        txRemote[s] = if (virtAddr) key + remoteOffset else remoteOffset
         txKey[s] = key
         txAtomic[s] = (type.code shl 8) or op.code
         txCount[s] = count
@@ -955,6 +965,10 @@ internal class OfiTransport(
         var work = retryPending() + repostParked()
         if (txTimeout > 0) work += checkLiveness()
         work += domain.work.poll()
+        while (emptyRma.isNotEmpty()) {
+            rmaDone(emptyRma.removeAt(emptyRma.size - 1))
+            work++
+        }
         while (true) {
             val n = fnReadFrom.call()
             if (n > 0) {
@@ -1105,6 +1119,7 @@ internal class OfiTransport(
     override fun abort(err: Int, why: String) {
         dead = why
         host.eventError(err, "$rail endpoint ${host.name}: $why")
+        emptyRma.clear() // their slots fail below with the rest
         for (s in 0 until txSlots) if (txBusy[s] && !txZombie[s]) failNow(s, err, why)
         txPending.clear()
     }

@@ -26,13 +26,12 @@ import org.agrona.concurrent.UnsafeBuffer
 class OfiRmaTest :
     FunSpec({
         test(
-            "ofi:tcp and ofi:sockets claim RMA and atomics; ofi:shm, whose registrations need FI_MR_VIRT_ADDR, neither"
+            "ofi:tcp, ofi:sockets and ofi:shm (FI_MR_VIRT_ADDR: regions keyed by their address) claim RMA and atomics"
         ) {
-            for (p in listOf("ofi:tcp:lo", "ofi:sockets:lo")) {
+            for (p in listOf("ofi:tcp:lo", "ofi:sockets:lo", "ofi:shm")) {
                 val caps = Braid.getInfo(Hints(provider = p)).first().caps
                 (caps and Caps.RMA_ALL) shouldBe Caps.RMA_ALL
             }
-            (Braid.getInfo(Hints(provider = "ofi:shm")).first().caps and Caps.RMA_ALL) shouldBe 0L
             // In a link the native rail carries messages only: the link's regions are not registered natively.
             val link =
                 Braid.getInfo(Hints(provider = "link").with(braid.provider.link.LinkParams.LINKS, "shm+ofi:tcp:lo"))
@@ -118,9 +117,25 @@ class OfiRmaTest :
             }
         }
 
-        test("a domain whose rail carries no native RMA keeps Braid's own keys") {
+        test("ofi:shm keys each region by its address (FI_MR_VIRT_ADDR) and refuses a requested key") {
+            // ofi:shm with RMA: its regions are keyed by their address (FI_MR_VIRT_ADDR), and a requested key refused.
             TestFabric(rail = Rail.ofi("ofi:shm")).use { f ->
-                val mr = f.nodes[0].domain.registerMemory(direct(64), MrAccess.REMOTE)
+                val buf = direct(64)
+                val mr = f.nodes[0].domain.registerMemory(buf, MrAccess.REMOTE)
+                mr.key shouldBe buf.addressOffset()
+                val e =
+                    shouldThrow<braid.core.FabricException> {
+                        f.nodes[0].domain.registerMemory(direct(64), MrAccess.REMOTE, 77)
+                    }
+                e.message shouldContain "FI_MR_VIRT_ADDR"
+            }
+        }
+
+        test("a domain whose rail carries no native RMA keeps Braid's own keys") {
+            // A domain opened without RMA and atomics (every native provider here has them otherwise).
+            val info = Braid.getInfo(Hints(caps = Caps.MSG or Caps.TAGGED, provider = "ofi:shm")).first()
+            Braid.fabric(info).use { fabric ->
+                val mr = fabric.domain(info).registerMemory(direct(64), MrAccess.REMOTE)
                 mr.native shouldBe null
                 mr.key shouldNotBe 0L
             }
