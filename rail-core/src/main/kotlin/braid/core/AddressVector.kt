@@ -27,8 +27,6 @@ internal constructor(
     public val isReadOnly: Boolean,
     @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden(),
 ) : PeerAddressVector, AutoCloseable {
-    internal constructor(domain: Domain, type: AvType) : this(domain, type, AddressTable.local(), null, false)
-
     /** Parsed addresses of recently used slots: rails ask for the same few peers again and again. */
     private val cacheSlot = IntArray(CACHE_SIZE) { -1 }
     private val cachePeer = arrayOfNulls<PeerAddress>(CACHE_SIZE)

@@ -88,7 +88,7 @@ internal constructor(
     @JvmOverloads
     public fun addressVector(type: AvType = info.domainAttr.avType): AddressVector {
         checkOpen()
-        return AddressVector(this, if (type == AvType.UNSPEC) AvType.TABLE else type)
+        return AddressVector(this, if (type == AvType.UNSPEC) AvType.TABLE else type, AddressTable.local(), null, false)
     }
 
     /**
