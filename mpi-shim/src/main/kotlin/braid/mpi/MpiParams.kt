@@ -131,7 +131,8 @@ public class MpiParams : ModuleParams {
                 "coll_offload",
                 "BRAID_MPI_COLL_OFFLOAD",
                 true,
-                "whether communicators' collectives go through the intra-node shared-memory offload where ranks share a host (false: point-to-point schedules only)",
+                "whether communicators' collectives go through the intra-node shared-memory offload where ranks " +
+                    "share a host (false: point-to-point schedules only)",
             )
 
         /** Every `braid.mpi` parameter. */

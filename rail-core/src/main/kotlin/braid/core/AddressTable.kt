@@ -54,10 +54,6 @@ private constructor(
     private var freeSlots = IntArray(0)
     private var freeCount = 0
 
-    /** Whether this table lives in a shared file ([shared]): fixed in size, never compacted. */
-    val isShared: Boolean
-        get() = segment != null
-
     init {
         if (segment == null) {
             slotTable = UnsafeBuffer(ByteArray(INITIAL * SLOT_ENTRY))
@@ -93,6 +89,14 @@ private constructor(
         get() = header.getLongVolatile(H_CHANGES)
 
     fun changed() = header.putLongOrdered(H_CHANGES, header.getLong(H_CHANGES) + 1)
+
+    /** The pid of the process that created this shared table, or 0 for a table of this process. */
+    val owner: Long
+        get() = header.getLong(H_OWNER)
+
+    /** The AV type (its `AvType` ordinal) this shared table was created with. */
+    val typeOrdinal: Int
+        get() = header.getInt(H_TYPE)
 
     /** Arena chunks in use; the last one takes new records from [tailOffset]. */
     private var chunksUsed: Int
@@ -156,10 +160,7 @@ private constructor(
         if (tailOffset + length > CHUNK_SIZE) {
             if (chunksUsed >= chunks.size) {
                 if (segment != null)
-                    throw FabricException(
-                        Errno.ENOSPC,
-                        "address vector: the shared address arena of ${chunks.size.toLong() * CHUNK_SIZE shr 20} MiB is full; open it with a larger count",
-                    )
+                    throw sharedFull("address arena of ${chunks.size.toLong() * CHUNK_SIZE shr 20} MiB")
                 if (chunks.size >= MAX_CHUNKS)
                     throw FabricException(
                         Errno.ENOMEM,
@@ -236,10 +237,7 @@ private constructor(
     /** Files [slot] under [hash]. */
     fun indexAdd(hash: Long, slot: Int) {
         if (segment != null && (indexUsed + 1) * 4L > (indexMask + 1) * 3L)
-            throw FabricException(
-                Errno.ENOSPC,
-                "address vector: the shared reverse index of ${indexMask + 1} keys is full; open it with a larger count",
-            )
+            throw sharedFull("reverse index of ${indexMask + 1} keys")
         if (segment == null && (indexUsed + 1) * 5L > (indexMask + 1) * 3L) rehash()
         var i = mix(hash).toInt() and indexMask
         while (true) {
@@ -308,13 +306,13 @@ private constructor(
 
     private fun offsetOf(slot: Int): Int = (((where(slot) - 1).toLong() shl 3) and (CHUNK_SIZE - 1).toLong()).toInt()
 
+    /** What a full shared table throws: its [part] cannot grow in a file laid out at creation. */
+    private fun sharedFull(part: String) =
+        FabricException(Errno.ENOSPC, "address vector: the shared $part is full; open it with a larger count")
+
     /** Room for at least [need] slots: doubled in this process's table; a shared table is full. */
     private fun grow(need: Int) {
-        if (segment != null)
-            throw FabricException(
-                Errno.ENOSPC,
-                "address vector: the shared table holds $capacity addresses (its count when created); open it with a larger count",
-            )
+        if (segment != null) throw sharedFull("table of $capacity addresses (its count when created)")
         var size = capacity
         while (size < need) size = if (size >= (1 shl 30)) Int.MAX_VALUE else size * 2
         val grown = UnsafeBuffer(ByteArray(size * SLOT_ENTRY))
@@ -413,12 +411,6 @@ private constructor(
             }
             return AddressTable(segment, header)
         }
-
-        /** The pid of the process that created a shared [table], or 0 for a table of this process. */
-        fun ownerOf(table: AddressTable): Long = table.header.getLong(H_OWNER)
-
-        /** The AV type (its `AvType` ordinal) a shared [table] was created with. */
-        fun typeOf(table: AddressTable): Int = table.header.getInt(H_TYPE)
 
         private const val MAGIC = 0x3156_4144_4941_5242L // "BRAIDAV1", little-endian
         private const val HEADER = 128

@@ -200,7 +200,7 @@ internal constructor(
             throw FabricException(
                 Errno.EACCES,
                 "address vector '$name': $call refused: this process opened it read-only (FI_READ); the process that " +
-                    "created it (pid ${AddressTable.ownerOf(table)}) inserts and removes addresses, and the others see them",
+                    "created it (pid ${table.owner}) inserts and removes addresses, and the others see them",
             )
     }
 

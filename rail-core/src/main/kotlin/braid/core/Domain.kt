@@ -141,7 +141,7 @@ internal constructor(
                     "address vector '$name': no shared AV at $path; the process that inserts must create it first " +
                         "(createSharedAddressVector), then the others open it",
                 )
-        return AddressVector(this, AvType.entries[AddressTable.typeOf(table)], table, name, true)
+        return AddressVector(this, AvType.entries[table.typeOrdinal], table, name, true)
     }
 
     private fun sharedAvPath(name: String): java.nio.file.Path {

@@ -463,7 +463,8 @@ internal class OffloadEngine(
         if (who.alive()) return false
         fail(
             Errno.ECONNRESET,
-            "local rank $j (group rank ${groupRanks[j]}, pid ${who.pid}) died before it mapped the shared-memory segment; its part of this host's collective will never come",
+            "local rank $j (group rank ${groupRanks[j]}, pid ${who.pid}) died before it mapped the shared-memory " +
+                "segment; its part of this host's collective will never come",
             j,
         )
         return true

@@ -99,7 +99,8 @@ public object LinkParams {
             "resend_bytes",
             "BRAID_LINK_RESEND_BYTES",
             8 shl 20,
-            "bytes of sent eager messages a link with several network rails keeps until acknowledged, to resend them on a surviving rail when theirs dies (0: none, a dying rail loses what it had in flight)",
+            "bytes of sent eager messages a link with several network rails keeps until acknowledged, to resend " +
+                "them on a surviving rail when theirs dies (0: none, a dying rail loses what it had in flight)",
         )
 
     @JvmField
