@@ -182,9 +182,15 @@ class MultiRailTest :
                     b.ep.stats().rail(first)!!.failovers shouldBe 1
                     a.ep.stats().render() shouldContain "failovers"
                     a.ep.tryTrecv(directed, 0, 16, f.addrs[0][1], 9, 0, "last") shouldBe 0
-                    (b.ep.transport as LinkTransport).rail(second)!!.close()
+                    // b closes both its rails: the reset one may have reconnected meanwhile (the retry tick re-admits
+                    // it), so closing only the other would leave "none left" to a race.
+                    val bLink = b.ep.transport as LinkTransport
+                    bLink.rail(second)!!.close()
+                    bLink.rail(first)!!.close()
                     val other = link.rail(second) as TcpTransport
-                    driveUntil("a sees b gone on rail $second", listOf(a, b)) { other.peerFor(toB)?.dead == true }
+                    driveUntil("a sees b gone on rails $second and $first", listOf(a, b)) {
+                        other.peerFor(toB)?.dead == true && mine.peerFor(toB)?.dead == true
+                    }
                     (a.ep.tryTsend(buf("third"), 0, 5, toB, 7, null) < 0) shouldBe true
                     // The refusal names the peer and every rail tried.
                     val refusal =
