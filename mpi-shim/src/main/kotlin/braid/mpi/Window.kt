@@ -93,12 +93,27 @@ private constructor(
     @Volatile private var freed = false
 
     init {
-        targets.exchange(baseMr?.key ?: 0, size, dispUnit, controlMr.key)
-        if (mpi.settings[MpiParams.WIN_DIRECT]) targets.mapHost(host.segment.buffer, host.dataAt, host.controlAt)
+        val direct = mpi.settings[MpiParams.WIN_DIRECT]
+        targets.exchange(baseMr?.key ?: 0, size, dispUnit, controlMr.key, direct && host.dataAt.all { it >= 0 })
+        if (direct) targets.mapHost(host.segment.buffer, host.dataAt, host.controlAt)
         WindowServant.acquire(mpi)
     }
 
     @JvmSynthetic internal fun name(): String = name
+
+    /**
+     * For tests: takes [target]'s accumulate lock word and keeps it, as a process that dies inside an accumulate leaves
+     * it.
+     */
+    @JvmSynthetic
+    internal fun holdAccumulateLock(target: Int) {
+        check(locks.casWord("holdAccumulateLock", target, WindowControl.ACC_LOCK, 0, comm.rank + 1L) == 0L)
+    }
+
+    /** Whether this window's accumulates run under the target's lock with a plain loop ([WindowTargets]). */
+    @get:JvmSynthetic
+    internal val lockedAccumulates: Boolean
+        get() = targets.lockedAccumulates
 
     public fun getName(): String = name
 

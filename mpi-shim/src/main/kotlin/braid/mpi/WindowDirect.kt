@@ -11,12 +11,17 @@ import org.agrona.concurrent.UnsafeBuffer
 /**
  * The same-host path of a [Window]: where the target's window memory is in the segment this process shares with it
  * ([WindowTargets.directData]: `allocate` and `allocateShared` windows, a target on this host), an operation is done
- * here and now on the mapping, as MPICH's shared-memory RMA does it. [put] and [get] are copies; the accumulates on
- * elements the rail has atomics for are [AtomicOps]' compare-and-swap per element, the very code the target's rail runs
- * for operations that arrive from other hosts, on the same memory, so the two mix without a lost update; the other
- * elements are read, combined and written back under the target's accumulate lock word, which remote origins take by
- * the rail's compare-and-swap on the same word. Each operation is complete at the target when it returns, so the target
- * makes no call and drives no progress for it, and a flush has nothing left to wait for.
+ * here and now on the mapping, as MPICH's shared-memory RMA does it. [put] and [get] are copies. Accumulates:
+ * - on a window whose processes all reach each other here ([WindowTargets.lockedAccumulates]: no operation can come
+ *   through the rail), every accumulate, fetch-and-op and compare-and-swap is read, combined and written back with a
+ *   plain loop under the target's accumulate lock word: one lock per operation instead of one CPU atomic per element;
+ * - otherwise, on elements the rail has atomics for, [AtomicOps]' compare-and-swap per element, the very code the
+ *   target's rail runs for operations that arrive from other hosts, on the same memory, so the two mix without a lost
+ *   update; the other elements under the accumulate lock word, which remote origins take by the rail's compare-and-swap
+ *   on the same word.
+ *
+ * Each operation is complete at the target when it returns, so the target makes no call and drives no progress for it,
+ * and a flush has nothing left to wait for.
  */
 internal class WindowDirect(
     private val win: Window,
@@ -114,7 +119,8 @@ internal class WindowDirect(
 
     /**
      * `target = target op origin` on [count] × [type] at [disp], the old values to [result] (packed, from [resultAt])
-     * when given: by [AtomicOps] on [native] elements (null: under the accumulate lock, [basic] elements).
+     * when given: by [AtomicOps] on [native] elements, else (no native atomic, or [WindowTargets.lockedAccumulates])
+     * under the accumulate lock, as [basic] elements.
      */
     fun update(
         call: String,
@@ -133,7 +139,7 @@ internal class WindowDirect(
         reporting: Boolean,
     ): Request {
         val shm = targets.shm
-        if (native != null) {
+        if (native != null && !targets.lockedAccumulates) {
             val aop = WindowAccumulate.atomicOpOf(op)
             // NO_OP reads no operand; the result buffer stands in for it.
             val operand = if (op === Op.NO_OP) result!! else origin
@@ -155,16 +161,14 @@ internal class WindowDirect(
             }
             return done(reporting)
         }
-        val runs = targets.runs(call, target, disp, count, type, WindowOps.MAX_RUN, basic.size)
         val elementType = WindowAccumulate.datatypeOf(basic)
+        // The runs are checked inside the lock (a range error gives it back on its way out): the common single run
+        // needs no list.
         locks.underAccumulateLock(target) {
-            for (i in runs.at.indices) {
-                val at = (base + runs.remote[i]).toInt()
-                val len = runs.len[i]
-                result?.putBytes(resultAt + runs.at[i], shm, at, len)
+            eachRun(call, target, base, disp, count, type, basic.size) { remote, at, len ->
+                result?.putBytes(resultAt + at, shm, remote, len)
                 // target = target op origin: combinePacked computes inout = input op inout.
-                if (op !== Op.NO_OP)
-                    op.combinePacked(origin, originAt + runs.at[i], shm, at, len / basic.size, elementType)
+                if (op !== Op.NO_OP) op.combinePacked(origin, originAt + at, shm, remote, len / basic.size, elementType)
             }
         }
         return done(reporting)
@@ -234,7 +238,8 @@ internal class WindowDirect(
 
     /**
      * `MPI_Compare_and_swap` on one element of [len] bytes at byte [at] of the target's memory: [AtomicOps]' CSWAP on
-     * [native] elements, else compared and replaced under the accumulate lock.
+     * [native] elements, else (or on a window of [WindowTargets.lockedAccumulates]) compared and replaced under the
+     * accumulate lock.
      */
     fun compareAndSwap(
         target: Int,
@@ -251,7 +256,7 @@ internal class WindowDirect(
         originView.wrap(origin)
         compareView.wrap(compare)
         resultView.wrap(result)
-        if (native != null) {
+        if (native != null && !targets.lockedAccumulates) {
             AtomicOps.execute(shm, where, originView, 0, compareView, 0, resultView, 0, native, AtomicOp.CSWAP, 1)
             return
         }

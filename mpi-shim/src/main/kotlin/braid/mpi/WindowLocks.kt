@@ -143,9 +143,33 @@ internal class WindowLocks(private val win: Window, private val targets: WindowT
         targets.await(targets.submit(r))
     }
 
-    /** Runs [block] holding [target]'s accumulate lock word (a compare-and-swap spin lock in its control region). */
+    /**
+     * Runs [block] holding [target]'s accumulate lock word (a compare-and-swap spin lock in its control region). On a
+     * target this process maps, the word is taken by the CPU's compare-and-swap and given back by a release store (the
+     * holder is its only writer), the same word the rail's compare-and-swap takes for origins elsewhere.
+     */
     inline fun underAccumulateLock(target: Int, block: () -> Unit) {
         val me = win.comm.rank + 1L
+        val control = targets.directControl(target)
+        if (control >= 0) {
+            val shm = targets.shm
+            val word = (control + WindowControl.ACC_LOCK).toInt()
+            if (!shm.compareAndSetLong(word, 0, me)) {
+                beginWait()
+                while (!shm.compareAndSetLong(word, 0, me)) backOff(
+                    "MPI_Accumulate",
+                    target,
+                    (shm.getLongVolatile(word) - 1).toInt(),
+                    "the accumulate lock",
+                )
+            }
+            try {
+                block()
+            } finally {
+                shm.putLongOrdered(word, 0)
+            }
+            return
+        }
         beginWait()
         while (true) {
             val old = casWord("MPI_Accumulate (lock)", target, WindowControl.ACC_LOCK, 0, me)

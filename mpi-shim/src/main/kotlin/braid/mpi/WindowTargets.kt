@@ -39,18 +39,36 @@ internal class WindowTargets(private val win: Window, private val n: Int) {
     /** Each target's attach table as last read (address, length, key triples); cleared at every synchronisation. */
     private val remoteTables = arrayOfNulls<LongArray>(n)
 
-    /** Every process's (memory key, size, unit, control key), from an allgather over the window. */
-    fun exchange(key: Long, size: Long, dispUnit: Int, controlKey: Long) {
-        val mine = ByteBuffer.allocate(4 * 8).order(ByteOrder.nativeOrder())
+    /**
+     * Whether every accumulate-family operation on this window, from every process, is done on the host mapping under
+     * the target's accumulate lock with a plain loop ([WindowDirect.update]), as MPICH does on one node: set when every
+     * process of the window reaches every other's memory directly, so no operation can reach a target through the rail,
+     * whose target side updates element by element with compare-and-swap and takes no lock. Agreed in [exchange], as
+     * one process alone cannot know that of the others.
+     */
+    var lockedAccumulates: Boolean = false
+        private set
+
+    /**
+     * Every process's (memory key, size, unit, control key), from an allgather over the window, and whether each one
+     * reaches every process's memory directly ([reachesAll]), which decides [lockedAccumulates].
+     */
+    fun exchange(key: Long, size: Long, dispUnit: Int, controlKey: Long, reachesAll: Boolean) {
+        val mine = ByteBuffer.allocate(FIELDS * 8).order(ByteOrder.nativeOrder())
         mine.putLong(0, key).putLong(8, size).putLong(16, dispUnit.toLong()).putLong(24, controlKey)
-        val all = ByteBuffer.allocate(n * 4 * 8).order(ByteOrder.nativeOrder())
-        win.comm.allgather(mine, 4, Datatype.LONG, all, 4, Datatype.LONG)
+        mine.putLong(32, if (reachesAll) 1 else 0)
+        val all = ByteBuffer.allocate(n * FIELDS * 8).order(ByteOrder.nativeOrder())
+        win.comm.allgather(mine, FIELDS, Datatype.LONG, all, FIELDS, Datatype.LONG)
+        var everyone = true
         for (r in 0 until n) {
-            keys[r] = all.getLong(r * 32)
-            sizes[r] = all.getLong(r * 32 + 8)
-            units[r] = all.getLong(r * 32 + 16).toInt()
-            controlKeys[r] = all.getLong(r * 32 + 24)
+            val at = r * FIELDS * 8
+            keys[r] = all.getLong(at)
+            sizes[r] = all.getLong(at + 8)
+            units[r] = all.getLong(at + 16).toInt()
+            controlKeys[r] = all.getLong(at + 24)
+            everyone = everyone && all.getLong(at + 32) == 1L
         }
+        lockedAccumulates = everyone
     }
 
     /** The host segment [shm] and where each process of this host has its memory and control region in it. */
@@ -349,5 +367,10 @@ internal class WindowTargets(private val win: Window, private val n: Int) {
         oneKey = resolvedKey
         oneLen = total.toInt()
         return true
+    }
+
+    private companion object {
+        /** The longs each process contributes to [exchange]. */
+        const val FIELDS = 5
     }
 }

@@ -4,6 +4,7 @@ import braid.core.Settings
 import braid.mpi.testing.WindowChecks
 import braid.mpi.testing.runRanks
 import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.shouldBe
 
 class WindowTest :
     FunSpec({
@@ -64,6 +65,29 @@ class WindowTest :
         // Rank 0 reaches the others through the rail (its rail's atomics), the others reach each other and rank 0 on
         // the shared mapping (the CPU's): updates of one element from both schemes must still never be lost.
         val railForRank0 = { r: Int -> if (r == 0) Settings.NONE.with(MpiParams.WIN_DIRECT, false) else Settings.NONE }
+
+        test(
+            "a window whose ranks all reach each other here locks per accumulate; one rank through the rail, per element"
+        ) {
+            for (mixed in listOf(false, true)) {
+                runRanks(3, settings = if (mixed) railForRank0 else { _ -> Settings.NONE }) { mpi ->
+                    val w = mpi.world
+                    val win = Window.allocate(64, 8, w)
+                    win.lockedAccumulates shouldBe !mixed
+                    win.free()
+                    // A window over caller memory is not in the host mapping: never locked per accumulate.
+                    val created =
+                        Window.create(
+                            java.nio.ByteBuffer.allocateDirect(64).order(java.nio.ByteOrder.nativeOrder()),
+                            64,
+                            8,
+                            w,
+                        )
+                    created.lockedAccumulates shouldBe false
+                    created.free()
+                }
+            }
+        }
 
         test(
             "same-host direct atomics and the rail's atomics on one location, mixed, add up exactly on every type and op"

@@ -86,6 +86,12 @@ class WindowMultiProcessIT :
         ) {
             runDeath(dir, "shared-holder-death", "shared-holder-death")
         }
+
+        test(
+            "a rank killed holding an accumulate lock word: the others' accumulates on it fail naming it, nothing hangs"
+        ) {
+            runDeath(dir, "accumulate-holder-death", "accumulate-holder-death")
+        }
     })
 
 /** Ranks 0..2 of [scenario] through a file bootstrap; rank 2 dies (exit 9), 0 and 1 see its failures and exit 0. */

@@ -67,6 +67,7 @@ object WindowRankMain {
                     "peer-death" -> peerDeath(mpi)
                     "holder-death" -> holderDeath(mpi)
                     "shared-holder-death" -> sharedHolderDeath(mpi)
+                    "accumulate-holder-death" -> accumulateHolderDeath(mpi)
                     else -> error("unknown scenario $scenario")
                 }
                 println("OK rank ${mpi.world.rank} of ${mpi.world.size}: one-sided $scenario")
@@ -149,6 +150,50 @@ object WindowRankMain {
         expectFailedNaming2(win.getName()) { win.lock(Window.LOCK_SHARED, 0, 0) }
         // The survivors go on with the lock of rank 1, which nobody dead holds: each adds 1 there under it.
         win.lock(Window.LOCK_EXCLUSIVE, 1, 0)
+        win.accumulate(one, 1, Datatype.LONG, 1, 0, 1, Datatype.LONG, braid.mpi.Op.SUM)
+        win.unlock(1)
+        if (w.rank == 1) {
+            val deadline = System.nanoTime() + 30_000_000_000L
+            while (win.base!!.getLong(0) != 2L) {
+                if (System.nanoTime() > deadline)
+                    throw AssertionError("rank 1's counter is ${win.base!!.getLong(0)}, not 2")
+                Thread.onSpinWait()
+            }
+        }
+        val other = 1 - w.rank
+        w.sendRecv(ByteBuffer.allocate(4), 1, Datatype.INT, other, 3, ByteBuffer.allocate(4), 1, Datatype.INT, other, 3)
+    }
+
+    /**
+     * Rank 2 dies holding rank 0's accumulate lock word (as if inside an accumulate): ranks 0 and 1, accumulating on
+     * rank 0 on a window whose accumulates all take that word, get MPIX_ERR_PROC_FAILED naming rank 2 and the window
+     * instead of spinning for ever; rank 1's word serves them both.
+     */
+    private fun accumulateHolderDeath(mpi: Mpi) {
+        val w = mpi.world
+        val win = Window.allocate(64, 8, w)
+        check(win.lockedAccumulates) { "a one-host allocate window should lock per accumulate" }
+        val one = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder()).putLong(0, 1)
+        if (w.rank == 2) win.holdAccumulateLock(0)
+        w.barrier()
+        if (w.rank == 2) Runtime.getRuntime().halt(9)
+        win.lock(Window.LOCK_SHARED, 0, 0)
+        expectFailedNaming2(win.getName()) {
+            win.accumulate(one, 1, Datatype.LONG, 0, 0, 1, Datatype.LONG, braid.mpi.Op.SUM)
+            win.flush(0)
+        }
+        expectFailedNaming2("accumulate lock") {
+            win.fetchAndOp(
+                one,
+                ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder()),
+                Datatype.LONG,
+                0,
+                0,
+                braid.mpi.Op.SUM,
+            )
+        }
+        win.unlock(0)
+        win.lock(Window.LOCK_SHARED, 1, 0)
         win.accumulate(one, 1, Datatype.LONG, 1, 0, 1, Datatype.LONG, braid.mpi.Op.SUM)
         win.unlock(1)
         if (w.rank == 1) {
