@@ -139,7 +139,10 @@ internal class OfiTransport(
     /** Where a staged read or fetch is copied back to at completion (a heap buffer's), else null. */
     private val txBack = arrayOfNulls<UnsafeBuffer>(txSlots)
     private val txBackAt = IntArray(txSlots)
-    /** Whether the slot holds an operation (its context may be null), and since when ([System.nanoTime]). */
+    /**
+     * Whether the slot holds an operation (its context may be null), and since when ([System.nanoTime]) the liveness
+     * check first saw it ([NOT_SEEN] until then: stamping each operation as it starts would read the clock per send).
+     */
     private val txBusy = BooleanArray(txSlots)
     private val txSince = LongArray(txSlots)
     /**
@@ -148,6 +151,8 @@ internal class OfiTransport(
      */
     private val txZombie = BooleanArray(txSlots)
     private var lastLivenessCheck = 0L
+    /** Duty cycles since the liveness check last read the clock. */
+    private var livenessPolls = 0
     /** The cached registration the slot's local buffer holds (FI_MR_LOCAL providers), else null. */
     private val txMr = arrayOfNulls<OfiMrCache.Entry>(txSlots)
     private val txStage = arrayOfNulls<UnsafeBuffer>(txSlots)
@@ -367,7 +372,7 @@ internal class OfiTransport(
         if (txFree.isEmpty()) return -Errno.EAGAIN
         val s = txFree.removeAt(txFree.size - 1)
         txBusy[s] = true
-        txSince[s] = System.nanoTime()
+        txSince[s] = NOT_SEEN
         txKind[s] = KIND_SEND
         txContext[s] = context
         txFlags[s] = flags
@@ -723,7 +728,7 @@ internal class OfiTransport(
         }
         val s = txFree.removeAt(txFree.size - 1)
         txBusy[s] = true
-        txSince[s] = System.nanoTime()
+        txSince[s] = NOT_SEEN
         txDest[s] = nd
         return s
     }
@@ -994,15 +999,25 @@ internal class OfiTransport(
      * The liveness timeout ([OfiParams.TX_TIMEOUT]): an operation the native provider has not completed, or that its
      * `-FI_EAGAIN` has held back, for that long fails with ETIMEDOUT naming the peer — a killed peer on a provider that
      * never says so (shm's queue to a dead process fills and stays full) ends in an error, never a hang. Looked at a
-     * few times per period, so it costs nothing per operation.
+     * few times per period, so it costs nothing per operation: the clock is read only while an operation is in flight,
+     * and then once every [LIVENESS_POLLS] duty cycles (a busy-polling loop reads no clock per poll), and an
+     * operation's age counts from the first look that found it, so it fails between one and one and a half periods
+     * after it began.
      */
     private fun checkLiveness(): Int {
+        if (txFree.size == txSlots || ++livenessPolls < LIVENESS_POLLS) return 0
+        livenessPolls = 0
         val now = System.nanoTime()
         if (now - lastLivenessCheck < txTimeout / 4) return 0
         lastLivenessCheck = now
         var failed = 0
         for (s in 0 until txSlots) {
-            if (!txBusy[s] || txZombie[s] || now - txSince[s] < txTimeout) continue
+            if (!txBusy[s] || txZombie[s]) continue
+            if (txSince[s] == NOT_SEEN) {
+                txSince[s] = now
+                continue
+            }
+            if (now - txSince[s] < txTimeout) continue
             val why =
                 "no completion from native peer ${braidSource(txDest[s]).let { if (it == FiAddr.NOTAVAIL) "?" else it }} " +
                     "in ${txTimeout / 1_000_000} ms (ofi.tx_timeout, BRAID_OFI_TX_TIMEOUT): the peer is gone or " +
@@ -1172,6 +1187,10 @@ internal class OfiTransport(
         const val SCRATCH = CQ_BATCH * 48 + CQ_BATCH * 8 + ERR_ENTRY + 8 + 8 + NAME_MAX + ATTR_SIZE
         const val STAGE_MIN = 256
         const val SWEEP_SLACK = 1024L
+        /** [txSince] of an operation the liveness check has not looked at yet. */
+        const val NOT_SEEN = Long.MIN_VALUE
+        /** Duty cycles between two readings of the clock by the liveness check while operations are in flight. */
+        const val LIVENESS_POLLS = 64
         const val FI_CQ_FORMAT_TAGGED = 4
         const val FI_WAIT_NONE = 0
         const val FI_ADDR_UNSPEC = -1L
