@@ -1097,7 +1097,10 @@ internal class OfiTransport(
         val olen = OfiOps.getLong(errBuf + 48)
         val text = describe(err, provErrno, OfiOps.getLong(errBuf + 64))
         if (s < 0) {
-            host.eventError(errnoOf(-err), "$rail: $text")
+            // Not this rail's slot: a native deferred request issued on this endpoint (its fi_deferred_work is its
+            // context), or else nothing Braid knows, which is reported as an event.
+            if (!domain.work.nativeError(OfiOps.getLong(errBuf), errnoOf(-err), text))
+                host.eventError(errnoOf(-err), "$rail: $text")
         } else if (s < txSlots && txZombie[s]) {
             releaseTx(s)
         } else if (s < txSlots && txKind[s] != KIND_SEND) {
