@@ -11,6 +11,7 @@ import com.sun.jna.Memory
 import com.sun.jna.Pointer
 import java.util.IdentityHashMap
 import org.agrona.DirectBuffer
+import org.agrona.collections.Long2ObjectHashMap
 
 /**
  * Native deferred work for one native domain: `fi_control(domain, FI_QUEUE_WORK, &work)` with native counters
@@ -25,17 +26,19 @@ import org.agrona.DirectBuffer
  * Counters. Each Braid [Counter] a native request waits on or completes into is bound to one native counter ([Mirror]).
  * Braid to native: every change of the Braid counter, up or down, sets the native count to the Braid counter's success
  * plus error count (what Braid's thresholds compare), under the domain lock, and the provider fires what that count
- * reaches. Native to Braid: the provider writes no CQ entry for deferred work (fi_trigger(3); sockets forces it off);
- * it adds one to the request's native completion counter, a separate native counter per Braid completion counter
- * ([Mirror] says why), or to its error count when the request failed. Each duty cycle of a native rail reads both
- * (`fi_cntr_read`, `fi_cntr_readerr`) while native requests are in flight ([poll]): each native success completes one
- * request of that counter (those Braid already saw fire first, then in queue order) and adds one to the Braid
- * completion counter, whose trigger copy (if a request waits on it) then fires the next hop of a chain natively; each
- * native error fails one with an error completion naming the provider. A set that lowers a Braid counter lowers its
- * native copy, and never touches a native completion count, so no completion is lost.
+ * reaches. Native to Braid: the provider writes no CQ entry for deferred work that succeeds (fi_trigger(3); sockets
+ * forces it off); it adds one to the request's native completion counter, a separate native counter per Braid
+ * completion counter ([Mirror] says why), or to its error count when the request failed. Each duty cycle of a native
+ * rail reads both (`fi_cntr_read`, `fi_cntr_readerr`) while native requests are in flight ([poll]): each native success
+ * completes one request of that counter (those Braid already saw fire first, then in queue order) and adds one to the
+ * Braid completion counter, whose trigger copy (if a request waits on it) then fires the next hop of a chain natively;
+ * each native error fails one with an error completion naming the provider. A failure the provider reports as a CQ
+ * error entry on the request's endpoint (sockets' way) fails that very request with the entry's `prov_errno` and
+ * `fi_cq_strerror` text ([nativeError]). A set that lowers a Braid counter lowers its native copy, and never touches a
+ * native completion count, so no completion is lost.
  *
- * What is not seen: sockets drops a triggered operation whose post fails at once, with no count; such a request stays
- * FIRED. Nor does the error count carry the native `prov_errno` (no CQ error entry exists for deferred work).
+ * What is not seen: sockets drops a triggered operation whose post fails at once, with no count and no CQ entry; such a
+ * request stays FIRED.
  *
  * Cancelling. No 1.17 provider implements `FI_CANCEL_WORK`; [cancel] asks, and throws naming the provider and the fix
  * when it cannot, leaving the request queued.
@@ -65,6 +68,8 @@ internal class OfiDeferredWork(private val od: OfiDomain, private val domain: Do
     private val dones = IdentityHashMap<Counter?, Mirror>()
     /** Native requests not yet completed or failed. */
     private val byWork = IdentityHashMap<DeferredWork, Flight>()
+    /** The same requests by the address of their `fi_deferred_work`, the op context of their native CQ entries. */
+    private val byAddress = Long2ObjectHashMap<Flight>()
     private val scratch = Memory(32).also { it.clear() }
 
     /** Requests the native provider took. */
@@ -236,6 +241,7 @@ internal class OfiDeferredWork(private val od: OfiDomain, private val domain: Do
         val f = Flight(work, mem, done, t.nativeEp, length.toLong(), tag)
         done.flights += f
         byWork[work] = f
+        byAddress[f.address] = f
         queued++
         return true
     }
@@ -257,16 +263,7 @@ internal class OfiDeferredWork(private val od: OfiDomain, private val domain: Do
         while (m.owedErr > 0 && m.flights.isNotEmpty()) {
             m.owedErr--
             val f = take(m)
-            val what = if (f.work.op is DeferredOp.Tsend) "tagged send" else "send"
-            domain.deferredWork.nativeFailed(
-                f.work,
-                f.length,
-                f.tag,
-                Errno.EIO,
-                "$rail: deferred $what of ${f.length} bytes failed in the native queue (fi_cntr_readerr of its " +
-                    "native completion counter rose; the provider writes no CQ entry for deferred work, so it gives " +
-                    "no prov_errno)",
-            )
+            fail(f, Errno.EIO, "fi_cntr_readerr of its native completion counter rose, with no CQ error entry")
             n++
         }
         while (m.owed > 0 && m.flights.isNotEmpty()) {
@@ -282,12 +279,43 @@ internal class OfiDeferredWork(private val od: OfiDomain, private val domain: Do
         return n
     }
 
+    /**
+     * Under the domain lock, from a native rail's [OfiTransport.progress]: the native CQ error entry whose op context
+     * is [opContext], if that is one of these requests (`fi_deferred_work` is its own context), fails that request with
+     * [err] and [text] (`fi_cq_strerror` of the entry's `prov_errno`, as [OfiTransport] renders it) and returns true;
+     * false for any other context. sockets writes such an entry, into the CQ of the request's endpoint, when an issued
+     * deferred send fails (`sock_pe_report_tx_error`: deferred work gives up only its success completions), and counts
+     * the failure on the endpoint's own send counter, which Braid does not bind, never on the request's completion
+     * counter.
+     */
+    fun nativeError(opContext: Long, err: Int, text: String): Boolean {
+        val f = byAddress[opContext] ?: return false
+        f.done.flights.remove(f)
+        byWork.remove(f.work)
+        byAddress.remove(opContext)
+        finished++
+        fail(f, err, text)
+        return true
+    }
+
+    private fun fail(f: Flight, err: Int, why: String) {
+        val what = if (f.work.op is DeferredOp.Tsend) "tagged send" else "send"
+        domain.deferredWork.nativeFailed(
+            f.work,
+            f.length,
+            f.tag,
+            err,
+            "$rail: deferred $what of ${f.length} bytes failed in the native queue: $why",
+        )
+    }
+
     /** The request a native count belongs to: the first in queue order that Braid saw fire, else the first. */
     private fun take(m: Mirror): Flight {
         var i = m.flights.indexOfFirst { it.work.status == braid.core.WorkStatus.FIRED }
         if (i < 0) i = 0
         val f = m.flights.removeAt(i)
         byWork.remove(f.work)
+        byAddress.remove(f.address)
         finished++
         return f
     }
@@ -305,6 +333,9 @@ internal class OfiDeferredWork(private val od: OfiDomain, private val domain: Do
         return held
     }
 
+    /** The address of [work]'s `fi_deferred_work` while the native queue holds it, or 0; for specs. */
+    fun nativeWorkAddress(work: DeferredWork): Long = byWork[work]?.address ?: 0L
+
     /** The native completion counter of requests completing into [c] (null: those without one), or 0; for specs. */
     fun nativeCompletionCounter(c: Counter?): Long = dones[c]?.cntr ?: 0L
 
@@ -315,6 +346,7 @@ internal class OfiDeferredWork(private val od: OfiDomain, private val domain: Do
         if (rc == 0) {
             f.done.flights.remove(f)
             byWork.remove(work)
+            byAddress.remove(f.address)
             return
         }
         throw FabricException(

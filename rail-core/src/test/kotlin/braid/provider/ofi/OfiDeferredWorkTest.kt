@@ -156,6 +156,45 @@ class OfiDeferredWorkTest :
             }
         }
 
+        test(
+            "ofi:sockets: a native request failed by a CQ error entry (sockets' way) fails in Braid with its prov_errno"
+        ) {
+            TestFabric(rail = sockets).use { f ->
+                val a = f.nodes[0]
+                val trigger = a.domain.counter()
+                val done = a.domain.counter()
+                val w =
+                    DeferredWork(
+                        trigger,
+                        5, // not reached: the provider is the one to say it failed
+                        DeferredOp.Tsend(a.ep, direct(8), 0, 4, f.addrs[0][1], 62),
+                        done,
+                        braid.core.OpFlags.COMPLETION,
+                    )
+                a.domain.deferredWork.queue(w)
+                f.native().queued shouldBe 1L
+                // What the rail does with a native CQ error entry whose op context is the request's fi_deferred_work:
+                // sockets writes one there when an issued deferred send fails on its connection
+                // (sock_pe_report_tx_error),
+                // with the text OfiTransport renders from fi_cq_strerror. (A send that fails on the wire cannot be made
+                // on one host reliably: a closed peer makes fi_control or the trigger's post fail at once instead.)
+                val text = "Connection reset by peer (err 104, prov_errno -104: Connection reset by peer)"
+                synchronized(a.domain.lock) {
+                    f.native().nativeError(12345L, Errno.ECONNRESET, text) shouldBe false // not a request of ours
+                    f.native().nativeError(f.native().nativeWorkAddress(w), Errno.ECONNRESET, text) shouldBe true
+                }
+                val err = a.await(1).single() as braid.core.CompletionError
+                err.context shouldBe w
+                err.err shouldBe Errno.ECONNRESET
+                err.message shouldContain "ofi:sockets: deferred tagged send of 4 bytes failed in the native queue"
+                err.message shouldContain "prov_errno -104: Connection reset by peer"
+                w.status shouldBe WorkStatus.FAILED
+                done.errorValue shouldBe 1L
+                a.domain.deferredWork.inFlight shouldBe 0
+                f.native().finished shouldBe 1L
+            }
+        }
+
         test("ofi:sockets: cancel and flush of natively held work say the native queue cannot, and leave it to fire") {
             TestFabric(rail = sockets).use { f ->
                 val dwq = f.nodes[0].domain.deferredWork
