@@ -47,6 +47,24 @@ public sealed interface CommRegions {
     public fun irecv(buf: MemoryRegion, offset: Long, count: Int, type: Datatype, source: Int, tag: Int): Request =
         comm.startRegionRecv("MPI_Irecv", RegionSpan(buf, offset, count, type), source, tag)
 
+    /** `MPI_Send_init` from a region: each [Prequest.start] sends the region's current bytes. */
+    public fun sendInit(buf: MemoryRegion, offset: Long, count: Int, type: Datatype, dest: Int, tag: Int): Prequest =
+        persistent("MPI_Send_init") {
+            comm.startRegionSend("MPI_Send_init", RegionSpan(buf, offset, count, type), dest, tag, false)
+        }
+
+    /** `MPI_Ssend_init` from a region. */
+    public fun ssendInit(buf: MemoryRegion, offset: Long, count: Int, type: Datatype, dest: Int, tag: Int): Prequest =
+        persistent("MPI_Ssend_init") {
+            comm.startRegionSend("MPI_Ssend_init", RegionSpan(buf, offset, count, type), dest, tag, true)
+        }
+
+    /** `MPI_Recv_init` into a region. */
+    public fun recvInit(buf: MemoryRegion, offset: Long, count: Int, type: Datatype, source: Int, tag: Int): Prequest =
+        persistent("MPI_Recv_init") {
+            comm.startRegionRecv("MPI_Recv_init", RegionSpan(buf, offset, count, type), source, tag)
+        }
+
     // ## Collectives ##
 
     /** `MPI_Bcast` of a region from [root]. */
@@ -559,6 +577,13 @@ public sealed interface CommRegions {
 /** The one implementation of [CommRegions]. */
 private val CommRegions.comm: Comm
     get() = this as Comm
+
+/** A persistent request whose every start is [start] (its checks run at each start, through the handler). */
+private fun CommRegions.persistent(call: String, start: () -> Request): Prequest =
+    comm.guard {
+        comm.checkUsable(call)
+        Prequest(comm.mpi, comm, start)
+    }
 
 /** A region collective on an intracommunicator, started under its error handler. */
 private inline fun CommRegions.regionColl(call: String, block: (CommCollectives) -> Request): Request =
