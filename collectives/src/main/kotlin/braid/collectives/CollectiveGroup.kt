@@ -3,7 +3,6 @@ package braid.collectives
 import braid.core.AvSet
 import braid.core.Endpoint
 import braid.core.FabricException
-import braid.core.MemoryRegion
 import java.nio.ByteBuffer
 import org.agrona.DirectBuffer
 import org.agrona.MutableDirectBuffer
@@ -48,7 +47,7 @@ internal constructor(
     /** How algorithms are chosen. */
     public val tuning: CollectiveTuning,
     firstSequence: Int,
-) : AutoCloseable {
+) : AutoCloseable, RegionCollectives {
     /** How many members. */
     public val size: Int
         get() = members.size
@@ -274,476 +273,13 @@ internal constructor(
             )
             .waitFor(-1)
 
-    // ## Memory of any interface (device memory included) ##
-    //
-    // The forms below take registered regions of the group endpoint's domain instead of buffers, in memory of any
-    // [braid.core.HmemIface]. They share one staging step ([RegionStaging]): the input copied to a pooled host buffer
-    // through the endpoint's copy service (its overrides, else the built-in copy), the host collective started there,
-    // and the result copied back when it ends, before its request reports the end — so the `start…` forms' requests
-    // wait every way a request does (test, waitFor, await, future), and several may be in flight at once. A failed copy
-    // of the input throws [FabricException] with its errno; a failed copy of the result fails the request with it.
-    // The blocking forms are their `start…` form and [CollectiveRequest.waitFor].
+    // ## Memory of any interface (device memory included): RegionCollectives.kt ##
 
-    private val regions by lazy { RegionStaging(this) }
+    /** The staging of the region forms ([RegionCollectives]). */
+    @get:JvmSynthetic internal val regions: RegionStaging by lazy { RegionStaging(this) }
 
     /** The staging of the region collective being started; [run] hands it to the request it starts. Under [lock]. */
     @get:JvmSynthetic @set:JvmSynthetic internal var stagedJob: RegionJob? = null
-
-    /** Allreduce of [count] elements: [send] (null: in place, [recv] holds this rank's input) into [recv]. */
-    public fun startAllreduce(
-        send: MemoryRegion?,
-        sendOffset: Long,
-        recv: MemoryRegion,
-        recvOffset: Long,
-        count: Int,
-        datatype: Datatype,
-        op: ReduceOp,
-    ): CollectiveRequest =
-        regionReduce(CollectiveOp.ALLREDUCE, send, sendOffset, recv, recvOffset, count, datatype, op, true, 0)
-
-    /** [startAllreduce] with a user reduction. */
-    public fun startAllreduce(
-        send: MemoryRegion?,
-        sendOffset: Long,
-        recv: MemoryRegion,
-        recvOffset: Long,
-        count: Int,
-        datatype: Datatype,
-        op: UserReduction,
-    ): CollectiveRequest =
-        regionReduce(
-            CollectiveOp.ALLREDUCE,
-            send,
-            sendOffset,
-            recv,
-            recvOffset,
-            count,
-            datatype,
-            op,
-            op.isCommutative(),
-            0,
-        )
-
-    /** [startAllreduce] and wait. */
-    public fun allreduce(
-        send: MemoryRegion?,
-        sendOffset: Long,
-        recv: MemoryRegion,
-        recvOffset: Long,
-        count: Int,
-        datatype: Datatype,
-        op: ReduceOp,
-    ): Unit = startAllreduce(send, sendOffset, recv, recvOffset, count, datatype, op).waitFor(-1)
-
-    /** Reduces [count] elements of [send] to [root]'s [recv] (null elsewhere; in place at the root: null send). */
-    public fun startReduce(
-        send: MemoryRegion?,
-        sendOffset: Long,
-        recv: MemoryRegion?,
-        recvOffset: Long,
-        count: Int,
-        datatype: Datatype,
-        op: ReduceOp,
-        root: Int,
-    ): CollectiveRequest =
-        regionReduce(CollectiveOp.REDUCE, send, sendOffset, recv, recvOffset, count, datatype, op, true, root)
-
-    /** [startReduce] with a user reduction. */
-    public fun startReduce(
-        send: MemoryRegion?,
-        sendOffset: Long,
-        recv: MemoryRegion?,
-        recvOffset: Long,
-        count: Int,
-        datatype: Datatype,
-        op: UserReduction,
-        root: Int,
-    ): CollectiveRequest =
-        regionReduce(
-            CollectiveOp.REDUCE,
-            send,
-            sendOffset,
-            recv,
-            recvOffset,
-            count,
-            datatype,
-            op,
-            op.isCommutative(),
-            root,
-        )
-
-    /** [startReduce] and wait. */
-    public fun reduce(
-        send: MemoryRegion?,
-        sendOffset: Long,
-        recv: MemoryRegion?,
-        recvOffset: Long,
-        count: Int,
-        datatype: Datatype,
-        op: ReduceOp,
-        root: Int,
-    ): Unit = startReduce(send, sendOffset, recv, recvOffset, count, datatype, op, root).waitFor(-1)
-
-    /** Inclusive prefix reduction (`MPI_Scan`) of [send] (null: in place, from [recv]) into [recv]. */
-    public fun startScan(
-        send: MemoryRegion?,
-        sendOffset: Long,
-        recv: MemoryRegion,
-        recvOffset: Long,
-        count: Int,
-        datatype: Datatype,
-        op: ReduceOp,
-    ): CollectiveRequest =
-        regionReduce(CollectiveOp.SCAN, send, sendOffset, recv, recvOffset, count, datatype, op, true, 0)
-
-    /** [startScan] with a user reduction. */
-    public fun startScan(
-        send: MemoryRegion?,
-        sendOffset: Long,
-        recv: MemoryRegion,
-        recvOffset: Long,
-        count: Int,
-        datatype: Datatype,
-        op: UserReduction,
-    ): CollectiveRequest =
-        regionReduce(CollectiveOp.SCAN, send, sendOffset, recv, recvOffset, count, datatype, op, op.isCommutative(), 0)
-
-    /** Exclusive prefix reduction (`MPI_Exscan`); rank 0's [recv] is left untouched. */
-    public fun startExscan(
-        send: MemoryRegion?,
-        sendOffset: Long,
-        recv: MemoryRegion,
-        recvOffset: Long,
-        count: Int,
-        datatype: Datatype,
-        op: ReduceOp,
-    ): CollectiveRequest =
-        regionReduce(CollectiveOp.EXSCAN, send, sendOffset, recv, recvOffset, count, datatype, op, true, 0)
-
-    /** [startExscan] with a user reduction. */
-    public fun startExscan(
-        send: MemoryRegion?,
-        sendOffset: Long,
-        recv: MemoryRegion,
-        recvOffset: Long,
-        count: Int,
-        datatype: Datatype,
-        op: UserReduction,
-    ): CollectiveRequest =
-        regionReduce(
-            CollectiveOp.EXSCAN,
-            send,
-            sendOffset,
-            recv,
-            recvOffset,
-            count,
-            datatype,
-            op,
-            op.isCommutative(),
-            0,
-        )
-
-    /** Reduces `size × recvCount` elements of [send] (null: in place, from [recv]); block [rank] to [recv]. */
-    public fun startReduceScatterBlock(
-        send: MemoryRegion?,
-        sendOffset: Long,
-        recv: MemoryRegion,
-        recvOffset: Long,
-        recvCount: Int,
-        datatype: Datatype,
-        op: ReduceOp,
-    ): CollectiveRequest =
-        regionReduce(
-            CollectiveOp.REDUCE_SCATTER_BLOCK,
-            send,
-            sendOffset,
-            recv,
-            recvOffset,
-            recvCount,
-            datatype,
-            op,
-            true,
-            0,
-        )
-
-    /** [startReduceScatterBlock] with a user reduction. */
-    public fun startReduceScatterBlock(
-        send: MemoryRegion?,
-        sendOffset: Long,
-        recv: MemoryRegion,
-        recvOffset: Long,
-        recvCount: Int,
-        datatype: Datatype,
-        op: UserReduction,
-    ): CollectiveRequest =
-        regionReduce(
-            CollectiveOp.REDUCE_SCATTER_BLOCK,
-            send,
-            sendOffset,
-            recv,
-            recvOffset,
-            recvCount,
-            datatype,
-            op,
-            op.isCommutative(),
-            0,
-        )
-
-    /**
-     * The one region form of the reductions: the input ([send], or in place [recv]) staged to a host buffer, the host
-     * reduction ([reduceLike]) started on it, and the result copied back where this rank has one: [recv], only at the
-     * root for a reduce, not at rank 0 for an exscan.
-     */
-    private fun regionReduce(
-        kind: CollectiveOp,
-        send: MemoryRegion?,
-        sendOffset: Long,
-        recv: MemoryRegion?,
-        recvOffset: Long,
-        count: Int,
-        datatype: Datatype,
-        op: Any,
-        commutative: Boolean,
-        root: Int,
-    ): CollectiveRequest {
-        val name = kind.name.lowercase()
-        val scatter = kind == CollectiveOp.REDUCE_SCATTER_BLOCK
-        val n = regions.bytes(name, count, datatype, if (scatter) size + 1 else 2)
-        val inBytes = if (scatter) n * size else n
-        val input =
-            send
-                ?: recv
-                ?: throw FabricException.invalid("group $contextId: $name: send and recv are both null; give the input")
-        val out =
-            when (kind) {
-                CollectiveOp.REDUCE -> recv.takeIf { rank == root }
-                CollectiveOp.EXSCAN -> recv.takeIf { rank != 0 }
-                else -> recv
-            }
-        val at = if (send != null) sendOffset else recvOffset
-        return regions.start(name, input, at, inBytes, out, recvOffset, inBytes, n) { h ->
-            reduceLike(kind, h, 0, h, inBytes, count, datatype, op, commutative, root)
-        }
-    }
-
-    /** Broadcasts [count] elements of [region] at [offset] from [root] (its region is read, the others' written). */
-    public fun startBroadcast(
-        region: MemoryRegion,
-        offset: Long,
-        count: Int,
-        datatype: Datatype,
-        root: Int,
-    ): CollectiveRequest {
-        val n = regions.bytes("broadcast", count, datatype)
-        val mine = rank == root
-        return regions.start("broadcast", region.takeIf { mine }, offset, n, region.takeIf { !mine }, offset, 0, n) { h
-            ->
-            startBroadcast(h, 0, count, datatype, root)
-        }
-    }
-
-    /** [startBroadcast] and wait. */
-    public fun broadcast(region: MemoryRegion, offset: Long, count: Int, datatype: Datatype, root: Int): Unit =
-        startBroadcast(region, offset, count, datatype, root).waitFor(-1)
-
-    /** Gathers [count] elements of every rank's [send] into every rank's [recv], in rank order. */
-    public fun startAllgather(
-        send: MemoryRegion,
-        sendOffset: Long,
-        recv: MemoryRegion,
-        recvOffset: Long,
-        count: Int,
-        datatype: Datatype,
-    ): CollectiveRequest {
-        val n = regions.bytes("allgather", count, datatype, size + 1)
-        return regions.start("allgather", send, sendOffset, n, recv, recvOffset, n, n * size) { h ->
-            startAllgather(h, 0, h, n, count, datatype)
-        }
-    }
-
-    /** [startAllgather] and wait. */
-    public fun allgather(
-        send: MemoryRegion,
-        sendOffset: Long,
-        recv: MemoryRegion,
-        recvOffset: Long,
-        count: Int,
-        datatype: Datatype,
-    ): Unit = startAllgather(send, sendOffset, recv, recvOffset, count, datatype).waitFor(-1)
-
-    /** Gathers [count] elements of every rank's [send] into [root]'s [recv] (null elsewhere is fine), in rank order. */
-    public fun startGather(
-        send: MemoryRegion,
-        sendOffset: Long,
-        recv: MemoryRegion?,
-        recvOffset: Long,
-        count: Int,
-        datatype: Datatype,
-        root: Int,
-    ): CollectiveRequest {
-        val n = regions.bytes("gather", count, datatype, size + 1)
-        val mine = rank == root
-        val out = recv.takeIf { mine }
-        return regions.start("gather", send, sendOffset, n, out, recvOffset, n, if (mine) n * size else 0) { h ->
-            startGather(h, 0, if (mine) h else null, n, count, datatype, root)
-        }
-    }
-
-    /** Scatters [count] elements to each rank's [recv] from block i of [root]'s [send] (null elsewhere is fine). */
-    public fun startScatter(
-        send: MemoryRegion?,
-        sendOffset: Long,
-        recv: MemoryRegion,
-        recvOffset: Long,
-        count: Int,
-        datatype: Datatype,
-        root: Int,
-    ): CollectiveRequest {
-        val n = regions.bytes("scatter", count, datatype, size + 1)
-        val mine = rank == root
-        if (mine && send == null)
-            throw FabricException.invalid(
-                "group $contextId: scatter at the root (rank $rank): the send region is required"
-            )
-        val input = send.takeIf { mine }
-        val inBytes = if (mine) n * size else 0
-        return regions.start("scatter", input, sendOffset, inBytes, recv, recvOffset, inBytes, n) { h ->
-            startScatter(if (mine) h else null, 0, h, inBytes, count, datatype, root)
-        }
-    }
-
-    /** Sends block j of [send] ([count] elements) to rank j, and receives rank j's into block j of [recv]. */
-    public fun startAlltoall(
-        send: MemoryRegion,
-        sendOffset: Long,
-        recv: MemoryRegion,
-        recvOffset: Long,
-        count: Int,
-        datatype: Datatype,
-    ): CollectiveRequest {
-        val n = regions.bytes("alltoall", count, datatype, 2 * size) * size
-        return regions.start("alltoall", send, sendOffset, n, recv, recvOffset, n, n) { h ->
-            startAlltoall(h, 0, h, n, count, datatype)
-        }
-    }
-
-    // The `v` forms: counts and displacements in elements, as for buffers. The receive region's span is read first
-    // ([RegionStaging.start]'s preload), so the gaps between displacements keep their bytes.
-
-    /** `MPI_Allgatherv` on regions: rank i's `recvCounts[i]` elements land at `displs[i]`; null [send]: in place. */
-    public fun startAllgatherv(
-        send: MemoryRegion?,
-        sendOffset: Long,
-        recv: MemoryRegion,
-        recvOffset: Long,
-        recvCounts: IntArray,
-        displs: IntArray,
-        datatype: Datatype,
-    ): CollectiveRequest {
-        checkVector("recvCounts", recvCounts, displs)
-        val mine = regions.bytes("allgatherv", recvCounts[rank], datatype)
-        val out = regions.bytes("allgatherv", extent(recvCounts, displs), datatype, 2)
-        val inBytes = if (send != null) mine else 0
-        return regions.start("allgatherv", send, sendOffset, inBytes, recv, recvOffset, inBytes, out, preload = true) {
-            h ->
-            startAllgatherv(if (send != null) h else null, 0, h, inBytes, recvCounts, displs, datatype)
-        }
-    }
-
-    /** `MPI_Gatherv` on regions: [root]'s [recv] gets rank i's [sendCount] elements at `displs[i]`. */
-    public fun startGatherv(
-        send: MemoryRegion?,
-        sendOffset: Long,
-        sendCount: Int,
-        recv: MemoryRegion?,
-        recvOffset: Long,
-        recvCounts: IntArray?,
-        displs: IntArray?,
-        datatype: Datatype,
-        root: Int,
-    ): CollectiveRequest {
-        val mine = rank == root
-        if (mine && (recv == null || recvCounts == null || displs == null))
-            throw FabricException.invalid(
-                "group $contextId: gatherv at the root (rank $rank): the receive region, counts and displacements are required"
-            )
-        if (mine) checkVector("recvCounts", recvCounts!!, displs!!)
-        val inBytes = if (send != null) regions.bytes("gatherv", sendCount, datatype, 2) else 0
-        val out = if (mine) regions.bytes("gatherv", extent(recvCounts!!, displs!!), datatype, 2) else 0
-        return regions.start(
-            "gatherv",
-            send,
-            sendOffset,
-            inBytes,
-            recv.takeIf { mine },
-            recvOffset,
-            inBytes,
-            out,
-            true,
-        ) { h ->
-            startGatherv(
-                if (send != null) h else null,
-                0,
-                sendCount,
-                if (mine) h else null,
-                inBytes,
-                recvCounts,
-                displs,
-                datatype,
-                root,
-            )
-        }
-    }
-
-    /** `MPI_Scatterv` on regions: rank i's [recv] gets `sendCounts[i]` elements from `displs[i]` of [root]'s [send]. */
-    public fun startScatterv(
-        send: MemoryRegion?,
-        sendOffset: Long,
-        sendCounts: IntArray?,
-        displs: IntArray?,
-        recv: MemoryRegion,
-        recvOffset: Long,
-        recvCount: Int,
-        datatype: Datatype,
-        root: Int,
-    ): CollectiveRequest {
-        val mine = rank == root
-        if (mine && (send == null || sendCounts == null || displs == null))
-            throw FabricException.invalid(
-                "group $contextId: scatterv at the root (rank $rank): the send region, counts and displacements are required"
-            )
-        if (mine) checkVector("sendCounts", sendCounts!!, displs!!)
-        val inBytes = if (mine) regions.bytes("scatterv", extent(sendCounts!!, displs!!), datatype, 2) else 0
-        val out = regions.bytes("scatterv", recvCount, datatype, 2)
-        return regions.start("scatterv", send.takeIf { mine }, sendOffset, inBytes, recv, recvOffset, inBytes, out) { h
-            ->
-            startScatterv(if (mine) h else null, 0, sendCounts, displs, h, inBytes, recvCount, datatype, root)
-        }
-    }
-
-    /**
-     * `MPI_Alltoallv` on regions: `sendCounts[j]` elements at `sendDispls[j]` to rank j, rank j's at `recvDispls[j]`.
-     */
-    public fun startAlltoallv(
-        send: MemoryRegion,
-        sendOffset: Long,
-        sendCounts: IntArray,
-        sendDispls: IntArray,
-        recv: MemoryRegion,
-        recvOffset: Long,
-        recvCounts: IntArray,
-        recvDispls: IntArray,
-        datatype: Datatype,
-    ): CollectiveRequest {
-        checkVector("sendCounts", sendCounts, sendDispls)
-        checkVector("recvCounts", recvCounts, recvDispls)
-        val inBytes = regions.bytes("alltoallv", extent(sendCounts, sendDispls), datatype, 2)
-        val out = regions.bytes("alltoallv", extent(recvCounts, recvDispls), datatype, 2)
-        return regions.start("alltoallv", send, sendOffset, inBytes, recv, recvOffset, inBytes, out, preload = true) { h
-            ->
-            startAlltoallv(h, 0, sendCounts, sendDispls, h, inBytes, recvCounts, recvDispls, datatype)
-        }
-    }
 
     /** Reduces to [root] and waits; [recv] matters only there (null elsewhere is fine). */
     public fun reduce(
@@ -887,7 +423,8 @@ internal constructor(
     ): CollectiveRequest =
         reduceLike(CollectiveOp.EXSCAN, send, sendOffset, recv, recvOffset, count, datatype, op, op.isCommutative(), 0)
 
-    private fun reduceLike(
+    @JvmSynthetic
+    internal fun reduceLike(
         kind: CollectiveOp,
         send: DirectBuffer?,
         sendOffset: Int,
@@ -1728,7 +1265,8 @@ internal constructor(
         if (count < 0) throw FabricException.invalid("count $count must be ≥ 0")
     }
 
-    private fun checkVector(name: String, counts: IntArray, displs: IntArray) {
+    @JvmSynthetic
+    internal fun checkVector(name: String, counts: IntArray, displs: IntArray) {
         if (counts.size != size || displs.size != size)
             throw FabricException.invalid(
                 "$name and displacements need $size entries (one per rank), not ${counts.size} and ${displs.size}"
@@ -1737,7 +1275,8 @@ internal constructor(
             throw FabricException.invalid("$name[$i] = ${counts[i]}, displacement ${displs[i]}: both must be ≥ 0")
     }
 
-    private fun extent(counts: IntArray, displs: IntArray): Int {
+    @JvmSynthetic
+    internal fun extent(counts: IntArray, displs: IntArray): Int {
         var m = 0
         for (i in counts.indices) m = maxOf(m, displs[i] + counts[i])
         return m

@@ -26,7 +26,7 @@ public sealed class Comm(
     /** Process-table indices of the ranks point-to-point calls name. */
     @get:JvmSynthetic internal val targets: IntArray,
     private var name: String,
-) {
+) : CommRegions {
     /** This process's rank in the (local) group. */
     public val rank: Int = localGroup.rank
 
@@ -1274,7 +1274,8 @@ public sealed class Comm(
     @JvmSynthetic internal fun rankOfAddr(fiAddr: Long): Int = destAddr.indexOf(fiAddr)
 
     /** A request already failed with ERR_PROC_FAILED if [peer] was reported dead, else null. */
-    private fun failedPeer(call: String, peer: Int): Request? {
+    @JvmSynthetic
+    internal fun failedPeer(call: String, peer: Int): Request? {
         val why = mpi.deadPeer(destAddr[peer]) ?: return null
         return DoneRequest(mpi, this, Status(peer, Mpi.ANY_TAG, 0, false, ErrorClass.ERR_PROC_FAILED, -1)).also {
             it.errorMessage = "$call: rank $peer of $name has failed: $why"
@@ -1317,7 +1318,8 @@ public sealed class Comm(
     internal val peerCount: Int
         get() = targets.size
 
-    private fun checkDest(call: String, dest: Int) {
+    @JvmSynthetic
+    internal fun checkDest(call: String, dest: Int) {
         if (dest == Mpi.PROC_NULL) return
         if (dest !in 0 until peerCount)
             throw MPIException.of(
@@ -1327,7 +1329,8 @@ public sealed class Comm(
             )
     }
 
-    private fun checkSource(call: String, source: Int) {
+    @JvmSynthetic
+    internal fun checkSource(call: String, source: Int) {
         if (source == Mpi.PROC_NULL || source == Mpi.ANY_SOURCE) return
         if (source !in 0 until peerCount)
             throw MPIException.of(
@@ -1340,7 +1343,8 @@ public sealed class Comm(
     private fun rankSpace(): String =
         if (isInter) "the remote group of intercommunicator $name" else "communicator $name"
 
-    private fun checkTag(call: String, tag: Int, receive: Boolean) {
+    @JvmSynthetic
+    internal fun checkTag(call: String, tag: Int, receive: Boolean) {
         if (receive && tag == Mpi.ANY_TAG) return
         if (tag < 0 || tag > Mpi.TAG_UB)
             throw MPIException.of(

@@ -205,6 +205,25 @@ private constructor(
     /** [finalizeMpi]. */
     override fun close(): Unit = finalizeMpi()
 
+    /**
+     * Registers [length] bytes of [iface] memory (device memory: CUDA, ROCm … or an interface the application defines)
+     * at [address] on [device], for the region forms of the calls ([CommRegions]); [MrAccess][braid.core.MrAccess] bits
+     * in [access]. Close the region when done with it. See `docs/hmem.md`.
+     */
+    public fun registerMemory(
+        iface: braid.core.HmemIface,
+        device: Long,
+        address: Long,
+        length: Int,
+        access: Int,
+    ): braid.core.MemoryRegion = domain.registerMemory(iface, device, address, length, access)
+
+    /**
+     * Overrides [op], a copy into or out of device memory, on this process's endpoint (every communicator's traffic): 0
+     * if it took, `-ENOSYS` where its rail cannot honour it ([braid.core.Endpoint.setOp]); null [fn] removes it.
+     */
+    public fun setOp(op: braid.core.HmemOp, fn: braid.core.HmemCopyFunction?): Int = ep.setOp(op, fn)
+
     /** Whether this instance has been finalized. */
     public val finalized: Boolean
         get() = closed
@@ -307,6 +326,11 @@ private constructor(
             backlog.addLast(op)
         }
     }
+
+    /** Whether receives called earlier wait to be posted (a device receive posted alone goes after them). */
+    @get:JvmSynthetic
+    internal val receivesQueued: Boolean
+        get() = receives.isNotEmpty()
 
     /** Operations waiting in the backlog for the endpoint to take them (tests look). */
     @get:JvmSynthetic

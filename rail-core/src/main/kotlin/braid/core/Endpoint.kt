@@ -951,6 +951,29 @@ private constructor(
     public fun trySend(region: MemoryRegion, offset: Long, length: Int, dest: Long, context: Any?): Int =
         postRegionSend(region, offset, length, dest, 0, OpFlags.MSG, context)
 
+    /**
+     * The general send from `region[offset, offset+length)` (`fi_sendmsg` / `fi_tsendmsg` with the region as `desc`):
+     * [flags] as for the buffer form (TAGGED, INJECT, DELIVERY_COMPLETE …); device memory is staged as by [tryTsend].
+     */
+    public fun trySendmsg(
+        region: MemoryRegion,
+        offset: Long,
+        length: Int,
+        dest: Long,
+        tag: Long,
+        flags: Long,
+        context: Any?,
+    ): Int =
+        postRegionSend(
+            region,
+            offset,
+            length,
+            dest,
+            tag,
+            if (flags and OpFlags.TAGGED != 0L) flags else flags or OpFlags.MSG,
+            context,
+        )
+
     /** Starts [op], a suspend, future or blocking form's operation on [region]. Caller holds the lock. */
     @JvmSynthetic
     internal fun postRegion(op: PendingOp, region: MemoryRegion): Int {
