@@ -11,7 +11,7 @@ import java.nio.ByteBuffer
  *
  * Buffers: a call's data starts at byte 0 of its `ByteBuffer` (heap or direct; slice it to start elsewhere) and spans
  * `count` elements of the datatype. A contiguous layout is sent and received in place; any other is packed into a
- * staging copy.
+ * staging copy. Registered memory regions of any interface (device memory included) are buffers too: [CommRegions].
  *
  * Modes: standard ([send]), synchronous ([ssend]: completes only once a receive has matched — rail-core's
  * delivery-complete), ready ([rsend]: as standard, which the standard permits) and buffered ([bsend]: copied into the

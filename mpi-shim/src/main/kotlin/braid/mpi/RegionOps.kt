@@ -18,8 +18,8 @@ import org.agrona.concurrent.UnsafeBuffer
 
 /** `count` elements of a type at byte `offset` of a region, checked: where its bytes start, and how many. */
 internal class RegionSpan(val region: MemoryRegion, val offset: Long, val count: Int, val type: Datatype) {
-    /** The bytes the elements carry (packed). */
-    val bytes: Int
+    /** The bytes the elements carry (packed); valid once [check] has passed. */
+    val bytes: Int = (count.toLong() * type.size).toInt()
 
     /** Where a contiguous layout's bytes start in the region. */
     val start: Long
@@ -28,17 +28,14 @@ internal class RegionSpan(val region: MemoryRegion, val offset: Long, val count:
     val contiguous: Boolean
         get() = type.isContiguous
 
-    init {
-        val n = count.toLong() * type.size
-        if (n > Int.MAX_VALUE)
-            throw MPIException.of(ErrorClass.ERR_COUNT, "region", "$count × $type is $n bytes; at most 2 GiB a call")
-        bytes = n.toInt()
-    }
-
     /** Refuses a count, type, region or range the call cannot take, naming it. */
     fun check(call: String, ep: braid.core.Endpoint, what: String): RegionSpan {
         if (count < 0) throw MPIException.of(ErrorClass.ERR_COUNT, call, "count is $count; it must be ≥ 0")
         type.checkUsable(call)
+        val n = count.toLong() * type.size
+        if (n > Int.MAX_VALUE)
+            throw MPIException.of(ErrorClass.ERR_COUNT, call, "the $what: $count × $type is $n bytes; at most 2 GiB")
+        if (!contiguous) RegionPack.spanOf(call, type, region, offset, count)
         if (region.domain !== ep.domain)
             throw MPIException.of(
                 ErrorClass.ERR_BUFFER,

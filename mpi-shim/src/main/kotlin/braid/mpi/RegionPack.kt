@@ -27,7 +27,7 @@ internal class RegionPack(private val ep: Endpoint) {
         out: ByteBuffer,
         at: Int,
     ): Int {
-        val (first, n) = span(call, type, region, offset, count)
+        val (first, n) = spanOf(call, type, region, offset, count)
         val h = hostOf(n)
         copied(call, "input", region, ep.copyFromRegion(region, offset + first, UnsafeBuffer(h, 0, n), 0, n))
         return type.pack(h, (-first).toInt(), count, out, at)
@@ -43,7 +43,7 @@ internal class RegionPack(private val ep: Endpoint) {
         offset: Long,
         count: Int,
     ): Int {
-        val (first, n) = span(call, type, region, offset, count)
+        val (first, n) = spanOf(call, type, region, offset, count)
         val h = hostOf(n)
         val view = UnsafeBuffer(h, 0, n)
         copied(call, "output", region, ep.copyFromRegion(region, offset + first, view, 0, n)) // keep the gaps
@@ -52,21 +52,26 @@ internal class RegionPack(private val ep: Endpoint) {
         return end
     }
 
-    /** Where the elements' bytes start relative to [offset], and how many there are; refused outside the region. */
-    private fun span(call: String, type: Datatype, region: MemoryRegion, offset: Long, count: Int): Pair<Long, Int> {
-        if (count <= 0 || type.size == 0L) return 0L to 0
-        val step = (count - 1) * type.extent
-        val first = type.trueLb + minOf(0, step)
-        val end = type.trueLb + type.trueExtent + maxOf(0, step)
-        if (offset + first < 0 || offset + end > region.length || end - first > Int.MAX_VALUE) {
-            throw MPIException.of(
-                ErrorClass.ERR_BUFFER,
-                call,
-                "$count × $type at byte offset $offset of memory region ${region.key} needs bytes " +
-                    "[${offset + first}, ${offset + end}) but the region holds ${region.length}",
-            )
+    companion object {
+        /**
+         * Where [count] elements of [type] at [offset] of [region] start relative to [offset], and how many bytes they
+         * span; refused (`MPI_ERR_BUFFER`) outside the region.
+         */
+        fun spanOf(call: String, type: Datatype, region: MemoryRegion, offset: Long, count: Int): Pair<Long, Int> {
+            if (count <= 0 || type.size == 0L) return 0L to 0
+            val step = (count - 1) * type.extent
+            val first = type.trueLb + minOf(0, step)
+            val end = type.trueLb + type.trueExtent + maxOf(0, step)
+            if (offset + first < 0 || offset + end > region.length || end - first > Int.MAX_VALUE) {
+                throw MPIException.of(
+                    ErrorClass.ERR_BUFFER,
+                    call,
+                    "$count × $type at byte offset $offset of memory region ${region.key} needs bytes " +
+                        "[${offset + first}, ${offset + end}) but the region holds ${region.length}",
+                )
+            }
+            return first to (end - first).toInt()
         }
-        return first to (end - first).toInt()
     }
 
     private fun hostOf(n: Int): ByteBuffer {

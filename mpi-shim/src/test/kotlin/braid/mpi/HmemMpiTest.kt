@@ -100,6 +100,13 @@ class HmemMpiTest :
                     List(8) { got[2 * it + 1] } shouldBe List(8) { (2 * it + 1) * 7 }
                     c.toBytes.get() shouldBe 15 * 4L
                 }
+                // Ranges outside the region, contiguous or strided, are refused at the call, naming the region.
+                val end = big * 4L - 8
+                shouldThrow<MPIException> { w.isend(a, end, 4, Datatype.INT, 1 - w.rank, 0) }.errorClass shouldBe
+                    ErrorClass.ERR_BUFFER
+                val strided = Datatype.vector(8, 1, 2, Datatype.INT).commit()
+                shouldThrow<MPIException> { w.irecv(b, end, 1, strided, 1 - w.rank, 0) }.errorClass shouldBe
+                    ErrorClass.ERR_BUFFER
                 // Matching order: a device receive posted before a host one with the same tag takes the first message.
                 // And a persistent pair between device buffers, started twice.
                 if (w.rank == 0) {
