@@ -41,9 +41,9 @@ import org.agrona.concurrent.UnsafeBuffer
  * order, for the duty cycle to retry. Native failures become error completions naming the native provider, the call and
  * libfabric's text (`fi_strerror`, and `fi_cq_strerror` for the provider's own `prov_errno`).
  *
- * Its parts: [OfiNativeEndpoint] holds the native objects and makes the calls on them, [OfiPeers] the native
- * addresses, [OfiReceives] the receive side. This class owns the operation slots (sends, RMA and atomics, from post to
- * completion or failure, with the liveness timeout) and the duty cycle that reads the CQ and dispatches its entries.
+ * Its parts: [OfiNativeEndpoint] holds the native objects and makes the calls on them, [OfiPeers] the native addresses,
+ * [OfiReceives] the receive side. This class owns the operation slots (sends, RMA and atomics, from post to completion
+ * or failure, with the liveness timeout) and the duty cycle that reads the CQ and dispatches its entries.
  *
  * Every call is made under the domain lock (FI_THREAD_DOMAIN use of the native objects).
  */
