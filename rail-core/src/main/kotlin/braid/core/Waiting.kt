@@ -306,8 +306,12 @@ internal object Waiting {
         // This thread's kept strategy (as driveUntil's), taken at the first idle step: a wait that the first
         // progress call ends allocates nothing, and neither does a later one.
         var idle: IdleStrategy? = null
-        // Only a waiter that may park needs to be unparked; spinning and yielding ones look again soon.
-        val mayPark = domain.idlePolicy.kind == IdleKind.BACKOFF
+        // Only a waiter that may park needs to be unparked; spinning and yielding ones look again soon. Under
+        // BACKOFF the strategy parks only after its spins and yields ([Domain.parkingAfter] steps), and until then
+        // the thread need not arm itself: two volatile stores per look would slow the very polls that see the
+        // completion.
+        val parkingAfter = domain.parkingAfter
+        var idleSteps = 0
         val me = Thread.currentThread()
         var interrupted = false
         hub.blockEntered()
@@ -321,7 +325,7 @@ internal object Waiting {
                 val elapsed = if (timed) System.nanoTime() - start else 0L
                 if (elapsed >= timeoutNanos) return false
                 if (!automatic && idle == null) idle = domain.takeIdleStrategy()
-                if (!automatic && !mayPark) {
+                if (!automatic && ++idleSteps < parkingAfter) {
                     idle!!.idle(0)
                 } else {
                     op.thread = me // arm, then look again (fi_trywait): PendingOp.finish unparks us
