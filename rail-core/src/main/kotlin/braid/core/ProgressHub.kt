@@ -134,7 +134,7 @@ internal class ProgressHub(private val domain: Domain) {
         }
         val rc = op.post()
         when {
-            rc == 0 -> if (op.isInject) op.completeInject()
+            rc == 0 -> if (op.isInject) op.completeInjectStarting()
             rc == -Errno.EAGAIN -> if (!op.isDone) queueRetry(op)
             else -> {
                 unregister(op)
