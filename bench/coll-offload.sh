@@ -6,6 +6,9 @@
 # (best of two rounds after a warm-up; braid.collectives.offload.OffloadBench). ShmOffload.DEFAULT's
 # maxBytes (the largest one-host call it takes) comes from here. On a 2-core machine the
 # 4-process rows measure the idle policy (ranks share 2 cores) as much as the paths.
+# Then braid.mpi's 8 B allreduce beside a braid.collectives user's, both through the offload, on two
+# ranks (threads of one process; braid.mpi.bench.MpiAllreduceOffload): the same loop shape, then OSU's
+# (a barrier after each call), best p50 and mean of the slower rank.
 # Usage: bench/coll-offload.sh [N...]
 set -euo pipefail
 . "$(dirname "$0")/usage.sh"
@@ -18,3 +21,5 @@ for n in "${ns[@]}"; do
   java -Xmx1g -cp "$CP" braid.collectives.offload.OffloadBench run "$n" |
     awk '{ printf "%-10s %9s %10.2f %10.2f %10.2f %10.2f %7.2f\n", $1, $2, $3, $4, $5, $6, $6 / $4 }'
 done
+echo "== braid.mpi against braid.collectives, 2 ranks, 8 B allreduce through the offload =="
+java -Xmx1g -cp "$CP" braid.mpi.bench.MpiAllreduceOffload 10000 3

@@ -11,6 +11,7 @@ import braid.core.IdlePolicy
 import braid.core.Info
 import braid.core.OpFlags
 import braid.core.ProgressModel
+import braid.core.tinjectAsync
 import braid.core.trecv
 import braid.core.trecvAsync
 import braid.core.trecvBlocking
@@ -411,6 +412,23 @@ public object ProgressBench {
                             for (i in 0 until rounds) {
                                 f.a.tsendAsync(out, 0, 64, f.aToB, 1).join()
                                 f.b.trecvAsync(rx, 0, 64, FiAddr.UNSPEC, 1).join()
+                            }
+                        },
+                    // bench/api-overhead.sh's order: the receive is posted before the inject that it takes.
+                    "raw, receive first (tryTrecv + tryTinject + CQ read)" to
+                        {
+                            for (i in 0 until rounds) {
+                                check(f.b.tryTrecv(rx, 0, 64, FiAddr.UNSPEC, 1, 0, null) == 0)
+                                check(f.a.tryTinject(out, 0, 64, f.aToB, 1) == 0)
+                                while (cqB.read(c) != 1) Unit
+                            }
+                        },
+                    "futures, receive first (trecvAsync + tinjectAsync, joined)" to
+                        {
+                            for (i in 0 until rounds) {
+                                val r = f.b.trecvAsync(rx, 0, 64, FiAddr.UNSPEC, 1)
+                                f.a.tinjectAsync(out, 0, 64, f.aToB, 1).join()
+                                r.join()
                             }
                         },
                 )

@@ -274,7 +274,16 @@ internal constructor(
      * threads parked in [driveUntil].
      */
     public fun progress(): Int {
-        val work = synchronized(lock) { progressLocked() } + hub.dispatchReady()
+        // The ready list is taken under the round's own lock and fired after it, so completing a future or resuming
+        // a coroutine costs no second acquisition.
+        var ready: Ready? = null
+        val done =
+            synchronized(lock) {
+                val w = progressLocked()
+                ready = hub.takeReadyLocked()
+                w
+            }
+        val work = done + hub.fire(ready)
         if (work > 0)
             driveWaiters.signal() // after the changes: an armed waiter's last look saw them, or it is unparked
         return work

@@ -44,8 +44,7 @@ public fun Endpoint.sendAsync(
     offset: Int,
     length: Int,
     dest: Long,
-): CompletableFuture<Completion> =
-    Waiting.runAsync(Ops.of(this, PendingOp.SEND, buffer, offset, length, dest, 0, false))
+): CompletableFuture<Completion> = Waiting.startAsync(this, PendingOp.SEND, buffer, offset, length, dest, 0, 0, 0)
 
 /** [sendAsync] from [buffer]'s position..limit. */
 public fun Endpoint.sendAsync(buffer: ByteBuffer, dest: Long): CompletableFuture<Completion> =
@@ -58,8 +57,7 @@ public fun Endpoint.tsendAsync(
     length: Int,
     dest: Long,
     tag: Long,
-): CompletableFuture<Completion> =
-    Waiting.runAsync(Ops.of(this, PendingOp.TSEND, buffer, offset, length, dest, tag, false))
+): CompletableFuture<Completion> = Waiting.startAsync(this, PendingOp.TSEND, buffer, offset, length, dest, tag, 0, 0)
 
 /** [tsendAsync] from [buffer]'s position..limit. */
 public fun Endpoint.tsendAsync(buffer: ByteBuffer, dest: Long, tag: Long): CompletableFuture<Completion> =
@@ -71,7 +69,7 @@ public fun Endpoint.recvAsync(
     offset: Int,
     length: Int,
     src: Long,
-): CompletableFuture<Completion> = Waiting.runAsync(Ops.of(this, PendingOp.RECV, buffer, offset, length, src, 0, false))
+): CompletableFuture<Completion> = Waiting.startAsync(this, PendingOp.RECV, buffer, offset, length, src, 0, 0, 0)
 
 /** [recvAsync] into [buffer]'s position..limit. */
 public fun Endpoint.recvAsync(buffer: ByteBuffer, src: Long): CompletableFuture<Completion> =
@@ -87,7 +85,7 @@ public fun Endpoint.trecvAsync(
     tag: Long,
     ignore: Long = 0,
 ): CompletableFuture<Completion> =
-    Waiting.runAsync(PendingOp(this, PendingOp.TRECV, buffer, offset, length, src, tag, ignore))
+    Waiting.startAsync(this, PendingOp.TRECV, buffer, offset, length, src, tag, ignore, 0)
 
 /** [trecvAsync] into [buffer]'s position..limit. */
 @JvmOverloads
@@ -109,8 +107,7 @@ public fun Endpoint.injectAsync(
     offset: Int,
     length: Int,
     dest: Long,
-): CompletableFuture<Completion> =
-    Waiting.runAsync(Ops.of(this, PendingOp.INJECT, buffer, offset, length, dest, 0, true))
+): CompletableFuture<Completion> = Waiting.startAsync(this, PendingOp.INJECT, buffer, offset, length, dest, 0, 0, 0)
 
 /** [injectAsync] from [buffer]'s position..limit. */
 public fun Endpoint.injectAsync(buffer: ByteBuffer, dest: Long): CompletableFuture<Completion> =
@@ -123,8 +120,7 @@ public fun Endpoint.tinjectAsync(
     length: Int,
     dest: Long,
     tag: Long,
-): CompletableFuture<Completion> =
-    Waiting.runAsync(Ops.of(this, PendingOp.TINJECT, buffer, offset, length, dest, tag, true))
+): CompletableFuture<Completion> = Waiting.startAsync(this, PendingOp.TINJECT, buffer, offset, length, dest, tag, 0, 0)
 
 /** [tinjectAsync] from [buffer]'s position..limit. */
 public fun Endpoint.tinjectAsync(buffer: ByteBuffer, dest: Long, tag: Long): CompletableFuture<Completion> =
@@ -138,7 +134,7 @@ public fun Endpoint.senddataAsync(
     data: Long,
     dest: Long,
 ): CompletableFuture<Completion> =
-    Waiting.runAsync(Ops.withData(Ops.of(this, PendingOp.SENDDATA, buffer, offset, length, dest, 0, false), data))
+    Waiting.startAsync(this, PendingOp.SENDDATA, buffer, offset, length, dest, 0, 0, data)
 
 /** [senddataAsync] from [buffer]'s position..limit. */
 public fun Endpoint.senddataAsync(buffer: ByteBuffer, data: Long, dest: Long): CompletableFuture<Completion> =
@@ -153,7 +149,7 @@ public fun Endpoint.tsenddataAsync(
     dest: Long,
     tag: Long,
 ): CompletableFuture<Completion> =
-    Waiting.runAsync(Ops.withData(Ops.of(this, PendingOp.TSENDDATA, buffer, offset, length, dest, tag, false), data))
+    Waiting.startAsync(this, PendingOp.TSENDDATA, buffer, offset, length, dest, tag, 0, data)
 
 /** [tsenddataAsync] from [buffer]'s position..limit. */
 public fun Endpoint.tsenddataAsync(

@@ -353,6 +353,12 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
     /** A successful completion written by a provider. */
     fun complete(flags: Long, len: Long, data: Long, tag: Long, source: Long) {
         if (state == DONE) return
+        record(flags, len, data, tag, source)
+        finish()
+    }
+
+    /** Writes a successful outcome into [result] (allocated here if the caller gave none). */
+    private fun record(flags: Long, len: Long, data: Long, tag: Long, source: Long) {
         var r = result
         if (r == null) {
             r = Completion()
@@ -366,19 +372,26 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
             r.tag = tag
             r.source = source
         }
-        finish()
     }
 
     /** An inject accepted by the rail: there is no completion, so report one of our own. */
     fun completeInject() {
-        complete(
-            OpFlags.SEND or (if (kind == TINJECT) OpFlags.TAGGED else OpFlags.MSG),
-            length.toLong(),
-            0,
-            tag,
-            FiAddr.NOTAVAIL,
-        )
+        complete(injectFlags(), length.toLong(), 0, tag, FiAddr.NOTAVAIL)
     }
+
+    /**
+     * [completeInject] for an inject the rail took inside [ProgressHub.submitLocked], on the starting thread. Nothing
+     * can wait on the operation yet (a future, a coroutine or a blocked thread attaches only after the start returns,
+     * and it is queued nowhere), so DONE takes a release store rather than [finish]'s full fence, which exists for a
+     * thread that armed itself to be unparked.
+     */
+    fun completeInjectStarting() {
+        record(injectFlags(), length.toLong(), 0, tag, FiAddr.NOTAVAIL)
+        STATE.lazySet(this, DONE)
+        hub.unregister(this)
+    }
+
+    private fun injectFlags(): Long = OpFlags.SEND or (if (kind == TINJECT) OpFlags.TAGGED else OpFlags.MSG)
 
     /**
      * An error completion, or a failure of our own (close, a retry that failed). Only the errno and the message matter:

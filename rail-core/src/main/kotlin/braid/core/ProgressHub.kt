@@ -38,14 +38,19 @@ internal class ProgressHub(private val domain: Domain) {
 
     // ## Ready list ##
 
-    @Volatile private var readyHead: Ready? = null
+    /**
+     * Written under the lock with release stores ([READY_HEAD]`.lazySet`: the lock's release publishes them anyway, and
+     * a full volatile store would add two fences to every future's completion), read without it by [dispatchReady],
+     * where a stale null only leaves the list to the thread that filled it, which always dispatches after the lock.
+     */
+    @Volatile @JvmField internal var readyHead: Ready? = null
     private var readyTail: Ready? = null
 
     /** Queues [r] to be fired after the lock is released. Caller holds the lock; [r] is not queued. */
     fun pushReady(r: Ready) {
         r.nextReady = null
         val t = readyTail
-        if (t == null) readyHead = r else t.nextReady = r
+        if (t == null) READY_HEAD.lazySet(this, r) else t.nextReady = r
         readyTail = r
     }
 
@@ -55,13 +60,23 @@ internal class ProgressHub(private val domain: Domain) {
      */
     fun dispatchReady(): Int {
         if (readyHead == null) return 0
-        var r =
-            synchronized(lock) {
-                val h = readyHead
-                readyHead = null
-                readyTail = null
-                h
-            }
+        return fire(synchronized(lock) { takeReadyLocked() })
+    }
+
+    /**
+     * Takes the whole ready list, for a caller that holds the lock anyway and fires it with [fire] once it has released
+     * the lock: a progress round that completed futures then takes the lock once, not twice.
+     */
+    fun takeReadyLocked(): Ready? {
+        val h = readyHead ?: return null
+        READY_HEAD.lazySet(this, null)
+        readyTail = null
+        return h
+    }
+
+    /** Fires a list taken by [takeReadyLocked]; call without the lock. Returns how many fired. */
+    fun fire(list: Ready?): Int {
+        var r = list
         var n = 0
         while (r != null) {
             val next = r.nextReady
@@ -119,7 +134,7 @@ internal class ProgressHub(private val domain: Domain) {
         }
         val rc = op.post()
         when {
-            rc == 0 -> if (op.isInject) op.completeInject()
+            rc == 0 -> if (op.isInject) op.completeInjectStarting()
             rc == -Errno.EAGAIN -> if (!op.isDone) queueRetry(op)
             else -> {
                 unregister(op)
@@ -235,9 +250,14 @@ internal class ProgressHub(private val domain: Domain) {
      * Futures and counter waits handed out and not yet complete: while there are any (under manual progress) the driver
      * runs, so they complete without anyone calling `get()`. Guarded by the lock.
      */
-    @Volatile
-    var asyncWaiters: Int = 0
-        private set
+    val asyncWaiters: Int
+        get() = asyncWaiterCount
+
+    /**
+     * [asyncWaiters]: written under the lock with release stores (as [readyHead]), read without it by the lingering
+     * driver and [blockLeft], which look again under the lock before they act on it.
+     */
+    @Volatile @JvmField internal var asyncWaiterCount: Int = 0
 
     /**
      * Threads blocked in a blocking form or a future's `get()`, each driving progress itself under manual progress:
@@ -277,7 +297,7 @@ internal class ProgressHub(private val domain: Domain) {
      * lock, and calls [launchDriver]`(null)` after releasing it if this returns true.
      */
     fun asyncWaiterAddedLocked(): Boolean {
-        asyncWaiters++
+        ASYNC_WAITERS.lazySet(this, asyncWaiterCount + 1)
         asyncStarted++
         futuresUsed = true
         // A lingering driver takes the role if nobody drives ([linger]); launching one per future would cost a
@@ -334,7 +354,7 @@ internal class ProgressHub(private val domain: Domain) {
 
     /** One outstanding future completed (or was withdrawn). Caller holds the lock. */
     fun asyncWaiterDoneLocked() {
-        asyncWaiters--
+        ASYNC_WAITERS.lazySet(this, asyncWaiterCount - 1)
     }
 
     /** Called by [PendingOp] when its coroutine is detached. Caller holds the lock. */
@@ -633,6 +653,19 @@ internal class ProgressHub(private val domain: Domain) {
     }
 
     private companion object {
+        val READY_HEAD: java.util.concurrent.atomic.AtomicReferenceFieldUpdater<ProgressHub, Ready?> =
+            java.util.concurrent.atomic.AtomicReferenceFieldUpdater.newUpdater(
+                ProgressHub::class.java,
+                Ready::class.java,
+                "readyHead",
+            )
+
+        val ASYNC_WAITERS: java.util.concurrent.atomic.AtomicIntegerFieldUpdater<ProgressHub> =
+            java.util.concurrent.atomic.AtomicIntegerFieldUpdater.newUpdater(
+                ProgressHub::class.java,
+                "asyncWaiterCount",
+            )
+
         /** Operations the pool keeps at most; more waiters than this at once simply allocate. */
         const val POOL_LIMIT = 256
 

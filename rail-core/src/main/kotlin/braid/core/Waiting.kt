@@ -306,8 +306,12 @@ internal object Waiting {
         // This thread's kept strategy (as driveUntil's), taken at the first idle step: a wait that the first
         // progress call ends allocates nothing, and neither does a later one.
         var idle: IdleStrategy? = null
-        // Only a waiter that may park needs to be unparked; spinning and yielding ones look again soon.
-        val mayPark = domain.idlePolicy.kind == IdleKind.BACKOFF
+        // Only a waiter that may park needs to be unparked; spinning and yielding ones look again soon. Under
+        // BACKOFF the strategy parks only after its spins and yields ([Domain.parkingAfter] steps), and until then
+        // the thread need not arm itself: two volatile stores per look would slow the very polls that see the
+        // completion.
+        val parkingAfter = domain.parkingAfter
+        var idleSteps = 0
         val me = Thread.currentThread()
         var interrupted = false
         hub.blockEntered()
@@ -321,7 +325,7 @@ internal object Waiting {
                 val elapsed = if (timed) System.nanoTime() - start else 0L
                 if (elapsed >= timeoutNanos) return false
                 if (!automatic && idle == null) idle = domain.takeIdleStrategy()
-                if (!automatic && !mayPark) {
+                if (!automatic && ++idleSteps < parkingAfter) {
                     idle!!.idle(0)
                 } else {
                     op.thread = me // arm, then look again (fi_trywait): PendingOp.finish unparks us
@@ -382,43 +386,73 @@ internal object Waiting {
      * [ProgressHub.asyncWaiters], which keeps the domain's driver running until it completes: the future completes
      * whether or not anyone calls `get()` on it.
      */
-    fun runAsync(op: PendingOp): CompletableFuture<Completion> {
-        val hub = op.hub
+    fun runAsync(op: PendingOp): CompletableFuture<Completion> =
+        async(op.ep, op, op.kind, op.buffer, op.offset, op.length, op.addr, op.tag, op.ignore, op.data)
+
+    /**
+     * [runAsync] of an operation taken from the domain's pool, filled in and started under one acquisition of the lock;
+     * [data] is a send-with-data's. A pending future keeps its operation; one done at once (an inject) gives it back.
+     */
+    fun startAsync(
+        ep: Endpoint,
+        kind: Int,
+        buffer: DirectBuffer,
+        offset: Int,
+        length: Int,
+        addr: Long,
+        tag: Long,
+        ignore: Long,
+        data: Long,
+    ): CompletableFuture<Completion> = async(ep, null, kind, buffer, offset, length, addr, tag, ignore, data)
+
+    private fun async(
+        ep: Endpoint,
+        prepared: PendingOp?,
+        kind: Int,
+        buffer: DirectBuffer,
+        offset: Int,
+        length: Int,
+        addr: Long,
+        tag: Long,
+        ignore: Long,
+        data: Long,
+    ): CompletableFuture<Completion> {
+        val hub = ep.domain.hub
         var startDriver = false
         var f: OpFuture? = null
         var out: Completion? = null
         var failure: FabricException? = null
-        val rc =
-            synchronized(op.ep.domain.lock) {
-                val rc = hub.submitLocked(op)
-                if (rc == 0) {
-                    if (!op.isDone) {
-                        // Made under the lock, before any completion can reach the operation.
-                        f = OpFuture(op)
-                        op.asyncCounted = true
-                        startDriver = hub.asyncWaiterAddedLocked()
-                    } else {
-                        // Done inline (an inject): the future is born complete, with no trip through the
-                        // ready list, and the operation goes to the pool.
-                        out = op.result
-                        if (op.err != 0) failure = op.exception()
-                        hub.recycleLocked(op)
-                    }
-                }
-                rc
+        synchronized(ep.domain.lock) {
+            val op =
+                prepared
+                    ?: hub.obtainLocked(ep, kind, buffer, offset, length, addr, tag, ignore).also { it.data = data }
+            val rc = hub.submitLocked(op)
+            if (rc != 0) {
+                failure = refused(op, rc)
+                op.state = PendingOp.DONE // never posted: nothing else refers to it
+                hub.recycleLocked(op)
+            } else if (!op.isDone) {
+                // Made under the lock, before any completion can reach the operation.
+                f = OpFuture(op)
+                op.asyncCounted = true
+                startDriver = hub.asyncWaiterAddedLocked()
+            } else {
+                // Done inline (an inject): the future is born complete, with no trip through the ready list, and
+                // the operation goes to the pool.
+                out = op.result
+                if (op.err != 0) failure = op.exception()
+                hub.recycleLocked(op)
             }
+        }
         hub.dispatchReady()
         if (startDriver) hub.launchDriver(null)
         f?.let {
             return it
         }
-        val done = CompletableFuture<Completion>()
-        when {
-            rc != 0 -> done.completeExceptionally(refused(op, rc))
-            failure != null -> done.completeExceptionally(failure)
-            else -> done.complete(out)
+        failure?.let {
+            return CompletableFuture.failedFuture(it)
         }
-        return done
+        return CompletableFuture.completedFuture(out)
     }
 
     fun refused(op: PendingOp, rc: Int): FabricException {
