@@ -56,7 +56,7 @@ internal class ProgressHub(private val domain: Domain) {
     fun dispatchReady(): Int {
         if (readyHead == null) return 0
         var r =
-            synchronized(lock) {
+            domain.lock.guard {
                 val h = readyHead
                 readyHead = null
                 readyTail = null
@@ -392,6 +392,7 @@ internal class ProgressHub(private val domain: Domain) {
      * [driverEnded] hands the role on after a cancellation or a provider's throw; a normal end already gave it up.
      */
     fun launchDriver(dispatcher: CoroutineDispatcher?) {
+        domain.lock.share() // a pool thread drives the domain from now on: it leaves solo mode first
         val d = if (dispatcher == null || dispatcher === Dispatchers.Unconfined) Dispatchers.Default else dispatcher
         driverLaunches++ // one launcher at a time: the role is exclusive
         CoroutineScope(d + CoroutineName("braid-progress-${domain.name}"))
@@ -604,6 +605,7 @@ internal class ProgressHub(private val domain: Domain) {
         get() = engine != null
 
     fun attachEngine(e: ProgressEngine) {
+        domain.lock.share() // the engine's thread drives the domain from now on
         synchronized(lock) {
             val current = engine
             if (current != null) {
