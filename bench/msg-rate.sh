@@ -7,10 +7,11 @@
 # (braid.bench.MessageRateBench: `cpu SIZE NS CQ_READS/MSG BYTES/MSG`), the steadiest number on a
 # loaded machine, with thread-safe domains (a lock per post, read and progress round) and with
 # Threading.DOMAIN ones (no lock: what `braid bench` and braid.mpi below MULTIPLE open).
-# `profile [SIZE]` instead samples that one-thread loop with JFR (64 B by default), thread-safe and
-# Threading.DOMAIN, and prints the 15 hottest methods by own samples (where the time per message goes).
+# `profile [SIZE] [core|mpi]` instead samples that one-thread loop with JFR (64 B by default), thread-safe
+# and Threading.DOMAIN (`mpi`: braid.mpi's window of 64 isend/irecv/waitAll, MpiWindowCpu, at SINGLE),
+# and prints the 15 hottest methods by own samples (where the time per message goes).
 # Needs: a C compiler and the README's build (built offline here if missing); `jfr` (the JDK's) for profile.
-# Usage: bench/msg-rate.sh [ROUNDS] [SIZES]      bench/msg-rate.sh profile [SIZE]
+# Usage: bench/msg-rate.sh [ROUNDS] [SIZES]      bench/msg-rate.sh profile [SIZE] [core|mpi]
 set -euo pipefail
 . "$(dirname "$0")/usage.sh"
 cd "$(dirname "$0")/.."
@@ -18,9 +19,14 @@ if [[ ${1:-} == profile ]]; then
   jar=$(braid_jar)
   out=$(mktemp -d)
   trap 'rm -rf "$out"' EXIT
-  for t in safe threading=domain; do
-    java -Xmx1g -XX:StartFlightRecording=filename="$out/rate.jfr",settings=profile -cp "$jar" \
-      braid.bench.MessageRateBench cpu "${2:-64}" "$t" 2>/dev/null | grep -v '^\[' || true
+  size=${2:-64}
+  if [[ ${3:-core} == mpi ]]; then runs=("braid.mpi.bench.MpiWindowCpu $size 20000"); else
+    runs=("braid.bench.MessageRateBench cpu $size safe" "braid.bench.MessageRateBench cpu $size threading=domain"); fi
+  for run in "${runs[@]}"; do
+    echo "# $run"
+    # shellcheck disable=SC2086
+    java -Xmx1g -XX:StartFlightRecording=filename="$out/rate.jfr",settings=profile -cp "$jar" $run 2>/dev/null \
+      | grep -v '^\[' || true
     # The top frame of every sample of the main thread, with its line number left off: own time per method.
     jfr print --events jdk.ExecutionSample "$out/rate.jfr" \
       | awk '/sampledThread = "main"/ {m = 1} /stackTrace = \[/ {t = m; m = 0; next}
