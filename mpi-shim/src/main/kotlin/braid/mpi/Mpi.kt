@@ -22,6 +22,7 @@ import braid.core.OpFlags
 import braid.core.ParamSource
 import braid.core.RailLimit
 import braid.core.Settings
+import braid.core.Threading
 import braid.core.TrecvBatch
 import braid.provider.HostIdentity
 import braid.provider.link.LinkParams
@@ -146,8 +147,11 @@ private constructor(
                     "MPI_Init",
                     "provider '$provider' is not available here; set BRAID_MPI_PROVIDER or MpiOptions.provider to one `braid info` lists",
                 )
-        // Every wait of this process is the domain's one wait: it idles the way MPI implementations poll.
-        val info = found.withDomainAttr(found.domainAttr.withIdle(waitPolicy(settings)))
+        // Every wait of this process is the domain's one wait: it idles the way MPI implementations poll. Below
+        // MULTIPLE one thread at a time calls MPI, which is FI_THREAD_DOMAIN: the domain's per-message path takes no
+        // lock until a thread of Braid's own drives it (a window's servant, a futures driver: Domain.solo).
+        val threading = if (threaded) Threading.SAFE else Threading.DOMAIN
+        val info = found.withDomainAttr(found.domainAttr.withIdle(waitPolicy(settings)).withThreading(threading))
         fabric = Braid.fabric(info)
         domain = fabric.domain(info)
         cq = domain.completionQueue(CqFormat.TAGGED, options.cqSize)
@@ -431,9 +435,10 @@ private constructor(
             }
             // Requests completed here, outside the domain's progress: wake the threads parked in its wait for them.
             // The fence orders the requests' release stores of done before the look at who is parked (a waiter arms
-            // itself, then looks at done): one per round, not one per request.
+            // itself, then looks at done): one per round, not one per request. Below MULTIPLE no other thread waits
+            // in MPI while this one is in it, so there is nobody to order against and no locked instruction is paid.
             if (work > 0) {
-                VarHandle.fullFence()
+                if (threaded) VarHandle.fullFence()
                 domain.wakeWaiters()
             }
             return work

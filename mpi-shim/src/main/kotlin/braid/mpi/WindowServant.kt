@@ -50,7 +50,11 @@ internal class WindowServant private constructor(private val mpi: Mpi) : Runnabl
         /** A window of [mpi] was made: start its servant if it is the first. */
         @Synchronized
         fun acquire(mpi: Mpi) {
-            val s = servants.getOrPut(mpi) { WindowServant(mpi).also { it.thread.start() } }
+            val s =
+                servants.getOrPut(mpi) {
+                    mpi.domain.shareAcrossThreads() // a solo domain (Threading.DOMAIN) takes its lock from now on
+                    WindowServant(mpi).also { it.thread.start() }
+                }
             s.windows++
         }
 

@@ -133,10 +133,12 @@ class MpiHotPathAllocationTest :
             }
         }
 
-        test(
-            "a warm window of 64 isends and irecvs, waitAll into the caller's statuses and recycled, allocates nothing per message"
+        // MULTIPLE: the domain and the process take their locks; SINGLE: a solo domain (Threading.DOMAIN), no lock.
+        for (level in listOf(ThreadLevel.MULTIPLE, ThreadLevel.SINGLE)) test(
+            "a warm window of 64 isends and irecvs, waitAll into the caller's statuses and recycled, allocates nothing per message ($level)"
         ) {
-            runRanks(2, seconds = 300) { mpi ->
+            runRanks(2, seconds = 300, level = level) { mpi ->
+                check(mpi.domain.solo == (level != ThreadLevel.MULTIPLE)) { "$level: domain solo ${mpi.domain.solo}" }
                 val w = mpi.world
                 val peer = 1 - w.rank
                 val window = 64

@@ -59,7 +59,7 @@ internal constructor(
     public fun read(out: Completion): Int {
         if (owner != null) return -Errno.ENOSYS
         val rc =
-            synchronized(domain.lock) {
+            domain.lock.guard {
                 domain.progressLocked()
                 take(out, withSource = false)
             }
@@ -71,7 +71,7 @@ internal constructor(
     public fun readFrom(out: Completion): Int {
         if (owner != null) return -Errno.ENOSYS
         val rc =
-            synchronized(domain.lock) {
+            domain.lock.guard {
                 domain.progressLocked()
                 take(out, withSource = true)
             }
@@ -83,7 +83,7 @@ internal constructor(
     public fun read(out: Array<Completion>): Int {
         if (owner != null) return -Errno.ENOSYS
         val rc =
-            synchronized(domain.lock) {
+            domain.lock.guard {
                 domain.progressLocked()
                 var n = 0
                 var last = 1
@@ -229,12 +229,14 @@ internal constructor(
     public fun publisher(
         onErrorCompletion: java.util.function.Consumer<CompletionError>? = null,
         executor: java.util.concurrent.Executor? = null,
-    ): java.util.concurrent.Flow.Publisher<Completion> =
-        CompletionPublisher(
+    ): java.util.concurrent.Flow.Publisher<Completion> {
+        domain.lock.share() // the publisher reads on the executor's threads
+        return CompletionPublisher(
             this,
             onErrorCompletion,
             if (executor == null) kotlinx.coroutines.Dispatchers.Default else executor.asCoroutineDispatcher(),
         )
+    }
 
     override fun close() {
         closed = true

@@ -17,8 +17,10 @@ import org.agrona.concurrent.UnsafeBuffer
  * A domain (`fid_domain`): one provider's access to its transport, the factory of endpoints, completion queues,
  * counters, address vectors and memory regions.
  *
- * Threading is FI_THREAD_SAFE: one lock per domain serialises data operations and progress, so any thread may post and
- * any thread may read completions. Uncontended, it costs one compare-and-swap per call.
+ * Threading is FI_THREAD_SAFE by default: one lock per domain serialises data operations and progress, so any thread
+ * may post and any thread may read completions. Uncontended, it costs a compare-and-swap each way per call. Opened with
+ * [Threading.DOMAIN] (and manual progress) the application promises one thread at a time, and the per-message path
+ * takes no lock until Braid starts a thread of its own that drives the domain ([DomainLock]).
  *
  * Progress is manual by default: reading a completion queue or a counter, a blocking read, a blocking or suspended
  * operation, or [progress] drives the providers. With [DomainAttr.progress] = [ProgressModel.AUTO], or once a
@@ -33,7 +35,12 @@ internal constructor(
     public val owner: Domain? = null,
     @Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden(),
 ) : AutoCloseable {
-    @get:JvmSynthetic internal val lock: Any = owner?.lock ?: Any()
+    @get:JvmSynthetic
+    internal val lock: DomainLock =
+        owner?.lock
+            ?: DomainLock(
+                solo = info.domainAttr.threading == Threading.DOMAIN && info.domainAttr.progress != ProgressModel.AUTO
+            )
     private var peers: Array<Domain> = emptyArray()
     @get:JvmSynthetic internal val hub = ProgressHub(this)
 
@@ -278,7 +285,7 @@ internal constructor(
         // a coroutine costs no second acquisition.
         var ready: Ready? = null
         val done =
-            synchronized(lock) {
+            lock.guard {
                 val w = progressLocked()
                 ready = hub.takeReadyLocked()
                 w
@@ -501,6 +508,22 @@ internal constructor(
     /** [ProgressModel.AUTO] while a [ProgressEngine] drives this domain, else [ProgressModel.MANUAL]. */
     public val progressModel: ProgressModel
         get() = if (hub.automatic) ProgressModel.AUTO else ProgressModel.MANUAL
+
+    /**
+     * Whether the per-message path runs without the domain's lock: opened with [Threading.DOMAIN] under manual
+     * progress, and no other thread made to drive it yet ([shareAcrossThreads]).
+     */
+    public val solo: Boolean
+        get() = lock.solo
+
+    /**
+     * Makes a [Threading.DOMAIN] domain take its lock on every call from now on, as a [Threading.SAFE] one does, so
+     * that a thread started after this call may drive it ([progress]) beside the one that posts. Call it on the thread
+     * that drives the domain, before starting the other. One-way; nothing changes on a domain that is not [solo]. Braid
+     * does it itself before a thread of its own drives the domain (a [ProgressEngine], the driver of futures and
+     * suspended calls, tcp's keepalive when nobody drives progress, a completion queue's publisher).
+     */
+    public fun shareAcrossThreads(): Unit = lock.share()
 
     /** The engine driving this domain, if any. */
     public val progressEngine: ProgressEngine?

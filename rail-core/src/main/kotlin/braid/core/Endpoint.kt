@@ -304,7 +304,7 @@ private constructor(
      */
     public fun tryTrecv(batch: TrecvBatch): Int {
         batch.posted = 0
-        synchronized(domain.lock) {
+        domain.lock.guard {
             for (i in 0 until batch.size) {
                 val buffer = batch.buffer(i)
                 val offset = batch.offset(i).toLong()
@@ -1347,7 +1347,7 @@ private constructor(
     ): Int {
         val bad = if (device != null) checkRegion(device, offset, length) else checkRange(buffer, offset, length)
         if (bad != 0) return bad
-        synchronized(domain.lock) {
+        domain.lock.guard {
             val rc = checkSend(length, flags)
             if (rc != 0) return rc
             if (PeerTags.refused(peerTransferOpen, flags and OpFlags.TAGGED != 0L, tag)) return -Errno.EINVAL
@@ -1378,7 +1378,7 @@ private constructor(
     }
 
     private fun postSend(buffer: ByteBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int =
-        synchronized(domain.lock) {
+        domain.lock.guard {
             val v = ByteBuffers.wrap(byteView, buffer)
             postSend(v, 0, v.capacity(), dest, tag, data, flags, context)
         }
@@ -1443,7 +1443,7 @@ private constructor(
     ): Int {
         val bad = if (device != null) checkRegion(device, offset, length) else checkRange(buffer, offset, length)
         if (bad != 0) return bad
-        synchronized(domain.lock) {
+        domain.lock.guard {
             return postRecvLocked(tagged, buffer, offset, length, src, tag, ignore, flags, context, peer, device)
         }
     }
@@ -1503,7 +1503,7 @@ private constructor(
         flags: Long,
         context: Any?,
     ): Int =
-        synchronized(domain.lock) {
+        domain.lock.guard {
             if (buffer.isReadOnly) return -Errno.EINVAL
             val v = ByteBuffers.wrap(byteView, buffer)
             postRecv(tagged, v, 0, v.capacity(), src, tag, ignore, flags, context, false, null)

@@ -225,6 +225,8 @@ internal class EndpointSink(private val domain: Domain, info: Info) : RailHost {
         eq?.writeErr(endpoint, err, message)
     }
 
+    override fun otherThreadsDrive(): Unit = domain.lock.share()
+
     override fun <T> cycle(body: () -> T): T {
         val result = synchronized(domain.lock) { domain.deferredWork.holding(body) }
         domain.hub.dispatchReady()

@@ -207,12 +207,16 @@ public enum class AvType {
 }
 
 /**
- * The threading level a domain is asked for (`fi_threading`). Every level is served as [SAFE] today: each domain takes
- * its one lock per post, per completion-queue read and per progress round (about 1.1 acquisitions per message of a
- * window of 64 tagged messages, uncontended: a compare-and-swap each way). [DOMAIN] does not skip it yet, because
- * threads the caller does not own take that lock too: the futures' progress driver (on the common coroutine pool), the
- * [ProgressEngine], the tcp rail's timer and the one-sided window servant. A lock-free [DOMAIN] needs those moved onto
- * the caller's thread first.
+ * The threading level a domain is asked for (`fi_threading`). [SAFE] (the default): each domain takes its one lock per
+ * post, per completion-queue read and per progress round, so any thread may call in (uncontended, a compare-and-swap
+ * each way: on x86 two locked instructions per inject, each waiting for the ring copy before it to drain).
+ *
+ * [DOMAIN] (`FI_THREAD_DOMAIN`) under manual progress: the application calls into a domain and its objects from one
+ * thread at a time, and the per-message path takes no lock ([Domain.solo]). The domain takes its lock again, for good,
+ * once a thread of Braid's own is made to drive it: a [ProgressEngine], the driver of futures and suspended calls,
+ * tcp's keepalive for an idle application, a completion queue's publisher ([Domain.shareAcrossThreads] says so for a
+ * thread the application starts). Telemetry's JMX views only read counters: on a solo domain they read them without the
+ * lock, so two counters of one view may be a message apart. [COMPLETION] and [ENDPOINT] are served as [SAFE].
  */
 public enum class Threading {
     UNSPEC,

@@ -60,7 +60,7 @@ internal class ProgressHub(private val domain: Domain) {
      */
     fun dispatchReady(): Int {
         if (readyHead == null) return 0
-        return fire(synchronized(lock) { takeReadyLocked() })
+        return fire(domain.lock.guard { takeReadyLocked() })
     }
 
     /**
@@ -412,6 +412,7 @@ internal class ProgressHub(private val domain: Domain) {
      * [driverEnded] hands the role on after a cancellation or a provider's throw; a normal end already gave it up.
      */
     fun launchDriver(dispatcher: CoroutineDispatcher?) {
+        domain.lock.share() // a pool thread drives the domain from now on: it leaves solo mode first
         val d = if (dispatcher == null || dispatcher === Dispatchers.Unconfined) Dispatchers.Default else dispatcher
         driverLaunches++ // one launcher at a time: the role is exclusive
         CoroutineScope(d + CoroutineName("braid-progress-${domain.name}"))
@@ -624,6 +625,7 @@ internal class ProgressHub(private val domain: Domain) {
         get() = engine != null
 
     fun attachEngine(e: ProgressEngine) {
+        domain.lock.share() // the engine's thread drives the domain from now on
         synchronized(lock) {
             val current = engine
             if (current != null) {

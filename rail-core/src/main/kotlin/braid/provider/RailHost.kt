@@ -121,4 +121,11 @@ internal interface RailHost {
      * released — the rule every thread that drives a rail follows, kept here in one place.
      */
     fun <T> cycle(body: () -> T): T
+
+    /**
+     * Says that a thread other than the application's will run [cycle] from now on (the timer's servant): a domain
+     * opened with `Threading.DOMAIN` then takes its lock on every call, as a thread-safe one does. Called on the thread
+     * that enables the rail, before that other thread can run.
+     */
+    fun otherThreadsDrive() {}
 }

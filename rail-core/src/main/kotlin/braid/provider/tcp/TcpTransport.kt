@@ -117,7 +117,10 @@ internal class TcpTransport(
     fun peerFor(dest: Long): TcpPeer? = peers.peerFor(dest)
 
     override fun enable() {
-        if (listener.enable()) keepalive.start(undriven)
+        if (listener.enable()) {
+            ep.otherThreadsDrive() // the keepalive's undriven cycle runs on the timer's servant
+            keepalive.start(undriven)
+        }
     }
 
     // ## Duty cycle ##

@@ -14,6 +14,7 @@ import braid.core.Hints
 import braid.core.IdlePolicy
 import braid.core.MemoryRegion
 import braid.core.MrAccess
+import braid.core.Threading
 import braid.dsl.OpenLink
 import braid.dsl.Topology
 import braid.dsl.TopologyFiles
@@ -27,8 +28,9 @@ import org.agrona.concurrent.UnsafeBuffer
 
 /**
  * `braid bench` over rail-core endpoints (`--layer core`, the default): one endpoint per rank, opened from `-p
- * PROVIDER` (its first Info, spinning) or from `--config FILE` (the link the topology describes), with one completion
- * queue; the ranks exchange addresses and memory keys through the launcher's key-value store ([Bootstrap]).
+ * PROVIDER` (its first Info, spinning, `Threading.DOMAIN`: one thread drives it, so its per-message path takes no lock)
+ * or from `--config FILE` (the link the topology describes), with one completion queue; the ranks exchange addresses
+ * and memory keys through the launcher's key-value store ([Bootstrap]).
  *
  * Messages are tagged: below the inject size injected (no completion), above it sent and their completion awaited, as
  * fi_pingpong does. Every wait polls the completion queue until each operation posted so far has completed ([waitAll]),
@@ -357,7 +359,9 @@ internal class CoreLayer private constructor(private val boot: Bootstrap, privat
                     Topology.open(TopologyFiles.read(config))
                 } else {
                     val caps = Caps.TAGGED or Caps.RMA or Caps.ATOMIC
-                    val info = Braid.getInfo(Hints(caps = caps, provider = provider)).first()
+                    // One thread drives this rank's domain: FI_THREAD_DOMAIN, no lock on the per-message path.
+                    val info =
+                        Braid.getInfo(Hints(caps = caps, provider = provider, threading = Threading.DOMAIN)).first()
                     Topology.open(info.copy(domainAttr = info.domainAttr.copy(idle = IdlePolicy.SPIN)))
                 }
             return try {
