@@ -258,6 +258,9 @@ internal class LinkTransport(
     /** Destinations with kept messages to send again, on a surviving rail. */
     private val resendDue = ArrayList<Long>(2)
 
+    /** Kept messages marked for sending again so far ([resendTo] tells a resend that a rail lost at once by it). */
+    private var pendingMarks = 0L
+
     /**
      * Sends a copy of [buffer] as message [seq] on [first] (or the next rail if the peer is gone there), keeping the
      * copy until [dest] acknowledges it. The application's send completes when a rail has written it, as on one rail:
@@ -287,19 +290,24 @@ internal class LinkTransport(
         k.flags = flags
         k.context = context
         keptBytes += length
+        // Kept before it is sent: the rail may write it, complete it and then find its connection gone within this
+        // very call (tcp flushes at once), and [railLost] must find the copy then to send it again.
+        val q = keptBy.get(dest) ?: ArrayDeque<Kept>().also { keptBy.put(dest, it) }
+        q.addLast(k)
         var rail = first
         while (true) {
             k.rail = rail
             k.onRail = 1
             val rc = rail.transport.sendSequenced(copy, dest, tag, data, k.wireFlags, k, seq, 0)
             if (rc == 0) {
-                keptBy.get(dest)?.addLast(k) ?: keptBy.put(dest, ArrayDeque<Kept>().also { it.addLast(k) })
                 nextSeq.put(dest, seq + 1)
                 return 0
             }
             k.onRail = 0
             val next = failSpread(dest, rail, rc)
             if (next == null) {
+                // Refused, so never carried (and nothing was queued after it): it was never sent.
+                if (q.lastOrNull() === k) q.removeLast()
                 k.completed = true
                 releaseKept(k)
                 return rc
@@ -326,6 +334,7 @@ internal class LinkTransport(
         k.rail?.let { markFailed(k.dest, it) }
         if (!k.pending) {
             k.pending = true
+            pendingMarks++
             resendDue(k.dest)
         }
     }
@@ -363,6 +372,7 @@ internal class LinkTransport(
                 for (k in q) {
                     if (k.rail === rail && !k.pending && k.onRail == 0) {
                         k.pending = true
+                        pendingMarks++
                         any = true
                     }
                 }
@@ -380,10 +390,14 @@ internal class LinkTransport(
         }
     }
 
-    /** Sends [dest]'s pending kept messages again; true when none is left pending. */
+    /**
+     * Sends [dest]'s pending kept messages again; true when none is left pending (a rail that dies under a resend,
+     * within the very call that wrote it, marks what it carried pending again: that goes on the next call).
+     */
     private fun resendTo(dest: Long): Boolean {
         val q = keptBy.get(dest) ?: return true
         val moved = Moved(dest)
+        val marks = pendingMarks
         for (k in q) {
             if (!k.pending) continue
             var rail = pick(dest)
@@ -396,16 +410,19 @@ internal class LinkTransport(
                 val from = k.rail
                 k.rail = rail
                 k.onRail++
+                // Not pending while its rail has it: if the rail writes it and then loses its connection within this
+                // call, [railLost] or [keptFailed] marks it pending again, and that must stand.
+                k.pending = false
                 // RESEND: the rail may spend the credit it keeps back for it (the receiver may hold all the rest of
                 // this rail's credit in messages sent after this one, waiting for it).
                 val flags = k.wireFlags or braid.provider.SendOutlet.RESEND
                 val rc = rail.transport.sendSequenced(k.copy!!, dest, k.tag, k.data, flags, k, k.seq, 0)
                 if (rc == 0) {
-                    k.pending = false
                     rail.transport.counters.retransmissions++
                     moved.add(from, rail)
                     break
                 }
+                k.pending = true
                 k.onRail--
                 if (rc == -Errno.EAGAIN) {
                     moved.report()
@@ -415,7 +432,7 @@ internal class LinkTransport(
             }
         }
         moved.report()
-        return true
+        return pendingMarks == marks
     }
 
     /** Resent messages to [dest] counted per move from one rail to another, reported to the host (JFR) as runs. */

@@ -315,6 +315,77 @@ class SpreadPolicyTest :
                 }
         }
 
+        test(
+                "ROUND_ROBIN: a connection that is gone when a send writes to it: the message that send wrote goes again on the other rail, every one arrives once and in order"
+            )
+            .config(enabled = haveEth0) {
+                TestFabric(rail = Rail.link(twoRails, twoRails), settings = settings(LinkShape.ROUND_ROBIN)).use { f ->
+                    val (a, b) = f.nodes
+                    val toB = f.addrs[0][1]
+                    val n = 40
+                    val size = 32
+                    // One receive more than messages: a message that came twice would take it.
+                    val rx = Array(n + 1) { UnsafeBuffer(ByteArray(size)) }
+                    for (i in 0..n) b.ep.tryTrecv(rx[i], 0, size, FiAddr.UNSPEC, 0, -1L, i) shouldBe 0
+                    val tx = Array(n) { i -> UnsafeBuffer(ByteArray(size)).also { it.putInt(0, i) } }
+                    // Both rails connected: the first messages go one on each.
+                    for (i in 0 until 4) a.ep.tryTsend(tx[i], 0, size, toB, i.toLong(), i) shouldBe 0
+                    b.await(4, others = listOf(a))
+                    a.await(4, others = listOf(b))
+                    // tcp:lo's socket is reset under a, and nothing is driven: the next send the round robin gives
+                    // tcp:lo is written into its buffer and completed, and the flush within that very send finds the
+                    // connection gone (as a sender whose socket `ss -K` killed does). That message's bytes died with
+                    // the connection; the copy the link kept must go again.
+                    val lo = (a.ep.transport as LinkTransport).rail("tcp:lo") as braid.provider.tcp.TcpTransport
+                    val channel = lo.peerFor(toB)!!.conn!!.channel
+                    channel.setOption(java.net.StandardSocketOptions.SO_LINGER, 0)
+                    channel.close()
+                    for (i in 4 until n) a.ep.tryTsend(tx[i], 0, size, toB, i.toLong(), i) shouldBe 0
+                    (a.ep.transport as LinkTransport).railFailed(toB, "tcp:lo") shouldBe true
+                    val got = ArrayList<Int>()
+                    var sent = 0
+                    driveUntil(
+                        "every message to arrive",
+                        listOf(a, b),
+                        30_000,
+                        seen = {
+                            "${got.size} arrived; a: ${(a.ep.transport as LinkTransport).debugState(toB)}\n" +
+                                "b: ${(b.ep.transport as LinkTransport).debugState(f.addrs[1][0])}"
+                        },
+                    ) {
+                        when (b.cq.readFrom(b.entry)) {
+                            1 -> {
+                                // The k-th receive posted got the k-th message sent.
+                                val k = b.entry.context as Int
+                                b.entry.tag shouldBe k.toLong()
+                                rx[k].getInt(0) shouldBe k
+                                got += k
+                            }
+                            -braid.core.Errno.EAVAIL -> {
+                                b.cq.readErr(b.error)
+                                error("receive failed: ${b.error.message}")
+                            }
+                        }
+                        when (a.cq.readFrom(a.entry)) {
+                            1 -> sent++
+                            -braid.core.Errno.EAVAIL -> {
+                                a.cq.readErr(a.error)
+                                error("send failed: ${a.error.message}")
+                            }
+                        }
+                        got.size == n - 4 && sent == n - 4
+                    }
+                    got shouldBe (4 until n).toList()
+                    a.ep.stats().rail("tcp:eth0")!!.retransmissions shouldBeGreaterThan 0L
+                    // Nothing more arrives: no message came twice.
+                    repeat(2000) {
+                        a.domain.progress()
+                        b.domain.progress()
+                    }
+                    b.cq.readFrom(b.entry) shouldBe -braid.core.Errno.EAGAIN
+                }
+            }
+
         test("ROUND_ROBIN: a reset rail reconnects, is re-admitted and carries messages again, in order, none lost")
             .config(enabled = haveEth0) {
                 TestFabric(rail = Rail.link(twoRails, twoRails), settings = settings(LinkShape.ROUND_ROBIN)).use { f ->
