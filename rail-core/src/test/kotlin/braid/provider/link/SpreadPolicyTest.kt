@@ -422,6 +422,66 @@ class SpreadPolicyTest :
             }
 
         test(
+                "ROUND_ROBIN: a send that finds every other rail failed takes a failed rail reconnected since, before the retry tick re-admits it; never the connection it lost"
+            )
+            .config(enabled = haveEth0) {
+                TestFabric(rail = Rail.link(twoRails, twoRails), settings = settings(LinkShape.ROUND_ROBIN)).use { f ->
+                    val (a, b) = f.nodes
+                    val toB = f.addrs[0][1]
+                    val toA = f.addrs[1][0]
+                    val rx = UnsafeBuffer(ByteArray(16))
+                    fun exchange(from: Int, until: Int) {
+                        for (i in from until until) {
+                            a.ep.tryTsenddata(buf("m$i"), 0, 2, i.toLong(), toB, 3, null) shouldBe 0
+                        }
+                        for (i in from until until) {
+                            b.ep.tryTrecv(rx, 0, 16, FiAddr.UNSPEC, 3, 0, "r$i") shouldBe 0
+                            (b.await(1, others = listOf(a)).single() as Completion).data shouldBe i.toLong()
+                        }
+                        a.await(until - from, others = listOf(b))
+                    }
+                    exchange(0, 4)
+                    val link = a.ep.transport as LinkTransport
+                    val theirLink = b.ep.transport as LinkTransport
+                    // No retry tick comes while the test runs: the test reconnects tcp:lo itself, as a tick would.
+                    val hour = 3_600_000_000_000L
+                    link.retryEvery(hour, System.nanoTime() + hour)
+                    theirLink.retryEvery(hour, System.nanoTime() + hour)
+                    val lo = link.rail("tcp:lo") as braid.provider.tcp.TcpTransport
+                    val eth0 = link.rail("tcp:eth0") as braid.provider.tcp.TcpTransport
+                    fun cut(mine: braid.provider.tcp.TcpTransport, name: String) {
+                        val theirs = theirLink.rail(name) as braid.provider.tcp.TcpTransport
+                        mine.peerFor(toB)!!.conn!!.channel.close()
+                        driveUntil("both ends see $name gone", listOf(a, b)) {
+                            mine.peerFor(toB)?.dead == true &&
+                                theirs.peerFor(toA)?.dead == true &&
+                                link.railFailed(toB, name)
+                        }
+                    }
+                    cut(lo, "tcp:lo")
+                    val lost = lo.connectionGeneration(toB)
+                    lo.reconnect(toB) shouldBe true
+                    driveUntil("tcp:lo connected again", listOf(a, b)) { lo.connected(toB) }
+                    lo.connectionGeneration(toB) shouldBe lost + 1
+                    exchange(4, 8) // over tcp:eth0: tcp:lo is still failed for b
+                    link.railFailed(toB, "tcp:lo") shouldBe true
+                    // tcp:eth0 goes too: of a's rails to b only the reconnected tcp:lo is left, still failed.
+                    cut(eth0, "tcp:eth0")
+                    link.railFailed(toB, "tcp:lo") shouldBe true
+                    // The send takes it (it was refused with EHOSTDOWN until the next tick re-admitted it).
+                    exchange(8, 12)
+                    link.railFailed(toB, "tcp:lo") shouldBe false
+                    link.railFailed(toB, "tcp:eth0") shouldBe true
+                    a.ep.stats().rail("tcp:lo")!!.failovers shouldBe 1L
+                    // The link hears of a loss on tcp:lo before tcp has read the reset: that connection still reports
+                    // itself connected, and is not taken back (what was sent there would be lost).
+                    link.railLost("tcp:lo", toB)
+                    lo.connected(toB) shouldBe true
+                    a.ep.tryTsend(buf("x"), 0, 1, toB, 3, null) shouldBe -braid.core.Errno.EHOSTDOWN
+                }
+            }
+
+        test(
                 "ROUND_ROBIN: a rail reset while every credit of the other is taken by messages held behind the lost ones: those go again there anyway, every message arrives once and in order"
             )
             .config(enabled = haveEth0) {
