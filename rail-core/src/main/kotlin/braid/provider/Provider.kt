@@ -275,6 +275,13 @@ internal interface Transport : SrxPeer, AutoCloseable {
     fun connected(dest: Long): Boolean = !peerGone(dest)
 
     /**
+     * How many connections to [dest]'s peer this transport has established so far (a connection-oriented rail; 0
+     * elsewhere). A link records it when the rail loses the peer, and takes the rail back only once it is [connected]
+     * over a newer connection, never over the one it lost (which may report itself connected until its reset is read).
+     */
+    fun connectionGeneration(dest: Long): Long = 0
+
+    /**
      * For the message of an operation to [addr] this transport refused: which of its rails it tried and how each stood
      * (a link of several network rails), or null when it has nothing to add.
      */

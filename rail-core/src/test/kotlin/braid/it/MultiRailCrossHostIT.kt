@@ -221,11 +221,10 @@ class MultiRailCrossHostIT :
         test(
                 "ROUND_ROBIN: a rail's connections reset mid-stream of 1,000,000 messages: its unacknowledged messages go again on the other rail, every one arrives once and in order"
             )
-            // Quarantined again (run it with -Dbraid.it.quarantined=true): the credit deadlock it found is fixed
-            // (SpreadPolicyTest holds that), but in one fresh-clone CI run of two, and in bench/rails.sh, the stream
-            // still stalled after the reset another way: the sender's kept copies were never marked for resending
-            // (`resendDue []`, `failed 0`, the reset rail reconnected), so the receiver's gap stayed (issue 26's note).
-            .config(timeout = 10.minutes, enabled = System.getProperty("braid.it.quarantined") == "true") {
+            // Two stalls it found are fixed, each held by a SpreadPolicyTest case: the credit deadlock (both rails'
+            // windows held behind the lost messages), and the copy a send wrote onto a connection that the same call's
+            // flush found reset, which was kept only after the rail was lost and so never went again.
+            .config(timeout = 10.minutes) {
                 val count = 1_000_000
                 val (sent, received) =
                     streamWithCut("ROUND_ROBIN", count, 32, "whole") { net ->

@@ -32,6 +32,11 @@ internal class LinkRail(
 ) {
     /** Peers pinned to this rail now (the [LinkShape.PER_PEER] spread). */
     var pinned: Int = 0
+
+    /**
+     * Per peer this rail lost: the connection it lost ([Transport.connectionGeneration]); a newer one brings it back.
+     */
+    val failedAt = Long2LongHashMap(0L)
 }
 
 /**
@@ -258,6 +263,9 @@ internal class LinkTransport(
     /** Destinations with kept messages to send again, on a surviving rail. */
     private val resendDue = ArrayList<Long>(2)
 
+    /** Kept messages marked for sending again so far ([resendTo] tells a resend that a rail lost at once by it). */
+    private var pendingMarks = 0L
+
     /**
      * Sends a copy of [buffer] as message [seq] on [first] (or the next rail if the peer is gone there), keeping the
      * copy until [dest] acknowledges it. The application's send completes when a rail has written it, as on one rail:
@@ -287,19 +295,24 @@ internal class LinkTransport(
         k.flags = flags
         k.context = context
         keptBytes += length
+        // Kept before it is sent: the rail may write it, complete it and then find its connection gone within this
+        // very call (tcp flushes at once), and [railLost] must find the copy then to send it again.
+        val q = keptBy.get(dest) ?: ArrayDeque<Kept>().also { keptBy.put(dest, it) }
+        q.addLast(k)
         var rail = first
         while (true) {
             k.rail = rail
             k.onRail = 1
             val rc = rail.transport.sendSequenced(copy, dest, tag, data, k.wireFlags, k, seq, 0)
             if (rc == 0) {
-                keptBy.get(dest)?.addLast(k) ?: keptBy.put(dest, ArrayDeque<Kept>().also { it.addLast(k) })
                 nextSeq.put(dest, seq + 1)
                 return 0
             }
             k.onRail = 0
             val next = failSpread(dest, rail, rc)
             if (next == null) {
+                // Refused, so never carried (and nothing was queued after it): it was never sent.
+                if (q.lastOrNull() === k) q.removeLast()
                 k.completed = true
                 releaseKept(k)
                 return rc
@@ -326,6 +339,7 @@ internal class LinkTransport(
         k.rail?.let { markFailed(k.dest, it) }
         if (!k.pending) {
             k.pending = true
+            pendingMarks++
             resendDue(k.dest)
         }
     }
@@ -363,6 +377,7 @@ internal class LinkTransport(
                 for (k in q) {
                     if (k.rail === rail && !k.pending && k.onRail == 0) {
                         k.pending = true
+                        pendingMarks++
                         any = true
                     }
                 }
@@ -380,10 +395,14 @@ internal class LinkTransport(
         }
     }
 
-    /** Sends [dest]'s pending kept messages again; true when none is left pending. */
+    /**
+     * Sends [dest]'s pending kept messages again; true when none is left pending (a rail that dies under a resend,
+     * within the very call that wrote it, marks what it carried pending again: that goes on the next call).
+     */
     private fun resendTo(dest: Long): Boolean {
         val q = keptBy.get(dest) ?: return true
         val moved = Moved(dest)
+        val marks = pendingMarks
         for (k in q) {
             if (!k.pending) continue
             var rail = pick(dest)
@@ -396,16 +415,19 @@ internal class LinkTransport(
                 val from = k.rail
                 k.rail = rail
                 k.onRail++
+                // Not pending while its rail has it: if the rail writes it and then loses its connection within this
+                // call, [railLost] or [keptFailed] marks it pending again, and that must stand.
+                k.pending = false
                 // RESEND: the rail may spend the credit it keeps back for it (the receiver may hold all the rest of
                 // this rail's credit in messages sent after this one, waiting for it).
                 val flags = k.wireFlags or braid.provider.SendOutlet.RESEND
                 val rc = rail.transport.sendSequenced(k.copy!!, dest, k.tag, k.data, flags, k, k.seq, 0)
                 if (rc == 0) {
-                    k.pending = false
                     rail.transport.counters.retransmissions++
                     moved.add(from, rail)
                     break
                 }
+                k.pending = true
                 k.onRail--
                 if (rc == -Errno.EAGAIN) {
                     moved.report()
@@ -415,7 +437,7 @@ internal class LinkTransport(
             }
         }
         moved.report()
-        return true
+        return pendingMarks == marks
     }
 
     /** Resent messages to [dest] counted per move from one rail to another, reported to the host (JFR) as runs. */
@@ -525,36 +547,67 @@ internal class LinkTransport(
     internal val reconnects: Boolean = keepLimit >= 0
 
     private var retryAt = 0L
+    private var retryMin = RETRY_MIN
+    private var retryMax = RETRY_MAX
     private var retryBackoff = RETRY_MIN
 
     /**
-     * For each peer with failed rails: a rail connected to it again is re-admitted (the peer's traffic may take it
-     * again; under PER_PEER the peer is pinned afresh); one still down is retried (the rail reconnects) while another
-     * rail still reaches the peer, with a back-off from [RETRY_MIN] doubling to [RETRY_MAX] while any stays down.
+     * For each peer with failed rails: a rail that came back ([cameBack]) is re-admitted ([readmitBack]); one still
+     * down is retried (the rail reconnects) while another rail still reaches the peer, with a back-off from [RETRY_MIN]
+     * doubling to [RETRY_MAX] while any stays down.
      */
     private fun readmit(now: Long) {
         var down = false
         for (dest in failed.keys.toList()) {
-            var bits = failed.get(dest)
+            readmitBack(dest)
+            val bits = failed.get(dest)
             for (i in networks.indices) {
-                val bit = 1L shl i
-                if (bits and bit == 0L) continue
+                if (bits and (1L shl i) == 0L) continue
                 val r = networks[i]
-                if (r.transport.connected(dest)) {
-                    bits = bits and bit.inv()
-                    routes.get(dest)?.let {
-                        it.pinned--
-                        routes.remove(dest)
-                    }
-                } else if (reachedElsewhere(dest, r.name)) {
-                    r.transport.reconnect(dest)
-                    down = true
-                }
+                if (!reachedElsewhere(dest, r.name)) continue
+                if (!r.transport.connected(dest)) r.transport.reconnect(dest)
+                down = true
             }
-            if (bits == 0L) failed.remove(dest) else failed.put(dest, bits)
         }
-        retryBackoff = if (down) minOf(retryBackoff * 2, RETRY_MAX) else RETRY_MIN
+        retryBackoff = if (down) minOf(retryBackoff * 2, retryMax) else retryMin
         retryAt = now + retryBackoff
+    }
+
+    /**
+     * Re-admits [dest]'s failed rails that came back: the peer's traffic may take them again, and under PER_PEER it is
+     * pinned afresh. At the retry tick ([readmit]), and at once when an operation finds no other rail left ([route],
+     * [nextRail]) rather than refusing it. Whether any was.
+     */
+    private fun readmitBack(dest: Long): Boolean {
+        val before = failed.get(dest)
+        var bits = before
+        for (i in networks.indices) {
+            val bit = 1L shl i
+            if (bits and bit != 0L && cameBack(dest, networks[i])) bits = bits and bit.inv()
+        }
+        if (bits == before) return false
+        if (bits == 0L) failed.remove(dest) else failed.put(dest, bits)
+        routes.remove(dest)?.let { it.pinned-- }
+        return true
+    }
+
+    /**
+     * Whether failed [rail] reaches [dest] again: connected over a connection established after the one it lost
+     * ([Transport.connectionGeneration] above what [markFailed] recorded). Never over the lost connection itself: a
+     * reset tcp reports itself connected until it reads the reset, and traffic sent there would be lost.
+     */
+    private fun cameBack(dest: Long, rail: LinkRail): Boolean =
+        rail.transport.connected(dest) && rail.transport.connectionGeneration(dest) > rail.failedAt.get(dest)
+
+    /**
+     * Tests: failed rails are retried every [nanos] (the back-off neither shorter nor longer), the next time at [from]
+     * (a System.nanoTime() value; 0: at the next look at the clock).
+     */
+    internal fun retryEvery(nanos: Long, from: Long) {
+        retryMin = nanos
+        retryMax = nanos
+        retryBackoff = nanos
+        retryAt = from
     }
 
     /** Whether [dest] has rail [name] failed now (for tests and diagnostics). */
@@ -747,7 +800,7 @@ internal class LinkTransport(
             sum += r.weight
             if (best < 0 || rrCredit[i] > rrCredit[best]) best = i
         }
-        if (best < 0) return null
+        if (best < 0) return if (readmitBack(dest)) nextRail(dest) else null
         rrCredit[best] -= sum
         return networks[best]
     }
@@ -766,7 +819,10 @@ internal class LinkTransport(
         if (av.generation != routesGeneration) {
             routes.clear()
             failed.clear()
-            for (r in networks) r.pinned = 0
+            for (r in networks) {
+                r.pinned = 0
+                r.failedAt.clear()
+            }
             routesGeneration = av.generation
         }
     }
@@ -776,6 +832,9 @@ internal class LinkTransport(
         val index = networks.indexOf(rail)
         if (index < 0) return
         if (av.bound) syncRoutes()
+        // The connection it lost: only a newer one brings the rail back ([cameBack]).
+        val generation = rail.transport.connectionGeneration(dest)
+        if (generation > rail.failedAt.get(dest)) rail.failedAt.put(dest, generation)
         val bits = failed.get(dest)
         if (bits and (1L shl index) != 0L) return
         failed.put(dest, bits or (1L shl index))
@@ -909,7 +968,7 @@ internal class LinkTransport(
                 bestLoad = load
             }
         }
-        if (best == null) return null
+        if (best == null) return if (readmitBack(dest)) route(dest) else null
         best.pinned++
         routes.put(dest, best)
         return best

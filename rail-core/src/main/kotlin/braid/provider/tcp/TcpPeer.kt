@@ -86,9 +86,17 @@ internal class TcpPeer(val id: Long, val index: Int, bufferSize: Int) : PeerName
         this.lender = lender
     }
 
+    /**
+     * How many connections to this peer have been established, the one up now included: a link that recorded it when
+     * the rail lost the peer knows a connection made since from the one it lost ([TcpTransport.connectionGeneration]).
+     */
+    var generation = 0L
+        private set
+
     /** [c] is this peer's connection now, lending us up to [window] bytes of credit. */
     fun established(c: TcpConnection, window: Long) {
         conn = c
+        generation++
         awaitIncomingUntil = 0
         theirWindow = window
     }

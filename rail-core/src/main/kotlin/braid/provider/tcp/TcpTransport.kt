@@ -172,6 +172,8 @@ internal class TcpTransport(
 
     override fun connected(dest: Long): Boolean = peers.peerFor(dest)?.let { !it.dead && it.established } == true
 
+    override fun connectionGeneration(dest: Long): Long = peers.peerFor(dest)?.generation ?: 0L
+
     override fun sendLinkAck(dest: Long, seq: Long): Int {
         val p = peers.peerFor(dest) ?: return -Errno.EINVAL
         if (p.dead) return refusal(p)

@@ -315,6 +315,77 @@ class SpreadPolicyTest :
                 }
         }
 
+        test(
+                "ROUND_ROBIN: a connection that is gone when a send writes to it: the message that send wrote goes again on the other rail, every one arrives once and in order"
+            )
+            .config(enabled = haveEth0) {
+                TestFabric(rail = Rail.link(twoRails, twoRails), settings = settings(LinkShape.ROUND_ROBIN)).use { f ->
+                    val (a, b) = f.nodes
+                    val toB = f.addrs[0][1]
+                    val n = 40
+                    val size = 32
+                    // One receive more than messages: a message that came twice would take it.
+                    val rx = Array(n + 1) { UnsafeBuffer(ByteArray(size)) }
+                    for (i in 0..n) b.ep.tryTrecv(rx[i], 0, size, FiAddr.UNSPEC, 0, -1L, i) shouldBe 0
+                    val tx = Array(n) { i -> UnsafeBuffer(ByteArray(size)).also { it.putInt(0, i) } }
+                    // Both rails connected: the first messages go one on each.
+                    for (i in 0 until 4) a.ep.tryTsend(tx[i], 0, size, toB, i.toLong(), i) shouldBe 0
+                    b.await(4, others = listOf(a))
+                    a.await(4, others = listOf(b))
+                    // tcp:lo's socket is reset under a, and nothing is driven: the next send the round robin gives
+                    // tcp:lo is written into its buffer and completed, and the flush within that very send finds the
+                    // connection gone (as a sender whose socket `ss -K` killed does). That message's bytes died with
+                    // the connection; the copy the link kept must go again.
+                    val lo = (a.ep.transport as LinkTransport).rail("tcp:lo") as braid.provider.tcp.TcpTransport
+                    val channel = lo.peerFor(toB)!!.conn!!.channel
+                    channel.setOption(java.net.StandardSocketOptions.SO_LINGER, 0)
+                    channel.close()
+                    for (i in 4 until n) a.ep.tryTsend(tx[i], 0, size, toB, i.toLong(), i) shouldBe 0
+                    (a.ep.transport as LinkTransport).railFailed(toB, "tcp:lo") shouldBe true
+                    val got = ArrayList<Int>()
+                    var sent = 0
+                    driveUntil(
+                        "every message to arrive",
+                        listOf(a, b),
+                        30_000,
+                        seen = {
+                            "${got.size} arrived; a: ${(a.ep.transport as LinkTransport).debugState(toB)}\n" +
+                                "b: ${(b.ep.transport as LinkTransport).debugState(f.addrs[1][0])}"
+                        },
+                    ) {
+                        when (b.cq.readFrom(b.entry)) {
+                            1 -> {
+                                // The k-th receive posted got the k-th message sent.
+                                val k = b.entry.context as Int
+                                b.entry.tag shouldBe k.toLong()
+                                rx[k].getInt(0) shouldBe k
+                                got += k
+                            }
+                            -braid.core.Errno.EAVAIL -> {
+                                b.cq.readErr(b.error)
+                                error("receive failed: ${b.error.message}")
+                            }
+                        }
+                        when (a.cq.readFrom(a.entry)) {
+                            1 -> sent++
+                            -braid.core.Errno.EAVAIL -> {
+                                a.cq.readErr(a.error)
+                                error("send failed: ${a.error.message}")
+                            }
+                        }
+                        got.size == n - 4 && sent == n - 4
+                    }
+                    got shouldBe (4 until n).toList()
+                    a.ep.stats().rail("tcp:eth0")!!.retransmissions shouldBeGreaterThan 0L
+                    // Nothing more arrives: no message came twice.
+                    repeat(2000) {
+                        a.domain.progress()
+                        b.domain.progress()
+                    }
+                    b.cq.readFrom(b.entry) shouldBe -braid.core.Errno.EAGAIN
+                }
+            }
+
         test("ROUND_ROBIN: a reset rail reconnects, is re-admitted and carries messages again, in order, none lost")
             .config(enabled = haveEth0) {
                 TestFabric(rail = Rail.link(twoRails, twoRails), settings = settings(LinkShape.ROUND_ROBIN)).use { f ->
@@ -347,6 +418,66 @@ class SpreadPolicyTest :
                     val stats = a.ep.stats().rail("tcp:lo")!!
                     (stats.messagesSent - before) shouldBeGreaterThan 0L
                     stats.failovers shouldBe 1L
+                }
+            }
+
+        test(
+                "ROUND_ROBIN: a send that finds every other rail failed takes a failed rail reconnected since, before the retry tick re-admits it; never the connection it lost"
+            )
+            .config(enabled = haveEth0) {
+                TestFabric(rail = Rail.link(twoRails, twoRails), settings = settings(LinkShape.ROUND_ROBIN)).use { f ->
+                    val (a, b) = f.nodes
+                    val toB = f.addrs[0][1]
+                    val toA = f.addrs[1][0]
+                    val rx = UnsafeBuffer(ByteArray(16))
+                    fun exchange(from: Int, until: Int) {
+                        for (i in from until until) {
+                            a.ep.tryTsenddata(buf("m$i"), 0, 2, i.toLong(), toB, 3, null) shouldBe 0
+                        }
+                        for (i in from until until) {
+                            b.ep.tryTrecv(rx, 0, 16, FiAddr.UNSPEC, 3, 0, "r$i") shouldBe 0
+                            (b.await(1, others = listOf(a)).single() as Completion).data shouldBe i.toLong()
+                        }
+                        a.await(until - from, others = listOf(b))
+                    }
+                    exchange(0, 4)
+                    val link = a.ep.transport as LinkTransport
+                    val theirLink = b.ep.transport as LinkTransport
+                    // No retry tick comes while the test runs: the test reconnects tcp:lo itself, as a tick would.
+                    val hour = 3_600_000_000_000L
+                    link.retryEvery(hour, System.nanoTime() + hour)
+                    theirLink.retryEvery(hour, System.nanoTime() + hour)
+                    val lo = link.rail("tcp:lo") as braid.provider.tcp.TcpTransport
+                    val eth0 = link.rail("tcp:eth0") as braid.provider.tcp.TcpTransport
+                    fun cut(mine: braid.provider.tcp.TcpTransport, name: String) {
+                        val theirs = theirLink.rail(name) as braid.provider.tcp.TcpTransport
+                        mine.peerFor(toB)!!.conn!!.channel.close()
+                        driveUntil("both ends see $name gone", listOf(a, b)) {
+                            mine.peerFor(toB)?.dead == true &&
+                                theirs.peerFor(toA)?.dead == true &&
+                                link.railFailed(toB, name)
+                        }
+                    }
+                    cut(lo, "tcp:lo")
+                    val lost = lo.connectionGeneration(toB)
+                    lo.reconnect(toB) shouldBe true
+                    driveUntil("tcp:lo connected again", listOf(a, b)) { lo.connected(toB) }
+                    lo.connectionGeneration(toB) shouldBe lost + 1
+                    exchange(4, 8) // over tcp:eth0: tcp:lo is still failed for b
+                    link.railFailed(toB, "tcp:lo") shouldBe true
+                    // tcp:eth0 goes too: of a's rails to b only the reconnected tcp:lo is left, still failed.
+                    cut(eth0, "tcp:eth0")
+                    link.railFailed(toB, "tcp:lo") shouldBe true
+                    // The send takes it (it was refused with EHOSTDOWN until the next tick re-admitted it).
+                    exchange(8, 12)
+                    link.railFailed(toB, "tcp:lo") shouldBe false
+                    link.railFailed(toB, "tcp:eth0") shouldBe true
+                    a.ep.stats().rail("tcp:lo")!!.failovers shouldBe 1L
+                    // The link hears of a loss on tcp:lo before tcp has read the reset: that connection still reports
+                    // itself connected, and is not taken back (what was sent there would be lost).
+                    link.railLost("tcp:lo", toB)
+                    lo.connected(toB) shouldBe true
+                    a.ep.tryTsend(buf("x"), 0, 1, toB, 3, null) shouldBe -braid.core.Errno.EHOSTDOWN
                 }
             }
 
