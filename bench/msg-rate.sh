@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Rail-level message rate over shm against its floor: `braid bench mbw_mr -p shm` (osu_mbw_mr's shape
 # for one pair on rail-core endpoints alone: a window of 64 tagged sends, then a 4-byte acknowledgement;
-# two processes) against a C loop over the same ring shape with no matching and no completion queue
+# two processes, after 3 s of untimed passes for the JIT) against a C loop over the same ring shape with
+# no matching and no completion queue
 # (bench/msg-rate-floor.c), ROUNDS times each, alternating; then the best row of each, in messages/s.
 # Also prints the rail's CPU cost per message with one thread playing both sides
 # (braid.bench.MessageRateBench: `cpu SIZE NS CQ_READS/MSG BYTES/MSG`), the steadiest number on a
@@ -47,7 +48,7 @@ java -Xmx1g -cp "$jar" braid.bench.MessageRateBench cpu "$sizes"
 java -Xmx1g -cp "$jar" braid.bench.MessageRateBench cpu "$sizes" threading=domain
 for r in $(seq "$rounds"); do
   # CSV: benchmark,layer,transport,ranks,size,bandwidth_mb_s,messages_s
-  bin/braid bench mbw_mr -p shm -S "$sizes" -W 64 --format csv | awk -F, 'NR > 1 {print "rate", $5, $7}' >> "$out/braid.txt"
+  bin/braid bench mbw_mr -p shm -S "$sizes" -W 64 --warmup 3 --format csv | awk -F, 'NR > 1 {print "rate", $5, $7}' >> "$out/braid.txt"
   "$out/msg-rate-floor" "$sizes" >> "$out/floor.txt"
 done
 best() { awk -v k="$1" '$1==k { if ($3 > b[$2]) b[$2] = $3 } END { for (s in b) print s, b[s] }' "$2" | sort -n; }
