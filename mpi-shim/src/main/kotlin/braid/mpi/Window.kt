@@ -94,7 +94,8 @@ private constructor(
 
     init {
         val direct = mpi.settings[MpiParams.WIN_DIRECT]
-        targets.exchange(baseMr?.key ?: 0, size, dispUnit, controlMr.key, direct && host.dataAt.all { it >= 0 })
+        val locked = direct && mpi.settings[MpiParams.WIN_ACC_LOCK] && host.dataAt.all { it >= 0 }
+        targets.exchange(baseMr?.key ?: 0, size, dispUnit, controlMr.key, locked)
         if (direct) targets.mapHost(host.segment.buffer, host.dataAt, host.controlAt)
         WindowServant.acquire(mpi)
     }

@@ -51,7 +51,8 @@ internal class WindowTargets(private val win: Window, private val n: Int) {
 
     /**
      * Every process's (memory key, size, unit, control key), from an allgather over the window, and whether each one
-     * reaches every process's memory directly ([reachesAll]), which decides [lockedAccumulates].
+     * reaches every process's memory directly and asks for the locked scheme ([reachesAll]), which decides
+     * [lockedAccumulates].
      */
     fun exchange(key: Long, size: Long, dispUnit: Int, controlKey: Long, reachesAll: Boolean) {
         val mine = ByteBuffer.allocate(FIELDS * 8).order(ByteOrder.nativeOrder())

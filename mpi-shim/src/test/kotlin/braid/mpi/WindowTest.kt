@@ -66,14 +66,23 @@ class WindowTest :
         // the shared mapping (the CPU's): updates of one element from both schemes must still never be lost.
         val railForRank0 = { r: Int -> if (r == 0) Settings.NONE.with(MpiParams.WIN_DIRECT, false) else Settings.NONE }
 
-        test(
-            "a window whose ranks all reach each other here locks per accumulate; one rank through the rail, per element"
-        ) {
-            for (mixed in listOf(false, true)) {
-                runRanks(3, settings = if (mixed) railForRank0 else { _ -> Settings.NONE }) { mpi ->
+        val locked = Settings.NONE.with(MpiParams.WIN_ACC_LOCK, true)
+
+        test("BRAID_MPI_WIN_ACC_LOCK on every rank of a one-host window locks per accumulate; else per element") {
+            val cases =
+                listOf(
+                    { _: Int -> locked } to true,
+                    { _: Int -> Settings.NONE } to false,
+                    // One rank through the rail: its operations arrive at the rail's per-element target side.
+                    { r: Int -> if (r == 0) locked.with(MpiParams.WIN_DIRECT, false) else locked } to false,
+                    // One rank not asking: the window agrees on per element.
+                    { r: Int -> if (r == 0) Settings.NONE else locked } to false,
+                )
+            for ((settings, expected) in cases) {
+                runRanks(3, settings = settings) { mpi ->
                     val w = mpi.world
                     val win = Window.allocate(64, 8, w)
-                    win.lockedAccumulates shouldBe !mixed
+                    win.lockedAccumulates shouldBe expected
                     win.free()
                     // A window over caller memory is not in the host mapping: never locked per accumulate.
                     val created =
@@ -87,6 +96,17 @@ class WindowTest :
                     created.free()
                 }
             }
+        }
+
+        test(
+            "with the locked scheme: contention, large, strided and every-op accumulates and the CAS lock add up exactly"
+        ) {
+            runRanks(4, seconds = 120, settings = { locked }) {
+                WindowChecks.contention(it)
+                WindowChecks.largeAccumulate(it)
+                WindowChecks.casLock(it)
+            }
+            runRanks(2, seconds = 120, settings = { locked }) { WindowChecks.everyOpEverySyncMode(it) }
         }
 
         test(

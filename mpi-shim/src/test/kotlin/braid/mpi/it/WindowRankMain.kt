@@ -29,7 +29,16 @@ object WindowRankMain {
                 if (args[0] == "file")
                     Mpi.init(
                         FileBootstrap(File(args[1]), args[2].toInt(), args[3].toInt()),
-                        options = MpiOptions().provider("shm"),
+                        options =
+                            MpiOptions()
+                                .provider("shm")
+                                // The accumulate-lock death needs the locked scheme; the others run either way.
+                                .settings(
+                                    braid.core.Settings.NONE.with(
+                                        braid.mpi.MpiParams.WIN_ACC_LOCK,
+                                        scenario == "accumulate-holder-death",
+                                    )
+                                ),
                     )
                 else Mpi.init(args)
             mpi.use {
