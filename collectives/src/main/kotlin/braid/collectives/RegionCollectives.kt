@@ -420,7 +420,8 @@ public sealed interface RegionCollectives {
         val mine = group.rank == root
         if (mine && (recv == null || recvCounts == null || displs == null))
             throw FabricException.invalid(
-                "group ${group.contextId}: gatherv at the root (rank ${group.rank}): the receive region, counts and displacements are required"
+                "group ${group.contextId}: gatherv at the root (rank ${group.rank}): " +
+                    "the receive region, counts and displacements are required"
             )
         if (mine) group.checkVector("recvCounts", recvCounts!!, displs!!)
         val inBytes = if (send != null) group.regions.bytes("gatherv", sendCount, datatype, 2) else 0
@@ -465,7 +466,8 @@ public sealed interface RegionCollectives {
         val mine = group.rank == root
         if (mine && (send == null || sendCounts == null || displs == null))
             throw FabricException.invalid(
-                "group ${group.contextId}: scatterv at the root (rank ${group.rank}): the send region, counts and displacements are required"
+                "group ${group.contextId}: scatterv at the root (rank ${group.rank}): " +
+                    "the send region, counts and displacements are required"
             )
         if (mine) group.checkVector("sendCounts", sendCounts!!, displs!!)
         val inBytes =

@@ -93,10 +93,11 @@ private constructor(
     @Volatile private var freed = false
 
     init {
-        val direct = mpi.settings[MpiParams.WIN_DIRECT]
-        val locked = direct && mpi.settings[MpiParams.WIN_ACC_LOCK] && host.dataAt.all { it >= 0 }
+        // (Not `direct`: that name is the window's WindowDirect.)
+        val mapped = mpi.settings[MpiParams.WIN_DIRECT]
+        val locked = mapped && mpi.settings[MpiParams.WIN_ACC_LOCK] && host.dataAt.all { it >= 0 }
         targets.exchange(baseMr?.key ?: 0, size, dispUnit, controlMr.key, locked)
-        if (direct) targets.mapHost(host.segment.buffer, host.dataAt, host.controlAt)
+        if (mapped) targets.mapHost(host.segment.buffer, host.dataAt, host.controlAt)
         WindowServant.acquire(mpi)
     }
 
