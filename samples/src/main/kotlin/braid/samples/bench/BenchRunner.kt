@@ -1,6 +1,8 @@
 package braid.samples.bench
 
+import java.io.OutputStream
 import java.io.PrintStream
+import java.lang.management.ManagementFactory
 import org.HdrHistogram.Histogram
 
 /** What `braid bench` was asked to run, parsed. */
@@ -34,10 +36,10 @@ internal class BenchRunner(
 
     fun run() {
         val root = layer.rank == 0
-        val report =
-            Report(RunInfo(benchmark, layer.name, layer.transport, layer.size, options.window), options.format, out)
+        val run = RunInfo(benchmark, layer.name, layer.transport, layer.size, options.window)
+        val report = Report(run, options.format, out)
         if (root) report.header()
-        warmUp()
+        warmUp(run)
         for ((index, bytes) in options.sizes.withIndex()) {
             if (root) progress.update(benchmark, bytes, index, options.sizes.size)
             histogram.reset()
@@ -57,24 +59,43 @@ internal class BenchRunner(
 
     /**
      * `--warmup S`: untimed passes of the benchmark over its sizes up to 64 KiB (the smallest if none is), a tenth of
-     * each size's iterations, until rank 0 has seen S seconds go by; rank 0 decides when to stop so that every rank
-     * runs the same passes.
+     * each size's iterations, until rank 0 has seen S seconds go by and then until the JIT has been quiet on every rank
+     * for [QUIET_NANOS] (no compilation finished: a compiler thread that is still working takes a core from a spinning
+     * rank for milliseconds, which the timed rows would count), for at most S seconds more. Rank 0 decides when to stop
+     * so that every rank runs the same passes.
      */
-    private fun warmUp() {
+    private fun warmUp(run: RunInfo) {
         if (options.warmupSeconds <= 0) return
         val sizes = options.sizes.filter { it <= 65536 }.ifEmpty { listOf(options.sizes.min()) }
-        val end = System.nanoTime() + options.warmupSeconds * 1_000_000_000L
+        val start = System.nanoTime()
+        val seconds = options.warmupSeconds * 1_000_000_000L
+        val jit = ManagementFactory.getCompilationMXBean()?.takeIf { it.isCompilationTimeMonitoringSupported }
+        var compiled = jit?.totalCompilationTime ?: 0L
+        var quietSince = start
+        val rehearsal =
+            if (layer.rank == 0) Report(run, options.format, PrintStream(OutputStream.nullOutputStream())) else null
         if (layer.rank == 0) progress.show("braid bench ${benchmark.id}: warming up for ${options.warmupSeconds} s")
         do {
             for (bytes in sizes) {
                 val plan = benchmark.plan(bytes, options.iterations, options.skip)
                 layer.barrier()
-                layer.measure(benchmark, bytes, Plan(maxOf(1, plan.iterations / 10), 0), options.window, histogram)
-                values(bytes, plan, 1) // the same collective calls as a timed size
+                // The timed plan's skip, so that the loop's untimed branch is compiled too (with none, the first
+                // timed size deoptimised the compiled loop at its first skipped iteration and ran it interpreted).
+                val pass = Plan(maxOf(1, plan.iterations / 10), plan.skip)
+                layer.measure(benchmark, bytes, pass, options.window, histogram)
+                val values = values(bytes, plan, 1) // the same collective calls as a timed size
+                rehearsal?.row(Row(bytes, values)) // and the same formatting, into nothing
             }
             histogram.reset()
-            val more = layer.fromRoot(if (System.nanoTime() < end) 1.0 else 0.0) > 0
-        } while (more)
+            val now = System.nanoTime()
+            val total = jit?.totalCompilationTime ?: 0L
+            val busyRanks = layer.sumToRoot(if (total != compiled) 1.0 else 0.0)
+            compiled = total
+            if (busyRanks > 0) quietSince = now
+            val settled = jit == null || now - quietSince >= QUIET_NANOS
+            val more = now - start < seconds || (!settled && now - start < 2 * seconds)
+            val go = layer.fromRoot(if (more) 1.0 else 0.0) > 0
+        } while (go)
     }
 
     /** The row's values at rank 0 (OSU's arithmetic); every rank calls it (the collectives sum over ranks). */
@@ -109,5 +130,8 @@ internal class BenchRunner(
     companion object {
         /** The longest latency the histograms record: an hour, in nanoseconds (3 significant digits). */
         private const val MAX_TRACKABLE_NANOS = 3_600_000_000_000L
+
+        /** How long the JIT must have finished no compilation on any rank before the warm-up may end. */
+        private const val QUIET_NANOS = 500_000_000L
     }
 }
