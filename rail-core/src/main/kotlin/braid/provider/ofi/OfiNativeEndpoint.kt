@@ -86,7 +86,7 @@ internal class OfiNativeEndpoint(
 
     init {
         try {
-            open(native, cqSize, rmaCaps)
+            OfiSignals.keep { open(native, cqSize, rmaCaps) }
             name = getname()
         } catch (t: Throwable) {
             close()
