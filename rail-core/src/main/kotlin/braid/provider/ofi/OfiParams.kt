@@ -102,11 +102,11 @@ public object OfiParams {
         )
 
     /**
-     * Whether a send of at most the native provider's inject size (`tx_attr->inject_size`: 4 KiB over shm, 16 KiB over
-     * tcp;ofi_rxm) goes as native `fi_inject` (`fi_tinject`, `fi_injectdata`, …), as `fi_pingpong` sends: the provider
-     * copies it before returning and writes no completion, and the rail completes it in its next duty cycle. That is
-     * what Braid's own rails promise of a send (its buffer is free again); a send asked for FI_DELIVERY_COMPLETE or
-     * FI_TRANSMIT_COMPLETE still goes as `fi_send` and completes natively.
+     * Whether a send of at most the native provider's inject size (`tx_attr->inject_size`: 4 KiB over shm, 64 bytes
+     * over tcp;ofi_rxm) goes as native `fi_inject` (`fi_tinject`, `fi_injectdata`, …), as `fi_pingpong` sends: the
+     * provider copies it before returning and writes no completion, and the rail completes it in its next duty cycle.
+     * That is what Braid's own rails promise of a send (its buffer is free again); a send asked for
+     * FI_DELIVERY_COMPLETE or FI_TRANSMIT_COMPLETE still goes as `fi_send` and completes natively.
      */
     @JvmField
     public val INJECT: Param<Boolean> =

@@ -133,6 +133,10 @@ internal class OfiTransport(
     /** The most bytes a send may have to go as a native inject; -1 where the rail does not inject. */
     private var injectMax = -1L
 
+    /** Sends that went as native injects so far (for the tests). */
+    var injectedSends = 0L
+        private set
+
     /** The rail's peers in its native AV, and its receive side; made once the native objects are open. */
     private lateinit var peers: OfiPeers
     private lateinit var rx: OfiReceives
@@ -257,7 +261,10 @@ internal class OfiTransport(
         val withData = flags and OpFlags.REMOTE_CQ_DATA != 0L
         if (txInject[s]) {
             val rc = nep.inject(tagged, withData, txAddr[s], txLen[s], txData[s], txDest[s], txTag[s])
-            if (rc == 0L) injected.addInt(s)
+            if (rc == 0L) {
+                injected.addInt(s)
+                injectedSends++
+            }
             return rc
         }
         if (flags and OpFlags.DELIVERY_COMPLETE != 0L)
