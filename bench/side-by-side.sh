@@ -10,7 +10,8 @@
 # Each round runs every case once per tool, the tools taking turns (Braid first in odd rounds, the
 # anchor first in even ones); round 0 is a warm-up that is thrown away, and every braid bench run first
 # warms its JIT up for WARMUP seconds (10); braid demo warms up until the JIT is quiet, over the control
-# connection, except on the native rail, whose fi_pingpong protocol has no room for that. On a 2-core VM the latency lands on one of two levels per
+# connection, or on the native rail (whose fi_pingpong protocol has no room for that) each side alone on
+# endpoints that send to themselves, before the control connection (0.2 to 5 s). On a 2-core VM the latency lands on one of two levels per
 # launch, so the table gives, per case and size, each tool's best row and its median over the rounds
 # and their ratio as Braid's cost over the anchor's (latency: braid/anchor; bandwidth and rate:
 # anchor/braid; 1.00 is parity, above is slower). Writes OUT/side-by-side.txt (the table),

@@ -25,10 +25,10 @@ import java.util.concurrent.TimeUnit
  * rounds are small so the overrun past a bound is small.
  */
 internal object Warmup {
-    private const val FIRST_MIN_MILLIS = 200L
-    private const val FIRST_MIN_ROUND_TRIPS = 20_000L
-    private const val FIRST_MAX_MILLIS = 5_000L
-    private const val QUIET_MILLIS = 200L
+    const val FIRST_MIN_MILLIS = 200L
+    const val FIRST_MIN_ROUND_TRIPS = 20_000L
+    const val FIRST_MAX_MILLIS = 5_000L
+    const val QUIET_MILLIS = 200L
     private const val PAUSE_MILLIS = 10L
     private const val OTHER_MILLIS = 20L
     private const val MAX_ROUNDS = 1_000_000
@@ -38,7 +38,7 @@ internal object Warmup {
         ManagementFactory.getCompilationMXBean()?.takeIf { it.isCompilationTimeMonitoringSupported }
 
     /** Milliseconds this JVM has spent compiling so far, or -1 if it cannot tell. */
-    private fun compileMillis(): Long = compilation?.totalCompilationTime ?: -1L
+    fun compileMillis(): Long = compilation?.totalCompilationTime ?: -1L
 
     /** Round trips per round: 100, or fewer for large sizes, about 64 MiB each way at most; at least one. */
     fun chunk(size: Int): Int = minOf(100, maxOf(1, MAX_BYTES / maxOf(size, 1)))

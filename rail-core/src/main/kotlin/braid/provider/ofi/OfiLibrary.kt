@@ -13,7 +13,9 @@ import com.sun.jna.NativeLibrary
  * constructor installs its own SIGSEGV, SIGBUS and SIGILL handlers. The JVM uses SIGSEGV for implicit null checks and
  * safepoints in JIT-compiled code, so with those handlers in place compiled code dies at random ("terminated with
  * signal 11"). The constructor leaves the handlers alone when `IPATH_NO_BACKTRACE` is set, so [load] sets it in the
- * process environment (libc `setenv`, not Java's copy of it) before the library is opened.
+ * process environment (libc `setenv`, not Java's copy of it) before the library is opened. The library is opened, and
+ * its native domains and endpoints are, under [OfiSignals.keep] too, which puts back any handler of the JVM's that a
+ * native call replaced (libfabric's shm provider installs its own when this process opens its first shm endpoint).
  *
  * A machine without libfabric gets [failure] naming the package to install; nothing else in Braid loads this class.
  */
@@ -66,7 +68,7 @@ internal object OfiLibrary {
         for (name in names()) {
             val lib =
                 try {
-                    NativeLibrary.getInstance(name)
+                    OfiSignals.keep { NativeLibrary.getInstance(name) }
                 } catch (t: UnsatisfiedLinkError) {
                     problems += t.message?.lineSequence()?.firstOrNull() ?: name
                     continue
@@ -126,7 +128,10 @@ internal object OfiLibrary {
         @JvmStatic external fun fi_tostr(data: Long, datatype: Int): String?
     }
 
-    /** The libc calls libfabric's structs need: the guard's `setenv`, and `strdup` for strings `fi_freeinfo` frees. */
+    /**
+     * The libc calls libfabric's structs need: the guard's `setenv` and `sigaction` ([OfiSignals]), and `strdup` for
+     * strings `fi_freeinfo` frees.
+     */
     @Suppress("FunctionName")
     internal object Libc {
         @JvmStatic external fun setenv(name: String, value: String, overwrite: Int): Int
@@ -134,6 +139,9 @@ internal object OfiLibrary {
         @JvmStatic external fun strdup(s: String): Long
 
         @JvmStatic external fun free(p: Long)
+
+        /** `sigaction(signum, act, oldact)`, the structs kept opaque ([OfiSignals]). */
+        @JvmStatic external fun sigaction(signum: Int, act: Long, oldact: Long): Int
     }
 
     /** `fi_tostr` data types ([Fi.fi_tostr]). */

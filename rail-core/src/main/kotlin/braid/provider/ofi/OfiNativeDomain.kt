@@ -44,7 +44,9 @@ private constructor(
             domainName: String,
             fabricName: String,
             caps: Long = OfiGetInfo.BASE_CAPS,
-        ): OfiNativeDomain {
+        ): OfiNativeDomain = OfiSignals.keep { openGuarded(provName, domainName, fabricName, caps) }
+
+        private fun openGuarded(provName: String, domainName: String, fabricName: String, caps: Long): OfiNativeDomain {
             val info = OfiGetInfo.dup(provName, domainName, fabricName, caps)
             val out = Memory(8)
             var fabric = 0L

@@ -62,6 +62,16 @@ internal class OfiNativeEndpoint(
     lateinit var fnTRecv: OfiCall
         private set
 
+    /** `fi_inject`, `fi_injectdata`, `fi_tinject`, `fi_tinjectdata`: all four, or null when any is missing. */
+    private var fnInject: OfiCall? = null
+    private var fnInjectData: OfiCall? = null
+    private var fnTInject: OfiCall? = null
+    private var fnTInjectData: OfiCall? = null
+
+    /** The most bytes one native inject carries (`tx_attr->inject_size`); 0 when the provider has no inject calls. */
+    var injectSize = 0L
+        private set
+
     private lateinit var fnReadFrom: OfiCall
     private lateinit var fnReadErr: Function
     private var fnStrError: Function? = null
@@ -86,7 +96,7 @@ internal class OfiNativeEndpoint(
 
     init {
         try {
-            open(native, cqSize, rmaCaps)
+            OfiSignals.keep { open(native, cqSize, rmaCaps) }
             name = getname()
         } catch (t: Throwable) {
             close()
@@ -118,6 +128,7 @@ internal class OfiNativeEndpoint(
         fnTSendData = hot(ep, OfiOps.EP_TAGGED, OfiOps.XFER_SENDDATA, "fi_tsenddata", "LLLLLLLLL")
         fnTRecv = hot(ep, OfiOps.EP_TAGGED, OfiOps.XFER_RECV, "fi_trecv", "LLLLLLLLL")
         fnReadFrom = hot(cq, OfiOps.CQ_OPS, OfiOps.CQ_READFROM, "fi_cq_readfrom", "LLLLL")
+        prepareInject(native)
         fnSendMsg = hot(ep, OfiOps.EP_MSG, OfiOps.XFER_SENDMSG, "fi_sendmsg", "LLLL")
         fnTSendMsg = hot(ep, OfiOps.EP_TAGGED, OfiOps.XFER_SENDMSG, "fi_tsendmsg", "LLLL")
         // fi_cq_readfrom(cq, buf, count, src_addr) always reads into the same place: set once.
@@ -135,6 +146,27 @@ internal class OfiNativeEndpoint(
             fnCompare = hot(ep, OfiOps.EP_ATOMIC, OfiOps.ATOMIC_COMPWRITE, "fi_compare_atomic", "LLLLLLLLLLLIIL" + "L")
             queryAtomics()
         }
+    }
+
+    /** Prepares the four inject calls when the provider has them all and a non-zero inject size. */
+    private fun prepareInject(native: OfiNativeDomain) {
+        val size =
+            OfiOps.getLong(OfiOps.getLong(native.info + OfiInfoDescriptor.TX_ATTR) + OfiInfoDescriptor.TX_INJECT_SIZE)
+        val slots =
+            listOf(
+                OfiOps.EP_MSG to OfiOps.XFER_INJECT,
+                OfiOps.EP_MSG to OfiOps.XFER_INJECTDATA,
+                OfiOps.EP_TAGGED to OfiOps.XFER_INJECT,
+                OfiOps.EP_TAGGED to OfiOps.XFER_INJECTDATA,
+            )
+        if (size <= 0 || slots.any { (table, slot) -> OfiOps.op(ep, table, slot) == 0L }) return
+        // fi_inject(ep, buf, len, dest), fi_injectdata(ep, buf, len, data, dest), and the tagged forms with the tag
+        // last.
+        fnInject = hot(ep, OfiOps.EP_MSG, OfiOps.XFER_INJECT, "fi_inject", "LLLLL")
+        fnInjectData = hot(ep, OfiOps.EP_MSG, OfiOps.XFER_INJECTDATA, "fi_injectdata", "LLLLLL")
+        fnTInject = hot(ep, OfiOps.EP_TAGGED, OfiOps.XFER_INJECT, "fi_tinject", "LLLLLL")
+        fnTInjectData = hot(ep, OfiOps.EP_TAGGED, OfiOps.XFER_INJECTDATA, "fi_tinjectdata", "LLLLLLL")
+        injectSize = size
     }
 
     /**
@@ -204,6 +236,19 @@ internal class OfiNativeEndpoint(
             .arg(6, tag)
             .arg(7, ctx)
             .call()
+
+    /**
+     * A native inject of [len] bytes at [addr] (at most [injectSize]): the provider copies them before it returns and
+     * writes no completion. Tagged with [tag] when [tagged], with remote CQ data [data] when [withData].
+     */
+    fun inject(tagged: Boolean, withData: Boolean, addr: Long, len: Long, data: Long, dest: Long, tag: Long): Long =
+        when {
+            tagged && withData ->
+                fnTInjectData!!.arg(0, ep).arg(1, addr).arg(2, len).arg(3, data).arg(4, dest).arg(5, tag).call()
+            tagged -> fnTInject!!.arg(0, ep).arg(1, addr).arg(2, len).arg(3, dest).arg(4, tag).call()
+            withData -> fnInjectData!!.arg(0, ep).arg(1, addr).arg(2, len).arg(3, data).arg(4, dest).call()
+            else -> fnInject!!.arg(0, ep).arg(1, addr).arg(2, len).arg(3, dest).call()
+        }
 
     /**
      * A send asked for FI_DELIVERY_COMPLETE goes as `fi_sendmsg`/`fi_tsendmsg` with that flag, so the native provider

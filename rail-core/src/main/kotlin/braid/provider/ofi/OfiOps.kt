@@ -65,6 +65,7 @@ internal object OfiOps {
     const val XFER_SENDMSG = 48
     const val XFER_INJECT = 56
     const val XFER_SENDDATA = 64
+    const val XFER_INJECTDATA = 72
 
     // ## struct fi_ops_rma ##
     const val RMA_READ = 8

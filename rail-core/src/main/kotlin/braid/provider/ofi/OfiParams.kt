@@ -102,6 +102,23 @@ public object OfiParams {
         )
 
     /**
+     * Whether a send of at most the native provider's inject size (`tx_attr->inject_size`: 4 KiB over shm, 64 bytes
+     * over tcp;ofi_rxm) goes as native `fi_inject` (`fi_tinject`, `fi_injectdata`, …), as `fi_pingpong` sends: the
+     * provider copies it before returning and writes no completion, and the rail completes it in its next duty cycle.
+     * That is what Braid's own rails promise of a send (its buffer is free again); a send asked for
+     * FI_DELIVERY_COMPLETE or FI_TRANSMIT_COMPLETE still goes as `fi_send` and completes natively.
+     */
+    @JvmField
+    public val INJECT: Param<Boolean> =
+        Param.bool(
+            "ofi",
+            "inject",
+            "BRAID_OFI_INJECT",
+            true,
+            "sends of at most the native inject size go as fi_inject, completed by the rail, not the native CQ",
+        )
+
+    /**
      * The libfabric shared library to load, a name or a path; empty for the system's (`libfabric.so.1`). Read once,
      * from the process's settings, when a native rail is first asked for.
      */
@@ -117,5 +134,5 @@ public object OfiParams {
 
     @JvmField
     public val ALL: List<Param<*>> =
-        listOf(PROVIDER, RECV_SIZE, RECV_COUNT, TX_SLOTS, TX_TIMEOUT, MR_CACHE_SIZE, NATIVE_WORK, LIBRARY)
+        listOf(PROVIDER, RECV_SIZE, RECV_COUNT, TX_SLOTS, TX_TIMEOUT, MR_CACHE_SIZE, NATIVE_WORK, INJECT, LIBRARY)
 }

@@ -60,6 +60,7 @@ internal class OfiTransport(
     private val txSlots = info.settings[OfiParams.TX_SLOTS]
     /** [OfiParams.TX_TIMEOUT] in ns; 0: no liveness timeout. */
     private val txTimeout = info.settings[OfiParams.TX_TIMEOUT] * 1_000_000L
+    private val injectWanted = info.settings[OfiParams.INJECT]
     private val slots = txSlots + 2 * recvCount
 
     override val counters: RailCounters = RailCounters(rail)
@@ -121,6 +122,20 @@ internal class OfiTransport(
     private val txFree = IntArrayList(txSlots, -1)
     /** Sends native `-FI_EAGAIN` refused, retried in order by [progress]. */
     private val txPending = IntArrayList()
+    /** Whether the slot's send goes as a native inject ([OfiParams.INJECT]). */
+    private val txInject = BooleanArray(txSlots)
+    /**
+     * Injected sends, completed in order by the next duty cycle (the native provider writes no completion for them).
+     */
+    private var injected = IntArrayList()
+    /** The list [completeInjected] works through while new injects go to [injected]. */
+    private var injectedNow = IntArrayList()
+    /** The most bytes a send may have to go as a native inject; -1 where the rail does not inject. */
+    private var injectMax = -1L
+
+    /** Sends that went as native injects so far (for the tests). */
+    var injectedSends = 0L
+        private set
 
     /** The rail's peers in its native AV, and its receive side; made once the native objects are open. */
     private lateinit var peers: OfiPeers
@@ -154,6 +169,7 @@ internal class OfiTransport(
                     domain.memory,
                     mrLocal,
                 )
+            if (injectWanted && nep.injectSize > 0) injectMax = nep.injectSize
             val format = OfiOps.getInt(native.info + OfiInfoDescriptor.ADDR_FORMAT)
             address = OfiAddressDescriptor.encode(HostIdentity.id, prov, format, nep.name)
         } catch (t: Throwable) {
@@ -197,6 +213,8 @@ internal class OfiTransport(
         txData[s] = data
         txLen[s] = len.toLong()
         txDest[s] = nd
+        val inject = len <= injectMax && flags and NATIVE_COMPLETE == 0L
+        txInject[s] = inject
         val direct = buffer.byteArray() == null && buffer.addressOffset() != 0L
         txAddr[s] =
             if (direct && flags and OpFlags.INJECT == 0L) buffer.addressOffset()
@@ -205,7 +223,7 @@ internal class OfiTransport(
                 if (len > 0) stage.putBytes(0, buffer, 0, len)
                 stage.addressOffset()
             }
-        if (mrLocal && len > 0)
+        if (mrLocal && len > 0 && !inject)
             txMr[s] =
                 if (txAddr[s] == buffer.addressOffset()) cache.acquire(buffer, len, braid.core.MrAccess.SEND)
                 else cache.acquire(txStage[s]!!, len, braid.core.MrAccess.SEND)
@@ -241,6 +259,14 @@ internal class OfiTransport(
         val flags = txFlags[s]
         val tagged = flags and OpFlags.TAGGED != 0L
         val withData = flags and OpFlags.REMOTE_CQ_DATA != 0L
+        if (txInject[s]) {
+            val rc = nep.inject(tagged, withData, txAddr[s], txLen[s], txData[s], txDest[s], txTag[s])
+            if (rc == 0L) {
+                injected.addInt(s)
+                injectedSends++
+            }
+            return rc
+        }
         if (flags and OpFlags.DELIVERY_COMPLETE != 0L)
             return nep.sendDelivered(
                 s,
@@ -574,7 +600,7 @@ internal class OfiTransport(
     override fun progress(): Int {
         if (closed) return 0
         peers.sweep()
-        var work = retryPending() + rx.repostParked()
+        var work = completeInjected() + retryPending() + rx.repostParked()
         if (txTimeout > 0) work += checkLiveness()
         work += domain.work.poll()
         while (emptyRma.isNotEmpty()) {
@@ -600,6 +626,29 @@ internal class OfiTransport(
             }
         }
         return work
+    }
+
+    /**
+     * Completes the sends the native provider took as injects, in the order they went: their bytes are the provider's
+     * now, and it writes no completion for them. A completion may start new sends, which the next duty cycle completes.
+     */
+    private fun completeInjected(): Int {
+        if (injected.isEmpty()) return 0
+        val batch = injected
+        injected = injectedNow
+        injectedNow = batch
+        val n = batch.size
+        for (k in 0 until n) {
+            val s = batch.getInt(k)
+            val ctx = txContext[s]
+            val flags = txFlags[s]
+            val len = txLen[s]
+            val tag = txTag[s]
+            releaseTx(s)
+            host.txComplete(ctx, flags, len, tag)
+        }
+        batch.clear()
+        return n
     }
 
     /**
@@ -734,6 +783,7 @@ internal class OfiTransport(
         dead = why
         host.eventError(err, "$rail endpoint ${host.name}: $why")
         emptyRma.clear() // their slots fail below with the rest
+        injected.clear()
         for (s in 0 until txSlots) if (txBusy[s] && !txZombie[s]) failNow(s, err, why)
         txPending.clear()
     }
@@ -775,6 +825,8 @@ internal class OfiTransport(
         /** Duty cycles between two readings of the clock by the liveness check while operations are in flight. */
         const val LIVENESS_POLLS = 64
         const val KIND_SEND = 0
+        /** Sends that must complete natively, never as an inject. */
+        const val NATIVE_COMPLETE = OpFlags.DELIVERY_COMPLETE or OpFlags.TRANSMIT_COMPLETE
         const val KIND_WRITE = 1
         const val KIND_READ = 2
         const val KIND_ATOMIC = 3

@@ -79,3 +79,48 @@ class OfiSmokeTest :
             }
         }
     })
+
+/**
+ * Native inject ([OfiParams.INJECT]): a send of at most the native inject size goes as `fi_inject` and its kin, each
+ * form delivers its bytes, tag and CQ data and completes once, from the rail; a delivery-complete send or a larger one
+ * still goes natively, and with the setting off nothing is injected.
+ */
+class OfiInjectTest :
+    FunSpec({
+        for ((name, domain) in listOf("ofi:tcp" to "lo", "ofi:shm" to null)) for (inject in listOf(true, false)) test(
+            "$name, ofi.inject=$inject: untagged, tagged, with and without CQ data, delivered and completed once"
+        ) {
+            val settings = TestFabric.SETTINGS.with(OfiParams.INJECT, inject)
+            TestFabric(rail = Rail.ofi(name, domain), settings = settings).use { f ->
+                val (a, b) = f.nodes
+                val dest = f.addrs[0][1]
+                val rails = (a.ep.transport as OfiTransport)
+                val forms =
+                    listOf(
+                        0L,
+                        braid.core.OpFlags.REMOTE_CQ_DATA,
+                        braid.core.OpFlags.TAGGED,
+                        braid.core.OpFlags.TAGGED or braid.core.OpFlags.REMOTE_CQ_DATA,
+                        braid.core.OpFlags.TAGGED or braid.core.OpFlags.DELIVERY_COMPLETE,
+                    )
+                for ((i, flags) in forms.withIndex()) {
+                    val rx = UnsafeBuffer(ByteArray(64))
+                    val tagged = flags and braid.core.OpFlags.TAGGED != 0L
+                    if (tagged) b.ep.tryTrecv(rx, 0, 64, FiAddr.UNSPEC, 9, 0, "r$i") shouldBe 0
+                    else b.ep.tryRecv(rx, 0, 64, FiAddr.UNSPEC, "r$i") shouldBe 0
+                    a.ep.trySendmsg(buf("form $i"), 0, 6, dest, 9, 100L + i, flags, "s$i") shouldBe 0
+                    val sent = a.await(1, others = listOf(b)).single() as Completion
+                    sent.context shouldBe "s$i"
+                    val got = b.await(1, others = listOf(a)).single() as Completion
+                    got.context shouldBe "r$i"
+                    rx.text(6) shouldBe "form $i"
+                    if (flags and braid.core.OpFlags.REMOTE_CQ_DATA != 0L) got.data shouldBe 100L + i
+                }
+                // Nothing more completes: each send completed once.
+                a.ep.domain.progress()
+                b.ep.domain.progress()
+                a.cq.read(Completion()) shouldBe -braid.core.Errno.EAGAIN
+                rails.injectedSends shouldBe (if (inject) 4L else 0L)
+            }
+        }
+    })
