@@ -28,6 +28,8 @@ public abstract class Request internal constructor(@get:JvmSynthetic internal va
     private var spent = false
     /** Whether this request sits idle in its process's pool (see [recycle]). */
     @get:JvmSynthetic @set:JvmSynthetic internal var pooled: Boolean = false
+    /** The next idle request below this one in its [RequestPool]. */
+    @get:JvmSynthetic @set:JvmSynthetic internal var nextPooled: Request? = null
 
     /** Whether this request is `MPI_REQUEST_NULL` (its completion was returned, or it was freed). */
     public open val isNull: Boolean
