@@ -26,7 +26,11 @@ if [[ ${1:-} == profile ]]; then
   for run in "${runs[@]}"; do
     echo "# $run"
     # shellcheck disable=SC2086
-    java -Xmx1g -XX:StartFlightRecording=filename="$out/rate.jfr",settings=profile -cp "$jar" $run 2>/dev/null \
+    # DebugNonSafepoints: without it JFR charges a sample to the nearest safepoint's method (an earlier profile
+    # blamed matching for ~24% that way); a 1 ms period gives a 20,000-window run ~1,000 samples, not ~180.
+    java -Xmx1g -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints \
+      -XX:StartFlightRecording=filename="$out/rate.jfr",settings=profile,jdk.ExecutionSample#period=1ms \
+      -cp "$jar" $run 2>/dev/null \
       | grep -v '^\[' || true
     # The top frame of every sample of the main thread, with its line number left off: own time per method.
     jfr print --events jdk.ExecutionSample "$out/rate.jfr" \

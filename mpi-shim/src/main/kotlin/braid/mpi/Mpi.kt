@@ -73,8 +73,8 @@ private constructor(
      */
     private var directed: RecvOp? = null
     /** Spent sends and receives ready for reuse (see [Request.recycle]); under [lock]. */
-    private val sendPool = ArrayDeque<SendOp>()
-    private val recvPool = ArrayDeque<RecvOp>()
+    private val sendPool = RequestPool<SendOp>(POOL_MAX)
+    private val recvPool = RequestPool<RecvOp>(POOL_MAX)
     /**
      * Progress calls so far: the event queue is read on every [EQ_EVERY]th. Tests count rounds with it, and
      * [WindowServant] reads it without synchronisation to tell whether the application is driving progress itself (then
@@ -504,7 +504,7 @@ private constructor(
     /** A send from the pool, else a new one. */
     @JvmSynthetic
     internal fun takeSend(): SendOp {
-        val op = locked { sendPool.removeLastOrNull() } ?: return SendOp(this)
+        val op = locked { sendPool.take() } ?: return SendOp(this)
         op.pooled = false
         op.reset()
         return op
@@ -513,7 +513,7 @@ private constructor(
     /** A receive from the pool, else a new one. */
     @JvmSynthetic
     internal fun takeRecv(): RecvOp {
-        val op = locked { recvPool.removeLastOrNull() } ?: return RecvOp(this)
+        val op = locked { recvPool.take() } ?: return RecvOp(this)
         op.pooled = false
         op.reset()
         return op
@@ -530,16 +530,14 @@ private constructor(
             if (op.pooled) return
             when (op) {
                 is SendOp ->
-                    if (sendPool.size < POOL_MAX) {
+                    if (sendPool.give(op)) {
                         op.clear()
                         op.pooled = true
-                        sendPool.addLast(op)
                     }
                 is RecvOp ->
-                    if (recvPool.size < POOL_MAX && !op.inDirected) {
+                    if (!op.inDirected && recvPool.give(op)) {
                         op.clear()
                         op.pooled = true
-                        recvPool.addLast(op)
                     }
                 else -> {}
             }

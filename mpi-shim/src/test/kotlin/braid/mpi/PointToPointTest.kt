@@ -157,6 +157,47 @@ class PointToPointTest :
             }
         }
 
+        test(
+            "exact, ANY_SOURCE, ANY_TAG and both-wildcard receives match in posting order, around a cancelled one and unexpected messages"
+        ) {
+            runRanks(2) { mpi ->
+                val w = mpi.world
+                if (w.rank == 0) {
+                    val bufs = Array(6) { ByteBuffer.allocate(4) }
+                    val r =
+                        arrayOf(
+                            w.irecv(bufs[0], 1, Datatype.INT, 1, 5),
+                            w.irecv(bufs[1], 1, Datatype.INT, Mpi.ANY_SOURCE, Mpi.ANY_TAG),
+                            w.irecv(bufs[2], 1, Datatype.INT, 1, 5),
+                            w.irecv(bufs[3], 1, Datatype.INT, Mpi.ANY_SOURCE, 5),
+                            w.irecv(bufs[4], 1, Datatype.INT, 1, Mpi.ANY_TAG),
+                            w.irecv(bufs[5], 1, Datatype.INT, 1, 5),
+                        )
+                    r[2].test() shouldBe null // posts them all: the cancel below takes one out of the endpoint's queue
+                    r[2].cancel()
+                    r[2].waitFor().isCancelled shouldBe true
+                    w.barrier()
+                    for (i in r.indices) if (i != 2) r[i].waitFor().isCancelled shouldBe false
+                    bufs.map { it.intAt(0) } shouldBe listOf(0, 1, 0, 2, 3, 4)
+                    w.barrier() // rank 1's next messages arrive before any receive names them
+                    w.barrier()
+                    val b = ByteBuffer.allocate(4)
+                    w.recv(b, 1, Datatype.INT, Mpi.ANY_SOURCE, 8).tag shouldBe 8
+                    b.intAt(0) shouldBe 11
+                    w.recv(b, 1, Datatype.INT, Mpi.ANY_SOURCE, Mpi.ANY_TAG).tag shouldBe 7
+                    b.intAt(0) shouldBe 10
+                    w.recv(b, 1, Datatype.INT, 1, 7).tag shouldBe 7
+                    b.intAt(0) shouldBe 12
+                } else {
+                    w.barrier()
+                    for (i in 0 until 5) w.send(ints(i), 1, Datatype.INT, 0, 5)
+                    w.barrier()
+                    for ((tag, v) in listOf(7 to 10, 8 to 11, 7 to 12)) w.send(ints(v), 1, Datatype.INT, 0, tag)
+                    w.barrier()
+                }
+            }
+        }
+
         test("a synchronous send does not complete before its receive is posted, where a standard one does") {
             runRanks(2) { mpi ->
                 val w = mpi.world

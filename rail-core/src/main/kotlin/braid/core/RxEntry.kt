@@ -8,8 +8,8 @@ import org.agrona.concurrent.UnsafeBuffer
  * [peerContext]) until a receive claims it.
  *
  * Entries are pooled by their [SharedReceiveContext] and linked intrusively into up to three lists at once (one per
- * source, one in arrival order, and for an unexpected tagged message one per tag), so matching and removal allocate
- * nothing.
+ * source, one in arrival order, and for an unexpected tagged message one per tag; a posted tagged receive for any
+ * source with an exact tag is in its tag's bin alone), so matching and removal allocate nothing.
  */
 public class RxEntry internal constructor(@Suppress("UNUSED_PARAMETER") hidden: JavaHidden = JavaHidden()) {
     /** Posted: the source filter ([FiAddr.UNSPEC] for any). Unexpected: the sender's address. */
@@ -111,7 +111,7 @@ public interface SrxPeer {
 
 /**
  * A doubly-linked list threaded through one of an entry's three sets of links: per source ([BY_SOURCE]), arrival order
- * ([ALL]) or per tag ([BY_TAG], unexpected tagged messages only).
+ * ([ALL]) or per tag ([BY_TAG]: unexpected tagged messages, and posted exact-tag receives for any source).
  */
 internal class EntryList(private val links: Int) {
     var head: RxEntry? = null

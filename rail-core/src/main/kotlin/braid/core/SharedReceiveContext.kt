@@ -22,9 +22,11 @@ import org.agrona.collections.LongArrayList
  *   posted for it too.
  *
  * Receives and unexpected messages are indexed by source, so a receive that names its sender looks only at that
- * sender's messages: O(1) expected time however many messages other senders left unexpected. Receives that accept any
- * source are kept in one list and compared against the per-source candidate by posting sequence number, so order holds
- * between the two kinds.
+ * sender's messages: O(1) expected time however many messages other senders left unexpected. Tagged receives that
+ * accept any source with an exact tag (all of braid.mpi's that name their source and tag: the rank is in the tag) are
+ * binned by tag, so an arriving message looks at one bin's head however many other tags have receives waiting; the
+ * other receives that accept any source (masked tags, untagged) are kept in one list. The candidates of the three kinds
+ * are compared by posting sequence number, so order holds between them.
  *
  * Not thread-safe: callers hold the domain's lock.
  */
@@ -315,7 +317,17 @@ internal class MatchQueue(val tagged: Boolean) {
     /** Entries examined by matching so far: lets tests check the cost of a match without a clock. */
     var examined: Long = 0
     private val postedBySource = Long2ObjectHashMap<EntryList>()
+    /** Receives for any source that mask some tag bits (or untagged ones), in posting order. */
     private val postedAny = EntryList(EntryList.BY_SOURCE)
+    /**
+     * Tagged receives for any source with an exact tag (no ignored bits), one bin per tag in posting order, threaded
+     * through the entries' tag links (a posted receive uses no others). Bins are dropped when they empty and pooled
+     * (shared with [unexpectedByTag]'s), so a warm exchange allocates none and a million distinct tags leave nothing
+     * behind. [lastBin] is the bin the previous arrival or post used: a window of receives for one tag finds it without
+     * a hash look-up. A non-empty list is always the one its key maps to (emptied lists leave the map at once).
+     */
+    private val postedByTag = Long2ObjectHashMap<EntryList>()
+    private var lastBin: EntryList? = null
     private val unexpectedBySource = Long2ObjectHashMap<EntryList>()
     private val unexpectedAll = EntryList(EntryList.ALL)
     /**
@@ -330,7 +342,9 @@ internal class MatchQueue(val tagged: Boolean) {
 
     /** The earliest-posted receive that matches a message from [addr] with [tag], removed. */
     fun takePosted(addr: Long, tag: Long): RxEntry? {
-        val directed =
+        // Each kind's candidate is its earliest-posted match; the earliest of the (up to) three wins. A kind with no
+        // receive posted costs one emptiness test: no hash look-up, no scan.
+        var winner: RxEntry? =
             // Receives that name no source (all of braid.mpi's) leave the map empty: no hash look-up per arrival.
             if (addr == FiAddr.NOTAVAIL || postedBySource.isEmpty()) null
             else
@@ -338,36 +352,80 @@ internal class MatchQueue(val tagged: Boolean) {
                     examined++
                     it.matches(tag)
                 }
-        val any =
-            postedAny.first {
+        if (!postedByTag.isEmpty()) {
+            // Every receive of a bin matches the tag exactly: its head is the bin's earliest match.
+            val exact = bin(tag)?.head
+            if (exact != null) {
                 examined++
-                it.matches(tag)
+                if (winner == null || exact.seq < winner.seq) winner = exact
             }
-        val winner =
-            when {
-                directed == null -> any
-                any == null -> directed
-                directed.seq < any.seq -> directed
-                else -> any
-            } ?: return null
-        winner.srcList!!.remove(winner)
+        }
+        if (!postedAny.isEmpty()) {
+            // Only the receives posted before the winner so far can win: the scan stops at the first later one.
+            val before = winner?.seq ?: Long.MAX_VALUE
+            val any =
+                postedAny.first {
+                    examined++
+                    it.seq > before || it.matches(tag)
+                }
+            if (any != null && any.seq < before) winner = any
+        }
+        if (winner == null) return null
+        removePosted(winner)
         return winner
     }
 
     fun addPosted(e: RxEntry) {
-        if (e.addr == FiAddr.UNSPEC) postedAny.add(e) else listFor(postedBySource, e.addr).add(e)
+        when {
+            e.addr != FiAddr.UNSPEC -> listFor(postedBySource, e.addr).add(e)
+            tagged && e.ignore == 0L -> {
+                var list = bin(e.tag)
+                if (list == null) {
+                    list = tagListPool.removeLastOrNull() ?: EntryList(EntryList.BY_TAG)
+                    list.key = e.tag
+                    postedByTag.put(e.tag, list)
+                    lastBin = list
+                }
+                list.add(e)
+            }
+            else -> postedAny.add(e)
+        }
+    }
+
+    /** The bin of exact-tag receives for [tag], or null when none waits. */
+    private fun bin(tag: Long): EntryList? {
+        val last = lastBin
+        if (last != null && last.key == tag && !last.isEmpty()) return last
+        val list = postedByTag.get(tag) ?: return null
+        lastBin = list
+        return list
+    }
+
+    /** Takes the posted receive [e] out of whichever list holds it, dropping an exact-tag bin it empties. */
+    private fun removePosted(e: RxEntry) {
+        val bin = e.tagList
+        if (bin == null) {
+            e.srcList!!.remove(e)
+            return
+        }
+        bin.remove(e)
+        if (bin.isEmpty()) dropTagList(postedByTag, bin)
     }
 
     fun removePosted(context: Any): RxEntry? {
         var found = postedAny.first { HmemStage.carries(it.context, context) }
-        if (found == null) {
-            for (list in postedBySource.values) {
-                found = list.first { HmemStage.carries(it.context, context) }
-                if (found != null) break
-            }
-        }
-        found?.srcList?.remove(found)
+        if (found == null) found = firstIn(postedByTag, context)
+        if (found == null) found = firstIn(postedBySource, context)
+        found?.let { removePosted(it) }
         return found
+    }
+
+    private fun firstIn(lists: Long2ObjectHashMap<EntryList>, context: Any): RxEntry? {
+        for (list in lists.values) {
+            val found = list.first { HmemStage.carries(it.context, context) }
+            if (found != null) return found
+        }
+        return null
     }
 
     fun forEachDirectedSource(each: (Long) -> Unit) {
@@ -433,10 +491,15 @@ internal class MatchQueue(val tagged: Boolean) {
         e.srcList?.remove(e)
         val byTag = e.tagList ?: return
         byTag.remove(e)
-        if (byTag.isEmpty()) {
-            unexpectedByTag.remove(byTag.key)
-            if (tagListPool.size < TAG_LIST_POOL) tagListPool.addLast(byTag)
-        }
+        if (byTag.isEmpty()) dropTagList(unexpectedByTag, byTag)
+    }
+
+    /** [list], now empty, leaves [map] and waits in the pool for another tag. */
+    private fun dropTagList(map: Long2ObjectHashMap<EntryList>, list: EntryList) {
+        map.remove(list.key)
+        // The pool serves both maps: a bin reused for an unexpected tag must not pass for a receive bin.
+        if (lastBin === list) lastBin = null
+        if (tagListPool.size < TAG_LIST_POOL) tagListPool.addLast(list)
     }
 
     /**

@@ -286,6 +286,116 @@ class SharedReceiveContextTest :
             srx.getMsg(1, 8).context shouldBe "msg"
         }
 
+        // ## Exact-tag bins (any-source receives with no ignored bits) against the other kinds ##
+
+        fun SharedReceiveContext.postAny(tag: Long, ignore: Long, context: String) =
+            post(true, FiAddr.UNSPEC, tag, ignore, 0, context, buffer, 0, 8) shouldBe null
+
+        test("an arriving message looks at one bin's head among exact-tag receives for a hundred thousand other tags") {
+            val srx = SharedReceiveContext(unexpectedLimit = 10)
+            val peer = RecordingPeer()
+            for (tag in 0L until 100_000L) srx.postAny(tag, 0, "t$tag")
+            val before = srx.examined
+            srx.arrive(peer, 3, 99_999, 0)!!.context shouldBe "t99999"
+            (srx.examined - before) shouldBeLessThan 3
+            srx.arrive(peer, 3, 99_999, 0) shouldBe null // its bin emptied and left; the message waits
+            srx.postedCount shouldBe 99_999
+        }
+
+        test(
+            "a masked receive posted before exact-tag ones takes the message first, and the bin keeps its order after"
+        ) {
+            val srx = SharedReceiveContext(unexpectedLimit = 10)
+            val peer = RecordingPeer()
+            srx.postAny(4, 3, "m1") // tags 4..7
+            srx.postAny(5, 0, "e1")
+            srx.postAny(5, 0, "e2")
+            srx.postAny(0, -1L, "any") // any source, any tag
+            listOf(5L, 5L, 6L, 5L).map { srx.arrive(peer, 1, it, 0)!!.context } shouldBe listOf("m1", "e1", "any", "e2")
+            srx.postedCount shouldBe 0
+        }
+
+        test("exact-tag receives posted before a masked one take the message first; the masked one waits its turn") {
+            val srx = SharedReceiveContext(unexpectedLimit = 10)
+            val peer = RecordingPeer()
+            srx.postAny(5, 0, "e1")
+            srx.postAny(4, 3, "m1")
+            srx.postAny(5, 0, "e2")
+            srx.postAny(6, 0, "f1")
+            listOf(5L, 6L, 5L, 5L).map { srx.arrive(peer, 1, it, 0)?.context } shouldBe listOf("e1", "m1", "e2", null)
+            srx.postedCount shouldBe 1 // f1: tag 6 went to the earlier masked receive
+        }
+
+        test("any source and any tag interleaved with exact-tag and directed receives: posting order decides") {
+            val srx = SharedReceiveContext(unexpectedLimit = 10)
+            val peer = RecordingPeer()
+            srx.postAny(0, -1L, "any1")
+            srx.postAny(5, 0, "e1")
+            srx.post(true, 1, 5, 0, 0, "d1", buffer, 0, 8)
+            srx.postAny(0, -1L, "any2")
+            srx.post(true, 1, 5, 0, 0, "d2", buffer, 0, 8)
+            srx.postAny(5, 0, "e2")
+            listOf(1L, 2L, 1L, 1L, 1L, 2L).map { srx.arrive(peer, it, 5, 0)!!.context } shouldBe
+                listOf("any1", "e1", "d1", "any2", "d2", "e2")
+            srx.postedCount shouldBe 0
+        }
+
+        test("a directed receive posted before an exact-tag any-source one wins, and loses to an earlier one") {
+            val srx = SharedReceiveContext(unexpectedLimit = 10)
+            val peer = RecordingPeer()
+            srx.post(true, 1, 5, 0, 0, "d1", buffer, 0, 8)
+            srx.postAny(5, 0, "e1")
+            srx.postAny(5, 0, "e2")
+            srx.post(true, 1, 5, 0, 0, "d2", buffer, 0, 8)
+            listOf(1L, 1L, 2L, 1L).map { srx.arrive(peer, it, 5, 0)!!.context } shouldBe listOf("d1", "e1", "e2", "d2")
+        }
+
+        test("unexpected messages go in arrival order to exact-tag, masked and any-tag receives posted after them") {
+            val srx = SharedReceiveContext(unexpectedLimit = 10)
+            val peer = RecordingPeer()
+            for ((src, tag, id) in listOf(Triple(1L, 5L, 1), Triple(2L, 6L, 2), Triple(3L, 5L, 3), Triple(1L, 7L, 4))) {
+                srx.arrive(peer, src, tag, id) shouldBe null
+            }
+            srx.post(true, FiAddr.UNSPEC, 0, -1L, 0, "any", buffer, 0, 8)!!.peerContext shouldBe 1
+            srx.post(true, FiAddr.UNSPEC, 5, 0, 0, "e", buffer, 0, 8)!!.peerContext shouldBe 3
+            srx.post(true, FiAddr.UNSPEC, 4, 3, 0, "m", buffer, 0, 8)!!.peerContext shouldBe 2
+            srx.post(true, 1, 0, -1L, 0, "d", buffer, 0, 8)!!.peerContext shouldBe 4
+            srx.unexpectedCount shouldBe 0
+            srx.postedCount shouldBe 0
+        }
+
+        test("cancelling receives in a bin (head, middle, last) leaves the others matching in posting order") {
+            val srx = SharedReceiveContext(unexpectedLimit = 10)
+            val peer = RecordingPeer()
+            for (c in listOf("e1", "e2", "e3", "e4")) srx.postAny(5, 0, c)
+            srx.cancel("e2")!!.context shouldBe "e2"
+            srx.cancel("e1")!!.context shouldBe "e1"
+            srx.cancel("e2") shouldBe null
+            srx.arrive(peer, 1, 5, 0)!!.context shouldBe "e3"
+            srx.cancel("e3") shouldBe null // already matched
+            srx.cancel("e4")!!.context shouldBe "e4" // the last: the bin empties and leaves
+            srx.postedCount shouldBe 0
+            srx.arrive(peer, 1, 5, 1) shouldBe null
+            srx.post(true, FiAddr.UNSPEC, 5, 0, 0, "e5", buffer, 0, 8)!!.peerContext shouldBe 1
+            srx.postAny(5, 0, "e6")
+            srx.arrive(peer, 1, 5, 0)!!.context shouldBe "e6"
+        }
+
+        test("a bin emptied and reused for an unexpected tag's list is never taken for a receive bin") {
+            val srx = SharedReceiveContext(unexpectedLimit = 10)
+            val peer = RecordingPeer()
+            srx.postAny(9, 0, "other") // keeps the bins' map non-empty throughout
+            srx.postAny(5, 0, "e1")
+            srx.arrive(peer, 1, 5, 0)!!.context shouldBe "e1" // tag 5's bin empties: pooled
+            srx.arrive(peer, 1, 5, 1) shouldBe null // its list now holds unexpected tag-5 messages
+            srx.arrive(peer, 2, 5, 2) shouldBe null
+            srx.unexpectedCount shouldBe 2
+            srx.post(true, FiAddr.UNSPEC, 5, 0, 0, "e2", buffer, 0, 8)!!.peerContext shouldBe 1
+            srx.arrive(peer, 1, 9, 3)!!.context shouldBe "other"
+            srx.postedCount shouldBe 0
+            srx.unexpectedCount shouldBe 1
+        }
+
         test("entries are pooled: steady matching allocates no new entries") {
             val srx = SharedReceiveContext(unexpectedLimit = 100)
             val peer = RecordingPeer()

@@ -6,6 +6,7 @@ import braid.core.AtomicOp
 import braid.core.Caps
 import braid.core.Errno
 import braid.core.FabricException
+import braid.core.FiAddr
 import braid.core.Info
 import braid.core.OpFlags
 import braid.core.RailCounters
@@ -93,6 +94,9 @@ internal class ShmTransport(
     private val outByName = HashMap<String, ShmOutChannel>()
     private val outByAddr = Long2ObjectHashMap<ShmOutChannel>()
     private var outAvGeneration = -1L
+    /** The channel [outFor] found last and its fi_addr: a window to one peer finds it without a hash look-up. */
+    private var lastOut: ShmOutChannel? = null
+    private var lastOutAddr = FiAddr.NOTAVAIL
     private val ins = ArrayList<ShmInChannel>()
     /**
      * The liveness checks' turn: raised every [ShmParams.LIVENESS_MS] by the process's one timer, taken by [progress].
@@ -171,12 +175,20 @@ internal class ShmTransport(
      * process gone).
      */
     private fun outFor(dest: Long): ShmReach {
-        if (av.generation != outAvGeneration) {
+        val generation = av.generation
+        if (generation != outAvGeneration) {
             outByAddr.clear()
-            outAvGeneration = av.generation
+            lastOut = null
+            outAvGeneration = generation
         }
+        val last = lastOut
+        if (last != null && lastOutAddr == dest) return last
         val cached = outByAddr.get(dest)
-        if (cached != null) return cached
+        if (cached != null) {
+            lastOut = cached
+            lastOutAddr = dest
+            return cached
+        }
         val peer = av.query(dest) as? ShmAddress ?: return ShmUnreachable.NOT_SHM
         if (peer.hostId != hostId) return ShmUnreachable.NO_ENDPOINT
         val out = outByName[peer.name] ?: connect(peer.name)
@@ -515,6 +527,7 @@ internal class ShmTransport(
         ins.clear()
         outByName.clear()
         outByAddr.clear()
+        lastOut = null
         silentPeers.values.forEach { it.close() }
         silentPeers.clear()
         f.delete()
