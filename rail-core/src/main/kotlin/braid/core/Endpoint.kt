@@ -1348,33 +1348,70 @@ private constructor(
         val bad = if (device != null) checkRegion(device, offset, length) else checkRange(buffer, offset, length)
         if (bad != 0) return bad
         domain.lock.guard {
-            val rc = checkSend(length, flags)
-            if (rc != 0) return rc
-            if (PeerTags.refused(peerTransferOpen, flags and OpFlags.TAGGED != 0L, tag)) return -Errno.EINVAL
-            val inject = flags and OpFlags.INJECT != 0L
-            val s =
-                when {
-                    device == null -> null
-                    inject -> sink.staging.stage(device, offset, length, null)
-                    else -> sink.staging.stageSend(device, offset, length, context)
-                }
-            if (s != null) {
-                val n = if (inject) sink.staging.fill(s) else sink.staging.fillFirst(s)
-                if (n < 0 && inject) {
-                    sink.staging.release(s)
-                    return n.toInt()
-                }
-                if (n < 0) {
-                    val why = sink.staging.explain(s, HmemOp.COPY_FROM_HMEM_IOV, n)
-                    sink.txError(s, flags or txOpFlags, length.toLong(), tag, (-n).toInt(), why)
-                    return 0
-                }
-            }
-            val v = s?.view ?: view.also { it.wrap(buffer, offset.toInt(), length) }
-            val sent = transport.send(v, dest, tag, data, flags or txOpFlags, if (s != null && !inject) s else context)
-            if (s != null && (inject || sent != 0)) sink.staging.release(s)
-            return sent
+            return postSendLocked(buffer, offset, length, dest, tag, data, flags, context, device)
         }
+    }
+
+    /**
+     * [trySendmsg] (an inject: INJECT in [flags], no [context]) for a caller that holds the domain lock: a [PendingOp]
+     * starting, which would otherwise enter the lock a second time (a nested monitor enter still costs a locked
+     * instruction).
+     */
+    @JvmSynthetic
+    internal fun sendLocked(
+        buffer: DirectBuffer,
+        offset: Int,
+        length: Int,
+        dest: Long,
+        tag: Long,
+        data: Long,
+        flags: Long,
+        context: Any?,
+    ): Int {
+        val bad = checkRange(buffer, offset.toLong(), length)
+        if (bad != 0) return bad
+        val f = if (flags and OpFlags.TAGGED != 0L) flags else flags or OpFlags.MSG
+        return postSendLocked(buffer, offset.toLong(), length, dest, tag, data, f, context, null)
+    }
+
+    /** [postSend] for a caller that holds the domain lock and has checked the range. */
+    private fun postSendLocked(
+        buffer: DirectBuffer,
+        offset: Long,
+        length: Int,
+        dest: Long,
+        tag: Long,
+        data: Long,
+        flags: Long,
+        context: Any?,
+        device: MemoryRegion?,
+    ): Int {
+        val rc = checkSend(length, flags)
+        if (rc != 0) return rc
+        if (PeerTags.refused(peerTransferOpen, flags and OpFlags.TAGGED != 0L, tag)) return -Errno.EINVAL
+        val inject = flags and OpFlags.INJECT != 0L
+        val s =
+            when {
+                device == null -> null
+                inject -> sink.staging.stage(device, offset, length, null)
+                else -> sink.staging.stageSend(device, offset, length, context)
+            }
+        if (s != null) {
+            val n = if (inject) sink.staging.fill(s) else sink.staging.fillFirst(s)
+            if (n < 0 && inject) {
+                sink.staging.release(s)
+                return n.toInt()
+            }
+            if (n < 0) {
+                val why = sink.staging.explain(s, HmemOp.COPY_FROM_HMEM_IOV, n)
+                sink.txError(s, flags or txOpFlags, length.toLong(), tag, (-n).toInt(), why)
+                return 0
+            }
+        }
+        val v = s?.view ?: view.also { it.wrap(buffer, offset.toInt(), length) }
+        val sent = transport.send(v, dest, tag, data, flags or txOpFlags, if (s != null && !inject) s else context)
+        if (s != null && (inject || sent != 0)) sink.staging.release(s)
+        return sent
     }
 
     private fun postSend(buffer: ByteBuffer, dest: Long, tag: Long, data: Long, flags: Long, context: Any?): Int =
@@ -1446,6 +1483,27 @@ private constructor(
         domain.lock.guard {
             return postRecvLocked(tagged, buffer, offset, length, src, tag, ignore, flags, context, peer, device)
         }
+    }
+
+    /**
+     * [tryTrecv] ([tagged]) or [tryRecv] for a caller that holds the domain lock: a [PendingOp] starting (see
+     * [sendLocked]).
+     */
+    @JvmSynthetic
+    internal fun recvLocked(
+        tagged: Boolean,
+        buffer: MutableDirectBuffer,
+        offset: Int,
+        length: Int,
+        src: Long,
+        tag: Long,
+        ignore: Long,
+        flags: Long,
+        context: Any?,
+    ): Int {
+        val bad = checkRange(buffer, offset.toLong(), length)
+        if (bad != 0) return bad
+        return postRecvLocked(tagged, buffer, offset.toLong(), length, src, tag, ignore, flags, context, false, null)
     }
 
     /** [postRecv] for a caller that holds the domain lock and has checked the range. */

@@ -2,6 +2,7 @@ package braid.core
 
 import java.util.concurrent.CompletableFuture
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
+import java.util.concurrent.atomic.AtomicReferenceFieldUpdater
 import java.util.concurrent.locks.LockSupport
 import kotlin.coroutines.resume
 import kotlinx.coroutines.CancellableContinuation
@@ -33,11 +34,12 @@ internal abstract class Ready {
  * resumed exactly once, through the ready list. The operation is also the coroutine's cancellation handler, so a
  * suspended operation costs this object, its continuation and the caller's frames.
  *
- * The `suspend` forms take their operations from the domain's pool ([ProgressHub.obtainLocked]) and give them back once
- * the outcome is handed out ([ProgressHub.recycleLocked]); a pending future keeps its operation, and a future born
- * complete (an operation done inline, such as an inject) gives it to the pool at once.
+ * Every form takes its operation from the domain's pool ([ProgressHub.obtainLocked]). The `suspend` and blocking forms
+ * give it back once the outcome is handed out ([ProgressHub.recycleLocked]); a future born complete (an operation done
+ * inline, such as an inject) gives it back at once; a pending future's operation waits, once DONE, in the pool's limbo
+ * until [fire] has handed its outcome to the future, which from then on keeps it alone ([OpFuture]).
  */
-internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?) -> Unit {
+internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?) -> Unit, Awaited {
     lateinit var ep: Endpoint
     @JvmField var kind: Int = SEND
     @JvmField var buffer: DirectBuffer = NO_BUFFER
@@ -87,8 +89,8 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
     }
 
     /**
-     * Written under the lock, read without it. Only the write of DONE needs a full volatile store (see [finish]);
-     * PENDING and NEW are published with a release store ([STATE]`.lazySet`), which costs nothing on the hot path.
+     * Written under the lock with release stores ([STATE]`.lazySet`), read without it: a reader that sees DONE sees the
+     * outcome written before it. No write needs a full fence: a blocked thread arms itself under the lock ([arm]).
      */
     @Volatile @JvmField var state: Int = NEW
 
@@ -107,7 +109,12 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
     @JvmField var cont: CancellableContinuation<Unit>? = null
     /** A continuation to resume from the ready list; volatile: the pool takes the op back only once it is null. */
     @Volatile @JvmField var toResume: CancellableContinuation<Unit>? = null
-    @JvmField var future: OpFuture? = null
+    /**
+     * The future this operation completes; cleared, with a release store, once [fire] has settled it: from then on the
+     * pool may take the operation back ([ProgressHub.obtainLocked]), and the future no longer looks at it.
+     */
+    @Volatile @JvmField var future: OpFuture? = null
+    /** A thread blocked in a blocking form, armed to be unparked by [finish]; written and read under the lock. */
     @Volatile @JvmField var thread: Thread? = null
     /** Whether this operation's caller holds the domain's driver role (manual progress, inline). */
     @JvmField var driving: Boolean = false
@@ -234,14 +241,17 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
     val isInject: Boolean
         get() = kind == INJECT || kind == TINJECT
 
-    /** Starts the operation on the endpoint; 0, `-EAGAIN` or another negated errno. Caller holds the lock. */
+    /**
+     * Starts the operation on the endpoint; 0, `-EAGAIN` or another negated errno. Caller holds the lock: the message
+     * kinds post through the endpoint's locked entries, without entering the lock again.
+     */
     fun post(): Int =
         region?.let { ep.postRegion(this, it) }
             ?: when (kind) {
-                SEND -> ep.trySendmsg(buffer, offset, length, addr, 0, 0, OpFlags.COMPLETION, this)
-                TSEND -> ep.trySendmsg(buffer, offset, length, addr, tag, 0, OpFlags.TAGGED or OpFlags.COMPLETION, this)
+                SEND -> ep.sendLocked(buffer, offset, length, addr, 0, 0, OpFlags.COMPLETION, this)
+                TSEND -> ep.sendLocked(buffer, offset, length, addr, tag, 0, OpFlags.TAGGED or OpFlags.COMPLETION, this)
                 RECV ->
-                    ep.postRecv(
+                    ep.recvLocked(
                         false,
                         buffer as MutableDirectBuffer,
                         offset,
@@ -253,7 +263,7 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
                         this,
                     )
                 TRECV ->
-                    ep.postRecv(
+                    ep.recvLocked(
                         true,
                         buffer as MutableDirectBuffer,
                         offset,
@@ -264,10 +274,10 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
                         OpFlags.COMPLETION,
                         this,
                     )
-                INJECT -> ep.tryInject(buffer, offset, length, addr)
-                TINJECT -> ep.tryTinject(buffer, offset, length, addr, tag)
+                INJECT -> ep.sendLocked(buffer, offset, length, addr, 0, 0, OpFlags.INJECT, null)
+                TINJECT -> ep.sendLocked(buffer, offset, length, addr, tag, 0, OpFlags.TAGGED or OpFlags.INJECT, null)
                 SENDDATA ->
-                    ep.trySendmsg(
+                    ep.sendLocked(
                         buffer,
                         offset,
                         length,
@@ -278,7 +288,7 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
                         this,
                     )
                 TSENDDATA ->
-                    ep.trySendmsg(
+                    ep.sendLocked(
                         buffer,
                         offset,
                         length,
@@ -374,6 +384,23 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
         }
     }
 
+    // ## A blocked thread's wait ([Waiting.block]) ##
+
+    override val awaitDone: Boolean
+        get() = state == DONE
+
+    /** Under the lock, so [finish], under the lock too, either sees the thread or happened before this look. */
+    override fun arm(t: Thread): Boolean =
+        synchronized(ep.domain.lock) {
+            if (state == DONE) return false
+            thread = t
+            true
+        }
+
+    override fun disarm() {
+        thread = null
+    }
+
     /** An inject accepted by the rail: there is no completion, so report one of our own. */
     fun completeInject() {
         complete(injectFlags(), length.toLong(), 0, tag, FiAddr.NOTAVAIL)
@@ -405,7 +432,7 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
     }
 
     private fun finish() {
-        state = DONE
+        STATE.lazySet(this, DONE)
         if (asyncCounted) {
             asyncCounted = false
             hub.asyncWaiterDoneLocked()
@@ -420,9 +447,9 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
             hub.pushReady(this)
         } else if (future != null) {
             hub.pushReady(this)
+            hub.limboLocked(this)
         }
-        // Volatile write of state above, volatile read of thread here: a thread that armed
-        // itself before its last look at state is either seen here or sees DONE (fi_trywait).
+        // A blocked thread arms itself under the lock ([arm]): it is either seen here or sees DONE (fi_trywait).
         thread?.let { LockSupport.unpark(it) }
     }
 
@@ -445,11 +472,21 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
         val c = toResume
         if (c != null) {
             // Nothing of this op is touched after the resume: the resumed caller recycles it.
-            toResume = null
+            TO_RESUME.lazySet(this, null)
             c.resume(Unit)
             return
         }
-        future?.settle()
+        val f = future ?: return
+        val outcome: Any =
+            when {
+                decision == WITHDRAWN -> WITHDRAWN_OUTCOME
+                err != 0 -> exception()
+                else -> result!!
+            }
+        f.settle(outcome)
+        // The future is settled (a canceller that finds it no longer here finds it done), and nothing of this op is
+        // touched after this store: the pool may hand it out again ([ProgressHub.obtainLocked]).
+        FUTURE.lazySet(this, null)
     }
 
     /**
@@ -486,7 +523,7 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
 
     fun exception(): FabricException = FabricException(err, "${describe()}: $errMessage")
 
-    fun describe(): String {
+    override fun describe(): String {
         val what = NAMES[kind]
         if (kind >= WRITE) {
             val size = if (kind >= ATOMIC) "$length $atomicType element(s), $atomicOp" else "$length bytes"
@@ -549,6 +586,20 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
         val STATE: AtomicIntegerFieldUpdater<PendingOp> =
             AtomicIntegerFieldUpdater.newUpdater(PendingOp::class.java, "state")
 
+        @JvmField
+        val FUTURE: AtomicReferenceFieldUpdater<PendingOp, OpFuture?> =
+            AtomicReferenceFieldUpdater.newUpdater(PendingOp::class.java, OpFuture::class.java, "future")
+
+        private val TO_RESUME: AtomicReferenceFieldUpdater<PendingOp, CancellableContinuation<*>?> =
+            AtomicReferenceFieldUpdater.newUpdater(
+                PendingOp::class.java,
+                CancellableContinuation::class.java,
+                "toResume",
+            )
+
+        /** The outcome [fire] hands a future whose operation was withdrawn: it is cancelled. */
+        @JvmField val WITHDRAWN_OUTCOME: Any = Any()
+
         /** The [result] of a suspend inject: written by no one, read by no one. */
         @JvmField val NO_RESULT: Completion = Completion()
 
@@ -557,45 +608,96 @@ internal class PendingOp(@JvmField val hub: ProgressHub) : Ready(), (Throwable?)
 }
 
 /**
- * The future of a [PendingOp]. Under manual progress a blocking [get] or [join] drives progress while it waits, as a
- * blocking read does; [cancel] follows the operation's cancellation rule and returns false when the operation is kept.
+ * The future of a [PendingOp]: a plain `CompletableFuture` to its callers. Under manual progress a blocking [get] or
+ * [join] drives progress while it waits, as a blocking read does; [cancel] follows the operation's cancellation rule
+ * and returns false when the operation is kept.
+ *
+ * It waits on its own state, never on the operation's: once [PendingOp.fire] has handed it its outcome ([settle]) the
+ * operation goes back to the domain's pool and may carry someone else's message, so a joiner or canceller that looked a
+ * moment earlier must not follow it there. The operation is this future's only while [PendingOp.future] is this future;
+ * [cancel] and [describe] look at it only under the domain lock, and only then.
  */
-internal class OpFuture(private val op: PendingOp) : CompletableFuture<Completion>() {
+internal class OpFuture(@JvmField internal val op: PendingOp) : CompletableFuture<Completion>(), Awaited {
+    private val domain: Domain = op.ep.domain
+
+    /** A thread blocked in [get] or [join], armed to be unparked by [settle]. */
+    @Volatile private var waiter: Thread? = null
+
     init {
-        op.future = this
+        // Made under the lock, whose release publishes it: no full fence.
+        PendingOp.FUTURE.lazySet(op, this)
     }
 
-    fun settle() {
-        when {
-            op.decision == PendingOp.WITHDRAWN -> super.cancel(false)
-            op.err != 0 -> completeExceptionally(op.exception())
-            else -> complete(op.result!!)
+    /** Completes this future with the outcome [PendingOp.fire] read; then wakes an armed joiner. */
+    fun settle(outcome: Any) {
+        when (outcome) {
+            PendingOp.WITHDRAWN_OUTCOME -> super.cancel(false)
+            is FabricException -> completeExceptionally(outcome)
+            else -> complete(outcome as Completion)
         }
+        // The completion's compare-and-set above, the volatile read here: a joiner that armed before its last look
+        // at isDone is seen here, or saw the future done.
+        waiter?.let { LockSupport.unpark(it) }
+    }
+
+    // ## A joiner's wait ([Waiting.block]) ##
+
+    override val awaitDone: Boolean
+        get() = isDone
+
+    override fun arm(t: Thread): Boolean {
+        waiter = t
+        return !isDone
+    }
+
+    override fun disarm() {
+        waiter = null
+    }
+
+    /** The operation's description while it is still this future's; a completed future's outcome says the rest. */
+    override fun describe(): String =
+        synchronized(domain.lock) { if (op.future === this) op.describe() else "an operation that has completed" }
+
+    /**
+     * Waits until done or [nanos] pass. Under manual progress the first look drives one progress round, as a raw poll
+     * would, before this thread counts as blocked on the domain (two atomic updates): a future whose completion has
+     * arrived is joined at a raw read's price.
+     */
+    private fun await(nanos: Long): Boolean {
+        if (!domain.hub.automatic) {
+            domain.hub.noteJoin()
+            domain.progress()
+            if (isDone) return true
+        }
+        return Waiting.block(this, domain, nanos, null)
     }
 
     override fun get(): Completion {
-        if (!isDone) Waiting.block(op, Long.MAX_VALUE, cancelOnTimeout = false)
+        if (!isDone) await(Long.MAX_VALUE)
         return super.get()
     }
 
     override fun get(timeout: Long, unit: java.util.concurrent.TimeUnit): Completion {
-        if (!isDone && !Waiting.block(op, unit.toNanos(timeout), cancelOnTimeout = false)) {
-            throw java.util.concurrent.TimeoutException("${op.describe()}: not complete within $timeout $unit")
+        if (!isDone && !await(unit.toNanos(timeout))) {
+            throw java.util.concurrent.TimeoutException("${describe()}: not complete within $timeout $unit")
         }
-        return super.get() // DONE: settled by whoever handed the completion out, at once
+        return super.get() // done: settled by whoever handed the completion out
     }
 
     override fun join(): Completion {
-        if (!isDone) Waiting.block(op, Long.MAX_VALUE, cancelOnTimeout = false)
+        if (!isDone) await(Long.MAX_VALUE)
         return super.join()
     }
 
     override fun cancel(mayInterruptIfRunning: Boolean): Boolean {
         if (isDone) return isCancelled
-        if (!op.decideCancel()) return false
-        op.hub.dispatchReady()
+        // Decided on the operation while it is still this future's (under the lock the pool cannot hand it out);
+        // once it is not, this future was settled before it let the operation go.
+        val withdrawn = synchronized(domain.lock) { if (op.future === this) op.decideCancel() else return isCancelled }
+        if (!withdrawn) return false
+        domain.hub.dispatchReady()
         return super.cancel(mayInterruptIfRunning) || isCancelled
     }
 
-    override fun toString(): String = "OpFuture(${op.describe()}, ${if (isDone) "done" else "pending"})"
+    override fun toString(): String = "OpFuture(${if (isDone) "done" else describe()})"
 }

@@ -151,6 +151,39 @@ internal class ProgressHub(private val domain: Domain) {
     private var free: PendingOp? = null
     private var freeCount = 0
 
+    /**
+     * Operations of futures, DONE and waiting to be fired ([PendingOp.fire] settles the future, then lets go of the
+     * operation by clearing [PendingOp.future]), oldest first, linked through [PendingOp.next]. [obtainLocked] takes
+     * the fired ones into the pool; a pending future thus costs no operation of its own once warm.
+     */
+    private var limboHead: PendingOp? = null
+    private var limboTail: PendingOp? = null
+    private var limboCount = 0
+
+    /** Puts [op], DONE with a future to settle, in the limbo. Caller holds the lock; [op] is on no list. */
+    fun limboLocked(op: PendingOp) {
+        if (limboCount >= POOL_LIMIT) return // a future nobody fires for long: its operation is simply let go
+        op.next = null
+        val t = limboTail
+        if (t == null) limboHead = op else t.next = op
+        limboTail = op
+        limboCount++
+    }
+
+    /** Moves the operations fired so far from the limbo to the pool. Caller holds the lock. */
+    private fun drainLimboLocked() {
+        var op = limboHead
+        while (op != null && op.future == null) {
+            val next = op.next
+            op.next = null
+            limboCount--
+            recycleLocked(op)
+            op = next
+        }
+        limboHead = op
+        if (op == null) limboTail = null
+    }
+
     /** An operation from the pool (or a new one) filled in with the arguments. Caller holds the lock. */
     fun obtainLocked(
         ep: Endpoint,
@@ -162,6 +195,7 @@ internal class ProgressHub(private val domain: Domain) {
         tag: Long,
         ignore: Long,
     ): PendingOp {
+        if (limboHead != null) drainLimboLocked()
         val op = free
         val o =
             if (op == null) PendingOp(this)
@@ -280,13 +314,28 @@ internal class ProgressHub(private val domain: Domain) {
         if (blocked.decrementAndGet() and BLOCKED_MASK == 0L && asyncWaiters > 0) wakeLinger()
     }
 
-    /** Whether a thread is blocked on this domain now, driving progress itself. */
-    private val anyBlocked: Boolean
+    /** Whether a thread is blocked on this domain now, driving progress itself; read by tests too. */
+    internal val anyBlocked: Boolean
         get() = blocked.get() and BLOCKED_MASK != 0L
 
-    /** Entries into blocking waits so far (wrapping): it moves while a thread joins futures. */
+    /**
+     * Entries into blocking waits so far, and joins that ended at their first look (wrapping): it moves while a thread
+     * joins futures.
+     */
     private val joins: Long
-        get() = blocked.get() ushr 32
+        get() = (blocked.get() ushr 32) + quickJoins
+
+    /**
+     * Joins of a future that looked once, driving one progress round, before blocking ([OpFuture]): a hint that futures
+     * are joined, written with a plain release store (two joiners may count one), so a join that ends at once costs no
+     * atomic update.
+     */
+    @Volatile @JvmField internal var quickJoins: Long = 0
+
+    /** A thread joins a future: counted in [joins] at the cost of a release store. */
+    fun noteJoin() {
+        QUICK_JOINS.lazySet(this, quickJoins + 1)
+    }
 
     /** Whether anything waits for the driver: suspended coroutines or outstanding futures. */
     private val needsDriver: Boolean
@@ -453,10 +502,19 @@ internal class ProgressHub(private val domain: Domain) {
         }
     }
 
-    /** What the driver does next: KEEP its role, STOP, or LINGER without the role. Caller holds the lock. */
+    /**
+     * What the driver does next: KEEP its role, STOP, or LINGER without the role. Caller holds the lock.
+     *
+     * A driver gives its role up to a blocked thread only while nothing but futures needs it: the lingering driver
+     * watches futures alone ([linger] looks at [asyncWaiters]), and a thread leaving its wait wakes it only for them
+     * ([blockLeft]). A suspended coroutine keeps its driver, which lends (it sleeps, driving nothing) while a thread is
+     * blocked and drives again once none is: had it given the role up, the coroutine would have been left with no
+     * driver once the blocked thread left (a `trecv` in `runBlocking` that hung after futures had been joined beside
+     * it).
+     */
     private fun giveUpLocked(lending: Boolean): Int {
         val done = !needsDriver || automatic
-        if (!done && !(lending && futuresUsed)) return KEEP
+        if (!done && !(lending && futuresUsed && suspendedWaiters == 0)) return KEEP
         driverRunning = false
         if (automatic || domain.closed || !futuresUsed || lingering) return STOP // one lingers at most
         lingering = true
@@ -661,6 +719,9 @@ internal class ProgressHub(private val domain: Domain) {
                 Ready::class.java,
                 "readyHead",
             )
+
+        val QUICK_JOINS: java.util.concurrent.atomic.AtomicLongFieldUpdater<ProgressHub> =
+            java.util.concurrent.atomic.AtomicLongFieldUpdater.newUpdater(ProgressHub::class.java, "quickJoins")
 
         val ASYNC_WAITERS: java.util.concurrent.atomic.AtomicIntegerFieldUpdater<ProgressHub> =
             java.util.concurrent.atomic.AtomicIntegerFieldUpdater.newUpdater(

@@ -34,6 +34,25 @@ import org.agrona.concurrent.IdleStrategy
  *
  * So each operation has exactly one outcome: never both delivered and cancelled, never lost.
  */
+/**
+ * What a blocked thread waits for ([Waiting.block]): an operation (a blocking form's) or an [OpFuture] (a joiner's).
+ */
+internal interface Awaited {
+    /** Whether the wait is over. */
+    val awaitDone: Boolean
+
+    /**
+     * Arms [t] to be unparked when the wait ends, then looks once more: false if it has ended (nothing stays armed).
+     */
+    fun arm(t: Thread): Boolean
+
+    /** Undoes [arm]. */
+    fun disarm()
+
+    /** What is waited for, for messages. */
+    fun describe(): String
+}
+
 internal object Waiting {
 
     // ## The suspend forms ##
@@ -294,13 +313,13 @@ internal object Waiting {
     }
 
     /**
-     * Blocks the calling thread until [op] is DONE or [timeoutNanos] passes (false). Under manual progress the thread
-     * drives progress and idles by the domain's policy; under automatic progress it parks until the engine's completion
-     * unparks it.
+     * Blocks the calling thread until [w] is done or [timeoutNanos] passes (false). Under manual progress the thread
+     * drives [domain]'s progress and idles by its policy; under automatic progress it parks until the engine's
+     * completion unparks it. [cancel] is the operation an interrupt withdraws (a blocking form's); without one an
+     * interrupt throws at once.
      */
-    fun block(op: PendingOp, timeoutNanos: Long, cancelOnTimeout: Boolean): Boolean {
-        val domain = op.ep.domain
-        val hub = op.hub
+    fun block(w: Awaited, domain: Domain, timeoutNanos: Long, cancel: PendingOp?): Boolean {
+        val hub = domain.hub
         val timed = timeoutNanos != Long.MAX_VALUE
         val start = if (timed) System.nanoTime() else 0L // a join reads no clock
         // This thread's kept strategy (as driveUntil's), taken at the first idle step: a wait that the first
@@ -316,11 +335,11 @@ internal object Waiting {
         var interrupted = false
         hub.blockEntered()
         try {
-            while (!op.isDone) {
+            while (!w.awaitDone) {
                 val automatic = hub.automatic
                 if (!automatic) {
                     domain.progress()
-                    if (op.isDone) break
+                    if (w.awaitDone) break
                 }
                 val elapsed = if (timed) System.nanoTime() - start else 0L
                 if (elapsed >= timeoutNanos) return false
@@ -328,22 +347,22 @@ internal object Waiting {
                 if (!automatic && ++idleSteps < parkingAfter) {
                     idle!!.idle(0)
                 } else {
-                    op.thread = me // arm, then look again (fi_trywait): PendingOp.finish unparks us
-                    try {
-                        if (!op.isDone) {
-                            if (automatic) LockSupport.parkNanos(op, minOf(timeoutNanos - elapsed, AUTO_PARK_CAP_NANOS))
+                    // Arm, then look again (fi_trywait): whoever completes the wait unparks us.
+                    if (w.arm(me)) {
+                        try {
+                            if (automatic) LockSupport.parkNanos(w, minOf(timeoutNanos - elapsed, AUTO_PARK_CAP_NANOS))
                             else idle!!.idle(0)
+                        } finally {
+                            w.disarm()
                         }
-                    } finally {
-                        op.thread = null
                     }
                 }
                 if (Thread.interrupted()) {
-                    if (!cancelOnTimeout) throw InterruptedException("interrupted while waiting for ${op.describe()}")
-                    if (op.decideCancel()) {
+                    if (cancel == null) throw InterruptedException("interrupted while waiting for ${w.describe()}")
+                    if (cancel.decideCancel()) {
                         hub.dispatchReady()
                         throw InterruptedException(
-                            "interrupted while waiting for ${op.describe()}; the operation was withdrawn"
+                            "interrupted while waiting for ${cancel.describe()}; the operation was withdrawn"
                         )
                     }
                     interrupted = true // kept: wait for its outcome, then restore the flag
@@ -363,7 +382,7 @@ internal object Waiting {
         op.hub.dispatchReady()
         if (rc != 0) throw refused(op, rc)
         val nanos = if (timeoutMillis < 0) Long.MAX_VALUE else timeoutMillis * 1_000_000
-        if (!block(op, nanos, cancelOnTimeout = true)) {
+        if (!block(op, op.ep.domain, nanos, op)) {
             if (op.decideCancel()) {
                 op.hub.dispatchReady()
                 throw TimeoutException(
@@ -376,7 +395,7 @@ internal object Waiting {
                         "take it back, so it may still be delivered: leave its buffer untouched (its completion will be discarded)"
                 )
             }
-            block(op, Long.MAX_VALUE, cancelOnTimeout = false) // a receive that matched: it is arriving
+            block(op, op.ep.domain, Long.MAX_VALUE, null) // a receive that matched: it is arriving
         }
         return op.resultOrThrow()
     }

@@ -122,4 +122,50 @@ class FutureOutcomeTest :
                 failures.get() shouldBe 1
             }
         }
+
+        test("a settled future keeps its own outcome while its operation, back in the pool, carries another receive") {
+            TestFabric().use { f ->
+                val (a, b) = f.nodes
+                val toB = f.addrs[0][1]
+                val rx = UnsafeBuffer(ByteArray(16))
+                val first = b.ep.trecvAsync(UnsafeBuffer(ByteArray(16)), 0, 16, FiAddr.UNSPEC, 21)
+                a.ep.tinjectAsync(buf("first"), 0, 5, toB, 21).join()
+                val c1 = first.get(30, TimeUnit.SECONDS)
+                val op = (first as OpFuture).op
+                // Settled, and its operation let go (by whichever thread fired it): the pool takes it back.
+                Deadline.await("the first future's operation to be let go") { op.future == null }
+                // The next receive future takes it; this one fails: its error is its own, however the operation is
+                // used next.
+                val failed = b.ep.trecvAsync(UnsafeBuffer(ByteArray(2)), 0, 2, FiAddr.UNSPEC, 23)
+                (failed as OpFuture).op shouldBeSameInstanceAs op
+                a.ep.tinjectAsync(buf("too long"), 0, 8, toB, 23).join()
+                shouldThrow<ExecutionException> { failed.get(30, TimeUnit.SECONDS) }
+                Deadline.await("the failed future's operation to be let go") { op.future == null }
+                // And the next takes it again, while both stale futures are still held.
+                val second = b.ep.trecvAsync(rx, 0, 16, FiAddr.UNSPEC, 22)
+                (second as OpFuture).op shouldBeSameInstanceAs op
+                val third = b.ep.trecvAsync(UnsafeBuffer(ByteArray(16)), 0, 16, FiAddr.UNSPEC, 24)
+                // The stale futures report their own outcomes, and cancelling them leaves the receives now on their
+                // operations alone.
+                first.cancel(true) shouldBe false
+                failed.cancel(true) shouldBe false
+                first.isCancelled shouldBe false
+                first.join() shouldBeSameInstanceAs c1
+                c1.len shouldBe 5L
+                c1.tag shouldBe 21L
+                first.toString() shouldContain "done"
+                val e = shouldThrow<ExecutionException> { failed.get() }.cause as FabricException
+                e.code shouldBe Errno.ETRUNC
+                e.message!! shouldContain "tag 0x17"
+                second.isDone shouldBe false
+                third.isDone shouldBe false
+                a.ep.tinjectAsync(buf("second!"), 0, 7, toB, 22).join()
+                second.get(30, TimeUnit.SECONDS).len shouldBe 7L
+                rx.text(7) shouldBe "second!"
+                third.cancel(false) shouldBe true
+                first.join() shouldBeSameInstanceAs c1
+                first.isCompletedExceptionally shouldBe false
+                failed.isCompletedExceptionally shouldBe true
+            }
+        }
     })
