@@ -18,7 +18,7 @@ import braid.core.MemoryRegion
  * Implemented by [Comm] alone (its members, from Java as from Kotlin: `comm.send(region, 0, n, Datatype.INT, 1, 0)`);
  * declared here to keep `Comm.kt` to the buffer forms.
  */
-public sealed interface CommRegions {
+public sealed interface CommRegions : CommRegionExchanges {
     // ## Point-to-point ##
 
     /** `MPI_Send` from [count] × [type] at byte [offset] of [buf]. */
@@ -33,11 +33,11 @@ public sealed interface CommRegions {
 
     /** `MPI_Isend` from a region. */
     public fun isend(buf: MemoryRegion, offset: Long, count: Int, type: Datatype, dest: Int, tag: Int): Request =
-        comm.startRegionSend("MPI_Isend", RegionSpan(buf, offset, count, type), dest, tag, synchronous = false)
+        comm.startRegionSend("MPI_Isend", RegionSpan(buf, offset, count, type), dest, tag, Comm.MODE_STANDARD)
 
     /** `MPI_Issend` from a region. */
     public fun issend(buf: MemoryRegion, offset: Long, count: Int, type: Datatype, dest: Int, tag: Int): Request =
-        comm.startRegionSend("MPI_Issend", RegionSpan(buf, offset, count, type), dest, tag, synchronous = true)
+        comm.startRegionSend("MPI_Issend", RegionSpan(buf, offset, count, type), dest, tag, Comm.MODE_SYNCHRONOUS)
 
     /** `MPI_Recv` into a region. */
     public fun recv(buf: MemoryRegion, offset: Long, count: Int, type: Datatype, source: Int, tag: Int): Status =
@@ -49,15 +49,11 @@ public sealed interface CommRegions {
 
     /** `MPI_Send_init` from a region: each [Prequest.start] sends the region's current bytes. */
     public fun sendInit(buf: MemoryRegion, offset: Long, count: Int, type: Datatype, dest: Int, tag: Int): Prequest =
-        persistent("MPI_Send_init") {
-            comm.startRegionSend("MPI_Send_init", RegionSpan(buf, offset, count, type), dest, tag, false)
-        }
+        regionSendInit("MPI_Send_init", RegionSpan(buf, offset, count, type), dest, tag, Comm.MODE_STANDARD)
 
     /** `MPI_Ssend_init` from a region. */
     public fun ssendInit(buf: MemoryRegion, offset: Long, count: Int, type: Datatype, dest: Int, tag: Int): Prequest =
-        persistent("MPI_Ssend_init") {
-            comm.startRegionSend("MPI_Ssend_init", RegionSpan(buf, offset, count, type), dest, tag, true)
-        }
+        regionSendInit("MPI_Ssend_init", RegionSpan(buf, offset, count, type), dest, tag, Comm.MODE_SYNCHRONOUS)
 
     /** `MPI_Recv_init` into a region. */
     public fun recvInit(buf: MemoryRegion, offset: Long, count: Int, type: Datatype, source: Int, tag: Int): Prequest =
@@ -408,7 +404,15 @@ public sealed interface CommRegions {
             c.checkVector(call, "recvCounts", recvCounts, recvDispls)
             val s = c.regionSpan(call, sendBuf, sendOffset, vExtent(sendCounts, sendDispls), sendType, "send buffer")
             val r = c.regionSpan(call, recvBuf, recvOffset, vExtent(recvCounts, recvDispls), recvType, "receive buffer")
-            c.regionAlltoallv(call, s, sendCounts, sendDispls, r, recvCounts, recvDispls)
+            c.regionAlltoallv(
+                call,
+                s,
+                asBytes(sendCounts, sendType, false),
+                asBytes(sendDispls, sendType, true, s.start - s.offset),
+                r,
+                asBytes(recvCounts, recvType, false),
+                asBytes(recvDispls, recvType, true, r.start - r.offset),
+            )
         }
 
     /** `MPI_Gather` on regions to [root] ([recvBuf] null elsewhere); [sendBuf] null at the root: in place. */
@@ -574,19 +578,28 @@ public sealed interface CommRegions {
         }
 }
 
-/** The one implementation of [CommRegions]. */
-private val CommRegions.comm: Comm
+/** The one implementation of [CommRegions] and [CommRegionExchanges]. */
+internal val CommRegionExchanges.comm: Comm
     get() = this as Comm
 
 /** A persistent request whose every start is [start] (its checks run at each start, through the handler). */
-private fun CommRegions.persistent(call: String, start: () -> Request): Prequest =
+internal fun CommRegionExchanges.persistent(call: String, start: () -> Request): Prequest =
     comm.guard {
         comm.checkUsable(call)
         Prequest(comm.mpi, comm, start)
     }
 
+/** A persistent send of [span] in [mode] ([Comm.MODE_STANDARD] …), every start a [startRegionSend]. */
+internal fun CommRegionExchanges.regionSendInit(
+    call: String,
+    span: RegionSpan,
+    dest: Int,
+    tag: Int,
+    mode: Int,
+): Prequest = persistent(call) { comm.startRegionSend(call, span, dest, tag, mode) }
+
 /** A region collective on an intracommunicator, started under its error handler. */
-private inline fun CommRegions.regionColl(call: String, block: (CommCollectives) -> Request): Request =
+internal inline fun CommRegionExchanges.regionColl(call: String, block: (CommCollectives) -> Request): Request =
     comm.guard {
         comm.checkUsable(call)
         when (val c = comm) {
