@@ -229,13 +229,7 @@ public sealed class Comm(
         recvType: Datatype,
     ): Request =
         neighborColl("MPI_Ineighbor_allgather") { n, call ->
-            n.start(
-                call,
-                sendBuf,
-                NeighborBlocks.same(n.outs(call), sendCount, sendType, stacked = false),
-                recvBuf,
-                NeighborBlocks.same(n.ins(call), recvCount, recvType, stacked = true),
-            )
+            n.start(call, sendBuf, recvBuf, NeighborBlocks.allgather(n, call, sendCount, sendType, recvCount, recvType))
         }
 
     /** `MPI_Neighbor_allgatherv`: source j's block into [recvBuf] at [displs]`[j]` extents of [recvType]. */
@@ -262,13 +256,8 @@ public sealed class Comm(
         recvType: Datatype,
     ): Request =
         neighborColl("MPI_Ineighbor_allgatherv") { n, call ->
-            n.start(
-                call,
-                sendBuf,
-                NeighborBlocks.same(n.outs(call), sendCount, sendType, stacked = false),
-                recvBuf,
-                NeighborBlocks.of(recvCounts, displs, recvType),
-            )
+            val blocks = NeighborBlocks.allgatherv(n, call, sendCount, sendType, recvCounts, displs, recvType)
+            n.start(call, sendBuf, recvBuf, blocks)
         }
 
     /** `MPI_Neighbor_alltoall`: block k of [sendBuf] to destination k; source j's block into block j of [recvBuf]. */
@@ -293,13 +282,7 @@ public sealed class Comm(
         recvType: Datatype,
     ): Request =
         neighborColl("MPI_Ineighbor_alltoall") { n, call ->
-            n.start(
-                call,
-                sendBuf,
-                NeighborBlocks.same(n.outs(call), sendCount, sendType, stacked = true),
-                recvBuf,
-                NeighborBlocks.same(n.ins(call), recvCount, recvType, stacked = true),
-            )
+            n.start(call, sendBuf, recvBuf, NeighborBlocks.alltoall(n, call, sendCount, sendType, recvCount, recvType))
         }
 
     /** `MPI_Neighbor_alltoallv`: counts and displacements (in extents) per neighbor. */
@@ -329,13 +312,8 @@ public sealed class Comm(
         recvType: Datatype,
     ): Request =
         neighborColl("MPI_Ineighbor_alltoallv") { n, call ->
-            n.start(
-                call,
-                sendBuf,
-                NeighborBlocks.of(sendCounts, sendDispls, sendType),
-                recvBuf,
-                NeighborBlocks.of(recvCounts, recvDispls, recvType),
-            )
+            val blocks = NeighborBlocks.alltoallv(sendCounts, sendDispls, sendType, recvCounts, recvDispls, recvType)
+            n.start(call, sendBuf, recvBuf, blocks)
         }
 
     /** `MPI_Abort` on this communicator: ends the whole job through the launcher. */

@@ -120,8 +120,7 @@ public sealed interface CommRegionExchanges {
         type: Datatype,
         op: Op,
     ): Request =
-        regionColl("MPI_Ireduce_scatter") { c ->
-            val call = "MPI_Ireduce_scatter"
+        regionColl("MPI_Ireduce_scatter") { c, call ->
             c.checkVector(call, "recvCounts", recvCounts, null)
             val total = recvCounts.sum()
             val s = sendBuf?.let { c.regionSpan(call, it, sendOffset, total, type, "send buffer") }
@@ -175,9 +174,9 @@ public sealed interface CommRegionExchanges {
         recvDispls: IntArray,
         recvTypes: Array<Datatype>,
     ): Request =
-        regionColl("MPI_Ialltoallw") { c ->
+        regionColl("MPI_Ialltoallw") { c, call ->
             c.regionAlltoallw(
-                "MPI_Ialltoallw",
+                call,
                 RegionSpan(sendBuf, sendOffset, 0, Datatype.BYTE),
                 sendCounts,
                 sendDispls,
@@ -217,14 +216,8 @@ public sealed interface CommRegionExchanges {
         recvCount: Int,
         recvType: Datatype,
     ): Request =
-        comm.neighborColl("MPI_Ineighbor_allgather") { n, call ->
-            n.startRegions(
-                call,
-                RegionSpan(sendBuf, sendOffset, 0, sendType),
-                NeighborBlocks.same(n.outs(call), sendCount, sendType, stacked = false),
-                RegionSpan(recvBuf, recvOffset, 0, recvType),
-                NeighborBlocks.same(n.ins(call), recvCount, recvType, stacked = true),
-            )
+        neighborRegions("MPI_Ineighbor_allgather", sendBuf, sendOffset, recvBuf, recvOffset) { n, call ->
+            NeighborBlocks.allgather(n, call, sendCount, sendType, recvCount, recvType)
         }
 
     /** `MPI_Neighbor_allgatherv` on regions: source j's block at [displs]`[j]` extents of [recvType]. */
@@ -255,14 +248,8 @@ public sealed interface CommRegionExchanges {
         displs: IntArray,
         recvType: Datatype,
     ): Request =
-        comm.neighborColl("MPI_Ineighbor_allgatherv") { n, call ->
-            n.startRegions(
-                call,
-                RegionSpan(sendBuf, sendOffset, 0, sendType),
-                NeighborBlocks.same(n.outs(call), sendCount, sendType, stacked = false),
-                RegionSpan(recvBuf, recvOffset, 0, recvType),
-                NeighborBlocks.of(recvCounts, displs, recvType),
-            )
+        neighborRegions("MPI_Ineighbor_allgatherv", sendBuf, sendOffset, recvBuf, recvOffset) { n, call ->
+            NeighborBlocks.allgatherv(n, call, sendCount, sendType, recvCounts, displs, recvType)
         }
 
     /** `MPI_Neighbor_alltoall` on regions: block k of [sendBuf] to destination k; source j's into block j. */
@@ -291,14 +278,8 @@ public sealed interface CommRegionExchanges {
         recvCount: Int,
         recvType: Datatype,
     ): Request =
-        comm.neighborColl("MPI_Ineighbor_alltoall") { n, call ->
-            n.startRegions(
-                call,
-                RegionSpan(sendBuf, sendOffset, 0, sendType),
-                NeighborBlocks.same(n.outs(call), sendCount, sendType, stacked = true),
-                RegionSpan(recvBuf, recvOffset, 0, recvType),
-                NeighborBlocks.same(n.ins(call), recvCount, recvType, stacked = true),
-            )
+        neighborRegions("MPI_Ineighbor_alltoall", sendBuf, sendOffset, recvBuf, recvOffset) { n, call ->
+            NeighborBlocks.alltoall(n, call, sendCount, sendType, recvCount, recvType)
         }
 
     /** `MPI_Neighbor_alltoallv` on regions: counts and displacements (in extents) per neighbor. */
@@ -342,13 +323,21 @@ public sealed interface CommRegionExchanges {
         recvDispls: IntArray,
         recvType: Datatype,
     ): Request =
-        comm.neighborColl("MPI_Ineighbor_alltoallv") { n, call ->
-            n.startRegions(
-                call,
-                RegionSpan(sendBuf, sendOffset, 0, sendType),
-                NeighborBlocks.of(sendCounts, sendDispls, sendType),
-                RegionSpan(recvBuf, recvOffset, 0, recvType),
-                NeighborBlocks.of(recvCounts, recvDispls, recvType),
-            )
+        neighborRegions("MPI_Ineighbor_alltoallv", sendBuf, sendOffset, recvBuf, recvOffset) { _, _ ->
+            NeighborBlocks.alltoallv(sendCounts, sendDispls, sendType, recvCounts, recvDispls, recvType)
         }
 }
+
+/** A neighbor collective on regions: [blocks] gives each side's blocks, from the byte offsets given. */
+private inline fun CommRegionExchanges.neighborRegions(
+    call: String,
+    sendBuf: MemoryRegion,
+    sendOffset: Long,
+    recvBuf: MemoryRegion,
+    recvOffset: Long,
+    blocks: (NeighborCollectives, String) -> Pair<NeighborBlocks, NeighborBlocks>,
+): Request =
+    comm.neighborColl(call) { n, c ->
+        val at = RegionSpan(sendBuf, sendOffset, 0, Datatype.BYTE)
+        n.startRegions(c, at, RegionSpan(recvBuf, recvOffset, 0, Datatype.BYTE), blocks(n, c))
+    }

@@ -70,8 +70,8 @@ public sealed interface CommRegions : CommRegionExchanges {
 
     /** `MPI_Ibcast` of a region. */
     public fun ibcast(buf: MemoryRegion, offset: Long, count: Int, type: Datatype, root: Int): Request =
-        regionColl("MPI_Ibcast") { c ->
-            c.regionBcast("MPI_Ibcast", c.regionSpan("MPI_Ibcast", buf, offset, count, type, "buffer"), root)
+        regionColl("MPI_Ibcast") { c, call ->
+            c.regionBcast(call, c.regionSpan(call, buf, offset, count, type, "buffer"), root)
         }
 
     /** `MPI_Allreduce` on regions; [sendBuf] null: in place. */
@@ -277,8 +277,7 @@ public sealed interface CommRegions : CommRegionExchanges {
         recvCount: Int,
         recvType: Datatype,
     ): Request =
-        regionColl("MPI_Iallgather") { c ->
-            val call = "MPI_Iallgather"
+        regionColl("MPI_Iallgather") { c, call ->
             val s = sendBuf?.let { c.regionSpan(call, it, sendOffset, sendCount, sendType, "send buffer") }
             val r = c.regionSpan(call, recvBuf, recvOffset, recvCount * c.size, recvType, "receive buffer")
             c.regionAllgather(call, s, r, c.regionBlock(call, s, recvCount, recvType))
@@ -312,8 +311,7 @@ public sealed interface CommRegions : CommRegionExchanges {
         displs: IntArray,
         recvType: Datatype,
     ): Request =
-        regionColl("MPI_Iallgatherv") { c ->
-            val call = "MPI_Iallgatherv"
+        regionColl("MPI_Iallgatherv") { c, call ->
             c.checkVector(call, "recvCounts", recvCounts, displs)
             val s = sendBuf?.let { c.regionSpan(call, it, sendOffset, sendCount, sendType, "send buffer") }
             val r = c.regionSpan(call, recvBuf, recvOffset, vExtent(recvCounts, displs), recvType, "receive buffer")
@@ -346,8 +344,7 @@ public sealed interface CommRegions : CommRegionExchanges {
         recvCount: Int,
         recvType: Datatype,
     ): Request =
-        regionColl("MPI_Ialltoall") { c ->
-            val call = "MPI_Ialltoall"
+        regionColl("MPI_Ialltoall") { c, call ->
             val s = c.regionSpan(call, sendBuf, sendOffset, sendCount * c.size, sendType, "send buffer")
             val r = c.regionSpan(call, recvBuf, recvOffset, recvCount * c.size, recvType, "receive buffer")
             val n = (recvCount * recvType.size).toInt()
@@ -398,8 +395,7 @@ public sealed interface CommRegions : CommRegionExchanges {
         recvDispls: IntArray,
         recvType: Datatype,
     ): Request =
-        regionColl("MPI_Ialltoallv") { c ->
-            val call = "MPI_Ialltoallv"
+        regionColl("MPI_Ialltoallv") { c, call ->
             c.checkVector(call, "sendCounts", sendCounts, sendDispls)
             c.checkVector(call, "recvCounts", recvCounts, recvDispls)
             val s = c.regionSpan(call, sendBuf, sendOffset, vExtent(sendCounts, sendDispls), sendType, "send buffer")
@@ -443,8 +439,7 @@ public sealed interface CommRegions : CommRegionExchanges {
         recvType: Datatype,
         root: Int,
     ): Request =
-        regionColl("MPI_Igather") { c ->
-            val call = "MPI_Igather"
+        regionColl("MPI_Igather") { c, call ->
             val atRoot = c.rank == root
             val s = sendBuf?.let { c.regionSpan(call, it, sendOffset, sendCount, sendType, "send buffer") }
             val r =
@@ -485,8 +480,7 @@ public sealed interface CommRegions : CommRegionExchanges {
         recvType: Datatype?,
         root: Int,
     ): Request =
-        regionColl("MPI_Igatherv") { c ->
-            val call = "MPI_Igatherv"
+        regionColl("MPI_Igatherv") { c, call ->
             val s = sendBuf?.let { c.regionSpan(call, it, sendOffset, sendCount, sendType, "send buffer") }
             val r =
                 if (c.rank == root && recvBuf != null && recvCounts != null && displs != null && recvType != null) {
@@ -524,8 +518,7 @@ public sealed interface CommRegions : CommRegionExchanges {
         recvType: Datatype,
         root: Int,
     ): Request =
-        regionColl("MPI_Iscatter") { c ->
-            val call = "MPI_Iscatter"
+        regionColl("MPI_Iscatter") { c, call ->
             val s =
                 sendBuf
                     ?.takeIf { c.rank == root }
@@ -566,8 +559,7 @@ public sealed interface CommRegions : CommRegionExchanges {
         recvType: Datatype,
         root: Int,
     ): Request =
-        regionColl("MPI_Iscatterv") { c ->
-            val call = "MPI_Iscatterv"
+        regionColl("MPI_Iscatterv") { c, call ->
             val s =
                 if (c.rank == root && sendBuf != null && sendCounts != null && displs != null && sendType != null) {
                     c.checkVector(call, "sendCounts", sendCounts, displs)
@@ -598,12 +590,12 @@ internal fun CommRegionExchanges.regionSendInit(
     mode: Int,
 ): Prequest = persistent(call) { comm.startRegionSend(call, span, dest, tag, mode) }
 
-/** A region collective on an intracommunicator, started under its error handler. */
-internal inline fun CommRegionExchanges.regionColl(call: String, block: (CommCollectives) -> Request): Request =
+/** A region collective on an intracommunicator, started under its error handler: [block] gets the group and [call]. */
+internal inline fun CommRegionExchanges.regionColl(call: String, block: (CommCollectives, String) -> Request): Request =
     comm.guard {
         comm.checkUsable(call)
         when (val c = comm) {
-            is Intracomm -> block(c.coll)
+            is Intracomm -> block(c.coll, call)
             is Intercomm ->
                 throw MPIException.of(
                     ErrorClass.ERR_COMM,
@@ -627,7 +619,7 @@ private fun CommRegions.reduction(
     op: Op,
     root: Int,
 ): Request =
-    regionColl(call) { c ->
+    regionColl(call) { c, _ ->
         val total = if (scatter) count * c.size else count
         val s = sendBuf?.let { c.regionSpan(call, it, sendOffset, total, type, "send buffer") }
         val keep = recvBuf?.takeIf { kind != ReductionKind.REDUCE || c.rank == root }

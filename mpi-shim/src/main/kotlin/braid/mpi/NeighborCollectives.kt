@@ -12,17 +12,17 @@ internal class NeighborCollectives(private val comm: Comm) {
     private val mpi = comm.mpi
 
     /**
-     * Starts one exchange: block k of [send] from [sendBuf] to destination k, and block j from source j into [recvBuf]
-     * as block j of [recv].
+     * Starts one exchange of [blocks] (the send side's, the receive side's): block k from [sendBuf] to destination k,
+     * and block j from source j into [recvBuf].
      */
     fun start(
         call: String,
         sendBuf: ByteBuffer,
-        send: NeighborBlocks,
         recvBuf: ByteBuffer,
-        recv: NeighborBlocks,
-    ): Request =
-        exchange(
+        blocks: Pair<NeighborBlocks, NeighborBlocks>,
+    ): Request {
+        val (send, recv) = blocks
+        return exchange(
             call,
             send.counts.size,
             recv.counts.size,
@@ -39,20 +39,21 @@ internal class NeighborCollectives(private val comm: Comm) {
                 op
             },
         )
+    }
 
     /**
-     * The same exchange on memory regions of any interface (device memory included): block k of [send] from [sendAt]'s
-     * region (after its byte offset) to destination k, and block j from source j into [recvAt]'s region as block j of
-     * [recv], each a region send or receive ([RegionSendOp], [RegionRecvOp]: staged through the endpoint's copy
-     * service). Every block's range is checked here, at the call.
+     * The same exchange on memory regions of any interface (device memory included): block k from [sendAt]'s region
+     * (after its byte offset) to destination k, and block j from source j into [recvAt]'s region, each a region send or
+     * receive ([RegionSendOp], [RegionRecvOp]: staged through the endpoint's copy service). Every block's range is
+     * checked here, at the call.
      */
     fun startRegions(
         call: String,
         sendAt: RegionSpan,
-        send: NeighborBlocks,
         recvAt: RegionSpan,
-        recv: NeighborBlocks,
+        blocks: Pair<NeighborBlocks, NeighborBlocks>,
     ): Request {
+        val (send, recv) = blocks
         val outs = outs(call)
         val ins = ins(call)
         check(call, "send", outs, send.counts.size)
@@ -149,12 +150,37 @@ internal class NeighborCollectives(private val comm: Comm) {
 internal class NeighborBlocks(val counts: IntArray, val offsets: LongArray, val type: Datatype) {
     companion object {
         /** [n] blocks of [count] elements: one after the other ([stacked]), or all the same block. */
-        fun same(n: Int, count: Int, type: Datatype, stacked: Boolean): NeighborBlocks =
+        private fun same(n: Int, count: Int, type: Datatype, stacked: Boolean): NeighborBlocks =
             NeighborBlocks(IntArray(n) { count }, LongArray(n) { if (stacked) it * count * type.extent else 0 }, type)
 
         /** Blocks of [counts] elements at [displs] extents of [type]. */
-        fun of(counts: IntArray, displs: IntArray, type: Datatype): NeighborBlocks =
+        private fun of(counts: IntArray, displs: IntArray, type: Datatype): NeighborBlocks =
             NeighborBlocks(counts, LongArray(displs.size) { displs[it] * type.extent }, type)
+
+        // The four collectives' blocks (send side to receive side), for the buffer and the region forms alike.
+
+        /** `MPI_Neighbor_allgather`: one block to every destination; source j's into block j. */
+        fun allgather(n: NeighborCollectives, call: String, sc: Int, st: Datatype, rc: Int, rt: Datatype) =
+            same(n.outs(call), sc, st, stacked = false) to same(n.ins(call), rc, rt, stacked = true)
+
+        /** `MPI_Neighbor_allgatherv`: one block to every destination; source j's at `displs[j]` extents. */
+        fun allgatherv(
+            n: NeighborCollectives,
+            call: String,
+            sc: Int,
+            st: Datatype,
+            rc: IntArray,
+            displs: IntArray,
+            rt: Datatype,
+        ) = same(n.outs(call), sc, st, stacked = false) to of(rc, displs, rt)
+
+        /** `MPI_Neighbor_alltoall`: block k to destination k; source j's into block j. */
+        fun alltoall(n: NeighborCollectives, call: String, sc: Int, st: Datatype, rc: Int, rt: Datatype) =
+            same(n.outs(call), sc, st, stacked = true) to same(n.ins(call), rc, rt, stacked = true)
+
+        /** `MPI_Neighbor_alltoallv`: counts and displacements (in extents) per neighbor on both sides. */
+        fun alltoallv(sc: IntArray, sd: IntArray, st: Datatype, rc: IntArray, rd: IntArray, rt: Datatype) =
+            of(sc, sd, st) to of(rc, rd, rt)
     }
 }
 
