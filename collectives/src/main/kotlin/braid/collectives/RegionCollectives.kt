@@ -217,6 +217,65 @@ public sealed interface RegionCollectives {
         )
 
     /**
+     * `MPI_Reduce_scatter` on regions: reduces `recvCounts.sum()` elements of [send] (null: in place, from [recv]);
+     * rank i's [recv] gets the `recvCounts[i]` elements after the blocks of the ranks before it.
+     */
+    public fun startReduceScatter(
+        send: MemoryRegion?,
+        sendOffset: Long,
+        recv: MemoryRegion,
+        recvOffset: Long,
+        recvCounts: IntArray,
+        datatype: Datatype,
+        op: ReduceOp,
+    ): CollectiveRequest = regionReduceScatter(send, sendOffset, recv, recvOffset, recvCounts, datatype, op, true)
+
+    /** [startReduceScatter] with a user reduction. */
+    public fun startReduceScatter(
+        send: MemoryRegion?,
+        sendOffset: Long,
+        recv: MemoryRegion,
+        recvOffset: Long,
+        recvCounts: IntArray,
+        datatype: Datatype,
+        op: UserReduction,
+    ): CollectiveRequest =
+        regionReduceScatter(send, sendOffset, recv, recvOffset, recvCounts, datatype, op, op.isCommutative())
+
+    /**
+     * Reduce-scatter with unequal counts: the whole vector reduced on the staged host buffer (the host allreduce, so
+     * every rank holds the sum), of which this rank's block is copied back; equal counts are the block form.
+     */
+    private fun regionReduceScatter(
+        send: MemoryRegion?,
+        sendOffset: Long,
+        recv: MemoryRegion,
+        recvOffset: Long,
+        recvCounts: IntArray,
+        datatype: Datatype,
+        op: Any,
+        commutative: Boolean,
+    ): CollectiveRequest {
+        if (recvCounts.size != group.size)
+            throw FabricException.invalid(
+                "group ${group.contextId}: reduce_scatter: recvCounts needs ${group.size} entries (one per rank), " +
+                    "not ${recvCounts.size}"
+            )
+        group.checkVector("recvCounts", recvCounts, IntArray(group.size))
+        var before = 0
+        for (i in 0 until group.rank) before += recvCounts[i]
+        val total = recvCounts.sum()
+        val n = group.regions.bytes("reduce_scatter", total, datatype, 2)
+        val at = group.regions.bytes("reduce_scatter", before, datatype)
+        val mine = group.regions.bytes("reduce_scatter", recvCounts[group.rank], datatype)
+        val input = send ?: recv
+        val from = if (send != null) sendOffset else recvOffset
+        return group.regions.start("reduce_scatter", input, from, n, recv, recvOffset, n + at, mine) { h ->
+            group.reduceLike(CollectiveOp.ALLREDUCE, h, 0, h, n, total, datatype, op, commutative, 0)
+        }
+    }
+
+    /**
      * The one region form of the reductions: the input ([send], or in place [recv]) staged to a host buffer, the host
      * reduction ([reduceLike]) started on it, and the result copied back where this rank has one: [recv], only at the
      * root for a reduce, not at rank 0 for an exscan.

@@ -42,8 +42,16 @@ internal class BufferedSends(private val mpi: Mpi) {
      * Copies [count] × [type] from [src] into the buffer and returns a view of the copy and a callback that frees it;
      * throws `MPI_ERR_BUFFER` naming the sizes when it does not fit.
      */
+    fun stage(src: ByteBuffer, count: Int, type: Datatype): Pair<ByteBuffer, Runnable> =
+        stage((count * type.size).toInt()) { b, at -> type.packInto(src, 0, count, b, at) }
+
+    /**
+     * Reserves [bytes] of the buffer, has [fill] write them (the buffer and the offset of the range), and returns a
+     * view of them and a callback that frees them; a [fill] that throws frees the range. Throws `MPI_ERR_BUFFER` naming
+     * the sizes when they do not fit.
+     */
     @Synchronized
-    fun stage(src: ByteBuffer, count: Int, type: Datatype): Pair<ByteBuffer, Runnable> {
+    fun stage(bytes: Int, fill: (ByteBuffer, Int) -> Unit): Pair<ByteBuffer, Runnable> {
         val b =
             buffer
                 ?: throw MPIException.of(
@@ -51,7 +59,6 @@ internal class BufferedSends(private val mpi: Mpi) {
                     "MPI_Bsend",
                     "no buffer is attached; call bufferAttach first",
                 )
-        val bytes = (count * type.size).toInt()
         val need = bytes + Mpi.BSEND_OVERHEAD
         var at = 0
         for ((off, len) in used) {
@@ -68,7 +75,13 @@ internal class BufferedSends(private val mpi: Mpi) {
         }
         used[at] = need
         pending++
-        type.packInto(src, 0, count, b, at)
+        try {
+            fill(b, at)
+        } catch (t: Throwable) {
+            used.remove(at)
+            pending--
+            throw t
+        }
         val start = at
         return b.slice(at, bytes) to
             Runnable {
@@ -78,4 +91,17 @@ internal class BufferedSends(private val mpi: Mpi) {
                 }
             }
     }
+}
+
+/**
+ * Sends the [staged] copy of a buffered send (a view of the attached buffer and the callback that frees it) to [dest]
+ * and returns the request, complete at once as `MPI_Bsend`'s is: nobody waits for the send itself, so it is not pooled
+ * (nothing would give it back), and its range is freed when the endpoint is done with it.
+ */
+internal fun Comm.bufferedSend(staged: Pair<ByteBuffer, Runnable>, dest: Int, bits: Long, bytes: Long): Request {
+    val (copy, free) = staged
+    val send = SendOp(mpi).set(this, destAddr[dest], bits, 0, free)
+    send.region.set(copy, copy.capacity(), Datatype.BYTE, packNow = false)
+    mpi.submit(send)
+    return DoneRequest(mpi, this, Status(Mpi.ANY_SOURCE, Mpi.ANY_TAG, bytes, false, ErrorClass.SUCCESS, -1))
 }

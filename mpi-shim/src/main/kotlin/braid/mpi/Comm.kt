@@ -203,7 +203,7 @@ public sealed class Comm(
     /** `MPI_Topo_test`: this communicator's topology, or null when it has none. */
     public fun getTopology(): Topology? = topo
 
-    private val neighbors by lazy { NeighborCollectives(this) }
+    @get:JvmSynthetic internal val neighbors by lazy { NeighborCollectives(this) }
 
     // ## Neighbor collectives ##
 
@@ -227,24 +227,10 @@ public sealed class Comm(
         recvBuf: ByteBuffer,
         recvCount: Int,
         recvType: Datatype,
-    ): Request = guard {
-        val call = "MPI_Ineighbor_allgather"
-        checkUsable(call)
-        val t = neighbors.topology(call)
-        val outs = t.destinations(rank).size
-        val ins = t.sources(rank).size
-        neighbors.start(
-            call,
-            sendBuf,
-            IntArray(outs) { sendCount },
-            LongArray(outs),
-            sendType,
-            recvBuf,
-            IntArray(ins) { recvCount },
-            LongArray(ins) { it * recvCount * recvType.extent },
-            recvType,
-        )
-    }
+    ): Request =
+        neighborColl("MPI_Ineighbor_allgather") { n, call ->
+            n.start(call, sendBuf, recvBuf, NeighborBlocks.allgather(n, call, sendCount, sendType, recvCount, recvType))
+        }
 
     /** `MPI_Neighbor_allgatherv`: source j's block into [recvBuf] at [displs]`[j]` extents of [recvType]. */
     public fun neighborAllgatherv(
@@ -268,22 +254,11 @@ public sealed class Comm(
         recvCounts: IntArray,
         displs: IntArray,
         recvType: Datatype,
-    ): Request = guard {
-        val call = "MPI_Ineighbor_allgatherv"
-        checkUsable(call)
-        val outs = neighbors.topology(call).destinations(rank).size
-        neighbors.start(
-            call,
-            sendBuf,
-            IntArray(outs) { sendCount },
-            LongArray(outs),
-            sendType,
-            recvBuf,
-            recvCounts,
-            LongArray(displs.size) { displs[it] * recvType.extent },
-            recvType,
-        )
-    }
+    ): Request =
+        neighborColl("MPI_Ineighbor_allgatherv") { n, call ->
+            val blocks = NeighborBlocks.allgatherv(n, call, sendCount, sendType, recvCounts, displs, recvType)
+            n.start(call, sendBuf, recvBuf, blocks)
+        }
 
     /** `MPI_Neighbor_alltoall`: block k of [sendBuf] to destination k; source j's block into block j of [recvBuf]. */
     public fun neighborAlltoall(
@@ -305,24 +280,10 @@ public sealed class Comm(
         recvBuf: ByteBuffer,
         recvCount: Int,
         recvType: Datatype,
-    ): Request = guard {
-        val call = "MPI_Ineighbor_alltoall"
-        checkUsable(call)
-        val t = neighbors.topology(call)
-        val outs = t.destinations(rank).size
-        val ins = t.sources(rank).size
-        neighbors.start(
-            call,
-            sendBuf,
-            IntArray(outs) { sendCount },
-            LongArray(outs) { it * sendCount * sendType.extent },
-            sendType,
-            recvBuf,
-            IntArray(ins) { recvCount },
-            LongArray(ins) { it * recvCount * recvType.extent },
-            recvType,
-        )
-    }
+    ): Request =
+        neighborColl("MPI_Ineighbor_alltoall") { n, call ->
+            n.start(call, sendBuf, recvBuf, NeighborBlocks.alltoall(n, call, sendCount, sendType, recvCount, recvType))
+        }
 
     /** `MPI_Neighbor_alltoallv`: counts and displacements (in extents) per neighbor. */
     public fun neighborAlltoallv(
@@ -349,21 +310,11 @@ public sealed class Comm(
         recvCounts: IntArray,
         recvDispls: IntArray,
         recvType: Datatype,
-    ): Request = guard {
-        val call = "MPI_Ineighbor_alltoallv"
-        checkUsable(call)
-        neighbors.start(
-            call,
-            sendBuf,
-            sendCounts,
-            LongArray(sendDispls.size) { sendDispls[it] * sendType.extent },
-            sendType,
-            recvBuf,
-            recvCounts,
-            LongArray(recvDispls.size) { recvDispls[it] * recvType.extent },
-            recvType,
-        )
-    }
+    ): Request =
+        neighborColl("MPI_Ineighbor_alltoallv") { n, call ->
+            val blocks = NeighborBlocks.alltoallv(sendCounts, sendDispls, sendType, recvCounts, recvDispls, recvType)
+            n.start(call, sendBuf, recvBuf, blocks)
+        }
 
     /** `MPI_Abort` on this communicator: ends the whole job through the launcher. */
     public fun abort(errorCode: Int): Nothing = mpi.abortJob(errorCode, "MPI_Abort on $name with code $errorCode")
@@ -425,7 +376,8 @@ public sealed class Comm(
      * Waits for a sendrecv's receive [r] and send [s]; returns the receive's status (the send's error, if any, raised
      * after).
      */
-    private fun waitBoth(r: Request, s: Request): Status {
+    @JvmSynthetic
+    internal fun waitBoth(r: Request, s: Request): Status {
         mpi.progressUntil { r.done && s.done }
         try {
             return waitAndRecycle(r, null)
@@ -1239,16 +1191,7 @@ public sealed class Comm(
         val bits = MatchBitsDescriptor.bits(context, MatchBitsDescriptor.SUB_PT2PT, rank, tag)
         val op =
             if (mode == MODE_BUFFERED) {
-                val (copy, free) = mpi.buffered.stage(buf, count, type)
-                // Nobody waits for this send, so it is not pooled (nothing would give it back).
-                val send = SendOp(mpi).set(this, destAddr[dest], bits, 0, free)
-                send.region.set(copy, copy.capacity(), Datatype.BYTE, packNow = false)
-                mpi.submit(send)
-                DoneRequest(
-                    mpi,
-                    this,
-                    Status(Mpi.ANY_SOURCE, Mpi.ANY_TAG, count * type.size, false, ErrorClass.SUCCESS, -1),
-                )
+                bufferedSend(mpi.buffered.stage(buf, count, type), dest, bits, count * type.size)
             } else {
                 val flags = if (mode == MODE_SYNCHRONOUS) OpFlags.DELIVERY_COMPLETE else 0L
                 val send = mpi.takeSend().set(this, destAddr[dest], bits, flags)

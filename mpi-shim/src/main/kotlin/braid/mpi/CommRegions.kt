@@ -18,7 +18,7 @@ import braid.core.MemoryRegion
  * Implemented by [Comm] alone (its members, from Java as from Kotlin: `comm.send(region, 0, n, Datatype.INT, 1, 0)`);
  * declared here to keep `Comm.kt` to the buffer forms.
  */
-public sealed interface CommRegions {
+public sealed interface CommRegions : CommRegionExchanges {
     // ## Point-to-point ##
 
     /** `MPI_Send` from [count] × [type] at byte [offset] of [buf]. */
@@ -33,11 +33,11 @@ public sealed interface CommRegions {
 
     /** `MPI_Isend` from a region. */
     public fun isend(buf: MemoryRegion, offset: Long, count: Int, type: Datatype, dest: Int, tag: Int): Request =
-        comm.startRegionSend("MPI_Isend", RegionSpan(buf, offset, count, type), dest, tag, synchronous = false)
+        comm.startRegionSend("MPI_Isend", RegionSpan(buf, offset, count, type), dest, tag, Comm.MODE_STANDARD)
 
     /** `MPI_Issend` from a region. */
     public fun issend(buf: MemoryRegion, offset: Long, count: Int, type: Datatype, dest: Int, tag: Int): Request =
-        comm.startRegionSend("MPI_Issend", RegionSpan(buf, offset, count, type), dest, tag, synchronous = true)
+        comm.startRegionSend("MPI_Issend", RegionSpan(buf, offset, count, type), dest, tag, Comm.MODE_SYNCHRONOUS)
 
     /** `MPI_Recv` into a region. */
     public fun recv(buf: MemoryRegion, offset: Long, count: Int, type: Datatype, source: Int, tag: Int): Status =
@@ -49,15 +49,11 @@ public sealed interface CommRegions {
 
     /** `MPI_Send_init` from a region: each [Prequest.start] sends the region's current bytes. */
     public fun sendInit(buf: MemoryRegion, offset: Long, count: Int, type: Datatype, dest: Int, tag: Int): Prequest =
-        persistent("MPI_Send_init") {
-            comm.startRegionSend("MPI_Send_init", RegionSpan(buf, offset, count, type), dest, tag, false)
-        }
+        regionSendInit("MPI_Send_init", RegionSpan(buf, offset, count, type), dest, tag, Comm.MODE_STANDARD)
 
     /** `MPI_Ssend_init` from a region. */
     public fun ssendInit(buf: MemoryRegion, offset: Long, count: Int, type: Datatype, dest: Int, tag: Int): Prequest =
-        persistent("MPI_Ssend_init") {
-            comm.startRegionSend("MPI_Ssend_init", RegionSpan(buf, offset, count, type), dest, tag, true)
-        }
+        regionSendInit("MPI_Ssend_init", RegionSpan(buf, offset, count, type), dest, tag, Comm.MODE_SYNCHRONOUS)
 
     /** `MPI_Recv_init` into a region. */
     public fun recvInit(buf: MemoryRegion, offset: Long, count: Int, type: Datatype, source: Int, tag: Int): Prequest =
@@ -74,8 +70,8 @@ public sealed interface CommRegions {
 
     /** `MPI_Ibcast` of a region. */
     public fun ibcast(buf: MemoryRegion, offset: Long, count: Int, type: Datatype, root: Int): Request =
-        regionColl("MPI_Ibcast") { c ->
-            c.regionBcast("MPI_Ibcast", c.regionSpan("MPI_Ibcast", buf, offset, count, type, "buffer"), root)
+        regionColl("MPI_Ibcast") { c, call ->
+            c.regionBcast(call, c.regionSpan(call, buf, offset, count, type, "buffer"), root)
         }
 
     /** `MPI_Allreduce` on regions; [sendBuf] null: in place. */
@@ -281,8 +277,7 @@ public sealed interface CommRegions {
         recvCount: Int,
         recvType: Datatype,
     ): Request =
-        regionColl("MPI_Iallgather") { c ->
-            val call = "MPI_Iallgather"
+        regionColl("MPI_Iallgather") { c, call ->
             val s = sendBuf?.let { c.regionSpan(call, it, sendOffset, sendCount, sendType, "send buffer") }
             val r = c.regionSpan(call, recvBuf, recvOffset, recvCount * c.size, recvType, "receive buffer")
             c.regionAllgather(call, s, r, c.regionBlock(call, s, recvCount, recvType))
@@ -316,8 +311,7 @@ public sealed interface CommRegions {
         displs: IntArray,
         recvType: Datatype,
     ): Request =
-        regionColl("MPI_Iallgatherv") { c ->
-            val call = "MPI_Iallgatherv"
+        regionColl("MPI_Iallgatherv") { c, call ->
             c.checkVector(call, "recvCounts", recvCounts, displs)
             val s = sendBuf?.let { c.regionSpan(call, it, sendOffset, sendCount, sendType, "send buffer") }
             val r = c.regionSpan(call, recvBuf, recvOffset, vExtent(recvCounts, displs), recvType, "receive buffer")
@@ -350,8 +344,7 @@ public sealed interface CommRegions {
         recvCount: Int,
         recvType: Datatype,
     ): Request =
-        regionColl("MPI_Ialltoall") { c ->
-            val call = "MPI_Ialltoall"
+        regionColl("MPI_Ialltoall") { c, call ->
             val s = c.regionSpan(call, sendBuf, sendOffset, sendCount * c.size, sendType, "send buffer")
             val r = c.regionSpan(call, recvBuf, recvOffset, recvCount * c.size, recvType, "receive buffer")
             val n = (recvCount * recvType.size).toInt()
@@ -402,13 +395,20 @@ public sealed interface CommRegions {
         recvDispls: IntArray,
         recvType: Datatype,
     ): Request =
-        regionColl("MPI_Ialltoallv") { c ->
-            val call = "MPI_Ialltoallv"
+        regionColl("MPI_Ialltoallv") { c, call ->
             c.checkVector(call, "sendCounts", sendCounts, sendDispls)
             c.checkVector(call, "recvCounts", recvCounts, recvDispls)
             val s = c.regionSpan(call, sendBuf, sendOffset, vExtent(sendCounts, sendDispls), sendType, "send buffer")
             val r = c.regionSpan(call, recvBuf, recvOffset, vExtent(recvCounts, recvDispls), recvType, "receive buffer")
-            c.regionAlltoallv(call, s, sendCounts, sendDispls, r, recvCounts, recvDispls)
+            c.regionAlltoallv(
+                call,
+                s,
+                asBytes(sendCounts, sendType, false),
+                asBytes(sendDispls, sendType, true, s.start - s.offset),
+                r,
+                asBytes(recvCounts, recvType, false),
+                asBytes(recvDispls, recvType, true, r.start - r.offset),
+            )
         }
 
     /** `MPI_Gather` on regions to [root] ([recvBuf] null elsewhere); [sendBuf] null at the root: in place. */
@@ -439,8 +439,7 @@ public sealed interface CommRegions {
         recvType: Datatype,
         root: Int,
     ): Request =
-        regionColl("MPI_Igather") { c ->
-            val call = "MPI_Igather"
+        regionColl("MPI_Igather") { c, call ->
             val atRoot = c.rank == root
             val s = sendBuf?.let { c.regionSpan(call, it, sendOffset, sendCount, sendType, "send buffer") }
             val r =
@@ -481,8 +480,7 @@ public sealed interface CommRegions {
         recvType: Datatype?,
         root: Int,
     ): Request =
-        regionColl("MPI_Igatherv") { c ->
-            val call = "MPI_Igatherv"
+        regionColl("MPI_Igatherv") { c, call ->
             val s = sendBuf?.let { c.regionSpan(call, it, sendOffset, sendCount, sendType, "send buffer") }
             val r =
                 if (c.rank == root && recvBuf != null && recvCounts != null && displs != null && recvType != null) {
@@ -520,8 +518,7 @@ public sealed interface CommRegions {
         recvType: Datatype,
         root: Int,
     ): Request =
-        regionColl("MPI_Iscatter") { c ->
-            val call = "MPI_Iscatter"
+        regionColl("MPI_Iscatter") { c, call ->
             val s =
                 sendBuf
                     ?.takeIf { c.rank == root }
@@ -562,8 +559,7 @@ public sealed interface CommRegions {
         recvType: Datatype,
         root: Int,
     ): Request =
-        regionColl("MPI_Iscatterv") { c ->
-            val call = "MPI_Iscatterv"
+        regionColl("MPI_Iscatterv") { c, call ->
             val s =
                 if (c.rank == root && sendBuf != null && sendCounts != null && displs != null && sendType != null) {
                     c.checkVector(call, "sendCounts", sendCounts, displs)
@@ -574,23 +570,32 @@ public sealed interface CommRegions {
         }
 }
 
-/** The one implementation of [CommRegions]. */
-private val CommRegions.comm: Comm
+/** The one implementation of [CommRegions] and [CommRegionExchanges]. */
+internal val CommRegionExchanges.comm: Comm
     get() = this as Comm
 
 /** A persistent request whose every start is [start] (its checks run at each start, through the handler). */
-private fun CommRegions.persistent(call: String, start: () -> Request): Prequest =
+internal fun CommRegionExchanges.persistent(call: String, start: () -> Request): Prequest =
     comm.guard {
         comm.checkUsable(call)
         Prequest(comm.mpi, comm, start)
     }
 
-/** A region collective on an intracommunicator, started under its error handler. */
-private inline fun CommRegions.regionColl(call: String, block: (CommCollectives) -> Request): Request =
+/** A persistent send of [span] in [mode] ([Comm.MODE_STANDARD] …), every start a [startRegionSend]. */
+internal fun CommRegionExchanges.regionSendInit(
+    call: String,
+    span: RegionSpan,
+    dest: Int,
+    tag: Int,
+    mode: Int,
+): Prequest = persistent(call) { comm.startRegionSend(call, span, dest, tag, mode) }
+
+/** A region collective on an intracommunicator, started under its error handler: [block] gets the group and [call]. */
+internal inline fun CommRegionExchanges.regionColl(call: String, block: (CommCollectives, String) -> Request): Request =
     comm.guard {
         comm.checkUsable(call)
         when (val c = comm) {
-            is Intracomm -> block(c.coll)
+            is Intracomm -> block(c.coll, call)
             is Intercomm ->
                 throw MPIException.of(
                     ErrorClass.ERR_COMM,
@@ -614,7 +619,7 @@ private fun CommRegions.reduction(
     op: Op,
     root: Int,
 ): Request =
-    regionColl(call) { c ->
+    regionColl(call) { c, _ ->
         val total = if (scatter) count * c.size else count
         val s = sendBuf?.let { c.regionSpan(call, it, sendOffset, total, type, "send buffer") }
         val keep = recvBuf?.takeIf { kind != ReductionKind.REDUCE || c.rank == root }

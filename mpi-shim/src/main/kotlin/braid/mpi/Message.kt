@@ -1,5 +1,6 @@
 package braid.mpi
 
+import braid.core.MemoryRegion
 import java.nio.ByteBuffer
 
 /**
@@ -24,7 +25,30 @@ internal constructor(
     public fun mrecv(buf: ByteBuffer, count: Int, type: Datatype): Status = imrecv(buf, count, type).waitFor()
 
     /** `MPI_Imrecv`. */
-    public fun imrecv(buf: ByteBuffer, count: Int, type: Datatype): Request {
+    public fun imrecv(buf: ByteBuffer, count: Int, type: Datatype): Request = claim { c ->
+        c.checkBuffer("MPI_Mrecv", buf, count, type, receive = true)
+        Region().set(buf, count, type, packNow = false) to null
+    }
+
+    /**
+     * `MPI_Mrecv` into a registered region of memory of any interface (device memory included): [count] elements of
+     * [type] at byte [offset]. The message lands in host memory and is copied (or unpacked, for a strided type) into
+     * the region through the copy service before the receive completes.
+     */
+    public fun mrecv(buf: MemoryRegion, offset: Long, count: Int, type: Datatype): Status =
+        imrecv(buf, offset, count, type).waitFor()
+
+    /** `MPI_Imrecv` into a region. */
+    public fun imrecv(buf: MemoryRegion, offset: Long, count: Int, type: Datatype): Request = claim { c ->
+        val span = RegionSpan(buf, offset, count, type).check("MPI_Mrecv", c.mpi.ep, "receive buffer")
+        Region().set(span.hostBuffer().byteBuffer(), span.bytes, Datatype.BYTE, packNow = false) to span
+    }
+
+    /**
+     * Receives the claimed message once: into the host [Region] [into] makes (checking the caller's buffer), and from
+     * there into its memory region, if it names one.
+     */
+    private inline fun claim(into: (Comm) -> Pair<Region, RegionSpan?>): Request {
         val c = comm
         if (op == null || c == null) {
             used = true
@@ -32,9 +56,9 @@ internal constructor(
         }
         return c.guard {
             if (used) throw MPIException.of(ErrorClass.ERR_REQUEST, "MPI_Mrecv", "this message was already received")
-            c.checkBuffer("MPI_Mrecv", buf, count, type, receive = true)
+            val (region, landing) = into(c)
             used = true
-            op.receive(Region().set(buf, count, type, packNow = false))
+            op.receive(region, landing)
             op
         }
     }

@@ -68,10 +68,10 @@ private constructor(
     /** Whether [dead] has an entry: read without the lock, so a post asks nothing more while every peer lives. */
     @Volatile private var anyDead = false
     /**
-     * Receives posted to the endpoint and directed at one peer (an intrusive list through [RecvOp]), so a peer's death
-     * can fail them; under [lock].
+     * Receives posted to the endpoint and directed at one peer (an intrusive list through [DirectedRecv]: host and
+     * memory-region receives), so a peer's death can fail them; under [lock].
      */
-    private var directed: RecvOp? = null
+    private var directed: DirectedRecv? = null
     /** Spent sends and receives ready for reuse (see [Request.recycle]); under [lock]. */
     private val sendPool = RequestPool<SendOp>(POOL_MAX)
     private val recvPool = RequestPool<RecvOp>(POOL_MAX)
@@ -463,7 +463,7 @@ private constructor(
 
     /** Adds [op] to the directed receives (under [lock], from its post). */
     @JvmSynthetic
-    internal fun postedDirected(op: RecvOp) {
+    internal fun postedDirected(op: DirectedRecv) {
         val head = directed
         op.prevDirected = null
         op.nextDirected = head
@@ -474,7 +474,7 @@ private constructor(
 
     /** Removes [op] from the directed receives if it is there (under [lock], from its completion). */
     @JvmSynthetic
-    internal fun finishedDirected(op: RecvOp) {
+    internal fun finishedDirected(op: DirectedRecv) {
         if (!op.inDirected) return
         val prev = op.prevDirected
         val next = op.nextDirected

@@ -138,23 +138,12 @@ internal class SendOp(mpi: Mpi) : Request(mpi, null) {
 
 /**
  * A receive: posted with any source, matching the source through the match bits. `sourceAddr` is the sender's fabric
- * address when the receive names one (so its death can fail it), else `FiAddr.UNSPEC`; such a receive sits in [Mpi]'s
- * list of directed receives ([prevDirected], [nextDirected]) while posted.
+ * address when the receive names one (so its death can fail it: [DirectedRecv]), else `FiAddr.UNSPEC`.
  */
-internal class RecvOp(mpi: Mpi) : Request(mpi, null) {
+internal class RecvOp(mpi: Mpi) : DirectedRecv(mpi, null) {
     val region = Region()
     private var bits = 0L
     private var ignore = 0L
-    var sourceAddr = FiAddr.UNSPEC
-        private set
-
-    /** Set when the sender died: the cancellation that follows completes as ERR_PROC_FAILED. */
-    var failedPeer: String? = null
-
-    // Links of Mpi's intrusive list of posted directed receives (under Mpi.locked).
-    var prevDirected: RecvOp? = null
-    var nextDirected: RecvOp? = null
-    var inDirected = false
 
     fun set(comm: Comm?, bits: Long, ignore: Long, sourceAddr: Long): RecvOp {
         this.comm = comm
@@ -176,21 +165,6 @@ internal class RecvOp(mpi: Mpi) : Request(mpi, null) {
         batch.add(region.view, 0, region.view.capacity(), FiAddr.UNSPEC, bits, ignore, this)
     }
 
-    /** The endpoint took this receive (alone, or in a batch): what follows a post. */
-    fun posted() {
-        if (sourceAddr != FiAddr.UNSPEC) {
-            mpi.postedDirected(this)
-            // A rail reports a peer dead (or closed: it finished) only after delivering all it had
-            // sent, so a receive from it that matched none of that cannot complete: fail it
-            // (the cancel is refused, 0 aside, when the receive already matched a message).
-            val why = mpi.deadPeer(sourceAddr)
-            if (why != null) {
-                failedPeer = why
-                mpi.ep.cancel(this)
-            }
-        }
-    }
-
     override fun cancelPosted() {
         mpi.locked { mpi.ep.cancel(this) } // 0: an ECANCELED completion follows; else it matched
     }
@@ -208,19 +182,7 @@ internal class RecvOp(mpi: Mpi) : Request(mpi, null) {
     }
 
     override fun onError(e: CompletionError) {
-        mpi.finishedDirected(this)
-        val failed = failedPeer
-        if (failed != null && e.err == Errno.ECANCELED) {
-            complete(
-                MatchBitsDescriptor.rank(bits),
-                MatchBitsDescriptor.tag(bits),
-                0,
-                ErrorClass.ERR_PROC_FAILED,
-                message = "the sender failed: $failed",
-            )
-        } else {
-            completeError(this, region, e)
-        }
+        if (!failedBySender(e, bits)) completeError(this, region, e)
     }
 
     override fun clear() {
@@ -270,6 +232,8 @@ internal class ProbeOp(mpi: Mpi, comm: Comm?, private val claim: Boolean) : Requ
     var tag = 0
     var bytes = 0L
     private var region: Region? = null
+    /** Where the received message goes from [region] (a memory region: a region's `MPI_Mrecv`), or null. */
+    private var landing: RegionSpan? = null
 
     /** Looks once; true if a message matched (and, for a claim, is now reserved for this op). */
     fun look(bits: Long, ignore: Long): Boolean {
@@ -299,9 +263,10 @@ internal class ProbeOp(mpi: Mpi, comm: Comm?, private val claim: Boolean) : Requ
         return found
     }
 
-    /** Receives the claimed message into [r]. */
-    fun receive(r: Region) {
+    /** Receives the claimed message into [r], and from there into [then]'s memory region if not null. */
+    fun receive(r: Region, then: RegionSpan? = null) {
         region = r
+        landing = then
         done = false
         mpi.submit(this)
     }
@@ -319,6 +284,8 @@ internal class ProbeOp(mpi: Mpi, comm: Comm?, private val claim: Boolean) : Requ
             complete(source, tag, bytes, ErrorClass.SUCCESS)
         } else {
             r.unpack(c.len)
+            val to = landing
+            if (to != null && !landed(this, to, r.view, c.len)) return
             complete(MatchBitsDescriptor.rank(c.tag), MatchBitsDescriptor.tag(c.tag), c.len, ErrorClass.SUCCESS)
         }
     }
@@ -329,6 +296,9 @@ internal class ProbeOp(mpi: Mpi, comm: Comm?, private val claim: Boolean) : Requ
             complete(Status.EMPTY)
             return
         }
+        val to = landing
+        val r = region
+        if (to != null && r != null && e.err == Errno.ETRUNC && !landed(this, to, r.view, e.len)) return
         completeError(this, region, e)
     }
 

@@ -64,23 +64,15 @@ internal fun CommCollectives.regionReduce(
     root: Int,
 ): CollRequest {
     if (kind == ReductionKind.REDUCE) checkRoot(call, root)
-    checkOp(call, op, type)
-    val plan =
-        plan(type, op)
-            ?: throw MPIException.of(
-                ErrorClass.ERR_OP,
-                call,
-                "$op on $type cannot run element-wise on memory regions (a user op over multi-element items, or a " +
-                    "complex product); pack the data into host buffers and use the buffer form",
-            )
+    val (plan, reduction) = regionPlan(call, type, op)
     val n = count * plan.perElement
     val s = send?.region
     val so = send?.start ?: 0L
     val r = recv?.region
     val ro = recv?.start ?: 0L
     val el = plan.element
-    val builtin = if (op.isPredefined) op.reduceOp else null
-    val user = if (builtin == null) op.asReduction(type) else null
+    val builtin = reduction as? braid.collectives.ReduceOp
+    val user = reduction as? braid.collectives.UserReduction
     return regionCall(call) {
         when {
             scatter && builtin != null -> group.startReduceScatterBlock(s, so, r!!, ro, n, el, builtin)
@@ -103,6 +95,24 @@ internal fun CommCollectives.regionReduce(
     }
 }
 
+/**
+ * How [op] on [type] runs element-wise on regions: the plan, and the module's reduction (its kernel's `ReduceOp` for a
+ * predefined op, else the communicator's user op as a `UserReduction`); `MPI_ERR_OP` where it cannot.
+ */
+internal fun CommCollectives.regionPlan(call: String, type: Datatype, op: Op): Pair<ReductionPlan, Any> {
+    checkOp(call, op, type)
+    val plan =
+        plan(type, op)
+            ?: throw MPIException.of(
+                ErrorClass.ERR_OP,
+                call,
+                "$op on $type cannot run element-wise on memory regions (a user op over multi-element items, or a " +
+                    "complex product); pack the data into host buffers and use the buffer form",
+            )
+    val builtin = if (op.isPredefined) op.reduceOp else null
+    return plan to (builtin ?: op.asReduction(type))
+}
+
 /** Bytes per rank of a regular collective: the send and receive sides must agree (ERR_TRUNCATE). */
 internal fun CommCollectives.regionBlock(call: String, send: RegionSpan?, recvCount: Int, recvType: Datatype): Int {
     val n = (recvCount * recvType.size).toInt()
@@ -114,9 +124,9 @@ internal fun CommCollectives.regionBlock(call: String, send: RegionSpan?, recvCo
 internal fun vExtent(counts: IntArray, displs: IntArray): Int =
     counts.indices.maxOfOrNull { if (counts[it] == 0) 0 else displs[it] + counts[it] } ?: 0
 
-/** A v-form's counts or displacements, in elements of [type], as bytes. */
-internal fun asBytes(values: IntArray, type: Datatype, extent: Boolean): IntArray =
-    IntArray(values.size) { (values[it] * if (extent) type.extent else type.size).toInt() }
+/** A v-form's counts or displacements, in elements of [type], as bytes (plus [shift]). */
+internal fun asBytes(values: IntArray, type: Datatype, extent: Boolean, shift: Long = 0): IntArray =
+    IntArray(values.size) { (values[it] * (if (extent) type.extent else type.size) + shift).toInt() }
 
 internal fun CommCollectives.regionAllgather(call: String, send: RegionSpan?, recv: RegionSpan, n: Int): CollRequest =
     regionCall(call) {
@@ -159,6 +169,10 @@ internal fun CommCollectives.regionAllgatherv(
 internal fun CommCollectives.regionAlltoall(call: String, send: RegionSpan, recv: RegionSpan, n: Int): CollRequest =
     regionCall(call) { group.startAlltoall(send.region, send.start, recv.region, recv.start, n, BYTE) }
 
+/**
+ * An alltoallv on regions in bytes: [sendCounts]`[j]` bytes from byte [sendDispls]`[j]` of [send]'s region (from its
+ * offset) to rank j, rank j's into byte [recvDispls]`[j]` of [recv]'s; alltoallv and alltoallw are both this.
+ */
 internal fun CommCollectives.regionAlltoallv(
     call: String,
     send: RegionSpan,
@@ -171,16 +185,87 @@ internal fun CommCollectives.regionAlltoallv(
     regionCall(call) {
         group.startAlltoallv(
             send.region,
-            send.start,
-            asBytes(sendCounts, send.type, false),
-            asBytes(sendDispls, send.type, true),
+            send.offset,
+            sendCounts,
+            sendDispls,
             recv.region,
-            recv.start,
-            asBytes(recvCounts, recv.type, false),
-            asBytes(recvDispls, recv.type, true),
+            recv.offset,
+            recvCounts,
+            recvDispls,
             BYTE,
         )
     }
+
+/**
+ * `MPI_Alltoallw` on regions: per rank a count, a byte displacement and a contiguous type on each side ([sendTypes],
+ * [recvTypes]; a strided one is `MPI_ERR_TYPE`), every block checked against its region; then the byte alltoallv.
+ */
+internal fun CommCollectives.regionAlltoallw(
+    call: String,
+    send: RegionSpan,
+    sendCounts: IntArray,
+    sendDispls: IntArray,
+    sendTypes: Array<Datatype>,
+    recv: RegionSpan,
+    recvCounts: IntArray,
+    recvDispls: IntArray,
+    recvTypes: Array<Datatype>,
+): CollRequest {
+    fun bytes(side: RegionSpan, counts: IntArray, displs: IntArray, types: Array<Datatype>, what: String): IntArray {
+        checkVector(call, "${what}Counts", counts, displs)
+        if (types.size != size)
+            throw MPIException.of(ErrorClass.ERR_ARG, call, "${what}Types has ${types.size} entries; it needs $size")
+        val b =
+            IntArray(size) {
+                val block =
+                    regionSpan(call, side.region, side.offset + displs[it], counts[it], types[it], "$what buffer")
+                block.bytes
+            }
+        return b
+    }
+    val sb = bytes(send, sendCounts, sendDispls, sendTypes, "send")
+    val rb = bytes(recv, recvCounts, recvDispls, recvTypes, "receive")
+    val sd = IntArray(size) { sendDispls[it] + (if (sb[it] == 0) 0 else sendTypes[it].trueLb.toInt()) }
+    val rd = IntArray(size) { recvDispls[it] + (if (rb[it] == 0) 0 else recvTypes[it].trueLb.toInt()) }
+    if (sb[rank] != rb[rank]) mismatch(call, sb[rank], rb[rank])
+    return regionAlltoallv(call, send, sb, sd, recv, rb, rd)
+}
+
+/**
+ * `MPI_Reduce_scatter` on regions: rank i keeps `recvCounts[i]` elements of the reduction of `recvCounts.sum()`; equal
+ * counts are the block form ([regionReduce]), others the collectives module's reduce-scatter with counts. [send] null:
+ * in place (the whole input in [recv]).
+ */
+internal fun CommCollectives.regionReduceScatter(
+    call: String,
+    send: RegionSpan?,
+    recv: RegionSpan,
+    recvCounts: IntArray,
+    type: Datatype,
+    op: Op,
+): CollRequest {
+    if (recvCounts.all { it == recvCounts[0] })
+        return regionReduce(call, ReductionKind.ALLREDUCE, true, send, recv, recvCounts[0], type, op, 0)
+    val (plan, reduction) = regionPlan(call, type, op)
+    val counts = IntArray(size) { recvCounts[it] * plan.perElement }
+    val s = send?.region
+    return regionCall(call) {
+        when (reduction) {
+            is braid.collectives.ReduceOp ->
+                group.startReduceScatter(s, send?.start ?: 0, recv.region, recv.start, counts, plan.element, reduction)
+            else ->
+                group.startReduceScatter(
+                    s,
+                    send?.start ?: 0,
+                    recv.region,
+                    recv.start,
+                    counts,
+                    plan.element,
+                    reduction as braid.collectives.UserReduction,
+                )
+        }
+    }
+}
 
 /** A gather to [root]: [send] null is in place (the root's block already in [recv]). */
 internal fun CommCollectives.regionGather(

@@ -53,11 +53,32 @@ internal class RegionSpan(val region: MemoryRegion, val offset: Long, val count:
         return this
     }
 
-    /** A non-contiguous layout's elements packed into a new host buffer through the copy service. */
-    fun packed(call: String, ep: braid.core.Endpoint): UnsafeBuffer {
-        val out = ByteBuffer.allocateDirect(maxOf(1, bytes)).order(ByteOrder.nativeOrder())
-        RegionPack(ep).pack(call, type, region, offset, count, out, 0)
-        return UnsafeBuffer(out, 0, bytes)
+    /** A new host buffer of [bytes] (at least one byte, so it always has an address). */
+    fun hostBuffer(): UnsafeBuffer =
+        UnsafeBuffer(ByteBuffer.allocateDirect(maxOf(1, bytes)).order(ByteOrder.nativeOrder()), 0, bytes)
+
+    /** The elements packed into a new host buffer through the copy service (any layout). */
+    fun packed(call: String, ep: braid.core.Endpoint): UnsafeBuffer =
+        hostBuffer().also { RegionPack(ep).pack(call, type, region, offset, count, it.byteBuffer(), 0) }
+
+    /**
+     * The whole elements of [len] bytes received into [host] put into the region through the copy service: copied for a
+     * contiguous layout, unpacked over the span for another (the gaps keep their bytes). A failed copy throws.
+     */
+    fun land(call: String, ep: braid.core.Endpoint, host: UnsafeBuffer, len: Long) {
+        val whole = if (type.size == 0L) 0 else minOf((len / type.size).toInt(), count)
+        if (!contiguous) {
+            RegionPack(ep).unpack(call, type, host.byteBuffer(), 0, region, offset, whole)
+            return
+        }
+        val rc = ep.copyToRegion(region, start, host, 0, (whole * type.size).toInt())
+        if (rc != 0)
+            throw MPIException.of(
+                Request.errorClassOf(-rc).takeIf { it != ErrorClass.SUCCESS } ?: ErrorClass.ERR_OTHER,
+                call,
+                "the copy into memory region ${region.key} (${region.iface}) failed with ${Errno.name(rc)}; set a " +
+                    "copy function with setOp or install the interface's runtime",
+            )
     }
 }
 
@@ -107,24 +128,23 @@ internal class RegionRecvOp(
     private val host: UnsafeBuffer?,
     private val bits: Long,
     private val ignore: Long,
-    private val sourceAddr: Long,
-) : Request(mpi, comm) {
-    private var failedPeer: String? = null
+    source: Long,
+) : DirectedRecv(mpi, comm) {
+    init {
+        sourceAddr = source
+    }
 
-    /** Posts now if the receives called before it have gone, else waits behind them (`-EAGAIN`). Caller: locked. */
+    /**
+     * Posts now if the receives called before it have gone, else waits behind them (`-EAGAIN`); once posted, a named
+     * source's death fails it ([DirectedRecv]). Caller: locked.
+     */
     override fun post(): Int {
         if (mpi.receivesQueued) mpi.postReceives()
         if (mpi.receivesQueued) return -Errno.EAGAIN
         val rc =
             if (host != null) mpi.ep.tryTrecv(host, 0, host.capacity(), FiAddr.UNSPEC, bits, ignore, this)
             else mpi.ep.tryTrecv(span.region, span.start, span.bytes, FiAddr.UNSPEC, bits, ignore, this)
-        if (rc == 0 && sourceAddr != FiAddr.UNSPEC) {
-            val why = mpi.deadPeer(sourceAddr)
-            if (why != null) {
-                failedPeer = why
-                mpi.ep.cancel(this)
-            }
-        }
+        if (rc == 0) posted()
         return rc
     }
 
@@ -135,57 +155,56 @@ internal class RegionRecvOp(
     override fun peer(): String = "receive into memory region ${span.region.key} on ${comm?.getName()}"
 
     override fun onCompletion(c: Completion) {
-        if (host != null) {
-            try {
-                val whole = if (span.type.size == 0L) 0 else (c.len / span.type.size).toInt()
-                RegionPack(mpi.ep)
-                    .unpack(
-                        "MPI_Recv",
-                        span.type,
-                        host.byteBuffer(),
-                        0,
-                        span.region,
-                        span.offset,
-                        minOf(whole, span.count),
-                    )
-            } catch (e: MPIException) {
-                complete(Mpi.ANY_SOURCE, Mpi.ANY_TAG, c.len, e.errorClass, message = e.message ?: "")
-                return
-            }
-        }
-        complete(MatchBitsDescriptor.rank(c.tag), MatchBitsDescriptor.tag(c.tag), c.len, ErrorClass.SUCCESS)
+        mpi.finishedDirected(this)
+        if (host == null || landed(this, span, host, c.len))
+            complete(MatchBitsDescriptor.rank(c.tag), MatchBitsDescriptor.tag(c.tag), c.len, ErrorClass.SUCCESS)
     }
 
     override fun onError(e: CompletionError) {
-        val failed = failedPeer
-        if (failed != null && e.err == Errno.ECANCELED)
-            complete(
-                MatchBitsDescriptor.rank(bits),
-                MatchBitsDescriptor.tag(bits),
-                0,
-                ErrorClass.ERR_PROC_FAILED,
-                message = "the sender failed: $failed",
-            )
-        else completeError(this, null, e)
+        if (!failedBySender(e, bits)) completeError(this, null, e)
     }
 }
 
-/** Starts a send of [span] ([CommRegions.isend] …): checks as the buffer form does, then posts in call order. */
-internal fun Comm.startRegionSend(call: String, span: RegionSpan, dest: Int, tag: Int, synchronous: Boolean): Request =
-    guard {
-        checkUsable(call)
-        checkDest(call, dest)
-        checkTag(call, tag, receive = false)
-        span.check(call, mpi.ep, "send buffer")
-        if (dest == Mpi.PROC_NULL) return@guard DoneRequest(mpi, this, Status.PROC_NULL)
-        failedPeer(call, dest)?.let {
-            return@guard it
-        }
-        val bits = MatchBitsDescriptor.bits(context, MatchBitsDescriptor.SUB_PT2PT, rank, tag)
-        val host = if (span.contiguous) null else span.packed(call, mpi.ep)
-        val flags = if (synchronous) OpFlags.DELIVERY_COMPLETE else 0L
-        RegionSendOp(mpi, this, span, host, destAddr[dest], bits, flags).also { mpi.submit(it) }
+/**
+ * [len] bytes received into [host] put into [span]'s region; on a failed copy [op] completes with its error and this
+ * answers false.
+ */
+internal fun landed(op: Request, span: RegionSpan, host: UnsafeBuffer, len: Long): Boolean =
+    try {
+        span.land("MPI_Recv", op.mpi.ep, host, len)
+        true
+    } catch (e: MPIException) {
+        op.complete(Mpi.ANY_SOURCE, Mpi.ANY_TAG, len, e.errorClass, message = e.message ?: "")
+        false
     }
+
+/**
+ * Starts a send of [span] in [mode] ([Comm.MODE_STANDARD] …; ready is carried as standard, as for buffers): checks as
+ * the buffer form does, then posts in call order. A buffered send packs the span into the attached buffer through the
+ * copy service and completes at once, as [Comm.bsend] of a buffer does.
+ */
+internal fun Comm.startRegionSend(call: String, span: RegionSpan, dest: Int, tag: Int, mode: Int): Request = guard {
+    checkUsable(call)
+    checkDest(call, dest)
+    checkTag(call, tag, receive = false)
+    span.check(call, mpi.ep, "send buffer")
+    if (dest == Mpi.PROC_NULL) return@guard DoneRequest(mpi, this, Status.PROC_NULL)
+    failedPeer(call, dest)?.let {
+        return@guard it
+    }
+    val bits = MatchBitsDescriptor.bits(context, MatchBitsDescriptor.SUB_PT2PT, rank, tag)
+    if (mode == Comm.MODE_BUFFERED) {
+        val pack = RegionPack(mpi.ep)
+        val staged =
+            mpi.buffered.stage(span.bytes) { b, at ->
+                pack.pack(call, span.type, span.region, span.offset, span.count, b, at)
+            }
+        return@guard bufferedSend(staged, dest, bits, span.bytes.toLong())
+    }
+    val host = if (span.contiguous) null else span.packed(call, mpi.ep)
+    val flags = if (mode == Comm.MODE_SYNCHRONOUS) OpFlags.DELIVERY_COMPLETE else 0L
+    RegionSendOp(mpi, this, span, host, destAddr[dest], bits, flags).also { mpi.submit(it) }
+}
 
 /** Starts a receive into [span] ([CommRegions.irecv]). */
 internal fun Comm.startRegionRecv(call: String, span: RegionSpan, source: Int, tag: Int): Request = guard {
@@ -195,10 +214,12 @@ internal fun Comm.startRegionRecv(call: String, span: RegionSpan, source: Int, t
     span.check(call, mpi.ep, "receive buffer")
     if (source == Mpi.PROC_NULL) return@guard DoneRequest(mpi, this, Status.PROC_NULL)
     val from = if (source == Mpi.ANY_SOURCE) FiAddr.UNSPEC else destAddr[source]
-    val host =
-        if (span.contiguous) null
-        else UnsafeBuffer(ByteBuffer.allocateDirect(maxOf(1, span.bytes)).order(ByteOrder.nativeOrder()), 0, span.bytes)
-    val op = RegionRecvOp(mpi, this, span, host, recvBits(source, tag), recvIgnore(source, tag), from)
+    val host = if (span.contiguous) null else span.hostBuffer()
+    postRegionRecv(RegionRecvOp(mpi, this, span, host, recvBits(source, tag), recvIgnore(source, tag), from))
+}
+
+/** Posts [op] at once, after the receives called before it ([RegionRecvOp.post]); returns it. */
+internal fun Comm.postRegionRecv(op: RegionRecvOp): RegionRecvOp {
     mpi.locked {
         val rc = op.post()
         when {
@@ -206,5 +227,5 @@ internal fun Comm.startRegionRecv(call: String, span: RegionSpan, source: Int, t
             rc != 0 -> op.failPost(rc)
         }
     }
-    op
+    return op
 }

@@ -258,6 +258,250 @@ class HmemMpiTest :
             }
         }
 
+        test("rsend, bsend (and their persistent forms), sendrecv, sendrecv_replace and mrecv on device buffers") {
+            val dev = SegmentDevice(1 shl 20, "mpi-modes-device")
+            val ranks = List(2) { Rank(dev, 2, 4096) }
+            for (r in 0..1) put(dev, ranks[r].at[0], IntArray(1024) { r * 10_000 + it })
+            runRanks(2) { mpi ->
+                val w = mpi.world
+                val r = w.rank
+                val other = 1 - r
+                val me = ranks[r]
+                setUp(mpi, me)
+                val a = me.region(mpi, 0)
+                val b = me.region(mpi, 1)
+                val c = me.copies
+                val strided = Datatype.vector(4, 1, 2, Datatype.INT).commit() // 4 ints spanning 7
+                if (r == 0) {
+                    w.rsend(a, 0, 16, Datatype.INT, 1, 1)
+                    w.irsend(a, 64, 16, Datatype.INT, 1, 2).waitFor()
+                    // Without an attached buffer a buffered send is refused, naming the fix; with one it goes.
+                    shouldThrow<MPIException> { w.bsend(a, 0, 8, Datatype.INT, 1, 3) }.errorClass shouldBe
+                        ErrorClass.ERR_BUFFER
+                    mpi.bufferAttach(ByteBuffer.allocateDirect(4096))
+                    w.bsend(a, 0, 8, Datatype.INT, 1, 3)
+                    w.ibsend(a, 0, 1, strided, 1, 4).waitFor() // packed from device memory into the buffer
+                    // A copy that fails: the call raises with the copy's class, and its range of the buffer is free
+                    // again.
+                    c.failNext.set(Errno.ENODEV)
+                    shouldThrow<MPIException> { w.bsend(a, 0, 8, Datatype.INT, 1, 99) }.errorClass shouldBe
+                        ErrorClass.ERR_OTHER
+                    val pb = w.bsendInit(a, 0, 4, Datatype.INT, 1, 5)
+                    val pr = w.rsendInit(a, 16, 4, Datatype.INT, 1, 6)
+                    for (round in 0 until 2) {
+                        pb.start()
+                        pb.waitFor()
+                        pr.start()
+                        pr.waitFor()
+                    }
+                    pb.free()
+                    pr.free()
+                    mpi.bufferDetach()
+                    c.fromBytes.get() shouldBe (16 + 16 + 8 + 7 + 2 * (4 + 4)) * 4L
+                    c.toBytes.get() shouldBe 0
+                } else {
+                    w.recv(b, 0, 16, Datatype.INT, 0, 1)
+                    read(dev, me.at[1], 16).toList() shouldBe List(16) { it }
+                    w.recv(b, 0, 16, Datatype.INT, 0, 2)
+                    read(dev, me.at[1], 16).toList() shouldBe List(16) { 16 + it }
+                    w.recv(b, 0, 8, Datatype.INT, 0, 3)
+                    read(dev, me.at[1], 8).toList() shouldBe List(8) { it }
+                    w.recv(b, 0, 4, Datatype.INT, 0, 4)
+                    read(dev, me.at[1], 4).toList() shouldBe listOf(0, 2, 4, 6)
+                    for (round in 0 until 2) {
+                        w.recv(b, 0, 4, Datatype.INT, 0, 5)
+                        read(dev, me.at[1], 4).toList() shouldBe List(4) { it }
+                        w.recv(b, 0, 4, Datatype.INT, 0, 6)
+                        read(dev, me.at[1], 4).toList() shouldBe List(4) { 4 + it }
+                    }
+                    c.toBytes.get() shouldBe (16 + 16 + 8 + 4 + 2 * (4 + 4)) * 4L
+                    c.fromBytes.get() shouldBe 0
+                }
+                w.barrier()
+                c.reset()
+
+                // sendrecv between device buffers, both ways at once; then sendrecv_replace in place.
+                val st = w.sendRecv(a, 0, 8, Datatype.INT, other, 7, b, 40, 8, Datatype.INT, other, 7)
+                st.source shouldBe other
+                st.getCount(Datatype.INT) shouldBe 8
+                read(dev, me.at[1] + 40, 8).toList() shouldBe List(8) { other * 10_000 + it }
+                (c.fromBytes.get() to c.toBytes.get()) shouldBe (32L to 32L)
+                c.reset()
+                w.sendRecvReplace(b, 40, 8, Datatype.INT, other, 8, other, 8)
+                read(dev, me.at[1] + 40, 8).toList() shouldBe List(8) { r * 10_000 + it }
+                (c.fromBytes.get() to c.toBytes.get()) shouldBe (32L to 32L)
+
+                // Matched probe: the claimed message goes into device memory, contiguous and strided.
+                c.reset()
+                if (r == 0) {
+                    val host = ByteBuffer.allocateDirect(40).order(ByteOrder.nativeOrder())
+                    for (i in 0 until 10) host.putInt(i * 4, 500 + i)
+                    w.send(host, 10, Datatype.INT, 1, 9)
+                    w.send(host, 4, Datatype.INT, 1, 10)
+                } else {
+                    val m = w.mprobe(0, 9)
+                    m.status.getCount(Datatype.INT) shouldBe 10
+                    // Outside the region: refused at the call, the message still reserved for a correct receive.
+                    shouldThrow<MPIException> { m.mrecv(b, 4090, 10, Datatype.INT) }.errorClass shouldBe
+                        ErrorClass.ERR_BUFFER
+                    m.mrecv(b, 0, 10, Datatype.INT).getCount(Datatype.INT) shouldBe 10
+                    read(dev, me.at[1], 10).toList() shouldBe List(10) { 500 + it }
+                    shouldThrow<MPIException> { m.mrecv(b, 0, 10, Datatype.INT) }.errorClass shouldBe
+                        ErrorClass.ERR_REQUEST
+                    c.toBytes.get() shouldBe 40L
+                    put(dev, me.at[1], IntArray(7) { -1 })
+                    var m2: Message? = null
+                    mpi.lookUntil {
+                        m2 = w.improbe(0, 10)
+                        m2 != null
+                    }
+                    m2!!.imrecv(b, 0, 1, strided).waitFor()
+                    read(dev, me.at[1], 7).toList() shouldBe listOf(500, -1, 501, -1, 502, -1, 503)
+                }
+                a.close()
+                b.close()
+            }
+        }
+
+        test("reduce_scatter with unequal counts, alltoallw and the neighbor collectives on device buffers") {
+            val size = 3
+            val dev = SegmentDevice(1 shl 20, "mpi-exchange-device")
+            val ranks = List(size) { Rank(dev, 2, 4096) }
+            for (r in 0 until size) put(dev, ranks[r].at[0], IntArray(1024) { r * 100_000 + it })
+            val counts = intArrayOf(1, 2, 3)
+            runRanks(size) { mpi ->
+                val w = mpi.world
+                val r = w.rank
+                val me = ranks[r]
+                setUp(mpi, me)
+                val src = me.region(mpi, 0)
+                val dst = me.region(mpi, 1)
+                val out = me.at[1]
+                val c = me.copies
+
+                // reduce_scatter: rank r keeps counts[r] elements of the sum, after the blocks of the ranks before it.
+                w.reduceScatter(src, 0, dst, 0, counts, Datatype.INT, Op.SUM)
+                val before = counts.take(r).sum()
+                read(dev, out, counts[r]).toList() shouldBe List(counts[r]) { 300_000 + 3 * (before + it) }
+                (c.fromBytes.get() to c.toBytes.get()) shouldBe (6 * 4L to counts[r] * 4L)
+                // In place: the whole input in the receive region, this rank's block left at its start.
+                put(dev, out, IntArray(6) { r + it })
+                w.ireduceScatter(null, 0, dst, 0, counts, Datatype.INT, Op.SUM).waitFor()
+                read(dev, out, counts[r]).toList() shouldBe List(counts[r]) { 3 + 3 * (before + it) }
+                // Equal counts: the block form; a strided type: refused.
+                w.reduceScatter(src, 0, dst, 0, intArrayOf(2, 2, 2), Datatype.INT, Op.MAX)
+                read(dev, out, 2).toList() shouldBe List(2) { 200_000 + 2 * r + it }
+                shouldThrow<MPIException> {
+                        w.reduceScatter(src, 0, dst, 0, counts, Datatype.vector(2, 1, 2, Datatype.INT).commit(), Op.SUM)
+                    }
+                    .errorClass shouldBe ErrorClass.ERR_TYPE
+
+                // alltoallw: j+1 ints of block j to rank j at byte displacements; rank j's r+1 ints at j*(r+1) ints.
+                c.reset()
+                val types = Array(size) { Datatype.INT }
+                val sendDispls = intArrayOf(0, 4, 12)
+                w.alltoallw(
+                    src,
+                    0,
+                    IntArray(size) { it + 1 },
+                    sendDispls,
+                    types,
+                    dst,
+                    0,
+                    IntArray(size) { r + 1 },
+                    IntArray(size) { it * (r + 1) * 4 },
+                    types,
+                )
+                read(dev, out, size * (r + 1)).toList() shouldBe
+                    List(size * (r + 1)) { (it / (r + 1)) * 100_000 + sendDispls[r] / 4 + it % (r + 1) }
+                // The staged send span (24 bytes) and the receive span, read first so gaps keep their bytes.
+                val span = size * (r + 1) * 4L
+                (c.fromBytes.get() to c.toBytes.get()) shouldBe (24 + span to span)
+                shouldThrow<MPIException> {
+                        w.alltoallw(src, 0, IntArray(2), IntArray(2), types, dst, 0, IntArray(2), IntArray(2), types)
+                    }
+                    .errorClass shouldBe ErrorClass.ERR_ARG
+                val strided = Array(size) { Datatype.vector(2, 1, 2, Datatype.INT).commit() }
+                shouldThrow<MPIException> {
+                        w.alltoallw(
+                            src,
+                            0,
+                            IntArray(size) { 1 },
+                            IntArray(size),
+                            strided,
+                            dst,
+                            0,
+                            IntArray(size) { 1 },
+                            IntArray(size),
+                            strided,
+                        )
+                    }
+                    .errorClass shouldBe ErrorClass.ERR_TYPE
+
+                // The neighbor collectives on a periodic ring: block j from source j, block k to destination k.
+                val ring = w.createCart(intArrayOf(size), booleanArrayOf(true))!!
+                ring.setErrhandler(ErrorHandler.ERRORS_RETURN)
+                val t = ring.getTopology() as CartTopology
+                val from = t.sources(r)
+                val to = t.destinations(r)
+                c.reset()
+                ring.neighborAllgather(src, 0, 4, Datatype.INT, dst, 0, 4, Datatype.INT)
+                read(dev, out, 8).toList() shouldBe List(8) { from[it / 4] * 100_000 + it % 4 }
+                (c.fromBytes.get() to c.toBytes.get()) shouldBe (2 * 16L to 2 * 16L)
+                ring
+                    .ineighborAllgatherv(
+                        src,
+                        0,
+                        2,
+                        Datatype.INT,
+                        dst,
+                        0,
+                        intArrayOf(2, 2),
+                        intArrayOf(5, 0),
+                        Datatype.INT,
+                    )
+                    .waitFor()
+                read(dev, out, 7).toList() shouldBe
+                    listOf(from[1] * 100_000, from[1] * 100_000 + 1) +
+                        read(dev, out + 8, 3).toList() +
+                        listOf(from[0] * 100_000, from[0] * 100_000 + 1)
+                // Block k of the send goes to destination k: each source sent me the block it aims at me.
+                ring.neighborAlltoall(src, 0, 3, Datatype.INT, dst, 0, 3, Datatype.INT)
+                val aimed = IntArray(2) { j -> t.destinations(from[j]).indexOf(r) } // the block source j aims at me
+                for (j in 0 until 2) read(dev, out + 12L * j, 3).toList() shouldBe
+                    List(3) { from[j] * 100_000 + 3 * aimed[j] + it }
+                // alltoallv with a strided receive type: packed and unpacked host-side, the gaps kept.
+                put(dev, out, IntArray(8) { -1 })
+                val every2 = Datatype.vector(2, 1, 2, Datatype.INT).commit() // 2 ints spanning 3
+                ring.neighborAlltoallv(
+                    src,
+                    0,
+                    intArrayOf(2, 2),
+                    intArrayOf(0, 2),
+                    Datatype.INT,
+                    dst,
+                    0,
+                    intArrayOf(1, 1),
+                    intArrayOf(0, 1),
+                    every2,
+                )
+                val got = read(dev, out, 8)
+                for (j in 0 until 2) {
+                    listOf(got[3 * j], got[3 * j + 2]) shouldBe List(2) { from[j] * 100_000 + 2 * aimed[j] + it }
+                    got[3 * j + 1] shouldBe -1
+                }
+                shouldThrow<MPIException> {
+                        ring.neighborAllgather(src, 4088, 4, Datatype.INT, dst, 0, 4, Datatype.INT)
+                    }
+                    .errorClass shouldBe ErrorClass.ERR_BUFFER
+                shouldThrow<MPIException> { w.neighborAllgather(src, 0, 4, Datatype.INT, dst, 0, 4, Datatype.INT) }
+                    .errorClass shouldBe ErrorClass.ERR_TOPOLOGY
+                ring.free()
+                src.close()
+                dst.close()
+            }
+        }
+
         test("a Java program sends, receives and allreduces device memory through its own copy functions") {
             val dev = SegmentDevice(1 shl 20, "mpi-java-device")
             val at = List(2) { LongArray(2) { dev.alloc(4096) } }
@@ -265,5 +509,16 @@ class HmemMpiTest :
             runRanks(2) { mpi -> out[mpi.world.rank] = JavaRegionCaller.run(mpi, dev, at[mpi.world.rank]) }
             out[0] shouldBe "sent 16 ints through 1 copy calls; allreduce 1,3,5"
             out[1] shouldBe "got 16 ints: 0..150 through 1 copy calls; allreduce 1,3,5"
+        }
+
+        test("a Java program calls each of the other region shapes: send modes, mrecv, sendrecv, exchanges") {
+            val dev = SegmentDevice(1 shl 20, "mpi-java-exchange-device")
+            val at = List(2) { LongArray(2) { dev.alloc(4096) } }
+            val out = ConcurrentHashMap<Int, String>()
+            runRanks(2) { mpi -> out[mpi.world.rank] = JavaRegionCaller.exchanges(mpi, dev, at[mpi.world.rank]) }
+            out[0] shouldBe "sendrecv 100,101; replace 0,1; reduce_scatter 100; alltoallw 0,100; neighbours 101,101"
+            out[1] shouldBe
+                "modes 0,1,2,3,4,5,6,7,7,7,7,7; sendrecv 0,1; replace 100,101; reduce_scatter 102,104; " +
+                    "alltoallw 1,101; neighbours 1,1"
         }
     })

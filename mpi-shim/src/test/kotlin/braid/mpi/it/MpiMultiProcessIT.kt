@@ -56,12 +56,13 @@ class MpiMultiProcessIT :
         }
 
         test(
-            "a rank that dies fails the receives and sends naming it with MPIX_ERR_PROC_FAILED; the others go on, nothing hangs"
+            "a rank that dies fails the receives (host and device memory) and sends naming it with MPIX_ERR_PROC_FAILED; the others go on, nothing hangs"
         ) {
             Job(3, "peer-death").use { job ->
                 val codes = job.exitCodes(60)
                 check(codes == listOf(0, 0, 9)) { "exit codes $codes\n${job.output()}" }
                 check("failed as expected" in job.logs[0].readText() && "OK" in job.logs[1].readText()) { job.output() }
+                check(job.logs[0].readText().split("failed as expected").size - 1 == 3) { job.output() }
             }
         }
 

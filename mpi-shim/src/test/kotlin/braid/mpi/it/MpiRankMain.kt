@@ -53,7 +53,8 @@ object MpiRankMain {
 
     /**
      * Rank 2 dies (halts) after a first exchange; rank 0's receive from it and rank 1's large send to it fail with
-     * ERR_PROC_FAILED, later calls naming it fail at once, and 0 and 1 go on.
+     * ERR_PROC_FAILED, later calls naming it fail at once, and 0 and 1 go on. Rank 0's receive into device memory from
+     * rank 2, posted before rank 2 can have died (before the barrier it needs), fails the same way.
      */
     private fun peerDeath(mpi: Mpi) {
         val w = mpi.world
@@ -70,10 +71,14 @@ object MpiRankMain {
             (w.rank + 2) % 3,
             0,
         )
+        val onDevice = if (w.rank == 0) deviceReceive(mpi, source = 2) else null
         w.barrier()
         when (w.rank) {
             2 -> Runtime.getRuntime().halt(9)
-            0 -> expectProcFailed { w.recv(b, 1, Datatype.INT, 2, 5) }
+            0 -> {
+                expectProcFailed { w.recv(b, 1, Datatype.INT, 2, 5) }
+                expectProcFailed { onDevice!!.waitFor() }
+            }
             1 -> expectProcFailed { w.send(b, 1 shl 20, Datatype.BYTE, 2, 5) }
         }
         expectProcFailed { w.isend(b, 1, Datatype.INT, 2, 6).waitFor() }
@@ -91,6 +96,16 @@ object MpiRankMain {
             7,
         )
         check(got.getInt(0) == 40 + 1 - w.rank) { "after the failure: got ${got.getInt(0)}" }
+    }
+
+    /** A receive from [source] into memory of a test device (reached only through its copy functions), posted now. */
+    private fun deviceReceive(mpi: Mpi, source: Int): Request {
+        val dev = braid.bench.SegmentDevice(1 shl 16, "peer-death-device")
+        val copies = dev.copies()
+        mpi.setOp(braid.core.HmemOp.COPY_TO_HMEM_IOV, copies.toHmem)
+        mpi.setOp(braid.core.HmemOp.COPY_FROM_HMEM_IOV, copies.fromHmem)
+        val region = mpi.registerMemory(dev.iface, 0, dev.alloc(64), 64, braid.core.MrAccess.RECV)
+        return mpi.world.irecv(region, 0, 4, Datatype.INT, source, 8)
     }
 
     private fun expectProcFailed(call: () -> Unit) {
