@@ -27,9 +27,10 @@ import org.agrona.MutableDirectBuffer
  * (the joiner's, the driver's or the engine's): keep them short, or use the `…Async(fn, executor)` stages. The driver
  * costs what a waiting thread costs under the idle policy (under BACKOFF about a thousand short wake-ups a second once
  * idle), for as long as a future is outstanding: `cancel()` a receive you abandon, or it keeps the driver running. Each
- * future allocates its own objects (the operation, the future and its [Completion]) and nothing else. A caller that
- * wants no background activity, or no allocation at all, drives progress itself with the `try…` forms and
- * [CompletionQueue.read], or the `suspend` forms, which allocate nothing on a quick completion.
+ * future allocates itself and its [Completion] and nothing else (its operation comes from the domain's pool and goes
+ * back once the future is complete; a completed future never looks at it again). A caller that wants no background
+ * activity, or no allocation at all, drives progress itself with the `try…` forms and [CompletionQueue.read], or the
+ * `suspend` forms, which allocate nothing on a quick completion.
  *
  * An error completion completes the future exceptionally with a [FabricException] carrying the errno code; a refused
  * start (not enabled, too large, a ByteBuffer it cannot use) likewise, at once. `cancel()` withdraws a receive that has

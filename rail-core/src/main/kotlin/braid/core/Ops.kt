@@ -6,9 +6,10 @@ import org.agrona.MutableDirectBuffer
 
 /**
  * Builds the [PendingOp] of one data operation for the `suspend` forms ([pooled]: from the domain's pool, so a quick
- * completion allocates nothing) and for the future and blocking forms (a fresh one, which the future keeps). The
- * ByteBuffer builders check the buffer first ([ByteBuffers]) and throw [FabricException] with [Errno.EINVAL] naming
- * what is wrong, before anything is posted; the operation then reads a view of the buffer kept in the operation.
+ * completion allocates nothing) and for the future and blocking forms (a fresh one, which a future's settling hands to
+ * the pool). The ByteBuffer builders check the buffer first ([ByteBuffers]) and throw [FabricException] with
+ * [Errno.EINVAL] naming what is wrong, before anything is posted; the operation then reads a view of the buffer kept in
+ * the operation.
  */
 internal object Ops {
     fun of(

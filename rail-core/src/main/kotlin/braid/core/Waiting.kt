@@ -410,7 +410,8 @@ internal object Waiting {
 
     /**
      * [runAsync] of an operation taken from the domain's pool, filled in and started under one acquisition of the lock;
-     * [data] is a send-with-data's. A pending future keeps its operation; one done at once (an inject) gives it back.
+     * [data] is a send-with-data's. A pending future's operation goes back to the pool once the future is settled
+     * ([PendingOp.fire]); one done at once (an inject) gives it back at once.
      */
     fun startAsync(
         ep: Endpoint,
