@@ -149,7 +149,7 @@ private constructor(
                 )
         // Every wait of this process is the domain's one wait: it idles the way MPI implementations poll. Below
         // MULTIPLE one thread at a time calls MPI, which is FI_THREAD_DOMAIN: the domain's per-message path takes no
-        // lock until a thread of Braid's own drives it (a window's servant, a futures driver: Domain.solo).
+        // lock until a thread of Braid's own drives it (a window's servant, a futures driver: Domain.isSolo).
         val threading = if (threaded) Threading.SAFE else Threading.DOMAIN
         val info = found.withDomainAttr(found.domainAttr.withIdle(waitPolicy(settings)).withThreading(threading))
         fabric = Braid.fabric(info)

@@ -513,7 +513,7 @@ internal constructor(
      * Whether the per-message path runs without the domain's lock: opened with [Threading.DOMAIN] under manual
      * progress, and no other thread made to drive it yet ([shareAcrossThreads]).
      */
-    public val solo: Boolean
+    public val isSolo: Boolean
         get() = lock.solo
 
     /**

@@ -55,15 +55,15 @@ class SoloDomainTest :
         test("a DOMAIN domain under manual progress is solo; a SAFE one and a DOMAIN one under AUTO progress are not") {
             val fabric = Braid.fabric(info("shm", Threading.DOMAIN))
             fabric.use { f ->
-                f.domain(info("shm", Threading.DOMAIN)).use { it.solo shouldBe true }
-                f.domain(info("shm", Threading.SAFE)).use { it.solo shouldBe false }
-                f.domain(info("shm", Threading.DOMAIN, ProgressModel.AUTO)).use { it.solo shouldBe false }
+                f.domain(info("shm", Threading.DOMAIN)).use { it.isSolo shouldBe true }
+                f.domain(info("shm", Threading.SAFE)).use { it.isSolo shouldBe false }
+                f.domain(info("shm", Threading.DOMAIN, ProgressModel.AUTO)).use { it.isSolo shouldBe false }
             }
         }
 
         test("a solo domain's posts, progress and completion reads run while another thread holds its lock") {
             LocalEndpoints(2, info("shm", Threading.DOMAIN)).use { p ->
-                p.nodes.forEach { it.domain.solo shouldBe true }
+                p.nodes.forEach { it.domain.isSolo shouldBe true }
                 window(p, 0) // warm: the rings are connected
                 // Another thread holds both domains' monitors: a path that took one would block on it for ever.
                 val held = CountDownLatch(1)
@@ -99,8 +99,8 @@ class SoloDomainTest :
                 window(p, 0)
                 // A receive future that cannot complete yet: its progress driver runs on a pool thread.
                 val f = b.ep.trecvAsync(ByteBuffer.allocateDirect(8), p.addr(1, 0), 99)
-                b.domain.solo shouldBe false
-                p.nodes[0].domain.solo shouldBe true
+                b.domain.isSolo shouldBe false
+                p.nodes[0].domain.isSolo shouldBe true
                 window(p, 1)
                 val one = UnsafeBuffer(ByteBuffer.allocateDirect(8))
                 p.nodes[0].ep.tryTinject(one, 0, 8, p.addr(0, 1), 99) shouldBe 0
@@ -111,13 +111,13 @@ class SoloDomainTest :
                 }
                 f.get().len shouldBe 8L
                 // A progress engine.
-                ProgressEngine.thread(p.nodes[0].domain).use { p.nodes[0].domain.solo shouldBe false }
+                ProgressEngine.thread(p.nodes[0].domain).use { p.nodes[0].domain.isSolo shouldBe false }
             }
         }
 
         test("an endpoint whose rail schedules work on the timer's servant (tcp's keepalive) makes its domain share") {
             LocalEndpoints(2, info("tcp", Threading.DOMAIN)).use { p ->
-                p.nodes.forEach { it.domain.solo shouldBe false }
+                p.nodes.forEach { it.domain.isSolo shouldBe false }
                 window(p, 0)
             }
         }
@@ -127,14 +127,14 @@ class SoloDomainTest :
             fabric.use { f ->
                 f.domain(info("shm", Threading.DOMAIN)).use { d ->
                     d.shareAcrossThreads()
-                    d.solo shouldBe false
+                    d.isSolo shouldBe false
                     d.shareAcrossThreads()
-                    d.solo shouldBe false
+                    d.isSolo shouldBe false
                 }
                 f.domain(info("shm", Threading.DOMAIN)).use { d ->
                     d.completionQueue().use { cq ->
                         cq.publisher()
-                        d.solo shouldBe false
+                        d.isSolo shouldBe false
                     }
                 }
             }
