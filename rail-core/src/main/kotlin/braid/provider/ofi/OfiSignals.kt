@@ -32,7 +32,7 @@ internal object OfiSignals {
     private val saved = Memory(SIGACTION_BYTES * GUARDED.size)
     private val now = Memory(SIGACTION_BYTES)
 
-    /** How many handlers [keep] has put back in this process (for the tests and `-v` output). */
+    /** How many handlers [keep] has put back in this process (`OfiEndpointChurnIT` prints it). */
     @Volatile
     var restored = 0
         private set
@@ -48,18 +48,9 @@ internal object OfiSignals {
             }
         }
 
-    /** The handler (the first word of `struct sigaction`) installed for [signal] now; 0 for SIG_DFL. */
-    fun handler(signal: Int): Long {
-        synchronized(this) {
-            if (OfiLibrary.Libc.sigaction(signal, 0L, Pointer.nativeValue(now)) != 0) return -1
-            return now.getLong(0)
-        }
-    }
-
     private fun snapshot(): Boolean {
-        for ((i, s) in GUARDED.withIndex()) if (
-            OfiLibrary.Libc.sigaction(s, 0L, Pointer.nativeValue(saved) + i * SIGACTION_BYTES) != 0
-        )
+        val at = Pointer.nativeValue(saved)
+        for ((i, s) in GUARDED.withIndex()) if (OfiLibrary.Libc.sigaction(s, 0L, at + i * SIGACTION_BYTES) != 0)
             return false
         return true
     }
