@@ -192,7 +192,7 @@ public sealed class Comm(
         type: Datatype,
     ): Int = guard { regionPack.unpack("MPI_Unpack", type, inbuf, position, outbuf, offset, count) }
 
-    private val regionPack by lazy { RegionPack(mpi.ep) }
+    @get:JvmSynthetic internal val regionPack by lazy { RegionPack(mpi.ep) }
 
     /** `MPI_Pack_size` on this communicator: [Datatype.packSize]. */
     public fun packSize(count: Int, type: Datatype): Long = guard { type.packSize(count) }

@@ -15,6 +15,9 @@ import braid.core.MemoryRegion
  * They take contiguous types; a null send region is `MPI_IN_PLACE` where MPI allows it (not for alltoall or scatter). A
  * failed copy is an MPI error (`MPI_ERR_OTHER`, or the class of its errno) through the communicator's handler.
  *
+ * The other send modes, send-receive, reduce_scatter, alltoallw and the neighbor collectives on regions are in
+ * [CommRegionExchanges], which this extends; a matched probe's receive into a region is [Message.mrecv].
+ *
  * Implemented by [Comm] alone (its members, from Java as from Kotlin: `comm.send(region, 0, n, Datatype.INT, 1, 0)`);
  * declared here to keep `Comm.kt` to the buffer forms.
  */

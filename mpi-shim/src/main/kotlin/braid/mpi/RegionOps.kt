@@ -194,10 +194,9 @@ internal fun Comm.startRegionSend(call: String, span: RegionSpan, dest: Int, tag
     }
     val bits = MatchBitsDescriptor.bits(context, MatchBitsDescriptor.SUB_PT2PT, rank, tag)
     if (mode == Comm.MODE_BUFFERED) {
-        val pack = RegionPack(mpi.ep)
         val staged =
             mpi.buffered.stage(span.bytes) { b, at ->
-                pack.pack(call, span.type, span.region, span.offset, span.count, b, at)
+                regionPack.pack(call, span.type, span.region, span.offset, span.count, b, at)
             }
         return@guard bufferedSend(staged, dest, bits, span.bytes.toLong())
     }
