@@ -138,7 +138,9 @@ class MpiHotPathAllocationTest :
             "a warm window of 64 isends and irecvs, waitAll into the caller's statuses and recycled, allocates nothing per message ($level)"
         ) {
             runRanks(2, seconds = 300, level = level) { mpi ->
-                check(mpi.domain.isSolo == (level != ThreadLevel.MULTIPLE)) { "$level: domain solo ${mpi.domain.isSolo}" }
+                check(mpi.domain.isSolo == (level != ThreadLevel.MULTIPLE)) {
+                    "$level: domain solo ${mpi.domain.isSolo}"
+                }
                 val w = mpi.world
                 val peer = 1 - w.rank
                 val window = 64

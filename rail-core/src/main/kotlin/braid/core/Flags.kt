@@ -212,11 +212,12 @@ public enum class AvType {
  * each way: on x86 two locked instructions per inject, each waiting for the ring copy before it to drain).
  *
  * [DOMAIN] (`FI_THREAD_DOMAIN`) under manual progress: the application calls into a domain and its objects from one
- * thread at a time, and the per-message path takes no lock ([Domain.isSolo]). The domain takes its lock again, for good,
- * once a thread of Braid's own is made to drive it: a [ProgressEngine], the driver of futures and suspended calls,
- * tcp's keepalive for an idle application, a completion queue's publisher ([Domain.shareAcrossThreads] says so for a
- * thread the application starts). Telemetry's JMX views only read counters: on a solo domain they read them without the
- * lock, so two counters of one view may be a message apart. [COMPLETION] and [ENDPOINT] are served as [SAFE].
+ * thread at a time, and the per-message path takes no lock ([Domain.isSolo]). The domain takes its lock again, for
+ * good, once a thread of Braid's own is made to drive it: a [ProgressEngine], the driver of futures and suspended
+ * calls, tcp's keepalive for an idle application, a completion queue's publisher ([Domain.shareAcrossThreads] says so
+ * for a thread the application starts). Telemetry's JMX views only read counters: on a solo domain they read them
+ * without the lock, so two counters of one view may be a message apart. [COMPLETION] and [ENDPOINT] are served as
+ * [SAFE].
  */
 public enum class Threading {
     UNSPEC,
