@@ -92,7 +92,7 @@ internal class TcpTransport(
     override val address: ByteArray =
         TcpAddressDescriptor.encode(hostId, id, InetSocketAddress(bind.address, listener.port))
     private val self = TcpAddressDescriptor.parse(address).render()
-    private val peers = TcpPeers(self, av, engine, credit, rma, busy, bufferSize, eagerSize)
+    private val peers = TcpPeers(self, av, engine, credit, rma, busy, bufferSize, eagerSize, ep.order)
     private val inbound = TcpInbound(ep, engine, rma, credit, peers, busy, bufferSize)
     private val connections =
         TcpConnections(listener, self, id, hostId, window, settings, peers, inbound, busy) { ep.reconnects }

@@ -386,6 +386,45 @@ class SpreadPolicyTest :
                 }
             }
 
+        test("ROUND_ROBIN: a ping-pong's messages carry the link's acknowledgements, with no frame of their own")
+            .config(enabled = haveEth0) {
+                TestFabric(rail = Rail.link(twoRails, twoRails), settings = settings(LinkShape.ROUND_ROBIN)).use { f ->
+                    val (a, b) = f.nodes
+                    val toB = f.addrs[0][1]
+                    val toA = f.addrs[1][0]
+                    val ping = UnsafeBuffer(ByteArray(64))
+                    val rxA = UnsafeBuffer(ByteArray(64))
+                    val rxB = UnsafeBuffer(ByteArray(64))
+                    val rounds = 200
+                    for (i in 0 until rounds) {
+                        // The ping goes first: between a reply's arrival and it, nothing drives a's progress, so no
+                        // pause can send the acknowledgement due for the reply before the ping carries it.
+                        ping.putInt(0, i)
+                        a.ep.tryTinject(ping, 0, 64, toB, 3) shouldBe 0
+                        b.ep.tryTrecv(rxB, 0, 64, FiAddr.UNSPEC, 3, 0, "b$i") shouldBe 0
+                        a.ep.tryTrecv(rxA, 0, 64, FiAddr.UNSPEC, 4, 0, "a$i") shouldBe 0
+                        (b.await(1, others = listOf(a)).single() as Completion).context shouldBe "b$i"
+                        rxB.getInt(0) shouldBe i
+                        b.ep.tryTinject(rxB, 0, 64, toA, 4) shouldBe 0
+                        (a.await(1, others = listOf(b)).single() as Completion).context shouldBe "a$i"
+                        rxA.getInt(0) shouldBe i
+                    }
+                    val mine = a.ep.transport as LinkTransport
+                    val theirs = b.ep.transport as LinkTransport
+                    // Both rails carried pings and replies; every reply acknowledged its ping, every ping the reply
+                    // before it, and no acknowledgement needed a frame (a write, a packet) of its own.
+                    a.ep.stats().rail("tcp:lo")!!.messagesSent shouldBeGreaterThan 10
+                    a.ep.stats().rail("tcp:eth0")!!.messagesSent shouldBeGreaterThan 10
+                    theirs.reorder!!.acksCarried shouldBeGreaterThan (rounds - 3).toLong()
+                    mine.reorder!!.acksCarried shouldBeGreaterThan (rounds - 3).toLong()
+                    theirs.reorder!!.acksSent shouldBe 0L
+                    mine.reorder!!.acksSent shouldBe 0L
+                    // The acknowledgements freed the copies kept for resending: a keeps none, b its last reply's.
+                    mine.debugState(toB) shouldContain "kept none"
+                    theirs.debugState(toA) shouldContain "kept 1 from $rounds "
+                }
+            }
+
         test("ROUND_ROBIN: a reset rail reconnects, is re-admitted and carries messages again, in order, none lost")
             .config(enabled = haveEth0) {
                 TestFabric(rail = Rail.link(twoRails, twoRails), settings = settings(LinkShape.ROUND_ROBIN)).use { f ->
