@@ -109,8 +109,16 @@ internal class TcpPeerOutlet(
 
     private fun eagerLimit(): Int = minOf(eagerSize.toLong(), p.theirWindow / 2 - HEAD_COST).toInt()
 
-    /** The credit a link's sequenced messages leave for a resent one: one eager message's ([TcpCredit]'s spare). */
-    private fun resendHead(): Long = frameCost(eagerLimit())
+    /**
+     * The credit a link's sequenced messages leave for a resent one: one eager message's, by the smaller of the two
+     * ends' eager sizes (the peer's from its address), so never more than the peer lends for it ([TcpCredit]'s spare):
+     * reserving more would leave a sender with a small share no credit to send with. The link keeps no message larger
+     * than the peer's eager size ([TcpTransport.resendLimit]).
+     */
+    private fun resendHead(): Long {
+        val theirs = p.address?.eagerSize ?: -1
+        return frameCost(if (theirs >= 0) minOf(eagerLimit(), theirs) else eagerLimit())
+    }
 
     override fun streamStarting(op: MsgTxOp) {
         if (streamOp === op) streamOp = null // a pooled op starting again: set it up afresh
