@@ -48,6 +48,13 @@ internal interface ArrivalOrder {
         held: Any,
     )
 
+    /**
+     * The acknowledgement to carry to [src] on a message head going to it now (tcp's EAGER frame): the sequence number
+     * up to which every message of [src] passed, or 0 when none is due. A non-zero answer counts as sent, so no
+     * acknowledgement frame of its own follows for it: a reply carries it for nothing.
+     */
+    fun takeAck(src: Long): Long = 0L
+
     /** [src] says its message [seq] failed on one of its rails: nothing comes under that number. */
     fun skip(src: Long, seq: Long)
 

@@ -282,6 +282,13 @@ internal interface Transport : SrxPeer, AutoCloseable {
     fun connectionGeneration(dest: Long): Long = 0
 
     /**
+     * The largest message to [dest] a link may keep to send again over this transport: one whose resend the credit
+     * [dest]'s peer keeps for resends covers (tcp: the peer's eager size, from its address), so that a resend gets
+     * through even when every other byte of this rail's credit is held behind it. Larger ones are not kept.
+     */
+    fun resendLimit(dest: Long): Int = Int.MAX_VALUE
+
+    /**
      * For the message of an operation to [addr] this transport refused: which of its rails it tried and how each stood
      * (a link of several network rails), or null when it has nothing to add.
      */

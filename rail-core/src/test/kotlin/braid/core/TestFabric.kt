@@ -33,6 +33,8 @@ class TestFabric(
     counters: Boolean = false,
     settings: Settings = SETTINGS,
     keys: List<String>? = null,
+    /** Each node's eager size, where they differ (else [eagerSize] for all). */
+    eagerSizes: List<Int>? = null,
 ) : AutoCloseable {
     private val size =
         ((rail as? Rail.Link)?.perNode?.size ?: count).also { n ->
@@ -55,14 +57,18 @@ class TestFabric(
                             rails =
                                 offer.rails.map { r ->
                                     (if (r.provider == "shm") r.with(ShmParams.RING_SIZE, ringCapacity) else r).copy(
-                                        endpointAttr = r.endpointAttr.copy(eagerSize = eagerSize)
+                                        endpointAttr = r.endpointAttr.copy(eagerSize = eagerSizes?.get(i) ?: eagerSize)
                                     )
                                 }
                         )
                     else ->
                         (if (rail is Rail.Tcp) offer.with(TcpParams.BUFFER_SIZE, bufferSize)
                             else offer.with(ShmParams.RING_SIZE, ringCapacity))
-                            .let { it.copy(endpointAttr = it.endpointAttr.copy(eagerSize = eagerSize)) }
+                            .let {
+                                it.copy(
+                                    endpointAttr = it.endpointAttr.copy(eagerSize = eagerSizes?.get(i) ?: eagerSize)
+                                )
+                            }
                 }.with(CoreParams.UNEXPECTED_BYTES, unexpectedBytes)
             val keyed = if (keys == null) tuned else tuned.with(CoreParams.JOB_KEY, keys[i])
             keyed.copy(

@@ -229,7 +229,8 @@ internal class LinkTransport(
             if (rc != NOT_STRIPED) return rc
         }
         var rail = pick(dest) ?: return unrouted(dest)
-        if (length <= keepLimit) return sendKept(buffer, dest, tag, data, flags, context, seq, rail)
+        if (length <= keepLimit && length <= keepableTo(dest))
+            return sendKept(buffer, dest, tag, data, flags, context, seq, rail)
         // An inject has no completion, and no error to announce: it goes as it is.
         val ctx: Any? = if (flags and OpFlags.INJECT != 0L) context else flight(context, dest, seq)
         while (true) {
@@ -245,6 +246,31 @@ internal class LinkTransport(
             }
             rail = next
         }
+    }
+
+    /** Per destination, the largest message its rails' peers can take again ([keepableTo]), for one AV generation. */
+    private val keepTo = Long2LongHashMap(-1L)
+    private var keepGeneration = -1L
+
+    /**
+     * The largest message to [dest] kept for resending: the least [Transport.resendLimit] of the rails that reach it
+     * (the peer's eager size on tcp, which the credit it keeps for resends covers). A larger one goes unkept, as a
+     * rendezvous does: it fails if its rail dies. Looked up once per destination and AV generation.
+     */
+    private fun keepableTo(dest: Long): Int {
+        if (av.generation != keepGeneration) {
+            keepTo.clear()
+            keepGeneration = av.generation
+        }
+        val known = keepTo.get(dest)
+        if (known >= 0) return known.toInt()
+        var limit = Int.MAX_VALUE
+        for (i in networks.indices) {
+            val r = networks[i]
+            if (r.av.query(dest) != null) limit = minOf(limit, r.transport.resendLimit(dest))
+        }
+        keepTo.put(dest, limit.toLong())
+        return limit
     }
 
     /** The rail for [dest]'s next sequenced message: the round robin's next ([spreads]), else the peer's pinned one. */
@@ -1041,6 +1067,9 @@ internal class LinkTransport(
     /** The reorder stage (for tests and diagnostics), or null. */
     internal val reorder: ReorderStage?
         get() = stage
+
+    /** The largest message to [dest] kept for resending (for tests and diagnostics). */
+    internal fun keepLimitTo(dest: Long): Int = minOf(keepLimit, keepableTo(dest))
 
     /** The rail [dest] is routed to now, by name (for tests and diagnostics), or null. */
     internal fun routeName(dest: Long): String? = route(dest)?.name

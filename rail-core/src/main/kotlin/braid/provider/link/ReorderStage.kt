@@ -59,6 +59,32 @@ internal class ReorderStage(private val host: RailHost) : ArrivalOrder, SrxPeer 
     val acksDue: Boolean
         get() = ackList.isNotEmpty()
 
+    /** Acknowledgements carried on message heads ([takeAck]) and sent as frames of their own ([sendAcks]). */
+    var acksCarried = 0L
+        private set
+
+    var acksSent = 0L
+        private set
+
+    override fun takeAck(src: Long): Long {
+        if (ackList.isEmpty() || src == FiAddr.NOTAVAIL) return 0L
+        val s = senders.get(src) ?: return 0L
+        if (!s.ackDue) return 0L
+        s.ackDue = false
+        for (i in ackList.indices) {
+            if (ackList[i] == src) {
+                ackList[i] = ackList[ackList.size - 1]
+                ackList.removeAt(ackList.size - 1)
+                break
+            }
+        }
+        val upTo = s.expected - 1
+        if (upTo <= s.acked) return 0L
+        s.acked = upTo
+        acksCarried++
+        return upTo
+    }
+
     /** Where [sendAcks] sends: true if the acknowledgement went. */
     fun interface AckSink {
         fun sendAck(src: Long, upTo: Long): Boolean
@@ -77,7 +103,10 @@ internal class ReorderStage(private val host: RailHost) : ArrivalOrder, SrxPeer 
             val upTo = if (s == null) 0L else s.expected - 1
             if (s == null || upTo <= s.acked || sink.sendAck(src, upTo)) {
                 if (s != null) {
-                    if (upTo > s.acked) s.acked = upTo
+                    if (upTo > s.acked) {
+                        s.acked = upTo
+                        acksSent++
+                    }
                     s.ackDue = false
                 }
                 ackList[i] = ackList[ackList.size - 1]

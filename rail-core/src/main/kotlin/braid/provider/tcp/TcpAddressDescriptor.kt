@@ -32,6 +32,10 @@ import org.agrona.concurrent.UnsafeBuffer
  * |  IPv4: address (32)                                           | 24
  * |  IPv6: address (128), then scope id (32), 0 for none          |
  * +---------------------------------------------------------------+
+ * |  version 2: eager size (32): the largest message it sends and  | 28 (IPv6: 44)
+ * |  takes whole, as it reckons it; the credit it keeps for a      |
+ * |  link's resends covers one message of that size               |
+ * +---------------------------------------------------------------+
  * ```
  *
  * All fields little-endian except the address, which is in network order as [InetAddress.getAddress] gives it. The host
@@ -40,7 +44,7 @@ import org.agrona.concurrent.UnsafeBuffer
  */
 internal object TcpAddressDescriptor {
     const val MAGIC: Int = AddressHeader.MAGIC
-    const val VERSION: Int = 1
+    const val VERSION: Int = 2
     const val KIND_TCP: Int = AddressHeader.KIND_TCP
     const val PORT_OFFSET = 4
     const val FAMILY_OFFSET = 6
@@ -50,12 +54,15 @@ internal object TcpAddressDescriptor {
     const val V4_LENGTH = ADDRESS_OFFSET + 4
     const val V6_LENGTH = ADDRESS_OFFSET + 16 + 4
 
-    fun encode(hostId: Long, endpointId: Long, socket: InetSocketAddress): ByteArray {
+    /** [eagerSize] below 0 writes version 1, which has none (a peer then assumes its own). */
+    fun encode(hostId: Long, endpointId: Long, socket: InetSocketAddress, eagerSize: Int = -1): ByteArray {
         val ip = socket.address
         val v6 = ip is Inet6Address
-        val out = ByteArray(if (v6) V6_LENGTH else V4_LENGTH)
+        val base = if (v6) V6_LENGTH else V4_LENGTH
+        val out = ByteArray(if (eagerSize >= 0) base + 4 else base)
         val b = UnsafeBuffer(out)
-        AddressHeader.write(b, VERSION, KIND_TCP)
+        AddressHeader.write(b, if (eagerSize >= 0) VERSION else 1, KIND_TCP)
+        if (eagerSize >= 0) b.putInt(base, eagerSize, ByteOrder.LITTLE_ENDIAN)
         b.putShort(PORT_OFFSET, socket.port.toShort(), ByteOrder.LITTLE_ENDIAN)
         b.putByte(FAMILY_OFFSET, (if (v6) 6 else 4).toByte())
         b.putLong(HOST_OFFSET, hostId, ByteOrder.LITTLE_ENDIAN)
@@ -92,8 +99,14 @@ internal object TcpAddressDescriptor {
             }
         if (ip != null && ip.isAnyLocalAddress)
             bad("address ${ip.hostAddress} is the wildcard address; an endpoint must advertise a reachable one")
-        val length = if (family == 6) V6_LENGTH else V4_LENGTH
-        return TcpAddress(b.getLong(HOST_OFFSET, ByteOrder.LITTLE_ENDIAN), id, port, ip, raw.copyOf(length))
+        var length = if (family == 6) V6_LENGTH else V4_LENGTH
+        var eager = -1
+        if ((b.getByte(AddressHeader.VERSION_OFFSET).toInt() and 0xff) >= 2 && raw.size >= length + 4) {
+            eager = b.getInt(length, ByteOrder.LITTLE_ENDIAN)
+            if (eager < 0) bad("eager size $eager at offset $length is negative")
+            length += 4
+        }
+        return TcpAddress(b.getLong(HOST_OFFSET, ByteOrder.LITTLE_ENDIAN), id, port, ip, raw.copyOf(length), eager)
     }
 }
 
@@ -105,6 +118,8 @@ internal class TcpAddress(
     /** The IP address, or null for an IPv4 one not built yet (from [raw], on first use of [socket]). */
     private var ip: InetAddress?,
     override val raw: ByteArray,
+    /** The endpoint's eager size (version 2), or -1 when its address does not say (version 1). */
+    val eagerSize: Int = -1,
 ) : PeerAddress {
     private var cachedSocket: InetSocketAddress? = null
 

@@ -86,6 +86,9 @@ internal class TcpFrameAdapter(
         private set
 
     var stripe: Long = 0
+
+    /** A link acknowledgement an EAGER frame carries in its stripe word (flag 8), or 0. */
+    var linkAck: Long = 0
         private set
 
     /** Bytes of the current payload consumed so far. */
@@ -243,6 +246,11 @@ internal class TcpFrameAdapter(
         value = header.getLong(VALUE_OFFSET, ByteOrder.LITTLE_ENDIAN)
         seq = header.getLong(SEQ_OFFSET, ByteOrder.LITTLE_ENDIAN)
         stripe = header.getLong(STRIPE_OFFSET, ByteOrder.LITTLE_ENDIAN)
+        linkAck = 0L
+        if (flags and TcpFrameDescriptor.FLAG_LINK_ACK != 0) {
+            linkAck = stripe
+            stripe = 0L
+        }
         if (!TcpFrameDescriptor.isKnownType(type)) return fail("unknown frame type $type") == CONTINUE
         if (flags and KNOWN_FLAGS.inv() != 0)
             return fail("${typeName()} frame with unknown flags 0x${Integer.toHexString(flags)}") == CONTINUE

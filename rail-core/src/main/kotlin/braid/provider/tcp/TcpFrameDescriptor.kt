@@ -13,7 +13,7 @@ import org.agrona.concurrent.UnsafeBuffer
  *  0                   1                   2                   3
  *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
  * +---------------+---------------+---------------+---------------+
- * |  magic 0x42   |  version = 4  |     type      |     flags     |  0
+ * |  magic 0x42   |  version = 5  |     type      |     flags     |  0
  * +---------------+---------------+---------------+---------------+
  * |        header CRC-32C (32), computed with this field zero     |  4
  * +---------------------------------------------------------------+
@@ -38,13 +38,16 @@ import org.agrona.concurrent.UnsafeBuffer
  * |  peer's messages over several rails; else 0                   |
  * +---------------------------------------------------------------+
  * |  stripe (64): a striped message's part: its offset in the     | 56
- * |  message (high 32) and the message's length (low 32); else 0  |
+ * |  message (high 32) and the message's length (low 32); with    |
+ * |  flag 8 (EAGER only): a link acknowledgement, as LACK's; else 0|
  * +---------------------------------------------------------------+
  * |  payload ...                                                  | 64
  * +---------------------------------------------------------------+
  * ```
  *
- * flags: 1 tagged, 2 carries remote CQ data, 4 acknowledge on delivery (DELIVERY_COMPLETE).
+ * flags: 1 tagged, 2 carries remote CQ data, 4 acknowledge on delivery (DELIVERY_COMPLETE), 8 the stripe word carries a
+ * link acknowledgement (LACK's `link sequence`, for the frame's receiver as a sender; EAGER frames only, which are
+ * never striped parts): a reply acknowledges what it answers without a frame of its own.
  *
  * Data frames (after the handshake):
  * - EAGER (1): a whole message; payload = its bytes; value = its length.
@@ -70,7 +73,8 @@ import org.agrona.concurrent.UnsafeBuffer
  *   whichever rail it came): the sender's link may drop the copies it keeps for resending them. Cumulative, sent every
  *   few dozen messages or when the stream pauses, over any rail of the link. Not charged credit.
  * - Version 4 added the link sequence and stripe words (16 bytes more per header), which the rail carries for a link
- *   ([braid.provider.link.ReorderStage]) and does not read itself.
+ *   ([braid.provider.link.ReorderStage]) and does not read itself. Version 5 added flag 8 (an acknowledgement carried
+ *   in an EAGER frame's stripe word).
  *
  * Handshake frames (see [TcpHandshake]): HELLO (16), CHALLENGE (17), AUTH (18), WELCOME (19), REJECT (20); their
  * payloads are laid out in [HandshakeDescriptor].
@@ -89,7 +93,7 @@ import org.agrona.concurrent.UnsafeBuffer
  */
 internal object TcpFrameDescriptor {
     const val MAGIC: Int = 0x42
-    const val VERSION: Int = 4
+    const val VERSION: Int = 5
 
     const val EAGER = 1
     const val RTS = 2
@@ -114,7 +118,8 @@ internal object TcpFrameDescriptor {
     const val FLAG_TAGGED = 1
     const val FLAG_DATA = 2
     const val FLAG_ACK = 4
-    const val KNOWN_FLAGS = FLAG_TAGGED or FLAG_DATA or FLAG_ACK
+    const val FLAG_LINK_ACK = 8
+    const val KNOWN_FLAGS = FLAG_TAGGED or FLAG_DATA or FLAG_ACK or FLAG_LINK_ACK
 
     const val MAGIC_OFFSET = 0
     const val VERSION_OFFSET = 1

@@ -117,6 +117,11 @@ internal class TcpInbound(
             }
             if (p.sendPath.backlog.isNotEmpty()) busy.mark(p)
         }
+        if (a.linkAck != 0L) {
+            if (a.type != EAGER) return a.fail("${a.typeName()} frame carrying a link acknowledgement (EAGER only)")
+            peers.resolve(p)
+            engine.linkAcked(p.recvPath, a.linkAck)
+        }
         return when (a.type) {
             EAGER -> onEagerHeader(p, a)
             DATA -> onDataHeader(p, a)

@@ -1,6 +1,7 @@
 package braid.provider.tcp
 
 import braid.core.OpFlags
+import braid.provider.ArrivalOrder
 import braid.provider.ControlOutlet
 import braid.provider.MsgInbound
 import braid.provider.MsgTxOp
@@ -13,6 +14,7 @@ import braid.provider.tcp.TcpFrameDescriptor.CTS
 import braid.provider.tcp.TcpFrameDescriptor.DATA
 import braid.provider.tcp.TcpFrameDescriptor.DISCARDED
 import braid.provider.tcp.TcpFrameDescriptor.EAGER
+import braid.provider.tcp.TcpFrameDescriptor.FLAG_LINK_ACK
 import braid.provider.tcp.TcpFrameDescriptor.HEADER_LENGTH
 import braid.provider.tcp.TcpFrameDescriptor.HEAD_COST
 import braid.provider.tcp.TcpFrameDescriptor.MIN_WINDOW
@@ -30,8 +32,13 @@ import org.agrona.DirectBuffer
  * The direct views (of the message being streamed, and of a receive being filled) are this rail's state, kept here and
  * in the peer's [TcpPeer.Rx], not in the engine's records.
  */
-internal class TcpPeerOutlet(private val p: TcpPeer, private val eagerSize: Int, private val busy: TcpBusy) :
-    SendOutlet, ControlOutlet {
+internal class TcpPeerOutlet(
+    private val p: TcpPeer,
+    private val eagerSize: Int,
+    private val busy: TcpBusy,
+    /** A link's reorder stage, whose acknowledgements for this peer EAGER heads carry ([ArrivalOrder.takeAck]). */
+    private val order: ArrivalOrder? = null,
+) : SendOutlet, ControlOutlet {
     override val open: Boolean
         get() = p.established
 
@@ -78,7 +85,11 @@ internal class TcpPeerOutlet(private val p: TcpPeer, private val eagerSize: Int,
         val credit = if (seq != 0L && flags and SendOutlet.RESEND == 0L) p.credit - resendHead() else p.credit
         val limit = eagerLimit()
         if (length <= limit && credit >= eagerCost && p.ensureRoom(HEADER_LENGTH + length)) {
-            p.putHeader(EAGER, wire, length, msgId, tag, data, length.toLong(), seq, stripe)
+            // A link's acknowledgement for this peer rides along (a striped part is never EAGER): none of its own.
+            val ack = if (order != null && stripe == 0L) order.takeAck(p.recvPath.fiAddr) else 0L
+            if (ack != 0L)
+                p.putHeader(EAGER, wire or FLAG_LINK_ACK, length, msgId, tag, data, length.toLong(), seq, ack)
+            else p.putHeader(EAGER, wire, length, msgId, tag, data, length.toLong(), seq, stripe)
             p.out.append(buffer, 0, length)
             p.spend(eagerCost)
             return HEAD_EAGER
@@ -98,8 +109,16 @@ internal class TcpPeerOutlet(private val p: TcpPeer, private val eagerSize: Int,
 
     private fun eagerLimit(): Int = minOf(eagerSize.toLong(), p.theirWindow / 2 - HEAD_COST).toInt()
 
-    /** The credit a link's sequenced messages leave for a resent one: one eager message's ([TcpCredit]'s spare). */
-    private fun resendHead(): Long = frameCost(eagerLimit())
+    /**
+     * The credit a link's sequenced messages leave for a resent one: one eager message's, by the smaller of the two
+     * ends' eager sizes (the peer's from its address), so never more than the peer lends for it ([TcpCredit]'s spare):
+     * reserving more would leave a sender with a small share no credit to send with. The link keeps no message larger
+     * than the peer's eager size ([TcpTransport.resendLimit]).
+     */
+    private fun resendHead(): Long {
+        val theirs = p.address?.eagerSize ?: -1
+        return frameCost(if (theirs >= 0) minOf(eagerLimit(), theirs) else eagerLimit())
+    }
 
     override fun streamStarting(op: MsgTxOp) {
         if (streamOp === op) streamOp = null // a pooled op starting again: set it up afresh

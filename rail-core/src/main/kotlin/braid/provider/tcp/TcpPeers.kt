@@ -24,6 +24,8 @@ internal class TcpPeers(
     private val busy: TcpBusy,
     private val bufferSize: Int,
     private val eagerSize: Int,
+    /** A link's reorder stage ([braid.provider.RailHost.order]): EAGER heads carry its acknowledgements. */
+    private val order: braid.provider.ArrivalOrder? = null,
 ) {
     private val peers = ArrayList<TcpPeer>()
     private val byId = Long2ObjectHashMap<TcpPeer>()
@@ -52,7 +54,7 @@ internal class TcpPeers(
 
     private fun build(id: Long): TcpPeer {
         val p = TcpPeer(id, peers.size, bufferSize)
-        val outlet = TcpPeerOutlet(p, eagerSize, busy)
+        val outlet = TcpPeerOutlet(p, eagerSize, busy, order)
         p.attach(SendPath(outlet, p), RecvPath(outlet, p), credit.Account(p))
         peers += p
         return p

@@ -90,9 +90,9 @@ internal class TcpTransport(
     private val rma = TcpRma(ep, bufferSize, info.txAttr.size, busy)
     private val listener = TcpListener(ep.name, bind)
     override val address: ByteArray =
-        TcpAddressDescriptor.encode(hostId, id, InetSocketAddress(bind.address, listener.port))
+        TcpAddressDescriptor.encode(hostId, id, InetSocketAddress(bind.address, listener.port), eagerSize)
     private val self = TcpAddressDescriptor.parse(address).render()
-    private val peers = TcpPeers(self, av, engine, credit, rma, busy, bufferSize, eagerSize)
+    private val peers = TcpPeers(self, av, engine, credit, rma, busy, bufferSize, eagerSize, ep.order)
     private val inbound = TcpInbound(ep, engine, rma, credit, peers, busy, bufferSize)
     private val connections =
         TcpConnections(listener, self, id, hostId, window, settings, peers, inbound, busy) { ep.reconnects }
@@ -173,6 +173,10 @@ internal class TcpTransport(
     override fun connected(dest: Long): Boolean = peers.peerFor(dest)?.let { !it.dead && it.established } == true
 
     override fun connectionGeneration(dest: Long): Long = peers.peerFor(dest)?.generation ?: 0L
+
+    /** The peer's eager size, whose message its spare credit for resends covers ([TcpCredit]); unknown: no limit. */
+    override fun resendLimit(dest: Long): Int =
+        peers.peerFor(dest)?.address?.eagerSize?.takeIf { it >= 0 } ?: Int.MAX_VALUE
 
     override fun sendLinkAck(dest: Long, seq: Long): Int {
         val p = peers.peerFor(dest) ?: return -Errno.EINVAL

@@ -386,6 +386,113 @@ class SpreadPolicyTest :
                 }
             }
 
+        test("ROUND_ROBIN: a ping-pong's messages carry the link's acknowledgements, with no frame of their own")
+            .config(enabled = haveEth0) {
+                TestFabric(rail = Rail.link(twoRails, twoRails), settings = settings(LinkShape.ROUND_ROBIN)).use { f ->
+                    val (a, b) = f.nodes
+                    val toB = f.addrs[0][1]
+                    val toA = f.addrs[1][0]
+                    val ping = UnsafeBuffer(ByteArray(64))
+                    val rxA = UnsafeBuffer(ByteArray(64))
+                    val rxB = UnsafeBuffer(ByteArray(64))
+                    val rounds = 200
+                    for (i in 0 until rounds) {
+                        // The ping goes first: between a reply's arrival and it, nothing drives a's progress, so no
+                        // pause can send the acknowledgement due for the reply before the ping carries it.
+                        ping.putInt(0, i)
+                        a.ep.tryTinject(ping, 0, 64, toB, 3) shouldBe 0
+                        b.ep.tryTrecv(rxB, 0, 64, FiAddr.UNSPEC, 3, 0, "b$i") shouldBe 0
+                        a.ep.tryTrecv(rxA, 0, 64, FiAddr.UNSPEC, 4, 0, "a$i") shouldBe 0
+                        (b.await(1, others = listOf(a)).single() as Completion).context shouldBe "b$i"
+                        rxB.getInt(0) shouldBe i
+                        b.ep.tryTinject(rxB, 0, 64, toA, 4) shouldBe 0
+                        (a.await(1, others = listOf(b)).single() as Completion).context shouldBe "a$i"
+                        rxA.getInt(0) shouldBe i
+                    }
+                    val mine = a.ep.transport as LinkTransport
+                    val theirs = b.ep.transport as LinkTransport
+                    // Both rails carried pings and replies; every reply acknowledged its ping, every ping the reply
+                    // before it, and no acknowledgement needed a frame (a write, a packet) of its own.
+                    a.ep.stats().rail("tcp:lo")!!.messagesSent shouldBeGreaterThan 10
+                    a.ep.stats().rail("tcp:eth0")!!.messagesSent shouldBeGreaterThan 10
+                    theirs.reorder!!.acksCarried shouldBeGreaterThan (rounds - 3).toLong()
+                    mine.reorder!!.acksCarried shouldBeGreaterThan (rounds - 3).toLong()
+                    theirs.reorder!!.acksSent shouldBe 0L
+                    mine.reorder!!.acksSent shouldBe 0L
+                    // The acknowledgements freed the copies kept for resending: a keeps none, b its last reply's.
+                    mine.debugState(toB) shouldContain "kept none"
+                    theirs.debugState(toA) shouldContain "kept 1 from $rounds "
+                }
+            }
+
+        test(
+                "ROUND_ROBIN to a peer of a smaller eager size and a small share: the credit kept back for resends is " +
+                    "what the peer lends for them, every message arrives once and in order, and a rail that dies " +
+                    "costs none of them"
+            )
+            .config(enabled = haveEth0) {
+                // a sends whole up to 16 KiB, b takes whole up to 1 KiB and lends a's rails a few KiB each: had a kept
+                // back credit for a 16 KiB resend (its own eager size) it could never send, since b lends for a 1 KiB
+                // one.
+                TestFabric(
+                        rail = Rail.link(twoRails, twoRails),
+                        settings = settings(LinkShape.ROUND_ROBIN),
+                        eagerSizes = listOf(16 * 1024, 1024),
+                        unexpectedBytes = 12 * 1024,
+                    )
+                    .use { f ->
+                        val (a, b) = f.nodes
+                        val toB = f.addrs[0][1]
+                        val toA = f.addrs[1][0]
+                        val link = a.ep.transport as LinkTransport
+                        val n = 60
+                        fun len(i: Int) = if (i == n - 5) 4000 else 16 + (i * 97) % 900
+                        val sent = ArrayList<UnsafeBuffer>()
+                        val rx = UnsafeBuffer(ByteArray(4096 * n))
+                        fun post(i: Int) {
+                            b.ep.tryTrecv(rx, i * 4096, 4096, FiAddr.UNSPEC, 3, 0, "r$i") shouldBe 0
+                        }
+                        (0 until n).forEach(::post)
+                        for (i in 0 until n) {
+                            val m = UnsafeBuffer(ByteArray(len(i)))
+                            for (j in 0 until len(i)) m.putByte(j, byteOf(i, j))
+                            sent += m
+                            val deadline = System.nanoTime() + 20_000_000_000L
+                            while (true) {
+                                val rc = a.ep.tryTsenddata(m, 0, len(i), i.toLong(), toB, 3, "s$i")
+                                if (rc == 0) break
+                                rc shouldBe -braid.core.Errno.EAGAIN
+                                if (System.nanoTime() - deadline > 0)
+                                    error("message $i never sent: ${link.debugState(toB)}")
+                                a.domain.progress()
+                                b.domain.progress()
+                            }
+                            if (i == n / 2 + 5) {
+                                // A rail dies with messages in flight: those it carried go again on the other.
+                                (link.rail("tcp:lo") as braid.provider.tcp.TcpTransport)
+                                    .peerFor(toB)!!
+                                    .conn!!
+                                    .channel
+                                    .close()
+                            }
+                        }
+                        val got = b.await(n, 30_000, others = listOf(a)).map { it as Completion }
+                        // Each message once, and receive k (posted k-th) got message k: matched in the order sent.
+                        got.map { it.data.toInt() }.sorted() shouldBe (0 until n).toList()
+                        for (c in got) (c.context as String).substring(1).toInt() shouldBe c.data.toInt()
+                        for (c in got) {
+                            val i = c.data.toInt()
+                            c.len shouldBe len(i).toLong()
+                            for (j in 0 until len(i)) if (rx.getByte(i * 4096 + j) != byteOf(i, j))
+                                error("$i byte $j wrong")
+                        }
+                        a.await(n, 30_000, others = listOf(b)).forEach { (it is Completion) shouldBe true }
+                        // Kept for resending: what b's eager size covers (the 4000-byte message went unkept).
+                        link.keepLimitTo(toB) shouldBe 1024
+                        (b.ep.transport as LinkTransport).keepLimitTo(toA) shouldBe 1024
+                    }
+            }
+
         test("ROUND_ROBIN: a reset rail reconnects, is re-admitted and carries messages again, in order, none lost")
             .config(enabled = haveEth0) {
                 TestFabric(rail = Rail.link(twoRails, twoRails), settings = settings(LinkShape.ROUND_ROBIN)).use { f ->
