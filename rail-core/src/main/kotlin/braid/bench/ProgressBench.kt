@@ -370,7 +370,8 @@ public object ProgressBench {
      */
     private fun overhead(rounds: Int) {
         println(
-            "\n# CPU per 64-byte message, one thread playing both sides (send + receive; best of 7 batches of $rounds, the forms taking turns)"
+            "\n# CPU per 64-byte message, one thread playing both sides " +
+                "(send + receive; best of 7 batches of $rounds, the forms taking turns)"
         )
         println(String.format("%-58s %10s", "form", "ns/msg"))
         Fabric2(IdlePolicy.SPIN, ProgressModel.MANUAL).use { f ->
