@@ -62,7 +62,9 @@ internal class BenchRunner(
      * each size's iterations, until rank 0 has seen S seconds go by and then until the JIT has been quiet on every rank
      * for [QUIET_NANOS] (no compilation finished: a compiler thread that is still working takes a core from a spinning
      * rank for milliseconds, which the timed rows would count), for at most S seconds more. Rank 0 decides when to stop
-     * so that every rank runs the same passes.
+     * so that every rank runs the same passes. Each pass also builds the rows and the progress line that the timed
+     * sizes will, into nothing: the first run of a string template spins classes, and compiling them took a core from
+     * the first timed row (one 0.4–2 ms iteration in it).
      */
     private fun warmUp(run: RunInfo) {
         if (options.warmupSeconds <= 0) return
@@ -85,6 +87,7 @@ internal class BenchRunner(
                 layer.measure(benchmark, bytes, pass, options.window, histogram)
                 val values = values(bytes, plan, 1) // the same collective calls as a timed size
                 rehearsal?.row(Row(bytes, values)) // and the same formatting, into nothing
+                if (rehearsal != null) Progress.text(benchmark, bytes, 0, options.sizes.size) // and the progress line's
             }
             histogram.reset()
             val now = System.nanoTime()

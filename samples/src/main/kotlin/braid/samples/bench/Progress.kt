@@ -19,10 +19,7 @@ internal class Progress(private val mode: Mode, private val err: PrintStream) {
     private var shown = false
 
     fun update(benchmark: Benchmark, size: Int, index: Int, total: Int) {
-        val text =
-            if (benchmark.shape == Shape.BARRIER) "braid bench ${benchmark.id}: running"
-            else "braid bench ${benchmark.id}: $size B, size ${index + 1} of $total"
-        show(text)
+        if (mode != Mode.OFF) show(text(benchmark, size, index, total))
     }
 
     fun show(text: String) {
@@ -48,6 +45,15 @@ internal class Progress(private val mode: Mode, private val err: PrintStream) {
     }
 
     companion object {
+        /**
+         * The line for size [index] of [total]. The benchmark's warm-up builds it untimed: a string template's first
+         * run bootstraps its call site (classes spun at run time), and the JIT compiling those took a core from the
+         * first timed row.
+         */
+        fun text(benchmark: Benchmark, size: Int, index: Int, total: Int): String =
+            if (benchmark.shape == Shape.BARRIER) "braid bench ${benchmark.id}: running"
+            else "braid bench ${benchmark.id}: $size B, size ${index + 1} of $total"
+
         /** Starts a relayed progress line: a character no message of Braid's begins with. */
         const val MARK = "\u0001progress "
         const val CLEAR_TO_END = "\u001b[K"
