@@ -29,7 +29,7 @@ internal interface BenchLayer : AutoCloseable {
      * Runs [benchmark] for [bytes] as [plan] says, with [window] messages in flight where the shape has a window.
      * Returns rank 0's timed nanoseconds (for the latency shapes, the timed loop; for the bandwidth shapes, the same)
      * on the ranks that time, 0 elsewhere; records one latency per timed iteration in [histogram] (ns) on the ranks
-     * that time.
+     * that time (for [Shape.LATENCY], rank 1: [stampRoundTrip]).
      */
     fun measure(benchmark: Benchmark, bytes: Int, plan: Plan, window: Int, histogram: Histogram): Long
 }

@@ -113,7 +113,10 @@ internal class BenchRunner(
                 histogram.maxValue / 1e3,
             )
         return when (benchmark.shape) {
-            Shape.LATENCY -> distribution(elapsed / 1e3 / (2 * n))
+            // The mean is rank 0's (OSU's); the distribution is rank 1's, which timed each round trip.
+            Shape.LATENCY ->
+                listOf(elapsed / 1e3 / (2 * n)) +
+                    distribution(0.0).drop(1).map { layer.sumToRoot(if (layer.rank == 1) it else 0.0) }
             Shape.RMA_LATENCY,
             Shape.ATOMIC_LATENCY -> distribution(elapsed / 1e3 / n)
             Shape.BW,

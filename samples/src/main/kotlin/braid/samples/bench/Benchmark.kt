@@ -1,5 +1,7 @@
 package braid.samples.bench
 
+import org.HdrHistogram.Histogram
+
 /**
  * What a benchmark measures, and so which loop runs it (the OSU micro-benchmarks' shapes):
  * - [LATENCY]: `osu_latency`, a ping-pong between ranks 0 and 1; rank 0 times it; half the round trip.
@@ -130,3 +132,16 @@ internal enum class Benchmark(val id: String, val title: String, val shape: Shap
 
 /** How many timed iterations a size runs, after how many untimed ones. */
 internal data class Plan(val iterations: Int, val skip: Int)
+
+/**
+ * The latency shape's per-iteration timing, on rank 1 (the echoing rank), called right after its reply went: the time
+ * since its previous reply is one round trip. Rank 0 times only the whole loop, as OSU's C does, so no clock read or
+ * histogram write sits between its receive and its next send; rank 1 does its bookkeeping while its reply travels.
+ * Records half the round trip in [histogram] from the first timed iteration on (from the second when the plan skips
+ * none) and returns the new stamp.
+ */
+internal fun stampRoundTrip(i: Int, plan: Plan, last: Long, histogram: Histogram): Long {
+    val now = System.nanoTime()
+    if (i >= plan.skip && i > 0) histogram.recordValue((now - last) / 2)
+    return now
+}

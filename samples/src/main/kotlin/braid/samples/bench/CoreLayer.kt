@@ -96,24 +96,27 @@ internal class CoreLayer private constructor(private val boot: Bootstrap, privat
             Shape.BARRIER -> throw CommandFailure(Refusals.of(name, benchmark, size)!!)
         }
 
-    /** `osu_latency`: rank 0 posts its receive, sends, and waits for both; rank 1 echoes. */
+    /**
+     * `osu_latency`: rank 0 posts its receive, sends, and waits for both; rank 1 echoes, and times each round trip
+     * ([stampRoundTrip]).
+     */
     private fun latency(bytes: Int, plan: Plan, histogram: Histogram): Long {
         if (rank > 1) return 0
         val peer = peers[1 - rank]
         var t0 = 0L
+        var last = 0L
         for (i in 0 until plan.skip + plan.iterations) {
             if (i == plan.skip) t0 = System.nanoTime()
-            val start = System.nanoTime()
             if (rank == 0) {
                 recv(peer, DATA, rxBuf, bytes)
                 send(peer, DATA, txBuf, bytes)
                 waitAll("a $bytes-byte round trip")
-                if (i >= plan.skip) histogram.recordValue((System.nanoTime() - start) / 2)
             } else {
                 recv(peer, DATA, rxBuf, bytes)
                 waitAll("a $bytes-byte receive")
                 send(peer, DATA, txBuf, bytes)
                 waitAll("a $bytes-byte reply")
+                last = stampRoundTrip(i, plan, last, histogram)
             }
         }
         return System.nanoTime() - t0

@@ -88,16 +88,16 @@ internal abstract class MpiLoops(maxBytes: Int, window: Int) : BenchLayer {
         if (rank > 1) return 0
         val peer = 1 - rank
         var t0 = 0L
+        var last = 0L
         for (i in 0 until plan.skip + plan.iterations) {
             if (i == plan.skip) t0 = System.nanoTime()
-            val start = System.nanoTime()
             if (rank == 0) {
                 send(bytes, peer, 1)
                 recv(bytes, peer, 1)
-                if (i >= plan.skip) histogram.recordValue((System.nanoTime() - start) / 2)
             } else {
                 recv(bytes, peer, 1)
                 send(bytes, peer, 1)
+                last = stampRoundTrip(i, plan, last, histogram)
             }
         }
         return System.nanoTime() - t0

@@ -4,6 +4,8 @@ import braid.samples.BraidCommand
 import braid.testsupport.ChildProcess
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.doubles.shouldBeGreaterThan
+import io.kotest.matchers.doubles.shouldBeGreaterThanOrEqual
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldContain
 import java.io.File
@@ -66,6 +68,12 @@ class BenchProcessIT :
                             }
                         rows.size shouldBe 1
                         if (benchmark.shape != Shape.BARRIER) rows.single().split(Regex(" +")).first() shouldBe size
+                        if (benchmark.shape == Shape.LATENCY) {
+                            // mean, then p50, p99, max: the distribution timed on rank 1 reached rank 0's row
+                            val (p50, p99, max) = rows.single().split(Regex(" +")).drop(2).map { it.toDouble() }
+                            p50 shouldBeGreaterThan 0.0
+                            max shouldBeGreaterThanOrEqual p99
+                        }
                     }
                 }
             }
