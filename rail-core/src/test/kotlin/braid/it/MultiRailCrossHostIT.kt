@@ -260,6 +260,34 @@ class MultiRailCrossHostIT :
             }
 
         test(
+                "ROUND_ROBIN: a NIC taken down mid-stream of 1,000,000 messages: what it had in flight goes again on the other rail though the receiver holds that rail's credit in the messages behind it; every message once and in order; the NIC back up, the rail is re-admitted"
+            )
+            // The receiver holds every message braid0 brings behind the first one lost on braid1, on all of braid0's
+            // credit but the spare head the sender keeps for a resend; the sender, out of credit, sends nothing for
+            // the keepalive's 1.5 s, and its shrinking target once made the receiver take the spare head back too:
+            // the resends then waited for ever (TcpCredit's floor).
+            .config(timeout = 10.minutes) {
+                val count = 1_000_000
+                val (sent, received) =
+                    streamWithCut(
+                        "ROUND_ROBIN",
+                        count,
+                        32,
+                        "readmit",
+                        restore = { net -> net.plug(net.hosts[1], 1) },
+                    ) { net ->
+                        net.unplug(net.hosts[1], 1)
+                    }
+                sent shouldContain "OK stream-send $count"
+                received shouldContain "OK stream-received $count"
+                (column(sent, "tcp:braid1", "failovers") >= 1L) shouldBe true
+                (column(sent, "tcp:braid0", "resent") > 0L) shouldBe true
+                val carried =
+                    Regex("re-admitted rail tcp:braid1 carried (\\d+) of").find(sent)!!.groupValues[1].toLong()
+                (carried > 0L) shouldBe true
+            }
+
+        test(
                 "every rail to a peer cut mid-stream: the sender gets error completions naming the rails within the keepalive time-out, nothing hangs"
             )
             .config(timeout = 10.minutes) {

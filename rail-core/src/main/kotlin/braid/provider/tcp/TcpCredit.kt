@@ -158,11 +158,13 @@ internal class TcpCredit(
             rxOutstandingTotal -= cost
             heads--
             rxHeadsTotal--
+            // Above its limit, the credit goes back to the budget, not to the peer; but never so much that the peer
+            // is left without its [spare] head unspent (see [floor]).
             val excess = committed - limit()
-            val keep = if (excess <= 0) cost else maxOf(0L, cost - excess)
-            pendingReturn += keep
-            if (keep < cost) {
-                uncommit(cost - keep)
+            val drop = if (excess <= 0) 0L else minOf(cost, excess, maxOf(0L, committed - floor()))
+            pendingReturn += cost - drop
+            if (drop > 0) {
+                uncommit(drop)
                 if (starved.isNotEmpty()) topUp()
             }
             reserve()
@@ -233,6 +235,15 @@ internal class TcpCredit(
         /** The credit this peer is to have committed now: its target, within its fair share, and the [spare] head. */
         private fun limit(): Long = minOf(target, share()) + spare
 
+        /**
+         * The least credit this peer keeps committed whatever its limit: what it has in use here and the [spare] head
+         * beside it. A link's sender holds the spare for a message it sends again after another rail died, and the
+         * messages this endpoint holds early waiting for that one may be all the rest of its credit: taking the spare
+         * back (the target halves while the sender, out of credit, sends nothing) would leave the resend waiting for
+         * credit that only its own arrival frees.
+         */
+        private fun floor(): Long = outstanding + spare
+
         internal fun starve() {
             if (isStarved) return
             isStarved = true
@@ -259,8 +270,9 @@ internal class TcpCredit(
          */
         internal fun trim(limit: Long = limit()) {
             if (peer.dead || !peer.established) return
-            if (reclaiming || committed <= limit) return
-            val excess = committed - limit
+            val keep = maxOf(limit, floor())
+            if (reclaiming || committed <= keep) return
+            val excess = committed - keep
             val unsent = minOf(pendingReturn, excess)
             pendingReturn -= unsent
             uncommit(unsent)
