@@ -453,6 +453,13 @@ internal constructor(
     internal val parkingAfter: Int =
         idlePolicy.let { if (it.kind == IdleKind.BACKOFF) it.maxSpins + it.maxYields + 1 else Int.MAX_VALUE }
 
+    /**
+     * Progress rounds a future's untimed join drives inline, spinning between them, before it counts as blocked on the
+     * domain: the idle policy's spins (none under YIELD).
+     */
+    @get:JvmSynthetic
+    internal val inlineSpins: Int = idlePolicy.let { if (it.kind == IdleKind.YIELD) 0 else it.maxSpins }
+
     /** One round of a wait's progress: the domain's, unless an engine drives it. */
     @PublishedApi internal fun driveOnce(): Int = if (hub.automatic) 0 else progress()
 

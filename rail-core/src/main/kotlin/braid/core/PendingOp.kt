@@ -659,15 +659,24 @@ internal class OpFuture(@JvmField internal val op: PendingOp) : CompletableFutur
         synchronized(domain.lock) { if (op.future === this) op.describe() else "an operation that has completed" }
 
     /**
-     * Waits until done or [nanos] pass. Under manual progress the first look drives one progress round, as a raw poll
-     * would, before this thread counts as blocked on the domain (two atomic updates): a future whose completion has
-     * arrived is joined at a raw read's price.
+     * Waits until done or [nanos] pass. Under manual progress the first looks drive progress rounds, as a raw poll
+     * would (one for a timed wait, the idle policy's spins for an untimed one), before this thread counts as blocked on
+     * the domain (two atomic updates): a future whose completion has arrived, or arrives within them, is joined at a
+     * raw loop's price.
      */
     private fun await(nanos: Long): Boolean {
         if (!domain.hub.automatic) {
             domain.hub.noteJoin()
-            domain.progress()
-            if (isDone) return true
+            // An untimed wait drives the idle policy's spins inline first, as a raw poll loop would: a reply that
+            // comes within them is joined without the two atomic updates of a blocked thread (1.5 M of them in
+            // 200,000 ping-pong round trips). The lingering driver keeps off meanwhile, as the join is noted.
+            var spins = if (nanos == Long.MAX_VALUE) domain.inlineSpins else 0
+            while (true) {
+                domain.progress()
+                if (isDone) return true
+                if (--spins < 0) break
+                Thread.onSpinWait()
+            }
         }
         return Waiting.block(this, domain, nanos, null)
     }
