@@ -361,16 +361,7 @@ private constructor(
         var work = 0
         // A solo domain takes no lock per post, so the batch saves nothing: each receive goes straight to the
         // endpoint, without its copy into the batch and out again.
-        if (domain.isSolo) {
-            while (receives.isNotEmpty()) {
-                val rc = receives.first().post()
-                if (rc == -Errno.EAGAIN) break
-                val op = receives.removeFirst()
-                if (rc != 0) op.failPost(rc)
-                work++
-            }
-            return work
-        }
+        if (domain.isSolo) return postEach(receives)
         while (receives.isNotEmpty()) {
             val n = minOf(receives.size, RECV_BATCH)
             for (i in 0 until n) receives[i].addTo(recvBatch)
@@ -382,6 +373,22 @@ private constructor(
             if (rc == 0) continue
             if (rc == -Errno.EAGAIN) break
             receives.removeFirst().failPost(rc)
+            work++
+        }
+        return work
+    }
+
+    /**
+     * Posts [queue]'s requests one at a time, in order, until the endpoint pushes one back (`-EAGAIN`: it stays first);
+     * a post refused otherwise fails its request. Returns how many left the queue.
+     */
+    private fun postEach(queue: ArrayDeque<out Request>): Int {
+        var work = 0
+        while (queue.isNotEmpty()) {
+            val rc = queue.first().post()
+            if (rc == -Errno.EAGAIN) break
+            val op = queue.removeFirst()
+            if (rc != 0) op.failPost(rc)
             work++
         }
         return work
@@ -407,13 +414,7 @@ private constructor(
             return 0 // another thread is dispatching; its completions reach our requests too
         try {
             var work = if (receives.isEmpty()) 0 else postReceives()
-            while (backlog.isNotEmpty()) {
-                val rc = backlog.first().post()
-                if (rc == -Errno.EAGAIN) break
-                val op = backlog.removeFirst()
-                if (rc != 0) op.failPost(rc)
-                work++
-            }
+            if (backlog.isNotEmpty()) work += postEach(backlog)
             // Completions in batches: one pass of the rail's progress per batch, not per completion
             // (a window of 64 sends completes in 4 reads instead of 64, a ping-pong's message in 1, not 2).
             while (true) {

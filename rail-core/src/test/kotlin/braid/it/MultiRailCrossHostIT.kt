@@ -239,25 +239,32 @@ class MultiRailCrossHostIT :
                 // the receiver had read everything before the reset).
             }
 
+        /**
+         * Takes the receiver's NIC [nic] down once a quarter of 1,000,000 messages has gone under [policy], and back up
+         * once the sender saw its rail fail: every message arrives once and in order, what the rail had in flight goes
+         * again on the other, and the rail, re-admitted, carries traffic again.
+         */
+        fun nicDownAndBack(policy: String, nic: Int) {
+            val count = 1_000_000
+            val (sent, received) =
+                streamWithCut(policy, count, 32, "readmit", restore = { net -> net.plug(net.hosts[1], nic) }) { net ->
+                    net.unplug(net.hosts[1], nic)
+                }
+            val cut = "tcp:${NetnsHosts.nicName(nic)}"
+            val other = "tcp:${NetnsHosts.nicName(1 - nic)}"
+            sent shouldContain "OK stream-send $count"
+            received shouldContain "OK stream-received $count"
+            (column(sent, cut, "failovers") >= 1L) shouldBe true
+            (column(sent, other, "resent") > 0L) shouldBe true
+            // The NIC back up: the rail reconnects, is re-admitted and carries traffic.
+            val carried = Regex("re-admitted rail $cut carried (\\d+) of").find(sent)!!.groupValues[1].toLong()
+            (carried > 0L) shouldBe true
+        }
+
         test(
                 "PER_PEER: the pinned NIC taken down mid-stream of 1,000,000 messages: after the keepalive time-out the stream goes on over the other rail, every message once and in order; the NIC back up, the rail is re-admitted and carries traffic again"
             )
-            .config(timeout = 10.minutes) {
-                val count = 1_000_000
-                val (sent, received) =
-                    streamWithCut("PER_PEER", count, 32, "readmit", restore = { net -> net.plug(net.hosts[1], 0) }) {
-                        net ->
-                        net.unplug(net.hosts[1], 0)
-                    }
-                sent shouldContain "OK stream-send $count"
-                received shouldContain "OK stream-received $count"
-                (column(sent, "tcp:braid0", "failovers") >= 1L) shouldBe true
-                (column(sent, "tcp:braid1", "resent") > 0L) shouldBe true
-                // The NIC back up: the rail reconnects, is re-admitted (the peer pinned afresh) and carries traffic.
-                val carried =
-                    Regex("re-admitted rail tcp:braid0 carried (\\d+) of").find(sent)!!.groupValues[1].toLong()
-                (carried > 0L) shouldBe true
-            }
+            .config(timeout = 10.minutes) { nicDownAndBack("PER_PEER", 0) }
 
         test(
                 "ROUND_ROBIN: a NIC taken down mid-stream of 1,000,000 messages: what it had in flight goes again on the other rail though the receiver holds that rail's credit in the messages behind it; every message once and in order; the NIC back up, the rail is re-admitted"
@@ -266,26 +273,7 @@ class MultiRailCrossHostIT :
             // credit but the spare head the sender keeps for a resend; the sender, out of credit, sends nothing for
             // the keepalive's 1.5 s, and its shrinking target once made the receiver take the spare head back too:
             // the resends then waited for ever (TcpCredit's floor).
-            .config(timeout = 10.minutes) {
-                val count = 1_000_000
-                val (sent, received) =
-                    streamWithCut(
-                        "ROUND_ROBIN",
-                        count,
-                        32,
-                        "readmit",
-                        restore = { net -> net.plug(net.hosts[1], 1) },
-                    ) { net ->
-                        net.unplug(net.hosts[1], 1)
-                    }
-                sent shouldContain "OK stream-send $count"
-                received shouldContain "OK stream-received $count"
-                (column(sent, "tcp:braid1", "failovers") >= 1L) shouldBe true
-                (column(sent, "tcp:braid0", "resent") > 0L) shouldBe true
-                val carried =
-                    Regex("re-admitted rail tcp:braid1 carried (\\d+) of").find(sent)!!.groupValues[1].toLong()
-                (carried > 0L) shouldBe true
-            }
+            .config(timeout = 10.minutes) { nicDownAndBack("ROUND_ROBIN", 1) }
 
         test(
                 "every rail to a peer cut mid-stream: the sender gets error completions naming the rails within the keepalive time-out, nothing hangs"
